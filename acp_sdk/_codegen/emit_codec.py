@@ -1,0 +1,505 @@
+"""Emit straight-line decode/encode functions for every model of one schema file.
+
+One function per class keeps the hot path free of per-field interpretation: a decoder
+checks each wire key with a `type(v) is ...` test, counts the keys it knew (so unknown
+keys are collected only when there are any), and builds the frozen instance once.
+"""
+
+from __future__ import annotations
+
+import re
+
+from acp_sdk._codegen.common import (
+    Default,
+    all_fields,
+    class_order,
+    default_of,
+)
+from acp_sdk._codegen.ir import (
+    AliasDef,
+    ClassDef,
+    Field,
+    LiteralDef,
+    Model,
+    SchemaError,
+    TConst,
+    TList,
+    TMap,
+    TPrim,
+    TRef,
+    TypeExpr,
+    UnionDef,
+    UnknownArmDef,
+)
+
+_PRIM_CHECK = {
+    "str": ("type(v) is not str", '"a string"'),
+    "bool": ("type(v) is not bool", '"a boolean"'),
+    "float": ("type(v) is not float and type(v) is not int", '"a number"'),
+    "object": ("type(v) is not dict", '"an object"'),
+}
+
+
+class _Emitter:
+    def __init__(self, model: Model, models_module: str) -> None:
+        self.model = model
+        self.models_module = models_module
+        self.lines: list[str] = []
+
+    # ------------------------------------------------------------------ type helpers
+
+    def trivial_alias(self, name: str) -> TypeExpr | None:
+        """An alias of a single scalar (SessionId = str) is decoded inline."""
+        definition = self.model.defs[name]
+        if isinstance(definition, AliasDef) and len(definition.options) == 1:
+            option = definition.options[0]
+            if isinstance(option, TPrim) and not definition.nullable:
+                return option
+        return None
+
+    def item_fn(self, expr: TypeExpr) -> str:
+        """A callable that decodes one value of `expr`."""
+        if isinstance(expr, TPrim):
+            if expr.kind == "int":
+                return f'_s.D_INT["{expr.int_format}"]'
+            return f"_s.d_{expr.kind if expr.kind != 'object' else 'object'}"
+        if isinstance(expr, TRef):
+            inline = self.trivial_alias(expr.name)
+            if inline is not None:
+                return self.item_fn(inline)
+            return f"_d_{expr.name}"
+        raise SchemaError(f"no item decoder for {expr}")
+
+    def decode_stmts(self, expr: TypeExpr, indent: str) -> list[str]:
+        """Statements that decode `v` into `r`, raising DecodeError without a path."""
+        if isinstance(expr, TPrim):
+            if expr.kind == "any":
+                return [f"{indent}r = v"]
+            if expr.kind == "int":
+                low_high = f'_s.INT_LIMITS["{expr.int_format}"]'
+                return [
+                    f"{indent}if type(v) is not int or not {low_high}[0] <= v <= {low_high}[1]:",
+                    f'{indent}    raise _s.bad_int(v, "{expr.int_format}")',
+                    f"{indent}r = v",
+                ]
+            check, expected = _PRIM_CHECK[expr.kind]
+            return [
+                f"{indent}if {check}:",
+                f"{indent}    raise _s.wrong({expected}, v)",
+                f"{indent}r = v",
+            ]
+        if isinstance(expr, TConst):
+            return [
+                f'{indent}if v != "{expr.value}":',
+                f'{indent}    raise _s.bad_literal(v, ("{expr.value}",))',
+                f"{indent}r = v",
+            ]
+        if isinstance(expr, TRef):
+            inline = self.trivial_alias(expr.name)
+            if inline is not None:
+                return self.decode_stmts(inline, indent)
+            target = self.model.defs[expr.name]
+            if isinstance(target, LiteralDef):
+                if target.open:
+                    return self.decode_stmts(TPrim("str"), indent)
+                return [
+                    f"{indent}if type(v) is not str or v not in _L_{expr.name}:",
+                    f"{indent}    raise _s.bad_literal(v, _L_{expr.name})",
+                    f"{indent}r = v",
+                ]
+            return [f"{indent}r = _d_{expr.name}(v)"]
+        if isinstance(expr, TList):
+            return [f"{indent}r = _s.d_list(v, {self.item_fn(expr.item)})"]
+        return [f"{indent}r = _s.d_map(v, {self.item_fn(expr.value)})"]
+
+    def needs_encoding(self, expr: TypeExpr) -> bool:
+        if isinstance(expr, TRef):
+            target = self.model.defs[expr.name]
+            if isinstance(target, (ClassDef, UnionDef, UnknownArmDef)):
+                return True
+            if isinstance(target, AliasDef):
+                return any(self.needs_encoding(o) for o in target.options)
+            return False
+        if isinstance(expr, TList):
+            return self.needs_encoding(expr.item)
+        if isinstance(expr, TMap):
+            return self.needs_encoding(expr.value)
+        return False
+
+    def encode_expr(self, expr: TypeExpr, var: str) -> str:
+        if not self.needs_encoding(expr):
+            return var
+        if isinstance(expr, TRef):
+            target = self.model.defs[expr.name]
+            if isinstance(target, ClassDef):
+                return f"_e_{expr.name}({var})"
+            return f"_e_{expr.name}({var})" if isinstance(target, AliasDef) else f"_encode({var})"
+        if isinstance(expr, TList):
+            return f"[{self.encode_expr(expr.item, 'x')} for x in {var}]"
+        assert isinstance(expr, TMap)
+        return f"{{k: {self.encode_expr(expr.value, 'x')} for k, x in {var}.items()}}"
+
+    # ------------------------------------------------------------------ defaults
+
+    def default_value(self, owner: str, field: Field, default: Default | None) -> str:
+        """The Python value a field takes when absent or (default-on-error) invalid."""
+        if default is None:
+            if field.nullable:
+                return "None"
+            if isinstance(field.type, TList):
+                return "[]"
+            if isinstance(field.type, TMap) or field.type == TPrim("object"):
+                return "_EMPTY"
+            if field.type == TPrim("any"):
+                return "None"
+            raise SchemaError(f"{owner}.{field.wire}: required field has no default-on-error value")
+        return {
+            "none": "None",
+            "unset": "_UNSET",
+            "empty_seq": "[]",
+            "empty_map": "_EMPTY",
+            "false": "False",
+        }.get(default.kind) or (
+            default.value_repr if default.kind == "const" else f"_DF_{owner}_{field.py}"
+        )
+
+    def is_default_test(
+        self, owner: str, field: Field, default: Default, var: str, *, negate: bool = False
+    ) -> str:
+        """An expression: `var` holds the value the encoder would otherwise omit
+        (or, with `negate`, does not)."""
+        kind = default.kind
+        tests = {
+            "none": (f"{var} is None", f"{var} is not None"),
+            "empty_seq": (f"not {var}", var),
+            "empty_map": (f"not {var}", var),
+            "false": (f"{var} is False", f"{var} is not False"),
+            "const": (f"{var} == {default.value_repr}", f"{var} != {default.value_repr}"),
+            "factory": (f"{var} == _DF_{owner}_{field.py}", f"{var} != _DF_{owner}_{field.py}"),
+        }
+        if kind not in tests:
+            raise SchemaError(f"{owner}.{field.wire}: no default test for {kind}")
+        return tests[kind][1 if negate else 0]
+
+    # ------------------------------------------------------------------ classes
+
+    def emit_class_decoder(self, cls: ClassDef) -> None:
+        name = cls.name
+        fields = all_fields(self.model, cls)
+        out = self.lines
+        out += ["", "", f"def _d_{name}(d: Any) -> {name}:"]
+        out += ["    if type(d) is not dict:", "        raise _s.not_object(d)"]
+        uses_ex = self.tracks_explicit(cls)
+        if uses_ex:
+            out.append("    ex: list[str] | None = None")
+        out.append("    n = 0")
+        # One scratch variable serves every field; the constructor call checks the types.
+        if fields:
+            out.append("    r: Any")
+        for field in fields:
+            out.append(f"    f_{field.py}: Any")
+        if cls.tag is not None:
+            prop, value = cls.tag
+            out += [
+                f'    v = d.get("{prop}", _MISSING)',
+                "    if v is not _MISSING:",
+                f'        if v != "{value}":',
+                f'            raise _s.bad_literal(v, ("{value}",)).at("{prop}")',
+                "        n += 1",
+            ]
+        for field in fields:
+            self.emit_field_decode(name, field)
+        args = ", ".join(f"{f.py}=f_{f.py}" for f in fields)
+        extra = f"extra=_EMPTY if n == len(d) else _s.extras(d, _K_{name})"
+        build = f"{name}({args}{', ' if args else ''}{extra})"
+        if uses_ex:
+            out += [f"    o = {build}", "    if ex is not None:"]
+            out += ['        _set(o, "_explicit", frozenset(ex))', "    return o"]
+        else:
+            out.append(f"    return {build}")
+
+    def tracks_explicit(self, cls: ClassDef) -> bool:
+        """Whether any field can be present on the wire yet hold its omitted default."""
+        for field in all_fields(self.model, cls):
+            default = default_of(self.model, cls.name, field)
+            if default is not None and default.kind != "unset":
+                return True
+        return False
+
+    def emit_field_decode(self, owner: str, field: Field) -> None:
+        out = self.lines
+        default = default_of(self.model, owner, field)
+        target = f"f_{field.py}"
+        wire = field.wire
+        out.append(f'    v = d.get("{wire}", _MISSING)')
+        if default is None:
+            out += ["    if v is _MISSING:", f'        raise _s.missing("{wire}")']
+            body_indent = "    "
+            out.append("    n += 1")
+        else:
+            out += [
+                "    if v is _MISSING:",
+                f"        {target} = {self.default_value(owner, field, default)}",
+            ]
+            out.append("    else:")
+            out.append("        n += 1")
+            body_indent = "        "
+        inner = body_indent
+        if field.nullable or (default is not None and field.default_on_error):
+            # `null` is a value of its own (nullable) or tolerated (default-on-error).
+            out.append(f"{body_indent}if v is None:")
+            if field.nullable or (default is not None and default.kind == "none"):
+                out.append(f"{body_indent}    {target} = None")
+            else:
+                out.append(
+                    f"{body_indent}    {target} = {self.default_value(owner, field, default)}"
+                )
+            if default is not None and default.kind != "unset":
+                out.append(f'{body_indent}    ex = _s.note(ex, "{wire}")')
+            out.append(f"{body_indent}else:")
+            inner = body_indent + "    "
+        out.append(f"{inner}try:")
+        out += self.decode_stmts_for_field(field, inner + "    ")
+        if field.default_on_error:
+            out.append(f"{inner}except DecodeError:")
+            out.append(f"{inner}    r = {self.default_value(owner, field, default)}")
+        else:
+            out.append(f"{inner}except DecodeError as e:")
+            out.append(f'{inner}    raise e.at("{wire}") from None')
+        if default is not None and default.kind != "unset":
+            out.append(f"{inner}if {self.is_default_test(owner, field, default, 'r')}:")
+            out.append(f'{inner}    ex = _s.note(ex, "{wire}")')
+        out.append(f"{inner}{target} = r")
+
+    def decode_stmts_for_field(self, field: Field, indent: str) -> list[str]:
+        if isinstance(field.type, TList) and field.skip_invalid_items:
+            return [f"{indent}r = _s.d_list_skip(v, {self.item_fn(field.type.item)})"]
+        return self.decode_stmts(field.type, indent)
+
+    def emit_class_encoder(self, cls: ClassDef) -> None:
+        name = cls.name
+        out = self.lines
+        out += ["", "", f"def _e_{name}(o: {name}) -> dict[str, Any]:"]
+        if cls.tag is not None:
+            out.append(f'    d: dict[str, Any] = {{"{cls.tag[0]}": "{cls.tag[1]}"}}')
+        else:
+            out.append("    d: dict[str, Any] = {}")
+        if self.tracks_explicit(cls):
+            out.append("    ex = o._explicit")
+        if all_fields(self.model, cls):
+            out.append("    v: Any")
+        for field in all_fields(self.model, cls):
+            self.emit_field_encode(name, field)
+        out += ["    if o.extra:", "        _s.add_extras(d, o.extra)", "    return d"]
+
+    def emit_field_encode(self, owner: str, field: Field) -> None:
+        out = self.lines
+        default = default_of(self.model, owner, field)
+        wire = field.wire
+        value = self.encode_expr(field.type, "v")
+        out.append(f"    v = o.{field.py}")
+        if default is None:
+            if field.nullable:
+                out.append(f'    d["{wire}"] = None if v is None else {value}')
+            else:
+                out.append(f'    d["{wire}"] = {value}')
+            return
+        if default.kind == "unset":
+            out.append("    if v is not _UNSET:")
+            out.append(f'        d["{wire}"] = None if v is None else {value}')
+            return
+        if default.kind == "none":
+            out += [
+                "    if v is not None:",
+                f'        d["{wire}"] = {value}',
+                f'    elif "{wire}" in ex:',
+                f'        d["{wire}"] = None',
+            ]
+            return
+        test = self.is_default_test(owner, field, default, "v", negate=True)
+        out += [f'    if {test} or "{wire}" in ex:', f'        d["{wire}"] = {value}']
+
+    # ------------------------------------------------------------------ unions and aliases
+
+    def emit_union(self, union: UnionDef) -> None:
+        name = union.name
+        out = self.lines
+        table = ", ".join(f'"{tag}": _d_{arm}' for tag, arm in union.tagged)
+        out += ["", "", f"_T_{name}: Final[dict[str, Callable[[Any], {name}]]] = {{{table}}}"]
+        fallback = (
+            f'_s.first_of(d, ({", ".join(f"_d_{a}" for a in union.untagged)},), "{name}")'
+            if union.untagged
+            else None
+        )
+        out += ["", "", f"def _d_{name}(d: Any) -> Any:"]
+        if union.tag_prop is None:
+            assert fallback is not None
+            out.append(f"    return {fallback}")
+            return
+        prop = union.tag_prop
+        out += ["    if type(d) is not dict:", "        raise _s.not_object(d)"]
+        out += [f'    t = d.get("{prop}", _MISSING)', "    if type(t) is str:"]
+        out += [
+            f"        f = _T_{name}.get(t)",
+            "        if f is not None:",
+            "            return f(d)",
+        ]
+        if union.unknown is not None:
+            out.append(f"        return {union.unknown}(raw=d)")
+        elif fallback is not None:
+            out.append(f"        return {fallback}")
+        else:
+            out.append(f'        raise _s.bad_tag("{prop}", _T_{name})')
+        out.append("    if t is _MISSING:")
+        if fallback is not None:
+            out.append(f"        return {fallback}")
+        else:
+            out.append(f'        raise _s.missing("{prop}")')
+        out.append(f'    raise _s.wrong("a string", t).at("{prop}")')
+
+    def emit_alias(self, alias: AliasDef) -> None:
+        name = alias.name
+        out = self.lines
+        out += ["", "", f"def _d_{name}(v: Any) -> Any:"]
+        if alias.nullable:
+            out += ["    if v is None:", "        return None"]
+        if len(alias.options) == 1:
+            out += _returning(self.decode_stmts(alias.options[0], "    "))
+        else:
+            for option in alias.options:
+                out.append("    try:")
+                out += _returning(self.decode_stmts(option, "        "))
+                out.append("    except DecodeError:")
+                out.append("        pass")
+            out.append(f'    raise DecodeError("matches none of the alternatives of {name}")')
+        if self.needs_encoding(TRef(name)):
+            if all(isinstance(o, TList) for o in alias.options):
+                body = "[_encode(x) for x in v]"
+            else:
+                raise SchemaError(f"{name}: cannot encode this alias")
+            out += ["", "", f"def _e_{name}(v: {name}) -> Any:", f"    return {body}"]
+
+    def emit_literal(self, literal: LiteralDef) -> None:
+        values = ", ".join(f'"{v}"' for v in literal.values)
+        self.lines += ["", "", f"_L_{literal.name}: Final = frozenset({{{values}}})"]
+        self.lines += ["", "", f"def _d_{literal.name}(v: Any) -> Any:"]
+        if literal.open:
+            self.lines += ["    if type(v) is not str:", '        raise _s.wrong("a string", v)']
+        else:
+            self.lines += [
+                f"    if type(v) is not str or v not in _L_{literal.name}:",
+                f"        raise _s.bad_literal(v, _L_{literal.name})",
+            ]
+        self.lines.append("    return v")
+
+    # ------------------------------------------------------------------ module
+
+    def emit(self, header: str) -> str:
+        model = self.model
+        classes = class_order(model)
+        unknowns = sorted(
+            (d for d in model.defs.values() if isinstance(d, UnknownArmDef)), key=lambda d: d.name
+        )
+        names = sorted(
+            {c.name for c in classes}
+            | {u.name for u in unknowns}
+            | {
+                d.name
+                for d in model.defs.values()
+                if isinstance(d, (AliasDef, LiteralDef, UnionDef))
+            }
+        )
+        out = self.lines
+        out += [
+            header,
+            "",
+            "from __future__ import annotations",
+            "",
+            "from collections.abc import Callable, Mapping",
+            "from typing import Any, Final",
+            "",
+            "from acp_sdk import _codec_support as _s",
+            "from acp_sdk._model_support import EMPTY as _EMPTY",
+            "from acp_sdk._model_support import UNSET as _UNSET",
+            "from acp_sdk.errors import DecodeError, EncodeError",
+            "__MODEL_IMPORTS__",
+            "",
+            "_MISSING: Final[Any] = _s.MISSING",
+            "_set = object.__setattr__",
+        ]
+        for cls in classes:
+            known = sorted(
+                {f.wire for f in all_fields(model, cls)} | ({cls.tag[0]} if cls.tag else set())
+            )
+            out.append(f"_K_{cls.name}: Final = frozenset({{{', '.join(repr(k) for k in known)}}})")
+        for cls in classes:
+            for field in cls.fields:
+                default = default_of(model, cls.name, field)
+                if default is not None and default.kind == "factory":
+                    out.append(f"_DF_{cls.name}_{field.py}: Final = {default.python}()")
+        for cls in classes:
+            self.emit_class_decoder(cls)
+            self.emit_class_encoder(cls)
+        for unknown in unknowns:
+            out += ["", "", f"def _e_{unknown.name}(o: {unknown.name}) -> dict[str, Any]:"]
+            out.append("    return dict(o.raw)")
+        for definition in sorted(model.defs.values(), key=lambda d: d.name):
+            if isinstance(definition, UnionDef):
+                self.emit_union(definition)
+            elif isinstance(definition, AliasDef):
+                self.emit_alias(definition)
+            elif isinstance(definition, LiteralDef):
+                self.emit_literal(definition)
+        out += [
+            "",
+            "",
+            "ENCODERS: Final[Mapping[type, Callable[[Any], dict[str, Any]]]] = {",
+            *[
+                f"    {c}: _e_{c},"
+                for c in sorted([c.name for c in classes] + [u.name for u in unknowns])
+            ],
+            "}",
+            '"""Model class -> function producing its JSON-ready dict."""',
+            "",
+            "",
+            "def _encode(o: Any) -> dict[str, Any]:",
+            "    try:",
+            "        f = ENCODERS[type(o)]",
+            "    except KeyError:",
+            '        raise EncodeError(f"not an ACP model: {type(o).__name__}") from None',
+            "    return f(o)",
+            "",
+            "",
+            "DECODERS: Final[Mapping[Any, Callable[[Any], Any]]] = {",
+        ]
+        for definition in sorted(model.defs.values(), key=lambda d: d.name):
+            if isinstance(definition, AliasDef) and self.trivial_alias(definition.name) is not None:
+                continue
+            if isinstance(definition, AliasDef) and definition.options == (TPrim("any"),):
+                continue
+            if isinstance(definition, UnknownArmDef):
+                continue
+            out.append(f"    {definition.name}: _d_{definition.name},")
+        out += [
+            "}",
+            '"""Model class or union alias -> function decoding parsed JSON into it."""',
+            "",
+        ]
+        text = "\n".join(out)
+        used = [n for n in names if re.search(rf"\b{n}\b", text)]
+        imports = "\n".join(
+            [f"from {self.models_module} import (", *[f"    {n}," for n in used], ")"]
+        )
+        return text.replace("__MODEL_IMPORTS__", imports)
+
+
+def _returning(stmts: list[str]) -> list[str]:
+    """Turn a trailing `r = EXPR` into `return EXPR`."""
+    last = stmts[-1]
+    stripped = last.lstrip()
+    assert stripped.startswith("r = ")
+    return [*stmts[:-1], last[: len(last) - len(stripped)] + "return " + stripped[4:]]
+
+
+def emit(model: Model, header: str, models_module: str) -> str:
+    return _Emitter(model, models_module).emit(header)

@@ -1,0 +1,1 @@
+"""Code generated from the pinned ACP schema. See `acp_sdk._codegen`."""

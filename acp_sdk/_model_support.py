@@ -1,0 +1,53 @@
+"""What every generated model shares: the base class, the "unset" sentinel, empty constants.
+
+Theory of operation: a model instance is what the user sees (snake_case fields, absent
+fields at their defaults). Two private facts ride along so the wire form round-trips
+exactly: `extra` (keys this SDK does not know, re-emitted in place) and `_explicit` (wire
+names that were present although their value equals the field's default, such as an
+explicit `null`). `_explicit` takes no part in equality: `{"x": null}` and `{}` mean the
+same thing wherever the schema does not say otherwise.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final, Literal
+
+import attrs
+
+EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+NO_EXPLICIT: Final[frozenset[str]] = frozenset()
+
+
+class UnsetType(enum.Enum):
+    """Type of `UNSET`: a field the wire did not carry, where `null` means something else."""
+
+    UNSET = "UNSET"
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __bool__(self) -> Literal[False]:
+        return False
+
+
+UNSET: Final = UnsetType.UNSET
+
+
+@attrs.frozen(kw_only=True, order=False)
+class WireModel:
+    """Base of every generated ACP model class.
+
+    Attributes:
+        extra: Fields this SDK does not know (from a newer peer, or a vendor), keyed by
+            wire name. They are re-emitted unchanged when the object is encoded.
+    """
+
+    extra: Mapping[str, Any] = attrs.field(
+        default=EMPTY, repr=False, hash=False, metadata={"wire": None}
+    )
+    _explicit: frozenset[str] = attrs.field(
+        init=False, default=NO_EXPLICIT, eq=False, repr=False, hash=False, metadata={"wire": None}
+    )

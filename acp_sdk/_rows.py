@@ -1,0 +1,282 @@
+"""What a method row is, and the `MethodTable` that indexes rows.
+
+The rows themselves are generated from the schema (`acp_sdk._generated.methods`) and
+collected in `acp_sdk.methods`. A `MethodTable` enforces these invariants when built:
+
+1. keys `(handled_by, wire, kind)` are unique (unstable `mcp/message` is both a request
+   and a notification, handled by both sides);
+2. a notification has no result type, a request has one;
+3. a handler name is used once per handling side;
+4. a capability gate resolves, field by field, through the receiver's capability classes;
+5. core method names never start with `_`, extension names always do;
+6. `$/` names appear only on protocol rows.
+"""
+
+from __future__ import annotations
+
+import enum
+import typing
+from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType, NoneType, UnionType
+from typing import Any, ClassVar, Final, Generic, TypeVar, Union
+
+import attrs
+
+__all__ = [
+    "GATE_UNKNOWN_METHOD",
+    "Kind",
+    "Layer",
+    "Method",
+    "MethodTable",
+    "MethodTableError",
+    "Notification",
+    "Row",
+    "Side",
+    "Stability",
+]
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+
+class Side(enum.Enum):
+    """Which peer handles (receives) a method."""
+
+    AGENT = "agent"
+    CLIENT = "client"
+    BOTH = "both"
+
+    @property
+    def peer(self) -> Side:
+        return {Side.AGENT: Side.CLIENT, Side.CLIENT: Side.AGENT, Side.BOTH: Side.BOTH}[self]
+
+
+class Kind(enum.Enum):
+    REQUEST = "request"
+    NOTIFICATION = "notification"
+
+
+class Layer(enum.Enum):
+    """`app` methods carry the conversation; the other two steer the connection itself."""
+
+    APP = "app"
+    PROTOCOL = "protocol"  # $/cancel_request
+    SESSION_CONTROL = "session-control"  # session/cancel
+
+
+class Stability(enum.Enum):
+    STABLE = "stable"
+    UNSTABLE = "unstable"
+    EXTENSION = "extension"
+
+
+@attrs.frozen(kw_only=True, order=False)
+class Method(Generic[P, R]):
+    """A request: `params_type` in, `result_type` out.
+
+    Attributes:
+        wire: The JSON-RPC method name, e.g. `session/new`.
+        handled_by: The side that receives and answers it.
+        params_type: The model class (or union alias) of `params`.
+        result_type: The model class of the result.
+        handler_name: The Python name of the facade method and handler (`new_session`).
+        gate: Dotted wire path in the receiver's advertised capabilities that must be
+            present (or literally `true`) before the method may be sent, or None.
+        layer: Application, protocol (`$/...`) or session control (`session/cancel`).
+        stability: Stable, unstable (schema.unstable.json) or a user extension.
+    """
+
+    kind: ClassVar[Kind] = Kind.REQUEST
+    wire: str
+    handled_by: Side
+    params_type: Any
+    result_type: Any
+    handler_name: str
+    gate: str | None = None
+    layer: Layer = Layer.APP
+    stability: Stability = Stability.STABLE
+
+    @classmethod
+    def extension(
+        cls,
+        wire: str,
+        *,
+        handled_by: Side,
+        params_type: type[P],
+        result_type: type[R],
+        handler_name: str | None = None,
+    ) -> Method[P, R]:
+        """A typed row for a vendor method (`_vendor/...`), usable like any core row."""
+        return Method(
+            wire=wire,
+            handled_by=handled_by,
+            params_type=params_type,
+            result_type=result_type,
+            handler_name=handler_name or _extension_handler_name(wire),
+            stability=Stability.EXTENSION,
+        )
+
+
+@attrs.frozen(kw_only=True, order=False)
+class Notification(Generic[P]):
+    """A notification: `params_type` in, no answer. Attributes as for `Method`."""
+
+    kind: ClassVar[Kind] = Kind.NOTIFICATION
+    wire: str
+    handled_by: Side
+    params_type: Any
+    handler_name: str
+    gate: str | None = None
+    layer: Layer = Layer.APP
+    stability: Stability = Stability.STABLE
+    result_type: ClassVar[None] = None
+
+    @classmethod
+    def extension(
+        cls, wire: str, *, handled_by: Side, params_type: type[P], handler_name: str | None = None
+    ) -> Notification[P]:
+        """A typed row for a vendor notification (`_vendor/...`)."""
+        return Notification(
+            wire=wire,
+            handled_by=handled_by,
+            params_type=params_type,
+            handler_name=handler_name or _extension_handler_name(wire),
+            stability=Stability.EXTENSION,
+        )
+
+
+Row = Union[Method[Any, Any], Notification[Any]]  # noqa: UP007 - evaluated at runtime on 3.10
+
+
+def _extension_handler_name(wire: str) -> str:
+    return "ext_" + "".join(c if c.isalnum() else "_" for c in wire.lstrip("_")).lower()
+
+
+class MethodTableError(ValueError):
+    """A set of rows breaks one of the method table's invariants."""
+
+
+class _GateUnknown(enum.Enum):
+    UNKNOWN_METHOD = "unknown method"
+
+
+GATE_UNKNOWN_METHOD: Final = _GateUnknown.UNKNOWN_METHOD
+"""What `MethodTable.gate_for` answers for a method name the table does not hold."""
+
+
+class MethodTable:
+    """An immutable, validated index over method rows."""
+
+    def __init__(self, rows: Iterable[Row], *, capability_roots: Mapping[str, type]) -> None:
+        self._rows: tuple[Row, ...] = tuple(rows)
+        self._roots = MappingProxyType(dict(capability_roots))
+        by_key: dict[tuple[Side, str, Kind], Row] = {}
+        by_wire: dict[str, list[Row]] = {}
+        handlers: dict[tuple[Side, str], Row] = {}
+        for row in self._rows:
+            self._check_row(row)
+            key = (row.handled_by, row.wire, row.kind)
+            if key in by_key:
+                raise MethodTableError(f"duplicate row {row.wire!r} ({row.kind.value})")
+            by_key[key] = row
+            by_wire.setdefault(row.wire, []).append(row)
+            for side in _sides(row.handled_by):
+                if (side, row.handler_name) in handlers:
+                    raise MethodTableError(
+                        f"handler name {row.handler_name!r} used twice on the {side.value} side"
+                    )
+                handlers[(side, row.handler_name)] = row
+        self._by_key = MappingProxyType(by_key)
+        self._by_wire = MappingProxyType({w: tuple(rs) for w, rs in by_wire.items()})
+
+    def _check_row(self, row: Row) -> None:
+        wire = row.wire
+        if isinstance(row, Notification) != (row.result_type is None):
+            raise MethodTableError(f"{wire}: a notification has no result, a request has one")
+        if row.stability is Stability.EXTENSION:
+            if not wire.startswith("_"):
+                raise MethodTableError(f"{wire}: extension method names start with '_'")
+        elif wire.startswith("_"):
+            raise MethodTableError(f"{wire}: core method names never start with '_'")
+        if wire.startswith("$/") != (row.layer is Layer.PROTOCOL):
+            raise MethodTableError(f"{wire}: '$/' names belong to protocol rows only")
+        if row.gate is not None:
+            self._check_gate(row)
+
+    def _check_gate(self, row: Row) -> None:
+        assert row.gate is not None
+        root, *rest = row.gate.split(".")
+        expected = {Side.AGENT: "agentCapabilities", Side.CLIENT: "clientCapabilities"}
+        if expected.get(row.handled_by) != root or root not in self._roots:
+            raise MethodTableError(f"{row.wire}: gate {row.gate} is not the receiver's")
+        cls: Any = self._roots[root]
+        for depth, segment in enumerate(rest):
+            field_type = _field_type(cls, segment)
+            if field_type is None:
+                raise MethodTableError(f"{row.wire}: gate {row.gate} breaks at {segment!r}")
+            if depth < len(rest) - 1 and not attrs.has(field_type):
+                raise MethodTableError(f"{row.wire}: gate {row.gate} passes through a non-object")
+            if depth == len(rest) - 1 and not (attrs.has(field_type) or field_type is bool):
+                raise MethodTableError(f"{row.wire}: gate {row.gate} ends at a non-capability")
+            cls = field_type
+
+    # ---------------------------------------------------------------- lookups
+
+    def __iter__(self) -> Iterator[Row]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @property
+    def rows(self) -> tuple[Row, ...]:
+        return self._rows
+
+    def get(self, handled_by: Side, wire: str, kind: Kind) -> Row | None:
+        """The row for a key, matching rows handled by both sides too."""
+        row = self._by_key.get((handled_by, wire, kind))
+        if row is None and handled_by is not Side.BOTH:
+            row = self._by_key.get((Side.BOTH, wire, kind))
+        return row
+
+    def by_wire(self, wire: str) -> tuple[Row, ...]:
+        return self._by_wire.get(wire, ())
+
+    def handled_by(self, side: Side) -> tuple[Row, ...]:
+        """Rows the given side must be ready to receive."""
+        return tuple(r for r in self._rows if r.handled_by in (side, Side.BOTH))
+
+    def sent_by(self, side: Side) -> tuple[Row, ...]:
+        """Rows the given side may send (the direction `side` -> peer)."""
+        return tuple(r for r in self._rows if r.handled_by in (side.peer, Side.BOTH))
+
+    def gate_for(self, wire: str, handled_by: Side) -> str | _GateUnknown | None:
+        """The capability gate of a method, None for a baseline method, or
+        `GATE_UNKNOWN_METHOD` when the table holds no such method for that side."""
+        rows = [r for r in self._by_wire.get(wire, ()) if r.handled_by in (handled_by, Side.BOTH)]
+        if not rows:
+            return GATE_UNKNOWN_METHOD
+        return rows[0].gate
+
+    def extend(self, rows: Iterable[Row]) -> MethodTable:
+        """A new table holding these rows too (for extension methods)."""
+        return MethodTable((*self._rows, *rows), capability_roots=self._roots)
+
+
+def _sides(side: Side) -> tuple[Side, ...]:
+    return (Side.AGENT, Side.CLIENT) if side is Side.BOTH else (side,)
+
+
+def _field_type(cls: type, wire: str) -> Any:
+    """The attrs field type for a wire name, with `| None` stripped."""
+    if not attrs.has(cls):
+        return None
+    hints = typing.get_type_hints(cls)
+    for field in attrs.fields(cls):
+        if field.metadata.get("wire") == wire:
+            hint = hints[field.name]
+            if isinstance(hint, UnionType) or typing.get_origin(hint) is Union:
+                options = [a for a in typing.get_args(hint) if a is not NoneType]
+                hint = options[0] if len(options) == 1 else None
+            return hint
+    return None
