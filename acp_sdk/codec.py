@@ -72,6 +72,9 @@ def _parse(data: Any) -> Any:
     return data
 
 
+_DECODER_CACHE: dict[Any, Callable[[Any], Any]] = {}
+
+
 @overload
 def decode(data: JSONInput, type_: type[T]) -> T: ...
 @overload
@@ -93,7 +96,18 @@ def decode(data: JSONInput, type_: Any) -> Any:
             path of the offending field. Nothing else escapes, whatever the input.
     """
     try:
-        return _decoder_for(type_)(_parse(data))
+        decoder = _DECODER_CACHE.get(type_)
+        if decoder is None:
+            decoder = _decoder_for(type_)
+            _DECODER_CACHE[type_] = decoder
+        if type(data) is bytes or type(data) is str:
+            try:
+                parsed = orjson.loads(data)
+            except orjson.JSONDecodeError as error:
+                raise DecodeError(f"invalid JSON at byte {error.pos}") from None
+        else:
+            parsed = _parse(data)
+        return decoder(parsed)
     except DecodeError:
         raise
     except RecursionError:

@@ -1,0 +1,106 @@
+"""Codec benchmark: ns per decode and per encode, acp_sdk vs plain orjson vs the incumbent.
+
+    python bench/codec.py            # needs `pip install -e '.[bench]'` for the incumbent
+
+All implementations are measured interleaved in the same process and run (round-robin over
+several rounds, best round kept), so machine noise hits them alike. "orjson" is the floor:
+`orjson.loads` to a dict and `orjson.dumps` of that dict, with no typing at all. The
+incumbent is the official `agent-client-protocol` package (pydantic models), using its
+`model_validate_json` and `model_dump_json(by_alias=True, exclude_none=True)`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from messages import MESSAGES
+
+import acp_sdk
+
+try:
+    import acp.schema as incumbent
+except ImportError:  # pragma: no cover - the bench extra is optional
+    incumbent = None
+
+ROUNDS = 7
+TARGET_SECONDS = 0.05
+
+
+def loop_count(fn: Callable[[], Any]) -> int:
+    """How many calls take about TARGET_SECONDS."""
+    n = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(n):
+            fn()
+        elapsed = time.perf_counter() - start
+        if elapsed > TARGET_SECONDS / 5:
+            break
+        n *= 2
+    return max(1, int(n * TARGET_SECONDS / elapsed))
+
+
+def bench(cases: dict[str, Callable[[], Any]]) -> dict[str, float]:
+    loops = {name: loop_count(fn) for name, fn in cases.items()}
+    best = dict.fromkeys(cases, float("inf"))
+    for _ in range(ROUNDS):
+        for name, fn in cases.items():  # interleaved: every implementation, every round
+            count = loops[name]
+            start = time.perf_counter_ns()
+            for _ in range(count):
+                fn()
+            best[name] = min(best[name], (time.perf_counter_ns() - start) / count)
+    return best
+
+
+def main() -> None:
+    rows = []
+    for label, (wire, type_, incumbent_name) in MESSAGES.items():
+        model = acp_sdk.decode(wire, type_)
+        plain = orjson.loads(wire)
+        assert orjson.loads(acp_sdk.encode(model)) == plain
+        decode_cases: dict[str, Callable[[], Any]] = {
+            "orjson": lambda wire=wire: orjson.loads(wire),
+            "acp_sdk": lambda wire=wire, type_=type_: acp_sdk.decode(wire, type_),
+        }
+        encode_cases: dict[str, Callable[[], Any]] = {
+            "orjson": lambda plain=plain: orjson.dumps(plain),
+            "acp_sdk": lambda model=model: acp_sdk.encode(model),
+        }
+        if incumbent is not None:
+            cls = getattr(incumbent, incumbent_name)
+            theirs = cls.model_validate_json(wire)
+            decode_cases["incumbent"] = lambda cls=cls, wire=wire: cls.model_validate_json(wire)
+            encode_cases["incumbent"] = lambda theirs=theirs: theirs.model_dump_json(
+                by_alias=True, exclude_none=True
+            )
+        rows.append((label, "decode", bench(decode_cases)))
+        rows.append((label, "encode", bench(encode_cases)))
+
+    header = (
+        f"{'message':28} {'op':7} {'orjson ns':>10} {'acp_sdk ns':>11} {'incumbent ns':>13} "
+        f"{'acp/orjson':>11} {'incumbent/acp':>14}"
+    )
+    print(header)
+    print("-" * len(header))
+    for label, op, result in rows:
+        ours, floor = result["acp_sdk"], result["orjson"]
+        theirs = result.get("incumbent")
+        theirs_ns = f"{theirs:.0f}" if theirs else "n/a"
+        speedup = f"{theirs / ours:.1f}x" if theirs else "n/a"
+        print(
+            f"{label:28} {op:7} {floor:10.0f} {ours:11.0f} {theirs_ns:>13} "
+            f"{ours / floor:10.2f}x {speedup:>14}"
+        )
+
+
+if __name__ == "__main__":
+    main()
