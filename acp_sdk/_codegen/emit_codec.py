@@ -16,6 +16,7 @@ from acp_sdk._codegen.common import (
     default_of,
 )
 from acp_sdk._codegen.ir import (
+    INT_RANGES,
     AliasDef,
     ClassDef,
     Field,
@@ -209,14 +210,23 @@ class _Emitter:
             ]
         for field in fields:
             self.emit_field_decode(name, field)
-        args = ", ".join(f"{f.py}=f_{f.py}" for f in fields)
-        extra = f"extra=_EMPTY if n == len(d) else _s.extras(d, _K_{name})"
-        build = f"{name}({args}{', ' if args else ''}{extra})"
-        if uses_ex:
-            out += [f"    o = {build}", "    if ex is not None:"]
-            out += ['        _set(o, "_explicit", frozenset(ex))', "    return o"]
-        else:
-            out.append(f"    return {build}")
+        # Fill the slots directly: the values are checked already, and attrs' frozen
+        # __init__ would cost about twice as much for the same stores.
+        out.append(f"    o: {name} = _new({name})")
+        for field in fields:
+            out.append(f"    _S_{self.field_owner(cls, field)}_{field.py}(o, f_{field.py})")
+        out.append(f"    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_{name}))")
+        explicit = "_NO_EXPLICIT if ex is None else frozenset(ex)" if uses_ex else "_NO_EXPLICIT"
+        out += [f"    _S_explicit(o, {explicit})", "    return o"]
+
+    def field_owner(self, cls: ClassDef, field: Field) -> str:
+        """The class in `cls`'s chain that declares `field` (and so owns its slot)."""
+        if field in cls.fields:
+            return cls.name
+        assert cls.base is not None
+        base = self.model.defs[cls.base]
+        assert isinstance(base, ClassDef)
+        return self.field_owner(base, field)
 
     def tracks_explicit(self, cls: ClassDef) -> bool:
         """Whether any field can be present on the wire yet hold its omitted default."""
@@ -225,6 +235,37 @@ class _Emitter:
             if default is not None and default.kind != "unset":
                 return True
         return False
+
+    def simple_check(self, expr: TypeExpr) -> tuple[str, str] | None:
+        """For a value checked in one expression: (is-invalid test on `v`, error to raise).
+        An empty test means every value is valid. None: the value needs a decoder call."""
+        if isinstance(expr, TPrim):
+            if expr.kind == "any":
+                return ("", "")
+            if expr.kind == "int":
+                fmt = expr.int_format or "int64"
+                low, high = INT_RANGES[fmt]
+                return (
+                    f"type(v) is not int or not {low} <= v <= {high}",
+                    f'_s.bad_int(v, "{fmt}")',
+                )
+            check, expected = _PRIM_CHECK[expr.kind]
+            return (check, f"_s.wrong({expected}, v)")
+        if isinstance(expr, TConst):
+            return (f'v != "{expr.value}"', f'_s.bad_literal(v, ("{expr.value}",))')
+        if isinstance(expr, TRef):
+            inline = self.trivial_alias(expr.name)
+            if inline is not None:
+                return self.simple_check(inline)
+            target = self.model.defs[expr.name]
+            if isinstance(target, LiteralDef):
+                if target.open:
+                    return self.simple_check(TPrim("str"))
+                return (
+                    f"type(v) is not str or v not in _L_{expr.name}",
+                    f"_s.bad_literal(v, _L_{expr.name})",
+                )
+        return None
 
     def emit_field_decode(self, owner: str, field: Field) -> None:
         out = self.lines
@@ -258,14 +299,30 @@ class _Emitter:
                 out.append(f'{body_indent}    ex = _s.note(ex, "{wire}")')
             out.append(f"{body_indent}else:")
             inner = body_indent + "    "
-        out.append(f"{inner}try:")
-        out += self.decode_stmts_for_field(field, inner + "    ")
-        if field.default_on_error:
-            out.append(f"{inner}except DecodeError:")
-            out.append(f"{inner}    r = {self.default_value(owner, field, default)}")
+        simple = None if field.skip_invalid_items else self.simple_check(field.type)
+        if simple is not None:
+            test, error = simple
+            if not test:
+                out.append(f"{inner}r = v")
+            elif field.default_on_error:
+                out += [
+                    f"{inner}if {test}:",
+                    f"{inner}    r = {self.default_value(owner, field, default)}",
+                    f"{inner}else:",
+                    f"{inner}    r = v",
+                ]
+            else:
+                raise_ = f'{inner}    raise {error}.at("{wire}")'
+                out += [f"{inner}if {test}:", raise_, f"{inner}r = v"]
         else:
-            out.append(f"{inner}except DecodeError as e:")
-            out.append(f'{inner}    raise e.at("{wire}") from None')
+            out.append(f"{inner}try:")
+            out += self.decode_stmts_for_field(field, inner + "    ")
+            if field.default_on_error:
+                out.append(f"{inner}except DecodeError:")
+                out.append(f"{inner}    r = {self.default_value(owner, field, default)}")
+            else:
+                out.append(f"{inner}except DecodeError as e:")
+                out.append(f'{inner}    raise e.at("{wire}") from None')
         if default is not None and default.kind != "unset":
             out.append(f"{inner}if {self.is_default_test(owner, field, default, 'r')}:")
             out.append(f'{inner}    ex = _s.note(ex, "{wire}")')
@@ -420,13 +477,22 @@ class _Emitter:
             "",
             "from acp_sdk import _codec_support as _s",
             "from acp_sdk._model_support import EMPTY as _EMPTY",
+            "from acp_sdk._model_support import NO_EXPLICIT as _NO_EXPLICIT",
             "from acp_sdk._model_support import UNSET as _UNSET",
+            "from acp_sdk._model_support import WireModel",
             "from acp_sdk.errors import DecodeError, EncodeError",
             "__MODEL_IMPORTS__",
             "",
             "_MISSING: Final[Any] = _s.MISSING",
-            "_set = object.__setattr__",
+            "_new: Final = object.__new__",
+            '_S_extra: Final = WireModel.__dict__["extra"].__set__',
+            '_S_explicit: Final = WireModel.__dict__["_explicit"].__set__',
         ]
+        for cls in classes:
+            for field in cls.fields:
+                out.append(
+                    f'_S_{cls.name}_{field.py}: Final = {cls.name}.__dict__["{field.py}"].__set__'
+                )
         for cls in classes:
             known = sorted(
                 {f.wire for f in all_fields(model, cls)} | ({cls.tag[0]} if cls.tag else set())

@@ -181,11 +181,560 @@ from acp_sdk._generated.models import (
     WriteTextFileResponse,
 )
 from acp_sdk._model_support import EMPTY as _EMPTY
+from acp_sdk._model_support import NO_EXPLICIT as _NO_EXPLICIT
 from acp_sdk._model_support import UNSET as _UNSET
+from acp_sdk._model_support import WireModel
 from acp_sdk.errors import DecodeError, EncodeError
 
 _MISSING: Final[Any] = _s.MISSING
-_set = object.__setattr__
+_new: Final = object.__new__
+_S_extra: Final = WireModel.__dict__["extra"].__set__
+_S_explicit: Final = WireModel.__dict__["_explicit"].__set__
+_S_AgentAuthCapabilities_logout: Final = AgentAuthCapabilities.__dict__["logout"].__set__
+_S_AgentAuthCapabilities_meta: Final = AgentAuthCapabilities.__dict__["meta"].__set__
+_S_PromptCapabilities_image: Final = PromptCapabilities.__dict__["image"].__set__
+_S_PromptCapabilities_audio: Final = PromptCapabilities.__dict__["audio"].__set__
+_S_PromptCapabilities_embedded_context: Final = PromptCapabilities.__dict__[
+    "embedded_context"
+].__set__
+_S_PromptCapabilities_meta: Final = PromptCapabilities.__dict__["meta"].__set__
+_S_McpCapabilities_http: Final = McpCapabilities.__dict__["http"].__set__
+_S_McpCapabilities_sse: Final = McpCapabilities.__dict__["sse"].__set__
+_S_McpCapabilities_meta: Final = McpCapabilities.__dict__["meta"].__set__
+_S_SessionCapabilities_list: Final = SessionCapabilities.__dict__["list"].__set__
+_S_SessionCapabilities_delete: Final = SessionCapabilities.__dict__["delete"].__set__
+_S_SessionCapabilities_additional_directories: Final = SessionCapabilities.__dict__[
+    "additional_directories"
+].__set__
+_S_SessionCapabilities_resume: Final = SessionCapabilities.__dict__["resume"].__set__
+_S_SessionCapabilities_close: Final = SessionCapabilities.__dict__["close"].__set__
+_S_SessionCapabilities_meta: Final = SessionCapabilities.__dict__["meta"].__set__
+_S_AgentCapabilities_load_session: Final = AgentCapabilities.__dict__["load_session"].__set__
+_S_AgentCapabilities_prompt_capabilities: Final = AgentCapabilities.__dict__[
+    "prompt_capabilities"
+].__set__
+_S_AgentCapabilities_mcp_capabilities: Final = AgentCapabilities.__dict__[
+    "mcp_capabilities"
+].__set__
+_S_AgentCapabilities_session_capabilities: Final = AgentCapabilities.__dict__[
+    "session_capabilities"
+].__set__
+_S_AgentCapabilities_auth: Final = AgentCapabilities.__dict__["auth"].__set__
+_S_AgentCapabilities_meta: Final = AgentCapabilities.__dict__["meta"].__set__
+_S_ContentChunk_content: Final = ContentChunk.__dict__["content"].__set__
+_S_ContentChunk_message_id: Final = ContentChunk.__dict__["message_id"].__set__
+_S_ContentChunk_meta: Final = ContentChunk.__dict__["meta"].__set__
+_S_Annotations_audience: Final = Annotations.__dict__["audience"].__set__
+_S_Annotations_last_modified: Final = Annotations.__dict__["last_modified"].__set__
+_S_Annotations_priority: Final = Annotations.__dict__["priority"].__set__
+_S_Annotations_meta: Final = Annotations.__dict__["meta"].__set__
+_S_AudioContent_annotations: Final = AudioContent.__dict__["annotations"].__set__
+_S_AudioContent_data: Final = AudioContent.__dict__["data"].__set__
+_S_AudioContent_mime_type: Final = AudioContent.__dict__["mime_type"].__set__
+_S_AudioContent_meta: Final = AudioContent.__dict__["meta"].__set__
+_S_AuthCapabilities_terminal: Final = AuthCapabilities.__dict__["terminal"].__set__
+_S_AuthCapabilities_meta: Final = AuthCapabilities.__dict__["meta"].__set__
+_S_AuthMethodAgent_id: Final = AuthMethodAgent.__dict__["id"].__set__
+_S_AuthMethodAgent_name: Final = AuthMethodAgent.__dict__["name"].__set__
+_S_AuthMethodAgent_description: Final = AuthMethodAgent.__dict__["description"].__set__
+_S_AuthMethodAgent_meta: Final = AuthMethodAgent.__dict__["meta"].__set__
+_S_AuthMethodTerminal_id: Final = AuthMethodTerminal.__dict__["id"].__set__
+_S_AuthMethodTerminal_name: Final = AuthMethodTerminal.__dict__["name"].__set__
+_S_AuthMethodTerminal_description: Final = AuthMethodTerminal.__dict__["description"].__set__
+_S_AuthMethodTerminal_args: Final = AuthMethodTerminal.__dict__["args"].__set__
+_S_AuthMethodTerminal_env: Final = AuthMethodTerminal.__dict__["env"].__set__
+_S_AuthMethodTerminal_meta: Final = AuthMethodTerminal.__dict__["meta"].__set__
+_S_AuthenticateRequest_method_id: Final = AuthenticateRequest.__dict__["method_id"].__set__
+_S_AuthenticateRequest_meta: Final = AuthenticateRequest.__dict__["meta"].__set__
+_S_AuthenticateResponse_meta: Final = AuthenticateResponse.__dict__["meta"].__set__
+_S_AvailableCommand_name: Final = AvailableCommand.__dict__["name"].__set__
+_S_AvailableCommand_description: Final = AvailableCommand.__dict__["description"].__set__
+_S_AvailableCommand_input: Final = AvailableCommand.__dict__["input"].__set__
+_S_AvailableCommand_meta: Final = AvailableCommand.__dict__["meta"].__set__
+_S_AvailableCommandsUpdate_available_commands: Final = AvailableCommandsUpdate.__dict__[
+    "available_commands"
+].__set__
+_S_AvailableCommandsUpdate_meta: Final = AvailableCommandsUpdate.__dict__["meta"].__set__
+_S_BlobResourceContents_blob: Final = BlobResourceContents.__dict__["blob"].__set__
+_S_BlobResourceContents_mime_type: Final = BlobResourceContents.__dict__["mime_type"].__set__
+_S_BlobResourceContents_uri: Final = BlobResourceContents.__dict__["uri"].__set__
+_S_BlobResourceContents_meta: Final = BlobResourceContents.__dict__["meta"].__set__
+_S_BooleanConfigOptionCapabilities_meta: Final = BooleanConfigOptionCapabilities.__dict__[
+    "meta"
+].__set__
+_S_BooleanPropertySchema_title: Final = BooleanPropertySchema.__dict__["title"].__set__
+_S_BooleanPropertySchema_description: Final = BooleanPropertySchema.__dict__["description"].__set__
+_S_BooleanPropertySchema_default: Final = BooleanPropertySchema.__dict__["default"].__set__
+_S_BooleanPropertySchema_meta: Final = BooleanPropertySchema.__dict__["meta"].__set__
+_S_CancelNotification_session_id: Final = CancelNotification.__dict__["session_id"].__set__
+_S_CancelNotification_meta: Final = CancelNotification.__dict__["meta"].__set__
+_S_CancelRequestNotification_request_id: Final = CancelRequestNotification.__dict__[
+    "request_id"
+].__set__
+_S_CancelRequestNotification_meta: Final = CancelRequestNotification.__dict__["meta"].__set__
+_S_FileSystemCapabilities_read_text_file: Final = FileSystemCapabilities.__dict__[
+    "read_text_file"
+].__set__
+_S_FileSystemCapabilities_write_text_file: Final = FileSystemCapabilities.__dict__[
+    "write_text_file"
+].__set__
+_S_FileSystemCapabilities_meta: Final = FileSystemCapabilities.__dict__["meta"].__set__
+_S_ClientCapabilities_fs: Final = ClientCapabilities.__dict__["fs"].__set__
+_S_ClientCapabilities_terminal: Final = ClientCapabilities.__dict__["terminal"].__set__
+_S_ClientCapabilities_session: Final = ClientCapabilities.__dict__["session"].__set__
+_S_ClientCapabilities_auth: Final = ClientCapabilities.__dict__["auth"].__set__
+_S_ClientCapabilities_elicitation: Final = ClientCapabilities.__dict__["elicitation"].__set__
+_S_ClientCapabilities_meta: Final = ClientCapabilities.__dict__["meta"].__set__
+_S_ClientSessionCapabilities_config_options: Final = ClientSessionCapabilities.__dict__[
+    "config_options"
+].__set__
+_S_ClientSessionCapabilities_meta: Final = ClientSessionCapabilities.__dict__["meta"].__set__
+_S_CloseSessionRequest_session_id: Final = CloseSessionRequest.__dict__["session_id"].__set__
+_S_CloseSessionRequest_meta: Final = CloseSessionRequest.__dict__["meta"].__set__
+_S_CloseSessionResponse_meta: Final = CloseSessionResponse.__dict__["meta"].__set__
+_S_CompleteElicitationNotification_elicitation_id: Final = CompleteElicitationNotification.__dict__[
+    "elicitation_id"
+].__set__
+_S_CompleteElicitationNotification_meta: Final = CompleteElicitationNotification.__dict__[
+    "meta"
+].__set__
+_S_ConfigOptionUpdate_config_options: Final = ConfigOptionUpdate.__dict__["config_options"].__set__
+_S_ConfigOptionUpdate_meta: Final = ConfigOptionUpdate.__dict__["meta"].__set__
+_S_Content_content: Final = Content.__dict__["content"].__set__
+_S_Content_meta: Final = Content.__dict__["meta"].__set__
+_S_Cost_amount: Final = Cost.__dict__["amount"].__set__
+_S_Cost_currency: Final = Cost.__dict__["currency"].__set__
+_S_Cost_meta: Final = Cost.__dict__["meta"].__set__
+_S_ElicitationFormMode_requested_schema: Final = ElicitationFormMode.__dict__[
+    "requested_schema"
+].__set__
+_S_ElicitationFormMode_session_id: Final = ElicitationFormMode.__dict__["session_id"].__set__
+_S_ElicitationFormMode_tool_call_id: Final = ElicitationFormMode.__dict__["tool_call_id"].__set__
+_S_ElicitationFormMode_request_id: Final = ElicitationFormMode.__dict__["request_id"].__set__
+_S_CreateElicitationRequestForm_message: Final = CreateElicitationRequestForm.__dict__[
+    "message"
+].__set__
+_S_CreateElicitationRequestForm_meta: Final = CreateElicitationRequestForm.__dict__["meta"].__set__
+_S_ElicitationUrlMode_elicitation_id: Final = ElicitationUrlMode.__dict__["elicitation_id"].__set__
+_S_ElicitationUrlMode_url: Final = ElicitationUrlMode.__dict__["url"].__set__
+_S_ElicitationUrlMode_session_id: Final = ElicitationUrlMode.__dict__["session_id"].__set__
+_S_ElicitationUrlMode_tool_call_id: Final = ElicitationUrlMode.__dict__["tool_call_id"].__set__
+_S_ElicitationUrlMode_request_id: Final = ElicitationUrlMode.__dict__["request_id"].__set__
+_S_CreateElicitationRequestUrl_message: Final = CreateElicitationRequestUrl.__dict__[
+    "message"
+].__set__
+_S_CreateElicitationRequestUrl_meta: Final = CreateElicitationRequestUrl.__dict__["meta"].__set__
+_S_ElicitationAcceptAction_content: Final = ElicitationAcceptAction.__dict__["content"].__set__
+_S_CreateElicitationResponseAccept_meta: Final = CreateElicitationResponseAccept.__dict__[
+    "meta"
+].__set__
+_S_CreateElicitationResponseCancel_meta: Final = CreateElicitationResponseCancel.__dict__[
+    "meta"
+].__set__
+_S_CreateElicitationResponseDecline_meta: Final = CreateElicitationResponseDecline.__dict__[
+    "meta"
+].__set__
+_S_CreateTerminalRequest_session_id: Final = CreateTerminalRequest.__dict__["session_id"].__set__
+_S_CreateTerminalRequest_command: Final = CreateTerminalRequest.__dict__["command"].__set__
+_S_CreateTerminalRequest_args: Final = CreateTerminalRequest.__dict__["args"].__set__
+_S_CreateTerminalRequest_env: Final = CreateTerminalRequest.__dict__["env"].__set__
+_S_CreateTerminalRequest_cwd: Final = CreateTerminalRequest.__dict__["cwd"].__set__
+_S_CreateTerminalRequest_output_byte_limit: Final = CreateTerminalRequest.__dict__[
+    "output_byte_limit"
+].__set__
+_S_CreateTerminalRequest_meta: Final = CreateTerminalRequest.__dict__["meta"].__set__
+_S_CreateTerminalResponse_terminal_id: Final = CreateTerminalResponse.__dict__[
+    "terminal_id"
+].__set__
+_S_CreateTerminalResponse_meta: Final = CreateTerminalResponse.__dict__["meta"].__set__
+_S_CurrentModeUpdate_current_mode_id: Final = CurrentModeUpdate.__dict__["current_mode_id"].__set__
+_S_CurrentModeUpdate_meta: Final = CurrentModeUpdate.__dict__["meta"].__set__
+_S_DeleteSessionRequest_session_id: Final = DeleteSessionRequest.__dict__["session_id"].__set__
+_S_DeleteSessionRequest_meta: Final = DeleteSessionRequest.__dict__["meta"].__set__
+_S_DeleteSessionResponse_meta: Final = DeleteSessionResponse.__dict__["meta"].__set__
+_S_Diff_path: Final = Diff.__dict__["path"].__set__
+_S_Diff_old_text: Final = Diff.__dict__["old_text"].__set__
+_S_Diff_new_text: Final = Diff.__dict__["new_text"].__set__
+_S_Diff_meta: Final = Diff.__dict__["meta"].__set__
+_S_ElicitationCapabilities_form: Final = ElicitationCapabilities.__dict__["form"].__set__
+_S_ElicitationCapabilities_url: Final = ElicitationCapabilities.__dict__["url"].__set__
+_S_ElicitationCapabilities_meta: Final = ElicitationCapabilities.__dict__["meta"].__set__
+_S_ElicitationFormCapabilities_meta: Final = ElicitationFormCapabilities.__dict__["meta"].__set__
+_S_ElicitationRequestScope_request_id: Final = ElicitationRequestScope.__dict__[
+    "request_id"
+].__set__
+_S_ElicitationSchema_type: Final = ElicitationSchema.__dict__["type"].__set__
+_S_ElicitationSchema_title: Final = ElicitationSchema.__dict__["title"].__set__
+_S_ElicitationSchema_properties: Final = ElicitationSchema.__dict__["properties"].__set__
+_S_ElicitationSchema_required: Final = ElicitationSchema.__dict__["required"].__set__
+_S_ElicitationSchema_description: Final = ElicitationSchema.__dict__["description"].__set__
+_S_ElicitationSchema_meta: Final = ElicitationSchema.__dict__["meta"].__set__
+_S_ElicitationSessionScope_session_id: Final = ElicitationSessionScope.__dict__[
+    "session_id"
+].__set__
+_S_ElicitationSessionScope_tool_call_id: Final = ElicitationSessionScope.__dict__[
+    "tool_call_id"
+].__set__
+_S_ElicitationUrlCapabilities_meta: Final = ElicitationUrlCapabilities.__dict__["meta"].__set__
+_S_EmbeddedResource_annotations: Final = EmbeddedResource.__dict__["annotations"].__set__
+_S_EmbeddedResource_resource: Final = EmbeddedResource.__dict__["resource"].__set__
+_S_EmbeddedResource_meta: Final = EmbeddedResource.__dict__["meta"].__set__
+_S_EnumOption_const: Final = EnumOption.__dict__["const"].__set__
+_S_EnumOption_title: Final = EnumOption.__dict__["title"].__set__
+_S_EnumOption_description: Final = EnumOption.__dict__["description"].__set__
+_S_EnumOption_meta: Final = EnumOption.__dict__["meta"].__set__
+_S_EnvVariable_name: Final = EnvVariable.__dict__["name"].__set__
+_S_EnvVariable_value: Final = EnvVariable.__dict__["value"].__set__
+_S_EnvVariable_meta: Final = EnvVariable.__dict__["meta"].__set__
+_S_Error_code: Final = Error.__dict__["code"].__set__
+_S_Error_message: Final = Error.__dict__["message"].__set__
+_S_Error_data: Final = Error.__dict__["data"].__set__
+_S_HttpHeader_name: Final = HttpHeader.__dict__["name"].__set__
+_S_HttpHeader_value: Final = HttpHeader.__dict__["value"].__set__
+_S_HttpHeader_meta: Final = HttpHeader.__dict__["meta"].__set__
+_S_ImageContent_annotations: Final = ImageContent.__dict__["annotations"].__set__
+_S_ImageContent_data: Final = ImageContent.__dict__["data"].__set__
+_S_ImageContent_mime_type: Final = ImageContent.__dict__["mime_type"].__set__
+_S_ImageContent_uri: Final = ImageContent.__dict__["uri"].__set__
+_S_ImageContent_meta: Final = ImageContent.__dict__["meta"].__set__
+_S_Implementation_name: Final = Implementation.__dict__["name"].__set__
+_S_Implementation_title: Final = Implementation.__dict__["title"].__set__
+_S_Implementation_version: Final = Implementation.__dict__["version"].__set__
+_S_Implementation_meta: Final = Implementation.__dict__["meta"].__set__
+_S_InitializeRequest_protocol_version: Final = InitializeRequest.__dict__[
+    "protocol_version"
+].__set__
+_S_InitializeRequest_client_capabilities: Final = InitializeRequest.__dict__[
+    "client_capabilities"
+].__set__
+_S_InitializeRequest_client_info: Final = InitializeRequest.__dict__["client_info"].__set__
+_S_InitializeRequest_meta: Final = InitializeRequest.__dict__["meta"].__set__
+_S_InitializeResponse_protocol_version: Final = InitializeResponse.__dict__[
+    "protocol_version"
+].__set__
+_S_InitializeResponse_agent_capabilities: Final = InitializeResponse.__dict__[
+    "agent_capabilities"
+].__set__
+_S_InitializeResponse_auth_methods: Final = InitializeResponse.__dict__["auth_methods"].__set__
+_S_InitializeResponse_agent_info: Final = InitializeResponse.__dict__["agent_info"].__set__
+_S_InitializeResponse_meta: Final = InitializeResponse.__dict__["meta"].__set__
+_S_IntegerPropertySchema_title: Final = IntegerPropertySchema.__dict__["title"].__set__
+_S_IntegerPropertySchema_description: Final = IntegerPropertySchema.__dict__["description"].__set__
+_S_IntegerPropertySchema_minimum: Final = IntegerPropertySchema.__dict__["minimum"].__set__
+_S_IntegerPropertySchema_maximum: Final = IntegerPropertySchema.__dict__["maximum"].__set__
+_S_IntegerPropertySchema_default: Final = IntegerPropertySchema.__dict__["default"].__set__
+_S_IntegerPropertySchema_meta: Final = IntegerPropertySchema.__dict__["meta"].__set__
+_S_KillTerminalRequest_session_id: Final = KillTerminalRequest.__dict__["session_id"].__set__
+_S_KillTerminalRequest_terminal_id: Final = KillTerminalRequest.__dict__["terminal_id"].__set__
+_S_KillTerminalRequest_meta: Final = KillTerminalRequest.__dict__["meta"].__set__
+_S_KillTerminalResponse_meta: Final = KillTerminalResponse.__dict__["meta"].__set__
+_S_ListSessionsRequest_cwd: Final = ListSessionsRequest.__dict__["cwd"].__set__
+_S_ListSessionsRequest_cursor: Final = ListSessionsRequest.__dict__["cursor"].__set__
+_S_ListSessionsRequest_meta: Final = ListSessionsRequest.__dict__["meta"].__set__
+_S_ListSessionsResponse_sessions: Final = ListSessionsResponse.__dict__["sessions"].__set__
+_S_ListSessionsResponse_next_cursor: Final = ListSessionsResponse.__dict__["next_cursor"].__set__
+_S_ListSessionsResponse_meta: Final = ListSessionsResponse.__dict__["meta"].__set__
+_S_LoadSessionRequest_mcp_servers: Final = LoadSessionRequest.__dict__["mcp_servers"].__set__
+_S_LoadSessionRequest_cwd: Final = LoadSessionRequest.__dict__["cwd"].__set__
+_S_LoadSessionRequest_additional_directories: Final = LoadSessionRequest.__dict__[
+    "additional_directories"
+].__set__
+_S_LoadSessionRequest_session_id: Final = LoadSessionRequest.__dict__["session_id"].__set__
+_S_LoadSessionRequest_meta: Final = LoadSessionRequest.__dict__["meta"].__set__
+_S_LoadSessionResponse_modes: Final = LoadSessionResponse.__dict__["modes"].__set__
+_S_LoadSessionResponse_config_options: Final = LoadSessionResponse.__dict__[
+    "config_options"
+].__set__
+_S_LoadSessionResponse_meta: Final = LoadSessionResponse.__dict__["meta"].__set__
+_S_LogoutCapabilities_meta: Final = LogoutCapabilities.__dict__["meta"].__set__
+_S_LogoutRequest_meta: Final = LogoutRequest.__dict__["meta"].__set__
+_S_LogoutResponse_meta: Final = LogoutResponse.__dict__["meta"].__set__
+_S_McpServerHttp_name: Final = McpServerHttp.__dict__["name"].__set__
+_S_McpServerHttp_url: Final = McpServerHttp.__dict__["url"].__set__
+_S_McpServerHttp_headers: Final = McpServerHttp.__dict__["headers"].__set__
+_S_McpServerHttp_meta: Final = McpServerHttp.__dict__["meta"].__set__
+_S_McpServerSse_name: Final = McpServerSse.__dict__["name"].__set__
+_S_McpServerSse_url: Final = McpServerSse.__dict__["url"].__set__
+_S_McpServerSse_headers: Final = McpServerSse.__dict__["headers"].__set__
+_S_McpServerSse_meta: Final = McpServerSse.__dict__["meta"].__set__
+_S_McpServerStdio_name: Final = McpServerStdio.__dict__["name"].__set__
+_S_McpServerStdio_command: Final = McpServerStdio.__dict__["command"].__set__
+_S_McpServerStdio_args: Final = McpServerStdio.__dict__["args"].__set__
+_S_McpServerStdio_env: Final = McpServerStdio.__dict__["env"].__set__
+_S_McpServerStdio_meta: Final = McpServerStdio.__dict__["meta"].__set__
+_S_MultiSelectPropertySchema_title: Final = MultiSelectPropertySchema.__dict__["title"].__set__
+_S_MultiSelectPropertySchema_description: Final = MultiSelectPropertySchema.__dict__[
+    "description"
+].__set__
+_S_MultiSelectPropertySchema_min_items: Final = MultiSelectPropertySchema.__dict__[
+    "min_items"
+].__set__
+_S_MultiSelectPropertySchema_max_items: Final = MultiSelectPropertySchema.__dict__[
+    "max_items"
+].__set__
+_S_MultiSelectPropertySchema_items: Final = MultiSelectPropertySchema.__dict__["items"].__set__
+_S_MultiSelectPropertySchema_default: Final = MultiSelectPropertySchema.__dict__["default"].__set__
+_S_MultiSelectPropertySchema_meta: Final = MultiSelectPropertySchema.__dict__["meta"].__set__
+_S_NewSessionRequest_cwd: Final = NewSessionRequest.__dict__["cwd"].__set__
+_S_NewSessionRequest_additional_directories: Final = NewSessionRequest.__dict__[
+    "additional_directories"
+].__set__
+_S_NewSessionRequest_mcp_servers: Final = NewSessionRequest.__dict__["mcp_servers"].__set__
+_S_NewSessionRequest_meta: Final = NewSessionRequest.__dict__["meta"].__set__
+_S_NewSessionResponse_session_id: Final = NewSessionResponse.__dict__["session_id"].__set__
+_S_NewSessionResponse_modes: Final = NewSessionResponse.__dict__["modes"].__set__
+_S_NewSessionResponse_config_options: Final = NewSessionResponse.__dict__["config_options"].__set__
+_S_NewSessionResponse_meta: Final = NewSessionResponse.__dict__["meta"].__set__
+_S_NumberPropertySchema_title: Final = NumberPropertySchema.__dict__["title"].__set__
+_S_NumberPropertySchema_description: Final = NumberPropertySchema.__dict__["description"].__set__
+_S_NumberPropertySchema_minimum: Final = NumberPropertySchema.__dict__["minimum"].__set__
+_S_NumberPropertySchema_maximum: Final = NumberPropertySchema.__dict__["maximum"].__set__
+_S_NumberPropertySchema_default: Final = NumberPropertySchema.__dict__["default"].__set__
+_S_NumberPropertySchema_meta: Final = NumberPropertySchema.__dict__["meta"].__set__
+_S_PermissionOption_option_id: Final = PermissionOption.__dict__["option_id"].__set__
+_S_PermissionOption_name: Final = PermissionOption.__dict__["name"].__set__
+_S_PermissionOption_kind: Final = PermissionOption.__dict__["kind"].__set__
+_S_PermissionOption_meta: Final = PermissionOption.__dict__["meta"].__set__
+_S_Plan_entries: Final = Plan.__dict__["entries"].__set__
+_S_Plan_meta: Final = Plan.__dict__["meta"].__set__
+_S_PlanEntry_content: Final = PlanEntry.__dict__["content"].__set__
+_S_PlanEntry_priority: Final = PlanEntry.__dict__["priority"].__set__
+_S_PlanEntry_status: Final = PlanEntry.__dict__["status"].__set__
+_S_PlanEntry_meta: Final = PlanEntry.__dict__["meta"].__set__
+_S_PromptRequest_session_id: Final = PromptRequest.__dict__["session_id"].__set__
+_S_PromptRequest_prompt: Final = PromptRequest.__dict__["prompt"].__set__
+_S_PromptRequest_meta: Final = PromptRequest.__dict__["meta"].__set__
+_S_PromptResponse_stop_reason: Final = PromptResponse.__dict__["stop_reason"].__set__
+_S_PromptResponse_meta: Final = PromptResponse.__dict__["meta"].__set__
+_S_ReadTextFileRequest_session_id: Final = ReadTextFileRequest.__dict__["session_id"].__set__
+_S_ReadTextFileRequest_path: Final = ReadTextFileRequest.__dict__["path"].__set__
+_S_ReadTextFileRequest_line: Final = ReadTextFileRequest.__dict__["line"].__set__
+_S_ReadTextFileRequest_limit: Final = ReadTextFileRequest.__dict__["limit"].__set__
+_S_ReadTextFileRequest_meta: Final = ReadTextFileRequest.__dict__["meta"].__set__
+_S_ReadTextFileResponse_content: Final = ReadTextFileResponse.__dict__["content"].__set__
+_S_ReadTextFileResponse_meta: Final = ReadTextFileResponse.__dict__["meta"].__set__
+_S_ReleaseTerminalRequest_session_id: Final = ReleaseTerminalRequest.__dict__["session_id"].__set__
+_S_ReleaseTerminalRequest_terminal_id: Final = ReleaseTerminalRequest.__dict__[
+    "terminal_id"
+].__set__
+_S_ReleaseTerminalRequest_meta: Final = ReleaseTerminalRequest.__dict__["meta"].__set__
+_S_ReleaseTerminalResponse_meta: Final = ReleaseTerminalResponse.__dict__["meta"].__set__
+_S_RequestPermissionRequest_session_id: Final = RequestPermissionRequest.__dict__[
+    "session_id"
+].__set__
+_S_RequestPermissionRequest_tool_call: Final = RequestPermissionRequest.__dict__[
+    "tool_call"
+].__set__
+_S_RequestPermissionRequest_options: Final = RequestPermissionRequest.__dict__["options"].__set__
+_S_RequestPermissionRequest_meta: Final = RequestPermissionRequest.__dict__["meta"].__set__
+_S_RequestPermissionResponse_outcome: Final = RequestPermissionResponse.__dict__["outcome"].__set__
+_S_RequestPermissionResponse_meta: Final = RequestPermissionResponse.__dict__["meta"].__set__
+_S_ResourceLink_annotations: Final = ResourceLink.__dict__["annotations"].__set__
+_S_ResourceLink_description: Final = ResourceLink.__dict__["description"].__set__
+_S_ResourceLink_mime_type: Final = ResourceLink.__dict__["mime_type"].__set__
+_S_ResourceLink_name: Final = ResourceLink.__dict__["name"].__set__
+_S_ResourceLink_size: Final = ResourceLink.__dict__["size"].__set__
+_S_ResourceLink_title: Final = ResourceLink.__dict__["title"].__set__
+_S_ResourceLink_uri: Final = ResourceLink.__dict__["uri"].__set__
+_S_ResourceLink_meta: Final = ResourceLink.__dict__["meta"].__set__
+_S_ResumeSessionRequest_session_id: Final = ResumeSessionRequest.__dict__["session_id"].__set__
+_S_ResumeSessionRequest_cwd: Final = ResumeSessionRequest.__dict__["cwd"].__set__
+_S_ResumeSessionRequest_additional_directories: Final = ResumeSessionRequest.__dict__[
+    "additional_directories"
+].__set__
+_S_ResumeSessionRequest_mcp_servers: Final = ResumeSessionRequest.__dict__["mcp_servers"].__set__
+_S_ResumeSessionRequest_meta: Final = ResumeSessionRequest.__dict__["meta"].__set__
+_S_ResumeSessionResponse_modes: Final = ResumeSessionResponse.__dict__["modes"].__set__
+_S_ResumeSessionResponse_config_options: Final = ResumeSessionResponse.__dict__[
+    "config_options"
+].__set__
+_S_ResumeSessionResponse_meta: Final = ResumeSessionResponse.__dict__["meta"].__set__
+_S_SelectedPermissionOutcome_option_id: Final = SelectedPermissionOutcome.__dict__[
+    "option_id"
+].__set__
+_S_SelectedPermissionOutcome_meta: Final = SelectedPermissionOutcome.__dict__["meta"].__set__
+_S_SessionAdditionalDirectoriesCapabilities_meta: Final = (
+    SessionAdditionalDirectoriesCapabilities.__dict__["meta"].__set__
+)
+_S_SessionCloseCapabilities_meta: Final = SessionCloseCapabilities.__dict__["meta"].__set__
+_S_SessionConfigBoolean_current_value: Final = SessionConfigBoolean.__dict__[
+    "current_value"
+].__set__
+_S_SessionConfigOptionBoolean_id: Final = SessionConfigOptionBoolean.__dict__["id"].__set__
+_S_SessionConfigOptionBoolean_name: Final = SessionConfigOptionBoolean.__dict__["name"].__set__
+_S_SessionConfigOptionBoolean_description: Final = SessionConfigOptionBoolean.__dict__[
+    "description"
+].__set__
+_S_SessionConfigOptionBoolean_category: Final = SessionConfigOptionBoolean.__dict__[
+    "category"
+].__set__
+_S_SessionConfigOptionBoolean_meta: Final = SessionConfigOptionBoolean.__dict__["meta"].__set__
+_S_SessionConfigSelect_current_value: Final = SessionConfigSelect.__dict__["current_value"].__set__
+_S_SessionConfigSelect_options: Final = SessionConfigSelect.__dict__["options"].__set__
+_S_SessionConfigOptionSelect_id: Final = SessionConfigOptionSelect.__dict__["id"].__set__
+_S_SessionConfigOptionSelect_name: Final = SessionConfigOptionSelect.__dict__["name"].__set__
+_S_SessionConfigOptionSelect_description: Final = SessionConfigOptionSelect.__dict__[
+    "description"
+].__set__
+_S_SessionConfigOptionSelect_category: Final = SessionConfigOptionSelect.__dict__[
+    "category"
+].__set__
+_S_SessionConfigOptionSelect_meta: Final = SessionConfigOptionSelect.__dict__["meta"].__set__
+_S_SessionConfigOptionsCapabilities_boolean: Final = SessionConfigOptionsCapabilities.__dict__[
+    "boolean"
+].__set__
+_S_SessionConfigOptionsCapabilities_meta: Final = SessionConfigOptionsCapabilities.__dict__[
+    "meta"
+].__set__
+_S_SessionConfigSelectGroup_group: Final = SessionConfigSelectGroup.__dict__["group"].__set__
+_S_SessionConfigSelectGroup_name: Final = SessionConfigSelectGroup.__dict__["name"].__set__
+_S_SessionConfigSelectGroup_options: Final = SessionConfigSelectGroup.__dict__["options"].__set__
+_S_SessionConfigSelectGroup_meta: Final = SessionConfigSelectGroup.__dict__["meta"].__set__
+_S_SessionConfigSelectOption_value: Final = SessionConfigSelectOption.__dict__["value"].__set__
+_S_SessionConfigSelectOption_name: Final = SessionConfigSelectOption.__dict__["name"].__set__
+_S_SessionConfigSelectOption_description: Final = SessionConfigSelectOption.__dict__[
+    "description"
+].__set__
+_S_SessionConfigSelectOption_meta: Final = SessionConfigSelectOption.__dict__["meta"].__set__
+_S_SessionDeleteCapabilities_meta: Final = SessionDeleteCapabilities.__dict__["meta"].__set__
+_S_SessionInfo_session_id: Final = SessionInfo.__dict__["session_id"].__set__
+_S_SessionInfo_cwd: Final = SessionInfo.__dict__["cwd"].__set__
+_S_SessionInfo_additional_directories: Final = SessionInfo.__dict__[
+    "additional_directories"
+].__set__
+_S_SessionInfo_title: Final = SessionInfo.__dict__["title"].__set__
+_S_SessionInfo_updated_at: Final = SessionInfo.__dict__["updated_at"].__set__
+_S_SessionInfo_meta: Final = SessionInfo.__dict__["meta"].__set__
+_S_SessionInfoUpdate_title: Final = SessionInfoUpdate.__dict__["title"].__set__
+_S_SessionInfoUpdate_updated_at: Final = SessionInfoUpdate.__dict__["updated_at"].__set__
+_S_SessionInfoUpdate_meta: Final = SessionInfoUpdate.__dict__["meta"].__set__
+_S_SessionListCapabilities_meta: Final = SessionListCapabilities.__dict__["meta"].__set__
+_S_SessionMode_id: Final = SessionMode.__dict__["id"].__set__
+_S_SessionMode_name: Final = SessionMode.__dict__["name"].__set__
+_S_SessionMode_description: Final = SessionMode.__dict__["description"].__set__
+_S_SessionMode_meta: Final = SessionMode.__dict__["meta"].__set__
+_S_SessionModeState_current_mode_id: Final = SessionModeState.__dict__["current_mode_id"].__set__
+_S_SessionModeState_available_modes: Final = SessionModeState.__dict__["available_modes"].__set__
+_S_SessionModeState_meta: Final = SessionModeState.__dict__["meta"].__set__
+_S_SessionNotification_session_id: Final = SessionNotification.__dict__["session_id"].__set__
+_S_SessionNotification_update: Final = SessionNotification.__dict__["update"].__set__
+_S_SessionNotification_meta: Final = SessionNotification.__dict__["meta"].__set__
+_S_SessionResumeCapabilities_meta: Final = SessionResumeCapabilities.__dict__["meta"].__set__
+_S_SetSessionConfigOptionRequestBoolean_session_id: Final = (
+    SetSessionConfigOptionRequestBoolean.__dict__["session_id"].__set__
+)
+_S_SetSessionConfigOptionRequestBoolean_config_id: Final = (
+    SetSessionConfigOptionRequestBoolean.__dict__["config_id"].__set__
+)
+_S_SetSessionConfigOptionRequestBoolean_meta: Final = SetSessionConfigOptionRequestBoolean.__dict__[
+    "meta"
+].__set__
+_S_SetSessionConfigOptionRequestBoolean_value: Final = (
+    SetSessionConfigOptionRequestBoolean.__dict__["value"].__set__
+)
+_S_SetSessionConfigOptionRequestValueId_session_id: Final = (
+    SetSessionConfigOptionRequestValueId.__dict__["session_id"].__set__
+)
+_S_SetSessionConfigOptionRequestValueId_config_id: Final = (
+    SetSessionConfigOptionRequestValueId.__dict__["config_id"].__set__
+)
+_S_SetSessionConfigOptionRequestValueId_meta: Final = SetSessionConfigOptionRequestValueId.__dict__[
+    "meta"
+].__set__
+_S_SetSessionConfigOptionRequestValueId_value: Final = (
+    SetSessionConfigOptionRequestValueId.__dict__["value"].__set__
+)
+_S_SetSessionConfigOptionResponse_config_options: Final = SetSessionConfigOptionResponse.__dict__[
+    "config_options"
+].__set__
+_S_SetSessionConfigOptionResponse_meta: Final = SetSessionConfigOptionResponse.__dict__[
+    "meta"
+].__set__
+_S_SetSessionModeRequest_session_id: Final = SetSessionModeRequest.__dict__["session_id"].__set__
+_S_SetSessionModeRequest_mode_id: Final = SetSessionModeRequest.__dict__["mode_id"].__set__
+_S_SetSessionModeRequest_meta: Final = SetSessionModeRequest.__dict__["meta"].__set__
+_S_SetSessionModeResponse_meta: Final = SetSessionModeResponse.__dict__["meta"].__set__
+_S_StringMultiSelectItems_enum: Final = StringMultiSelectItems.__dict__["enum"].__set__
+_S_StringMultiSelectItems_meta: Final = StringMultiSelectItems.__dict__["meta"].__set__
+_S_StringPropertySchema_title: Final = StringPropertySchema.__dict__["title"].__set__
+_S_StringPropertySchema_description: Final = StringPropertySchema.__dict__["description"].__set__
+_S_StringPropertySchema_min_length: Final = StringPropertySchema.__dict__["min_length"].__set__
+_S_StringPropertySchema_max_length: Final = StringPropertySchema.__dict__["max_length"].__set__
+_S_StringPropertySchema_pattern: Final = StringPropertySchema.__dict__["pattern"].__set__
+_S_StringPropertySchema_format: Final = StringPropertySchema.__dict__["format"].__set__
+_S_StringPropertySchema_default: Final = StringPropertySchema.__dict__["default"].__set__
+_S_StringPropertySchema_enum: Final = StringPropertySchema.__dict__["enum"].__set__
+_S_StringPropertySchema_one_of: Final = StringPropertySchema.__dict__["one_of"].__set__
+_S_StringPropertySchema_meta: Final = StringPropertySchema.__dict__["meta"].__set__
+_S_Terminal_terminal_id: Final = Terminal.__dict__["terminal_id"].__set__
+_S_Terminal_meta: Final = Terminal.__dict__["meta"].__set__
+_S_TerminalExitStatus_exit_code: Final = TerminalExitStatus.__dict__["exit_code"].__set__
+_S_TerminalExitStatus_signal: Final = TerminalExitStatus.__dict__["signal"].__set__
+_S_TerminalExitStatus_meta: Final = TerminalExitStatus.__dict__["meta"].__set__
+_S_TerminalOutputRequest_session_id: Final = TerminalOutputRequest.__dict__["session_id"].__set__
+_S_TerminalOutputRequest_terminal_id: Final = TerminalOutputRequest.__dict__["terminal_id"].__set__
+_S_TerminalOutputRequest_meta: Final = TerminalOutputRequest.__dict__["meta"].__set__
+_S_TerminalOutputResponse_output: Final = TerminalOutputResponse.__dict__["output"].__set__
+_S_TerminalOutputResponse_truncated: Final = TerminalOutputResponse.__dict__["truncated"].__set__
+_S_TerminalOutputResponse_exit_status: Final = TerminalOutputResponse.__dict__[
+    "exit_status"
+].__set__
+_S_TerminalOutputResponse_meta: Final = TerminalOutputResponse.__dict__["meta"].__set__
+_S_TextContent_annotations: Final = TextContent.__dict__["annotations"].__set__
+_S_TextContent_text: Final = TextContent.__dict__["text"].__set__
+_S_TextContent_meta: Final = TextContent.__dict__["meta"].__set__
+_S_TextResourceContents_mime_type: Final = TextResourceContents.__dict__["mime_type"].__set__
+_S_TextResourceContents_text: Final = TextResourceContents.__dict__["text"].__set__
+_S_TextResourceContents_uri: Final = TextResourceContents.__dict__["uri"].__set__
+_S_TextResourceContents_meta: Final = TextResourceContents.__dict__["meta"].__set__
+_S_TitledMultiSelectItems_any_of: Final = TitledMultiSelectItems.__dict__["any_of"].__set__
+_S_TitledMultiSelectItems_meta: Final = TitledMultiSelectItems.__dict__["meta"].__set__
+_S_ToolCall_tool_call_id: Final = ToolCall.__dict__["tool_call_id"].__set__
+_S_ToolCall_title: Final = ToolCall.__dict__["title"].__set__
+_S_ToolCall_kind: Final = ToolCall.__dict__["kind"].__set__
+_S_ToolCall_status: Final = ToolCall.__dict__["status"].__set__
+_S_ToolCall_content: Final = ToolCall.__dict__["content"].__set__
+_S_ToolCall_locations: Final = ToolCall.__dict__["locations"].__set__
+_S_ToolCall_raw_input: Final = ToolCall.__dict__["raw_input"].__set__
+_S_ToolCall_raw_output: Final = ToolCall.__dict__["raw_output"].__set__
+_S_ToolCall_meta: Final = ToolCall.__dict__["meta"].__set__
+_S_ToolCallLocation_path: Final = ToolCallLocation.__dict__["path"].__set__
+_S_ToolCallLocation_line: Final = ToolCallLocation.__dict__["line"].__set__
+_S_ToolCallLocation_meta: Final = ToolCallLocation.__dict__["meta"].__set__
+_S_ToolCallUpdate_tool_call_id: Final = ToolCallUpdate.__dict__["tool_call_id"].__set__
+_S_ToolCallUpdate_kind: Final = ToolCallUpdate.__dict__["kind"].__set__
+_S_ToolCallUpdate_status: Final = ToolCallUpdate.__dict__["status"].__set__
+_S_ToolCallUpdate_title: Final = ToolCallUpdate.__dict__["title"].__set__
+_S_ToolCallUpdate_content: Final = ToolCallUpdate.__dict__["content"].__set__
+_S_ToolCallUpdate_locations: Final = ToolCallUpdate.__dict__["locations"].__set__
+_S_ToolCallUpdate_raw_input: Final = ToolCallUpdate.__dict__["raw_input"].__set__
+_S_ToolCallUpdate_raw_output: Final = ToolCallUpdate.__dict__["raw_output"].__set__
+_S_ToolCallUpdate_meta: Final = ToolCallUpdate.__dict__["meta"].__set__
+_S_UnstructuredCommandInput_hint: Final = UnstructuredCommandInput.__dict__["hint"].__set__
+_S_UnstructuredCommandInput_meta: Final = UnstructuredCommandInput.__dict__["meta"].__set__
+_S_UsageUpdate_used: Final = UsageUpdate.__dict__["used"].__set__
+_S_UsageUpdate_size: Final = UsageUpdate.__dict__["size"].__set__
+_S_UsageUpdate_cost: Final = UsageUpdate.__dict__["cost"].__set__
+_S_UsageUpdate_meta: Final = UsageUpdate.__dict__["meta"].__set__
+_S_WaitForTerminalExitRequest_session_id: Final = WaitForTerminalExitRequest.__dict__[
+    "session_id"
+].__set__
+_S_WaitForTerminalExitRequest_terminal_id: Final = WaitForTerminalExitRequest.__dict__[
+    "terminal_id"
+].__set__
+_S_WaitForTerminalExitRequest_meta: Final = WaitForTerminalExitRequest.__dict__["meta"].__set__
+_S_WaitForTerminalExitResponse_exit_code: Final = WaitForTerminalExitResponse.__dict__[
+    "exit_code"
+].__set__
+_S_WaitForTerminalExitResponse_signal: Final = WaitForTerminalExitResponse.__dict__[
+    "signal"
+].__set__
+_S_WaitForTerminalExitResponse_meta: Final = WaitForTerminalExitResponse.__dict__["meta"].__set__
+_S_WriteTextFileRequest_session_id: Final = WriteTextFileRequest.__dict__["session_id"].__set__
+_S_WriteTextFileRequest_path: Final = WriteTextFileRequest.__dict__["path"].__set__
+_S_WriteTextFileRequest_content: Final = WriteTextFileRequest.__dict__["content"].__set__
+_S_WriteTextFileRequest_meta: Final = WriteTextFileRequest.__dict__["meta"].__set__
+_S_WriteTextFileResponse_meta: Final = WriteTextFileResponse.__dict__["meta"].__set__
 _K_AgentAuthCapabilities: Final = frozenset({"_meta", "logout"})
 _K_PromptCapabilities: Final = frozenset({"_meta", "audio", "embeddedContext", "image"})
 _K_McpCapabilities: Final = frozenset({"_meta", "http", "sse"})
@@ -462,22 +1011,18 @@ def _d_AgentAuthCapabilities(d: Any) -> AgentAuthCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AgentAuthCapabilities(
-        logout=f_logout,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AgentAuthCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AgentAuthCapabilities = _new(AgentAuthCapabilities)
+    _S_AgentAuthCapabilities_logout(o, f_logout)
+    _S_AgentAuthCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentAuthCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -519,12 +1064,10 @@ def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
             f_image = False
             ex = _s.note(ex, "image")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "image")
             f_image = r
@@ -537,12 +1080,10 @@ def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
             f_audio = False
             ex = _s.note(ex, "audio")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "audio")
             f_audio = r
@@ -555,12 +1096,10 @@ def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
             f_embedded_context = False
             ex = _s.note(ex, "embeddedContext")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "embeddedContext")
             f_embedded_context = r
@@ -573,24 +1112,20 @@ def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PromptCapabilities(
-        image=f_image,
-        audio=f_audio,
-        embedded_context=f_embedded_context,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_PromptCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PromptCapabilities = _new(PromptCapabilities)
+    _S_PromptCapabilities_image(o, f_image)
+    _S_PromptCapabilities_audio(o, f_audio)
+    _S_PromptCapabilities_embedded_context(o, f_embedded_context)
+    _S_PromptCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -635,12 +1170,10 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
             f_http = False
             ex = _s.note(ex, "http")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "http")
             f_http = r
@@ -653,12 +1186,10 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
             f_sse = False
             ex = _s.note(ex, "sse")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "sse")
             f_sse = r
@@ -671,23 +1202,19 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = McpCapabilities(
-        http=f_http,
-        sse=f_sse,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_McpCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: McpCapabilities = _new(McpCapabilities)
+    _S_McpCapabilities_http(o, f_http)
+    _S_McpCapabilities_sse(o, f_sse)
+    _S_McpCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -812,26 +1339,22 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionCapabilities(
-        list=f_list,
-        delete=f_delete,
-        additional_directories=f_additional_directories,
-        resume=f_resume,
-        close=f_close,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionCapabilities = _new(SessionCapabilities)
+    _S_SessionCapabilities_list(o, f_list)
+    _S_SessionCapabilities_delete(o, f_delete)
+    _S_SessionCapabilities_additional_directories(o, f_additional_directories)
+    _S_SessionCapabilities_resume(o, f_resume)
+    _S_SessionCapabilities_close(o, f_close)
+    _S_SessionCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -895,12 +1418,10 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
             f_load_session = False
             ex = _s.note(ex, "loadSession")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "loadSession")
             f_load_session = r
@@ -977,26 +1498,22 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AgentCapabilities(
-        load_session=f_load_session,
-        prompt_capabilities=f_prompt_capabilities,
-        mcp_capabilities=f_mcp_capabilities,
-        session_capabilities=f_session_capabilities,
-        auth=f_auth,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AgentCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AgentCapabilities = _new(AgentCapabilities)
+    _S_AgentCapabilities_load_session(o, f_load_session)
+    _S_AgentCapabilities_prompt_capabilities(o, f_prompt_capabilities)
+    _S_AgentCapabilities_mcp_capabilities(o, f_mcp_capabilities)
+    _S_AgentCapabilities_session_capabilities(o, f_session_capabilities)
+    _S_AgentCapabilities_auth(o, f_auth)
+    _S_AgentCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1056,12 +1573,10 @@ def _d_ContentChunk(d: Any) -> ContentChunk:
             f_message_id = None
             ex = _s.note(ex, "messageId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "messageId")
             f_message_id = r
@@ -1074,23 +1589,19 @@ def _d_ContentChunk(d: Any) -> ContentChunk:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ContentChunk(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ContentChunk),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ContentChunk = _new(ContentChunk)
+    _S_ContentChunk_content(o, f_content)
+    _S_ContentChunk_message_id(o, f_message_id)
+    _S_ContentChunk_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ContentChunk))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1147,12 +1658,10 @@ def _d_AgentMessageChunk(d: Any) -> AgentMessageChunk:
             f_message_id = None
             ex = _s.note(ex, "messageId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "messageId")
             f_message_id = r
@@ -1165,23 +1674,19 @@ def _d_AgentMessageChunk(d: Any) -> AgentMessageChunk:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AgentMessageChunk(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AgentMessageChunk),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AgentMessageChunk = _new(AgentMessageChunk)
+    _S_ContentChunk_content(o, f_content)
+    _S_ContentChunk_message_id(o, f_message_id)
+    _S_ContentChunk_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentMessageChunk))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1238,12 +1743,10 @@ def _d_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
             f_message_id = None
             ex = _s.note(ex, "messageId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "messageId")
             f_message_id = r
@@ -1256,23 +1759,19 @@ def _d_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AgentThoughtChunk(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AgentThoughtChunk),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AgentThoughtChunk = _new(AgentThoughtChunk)
+    _S_ContentChunk_content(o, f_content)
+    _S_ContentChunk_message_id(o, f_message_id)
+    _S_ContentChunk_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentThoughtChunk))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1332,12 +1831,10 @@ def _d_Annotations(d: Any) -> Annotations:
             f_last_modified = None
             ex = _s.note(ex, "lastModified")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "lastModified")
             f_last_modified = r
@@ -1350,12 +1847,10 @@ def _d_Annotations(d: Any) -> Annotations:
             f_priority = None
             ex = _s.note(ex, "priority")
         else:
-            try:
-                if type(v) is not float and type(v) is not int:
-                    raise _s.wrong("a number", v)
-                r = v
-            except DecodeError:
+            if type(v) is not float and type(v) is not int:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "priority")
             f_priority = r
@@ -1368,24 +1863,20 @@ def _d_Annotations(d: Any) -> Annotations:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Annotations(
-        audience=f_audience,
-        last_modified=f_last_modified,
-        priority=f_priority,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Annotations),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Annotations = _new(Annotations)
+    _S_Annotations_audience(o, f_audience)
+    _S_Annotations_last_modified(o, f_last_modified)
+    _S_Annotations_priority(o, f_priority)
+    _S_Annotations_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Annotations))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1453,23 +1944,17 @@ def _d_AudioContent(d: Any) -> AudioContent:
     if v is _MISSING:
         raise _s.missing("data")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("data") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("data")
+    r = v
     f_data = r
     v = d.get("mimeType", _MISSING)
     if v is _MISSING:
         raise _s.missing("mimeType")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("mimeType") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("mimeType")
+    r = v
     f_mime_type = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -1480,24 +1965,20 @@ def _d_AudioContent(d: Any) -> AudioContent:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AudioContent(
-        annotations=f_annotations,
-        data=f_data,
-        mime_type=f_mime_type,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AudioContent),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AudioContent = _new(AudioContent)
+    _S_AudioContent_annotations(o, f_annotations)
+    _S_AudioContent_data(o, f_data)
+    _S_AudioContent_mime_type(o, f_mime_type)
+    _S_AudioContent_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AudioContent))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1541,12 +2022,10 @@ def _d_AuthCapabilities(d: Any) -> AuthCapabilities:
             f_terminal = False
             ex = _s.note(ex, "terminal")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "terminal")
             f_terminal = r
@@ -1559,22 +2038,18 @@ def _d_AuthCapabilities(d: Any) -> AuthCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AuthCapabilities(
-        terminal=f_terminal,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AuthCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AuthCapabilities = _new(AuthCapabilities)
+    _S_AuthCapabilities_terminal(o, f_terminal)
+    _S_AuthCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1609,23 +2084,17 @@ def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
@@ -1636,12 +2105,10 @@ def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -1654,24 +2121,20 @@ def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AuthMethodAgent(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodAgent),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AuthMethodAgent = _new(AuthMethodAgent)
+    _S_AuthMethodAgent_id(o, f_id)
+    _S_AuthMethodAgent_name(o, f_name)
+    _S_AuthMethodAgent_description(o, f_description)
+    _S_AuthMethodAgent_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodAgent))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1719,23 +2182,17 @@ def _d_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
@@ -1746,12 +2203,10 @@ def _d_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -1796,26 +2251,22 @@ def _d_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AuthMethodTerminal(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodTerminal),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AuthMethodTerminal = _new(AuthMethodTerminal)
+    _S_AuthMethodTerminal_id(o, f_id)
+    _S_AuthMethodTerminal_name(o, f_name)
+    _S_AuthMethodTerminal_description(o, f_description)
+    _S_AuthMethodTerminal_args(o, f_args)
+    _S_AuthMethodTerminal_env(o, f_env)
+    _S_AuthMethodTerminal_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodTerminal))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1860,12 +2311,9 @@ def _d_AuthenticateRequest(d: Any) -> AuthenticateRequest:
     if v is _MISSING:
         raise _s.missing("methodId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("methodId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("methodId")
+    r = v
     f_method_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -1876,22 +2324,18 @@ def _d_AuthenticateRequest(d: Any) -> AuthenticateRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AuthenticateRequest(
-        method_id=f_method_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AuthenticateRequest = _new(AuthenticateRequest)
+    _S_AuthenticateRequest_method_id(o, f_method_id)
+    _S_AuthenticateRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1927,20 +2371,17 @@ def _d_AuthenticateResponse(d: Any) -> AuthenticateResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AuthenticateResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AuthenticateResponse = _new(AuthenticateResponse)
+    _S_AuthenticateResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1972,23 +2413,17 @@ def _d_AvailableCommand(d: Any) -> AvailableCommand:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
         raise _s.missing("description")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("description") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("description")
+    r = v
     f_description = r
     v = d.get("input", _MISSING)
     if v is _MISSING:
@@ -2015,24 +2450,20 @@ def _d_AvailableCommand(d: Any) -> AvailableCommand:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AvailableCommand(
-        name=f_name,
-        description=f_description,
-        input=f_input,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommand),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AvailableCommand = _new(AvailableCommand)
+    _S_AvailableCommand_name(o, f_name)
+    _S_AvailableCommand_description(o, f_description)
+    _S_AvailableCommand_input(o, f_input)
+    _S_AvailableCommand_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommand))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2090,22 +2521,18 @@ def _d_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AvailableCommandsUpdate(
-        available_commands=f_available_commands,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommandsUpdate),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AvailableCommandsUpdate = _new(AvailableCommandsUpdate)
+    _S_AvailableCommandsUpdate_available_commands(o, f_available_commands)
+    _S_AvailableCommandsUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommandsUpdate))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2139,12 +2566,9 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
     if v is _MISSING:
         raise _s.missing("blob")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("blob") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("blob")
+    r = v
     f_blob = r
     v = d.get("mimeType", _MISSING)
     if v is _MISSING:
@@ -2155,12 +2579,10 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
             f_mime_type = None
             ex = _s.note(ex, "mimeType")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "mimeType")
             f_mime_type = r
@@ -2168,12 +2590,9 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -2184,24 +2603,20 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = BlobResourceContents(
-        blob=f_blob,
-        mime_type=f_mime_type,
-        uri=f_uri,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_BlobResourceContents),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: BlobResourceContents = _new(BlobResourceContents)
+    _S_BlobResourceContents_blob(o, f_blob)
+    _S_BlobResourceContents_mime_type(o, f_mime_type)
+    _S_BlobResourceContents_uri(o, f_uri)
+    _S_BlobResourceContents_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BlobResourceContents))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2244,21 +2659,17 @@ def _d_BooleanConfigOptionCapabilities(d: Any) -> BooleanConfigOptionCapabilitie
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = BooleanConfigOptionCapabilities(
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_BooleanConfigOptionCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: BooleanConfigOptionCapabilities = _new(BooleanConfigOptionCapabilities)
+    _S_BooleanConfigOptionCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BooleanConfigOptionCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2300,12 +2711,10 @@ def _d_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -2318,12 +2727,10 @@ def _d_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -2336,12 +2743,10 @@ def _d_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
             f_default = None
             ex = _s.note(ex, "default")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "default")
             f_default = r
@@ -2354,24 +2759,20 @@ def _d_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = BooleanPropertySchema(
-        title=f_title,
-        description=f_description,
-        default=f_default,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_BooleanPropertySchema),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: BooleanPropertySchema = _new(BooleanPropertySchema)
+    _S_BooleanPropertySchema_title(o, f_title)
+    _S_BooleanPropertySchema_description(o, f_description)
+    _S_BooleanPropertySchema_default(o, f_default)
+    _S_BooleanPropertySchema_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BooleanPropertySchema))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2416,12 +2817,9 @@ def _d_CancelNotification(d: Any) -> CancelNotification:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -2432,22 +2830,18 @@ def _d_CancelNotification(d: Any) -> CancelNotification:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CancelNotification(
-        session_id=f_session_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CancelNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CancelNotification = _new(CancelNotification)
+    _S_CancelNotification_session_id(o, f_session_id)
+    _S_CancelNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CancelNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2493,22 +2887,18 @@ def _d_CancelRequestNotification(d: Any) -> CancelRequestNotification:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CancelRequestNotification(
-        request_id=f_request_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CancelRequestNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CancelRequestNotification = _new(CancelRequestNotification)
+    _S_CancelRequestNotification_request_id(o, f_request_id)
+    _S_CancelRequestNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CancelRequestNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2537,9 +2927,10 @@ def _d_CancelledPermissionOutcome(d: Any) -> CancelledPermissionOutcome:
         if v != "cancelled":
             raise _s.bad_literal(v, ("cancelled",)).at("outcome")
         n += 1
-    return CancelledPermissionOutcome(
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CancelledPermissionOutcome)
-    )
+    o: CancelledPermissionOutcome = _new(CancelledPermissionOutcome)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CancelledPermissionOutcome))
+    _S_explicit(o, _NO_EXPLICIT)
+    return o
 
 
 def _e_CancelledPermissionOutcome(o: CancelledPermissionOutcome) -> dict[str, Any]:
@@ -2567,12 +2958,10 @@ def _d_FileSystemCapabilities(d: Any) -> FileSystemCapabilities:
             f_read_text_file = False
             ex = _s.note(ex, "readTextFile")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "readTextFile")
             f_read_text_file = r
@@ -2585,12 +2974,10 @@ def _d_FileSystemCapabilities(d: Any) -> FileSystemCapabilities:
             f_write_text_file = False
             ex = _s.note(ex, "writeTextFile")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "writeTextFile")
             f_write_text_file = r
@@ -2603,23 +2990,19 @@ def _d_FileSystemCapabilities(d: Any) -> FileSystemCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = FileSystemCapabilities(
-        read_text_file=f_read_text_file,
-        write_text_file=f_write_text_file,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_FileSystemCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: FileSystemCapabilities = _new(FileSystemCapabilities)
+    _S_FileSystemCapabilities_read_text_file(o, f_read_text_file)
+    _S_FileSystemCapabilities_write_text_file(o, f_write_text_file)
+    _S_FileSystemCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_FileSystemCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2680,12 +3063,10 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
             f_terminal = False
             ex = _s.note(ex, "terminal")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "terminal")
             f_terminal = r
@@ -2746,26 +3127,22 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ClientCapabilities(
-        fs=f_fs,
-        terminal=f_terminal,
-        session=f_session,
-        auth=f_auth,
-        elicitation=f_elicitation,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ClientCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ClientCapabilities = _new(ClientCapabilities)
+    _S_ClientCapabilities_fs(o, f_fs)
+    _S_ClientCapabilities_terminal(o, f_terminal)
+    _S_ClientCapabilities_session(o, f_session)
+    _S_ClientCapabilities_auth(o, f_auth)
+    _S_ClientCapabilities_elicitation(o, f_elicitation)
+    _S_ClientCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2835,22 +3212,18 @@ def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ClientSessionCapabilities(
-        config_options=f_config_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ClientSessionCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ClientSessionCapabilities = _new(ClientSessionCapabilities)
+    _S_ClientSessionCapabilities_config_options(o, f_config_options)
+    _S_ClientSessionCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientSessionCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2885,12 +3258,9 @@ def _d_CloseSessionRequest(d: Any) -> CloseSessionRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -2901,22 +3271,18 @@ def _d_CloseSessionRequest(d: Any) -> CloseSessionRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CloseSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CloseSessionRequest = _new(CloseSessionRequest)
+    _S_CloseSessionRequest_session_id(o, f_session_id)
+    _S_CloseSessionRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2952,20 +3318,17 @@ def _d_CloseSessionResponse(d: Any) -> CloseSessionResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CloseSessionResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CloseSessionResponse = _new(CloseSessionResponse)
+    _S_CloseSessionResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2995,12 +3358,9 @@ def _d_CompleteElicitationNotification(d: Any) -> CompleteElicitationNotificatio
     if v is _MISSING:
         raise _s.missing("elicitationId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("elicitationId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("elicitationId")
+    r = v
     f_elicitation_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -3011,22 +3371,18 @@ def _d_CompleteElicitationNotification(d: Any) -> CompleteElicitationNotificatio
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CompleteElicitationNotification(
-        elicitation_id=f_elicitation_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CompleteElicitationNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CompleteElicitationNotification = _new(CompleteElicitationNotification)
+    _S_CompleteElicitationNotification_elicitation_id(o, f_elicitation_id)
+    _S_CompleteElicitationNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CompleteElicitationNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3077,22 +3433,18 @@ def _d_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ConfigOptionUpdate(
-        config_options=f_config_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ConfigOptionUpdate),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ConfigOptionUpdate = _new(ConfigOptionUpdate)
+    _S_ConfigOptionUpdate_config_options(o, f_config_options)
+    _S_ConfigOptionUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ConfigOptionUpdate))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3143,20 +3495,18 @@ def _d_Content(d: Any) -> Content:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Content(
-        content=f_content, meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_Content)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Content = _new(Content)
+    _S_Content_content(o, f_content)
+    _S_Content_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Content))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3189,23 +3539,17 @@ def _d_Cost(d: Any) -> Cost:
     if v is _MISSING:
         raise _s.missing("amount")
     n += 1
-    try:
-        if type(v) is not float and type(v) is not int:
-            raise _s.wrong("a number", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("amount") from None
+    if type(v) is not float and type(v) is not int:
+        raise _s.wrong("a number", v).at("amount")
+    r = v
     f_amount = r
     v = d.get("currency", _MISSING)
     if v is _MISSING:
         raise _s.missing("currency")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("currency") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("currency")
+    r = v
     f_currency = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -3216,23 +3560,19 @@ def _d_Cost(d: Any) -> Cost:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Cost(
-        amount=f_amount,
-        currency=f_currency,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Cost),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Cost = _new(Cost)
+    _S_Cost_amount(o, f_amount)
+    _S_Cost_currency(o, f_currency)
+    _S_Cost_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Cost))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3278,12 +3618,9 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
         f_session_id = None
     else:
         n += 1
-        try:
-            if type(v) is not str:
-                raise _s.wrong("a string", v)
-            r = v
-        except DecodeError as e:
-            raise e.at("sessionId") from None
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        r = v
         if r is None:
             ex = _s.note(ex, "sessionId")
         f_session_id = r
@@ -3296,12 +3633,10 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
             f_tool_call_id = None
             ex = _s.note(ex, "toolCallId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "toolCallId")
             f_tool_call_id = r
@@ -3317,15 +3652,13 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
         if r is None:
             ex = _s.note(ex, "requestId")
         f_request_id = r
-    o = ElicitationFormMode(
-        requested_schema=f_requested_schema,
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-        request_id=f_request_id,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormMode),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationFormMode = _new(ElicitationFormMode)
+    _S_ElicitationFormMode_requested_schema(o, f_requested_schema)
+    _S_ElicitationFormMode_session_id(o, f_session_id)
+    _S_ElicitationFormMode_tool_call_id(o, f_tool_call_id)
+    _S_ElicitationFormMode_request_id(o, f_request_id)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormMode))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3386,12 +3719,9 @@ def _d_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
         f_session_id = None
     else:
         n += 1
-        try:
-            if type(v) is not str:
-                raise _s.wrong("a string", v)
-            r = v
-        except DecodeError as e:
-            raise e.at("sessionId") from None
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        r = v
         if r is None:
             ex = _s.note(ex, "sessionId")
         f_session_id = r
@@ -3404,12 +3734,10 @@ def _d_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
             f_tool_call_id = None
             ex = _s.note(ex, "toolCallId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "toolCallId")
             f_tool_call_id = r
@@ -3429,12 +3757,9 @@ def _d_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
     if v is _MISSING:
         raise _s.missing("message")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("message") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("message")
+    r = v
     f_message = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -3445,26 +3770,22 @@ def _d_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CreateElicitationRequestForm(
-        requested_schema=f_requested_schema,
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-        request_id=f_request_id,
-        message=f_message,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestForm),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CreateElicitationRequestForm = _new(CreateElicitationRequestForm)
+    _S_ElicitationFormMode_requested_schema(o, f_requested_schema)
+    _S_ElicitationFormMode_session_id(o, f_session_id)
+    _S_ElicitationFormMode_tool_call_id(o, f_tool_call_id)
+    _S_ElicitationFormMode_request_id(o, f_request_id)
+    _S_CreateElicitationRequestForm_message(o, f_message)
+    _S_CreateElicitationRequestForm_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestForm))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3516,35 +3837,26 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
     if v is _MISSING:
         raise _s.missing("elicitationId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("elicitationId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("elicitationId")
+    r = v
     f_elicitation_id = r
     v = d.get("url", _MISSING)
     if v is _MISSING:
         raise _s.missing("url")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("url") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("url")
+    r = v
     f_url = r
     v = d.get("sessionId", _MISSING)
     if v is _MISSING:
         f_session_id = None
     else:
         n += 1
-        try:
-            if type(v) is not str:
-                raise _s.wrong("a string", v)
-            r = v
-        except DecodeError as e:
-            raise e.at("sessionId") from None
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        r = v
         if r is None:
             ex = _s.note(ex, "sessionId")
         f_session_id = r
@@ -3557,12 +3869,10 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
             f_tool_call_id = None
             ex = _s.note(ex, "toolCallId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "toolCallId")
             f_tool_call_id = r
@@ -3578,16 +3888,14 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
         if r is None:
             ex = _s.note(ex, "requestId")
         f_request_id = r
-    o = ElicitationUrlMode(
-        elicitation_id=f_elicitation_id,
-        url=f_url,
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-        request_id=f_request_id,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlMode),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationUrlMode = _new(ElicitationUrlMode)
+    _S_ElicitationUrlMode_elicitation_id(o, f_elicitation_id)
+    _S_ElicitationUrlMode_url(o, f_url)
+    _S_ElicitationUrlMode_session_id(o, f_session_id)
+    _S_ElicitationUrlMode_tool_call_id(o, f_tool_call_id)
+    _S_ElicitationUrlMode_request_id(o, f_request_id)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlMode))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3641,35 +3949,26 @@ def _d_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
     if v is _MISSING:
         raise _s.missing("elicitationId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("elicitationId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("elicitationId")
+    r = v
     f_elicitation_id = r
     v = d.get("url", _MISSING)
     if v is _MISSING:
         raise _s.missing("url")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("url") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("url")
+    r = v
     f_url = r
     v = d.get("sessionId", _MISSING)
     if v is _MISSING:
         f_session_id = None
     else:
         n += 1
-        try:
-            if type(v) is not str:
-                raise _s.wrong("a string", v)
-            r = v
-        except DecodeError as e:
-            raise e.at("sessionId") from None
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        r = v
         if r is None:
             ex = _s.note(ex, "sessionId")
         f_session_id = r
@@ -3682,12 +3981,10 @@ def _d_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
             f_tool_call_id = None
             ex = _s.note(ex, "toolCallId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "toolCallId")
             f_tool_call_id = r
@@ -3707,12 +4004,9 @@ def _d_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
     if v is _MISSING:
         raise _s.missing("message")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("message") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("message")
+    r = v
     f_message = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -3723,27 +4017,23 @@ def _d_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CreateElicitationRequestUrl(
-        elicitation_id=f_elicitation_id,
-        url=f_url,
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-        request_id=f_request_id,
-        message=f_message,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestUrl),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CreateElicitationRequestUrl = _new(CreateElicitationRequestUrl)
+    _S_ElicitationUrlMode_elicitation_id(o, f_elicitation_id)
+    _S_ElicitationUrlMode_url(o, f_url)
+    _S_ElicitationUrlMode_session_id(o, f_session_id)
+    _S_ElicitationUrlMode_tool_call_id(o, f_tool_call_id)
+    _S_ElicitationUrlMode_request_id(o, f_request_id)
+    _S_CreateElicitationRequestUrl_message(o, f_message)
+    _S_CreateElicitationRequestUrl_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestUrl))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3805,11 +4095,10 @@ def _d_ElicitationAcceptAction(d: Any) -> ElicitationAcceptAction:
             if r is None:
                 ex = _s.note(ex, "content")
             f_content = r
-    o = ElicitationAcceptAction(
-        content=f_content, extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationAcceptAction)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationAcceptAction = _new(ElicitationAcceptAction)
+    _S_ElicitationAcceptAction_content(o, f_content)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationAcceptAction))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3865,22 +4154,18 @@ def _d_CreateElicitationResponseAccept(d: Any) -> CreateElicitationResponseAccep
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CreateElicitationResponseAccept(
-        content=f_content,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseAccept),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CreateElicitationResponseAccept = _new(CreateElicitationResponseAccept)
+    _S_ElicitationAcceptAction_content(o, f_content)
+    _S_CreateElicitationResponseAccept_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseAccept))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3924,21 +4209,17 @@ def _d_CreateElicitationResponseCancel(d: Any) -> CreateElicitationResponseCance
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CreateElicitationResponseCancel(
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseCancel),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CreateElicitationResponseCancel = _new(CreateElicitationResponseCancel)
+    _S_CreateElicitationResponseCancel_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseCancel))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3977,21 +4258,17 @@ def _d_CreateElicitationResponseDecline(d: Any) -> CreateElicitationResponseDecl
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CreateElicitationResponseDecline(
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseDecline),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CreateElicitationResponseDecline = _new(CreateElicitationResponseDecline)
+    _S_CreateElicitationResponseDecline_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseDecline))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4026,23 +4303,17 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("command", _MISSING)
     if v is _MISSING:
         raise _s.missing("command")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("command") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("command")
+    r = v
     f_command = r
     v = d.get("args", _MISSING)
     if v is _MISSING:
@@ -4085,12 +4356,10 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
             f_cwd = None
             ex = _s.note(ex, "cwd")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "cwd")
             f_cwd = r
@@ -4103,15 +4372,10 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
             f_output_byte_limit = None
             ex = _s.note(ex, "outputByteLimit")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]
-                ):
-                    raise _s.bad_int(v, "uint64")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "outputByteLimit")
             f_output_byte_limit = r
@@ -4124,27 +4388,23 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CreateTerminalRequest(
-        session_id=f_session_id,
-        command=f_command,
-        args=f_args,
-        env=f_env,
-        cwd=f_cwd,
-        output_byte_limit=f_output_byte_limit,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CreateTerminalRequest = _new(CreateTerminalRequest)
+    _S_CreateTerminalRequest_session_id(o, f_session_id)
+    _S_CreateTerminalRequest_command(o, f_command)
+    _S_CreateTerminalRequest_args(o, f_args)
+    _S_CreateTerminalRequest_env(o, f_env)
+    _S_CreateTerminalRequest_cwd(o, f_cwd)
+    _S_CreateTerminalRequest_output_byte_limit(o, f_output_byte_limit)
+    _S_CreateTerminalRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4194,12 +4454,9 @@ def _d_CreateTerminalResponse(d: Any) -> CreateTerminalResponse:
     if v is _MISSING:
         raise _s.missing("terminalId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("terminalId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("terminalId")
+    r = v
     f_terminal_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -4210,22 +4467,18 @@ def _d_CreateTerminalResponse(d: Any) -> CreateTerminalResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CreateTerminalResponse(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CreateTerminalResponse = _new(CreateTerminalResponse)
+    _S_CreateTerminalResponse_terminal_id(o, f_terminal_id)
+    _S_CreateTerminalResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4262,12 +4515,9 @@ def _d_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
     if v is _MISSING:
         raise _s.missing("currentModeId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("currentModeId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("currentModeId")
+    r = v
     f_current_mode_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -4278,22 +4528,18 @@ def _d_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CurrentModeUpdate(
-        current_mode_id=f_current_mode_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CurrentModeUpdate),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CurrentModeUpdate = _new(CurrentModeUpdate)
+    _S_CurrentModeUpdate_current_mode_id(o, f_current_mode_id)
+    _S_CurrentModeUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CurrentModeUpdate))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4325,12 +4571,9 @@ def _d_DeleteSessionRequest(d: Any) -> DeleteSessionRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -4341,22 +4584,18 @@ def _d_DeleteSessionRequest(d: Any) -> DeleteSessionRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = DeleteSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: DeleteSessionRequest = _new(DeleteSessionRequest)
+    _S_DeleteSessionRequest_session_id(o, f_session_id)
+    _S_DeleteSessionRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4392,20 +4631,17 @@ def _d_DeleteSessionResponse(d: Any) -> DeleteSessionResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = DeleteSessionResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: DeleteSessionResponse = _new(DeleteSessionResponse)
+    _S_DeleteSessionResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4442,12 +4678,9 @@ def _d_Diff(d: Any) -> Diff:
     if v is _MISSING:
         raise _s.missing("path")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("path") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("path")
+    r = v
     f_path = r
     v = d.get("oldText", _MISSING)
     if v is _MISSING:
@@ -4458,12 +4691,10 @@ def _d_Diff(d: Any) -> Diff:
             f_old_text = None
             ex = _s.note(ex, "oldText")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "oldText")
             f_old_text = r
@@ -4471,12 +4702,9 @@ def _d_Diff(d: Any) -> Diff:
     if v is _MISSING:
         raise _s.missing("newText")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("newText") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("newText")
+    r = v
     f_new_text = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -4487,24 +4715,20 @@ def _d_Diff(d: Any) -> Diff:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Diff(
-        path=f_path,
-        old_text=f_old_text,
-        new_text=f_new_text,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Diff),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Diff = _new(Diff)
+    _S_Diff_path(o, f_path)
+    _S_Diff_old_text(o, f_old_text)
+    _S_Diff_new_text(o, f_new_text)
+    _S_Diff_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Diff))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4581,23 +4805,19 @@ def _d_ElicitationCapabilities(d: Any) -> ElicitationCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ElicitationCapabilities(
-        form=f_form,
-        url=f_url,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationCapabilities = _new(ElicitationCapabilities)
+    _S_ElicitationCapabilities_form(o, f_form)
+    _S_ElicitationCapabilities_url(o, f_url)
+    _S_ElicitationCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4641,20 +4861,17 @@ def _d_ElicitationFormCapabilities(d: Any) -> ElicitationFormCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ElicitationFormCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationFormCapabilities = _new(ElicitationFormCapabilities)
+    _S_ElicitationFormCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4687,10 +4904,11 @@ def _d_ElicitationRequestScope(d: Any) -> ElicitationRequestScope:
     except DecodeError as e:
         raise e.at("requestId") from None
     f_request_id = r
-    return ElicitationRequestScope(
-        request_id=f_request_id,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationRequestScope),
-    )
+    o: ElicitationRequestScope = _new(ElicitationRequestScope)
+    _S_ElicitationRequestScope_request_id(o, f_request_id)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationRequestScope))
+    _S_explicit(o, _NO_EXPLICIT)
+    return o
 
 
 def _e_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
@@ -4724,12 +4942,10 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
             f_type = "object"
             ex = _s.note(ex, "type")
         else:
-            try:
-                if type(v) is not str or v not in _L_ElicitationSchemaType:
-                    raise _s.bad_literal(v, _L_ElicitationSchemaType)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_ElicitationSchemaType:
                 r = "object"
+            else:
+                r = v
             if r == "object":
                 ex = _s.note(ex, "type")
             f_type = r
@@ -4742,12 +4958,10 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -4788,12 +5002,10 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -4806,26 +5018,22 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ElicitationSchema(
-        type=f_type,
-        title=f_title,
-        properties=f_properties,
-        required=f_required,
-        description=f_description,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSchema),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationSchema = _new(ElicitationSchema)
+    _S_ElicitationSchema_type(o, f_type)
+    _S_ElicitationSchema_title(o, f_title)
+    _S_ElicitationSchema_properties(o, f_properties)
+    _S_ElicitationSchema_required(o, f_required)
+    _S_ElicitationSchema_description(o, f_description)
+    _S_ElicitationSchema_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSchema))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4876,12 +5084,9 @@ def _d_ElicitationSessionScope(d: Any) -> ElicitationSessionScope:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("toolCallId", _MISSING)
     if v is _MISSING:
@@ -4892,22 +5097,18 @@ def _d_ElicitationSessionScope(d: Any) -> ElicitationSessionScope:
             f_tool_call_id = None
             ex = _s.note(ex, "toolCallId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "toolCallId")
             f_tool_call_id = r
-    o = ElicitationSessionScope(
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSessionScope),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationSessionScope = _new(ElicitationSessionScope)
+    _S_ElicitationSessionScope_session_id(o, f_session_id)
+    _S_ElicitationSessionScope_tool_call_id(o, f_tool_call_id)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSessionScope))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4943,20 +5144,17 @@ def _d_ElicitationUrlCapabilities(d: Any) -> ElicitationUrlCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ElicitationUrlCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationUrlCapabilities = _new(ElicitationUrlCapabilities)
+    _S_ElicitationUrlCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5022,23 +5220,19 @@ def _d_EmbeddedResource(d: Any) -> EmbeddedResource:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = EmbeddedResource(
-        annotations=f_annotations,
-        resource=f_resource,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_EmbeddedResource),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: EmbeddedResource = _new(EmbeddedResource)
+    _S_EmbeddedResource_annotations(o, f_annotations)
+    _S_EmbeddedResource_resource(o, f_resource)
+    _S_EmbeddedResource_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_EmbeddedResource))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5077,23 +5271,17 @@ def _d_EnumOption(d: Any) -> EnumOption:
     if v is _MISSING:
         raise _s.missing("const")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("const") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("const")
+    r = v
     f_const = r
     v = d.get("title", _MISSING)
     if v is _MISSING:
         raise _s.missing("title")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("title") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("title")
+    r = v
     f_title = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
@@ -5104,12 +5292,10 @@ def _d_EnumOption(d: Any) -> EnumOption:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -5122,24 +5308,20 @@ def _d_EnumOption(d: Any) -> EnumOption:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = EnumOption(
-        const=f_const,
-        title=f_title,
-        description=f_description,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_EnumOption),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: EnumOption = _new(EnumOption)
+    _S_EnumOption_const(o, f_const)
+    _S_EnumOption_title(o, f_title)
+    _S_EnumOption_description(o, f_description)
+    _S_EnumOption_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_EnumOption))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5179,23 +5361,17 @@ def _d_EnvVariable(d: Any) -> EnvVariable:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("value", _MISSING)
     if v is _MISSING:
         raise _s.missing("value")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("value") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("value")
+    r = v
     f_value = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -5206,23 +5382,19 @@ def _d_EnvVariable(d: Any) -> EnvVariable:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = EnvVariable(
-        name=f_name,
-        value=f_value,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_EnvVariable),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: EnvVariable = _new(EnvVariable)
+    _S_EnvVariable_name(o, f_name)
+    _S_EnvVariable_value(o, f_value)
+    _S_EnvVariable_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_EnvVariable))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5257,23 +5429,17 @@ def _d_Error(d: Any) -> Error:
     if v is _MISSING:
         raise _s.missing("code")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["int32"][0] <= v <= _s.INT_LIMITS["int32"][1]:
-            raise _s.bad_int(v, "int32")
-        r = v
-    except DecodeError as e:
-        raise e.at("code") from None
+    if type(v) is not int or not -2147483648 <= v <= 2147483647:
+        raise _s.bad_int(v, "int32").at("code")
+    r = v
     f_code = r
     v = d.get("message", _MISSING)
     if v is _MISSING:
         raise _s.missing("message")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("message") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("message")
+    r = v
     f_message = r
     v = d.get("data", _MISSING)
     if v is _MISSING:
@@ -5284,21 +5450,16 @@ def _d_Error(d: Any) -> Error:
             f_data = None
             ex = _s.note(ex, "data")
         else:
-            try:
-                r = v
-            except DecodeError:
-                r = None
+            r = v
             if r is None:
                 ex = _s.note(ex, "data")
             f_data = r
-    o = Error(
-        code=f_code,
-        message=f_message,
-        data=f_data,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Error),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Error = _new(Error)
+    _S_Error_code(o, f_code)
+    _S_Error_message(o, f_message)
+    _S_Error_data(o, f_data)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Error))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5333,23 +5494,17 @@ def _d_HttpHeader(d: Any) -> HttpHeader:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("value", _MISSING)
     if v is _MISSING:
         raise _s.missing("value")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("value") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("value")
+    r = v
     f_value = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -5360,23 +5515,19 @@ def _d_HttpHeader(d: Any) -> HttpHeader:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = HttpHeader(
-        name=f_name,
-        value=f_value,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_HttpHeader),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: HttpHeader = _new(HttpHeader)
+    _S_HttpHeader_name(o, f_name)
+    _S_HttpHeader_value(o, f_value)
+    _S_HttpHeader_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_HttpHeader))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5434,23 +5585,17 @@ def _d_ImageContent(d: Any) -> ImageContent:
     if v is _MISSING:
         raise _s.missing("data")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("data") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("data")
+    r = v
     f_data = r
     v = d.get("mimeType", _MISSING)
     if v is _MISSING:
         raise _s.missing("mimeType")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("mimeType") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("mimeType")
+    r = v
     f_mime_type = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
@@ -5461,12 +5606,10 @@ def _d_ImageContent(d: Any) -> ImageContent:
             f_uri = None
             ex = _s.note(ex, "uri")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "uri")
             f_uri = r
@@ -5479,25 +5622,21 @@ def _d_ImageContent(d: Any) -> ImageContent:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ImageContent(
-        annotations=f_annotations,
-        data=f_data,
-        mime_type=f_mime_type,
-        uri=f_uri,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ImageContent),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ImageContent = _new(ImageContent)
+    _S_ImageContent_annotations(o, f_annotations)
+    _S_ImageContent_data(o, f_data)
+    _S_ImageContent_mime_type(o, f_mime_type)
+    _S_ImageContent_uri(o, f_uri)
+    _S_ImageContent_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ImageContent))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5543,12 +5682,9 @@ def _d_Implementation(d: Any) -> Implementation:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("title", _MISSING)
     if v is _MISSING:
@@ -5559,12 +5695,10 @@ def _d_Implementation(d: Any) -> Implementation:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -5572,12 +5706,9 @@ def _d_Implementation(d: Any) -> Implementation:
     if v is _MISSING:
         raise _s.missing("version")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("version") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("version")
+    r = v
     f_version = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -5588,24 +5719,20 @@ def _d_Implementation(d: Any) -> Implementation:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Implementation(
-        name=f_name,
-        title=f_title,
-        version=f_version,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Implementation),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Implementation = _new(Implementation)
+    _S_Implementation_name(o, f_name)
+    _S_Implementation_title(o, f_title)
+    _S_Implementation_version(o, f_version)
+    _S_Implementation_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Implementation))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5646,12 +5773,9 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
     if v is _MISSING:
         raise _s.missing("protocolVersion")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint16"][0] <= v <= _s.INT_LIMITS["uint16"][1]:
-            raise _s.bad_int(v, "uint16")
-        r = v
-    except DecodeError as e:
-        raise e.at("protocolVersion") from None
+    if type(v) is not int or not 0 <= v <= 65535:
+        raise _s.bad_int(v, "uint16").at("protocolVersion")
+    r = v
     f_protocol_version = r
     v = d.get("clientCapabilities", _MISSING)
     if v is _MISSING:
@@ -5694,24 +5818,20 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = InitializeRequest(
-        protocol_version=f_protocol_version,
-        client_capabilities=f_client_capabilities,
-        client_info=f_client_info,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_InitializeRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: InitializeRequest = _new(InitializeRequest)
+    _S_InitializeRequest_protocol_version(o, f_protocol_version)
+    _S_InitializeRequest_client_capabilities(o, f_client_capabilities)
+    _S_InitializeRequest_client_info(o, f_client_info)
+    _S_InitializeRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5754,12 +5874,9 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
     if v is _MISSING:
         raise _s.missing("protocolVersion")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint16"][0] <= v <= _s.INT_LIMITS["uint16"][1]:
-            raise _s.bad_int(v, "uint16")
-        r = v
-    except DecodeError as e:
-        raise e.at("protocolVersion") from None
+    if type(v) is not int or not 0 <= v <= 65535:
+        raise _s.bad_int(v, "uint16").at("protocolVersion")
+    r = v
     f_protocol_version = r
     v = d.get("agentCapabilities", _MISSING)
     if v is _MISSING:
@@ -5818,25 +5935,21 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = InitializeResponse(
-        protocol_version=f_protocol_version,
-        agent_capabilities=f_agent_capabilities,
-        auth_methods=f_auth_methods,
-        agent_info=f_agent_info,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_InitializeResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: InitializeResponse = _new(InitializeResponse)
+    _S_InitializeResponse_protocol_version(o, f_protocol_version)
+    _S_InitializeResponse_agent_capabilities(o, f_agent_capabilities)
+    _S_InitializeResponse_auth_methods(o, f_auth_methods)
+    _S_InitializeResponse_agent_info(o, f_agent_info)
+    _S_InitializeResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5893,12 +6006,10 @@ def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -5911,12 +6022,10 @@ def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -5929,15 +6038,9 @@ def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
             f_minimum = None
             ex = _s.note(ex, "minimum")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["int64"][0] <= v <= _s.INT_LIMITS["int64"][1]
-                ):
-                    raise _s.bad_int(v, "int64")
-                r = v
-            except DecodeError as e:
-                raise e.at("minimum") from None
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                raise _s.bad_int(v, "int64").at("minimum")
+            r = v
             if r is None:
                 ex = _s.note(ex, "minimum")
             f_minimum = r
@@ -5950,15 +6053,9 @@ def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
             f_maximum = None
             ex = _s.note(ex, "maximum")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["int64"][0] <= v <= _s.INT_LIMITS["int64"][1]
-                ):
-                    raise _s.bad_int(v, "int64")
-                r = v
-            except DecodeError as e:
-                raise e.at("maximum") from None
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                raise _s.bad_int(v, "int64").at("maximum")
+            r = v
             if r is None:
                 ex = _s.note(ex, "maximum")
             f_maximum = r
@@ -5971,15 +6068,10 @@ def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
             f_default = None
             ex = _s.note(ex, "default")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["int64"][0] <= v <= _s.INT_LIMITS["int64"][1]
-                ):
-                    raise _s.bad_int(v, "int64")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "default")
             f_default = r
@@ -5992,26 +6084,22 @@ def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = IntegerPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_IntegerPropertySchema),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: IntegerPropertySchema = _new(IntegerPropertySchema)
+    _S_IntegerPropertySchema_title(o, f_title)
+    _S_IntegerPropertySchema_description(o, f_description)
+    _S_IntegerPropertySchema_minimum(o, f_minimum)
+    _S_IntegerPropertySchema_maximum(o, f_maximum)
+    _S_IntegerPropertySchema_default(o, f_default)
+    _S_IntegerPropertySchema_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_IntegerPropertySchema))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6067,23 +6155,17 @@ def _d_KillTerminalRequest(d: Any) -> KillTerminalRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("terminalId", _MISSING)
     if v is _MISSING:
         raise _s.missing("terminalId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("terminalId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("terminalId")
+    r = v
     f_terminal_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -6094,23 +6176,19 @@ def _d_KillTerminalRequest(d: Any) -> KillTerminalRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = KillTerminalRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: KillTerminalRequest = _new(KillTerminalRequest)
+    _S_KillTerminalRequest_session_id(o, f_session_id)
+    _S_KillTerminalRequest_terminal_id(o, f_terminal_id)
+    _S_KillTerminalRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6148,20 +6226,17 @@ def _d_KillTerminalResponse(d: Any) -> KillTerminalResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = KillTerminalResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: KillTerminalResponse = _new(KillTerminalResponse)
+    _S_KillTerminalResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6197,12 +6272,9 @@ def _d_ListSessionsRequest(d: Any) -> ListSessionsRequest:
             f_cwd = None
             ex = _s.note(ex, "cwd")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError as e:
-                raise e.at("cwd") from None
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("cwd")
+            r = v
             if r is None:
                 ex = _s.note(ex, "cwd")
             f_cwd = r
@@ -6215,12 +6287,9 @@ def _d_ListSessionsRequest(d: Any) -> ListSessionsRequest:
             f_cursor = None
             ex = _s.note(ex, "cursor")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError as e:
-                raise e.at("cursor") from None
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("cursor")
+            r = v
             if r is None:
                 ex = _s.note(ex, "cursor")
             f_cursor = r
@@ -6233,23 +6302,19 @@ def _d_ListSessionsRequest(d: Any) -> ListSessionsRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ListSessionsRequest(
-        cwd=f_cwd,
-        cursor=f_cursor,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ListSessionsRequest = _new(ListSessionsRequest)
+    _S_ListSessionsRequest_cwd(o, f_cwd)
+    _S_ListSessionsRequest_cursor(o, f_cursor)
+    _S_ListSessionsRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6304,12 +6369,10 @@ def _d_ListSessionsResponse(d: Any) -> ListSessionsResponse:
             f_next_cursor = None
             ex = _s.note(ex, "nextCursor")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "nextCursor")
             f_next_cursor = r
@@ -6322,23 +6385,19 @@ def _d_ListSessionsResponse(d: Any) -> ListSessionsResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ListSessionsResponse(
-        sessions=f_sessions,
-        next_cursor=f_next_cursor,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ListSessionsResponse = _new(ListSessionsResponse)
+    _S_ListSessionsResponse_sessions(o, f_sessions)
+    _S_ListSessionsResponse_next_cursor(o, f_next_cursor)
+    _S_ListSessionsResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6387,12 +6446,9 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
     if v is _MISSING:
         raise _s.missing("cwd")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("cwd") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("cwd")
+    r = v
     f_cwd = r
     v = d.get("additionalDirectories", _MISSING)
     if v is _MISSING:
@@ -6414,12 +6470,9 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -6430,25 +6483,21 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = LoadSessionRequest(
-        mcp_servers=f_mcp_servers,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        session_id=f_session_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: LoadSessionRequest = _new(LoadSessionRequest)
+    _S_LoadSessionRequest_mcp_servers(o, f_mcp_servers)
+    _S_LoadSessionRequest_cwd(o, f_cwd)
+    _S_LoadSessionRequest_additional_directories(o, f_additional_directories)
+    _S_LoadSessionRequest_session_id(o, f_session_id)
+    _S_LoadSessionRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6525,23 +6574,19 @@ def _d_LoadSessionResponse(d: Any) -> LoadSessionResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = LoadSessionResponse(
-        modes=f_modes,
-        config_options=f_config_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: LoadSessionResponse = _new(LoadSessionResponse)
+    _S_LoadSessionResponse_modes(o, f_modes)
+    _S_LoadSessionResponse_config_options(o, f_config_options)
+    _S_LoadSessionResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6585,20 +6630,17 @@ def _d_LogoutCapabilities(d: Any) -> LogoutCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = LogoutCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_LogoutCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: LogoutCapabilities = _new(LogoutCapabilities)
+    _S_LogoutCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6632,18 +6674,17 @@ def _d_LogoutRequest(d: Any) -> LogoutRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = LogoutRequest(meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_LogoutRequest))
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: LogoutRequest = _new(LogoutRequest)
+    _S_LogoutRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6677,20 +6718,17 @@ def _d_LogoutResponse(d: Any) -> LogoutResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = LogoutResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_LogoutResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: LogoutResponse = _new(LogoutResponse)
+    _S_LogoutResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6727,23 +6765,17 @@ def _d_McpServerHttp(d: Any) -> McpServerHttp:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("url", _MISSING)
     if v is _MISSING:
         raise _s.missing("url")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("url") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("url")
+    r = v
     f_url = r
     v = d.get("headers", _MISSING)
     if v is _MISSING:
@@ -6763,24 +6795,20 @@ def _d_McpServerHttp(d: Any) -> McpServerHttp:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = McpServerHttp(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_McpServerHttp),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: McpServerHttp = _new(McpServerHttp)
+    _S_McpServerHttp_name(o, f_name)
+    _S_McpServerHttp_url(o, f_url)
+    _S_McpServerHttp_headers(o, f_headers)
+    _S_McpServerHttp_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerHttp))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6823,23 +6851,17 @@ def _d_McpServerSse(d: Any) -> McpServerSse:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("url", _MISSING)
     if v is _MISSING:
         raise _s.missing("url")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("url") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("url")
+    r = v
     f_url = r
     v = d.get("headers", _MISSING)
     if v is _MISSING:
@@ -6859,24 +6881,20 @@ def _d_McpServerSse(d: Any) -> McpServerSse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = McpServerSse(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_McpServerSse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: McpServerSse = _new(McpServerSse)
+    _S_McpServerSse_name(o, f_name)
+    _S_McpServerSse_url(o, f_url)
+    _S_McpServerSse_headers(o, f_headers)
+    _S_McpServerSse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerSse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6915,23 +6933,17 @@ def _d_McpServerStdio(d: Any) -> McpServerStdio:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("command", _MISSING)
     if v is _MISSING:
         raise _s.missing("command")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("command") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("command")
+    r = v
     f_command = r
     v = d.get("args", _MISSING)
     if v is _MISSING:
@@ -6960,25 +6972,21 @@ def _d_McpServerStdio(d: Any) -> McpServerStdio:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = McpServerStdio(
-        name=f_name,
-        command=f_command,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_McpServerStdio),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: McpServerStdio = _new(McpServerStdio)
+    _S_McpServerStdio_name(o, f_name)
+    _S_McpServerStdio_command(o, f_command)
+    _S_McpServerStdio_args(o, f_args)
+    _S_McpServerStdio_env(o, f_env)
+    _S_McpServerStdio_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerStdio))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7031,12 +7039,10 @@ def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -7049,12 +7055,10 @@ def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -7067,15 +7071,9 @@ def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
             f_min_items = None
             ex = _s.note(ex, "minItems")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]
-                ):
-                    raise _s.bad_int(v, "uint64")
-                r = v
-            except DecodeError as e:
-                raise e.at("minItems") from None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                raise _s.bad_int(v, "uint64").at("minItems")
+            r = v
             if r is None:
                 ex = _s.note(ex, "minItems")
             f_min_items = r
@@ -7088,15 +7086,9 @@ def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
             f_max_items = None
             ex = _s.note(ex, "maxItems")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]
-                ):
-                    raise _s.bad_int(v, "uint64")
-                r = v
-            except DecodeError as e:
-                raise e.at("maxItems") from None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                raise _s.bad_int(v, "uint64").at("maxItems")
+            r = v
             if r is None:
                 ex = _s.note(ex, "maxItems")
             f_max_items = r
@@ -7134,27 +7126,23 @@ def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = MultiSelectPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_items=f_min_items,
-        max_items=f_max_items,
-        items=f_items,
-        default=f_default,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_MultiSelectPropertySchema),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: MultiSelectPropertySchema = _new(MultiSelectPropertySchema)
+    _S_MultiSelectPropertySchema_title(o, f_title)
+    _S_MultiSelectPropertySchema_description(o, f_description)
+    _S_MultiSelectPropertySchema_min_items(o, f_min_items)
+    _S_MultiSelectPropertySchema_max_items(o, f_max_items)
+    _S_MultiSelectPropertySchema_items(o, f_items)
+    _S_MultiSelectPropertySchema_default(o, f_default)
+    _S_MultiSelectPropertySchema_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_MultiSelectPropertySchema))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7213,12 +7201,9 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
     if v is _MISSING:
         raise _s.missing("cwd")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("cwd") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("cwd")
+    r = v
     f_cwd = r
     v = d.get("additionalDirectories", _MISSING)
     if v is _MISSING:
@@ -7254,24 +7239,20 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NewSessionRequest(
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        mcp_servers=f_mcp_servers,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NewSessionRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NewSessionRequest = _new(NewSessionRequest)
+    _S_NewSessionRequest_cwd(o, f_cwd)
+    _S_NewSessionRequest_additional_directories(o, f_additional_directories)
+    _S_NewSessionRequest_mcp_servers(o, f_mcp_servers)
+    _S_NewSessionRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7310,12 +7291,9 @@ def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("modes", _MISSING)
     if v is _MISSING:
@@ -7358,24 +7336,20 @@ def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NewSessionResponse(
-        session_id=f_session_id,
-        modes=f_modes,
-        config_options=f_config_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NewSessionResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NewSessionResponse = _new(NewSessionResponse)
+    _S_NewSessionResponse_session_id(o, f_session_id)
+    _S_NewSessionResponse_modes(o, f_modes)
+    _S_NewSessionResponse_config_options(o, f_config_options)
+    _S_NewSessionResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7431,12 +7405,10 @@ def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -7449,12 +7421,10 @@ def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -7467,12 +7437,9 @@ def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
             f_minimum = None
             ex = _s.note(ex, "minimum")
         else:
-            try:
-                if type(v) is not float and type(v) is not int:
-                    raise _s.wrong("a number", v)
-                r = v
-            except DecodeError as e:
-                raise e.at("minimum") from None
+            if type(v) is not float and type(v) is not int:
+                raise _s.wrong("a number", v).at("minimum")
+            r = v
             if r is None:
                 ex = _s.note(ex, "minimum")
             f_minimum = r
@@ -7485,12 +7452,9 @@ def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
             f_maximum = None
             ex = _s.note(ex, "maximum")
         else:
-            try:
-                if type(v) is not float and type(v) is not int:
-                    raise _s.wrong("a number", v)
-                r = v
-            except DecodeError as e:
-                raise e.at("maximum") from None
+            if type(v) is not float and type(v) is not int:
+                raise _s.wrong("a number", v).at("maximum")
+            r = v
             if r is None:
                 ex = _s.note(ex, "maximum")
             f_maximum = r
@@ -7503,12 +7467,10 @@ def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
             f_default = None
             ex = _s.note(ex, "default")
         else:
-            try:
-                if type(v) is not float and type(v) is not int:
-                    raise _s.wrong("a number", v)
-                r = v
-            except DecodeError:
+            if type(v) is not float and type(v) is not int:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "default")
             f_default = r
@@ -7521,26 +7483,22 @@ def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NumberPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NumberPropertySchema),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NumberPropertySchema = _new(NumberPropertySchema)
+    _S_NumberPropertySchema_title(o, f_title)
+    _S_NumberPropertySchema_description(o, f_description)
+    _S_NumberPropertySchema_minimum(o, f_minimum)
+    _S_NumberPropertySchema_maximum(o, f_maximum)
+    _S_NumberPropertySchema_default(o, f_default)
+    _S_NumberPropertySchema_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NumberPropertySchema))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7597,34 +7555,25 @@ def _d_PermissionOption(d: Any) -> PermissionOption:
     if v is _MISSING:
         raise _s.missing("optionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("optionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("optionId")
+    r = v
     f_option_id = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("kind", _MISSING)
     if v is _MISSING:
         raise _s.missing("kind")
     n += 1
-    try:
-        if type(v) is not str or v not in _L_PermissionOptionKind:
-            raise _s.bad_literal(v, _L_PermissionOptionKind)
-        r = v
-    except DecodeError as e:
-        raise e.at("kind") from None
+    if type(v) is not str or v not in _L_PermissionOptionKind:
+        raise _s.bad_literal(v, _L_PermissionOptionKind).at("kind")
+    r = v
     f_kind = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -7635,24 +7584,20 @@ def _d_PermissionOption(d: Any) -> PermissionOption:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PermissionOption(
-        option_id=f_option_id,
-        name=f_name,
-        kind=f_kind,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_PermissionOption),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PermissionOption = _new(PermissionOption)
+    _S_PermissionOption_option_id(o, f_option_id)
+    _S_PermissionOption_name(o, f_name)
+    _S_PermissionOption_kind(o, f_kind)
+    _S_PermissionOption_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PermissionOption))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7707,18 +7652,18 @@ def _d_Plan(d: Any) -> Plan:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Plan(entries=f_entries, meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_Plan))
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Plan = _new(Plan)
+    _S_Plan_entries(o, f_entries)
+    _S_Plan_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Plan))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7752,34 +7697,25 @@ def _d_PlanEntry(d: Any) -> PlanEntry:
     if v is _MISSING:
         raise _s.missing("content")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("content") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("content")
+    r = v
     f_content = r
     v = d.get("priority", _MISSING)
     if v is _MISSING:
         raise _s.missing("priority")
     n += 1
-    try:
-        if type(v) is not str or v not in _L_PlanEntryPriority:
-            raise _s.bad_literal(v, _L_PlanEntryPriority)
-        r = v
-    except DecodeError as e:
-        raise e.at("priority") from None
+    if type(v) is not str or v not in _L_PlanEntryPriority:
+        raise _s.bad_literal(v, _L_PlanEntryPriority).at("priority")
+    r = v
     f_priority = r
     v = d.get("status", _MISSING)
     if v is _MISSING:
         raise _s.missing("status")
     n += 1
-    try:
-        if type(v) is not str or v not in _L_PlanEntryStatus:
-            raise _s.bad_literal(v, _L_PlanEntryStatus)
-        r = v
-    except DecodeError as e:
-        raise e.at("status") from None
+    if type(v) is not str or v not in _L_PlanEntryStatus:
+        raise _s.bad_literal(v, _L_PlanEntryStatus).at("status")
+    r = v
     f_status = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -7790,24 +7726,20 @@ def _d_PlanEntry(d: Any) -> PlanEntry:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PlanEntry(
-        content=f_content,
-        priority=f_priority,
-        status=f_status,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_PlanEntry),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PlanEntry = _new(PlanEntry)
+    _S_PlanEntry_content(o, f_content)
+    _S_PlanEntry_priority(o, f_priority)
+    _S_PlanEntry_status(o, f_status)
+    _S_PlanEntry_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanEntry))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7844,12 +7776,9 @@ def _d_PromptRequest(d: Any) -> PromptRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("prompt", _MISSING)
     if v is _MISSING:
@@ -7869,23 +7798,19 @@ def _d_PromptRequest(d: Any) -> PromptRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PromptRequest(
-        session_id=f_session_id,
-        prompt=f_prompt,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_PromptRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PromptRequest = _new(PromptRequest)
+    _S_PromptRequest_session_id(o, f_session_id)
+    _S_PromptRequest_prompt(o, f_prompt)
+    _S_PromptRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7919,12 +7844,9 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
     if v is _MISSING:
         raise _s.missing("stopReason")
     n += 1
-    try:
-        if type(v) is not str or v not in _L_StopReason:
-            raise _s.bad_literal(v, _L_StopReason)
-        r = v
-    except DecodeError as e:
-        raise e.at("stopReason") from None
+    if type(v) is not str or v not in _L_StopReason:
+        raise _s.bad_literal(v, _L_StopReason).at("stopReason")
+    r = v
     f_stop_reason = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -7935,22 +7857,18 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PromptResponse(
-        stop_reason=f_stop_reason,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_PromptResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PromptResponse = _new(PromptResponse)
+    _S_PromptResponse_stop_reason(o, f_stop_reason)
+    _S_PromptResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7985,23 +7903,17 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("path", _MISSING)
     if v is _MISSING:
         raise _s.missing("path")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("path") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("path")
+    r = v
     f_path = r
     v = d.get("line", _MISSING)
     if v is _MISSING:
@@ -8012,15 +7924,10 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
             f_line = None
             ex = _s.note(ex, "line")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 4294967295:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "line")
             f_line = r
@@ -8033,15 +7940,10 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
             f_limit = None
             ex = _s.note(ex, "limit")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 4294967295:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "limit")
             f_limit = r
@@ -8054,25 +7956,21 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ReadTextFileRequest(
-        session_id=f_session_id,
-        path=f_path,
-        line=f_line,
-        limit=f_limit,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ReadTextFileRequest = _new(ReadTextFileRequest)
+    _S_ReadTextFileRequest_session_id(o, f_session_id)
+    _S_ReadTextFileRequest_path(o, f_path)
+    _S_ReadTextFileRequest_line(o, f_line)
+    _S_ReadTextFileRequest_limit(o, f_limit)
+    _S_ReadTextFileRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8116,12 +8014,9 @@ def _d_ReadTextFileResponse(d: Any) -> ReadTextFileResponse:
     if v is _MISSING:
         raise _s.missing("content")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("content") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("content")
+    r = v
     f_content = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -8132,22 +8027,18 @@ def _d_ReadTextFileResponse(d: Any) -> ReadTextFileResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ReadTextFileResponse(
-        content=f_content,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ReadTextFileResponse = _new(ReadTextFileResponse)
+    _S_ReadTextFileResponse_content(o, f_content)
+    _S_ReadTextFileResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8180,23 +8071,17 @@ def _d_ReleaseTerminalRequest(d: Any) -> ReleaseTerminalRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("terminalId", _MISSING)
     if v is _MISSING:
         raise _s.missing("terminalId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("terminalId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("terminalId")
+    r = v
     f_terminal_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -8207,23 +8092,19 @@ def _d_ReleaseTerminalRequest(d: Any) -> ReleaseTerminalRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ReleaseTerminalRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ReleaseTerminalRequest = _new(ReleaseTerminalRequest)
+    _S_ReleaseTerminalRequest_session_id(o, f_session_id)
+    _S_ReleaseTerminalRequest_terminal_id(o, f_terminal_id)
+    _S_ReleaseTerminalRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8261,20 +8142,17 @@ def _d_ReleaseTerminalResponse(d: Any) -> ReleaseTerminalResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ReleaseTerminalResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ReleaseTerminalResponse = _new(ReleaseTerminalResponse)
+    _S_ReleaseTerminalResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8306,12 +8184,9 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("toolCall", _MISSING)
     if v is _MISSING:
@@ -8340,24 +8215,20 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = RequestPermissionRequest(
-        session_id=f_session_id,
-        tool_call=f_tool_call,
-        options=f_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: RequestPermissionRequest = _new(RequestPermissionRequest)
+    _S_RequestPermissionRequest_session_id(o, f_session_id)
+    _S_RequestPermissionRequest_tool_call(o, f_tool_call)
+    _S_RequestPermissionRequest_options(o, f_options)
+    _S_RequestPermissionRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8407,22 +8278,18 @@ def _d_RequestPermissionResponse(d: Any) -> RequestPermissionResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = RequestPermissionResponse(
-        outcome=f_outcome,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: RequestPermissionResponse = _new(RequestPermissionResponse)
+    _S_RequestPermissionResponse_outcome(o, f_outcome)
+    _S_RequestPermissionResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8486,12 +8353,10 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -8504,12 +8369,10 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
             f_mime_type = None
             ex = _s.note(ex, "mimeType")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "mimeType")
             f_mime_type = r
@@ -8517,12 +8380,9 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("size", _MISSING)
     if v is _MISSING:
@@ -8533,15 +8393,10 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
             f_size = None
             ex = _s.note(ex, "size")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["int64"][0] <= v <= _s.INT_LIMITS["int64"][1]
-                ):
-                    raise _s.bad_int(v, "int64")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "size")
             f_size = r
@@ -8554,12 +8409,10 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -8567,12 +8420,9 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -8583,28 +8433,24 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ResourceLink(
-        annotations=f_annotations,
-        description=f_description,
-        mime_type=f_mime_type,
-        name=f_name,
-        size=f_size,
-        title=f_title,
-        uri=f_uri,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ResourceLink),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ResourceLink = _new(ResourceLink)
+    _S_ResourceLink_annotations(o, f_annotations)
+    _S_ResourceLink_description(o, f_description)
+    _S_ResourceLink_mime_type(o, f_mime_type)
+    _S_ResourceLink_name(o, f_name)
+    _S_ResourceLink_size(o, f_size)
+    _S_ResourceLink_title(o, f_title)
+    _S_ResourceLink_uri(o, f_uri)
+    _S_ResourceLink_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResourceLink))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8666,23 +8512,17 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("cwd", _MISSING)
     if v is _MISSING:
         raise _s.missing("cwd")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("cwd") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("cwd")
+    r = v
     f_cwd = r
     v = d.get("additionalDirectories", _MISSING)
     if v is _MISSING:
@@ -8725,25 +8565,21 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ResumeSessionRequest(
-        session_id=f_session_id,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        mcp_servers=f_mcp_servers,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ResumeSessionRequest = _new(ResumeSessionRequest)
+    _S_ResumeSessionRequest_session_id(o, f_session_id)
+    _S_ResumeSessionRequest_cwd(o, f_cwd)
+    _S_ResumeSessionRequest_additional_directories(o, f_additional_directories)
+    _S_ResumeSessionRequest_mcp_servers(o, f_mcp_servers)
+    _S_ResumeSessionRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8821,23 +8657,19 @@ def _d_ResumeSessionResponse(d: Any) -> ResumeSessionResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ResumeSessionResponse(
-        modes=f_modes,
-        config_options=f_config_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ResumeSessionResponse = _new(ResumeSessionResponse)
+    _S_ResumeSessionResponse_modes(o, f_modes)
+    _S_ResumeSessionResponse_config_options(o, f_config_options)
+    _S_ResumeSessionResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8882,12 +8714,9 @@ def _d_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
     if v is _MISSING:
         raise _s.missing("optionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("optionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("optionId")
+    r = v
     f_option_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -8898,22 +8727,18 @@ def _d_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SelectedPermissionOutcome(
-        option_id=f_option_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SelectedPermissionOutcome),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SelectedPermissionOutcome = _new(SelectedPermissionOutcome)
+    _S_SelectedPermissionOutcome_option_id(o, f_option_id)
+    _S_SelectedPermissionOutcome_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SelectedPermissionOutcome))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8949,21 +8774,19 @@ def _d_SessionAdditionalDirectoriesCapabilities(d: Any) -> SessionAdditionalDire
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionAdditionalDirectoriesCapabilities(
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionAdditionalDirectoriesCapabilities),
+    o: SessionAdditionalDirectoriesCapabilities = _new(SessionAdditionalDirectoriesCapabilities)
+    _S_SessionAdditionalDirectoriesCapabilities_meta(o, f_meta)
+    _S_extra(
+        o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionAdditionalDirectoriesCapabilities)
     )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8999,20 +8822,17 @@ def _d_SessionCloseCapabilities(d: Any) -> SessionCloseCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionCloseCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionCloseCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionCloseCapabilities = _new(SessionCloseCapabilities)
+    _S_SessionCloseCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionCloseCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9040,17 +8860,15 @@ def _d_SessionConfigBoolean(d: Any) -> SessionConfigBoolean:
     if v is _MISSING:
         raise _s.missing("currentValue")
     n += 1
-    try:
-        if type(v) is not bool:
-            raise _s.wrong("a boolean", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("currentValue") from None
+    if type(v) is not bool:
+        raise _s.wrong("a boolean", v).at("currentValue")
+    r = v
     f_current_value = r
-    return SessionConfigBoolean(
-        current_value=f_current_value,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigBoolean),
-    )
+    o: SessionConfigBoolean = _new(SessionConfigBoolean)
+    _S_SessionConfigBoolean_current_value(o, f_current_value)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigBoolean))
+    _S_explicit(o, _NO_EXPLICIT)
+    return o
 
 
 def _e_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
@@ -9084,34 +8902,25 @@ def _d_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
     if v is _MISSING:
         raise _s.missing("currentValue")
     n += 1
-    try:
-        if type(v) is not bool:
-            raise _s.wrong("a boolean", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("currentValue") from None
+    if type(v) is not bool:
+        raise _s.wrong("a boolean", v).at("currentValue")
+    r = v
     f_current_value = r
     v = d.get("id", _MISSING)
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
@@ -9122,12 +8931,10 @@ def _d_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -9140,12 +8947,10 @@ def _d_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
             f_category = None
             ex = _s.note(ex, "category")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "category")
             f_category = r
@@ -9158,26 +8963,22 @@ def _d_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionConfigOptionBoolean(
-        current_value=f_current_value,
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        category=f_category,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionBoolean),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionConfigOptionBoolean = _new(SessionConfigOptionBoolean)
+    _S_SessionConfigBoolean_current_value(o, f_current_value)
+    _S_SessionConfigOptionBoolean_id(o, f_id)
+    _S_SessionConfigOptionBoolean_name(o, f_name)
+    _S_SessionConfigOptionBoolean_description(o, f_description)
+    _S_SessionConfigOptionBoolean_category(o, f_category)
+    _S_SessionConfigOptionBoolean_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionBoolean))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9222,12 +9023,9 @@ def _d_SessionConfigSelect(d: Any) -> SessionConfigSelect:
     if v is _MISSING:
         raise _s.missing("currentValue")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("currentValue") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("currentValue")
+    r = v
     f_current_value = r
     v = d.get("options", _MISSING)
     if v is _MISSING:
@@ -9238,11 +9036,12 @@ def _d_SessionConfigSelect(d: Any) -> SessionConfigSelect:
     except DecodeError as e:
         raise e.at("options") from None
     f_options = r
-    return SessionConfigSelect(
-        current_value=f_current_value,
-        options=f_options,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelect),
-    )
+    o: SessionConfigSelect = _new(SessionConfigSelect)
+    _S_SessionConfigSelect_current_value(o, f_current_value)
+    _S_SessionConfigSelect_options(o, f_options)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelect))
+    _S_explicit(o, _NO_EXPLICIT)
+    return o
 
 
 def _e_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
@@ -9279,12 +9078,9 @@ def _d_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
     if v is _MISSING:
         raise _s.missing("currentValue")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("currentValue") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("currentValue")
+    r = v
     f_current_value = r
     v = d.get("options", _MISSING)
     if v is _MISSING:
@@ -9299,23 +9095,17 @@ def _d_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
@@ -9326,12 +9116,10 @@ def _d_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -9344,12 +9132,10 @@ def _d_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
             f_category = None
             ex = _s.note(ex, "category")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "category")
             f_category = r
@@ -9362,27 +9148,23 @@ def _d_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionConfigOptionSelect(
-        current_value=f_current_value,
-        options=f_options,
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        category=f_category,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionSelect),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionConfigOptionSelect = _new(SessionConfigOptionSelect)
+    _S_SessionConfigSelect_current_value(o, f_current_value)
+    _S_SessionConfigSelect_options(o, f_options)
+    _S_SessionConfigOptionSelect_id(o, f_id)
+    _S_SessionConfigOptionSelect_name(o, f_name)
+    _S_SessionConfigOptionSelect_description(o, f_description)
+    _S_SessionConfigOptionSelect_category(o, f_category)
+    _S_SessionConfigOptionSelect_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionSelect))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9451,22 +9233,18 @@ def _d_SessionConfigOptionsCapabilities(d: Any) -> SessionConfigOptionsCapabilit
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionConfigOptionsCapabilities(
-        boolean=f_boolean,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionsCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionConfigOptionsCapabilities = _new(SessionConfigOptionsCapabilities)
+    _S_SessionConfigOptionsCapabilities_boolean(o, f_boolean)
+    _S_SessionConfigOptionsCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionsCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9503,23 +9281,17 @@ def _d_SessionConfigSelectGroup(d: Any) -> SessionConfigSelectGroup:
     if v is _MISSING:
         raise _s.missing("group")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("group") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("group")
+    r = v
     f_group = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("options", _MISSING)
     if v is _MISSING:
@@ -9539,24 +9311,20 @@ def _d_SessionConfigSelectGroup(d: Any) -> SessionConfigSelectGroup:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionConfigSelectGroup(
-        group=f_group,
-        name=f_name,
-        options=f_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectGroup),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionConfigSelectGroup = _new(SessionConfigSelectGroup)
+    _S_SessionConfigSelectGroup_group(o, f_group)
+    _S_SessionConfigSelectGroup_name(o, f_name)
+    _S_SessionConfigSelectGroup_options(o, f_options)
+    _S_SessionConfigSelectGroup_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectGroup))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9594,23 +9362,17 @@ def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
     if v is _MISSING:
         raise _s.missing("value")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("value") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("value")
+    r = v
     f_value = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
@@ -9621,12 +9383,10 @@ def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -9639,24 +9399,20 @@ def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionConfigSelectOption(
-        value=f_value,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectOption),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionConfigSelectOption = _new(SessionConfigSelectOption)
+    _S_SessionConfigSelectOption_value(o, f_value)
+    _S_SessionConfigSelectOption_name(o, f_name)
+    _S_SessionConfigSelectOption_description(o, f_description)
+    _S_SessionConfigSelectOption_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectOption))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9699,20 +9455,17 @@ def _d_SessionDeleteCapabilities(d: Any) -> SessionDeleteCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionDeleteCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionDeleteCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionDeleteCapabilities = _new(SessionDeleteCapabilities)
+    _S_SessionDeleteCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionDeleteCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9746,23 +9499,17 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("cwd", _MISSING)
     if v is _MISSING:
         raise _s.missing("cwd")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("cwd") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("cwd")
+    r = v
     f_cwd = r
     v = d.get("additionalDirectories", _MISSING)
     if v is _MISSING:
@@ -9789,12 +9536,10 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -9807,12 +9552,10 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
             f_updated_at = None
             ex = _s.note(ex, "updatedAt")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "updatedAt")
             f_updated_at = r
@@ -9825,26 +9568,22 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionInfo(
-        session_id=f_session_id,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionInfo),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionInfo = _new(SessionInfo)
+    _S_SessionInfo_session_id(o, f_session_id)
+    _S_SessionInfo_cwd(o, f_cwd)
+    _S_SessionInfo_additional_directories(o, f_additional_directories)
+    _S_SessionInfo_title(o, f_title)
+    _S_SessionInfo_updated_at(o, f_updated_at)
+    _S_SessionInfo_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionInfo))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9901,12 +9640,10 @@ def _d_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
         if v is None:
             f_title = None
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = _UNSET
+            else:
+                r = v
             f_title = r
     v = d.get("updatedAt", _MISSING)
     if v is _MISSING:
@@ -9916,12 +9653,10 @@ def _d_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
         if v is None:
             f_updated_at = None
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = _UNSET
+            else:
+                r = v
             f_updated_at = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -9932,23 +9667,19 @@ def _d_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionInfoUpdate(
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionInfoUpdate),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionInfoUpdate = _new(SessionInfoUpdate)
+    _S_SessionInfoUpdate_title(o, f_title)
+    _S_SessionInfoUpdate_updated_at(o, f_updated_at)
+    _S_SessionInfoUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionInfoUpdate))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9988,20 +9719,17 @@ def _d_SessionListCapabilities(d: Any) -> SessionListCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionListCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionListCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionListCapabilities = _new(SessionListCapabilities)
+    _S_SessionListCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionListCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10033,23 +9761,17 @@ def _d_SessionMode(d: Any) -> SessionMode:
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
@@ -10060,12 +9782,10 @@ def _d_SessionMode(d: Any) -> SessionMode:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -10078,24 +9798,20 @@ def _d_SessionMode(d: Any) -> SessionMode:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionMode(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionMode),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionMode = _new(SessionMode)
+    _S_SessionMode_id(o, f_id)
+    _S_SessionMode_name(o, f_name)
+    _S_SessionMode_description(o, f_description)
+    _S_SessionMode_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionMode))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10135,12 +9851,9 @@ def _d_SessionModeState(d: Any) -> SessionModeState:
     if v is _MISSING:
         raise _s.missing("currentModeId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("currentModeId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("currentModeId")
+    r = v
     f_current_mode_id = r
     v = d.get("availableModes", _MISSING)
     if v is _MISSING:
@@ -10160,23 +9873,19 @@ def _d_SessionModeState(d: Any) -> SessionModeState:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionModeState(
-        current_mode_id=f_current_mode_id,
-        available_modes=f_available_modes,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionModeState),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionModeState = _new(SessionModeState)
+    _S_SessionModeState_current_mode_id(o, f_current_mode_id)
+    _S_SessionModeState_available_modes(o, f_available_modes)
+    _S_SessionModeState_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionModeState))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10211,12 +9920,9 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("update", _MISSING)
     if v is _MISSING:
@@ -10236,23 +9942,19 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionNotification(
-        session_id=f_session_id,
-        update=f_update,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionNotification = _new(SessionNotification)
+    _S_SessionNotification_session_id(o, f_session_id)
+    _S_SessionNotification_update(o, f_update)
+    _S_SessionNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10290,20 +9992,17 @@ def _d_SessionResumeCapabilities(d: Any) -> SessionResumeCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionResumeCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionResumeCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionResumeCapabilities = _new(SessionResumeCapabilities)
+    _S_SessionResumeCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionResumeCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10340,23 +10039,17 @@ def _d_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("configId", _MISSING)
     if v is _MISSING:
         raise _s.missing("configId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("configId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("configId")
+    r = v
     f_config_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -10367,12 +10060,10 @@ def _d_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
@@ -10380,22 +10071,17 @@ def _d_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
     if v is _MISSING:
         raise _s.missing("value")
     n += 1
-    try:
-        if type(v) is not bool:
-            raise _s.wrong("a boolean", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("value") from None
+    if type(v) is not bool:
+        raise _s.wrong("a boolean", v).at("value")
+    r = v
     f_value = r
-    o = SetSessionConfigOptionRequestBoolean(
-        session_id=f_session_id,
-        config_id=f_config_id,
-        meta=f_meta,
-        value=f_value,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestBoolean),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SetSessionConfigOptionRequestBoolean = _new(SetSessionConfigOptionRequestBoolean)
+    _S_SetSessionConfigOptionRequestBoolean_session_id(o, f_session_id)
+    _S_SetSessionConfigOptionRequestBoolean_config_id(o, f_config_id)
+    _S_SetSessionConfigOptionRequestBoolean_meta(o, f_meta)
+    _S_SetSessionConfigOptionRequestBoolean_value(o, f_value)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestBoolean))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10435,23 +10121,17 @@ def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionReq
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("configId", _MISSING)
     if v is _MISSING:
         raise _s.missing("configId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("configId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("configId")
+    r = v
     f_config_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -10462,12 +10142,10 @@ def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionReq
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
@@ -10475,22 +10153,17 @@ def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionReq
     if v is _MISSING:
         raise _s.missing("value")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("value") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("value")
+    r = v
     f_value = r
-    o = SetSessionConfigOptionRequestValueId(
-        session_id=f_session_id,
-        config_id=f_config_id,
-        meta=f_meta,
-        value=f_value,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestValueId),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SetSessionConfigOptionRequestValueId = _new(SetSessionConfigOptionRequestValueId)
+    _S_SetSessionConfigOptionRequestValueId_session_id(o, f_session_id)
+    _S_SetSessionConfigOptionRequestValueId_config_id(o, f_config_id)
+    _S_SetSessionConfigOptionRequestValueId_meta(o, f_meta)
+    _S_SetSessionConfigOptionRequestValueId_value(o, f_value)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestValueId))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10542,22 +10215,18 @@ def _d_SetSessionConfigOptionResponse(d: Any) -> SetSessionConfigOptionResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SetSessionConfigOptionResponse(
-        config_options=f_config_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SetSessionConfigOptionResponse = _new(SetSessionConfigOptionResponse)
+    _S_SetSessionConfigOptionResponse_config_options(o, f_config_options)
+    _S_SetSessionConfigOptionResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10590,23 +10259,17 @@ def _d_SetSessionModeRequest(d: Any) -> SetSessionModeRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("modeId", _MISSING)
     if v is _MISSING:
         raise _s.missing("modeId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("modeId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("modeId")
+    r = v
     f_mode_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -10617,23 +10280,19 @@ def _d_SetSessionModeRequest(d: Any) -> SetSessionModeRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SetSessionModeRequest(
-        session_id=f_session_id,
-        mode_id=f_mode_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SetSessionModeRequest = _new(SetSessionModeRequest)
+    _S_SetSessionModeRequest_session_id(o, f_session_id)
+    _S_SetSessionModeRequest_mode_id(o, f_mode_id)
+    _S_SetSessionModeRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10671,20 +10330,17 @@ def _d_SetSessionModeResponse(d: Any) -> SetSessionModeResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SetSessionModeResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SetSessionModeResponse = _new(SetSessionModeResponse)
+    _S_SetSessionModeResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10733,22 +10389,18 @@ def _d_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = StringMultiSelectItems(
-        enum=f_enum,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_StringMultiSelectItems),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: StringMultiSelectItems = _new(StringMultiSelectItems)
+    _S_StringMultiSelectItems_enum(o, f_enum)
+    _S_StringMultiSelectItems_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StringMultiSelectItems))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10798,12 +10450,10 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -10816,12 +10466,10 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -10834,15 +10482,9 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_min_length = None
             ex = _s.note(ex, "minLength")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError as e:
-                raise e.at("minLength") from None
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                raise _s.bad_int(v, "uint32").at("minLength")
+            r = v
             if r is None:
                 ex = _s.note(ex, "minLength")
             f_min_length = r
@@ -10855,15 +10497,9 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_max_length = None
             ex = _s.note(ex, "maxLength")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError as e:
-                raise e.at("maxLength") from None
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                raise _s.bad_int(v, "uint32").at("maxLength")
+            r = v
             if r is None:
                 ex = _s.note(ex, "maxLength")
             f_max_length = r
@@ -10876,12 +10512,9 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_pattern = None
             ex = _s.note(ex, "pattern")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError as e:
-                raise e.at("pattern") from None
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("pattern")
+            r = v
             if r is None:
                 ex = _s.note(ex, "pattern")
             f_pattern = r
@@ -10894,12 +10527,9 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_format = None
             ex = _s.note(ex, "format")
         else:
-            try:
-                if type(v) is not str or v not in _L_StringFormat:
-                    raise _s.bad_literal(v, _L_StringFormat)
-                r = v
-            except DecodeError as e:
-                raise e.at("format") from None
+            if type(v) is not str or v not in _L_StringFormat:
+                raise _s.bad_literal(v, _L_StringFormat).at("format")
+            r = v
             if r is None:
                 ex = _s.note(ex, "format")
             f_format = r
@@ -10912,12 +10542,10 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_default = None
             ex = _s.note(ex, "default")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "default")
             f_default = r
@@ -10962,30 +10590,26 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = StringPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_length=f_min_length,
-        max_length=f_max_length,
-        pattern=f_pattern,
-        format=f_format,
-        default=f_default,
-        enum=f_enum,
-        one_of=f_one_of,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_StringPropertySchema),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: StringPropertySchema = _new(StringPropertySchema)
+    _S_StringPropertySchema_title(o, f_title)
+    _S_StringPropertySchema_description(o, f_description)
+    _S_StringPropertySchema_min_length(o, f_min_length)
+    _S_StringPropertySchema_max_length(o, f_max_length)
+    _S_StringPropertySchema_pattern(o, f_pattern)
+    _S_StringPropertySchema_format(o, f_format)
+    _S_StringPropertySchema_default(o, f_default)
+    _S_StringPropertySchema_enum(o, f_enum)
+    _S_StringPropertySchema_one_of(o, f_one_of)
+    _S_StringPropertySchema_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StringPropertySchema))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11065,12 +10689,9 @@ def _d_Terminal(d: Any) -> Terminal:
     if v is _MISSING:
         raise _s.missing("terminalId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("terminalId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("terminalId")
+    r = v
     f_terminal_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -11081,22 +10702,18 @@ def _d_Terminal(d: Any) -> Terminal:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Terminal(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Terminal),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Terminal = _new(Terminal)
+    _S_Terminal_terminal_id(o, f_terminal_id)
+    _S_Terminal_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Terminal))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11134,15 +10751,10 @@ def _d_TerminalExitStatus(d: Any) -> TerminalExitStatus:
             f_exit_code = None
             ex = _s.note(ex, "exitCode")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 4294967295:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "exitCode")
             f_exit_code = r
@@ -11155,12 +10767,10 @@ def _d_TerminalExitStatus(d: Any) -> TerminalExitStatus:
             f_signal = None
             ex = _s.note(ex, "signal")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "signal")
             f_signal = r
@@ -11173,23 +10783,19 @@ def _d_TerminalExitStatus(d: Any) -> TerminalExitStatus:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = TerminalExitStatus(
-        exit_code=f_exit_code,
-        signal=f_signal,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_TerminalExitStatus),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: TerminalExitStatus = _new(TerminalExitStatus)
+    _S_TerminalExitStatus_exit_code(o, f_exit_code)
+    _S_TerminalExitStatus_signal(o, f_signal)
+    _S_TerminalExitStatus_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TerminalExitStatus))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11230,23 +10836,17 @@ def _d_TerminalOutputRequest(d: Any) -> TerminalOutputRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("terminalId", _MISSING)
     if v is _MISSING:
         raise _s.missing("terminalId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("terminalId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("terminalId")
+    r = v
     f_terminal_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -11257,23 +10857,19 @@ def _d_TerminalOutputRequest(d: Any) -> TerminalOutputRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = TerminalOutputRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: TerminalOutputRequest = _new(TerminalOutputRequest)
+    _S_TerminalOutputRequest_session_id(o, f_session_id)
+    _S_TerminalOutputRequest_terminal_id(o, f_terminal_id)
+    _S_TerminalOutputRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11309,23 +10905,17 @@ def _d_TerminalOutputResponse(d: Any) -> TerminalOutputResponse:
     if v is _MISSING:
         raise _s.missing("output")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("output") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("output")
+    r = v
     f_output = r
     v = d.get("truncated", _MISSING)
     if v is _MISSING:
         raise _s.missing("truncated")
     n += 1
-    try:
-        if type(v) is not bool:
-            raise _s.wrong("a boolean", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("truncated") from None
+    if type(v) is not bool:
+        raise _s.wrong("a boolean", v).at("truncated")
+    r = v
     f_truncated = r
     v = d.get("exitStatus", _MISSING)
     if v is _MISSING:
@@ -11352,24 +10942,20 @@ def _d_TerminalOutputResponse(d: Any) -> TerminalOutputResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = TerminalOutputResponse(
-        output=f_output,
-        truncated=f_truncated,
-        exit_status=f_exit_status,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: TerminalOutputResponse = _new(TerminalOutputResponse)
+    _S_TerminalOutputResponse_output(o, f_output)
+    _S_TerminalOutputResponse_truncated(o, f_truncated)
+    _S_TerminalOutputResponse_exit_status(o, f_exit_status)
+    _S_TerminalOutputResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11430,12 +11016,9 @@ def _d_TextContent(d: Any) -> TextContent:
     if v is _MISSING:
         raise _s.missing("text")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("text") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("text")
+    r = v
     f_text = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -11446,23 +11029,19 @@ def _d_TextContent(d: Any) -> TextContent:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = TextContent(
-        annotations=f_annotations,
-        text=f_text,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_TextContent),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: TextContent = _new(TextContent)
+    _S_TextContent_annotations(o, f_annotations)
+    _S_TextContent_text(o, f_text)
+    _S_TextContent_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TextContent))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11506,12 +11085,10 @@ def _d_TextResourceContents(d: Any) -> TextResourceContents:
             f_mime_type = None
             ex = _s.note(ex, "mimeType")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "mimeType")
             f_mime_type = r
@@ -11519,23 +11096,17 @@ def _d_TextResourceContents(d: Any) -> TextResourceContents:
     if v is _MISSING:
         raise _s.missing("text")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("text") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("text")
+    r = v
     f_text = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -11546,24 +11117,20 @@ def _d_TextResourceContents(d: Any) -> TextResourceContents:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = TextResourceContents(
-        mime_type=f_mime_type,
-        text=f_text,
-        uri=f_uri,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_TextResourceContents),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: TextResourceContents = _new(TextResourceContents)
+    _S_TextResourceContents_mime_type(o, f_mime_type)
+    _S_TextResourceContents_text(o, f_text)
+    _S_TextResourceContents_uri(o, f_uri)
+    _S_TextResourceContents_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TextResourceContents))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11616,22 +11183,18 @@ def _d_TitledMultiSelectItems(d: Any) -> TitledMultiSelectItems:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = TitledMultiSelectItems(
-        any_of=f_any_of,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_TitledMultiSelectItems),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: TitledMultiSelectItems = _new(TitledMultiSelectItems)
+    _S_TitledMultiSelectItems_any_of(o, f_any_of)
+    _S_TitledMultiSelectItems_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TitledMultiSelectItems))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11675,23 +11238,17 @@ def _d_ToolCall(d: Any) -> ToolCall:
     if v is _MISSING:
         raise _s.missing("toolCallId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("toolCallId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("toolCallId")
+    r = v
     f_tool_call_id = r
     v = d.get("title", _MISSING)
     if v is _MISSING:
         raise _s.missing("title")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("title") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("title")
+    r = v
     f_title = r
     v = d.get("kind", _MISSING)
     if v is _MISSING:
@@ -11702,12 +11259,10 @@ def _d_ToolCall(d: Any) -> ToolCall:
             f_kind = None
             ex = _s.note(ex, "kind")
         else:
-            try:
-                if type(v) is not str or v not in _L_ToolKind:
-                    raise _s.bad_literal(v, _L_ToolKind)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_ToolKind:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "kind")
             f_kind = r
@@ -11720,12 +11275,10 @@ def _d_ToolCall(d: Any) -> ToolCall:
             f_status = None
             ex = _s.note(ex, "status")
         else:
-            try:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    raise _s.bad_literal(v, _L_ToolCallStatus)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_ToolCallStatus:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "status")
             f_status = r
@@ -11770,10 +11323,7 @@ def _d_ToolCall(d: Any) -> ToolCall:
             f_raw_input = None
             ex = _s.note(ex, "rawInput")
         else:
-            try:
-                r = v
-            except DecodeError:
-                r = None
+            r = v
             if r is None:
                 ex = _s.note(ex, "rawInput")
             f_raw_input = r
@@ -11786,10 +11336,7 @@ def _d_ToolCall(d: Any) -> ToolCall:
             f_raw_output = None
             ex = _s.note(ex, "rawOutput")
         else:
-            try:
-                r = v
-            except DecodeError:
-                r = None
+            r = v
             if r is None:
                 ex = _s.note(ex, "rawOutput")
             f_raw_output = r
@@ -11802,29 +11349,25 @@ def _d_ToolCall(d: Any) -> ToolCall:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ToolCall(
-        tool_call_id=f_tool_call_id,
-        title=f_title,
-        kind=f_kind,
-        status=f_status,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ToolCall),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ToolCall = _new(ToolCall)
+    _S_ToolCall_tool_call_id(o, f_tool_call_id)
+    _S_ToolCall_title(o, f_title)
+    _S_ToolCall_kind(o, f_kind)
+    _S_ToolCall_status(o, f_status)
+    _S_ToolCall_content(o, f_content)
+    _S_ToolCall_locations(o, f_locations)
+    _S_ToolCall_raw_input(o, f_raw_input)
+    _S_ToolCall_raw_output(o, f_raw_output)
+    _S_ToolCall_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCall))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11885,12 +11428,9 @@ def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
     if v is _MISSING:
         raise _s.missing("path")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("path") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("path")
+    r = v
     f_path = r
     v = d.get("line", _MISSING)
     if v is _MISSING:
@@ -11901,15 +11441,10 @@ def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
             f_line = None
             ex = _s.note(ex, "line")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 4294967295:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "line")
             f_line = r
@@ -11922,23 +11457,19 @@ def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ToolCallLocation(
-        path=f_path,
-        line=f_line,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ToolCallLocation),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ToolCallLocation = _new(ToolCallLocation)
+    _S_ToolCallLocation_path(o, f_path)
+    _S_ToolCallLocation_line(o, f_line)
+    _S_ToolCallLocation_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallLocation))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11982,12 +11513,9 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
     if v is _MISSING:
         raise _s.missing("toolCallId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("toolCallId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("toolCallId")
+    r = v
     f_tool_call_id = r
     v = d.get("kind", _MISSING)
     if v is _MISSING:
@@ -11998,12 +11526,10 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
             f_kind = None
             ex = _s.note(ex, "kind")
         else:
-            try:
-                if type(v) is not str or v not in _L_ToolKind:
-                    raise _s.bad_literal(v, _L_ToolKind)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_ToolKind:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "kind")
             f_kind = r
@@ -12016,12 +11542,10 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
             f_status = None
             ex = _s.note(ex, "status")
         else:
-            try:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    raise _s.bad_literal(v, _L_ToolCallStatus)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_ToolCallStatus:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "status")
             f_status = r
@@ -12034,12 +11558,10 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -12084,10 +11606,7 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
             f_raw_input = None
             ex = _s.note(ex, "rawInput")
         else:
-            try:
-                r = v
-            except DecodeError:
-                r = None
+            r = v
             if r is None:
                 ex = _s.note(ex, "rawInput")
             f_raw_input = r
@@ -12100,10 +11619,7 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
             f_raw_output = None
             ex = _s.note(ex, "rawOutput")
         else:
-            try:
-                r = v
-            except DecodeError:
-                r = None
+            r = v
             if r is None:
                 ex = _s.note(ex, "rawOutput")
             f_raw_output = r
@@ -12116,29 +11632,25 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ToolCallUpdate(
-        tool_call_id=f_tool_call_id,
-        kind=f_kind,
-        status=f_status,
-        title=f_title,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ToolCallUpdate),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ToolCallUpdate = _new(ToolCallUpdate)
+    _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
+    _S_ToolCallUpdate_kind(o, f_kind)
+    _S_ToolCallUpdate_status(o, f_status)
+    _S_ToolCallUpdate_title(o, f_title)
+    _S_ToolCallUpdate_content(o, f_content)
+    _S_ToolCallUpdate_locations(o, f_locations)
+    _S_ToolCallUpdate_raw_input(o, f_raw_input)
+    _S_ToolCallUpdate_raw_output(o, f_raw_output)
+    _S_ToolCallUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallUpdate))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12217,12 +11729,9 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
     if v is _MISSING:
         raise _s.missing("toolCallId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("toolCallId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("toolCallId")
+    r = v
     f_tool_call_id = r
     v = d.get("kind", _MISSING)
     if v is _MISSING:
@@ -12233,12 +11742,10 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
             f_kind = None
             ex = _s.note(ex, "kind")
         else:
-            try:
-                if type(v) is not str or v not in _L_ToolKind:
-                    raise _s.bad_literal(v, _L_ToolKind)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_ToolKind:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "kind")
             f_kind = r
@@ -12251,12 +11758,10 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
             f_status = None
             ex = _s.note(ex, "status")
         else:
-            try:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    raise _s.bad_literal(v, _L_ToolCallStatus)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_ToolCallStatus:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "status")
             f_status = r
@@ -12269,12 +11774,10 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -12319,10 +11822,7 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
             f_raw_input = None
             ex = _s.note(ex, "rawInput")
         else:
-            try:
-                r = v
-            except DecodeError:
-                r = None
+            r = v
             if r is None:
                 ex = _s.note(ex, "rawInput")
             f_raw_input = r
@@ -12335,10 +11835,7 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
             f_raw_output = None
             ex = _s.note(ex, "rawOutput")
         else:
-            try:
-                r = v
-            except DecodeError:
-                r = None
+            r = v
             if r is None:
                 ex = _s.note(ex, "rawOutput")
             f_raw_output = r
@@ -12351,29 +11848,25 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ToolCallProgress(
-        tool_call_id=f_tool_call_id,
-        kind=f_kind,
-        status=f_status,
-        title=f_title,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ToolCallProgress),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ToolCallProgress = _new(ToolCallProgress)
+    _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
+    _S_ToolCallUpdate_kind(o, f_kind)
+    _S_ToolCallUpdate_status(o, f_status)
+    _S_ToolCallUpdate_title(o, f_title)
+    _S_ToolCallUpdate_content(o, f_content)
+    _S_ToolCallUpdate_locations(o, f_locations)
+    _S_ToolCallUpdate_raw_input(o, f_raw_input)
+    _S_ToolCallUpdate_raw_output(o, f_raw_output)
+    _S_ToolCallUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallProgress))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12440,12 +11933,9 @@ def _d_UnstructuredCommandInput(d: Any) -> UnstructuredCommandInput:
     if v is _MISSING:
         raise _s.missing("hint")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("hint") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("hint")
+    r = v
     f_hint = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -12456,22 +11946,18 @@ def _d_UnstructuredCommandInput(d: Any) -> UnstructuredCommandInput:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = UnstructuredCommandInput(
-        hint=f_hint,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_UnstructuredCommandInput),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: UnstructuredCommandInput = _new(UnstructuredCommandInput)
+    _S_UnstructuredCommandInput_hint(o, f_hint)
+    _S_UnstructuredCommandInput_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_UnstructuredCommandInput))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12510,23 +11996,17 @@ def _d_UsageUpdate(d: Any) -> UsageUpdate:
     if v is _MISSING:
         raise _s.missing("used")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]:
-            raise _s.bad_int(v, "uint64")
-        r = v
-    except DecodeError as e:
-        raise e.at("used") from None
+    if type(v) is not int or not 0 <= v <= 18446744073709551615:
+        raise _s.bad_int(v, "uint64").at("used")
+    r = v
     f_used = r
     v = d.get("size", _MISSING)
     if v is _MISSING:
         raise _s.missing("size")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]:
-            raise _s.bad_int(v, "uint64")
-        r = v
-    except DecodeError as e:
-        raise e.at("size") from None
+    if type(v) is not int or not 0 <= v <= 18446744073709551615:
+        raise _s.bad_int(v, "uint64").at("size")
+    r = v
     f_size = r
     v = d.get("cost", _MISSING)
     if v is _MISSING:
@@ -12553,24 +12033,20 @@ def _d_UsageUpdate(d: Any) -> UsageUpdate:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = UsageUpdate(
-        used=f_used,
-        size=f_size,
-        cost=f_cost,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_UsageUpdate),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: UsageUpdate = _new(UsageUpdate)
+    _S_UsageUpdate_used(o, f_used)
+    _S_UsageUpdate_size(o, f_size)
+    _S_UsageUpdate_cost(o, f_cost)
+    _S_UsageUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_UsageUpdate))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12629,12 +12105,10 @@ def _d_UserMessageChunk(d: Any) -> UserMessageChunk:
             f_message_id = None
             ex = _s.note(ex, "messageId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "messageId")
             f_message_id = r
@@ -12647,23 +12121,19 @@ def _d_UserMessageChunk(d: Any) -> UserMessageChunk:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = UserMessageChunk(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_UserMessageChunk),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: UserMessageChunk = _new(UserMessageChunk)
+    _S_ContentChunk_content(o, f_content)
+    _S_ContentChunk_message_id(o, f_message_id)
+    _S_ContentChunk_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_UserMessageChunk))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12701,23 +12171,17 @@ def _d_WaitForTerminalExitRequest(d: Any) -> WaitForTerminalExitRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("terminalId", _MISSING)
     if v is _MISSING:
         raise _s.missing("terminalId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("terminalId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("terminalId")
+    r = v
     f_terminal_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -12728,23 +12192,19 @@ def _d_WaitForTerminalExitRequest(d: Any) -> WaitForTerminalExitRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = WaitForTerminalExitRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: WaitForTerminalExitRequest = _new(WaitForTerminalExitRequest)
+    _S_WaitForTerminalExitRequest_session_id(o, f_session_id)
+    _S_WaitForTerminalExitRequest_terminal_id(o, f_terminal_id)
+    _S_WaitForTerminalExitRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12784,15 +12244,10 @@ def _d_WaitForTerminalExitResponse(d: Any) -> WaitForTerminalExitResponse:
             f_exit_code = None
             ex = _s.note(ex, "exitCode")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 4294967295:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "exitCode")
             f_exit_code = r
@@ -12805,12 +12260,10 @@ def _d_WaitForTerminalExitResponse(d: Any) -> WaitForTerminalExitResponse:
             f_signal = None
             ex = _s.note(ex, "signal")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "signal")
             f_signal = r
@@ -12823,23 +12276,19 @@ def _d_WaitForTerminalExitResponse(d: Any) -> WaitForTerminalExitResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = WaitForTerminalExitResponse(
-        exit_code=f_exit_code,
-        signal=f_signal,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: WaitForTerminalExitResponse = _new(WaitForTerminalExitResponse)
+    _S_WaitForTerminalExitResponse_exit_code(o, f_exit_code)
+    _S_WaitForTerminalExitResponse_signal(o, f_signal)
+    _S_WaitForTerminalExitResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12881,34 +12330,25 @@ def _d_WriteTextFileRequest(d: Any) -> WriteTextFileRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("path", _MISSING)
     if v is _MISSING:
         raise _s.missing("path")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("path") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("path")
+    r = v
     f_path = r
     v = d.get("content", _MISSING)
     if v is _MISSING:
         raise _s.missing("content")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("content") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("content")
+    r = v
     f_content = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -12919,24 +12359,20 @@ def _d_WriteTextFileRequest(d: Any) -> WriteTextFileRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = WriteTextFileRequest(
-        session_id=f_session_id,
-        path=f_path,
-        content=f_content,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: WriteTextFileRequest = _new(WriteTextFileRequest)
+    _S_WriteTextFileRequest_session_id(o, f_session_id)
+    _S_WriteTextFileRequest_path(o, f_path)
+    _S_WriteTextFileRequest_content(o, f_content)
+    _S_WriteTextFileRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12976,20 +12412,17 @@ def _d_WriteTextFileResponse(d: Any) -> WriteTextFileResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = WriteTextFileResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: WriteTextFileResponse = _new(WriteTextFileResponse)
+    _S_WriteTextFileResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 

@@ -270,11 +270,922 @@ from acp_sdk._generated.unstable_models import (
     WriteTextFileResponse,
 )
 from acp_sdk._model_support import EMPTY as _EMPTY
+from acp_sdk._model_support import NO_EXPLICIT as _NO_EXPLICIT
 from acp_sdk._model_support import UNSET as _UNSET
+from acp_sdk._model_support import WireModel
 from acp_sdk.errors import DecodeError, EncodeError
 
 _MISSING: Final[Any] = _s.MISSING
-_set = object.__setattr__
+_new: Final = object.__new__
+_S_extra: Final = WireModel.__dict__["extra"].__set__
+_S_explicit: Final = WireModel.__dict__["_explicit"].__set__
+_S_AcceptNesNotification_session_id: Final = AcceptNesNotification.__dict__["session_id"].__set__
+_S_AcceptNesNotification_id: Final = AcceptNesNotification.__dict__["id"].__set__
+_S_AcceptNesNotification_meta: Final = AcceptNesNotification.__dict__["meta"].__set__
+_S_AgentAuthCapabilities_logout: Final = AgentAuthCapabilities.__dict__["logout"].__set__
+_S_AgentAuthCapabilities_meta: Final = AgentAuthCapabilities.__dict__["meta"].__set__
+_S_PromptCapabilities_image: Final = PromptCapabilities.__dict__["image"].__set__
+_S_PromptCapabilities_audio: Final = PromptCapabilities.__dict__["audio"].__set__
+_S_PromptCapabilities_embedded_context: Final = PromptCapabilities.__dict__[
+    "embedded_context"
+].__set__
+_S_PromptCapabilities_meta: Final = PromptCapabilities.__dict__["meta"].__set__
+_S_McpCapabilities_http: Final = McpCapabilities.__dict__["http"].__set__
+_S_McpCapabilities_sse: Final = McpCapabilities.__dict__["sse"].__set__
+_S_McpCapabilities_acp: Final = McpCapabilities.__dict__["acp"].__set__
+_S_McpCapabilities_meta: Final = McpCapabilities.__dict__["meta"].__set__
+_S_SessionCapabilities_list: Final = SessionCapabilities.__dict__["list"].__set__
+_S_SessionCapabilities_delete: Final = SessionCapabilities.__dict__["delete"].__set__
+_S_SessionCapabilities_additional_directories: Final = SessionCapabilities.__dict__[
+    "additional_directories"
+].__set__
+_S_SessionCapabilities_fork: Final = SessionCapabilities.__dict__["fork"].__set__
+_S_SessionCapabilities_resume: Final = SessionCapabilities.__dict__["resume"].__set__
+_S_SessionCapabilities_close: Final = SessionCapabilities.__dict__["close"].__set__
+_S_SessionCapabilities_meta: Final = SessionCapabilities.__dict__["meta"].__set__
+_S_AgentCapabilities_load_session: Final = AgentCapabilities.__dict__["load_session"].__set__
+_S_AgentCapabilities_prompt_capabilities: Final = AgentCapabilities.__dict__[
+    "prompt_capabilities"
+].__set__
+_S_AgentCapabilities_mcp_capabilities: Final = AgentCapabilities.__dict__[
+    "mcp_capabilities"
+].__set__
+_S_AgentCapabilities_session_capabilities: Final = AgentCapabilities.__dict__[
+    "session_capabilities"
+].__set__
+_S_AgentCapabilities_auth: Final = AgentCapabilities.__dict__["auth"].__set__
+_S_AgentCapabilities_providers: Final = AgentCapabilities.__dict__["providers"].__set__
+_S_AgentCapabilities_nes: Final = AgentCapabilities.__dict__["nes"].__set__
+_S_AgentCapabilities_position_encoding: Final = AgentCapabilities.__dict__[
+    "position_encoding"
+].__set__
+_S_AgentCapabilities_meta: Final = AgentCapabilities.__dict__["meta"].__set__
+_S_ContentChunk_content: Final = ContentChunk.__dict__["content"].__set__
+_S_ContentChunk_message_id: Final = ContentChunk.__dict__["message_id"].__set__
+_S_ContentChunk_meta: Final = ContentChunk.__dict__["meta"].__set__
+_S_Annotations_audience: Final = Annotations.__dict__["audience"].__set__
+_S_Annotations_last_modified: Final = Annotations.__dict__["last_modified"].__set__
+_S_Annotations_priority: Final = Annotations.__dict__["priority"].__set__
+_S_Annotations_meta: Final = Annotations.__dict__["meta"].__set__
+_S_AudioContent_annotations: Final = AudioContent.__dict__["annotations"].__set__
+_S_AudioContent_data: Final = AudioContent.__dict__["data"].__set__
+_S_AudioContent_mime_type: Final = AudioContent.__dict__["mime_type"].__set__
+_S_AudioContent_meta: Final = AudioContent.__dict__["meta"].__set__
+_S_AuthCapabilities_terminal: Final = AuthCapabilities.__dict__["terminal"].__set__
+_S_AuthCapabilities_meta: Final = AuthCapabilities.__dict__["meta"].__set__
+_S_AuthMethodAgent_id: Final = AuthMethodAgent.__dict__["id"].__set__
+_S_AuthMethodAgent_name: Final = AuthMethodAgent.__dict__["name"].__set__
+_S_AuthMethodAgent_description: Final = AuthMethodAgent.__dict__["description"].__set__
+_S_AuthMethodAgent_meta: Final = AuthMethodAgent.__dict__["meta"].__set__
+_S_AuthMethodTerminal_id: Final = AuthMethodTerminal.__dict__["id"].__set__
+_S_AuthMethodTerminal_name: Final = AuthMethodTerminal.__dict__["name"].__set__
+_S_AuthMethodTerminal_description: Final = AuthMethodTerminal.__dict__["description"].__set__
+_S_AuthMethodTerminal_args: Final = AuthMethodTerminal.__dict__["args"].__set__
+_S_AuthMethodTerminal_env: Final = AuthMethodTerminal.__dict__["env"].__set__
+_S_AuthMethodTerminal_meta: Final = AuthMethodTerminal.__dict__["meta"].__set__
+_S_AuthenticateRequest_method_id: Final = AuthenticateRequest.__dict__["method_id"].__set__
+_S_AuthenticateRequest_meta: Final = AuthenticateRequest.__dict__["meta"].__set__
+_S_AuthenticateResponse_meta: Final = AuthenticateResponse.__dict__["meta"].__set__
+_S_AvailableCommand_name: Final = AvailableCommand.__dict__["name"].__set__
+_S_AvailableCommand_description: Final = AvailableCommand.__dict__["description"].__set__
+_S_AvailableCommand_input: Final = AvailableCommand.__dict__["input"].__set__
+_S_AvailableCommand_meta: Final = AvailableCommand.__dict__["meta"].__set__
+_S_AvailableCommandsUpdate_available_commands: Final = AvailableCommandsUpdate.__dict__[
+    "available_commands"
+].__set__
+_S_AvailableCommandsUpdate_meta: Final = AvailableCommandsUpdate.__dict__["meta"].__set__
+_S_BlobResourceContents_blob: Final = BlobResourceContents.__dict__["blob"].__set__
+_S_BlobResourceContents_mime_type: Final = BlobResourceContents.__dict__["mime_type"].__set__
+_S_BlobResourceContents_uri: Final = BlobResourceContents.__dict__["uri"].__set__
+_S_BlobResourceContents_meta: Final = BlobResourceContents.__dict__["meta"].__set__
+_S_BooleanConfigOptionCapabilities_meta: Final = BooleanConfigOptionCapabilities.__dict__[
+    "meta"
+].__set__
+_S_BooleanPropertySchema_title: Final = BooleanPropertySchema.__dict__["title"].__set__
+_S_BooleanPropertySchema_description: Final = BooleanPropertySchema.__dict__["description"].__set__
+_S_BooleanPropertySchema_default: Final = BooleanPropertySchema.__dict__["default"].__set__
+_S_BooleanPropertySchema_meta: Final = BooleanPropertySchema.__dict__["meta"].__set__
+_S_CancelNotification_session_id: Final = CancelNotification.__dict__["session_id"].__set__
+_S_CancelNotification_meta: Final = CancelNotification.__dict__["meta"].__set__
+_S_CancelRequestNotification_request_id: Final = CancelRequestNotification.__dict__[
+    "request_id"
+].__set__
+_S_CancelRequestNotification_meta: Final = CancelRequestNotification.__dict__["meta"].__set__
+_S_FileSystemCapabilities_read_text_file: Final = FileSystemCapabilities.__dict__[
+    "read_text_file"
+].__set__
+_S_FileSystemCapabilities_write_text_file: Final = FileSystemCapabilities.__dict__[
+    "write_text_file"
+].__set__
+_S_FileSystemCapabilities_meta: Final = FileSystemCapabilities.__dict__["meta"].__set__
+_S_ClientCapabilities_fs: Final = ClientCapabilities.__dict__["fs"].__set__
+_S_ClientCapabilities_terminal: Final = ClientCapabilities.__dict__["terminal"].__set__
+_S_ClientCapabilities_session: Final = ClientCapabilities.__dict__["session"].__set__
+_S_ClientCapabilities_plan: Final = ClientCapabilities.__dict__["plan"].__set__
+_S_ClientCapabilities_auth: Final = ClientCapabilities.__dict__["auth"].__set__
+_S_ClientCapabilities_elicitation: Final = ClientCapabilities.__dict__["elicitation"].__set__
+_S_ClientCapabilities_nes: Final = ClientCapabilities.__dict__["nes"].__set__
+_S_ClientCapabilities_position_encodings: Final = ClientCapabilities.__dict__[
+    "position_encodings"
+].__set__
+_S_ClientCapabilities_meta: Final = ClientCapabilities.__dict__["meta"].__set__
+_S_ClientNesCapabilities_jump: Final = ClientNesCapabilities.__dict__["jump"].__set__
+_S_ClientNesCapabilities_rename: Final = ClientNesCapabilities.__dict__["rename"].__set__
+_S_ClientNesCapabilities_search_and_replace: Final = ClientNesCapabilities.__dict__[
+    "search_and_replace"
+].__set__
+_S_ClientNesCapabilities_meta: Final = ClientNesCapabilities.__dict__["meta"].__set__
+_S_ClientSessionCapabilities_compaction: Final = ClientSessionCapabilities.__dict__[
+    "compaction"
+].__set__
+_S_ClientSessionCapabilities_config_options: Final = ClientSessionCapabilities.__dict__[
+    "config_options"
+].__set__
+_S_ClientSessionCapabilities_meta: Final = ClientSessionCapabilities.__dict__["meta"].__set__
+_S_CloseNesRequest_session_id: Final = CloseNesRequest.__dict__["session_id"].__set__
+_S_CloseNesRequest_meta: Final = CloseNesRequest.__dict__["meta"].__set__
+_S_CloseNesResponse_meta: Final = CloseNesResponse.__dict__["meta"].__set__
+_S_CloseSessionRequest_session_id: Final = CloseSessionRequest.__dict__["session_id"].__set__
+_S_CloseSessionRequest_meta: Final = CloseSessionRequest.__dict__["meta"].__set__
+_S_CloseSessionResponse_meta: Final = CloseSessionResponse.__dict__["meta"].__set__
+_S_CompactionSummaryChunk_compaction_id: Final = CompactionSummaryChunk.__dict__[
+    "compaction_id"
+].__set__
+_S_CompactionSummaryChunk_content: Final = CompactionSummaryChunk.__dict__["content"].__set__
+_S_CompactionSummaryChunk_meta: Final = CompactionSummaryChunk.__dict__["meta"].__set__
+_S_CompactionUpdate_compaction_id: Final = CompactionUpdate.__dict__["compaction_id"].__set__
+_S_CompactionUpdate_status: Final = CompactionUpdate.__dict__["status"].__set__
+_S_CompactionUpdate_summary: Final = CompactionUpdate.__dict__["summary"].__set__
+_S_CompactionUpdate_error: Final = CompactionUpdate.__dict__["error"].__set__
+_S_CompactionUpdate_meta: Final = CompactionUpdate.__dict__["meta"].__set__
+_S_CompleteElicitationNotification_elicitation_id: Final = CompleteElicitationNotification.__dict__[
+    "elicitation_id"
+].__set__
+_S_CompleteElicitationNotification_meta: Final = CompleteElicitationNotification.__dict__[
+    "meta"
+].__set__
+_S_ConfigOptionUpdate_config_options: Final = ConfigOptionUpdate.__dict__["config_options"].__set__
+_S_ConfigOptionUpdate_meta: Final = ConfigOptionUpdate.__dict__["meta"].__set__
+_S_ConnectMcpRequest_server_id: Final = ConnectMcpRequest.__dict__["server_id"].__set__
+_S_ConnectMcpRequest_meta: Final = ConnectMcpRequest.__dict__["meta"].__set__
+_S_ConnectMcpResponse_connection_id: Final = ConnectMcpResponse.__dict__["connection_id"].__set__
+_S_ConnectMcpResponse_meta: Final = ConnectMcpResponse.__dict__["meta"].__set__
+_S_Content_content: Final = Content.__dict__["content"].__set__
+_S_Content_meta: Final = Content.__dict__["meta"].__set__
+_S_Cost_amount: Final = Cost.__dict__["amount"].__set__
+_S_Cost_currency: Final = Cost.__dict__["currency"].__set__
+_S_Cost_meta: Final = Cost.__dict__["meta"].__set__
+_S_ElicitationFormMode_requested_schema: Final = ElicitationFormMode.__dict__[
+    "requested_schema"
+].__set__
+_S_ElicitationFormMode_session_id: Final = ElicitationFormMode.__dict__["session_id"].__set__
+_S_ElicitationFormMode_tool_call_id: Final = ElicitationFormMode.__dict__["tool_call_id"].__set__
+_S_ElicitationFormMode_request_id: Final = ElicitationFormMode.__dict__["request_id"].__set__
+_S_CreateElicitationRequestForm_message: Final = CreateElicitationRequestForm.__dict__[
+    "message"
+].__set__
+_S_CreateElicitationRequestForm_meta: Final = CreateElicitationRequestForm.__dict__["meta"].__set__
+_S_ElicitationUrlMode_elicitation_id: Final = ElicitationUrlMode.__dict__["elicitation_id"].__set__
+_S_ElicitationUrlMode_url: Final = ElicitationUrlMode.__dict__["url"].__set__
+_S_ElicitationUrlMode_session_id: Final = ElicitationUrlMode.__dict__["session_id"].__set__
+_S_ElicitationUrlMode_tool_call_id: Final = ElicitationUrlMode.__dict__["tool_call_id"].__set__
+_S_ElicitationUrlMode_request_id: Final = ElicitationUrlMode.__dict__["request_id"].__set__
+_S_CreateElicitationRequestUrl_message: Final = CreateElicitationRequestUrl.__dict__[
+    "message"
+].__set__
+_S_CreateElicitationRequestUrl_meta: Final = CreateElicitationRequestUrl.__dict__["meta"].__set__
+_S_ElicitationAcceptAction_content: Final = ElicitationAcceptAction.__dict__["content"].__set__
+_S_CreateElicitationResponseAccept_meta: Final = CreateElicitationResponseAccept.__dict__[
+    "meta"
+].__set__
+_S_CreateElicitationResponseCancel_meta: Final = CreateElicitationResponseCancel.__dict__[
+    "meta"
+].__set__
+_S_CreateElicitationResponseDecline_meta: Final = CreateElicitationResponseDecline.__dict__[
+    "meta"
+].__set__
+_S_CreateTerminalRequest_session_id: Final = CreateTerminalRequest.__dict__["session_id"].__set__
+_S_CreateTerminalRequest_command: Final = CreateTerminalRequest.__dict__["command"].__set__
+_S_CreateTerminalRequest_args: Final = CreateTerminalRequest.__dict__["args"].__set__
+_S_CreateTerminalRequest_env: Final = CreateTerminalRequest.__dict__["env"].__set__
+_S_CreateTerminalRequest_cwd: Final = CreateTerminalRequest.__dict__["cwd"].__set__
+_S_CreateTerminalRequest_output_byte_limit: Final = CreateTerminalRequest.__dict__[
+    "output_byte_limit"
+].__set__
+_S_CreateTerminalRequest_meta: Final = CreateTerminalRequest.__dict__["meta"].__set__
+_S_CreateTerminalResponse_terminal_id: Final = CreateTerminalResponse.__dict__[
+    "terminal_id"
+].__set__
+_S_CreateTerminalResponse_meta: Final = CreateTerminalResponse.__dict__["meta"].__set__
+_S_CurrentModeUpdate_current_mode_id: Final = CurrentModeUpdate.__dict__["current_mode_id"].__set__
+_S_CurrentModeUpdate_meta: Final = CurrentModeUpdate.__dict__["meta"].__set__
+_S_DeleteSessionRequest_session_id: Final = DeleteSessionRequest.__dict__["session_id"].__set__
+_S_DeleteSessionRequest_meta: Final = DeleteSessionRequest.__dict__["meta"].__set__
+_S_DeleteSessionResponse_meta: Final = DeleteSessionResponse.__dict__["meta"].__set__
+_S_DidChangeDocumentNotification_session_id: Final = DidChangeDocumentNotification.__dict__[
+    "session_id"
+].__set__
+_S_DidChangeDocumentNotification_uri: Final = DidChangeDocumentNotification.__dict__["uri"].__set__
+_S_DidChangeDocumentNotification_version: Final = DidChangeDocumentNotification.__dict__[
+    "version"
+].__set__
+_S_DidChangeDocumentNotification_content_changes: Final = DidChangeDocumentNotification.__dict__[
+    "content_changes"
+].__set__
+_S_DidChangeDocumentNotification_meta: Final = DidChangeDocumentNotification.__dict__[
+    "meta"
+].__set__
+_S_DidCloseDocumentNotification_session_id: Final = DidCloseDocumentNotification.__dict__[
+    "session_id"
+].__set__
+_S_DidCloseDocumentNotification_uri: Final = DidCloseDocumentNotification.__dict__["uri"].__set__
+_S_DidCloseDocumentNotification_meta: Final = DidCloseDocumentNotification.__dict__["meta"].__set__
+_S_DidFocusDocumentNotification_session_id: Final = DidFocusDocumentNotification.__dict__[
+    "session_id"
+].__set__
+_S_DidFocusDocumentNotification_uri: Final = DidFocusDocumentNotification.__dict__["uri"].__set__
+_S_DidFocusDocumentNotification_version: Final = DidFocusDocumentNotification.__dict__[
+    "version"
+].__set__
+_S_DidFocusDocumentNotification_position: Final = DidFocusDocumentNotification.__dict__[
+    "position"
+].__set__
+_S_DidFocusDocumentNotification_visible_range: Final = DidFocusDocumentNotification.__dict__[
+    "visible_range"
+].__set__
+_S_DidFocusDocumentNotification_meta: Final = DidFocusDocumentNotification.__dict__["meta"].__set__
+_S_DidOpenDocumentNotification_session_id: Final = DidOpenDocumentNotification.__dict__[
+    "session_id"
+].__set__
+_S_DidOpenDocumentNotification_uri: Final = DidOpenDocumentNotification.__dict__["uri"].__set__
+_S_DidOpenDocumentNotification_language_id: Final = DidOpenDocumentNotification.__dict__[
+    "language_id"
+].__set__
+_S_DidOpenDocumentNotification_version: Final = DidOpenDocumentNotification.__dict__[
+    "version"
+].__set__
+_S_DidOpenDocumentNotification_text: Final = DidOpenDocumentNotification.__dict__["text"].__set__
+_S_DidOpenDocumentNotification_meta: Final = DidOpenDocumentNotification.__dict__["meta"].__set__
+_S_DidSaveDocumentNotification_session_id: Final = DidSaveDocumentNotification.__dict__[
+    "session_id"
+].__set__
+_S_DidSaveDocumentNotification_uri: Final = DidSaveDocumentNotification.__dict__["uri"].__set__
+_S_DidSaveDocumentNotification_meta: Final = DidSaveDocumentNotification.__dict__["meta"].__set__
+_S_Diff_path: Final = Diff.__dict__["path"].__set__
+_S_Diff_old_text: Final = Diff.__dict__["old_text"].__set__
+_S_Diff_new_text: Final = Diff.__dict__["new_text"].__set__
+_S_Diff_meta: Final = Diff.__dict__["meta"].__set__
+_S_DisableProviderRequest_provider_id: Final = DisableProviderRequest.__dict__[
+    "provider_id"
+].__set__
+_S_DisableProviderRequest_meta: Final = DisableProviderRequest.__dict__["meta"].__set__
+_S_DisableProviderResponse_meta: Final = DisableProviderResponse.__dict__["meta"].__set__
+_S_DisconnectMcpRequest_connection_id: Final = DisconnectMcpRequest.__dict__[
+    "connection_id"
+].__set__
+_S_DisconnectMcpRequest_meta: Final = DisconnectMcpRequest.__dict__["meta"].__set__
+_S_DisconnectMcpResponse_meta: Final = DisconnectMcpResponse.__dict__["meta"].__set__
+_S_ElicitationCapabilities_form: Final = ElicitationCapabilities.__dict__["form"].__set__
+_S_ElicitationCapabilities_url: Final = ElicitationCapabilities.__dict__["url"].__set__
+_S_ElicitationCapabilities_meta: Final = ElicitationCapabilities.__dict__["meta"].__set__
+_S_ElicitationFormCapabilities_meta: Final = ElicitationFormCapabilities.__dict__["meta"].__set__
+_S_ElicitationRequestScope_request_id: Final = ElicitationRequestScope.__dict__[
+    "request_id"
+].__set__
+_S_ElicitationSchema_type: Final = ElicitationSchema.__dict__["type"].__set__
+_S_ElicitationSchema_title: Final = ElicitationSchema.__dict__["title"].__set__
+_S_ElicitationSchema_properties: Final = ElicitationSchema.__dict__["properties"].__set__
+_S_ElicitationSchema_required: Final = ElicitationSchema.__dict__["required"].__set__
+_S_ElicitationSchema_description: Final = ElicitationSchema.__dict__["description"].__set__
+_S_ElicitationSchema_meta: Final = ElicitationSchema.__dict__["meta"].__set__
+_S_ElicitationSessionScope_session_id: Final = ElicitationSessionScope.__dict__[
+    "session_id"
+].__set__
+_S_ElicitationSessionScope_tool_call_id: Final = ElicitationSessionScope.__dict__[
+    "tool_call_id"
+].__set__
+_S_ElicitationUrlCapabilities_meta: Final = ElicitationUrlCapabilities.__dict__["meta"].__set__
+_S_EmbeddedResource_annotations: Final = EmbeddedResource.__dict__["annotations"].__set__
+_S_EmbeddedResource_resource: Final = EmbeddedResource.__dict__["resource"].__set__
+_S_EmbeddedResource_meta: Final = EmbeddedResource.__dict__["meta"].__set__
+_S_EnumOption_const: Final = EnumOption.__dict__["const"].__set__
+_S_EnumOption_title: Final = EnumOption.__dict__["title"].__set__
+_S_EnumOption_description: Final = EnumOption.__dict__["description"].__set__
+_S_EnumOption_meta: Final = EnumOption.__dict__["meta"].__set__
+_S_EnvVariable_name: Final = EnvVariable.__dict__["name"].__set__
+_S_EnvVariable_value: Final = EnvVariable.__dict__["value"].__set__
+_S_EnvVariable_meta: Final = EnvVariable.__dict__["meta"].__set__
+_S_Error_code: Final = Error.__dict__["code"].__set__
+_S_Error_message: Final = Error.__dict__["message"].__set__
+_S_Error_data: Final = Error.__dict__["data"].__set__
+_S_ForkSessionRequest_session_id: Final = ForkSessionRequest.__dict__["session_id"].__set__
+_S_ForkSessionRequest_cwd: Final = ForkSessionRequest.__dict__["cwd"].__set__
+_S_ForkSessionRequest_additional_directories: Final = ForkSessionRequest.__dict__[
+    "additional_directories"
+].__set__
+_S_ForkSessionRequest_mcp_servers: Final = ForkSessionRequest.__dict__["mcp_servers"].__set__
+_S_ForkSessionRequest_meta: Final = ForkSessionRequest.__dict__["meta"].__set__
+_S_ForkSessionResponse_session_id: Final = ForkSessionResponse.__dict__["session_id"].__set__
+_S_ForkSessionResponse_modes: Final = ForkSessionResponse.__dict__["modes"].__set__
+_S_ForkSessionResponse_config_options: Final = ForkSessionResponse.__dict__[
+    "config_options"
+].__set__
+_S_ForkSessionResponse_meta: Final = ForkSessionResponse.__dict__["meta"].__set__
+_S_HttpHeader_name: Final = HttpHeader.__dict__["name"].__set__
+_S_HttpHeader_value: Final = HttpHeader.__dict__["value"].__set__
+_S_HttpHeader_meta: Final = HttpHeader.__dict__["meta"].__set__
+_S_ImageContent_annotations: Final = ImageContent.__dict__["annotations"].__set__
+_S_ImageContent_data: Final = ImageContent.__dict__["data"].__set__
+_S_ImageContent_mime_type: Final = ImageContent.__dict__["mime_type"].__set__
+_S_ImageContent_uri: Final = ImageContent.__dict__["uri"].__set__
+_S_ImageContent_meta: Final = ImageContent.__dict__["meta"].__set__
+_S_Implementation_name: Final = Implementation.__dict__["name"].__set__
+_S_Implementation_title: Final = Implementation.__dict__["title"].__set__
+_S_Implementation_version: Final = Implementation.__dict__["version"].__set__
+_S_Implementation_meta: Final = Implementation.__dict__["meta"].__set__
+_S_InitializeRequest_protocol_version: Final = InitializeRequest.__dict__[
+    "protocol_version"
+].__set__
+_S_InitializeRequest_client_capabilities: Final = InitializeRequest.__dict__[
+    "client_capabilities"
+].__set__
+_S_InitializeRequest_client_info: Final = InitializeRequest.__dict__["client_info"].__set__
+_S_InitializeRequest_meta: Final = InitializeRequest.__dict__["meta"].__set__
+_S_InitializeResponse_protocol_version: Final = InitializeResponse.__dict__[
+    "protocol_version"
+].__set__
+_S_InitializeResponse_agent_capabilities: Final = InitializeResponse.__dict__[
+    "agent_capabilities"
+].__set__
+_S_InitializeResponse_auth_methods: Final = InitializeResponse.__dict__["auth_methods"].__set__
+_S_InitializeResponse_agent_info: Final = InitializeResponse.__dict__["agent_info"].__set__
+_S_InitializeResponse_meta: Final = InitializeResponse.__dict__["meta"].__set__
+_S_IntegerPropertySchema_title: Final = IntegerPropertySchema.__dict__["title"].__set__
+_S_IntegerPropertySchema_description: Final = IntegerPropertySchema.__dict__["description"].__set__
+_S_IntegerPropertySchema_minimum: Final = IntegerPropertySchema.__dict__["minimum"].__set__
+_S_IntegerPropertySchema_maximum: Final = IntegerPropertySchema.__dict__["maximum"].__set__
+_S_IntegerPropertySchema_default: Final = IntegerPropertySchema.__dict__["default"].__set__
+_S_IntegerPropertySchema_meta: Final = IntegerPropertySchema.__dict__["meta"].__set__
+_S_KillTerminalRequest_session_id: Final = KillTerminalRequest.__dict__["session_id"].__set__
+_S_KillTerminalRequest_terminal_id: Final = KillTerminalRequest.__dict__["terminal_id"].__set__
+_S_KillTerminalRequest_meta: Final = KillTerminalRequest.__dict__["meta"].__set__
+_S_KillTerminalResponse_meta: Final = KillTerminalResponse.__dict__["meta"].__set__
+_S_ListProvidersRequest_meta: Final = ListProvidersRequest.__dict__["meta"].__set__
+_S_ListProvidersResponse_providers: Final = ListProvidersResponse.__dict__["providers"].__set__
+_S_ListProvidersResponse_meta: Final = ListProvidersResponse.__dict__["meta"].__set__
+_S_ListSessionsRequest_cwd: Final = ListSessionsRequest.__dict__["cwd"].__set__
+_S_ListSessionsRequest_cursor: Final = ListSessionsRequest.__dict__["cursor"].__set__
+_S_ListSessionsRequest_meta: Final = ListSessionsRequest.__dict__["meta"].__set__
+_S_ListSessionsResponse_sessions: Final = ListSessionsResponse.__dict__["sessions"].__set__
+_S_ListSessionsResponse_next_cursor: Final = ListSessionsResponse.__dict__["next_cursor"].__set__
+_S_ListSessionsResponse_meta: Final = ListSessionsResponse.__dict__["meta"].__set__
+_S_LoadSessionRequest_mcp_servers: Final = LoadSessionRequest.__dict__["mcp_servers"].__set__
+_S_LoadSessionRequest_cwd: Final = LoadSessionRequest.__dict__["cwd"].__set__
+_S_LoadSessionRequest_additional_directories: Final = LoadSessionRequest.__dict__[
+    "additional_directories"
+].__set__
+_S_LoadSessionRequest_session_id: Final = LoadSessionRequest.__dict__["session_id"].__set__
+_S_LoadSessionRequest_meta: Final = LoadSessionRequest.__dict__["meta"].__set__
+_S_LoadSessionResponse_modes: Final = LoadSessionResponse.__dict__["modes"].__set__
+_S_LoadSessionResponse_config_options: Final = LoadSessionResponse.__dict__[
+    "config_options"
+].__set__
+_S_LoadSessionResponse_meta: Final = LoadSessionResponse.__dict__["meta"].__set__
+_S_LogoutCapabilities_meta: Final = LogoutCapabilities.__dict__["meta"].__set__
+_S_LogoutRequest_meta: Final = LogoutRequest.__dict__["meta"].__set__
+_S_LogoutResponse_meta: Final = LogoutResponse.__dict__["meta"].__set__
+_S_McpServerAcp_name: Final = McpServerAcp.__dict__["name"].__set__
+_S_McpServerAcp_server_id: Final = McpServerAcp.__dict__["server_id"].__set__
+_S_McpServerAcp_meta: Final = McpServerAcp.__dict__["meta"].__set__
+_S_McpServerHttp_name: Final = McpServerHttp.__dict__["name"].__set__
+_S_McpServerHttp_url: Final = McpServerHttp.__dict__["url"].__set__
+_S_McpServerHttp_headers: Final = McpServerHttp.__dict__["headers"].__set__
+_S_McpServerHttp_meta: Final = McpServerHttp.__dict__["meta"].__set__
+_S_McpServerSse_name: Final = McpServerSse.__dict__["name"].__set__
+_S_McpServerSse_url: Final = McpServerSse.__dict__["url"].__set__
+_S_McpServerSse_headers: Final = McpServerSse.__dict__["headers"].__set__
+_S_McpServerSse_meta: Final = McpServerSse.__dict__["meta"].__set__
+_S_McpServerStdio_name: Final = McpServerStdio.__dict__["name"].__set__
+_S_McpServerStdio_command: Final = McpServerStdio.__dict__["command"].__set__
+_S_McpServerStdio_args: Final = McpServerStdio.__dict__["args"].__set__
+_S_McpServerStdio_env: Final = McpServerStdio.__dict__["env"].__set__
+_S_McpServerStdio_meta: Final = McpServerStdio.__dict__["meta"].__set__
+_S_MessageMcpNotification_connection_id: Final = MessageMcpNotification.__dict__[
+    "connection_id"
+].__set__
+_S_MessageMcpNotification_method: Final = MessageMcpNotification.__dict__["method"].__set__
+_S_MessageMcpNotification_params: Final = MessageMcpNotification.__dict__["params"].__set__
+_S_MessageMcpNotification_meta: Final = MessageMcpNotification.__dict__["meta"].__set__
+_S_MessageMcpRequest_connection_id: Final = MessageMcpRequest.__dict__["connection_id"].__set__
+_S_MessageMcpRequest_method: Final = MessageMcpRequest.__dict__["method"].__set__
+_S_MessageMcpRequest_params: Final = MessageMcpRequest.__dict__["params"].__set__
+_S_MessageMcpRequest_meta: Final = MessageMcpRequest.__dict__["meta"].__set__
+_S_MultiSelectPropertySchema_title: Final = MultiSelectPropertySchema.__dict__["title"].__set__
+_S_MultiSelectPropertySchema_description: Final = MultiSelectPropertySchema.__dict__[
+    "description"
+].__set__
+_S_MultiSelectPropertySchema_min_items: Final = MultiSelectPropertySchema.__dict__[
+    "min_items"
+].__set__
+_S_MultiSelectPropertySchema_max_items: Final = MultiSelectPropertySchema.__dict__[
+    "max_items"
+].__set__
+_S_MultiSelectPropertySchema_items: Final = MultiSelectPropertySchema.__dict__["items"].__set__
+_S_MultiSelectPropertySchema_default: Final = MultiSelectPropertySchema.__dict__["default"].__set__
+_S_MultiSelectPropertySchema_meta: Final = MultiSelectPropertySchema.__dict__["meta"].__set__
+_S_NesCapabilities_events: Final = NesCapabilities.__dict__["events"].__set__
+_S_NesCapabilities_context: Final = NesCapabilities.__dict__["context"].__set__
+_S_NesCapabilities_meta: Final = NesCapabilities.__dict__["meta"].__set__
+_S_NesContextCapabilities_recent_files: Final = NesContextCapabilities.__dict__[
+    "recent_files"
+].__set__
+_S_NesContextCapabilities_related_snippets: Final = NesContextCapabilities.__dict__[
+    "related_snippets"
+].__set__
+_S_NesContextCapabilities_edit_history: Final = NesContextCapabilities.__dict__[
+    "edit_history"
+].__set__
+_S_NesContextCapabilities_user_actions: Final = NesContextCapabilities.__dict__[
+    "user_actions"
+].__set__
+_S_NesContextCapabilities_open_files: Final = NesContextCapabilities.__dict__["open_files"].__set__
+_S_NesContextCapabilities_diagnostics: Final = NesContextCapabilities.__dict__[
+    "diagnostics"
+].__set__
+_S_NesContextCapabilities_meta: Final = NesContextCapabilities.__dict__["meta"].__set__
+_S_NesDiagnostic_uri: Final = NesDiagnostic.__dict__["uri"].__set__
+_S_NesDiagnostic_range: Final = NesDiagnostic.__dict__["range"].__set__
+_S_NesDiagnostic_severity: Final = NesDiagnostic.__dict__["severity"].__set__
+_S_NesDiagnostic_message: Final = NesDiagnostic.__dict__["message"].__set__
+_S_NesDiagnostic_meta: Final = NesDiagnostic.__dict__["meta"].__set__
+_S_NesDiagnosticsCapabilities_meta: Final = NesDiagnosticsCapabilities.__dict__["meta"].__set__
+_S_NesDocumentDidChangeCapabilities_sync_kind: Final = NesDocumentDidChangeCapabilities.__dict__[
+    "sync_kind"
+].__set__
+_S_NesDocumentDidChangeCapabilities_meta: Final = NesDocumentDidChangeCapabilities.__dict__[
+    "meta"
+].__set__
+_S_NesDocumentDidCloseCapabilities_meta: Final = NesDocumentDidCloseCapabilities.__dict__[
+    "meta"
+].__set__
+_S_NesDocumentDidFocusCapabilities_meta: Final = NesDocumentDidFocusCapabilities.__dict__[
+    "meta"
+].__set__
+_S_NesDocumentDidOpenCapabilities_meta: Final = NesDocumentDidOpenCapabilities.__dict__[
+    "meta"
+].__set__
+_S_NesDocumentDidSaveCapabilities_meta: Final = NesDocumentDidSaveCapabilities.__dict__[
+    "meta"
+].__set__
+_S_NesDocumentEventCapabilities_did_open: Final = NesDocumentEventCapabilities.__dict__[
+    "did_open"
+].__set__
+_S_NesDocumentEventCapabilities_did_change: Final = NesDocumentEventCapabilities.__dict__[
+    "did_change"
+].__set__
+_S_NesDocumentEventCapabilities_did_close: Final = NesDocumentEventCapabilities.__dict__[
+    "did_close"
+].__set__
+_S_NesDocumentEventCapabilities_did_save: Final = NesDocumentEventCapabilities.__dict__[
+    "did_save"
+].__set__
+_S_NesDocumentEventCapabilities_did_focus: Final = NesDocumentEventCapabilities.__dict__[
+    "did_focus"
+].__set__
+_S_NesDocumentEventCapabilities_meta: Final = NesDocumentEventCapabilities.__dict__["meta"].__set__
+_S_NesEditHistoryCapabilities_max_count: Final = NesEditHistoryCapabilities.__dict__[
+    "max_count"
+].__set__
+_S_NesEditHistoryCapabilities_meta: Final = NesEditHistoryCapabilities.__dict__["meta"].__set__
+_S_NesEditHistoryEntry_uri: Final = NesEditHistoryEntry.__dict__["uri"].__set__
+_S_NesEditHistoryEntry_diff: Final = NesEditHistoryEntry.__dict__["diff"].__set__
+_S_NesEditHistoryEntry_meta: Final = NesEditHistoryEntry.__dict__["meta"].__set__
+_S_NesEditSuggestion_id: Final = NesEditSuggestion.__dict__["id"].__set__
+_S_NesEditSuggestion_uri: Final = NesEditSuggestion.__dict__["uri"].__set__
+_S_NesEditSuggestion_edits: Final = NesEditSuggestion.__dict__["edits"].__set__
+_S_NesEditSuggestion_cursor_position: Final = NesEditSuggestion.__dict__["cursor_position"].__set__
+_S_NesEditSuggestion_meta: Final = NesEditSuggestion.__dict__["meta"].__set__
+_S_NesEventCapabilities_document: Final = NesEventCapabilities.__dict__["document"].__set__
+_S_NesEventCapabilities_meta: Final = NesEventCapabilities.__dict__["meta"].__set__
+_S_NesExcerpt_start_line: Final = NesExcerpt.__dict__["start_line"].__set__
+_S_NesExcerpt_end_line: Final = NesExcerpt.__dict__["end_line"].__set__
+_S_NesExcerpt_text: Final = NesExcerpt.__dict__["text"].__set__
+_S_NesExcerpt_meta: Final = NesExcerpt.__dict__["meta"].__set__
+_S_NesJumpCapabilities_meta: Final = NesJumpCapabilities.__dict__["meta"].__set__
+_S_NesJumpSuggestion_id: Final = NesJumpSuggestion.__dict__["id"].__set__
+_S_NesJumpSuggestion_uri: Final = NesJumpSuggestion.__dict__["uri"].__set__
+_S_NesJumpSuggestion_position: Final = NesJumpSuggestion.__dict__["position"].__set__
+_S_NesJumpSuggestion_meta: Final = NesJumpSuggestion.__dict__["meta"].__set__
+_S_NesOpenFile_uri: Final = NesOpenFile.__dict__["uri"].__set__
+_S_NesOpenFile_language_id: Final = NesOpenFile.__dict__["language_id"].__set__
+_S_NesOpenFile_visible_range: Final = NesOpenFile.__dict__["visible_range"].__set__
+_S_NesOpenFile_last_focused_ms: Final = NesOpenFile.__dict__["last_focused_ms"].__set__
+_S_NesOpenFile_meta: Final = NesOpenFile.__dict__["meta"].__set__
+_S_NesOpenFilesCapabilities_meta: Final = NesOpenFilesCapabilities.__dict__["meta"].__set__
+_S_NesRecentFile_uri: Final = NesRecentFile.__dict__["uri"].__set__
+_S_NesRecentFile_language_id: Final = NesRecentFile.__dict__["language_id"].__set__
+_S_NesRecentFile_text: Final = NesRecentFile.__dict__["text"].__set__
+_S_NesRecentFile_meta: Final = NesRecentFile.__dict__["meta"].__set__
+_S_NesRecentFilesCapabilities_max_count: Final = NesRecentFilesCapabilities.__dict__[
+    "max_count"
+].__set__
+_S_NesRecentFilesCapabilities_meta: Final = NesRecentFilesCapabilities.__dict__["meta"].__set__
+_S_NesRelatedSnippet_uri: Final = NesRelatedSnippet.__dict__["uri"].__set__
+_S_NesRelatedSnippet_excerpts: Final = NesRelatedSnippet.__dict__["excerpts"].__set__
+_S_NesRelatedSnippet_meta: Final = NesRelatedSnippet.__dict__["meta"].__set__
+_S_NesRelatedSnippetsCapabilities_meta: Final = NesRelatedSnippetsCapabilities.__dict__[
+    "meta"
+].__set__
+_S_NesRenameCapabilities_meta: Final = NesRenameCapabilities.__dict__["meta"].__set__
+_S_NesRenameSuggestion_id: Final = NesRenameSuggestion.__dict__["id"].__set__
+_S_NesRenameSuggestion_uri: Final = NesRenameSuggestion.__dict__["uri"].__set__
+_S_NesRenameSuggestion_position: Final = NesRenameSuggestion.__dict__["position"].__set__
+_S_NesRenameSuggestion_new_name: Final = NesRenameSuggestion.__dict__["new_name"].__set__
+_S_NesRenameSuggestion_meta: Final = NesRenameSuggestion.__dict__["meta"].__set__
+_S_NesRepository_name: Final = NesRepository.__dict__["name"].__set__
+_S_NesRepository_owner: Final = NesRepository.__dict__["owner"].__set__
+_S_NesRepository_remote_url: Final = NesRepository.__dict__["remote_url"].__set__
+_S_NesRepository_meta: Final = NesRepository.__dict__["meta"].__set__
+_S_NesSearchAndReplaceCapabilities_meta: Final = NesSearchAndReplaceCapabilities.__dict__[
+    "meta"
+].__set__
+_S_NesSearchAndReplaceSuggestion_id: Final = NesSearchAndReplaceSuggestion.__dict__["id"].__set__
+_S_NesSearchAndReplaceSuggestion_uri: Final = NesSearchAndReplaceSuggestion.__dict__["uri"].__set__
+_S_NesSearchAndReplaceSuggestion_search: Final = NesSearchAndReplaceSuggestion.__dict__[
+    "search"
+].__set__
+_S_NesSearchAndReplaceSuggestion_replace: Final = NesSearchAndReplaceSuggestion.__dict__[
+    "replace"
+].__set__
+_S_NesSearchAndReplaceSuggestion_is_regex: Final = NesSearchAndReplaceSuggestion.__dict__[
+    "is_regex"
+].__set__
+_S_NesSearchAndReplaceSuggestion_meta: Final = NesSearchAndReplaceSuggestion.__dict__[
+    "meta"
+].__set__
+_S_NesSuggestContext_recent_files: Final = NesSuggestContext.__dict__["recent_files"].__set__
+_S_NesSuggestContext_related_snippets: Final = NesSuggestContext.__dict__[
+    "related_snippets"
+].__set__
+_S_NesSuggestContext_edit_history: Final = NesSuggestContext.__dict__["edit_history"].__set__
+_S_NesSuggestContext_user_actions: Final = NesSuggestContext.__dict__["user_actions"].__set__
+_S_NesSuggestContext_open_files: Final = NesSuggestContext.__dict__["open_files"].__set__
+_S_NesSuggestContext_diagnostics: Final = NesSuggestContext.__dict__["diagnostics"].__set__
+_S_NesSuggestContext_meta: Final = NesSuggestContext.__dict__["meta"].__set__
+_S_NesTextEdit_range: Final = NesTextEdit.__dict__["range"].__set__
+_S_NesTextEdit_new_text: Final = NesTextEdit.__dict__["new_text"].__set__
+_S_NesTextEdit_meta: Final = NesTextEdit.__dict__["meta"].__set__
+_S_NesUserAction_action: Final = NesUserAction.__dict__["action"].__set__
+_S_NesUserAction_uri: Final = NesUserAction.__dict__["uri"].__set__
+_S_NesUserAction_position: Final = NesUserAction.__dict__["position"].__set__
+_S_NesUserAction_timestamp_ms: Final = NesUserAction.__dict__["timestamp_ms"].__set__
+_S_NesUserAction_meta: Final = NesUserAction.__dict__["meta"].__set__
+_S_NesUserActionsCapabilities_max_count: Final = NesUserActionsCapabilities.__dict__[
+    "max_count"
+].__set__
+_S_NesUserActionsCapabilities_meta: Final = NesUserActionsCapabilities.__dict__["meta"].__set__
+_S_NewSessionRequest_cwd: Final = NewSessionRequest.__dict__["cwd"].__set__
+_S_NewSessionRequest_additional_directories: Final = NewSessionRequest.__dict__[
+    "additional_directories"
+].__set__
+_S_NewSessionRequest_mcp_servers: Final = NewSessionRequest.__dict__["mcp_servers"].__set__
+_S_NewSessionRequest_meta: Final = NewSessionRequest.__dict__["meta"].__set__
+_S_NewSessionResponse_session_id: Final = NewSessionResponse.__dict__["session_id"].__set__
+_S_NewSessionResponse_modes: Final = NewSessionResponse.__dict__["modes"].__set__
+_S_NewSessionResponse_config_options: Final = NewSessionResponse.__dict__["config_options"].__set__
+_S_NewSessionResponse_meta: Final = NewSessionResponse.__dict__["meta"].__set__
+_S_Notice_severity: Final = Notice.__dict__["severity"].__set__
+_S_Notice_title: Final = Notice.__dict__["title"].__set__
+_S_Notice_description: Final = Notice.__dict__["description"].__set__
+_S_Notice_meta: Final = Notice.__dict__["meta"].__set__
+_S_NumberPropertySchema_title: Final = NumberPropertySchema.__dict__["title"].__set__
+_S_NumberPropertySchema_description: Final = NumberPropertySchema.__dict__["description"].__set__
+_S_NumberPropertySchema_minimum: Final = NumberPropertySchema.__dict__["minimum"].__set__
+_S_NumberPropertySchema_maximum: Final = NumberPropertySchema.__dict__["maximum"].__set__
+_S_NumberPropertySchema_default: Final = NumberPropertySchema.__dict__["default"].__set__
+_S_NumberPropertySchema_meta: Final = NumberPropertySchema.__dict__["meta"].__set__
+_S_PermissionOption_option_id: Final = PermissionOption.__dict__["option_id"].__set__
+_S_PermissionOption_name: Final = PermissionOption.__dict__["name"].__set__
+_S_PermissionOption_kind: Final = PermissionOption.__dict__["kind"].__set__
+_S_PermissionOption_meta: Final = PermissionOption.__dict__["meta"].__set__
+_S_Plan_entries: Final = Plan.__dict__["entries"].__set__
+_S_Plan_meta: Final = Plan.__dict__["meta"].__set__
+_S_PlanCapabilities_meta: Final = PlanCapabilities.__dict__["meta"].__set__
+_S_PlanEntry_content: Final = PlanEntry.__dict__["content"].__set__
+_S_PlanEntry_priority: Final = PlanEntry.__dict__["priority"].__set__
+_S_PlanEntry_status: Final = PlanEntry.__dict__["status"].__set__
+_S_PlanEntry_meta: Final = PlanEntry.__dict__["meta"].__set__
+_S_PlanFile_plan_id: Final = PlanFile.__dict__["plan_id"].__set__
+_S_PlanFile_uri: Final = PlanFile.__dict__["uri"].__set__
+_S_PlanFile_meta: Final = PlanFile.__dict__["meta"].__set__
+_S_PlanItems_plan_id: Final = PlanItems.__dict__["plan_id"].__set__
+_S_PlanItems_entries: Final = PlanItems.__dict__["entries"].__set__
+_S_PlanItems_meta: Final = PlanItems.__dict__["meta"].__set__
+_S_PlanMarkdown_plan_id: Final = PlanMarkdown.__dict__["plan_id"].__set__
+_S_PlanMarkdown_content: Final = PlanMarkdown.__dict__["content"].__set__
+_S_PlanMarkdown_meta: Final = PlanMarkdown.__dict__["meta"].__set__
+_S_PlanRemoved_plan_id: Final = PlanRemoved.__dict__["plan_id"].__set__
+_S_PlanRemoved_meta: Final = PlanRemoved.__dict__["meta"].__set__
+_S_PlanUpdate_plan: Final = PlanUpdate.__dict__["plan"].__set__
+_S_PlanUpdate_meta: Final = PlanUpdate.__dict__["meta"].__set__
+_S_Position_line: Final = Position.__dict__["line"].__set__
+_S_Position_character: Final = Position.__dict__["character"].__set__
+_S_Position_meta: Final = Position.__dict__["meta"].__set__
+_S_PromptRequest_session_id: Final = PromptRequest.__dict__["session_id"].__set__
+_S_PromptRequest_prompt: Final = PromptRequest.__dict__["prompt"].__set__
+_S_PromptRequest_meta: Final = PromptRequest.__dict__["meta"].__set__
+_S_PromptResponse_stop_reason: Final = PromptResponse.__dict__["stop_reason"].__set__
+_S_PromptResponse_usage: Final = PromptResponse.__dict__["usage"].__set__
+_S_PromptResponse_meta: Final = PromptResponse.__dict__["meta"].__set__
+_S_ProviderCurrentConfig_api_type: Final = ProviderCurrentConfig.__dict__["api_type"].__set__
+_S_ProviderCurrentConfig_base_url: Final = ProviderCurrentConfig.__dict__["base_url"].__set__
+_S_ProviderCurrentConfig_meta: Final = ProviderCurrentConfig.__dict__["meta"].__set__
+_S_ProviderInfo_provider_id: Final = ProviderInfo.__dict__["provider_id"].__set__
+_S_ProviderInfo_supported: Final = ProviderInfo.__dict__["supported"].__set__
+_S_ProviderInfo_required: Final = ProviderInfo.__dict__["required"].__set__
+_S_ProviderInfo_current: Final = ProviderInfo.__dict__["current"].__set__
+_S_ProviderInfo_meta: Final = ProviderInfo.__dict__["meta"].__set__
+_S_ProvidersCapabilities_meta: Final = ProvidersCapabilities.__dict__["meta"].__set__
+_S_Range_start: Final = Range.__dict__["start"].__set__
+_S_Range_end: Final = Range.__dict__["end"].__set__
+_S_Range_meta: Final = Range.__dict__["meta"].__set__
+_S_ReadTextFileRequest_session_id: Final = ReadTextFileRequest.__dict__["session_id"].__set__
+_S_ReadTextFileRequest_path: Final = ReadTextFileRequest.__dict__["path"].__set__
+_S_ReadTextFileRequest_line: Final = ReadTextFileRequest.__dict__["line"].__set__
+_S_ReadTextFileRequest_limit: Final = ReadTextFileRequest.__dict__["limit"].__set__
+_S_ReadTextFileRequest_meta: Final = ReadTextFileRequest.__dict__["meta"].__set__
+_S_ReadTextFileResponse_content: Final = ReadTextFileResponse.__dict__["content"].__set__
+_S_ReadTextFileResponse_meta: Final = ReadTextFileResponse.__dict__["meta"].__set__
+_S_RejectNesNotification_session_id: Final = RejectNesNotification.__dict__["session_id"].__set__
+_S_RejectNesNotification_id: Final = RejectNesNotification.__dict__["id"].__set__
+_S_RejectNesNotification_reason: Final = RejectNesNotification.__dict__["reason"].__set__
+_S_RejectNesNotification_meta: Final = RejectNesNotification.__dict__["meta"].__set__
+_S_ReleaseTerminalRequest_session_id: Final = ReleaseTerminalRequest.__dict__["session_id"].__set__
+_S_ReleaseTerminalRequest_terminal_id: Final = ReleaseTerminalRequest.__dict__[
+    "terminal_id"
+].__set__
+_S_ReleaseTerminalRequest_meta: Final = ReleaseTerminalRequest.__dict__["meta"].__set__
+_S_ReleaseTerminalResponse_meta: Final = ReleaseTerminalResponse.__dict__["meta"].__set__
+_S_RequestPermissionRequest_session_id: Final = RequestPermissionRequest.__dict__[
+    "session_id"
+].__set__
+_S_RequestPermissionRequest_tool_call: Final = RequestPermissionRequest.__dict__[
+    "tool_call"
+].__set__
+_S_RequestPermissionRequest_options: Final = RequestPermissionRequest.__dict__["options"].__set__
+_S_RequestPermissionRequest_meta: Final = RequestPermissionRequest.__dict__["meta"].__set__
+_S_RequestPermissionResponse_outcome: Final = RequestPermissionResponse.__dict__["outcome"].__set__
+_S_RequestPermissionResponse_meta: Final = RequestPermissionResponse.__dict__["meta"].__set__
+_S_ResourceLink_annotations: Final = ResourceLink.__dict__["annotations"].__set__
+_S_ResourceLink_description: Final = ResourceLink.__dict__["description"].__set__
+_S_ResourceLink_mime_type: Final = ResourceLink.__dict__["mime_type"].__set__
+_S_ResourceLink_name: Final = ResourceLink.__dict__["name"].__set__
+_S_ResourceLink_size: Final = ResourceLink.__dict__["size"].__set__
+_S_ResourceLink_title: Final = ResourceLink.__dict__["title"].__set__
+_S_ResourceLink_uri: Final = ResourceLink.__dict__["uri"].__set__
+_S_ResourceLink_meta: Final = ResourceLink.__dict__["meta"].__set__
+_S_ResumeSessionRequest_session_id: Final = ResumeSessionRequest.__dict__["session_id"].__set__
+_S_ResumeSessionRequest_cwd: Final = ResumeSessionRequest.__dict__["cwd"].__set__
+_S_ResumeSessionRequest_additional_directories: Final = ResumeSessionRequest.__dict__[
+    "additional_directories"
+].__set__
+_S_ResumeSessionRequest_mcp_servers: Final = ResumeSessionRequest.__dict__["mcp_servers"].__set__
+_S_ResumeSessionRequest_meta: Final = ResumeSessionRequest.__dict__["meta"].__set__
+_S_ResumeSessionResponse_modes: Final = ResumeSessionResponse.__dict__["modes"].__set__
+_S_ResumeSessionResponse_config_options: Final = ResumeSessionResponse.__dict__[
+    "config_options"
+].__set__
+_S_ResumeSessionResponse_meta: Final = ResumeSessionResponse.__dict__["meta"].__set__
+_S_SelectedPermissionOutcome_option_id: Final = SelectedPermissionOutcome.__dict__[
+    "option_id"
+].__set__
+_S_SelectedPermissionOutcome_meta: Final = SelectedPermissionOutcome.__dict__["meta"].__set__
+_S_SessionAdditionalDirectoriesCapabilities_meta: Final = (
+    SessionAdditionalDirectoriesCapabilities.__dict__["meta"].__set__
+)
+_S_SessionCloseCapabilities_meta: Final = SessionCloseCapabilities.__dict__["meta"].__set__
+_S_SessionConfigBoolean_current_value: Final = SessionConfigBoolean.__dict__[
+    "current_value"
+].__set__
+_S_SessionConfigOptionBoolean_id: Final = SessionConfigOptionBoolean.__dict__["id"].__set__
+_S_SessionConfigOptionBoolean_name: Final = SessionConfigOptionBoolean.__dict__["name"].__set__
+_S_SessionConfigOptionBoolean_description: Final = SessionConfigOptionBoolean.__dict__[
+    "description"
+].__set__
+_S_SessionConfigOptionBoolean_category: Final = SessionConfigOptionBoolean.__dict__[
+    "category"
+].__set__
+_S_SessionConfigOptionBoolean_meta: Final = SessionConfigOptionBoolean.__dict__["meta"].__set__
+_S_SessionConfigSelect_current_value: Final = SessionConfigSelect.__dict__["current_value"].__set__
+_S_SessionConfigSelect_options: Final = SessionConfigSelect.__dict__["options"].__set__
+_S_SessionConfigOptionSelect_id: Final = SessionConfigOptionSelect.__dict__["id"].__set__
+_S_SessionConfigOptionSelect_name: Final = SessionConfigOptionSelect.__dict__["name"].__set__
+_S_SessionConfigOptionSelect_description: Final = SessionConfigOptionSelect.__dict__[
+    "description"
+].__set__
+_S_SessionConfigOptionSelect_category: Final = SessionConfigOptionSelect.__dict__[
+    "category"
+].__set__
+_S_SessionConfigOptionSelect_meta: Final = SessionConfigOptionSelect.__dict__["meta"].__set__
+_S_SessionConfigOptionsCapabilities_boolean: Final = SessionConfigOptionsCapabilities.__dict__[
+    "boolean"
+].__set__
+_S_SessionConfigOptionsCapabilities_meta: Final = SessionConfigOptionsCapabilities.__dict__[
+    "meta"
+].__set__
+_S_SessionConfigSelectGroup_group: Final = SessionConfigSelectGroup.__dict__["group"].__set__
+_S_SessionConfigSelectGroup_name: Final = SessionConfigSelectGroup.__dict__["name"].__set__
+_S_SessionConfigSelectGroup_options: Final = SessionConfigSelectGroup.__dict__["options"].__set__
+_S_SessionConfigSelectGroup_meta: Final = SessionConfigSelectGroup.__dict__["meta"].__set__
+_S_SessionConfigSelectOption_value: Final = SessionConfigSelectOption.__dict__["value"].__set__
+_S_SessionConfigSelectOption_name: Final = SessionConfigSelectOption.__dict__["name"].__set__
+_S_SessionConfigSelectOption_description: Final = SessionConfigSelectOption.__dict__[
+    "description"
+].__set__
+_S_SessionConfigSelectOption_meta: Final = SessionConfigSelectOption.__dict__["meta"].__set__
+_S_SessionDeleteCapabilities_meta: Final = SessionDeleteCapabilities.__dict__["meta"].__set__
+_S_SessionForkCapabilities_meta: Final = SessionForkCapabilities.__dict__["meta"].__set__
+_S_SessionInfo_session_id: Final = SessionInfo.__dict__["session_id"].__set__
+_S_SessionInfo_cwd: Final = SessionInfo.__dict__["cwd"].__set__
+_S_SessionInfo_additional_directories: Final = SessionInfo.__dict__[
+    "additional_directories"
+].__set__
+_S_SessionInfo_title: Final = SessionInfo.__dict__["title"].__set__
+_S_SessionInfo_updated_at: Final = SessionInfo.__dict__["updated_at"].__set__
+_S_SessionInfo_meta: Final = SessionInfo.__dict__["meta"].__set__
+_S_SessionInfoUpdate_title: Final = SessionInfoUpdate.__dict__["title"].__set__
+_S_SessionInfoUpdate_updated_at: Final = SessionInfoUpdate.__dict__["updated_at"].__set__
+_S_SessionInfoUpdate_meta: Final = SessionInfoUpdate.__dict__["meta"].__set__
+_S_SessionListCapabilities_meta: Final = SessionListCapabilities.__dict__["meta"].__set__
+_S_SessionMode_id: Final = SessionMode.__dict__["id"].__set__
+_S_SessionMode_name: Final = SessionMode.__dict__["name"].__set__
+_S_SessionMode_description: Final = SessionMode.__dict__["description"].__set__
+_S_SessionMode_meta: Final = SessionMode.__dict__["meta"].__set__
+_S_SessionModeState_current_mode_id: Final = SessionModeState.__dict__["current_mode_id"].__set__
+_S_SessionModeState_available_modes: Final = SessionModeState.__dict__["available_modes"].__set__
+_S_SessionModeState_meta: Final = SessionModeState.__dict__["meta"].__set__
+_S_SessionNotification_session_id: Final = SessionNotification.__dict__["session_id"].__set__
+_S_SessionNotification_update: Final = SessionNotification.__dict__["update"].__set__
+_S_SessionNotification_meta: Final = SessionNotification.__dict__["meta"].__set__
+_S_SessionResumeCapabilities_meta: Final = SessionResumeCapabilities.__dict__["meta"].__set__
+_S_SetProviderRequest_provider_id: Final = SetProviderRequest.__dict__["provider_id"].__set__
+_S_SetProviderRequest_api_type: Final = SetProviderRequest.__dict__["api_type"].__set__
+_S_SetProviderRequest_base_url: Final = SetProviderRequest.__dict__["base_url"].__set__
+_S_SetProviderRequest_headers: Final = SetProviderRequest.__dict__["headers"].__set__
+_S_SetProviderRequest_meta: Final = SetProviderRequest.__dict__["meta"].__set__
+_S_SetProviderResponse_meta: Final = SetProviderResponse.__dict__["meta"].__set__
+_S_SetSessionConfigOptionRequestBoolean_session_id: Final = (
+    SetSessionConfigOptionRequestBoolean.__dict__["session_id"].__set__
+)
+_S_SetSessionConfigOptionRequestBoolean_config_id: Final = (
+    SetSessionConfigOptionRequestBoolean.__dict__["config_id"].__set__
+)
+_S_SetSessionConfigOptionRequestBoolean_meta: Final = SetSessionConfigOptionRequestBoolean.__dict__[
+    "meta"
+].__set__
+_S_SetSessionConfigOptionRequestBoolean_value: Final = (
+    SetSessionConfigOptionRequestBoolean.__dict__["value"].__set__
+)
+_S_SetSessionConfigOptionRequestValueId_session_id: Final = (
+    SetSessionConfigOptionRequestValueId.__dict__["session_id"].__set__
+)
+_S_SetSessionConfigOptionRequestValueId_config_id: Final = (
+    SetSessionConfigOptionRequestValueId.__dict__["config_id"].__set__
+)
+_S_SetSessionConfigOptionRequestValueId_meta: Final = SetSessionConfigOptionRequestValueId.__dict__[
+    "meta"
+].__set__
+_S_SetSessionConfigOptionRequestValueId_value: Final = (
+    SetSessionConfigOptionRequestValueId.__dict__["value"].__set__
+)
+_S_SetSessionConfigOptionResponse_config_options: Final = SetSessionConfigOptionResponse.__dict__[
+    "config_options"
+].__set__
+_S_SetSessionConfigOptionResponse_meta: Final = SetSessionConfigOptionResponse.__dict__[
+    "meta"
+].__set__
+_S_SetSessionModeRequest_session_id: Final = SetSessionModeRequest.__dict__["session_id"].__set__
+_S_SetSessionModeRequest_mode_id: Final = SetSessionModeRequest.__dict__["mode_id"].__set__
+_S_SetSessionModeRequest_meta: Final = SetSessionModeRequest.__dict__["meta"].__set__
+_S_SetSessionModeResponse_meta: Final = SetSessionModeResponse.__dict__["meta"].__set__
+_S_StartNesRequest_workspace_uri: Final = StartNesRequest.__dict__["workspace_uri"].__set__
+_S_StartNesRequest_workspace_folders: Final = StartNesRequest.__dict__["workspace_folders"].__set__
+_S_StartNesRequest_repository: Final = StartNesRequest.__dict__["repository"].__set__
+_S_StartNesRequest_meta: Final = StartNesRequest.__dict__["meta"].__set__
+_S_StartNesResponse_session_id: Final = StartNesResponse.__dict__["session_id"].__set__
+_S_StartNesResponse_meta: Final = StartNesResponse.__dict__["meta"].__set__
+_S_StringMultiSelectItems_enum: Final = StringMultiSelectItems.__dict__["enum"].__set__
+_S_StringMultiSelectItems_meta: Final = StringMultiSelectItems.__dict__["meta"].__set__
+_S_StringPropertySchema_title: Final = StringPropertySchema.__dict__["title"].__set__
+_S_StringPropertySchema_description: Final = StringPropertySchema.__dict__["description"].__set__
+_S_StringPropertySchema_min_length: Final = StringPropertySchema.__dict__["min_length"].__set__
+_S_StringPropertySchema_max_length: Final = StringPropertySchema.__dict__["max_length"].__set__
+_S_StringPropertySchema_pattern: Final = StringPropertySchema.__dict__["pattern"].__set__
+_S_StringPropertySchema_format: Final = StringPropertySchema.__dict__["format"].__set__
+_S_StringPropertySchema_default: Final = StringPropertySchema.__dict__["default"].__set__
+_S_StringPropertySchema_enum: Final = StringPropertySchema.__dict__["enum"].__set__
+_S_StringPropertySchema_one_of: Final = StringPropertySchema.__dict__["one_of"].__set__
+_S_StringPropertySchema_meta: Final = StringPropertySchema.__dict__["meta"].__set__
+_S_SuggestNesRequest_session_id: Final = SuggestNesRequest.__dict__["session_id"].__set__
+_S_SuggestNesRequest_uri: Final = SuggestNesRequest.__dict__["uri"].__set__
+_S_SuggestNesRequest_version: Final = SuggestNesRequest.__dict__["version"].__set__
+_S_SuggestNesRequest_position: Final = SuggestNesRequest.__dict__["position"].__set__
+_S_SuggestNesRequest_selection: Final = SuggestNesRequest.__dict__["selection"].__set__
+_S_SuggestNesRequest_trigger_kind: Final = SuggestNesRequest.__dict__["trigger_kind"].__set__
+_S_SuggestNesRequest_context: Final = SuggestNesRequest.__dict__["context"].__set__
+_S_SuggestNesRequest_meta: Final = SuggestNesRequest.__dict__["meta"].__set__
+_S_SuggestNesResponse_suggestions: Final = SuggestNesResponse.__dict__["suggestions"].__set__
+_S_SuggestNesResponse_meta: Final = SuggestNesResponse.__dict__["meta"].__set__
+_S_Terminal_terminal_id: Final = Terminal.__dict__["terminal_id"].__set__
+_S_Terminal_meta: Final = Terminal.__dict__["meta"].__set__
+_S_TerminalExitStatus_exit_code: Final = TerminalExitStatus.__dict__["exit_code"].__set__
+_S_TerminalExitStatus_signal: Final = TerminalExitStatus.__dict__["signal"].__set__
+_S_TerminalExitStatus_meta: Final = TerminalExitStatus.__dict__["meta"].__set__
+_S_TerminalOutputRequest_session_id: Final = TerminalOutputRequest.__dict__["session_id"].__set__
+_S_TerminalOutputRequest_terminal_id: Final = TerminalOutputRequest.__dict__["terminal_id"].__set__
+_S_TerminalOutputRequest_meta: Final = TerminalOutputRequest.__dict__["meta"].__set__
+_S_TerminalOutputResponse_output: Final = TerminalOutputResponse.__dict__["output"].__set__
+_S_TerminalOutputResponse_truncated: Final = TerminalOutputResponse.__dict__["truncated"].__set__
+_S_TerminalOutputResponse_exit_status: Final = TerminalOutputResponse.__dict__[
+    "exit_status"
+].__set__
+_S_TerminalOutputResponse_meta: Final = TerminalOutputResponse.__dict__["meta"].__set__
+_S_TextContent_annotations: Final = TextContent.__dict__["annotations"].__set__
+_S_TextContent_text: Final = TextContent.__dict__["text"].__set__
+_S_TextContent_meta: Final = TextContent.__dict__["meta"].__set__
+_S_TextDocumentContentChangeEvent_range: Final = TextDocumentContentChangeEvent.__dict__[
+    "range"
+].__set__
+_S_TextDocumentContentChangeEvent_text: Final = TextDocumentContentChangeEvent.__dict__[
+    "text"
+].__set__
+_S_TextDocumentContentChangeEvent_meta: Final = TextDocumentContentChangeEvent.__dict__[
+    "meta"
+].__set__
+_S_TextResourceContents_mime_type: Final = TextResourceContents.__dict__["mime_type"].__set__
+_S_TextResourceContents_text: Final = TextResourceContents.__dict__["text"].__set__
+_S_TextResourceContents_uri: Final = TextResourceContents.__dict__["uri"].__set__
+_S_TextResourceContents_meta: Final = TextResourceContents.__dict__["meta"].__set__
+_S_TitledMultiSelectItems_any_of: Final = TitledMultiSelectItems.__dict__["any_of"].__set__
+_S_TitledMultiSelectItems_meta: Final = TitledMultiSelectItems.__dict__["meta"].__set__
+_S_ToolCall_tool_call_id: Final = ToolCall.__dict__["tool_call_id"].__set__
+_S_ToolCall_title: Final = ToolCall.__dict__["title"].__set__
+_S_ToolCall_name: Final = ToolCall.__dict__["name"].__set__
+_S_ToolCall_kind: Final = ToolCall.__dict__["kind"].__set__
+_S_ToolCall_status: Final = ToolCall.__dict__["status"].__set__
+_S_ToolCall_content: Final = ToolCall.__dict__["content"].__set__
+_S_ToolCall_locations: Final = ToolCall.__dict__["locations"].__set__
+_S_ToolCall_raw_input: Final = ToolCall.__dict__["raw_input"].__set__
+_S_ToolCall_raw_output: Final = ToolCall.__dict__["raw_output"].__set__
+_S_ToolCall_meta: Final = ToolCall.__dict__["meta"].__set__
+_S_ToolCallLocation_path: Final = ToolCallLocation.__dict__["path"].__set__
+_S_ToolCallLocation_line: Final = ToolCallLocation.__dict__["line"].__set__
+_S_ToolCallLocation_meta: Final = ToolCallLocation.__dict__["meta"].__set__
+_S_ToolCallUpdate_tool_call_id: Final = ToolCallUpdate.__dict__["tool_call_id"].__set__
+_S_ToolCallUpdate_kind: Final = ToolCallUpdate.__dict__["kind"].__set__
+_S_ToolCallUpdate_status: Final = ToolCallUpdate.__dict__["status"].__set__
+_S_ToolCallUpdate_title: Final = ToolCallUpdate.__dict__["title"].__set__
+_S_ToolCallUpdate_name: Final = ToolCallUpdate.__dict__["name"].__set__
+_S_ToolCallUpdate_content: Final = ToolCallUpdate.__dict__["content"].__set__
+_S_ToolCallUpdate_locations: Final = ToolCallUpdate.__dict__["locations"].__set__
+_S_ToolCallUpdate_raw_input: Final = ToolCallUpdate.__dict__["raw_input"].__set__
+_S_ToolCallUpdate_raw_output: Final = ToolCallUpdate.__dict__["raw_output"].__set__
+_S_ToolCallUpdate_meta: Final = ToolCallUpdate.__dict__["meta"].__set__
+_S_UnstructuredCommandInput_hint: Final = UnstructuredCommandInput.__dict__["hint"].__set__
+_S_UnstructuredCommandInput_meta: Final = UnstructuredCommandInput.__dict__["meta"].__set__
+_S_Usage_total_tokens: Final = Usage.__dict__["total_tokens"].__set__
+_S_Usage_input_tokens: Final = Usage.__dict__["input_tokens"].__set__
+_S_Usage_output_tokens: Final = Usage.__dict__["output_tokens"].__set__
+_S_Usage_thought_tokens: Final = Usage.__dict__["thought_tokens"].__set__
+_S_Usage_cached_read_tokens: Final = Usage.__dict__["cached_read_tokens"].__set__
+_S_Usage_cached_write_tokens: Final = Usage.__dict__["cached_write_tokens"].__set__
+_S_Usage_meta: Final = Usage.__dict__["meta"].__set__
+_S_UsageUpdate_used: Final = UsageUpdate.__dict__["used"].__set__
+_S_UsageUpdate_size: Final = UsageUpdate.__dict__["size"].__set__
+_S_UsageUpdate_cost: Final = UsageUpdate.__dict__["cost"].__set__
+_S_UsageUpdate_meta: Final = UsageUpdate.__dict__["meta"].__set__
+_S_WaitForTerminalExitRequest_session_id: Final = WaitForTerminalExitRequest.__dict__[
+    "session_id"
+].__set__
+_S_WaitForTerminalExitRequest_terminal_id: Final = WaitForTerminalExitRequest.__dict__[
+    "terminal_id"
+].__set__
+_S_WaitForTerminalExitRequest_meta: Final = WaitForTerminalExitRequest.__dict__["meta"].__set__
+_S_WaitForTerminalExitResponse_exit_code: Final = WaitForTerminalExitResponse.__dict__[
+    "exit_code"
+].__set__
+_S_WaitForTerminalExitResponse_signal: Final = WaitForTerminalExitResponse.__dict__[
+    "signal"
+].__set__
+_S_WaitForTerminalExitResponse_meta: Final = WaitForTerminalExitResponse.__dict__["meta"].__set__
+_S_WorkspaceFolder_uri: Final = WorkspaceFolder.__dict__["uri"].__set__
+_S_WorkspaceFolder_name: Final = WorkspaceFolder.__dict__["name"].__set__
+_S_WorkspaceFolder_meta: Final = WorkspaceFolder.__dict__["meta"].__set__
+_S_WriteTextFileRequest_session_id: Final = WriteTextFileRequest.__dict__["session_id"].__set__
+_S_WriteTextFileRequest_path: Final = WriteTextFileRequest.__dict__["path"].__set__
+_S_WriteTextFileRequest_content: Final = WriteTextFileRequest.__dict__["content"].__set__
+_S_WriteTextFileRequest_meta: Final = WriteTextFileRequest.__dict__["meta"].__set__
+_S_WriteTextFileResponse_meta: Final = WriteTextFileResponse.__dict__["meta"].__set__
 _K_AcceptNesNotification: Final = frozenset({"_meta", "id", "sessionId"})
 _K_AgentAuthCapabilities: Final = frozenset({"_meta", "logout"})
 _K_PromptCapabilities: Final = frozenset({"_meta", "audio", "embeddedContext", "image"})
@@ -679,23 +1590,17 @@ def _d_AcceptNesNotification(d: Any) -> AcceptNesNotification:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("id", _MISSING)
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -706,23 +1611,19 @@ def _d_AcceptNesNotification(d: Any) -> AcceptNesNotification:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AcceptNesNotification(
-        session_id=f_session_id,
-        id=f_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AcceptNesNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AcceptNesNotification = _new(AcceptNesNotification)
+    _S_AcceptNesNotification_session_id(o, f_session_id)
+    _S_AcceptNesNotification_id(o, f_id)
+    _S_AcceptNesNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AcceptNesNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -777,22 +1678,18 @@ def _d_AgentAuthCapabilities(d: Any) -> AgentAuthCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AgentAuthCapabilities(
-        logout=f_logout,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AgentAuthCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AgentAuthCapabilities = _new(AgentAuthCapabilities)
+    _S_AgentAuthCapabilities_logout(o, f_logout)
+    _S_AgentAuthCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentAuthCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -834,12 +1731,10 @@ def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
             f_image = False
             ex = _s.note(ex, "image")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "image")
             f_image = r
@@ -852,12 +1747,10 @@ def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
             f_audio = False
             ex = _s.note(ex, "audio")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "audio")
             f_audio = r
@@ -870,12 +1763,10 @@ def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
             f_embedded_context = False
             ex = _s.note(ex, "embeddedContext")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "embeddedContext")
             f_embedded_context = r
@@ -888,24 +1779,20 @@ def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PromptCapabilities(
-        image=f_image,
-        audio=f_audio,
-        embedded_context=f_embedded_context,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_PromptCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PromptCapabilities = _new(PromptCapabilities)
+    _S_PromptCapabilities_image(o, f_image)
+    _S_PromptCapabilities_audio(o, f_audio)
+    _S_PromptCapabilities_embedded_context(o, f_embedded_context)
+    _S_PromptCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -951,12 +1838,10 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
             f_http = False
             ex = _s.note(ex, "http")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "http")
             f_http = r
@@ -969,12 +1854,10 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
             f_sse = False
             ex = _s.note(ex, "sse")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "sse")
             f_sse = r
@@ -987,12 +1870,10 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
             f_acp = False
             ex = _s.note(ex, "acp")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "acp")
             f_acp = r
@@ -1005,24 +1886,20 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = McpCapabilities(
-        http=f_http,
-        sse=f_sse,
-        acp=f_acp,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_McpCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: McpCapabilities = _new(McpCapabilities)
+    _S_McpCapabilities_http(o, f_http)
+    _S_McpCapabilities_sse(o, f_sse)
+    _S_McpCapabilities_acp(o, f_acp)
+    _S_McpCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1167,27 +2044,23 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionCapabilities(
-        list=f_list,
-        delete=f_delete,
-        additional_directories=f_additional_directories,
-        fork=f_fork,
-        resume=f_resume,
-        close=f_close,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionCapabilities = _new(SessionCapabilities)
+    _S_SessionCapabilities_list(o, f_list)
+    _S_SessionCapabilities_delete(o, f_delete)
+    _S_SessionCapabilities_additional_directories(o, f_additional_directories)
+    _S_SessionCapabilities_fork(o, f_fork)
+    _S_SessionCapabilities_resume(o, f_resume)
+    _S_SessionCapabilities_close(o, f_close)
+    _S_SessionCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1259,12 +2132,10 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
             f_load_session = False
             ex = _s.note(ex, "loadSession")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "loadSession")
             f_load_session = r
@@ -1373,12 +2244,10 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
             f_position_encoding = None
             ex = _s.note(ex, "positionEncoding")
         else:
-            try:
-                if type(v) is not str or v not in _L_PositionEncodingKind:
-                    raise _s.bad_literal(v, _L_PositionEncodingKind)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_PositionEncodingKind:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "positionEncoding")
             f_position_encoding = r
@@ -1391,29 +2260,25 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AgentCapabilities(
-        load_session=f_load_session,
-        prompt_capabilities=f_prompt_capabilities,
-        mcp_capabilities=f_mcp_capabilities,
-        session_capabilities=f_session_capabilities,
-        auth=f_auth,
-        providers=f_providers,
-        nes=f_nes,
-        position_encoding=f_position_encoding,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AgentCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AgentCapabilities = _new(AgentCapabilities)
+    _S_AgentCapabilities_load_session(o, f_load_session)
+    _S_AgentCapabilities_prompt_capabilities(o, f_prompt_capabilities)
+    _S_AgentCapabilities_mcp_capabilities(o, f_mcp_capabilities)
+    _S_AgentCapabilities_session_capabilities(o, f_session_capabilities)
+    _S_AgentCapabilities_auth(o, f_auth)
+    _S_AgentCapabilities_providers(o, f_providers)
+    _S_AgentCapabilities_nes(o, f_nes)
+    _S_AgentCapabilities_position_encoding(o, f_position_encoding)
+    _S_AgentCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1488,12 +2353,10 @@ def _d_ContentChunk(d: Any) -> ContentChunk:
             f_message_id = None
             ex = _s.note(ex, "messageId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "messageId")
             f_message_id = r
@@ -1506,23 +2369,19 @@ def _d_ContentChunk(d: Any) -> ContentChunk:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ContentChunk(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ContentChunk),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ContentChunk = _new(ContentChunk)
+    _S_ContentChunk_content(o, f_content)
+    _S_ContentChunk_message_id(o, f_message_id)
+    _S_ContentChunk_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ContentChunk))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1579,12 +2438,10 @@ def _d_AgentMessageChunk(d: Any) -> AgentMessageChunk:
             f_message_id = None
             ex = _s.note(ex, "messageId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "messageId")
             f_message_id = r
@@ -1597,23 +2454,19 @@ def _d_AgentMessageChunk(d: Any) -> AgentMessageChunk:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AgentMessageChunk(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AgentMessageChunk),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AgentMessageChunk = _new(AgentMessageChunk)
+    _S_ContentChunk_content(o, f_content)
+    _S_ContentChunk_message_id(o, f_message_id)
+    _S_ContentChunk_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentMessageChunk))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1670,12 +2523,10 @@ def _d_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
             f_message_id = None
             ex = _s.note(ex, "messageId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "messageId")
             f_message_id = r
@@ -1688,23 +2539,19 @@ def _d_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AgentThoughtChunk(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AgentThoughtChunk),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AgentThoughtChunk = _new(AgentThoughtChunk)
+    _S_ContentChunk_content(o, f_content)
+    _S_ContentChunk_message_id(o, f_message_id)
+    _S_ContentChunk_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentThoughtChunk))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1764,12 +2611,10 @@ def _d_Annotations(d: Any) -> Annotations:
             f_last_modified = None
             ex = _s.note(ex, "lastModified")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "lastModified")
             f_last_modified = r
@@ -1782,12 +2627,10 @@ def _d_Annotations(d: Any) -> Annotations:
             f_priority = None
             ex = _s.note(ex, "priority")
         else:
-            try:
-                if type(v) is not float and type(v) is not int:
-                    raise _s.wrong("a number", v)
-                r = v
-            except DecodeError:
+            if type(v) is not float and type(v) is not int:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "priority")
             f_priority = r
@@ -1800,24 +2643,20 @@ def _d_Annotations(d: Any) -> Annotations:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Annotations(
-        audience=f_audience,
-        last_modified=f_last_modified,
-        priority=f_priority,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Annotations),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Annotations = _new(Annotations)
+    _S_Annotations_audience(o, f_audience)
+    _S_Annotations_last_modified(o, f_last_modified)
+    _S_Annotations_priority(o, f_priority)
+    _S_Annotations_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Annotations))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1885,23 +2724,17 @@ def _d_AudioContent(d: Any) -> AudioContent:
     if v is _MISSING:
         raise _s.missing("data")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("data") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("data")
+    r = v
     f_data = r
     v = d.get("mimeType", _MISSING)
     if v is _MISSING:
         raise _s.missing("mimeType")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("mimeType") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("mimeType")
+    r = v
     f_mime_type = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -1912,24 +2745,20 @@ def _d_AudioContent(d: Any) -> AudioContent:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AudioContent(
-        annotations=f_annotations,
-        data=f_data,
-        mime_type=f_mime_type,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AudioContent),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AudioContent = _new(AudioContent)
+    _S_AudioContent_annotations(o, f_annotations)
+    _S_AudioContent_data(o, f_data)
+    _S_AudioContent_mime_type(o, f_mime_type)
+    _S_AudioContent_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AudioContent))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -1973,12 +2802,10 @@ def _d_AuthCapabilities(d: Any) -> AuthCapabilities:
             f_terminal = False
             ex = _s.note(ex, "terminal")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "terminal")
             f_terminal = r
@@ -1991,22 +2818,18 @@ def _d_AuthCapabilities(d: Any) -> AuthCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AuthCapabilities(
-        terminal=f_terminal,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AuthCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AuthCapabilities = _new(AuthCapabilities)
+    _S_AuthCapabilities_terminal(o, f_terminal)
+    _S_AuthCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2041,23 +2864,17 @@ def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
@@ -2068,12 +2885,10 @@ def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -2086,24 +2901,20 @@ def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AuthMethodAgent(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodAgent),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AuthMethodAgent = _new(AuthMethodAgent)
+    _S_AuthMethodAgent_id(o, f_id)
+    _S_AuthMethodAgent_name(o, f_name)
+    _S_AuthMethodAgent_description(o, f_description)
+    _S_AuthMethodAgent_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodAgent))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2151,23 +2962,17 @@ def _d_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
@@ -2178,12 +2983,10 @@ def _d_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -2228,26 +3031,22 @@ def _d_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AuthMethodTerminal(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodTerminal),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AuthMethodTerminal = _new(AuthMethodTerminal)
+    _S_AuthMethodTerminal_id(o, f_id)
+    _S_AuthMethodTerminal_name(o, f_name)
+    _S_AuthMethodTerminal_description(o, f_description)
+    _S_AuthMethodTerminal_args(o, f_args)
+    _S_AuthMethodTerminal_env(o, f_env)
+    _S_AuthMethodTerminal_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodTerminal))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2292,12 +3091,9 @@ def _d_AuthenticateRequest(d: Any) -> AuthenticateRequest:
     if v is _MISSING:
         raise _s.missing("methodId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("methodId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("methodId")
+    r = v
     f_method_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -2308,22 +3104,18 @@ def _d_AuthenticateRequest(d: Any) -> AuthenticateRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AuthenticateRequest(
-        method_id=f_method_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AuthenticateRequest = _new(AuthenticateRequest)
+    _S_AuthenticateRequest_method_id(o, f_method_id)
+    _S_AuthenticateRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2359,20 +3151,17 @@ def _d_AuthenticateResponse(d: Any) -> AuthenticateResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AuthenticateResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AuthenticateResponse = _new(AuthenticateResponse)
+    _S_AuthenticateResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2404,23 +3193,17 @@ def _d_AvailableCommand(d: Any) -> AvailableCommand:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
         raise _s.missing("description")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("description") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("description")
+    r = v
     f_description = r
     v = d.get("input", _MISSING)
     if v is _MISSING:
@@ -2447,24 +3230,20 @@ def _d_AvailableCommand(d: Any) -> AvailableCommand:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AvailableCommand(
-        name=f_name,
-        description=f_description,
-        input=f_input,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommand),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AvailableCommand = _new(AvailableCommand)
+    _S_AvailableCommand_name(o, f_name)
+    _S_AvailableCommand_description(o, f_description)
+    _S_AvailableCommand_input(o, f_input)
+    _S_AvailableCommand_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommand))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2522,22 +3301,18 @@ def _d_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = AvailableCommandsUpdate(
-        available_commands=f_available_commands,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommandsUpdate),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: AvailableCommandsUpdate = _new(AvailableCommandsUpdate)
+    _S_AvailableCommandsUpdate_available_commands(o, f_available_commands)
+    _S_AvailableCommandsUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommandsUpdate))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2571,12 +3346,9 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
     if v is _MISSING:
         raise _s.missing("blob")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("blob") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("blob")
+    r = v
     f_blob = r
     v = d.get("mimeType", _MISSING)
     if v is _MISSING:
@@ -2587,12 +3359,10 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
             f_mime_type = None
             ex = _s.note(ex, "mimeType")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "mimeType")
             f_mime_type = r
@@ -2600,12 +3370,9 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -2616,24 +3383,20 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = BlobResourceContents(
-        blob=f_blob,
-        mime_type=f_mime_type,
-        uri=f_uri,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_BlobResourceContents),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: BlobResourceContents = _new(BlobResourceContents)
+    _S_BlobResourceContents_blob(o, f_blob)
+    _S_BlobResourceContents_mime_type(o, f_mime_type)
+    _S_BlobResourceContents_uri(o, f_uri)
+    _S_BlobResourceContents_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BlobResourceContents))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2676,21 +3439,17 @@ def _d_BooleanConfigOptionCapabilities(d: Any) -> BooleanConfigOptionCapabilitie
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = BooleanConfigOptionCapabilities(
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_BooleanConfigOptionCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: BooleanConfigOptionCapabilities = _new(BooleanConfigOptionCapabilities)
+    _S_BooleanConfigOptionCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BooleanConfigOptionCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2732,12 +3491,10 @@ def _d_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -2750,12 +3507,10 @@ def _d_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -2768,12 +3523,10 @@ def _d_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
             f_default = None
             ex = _s.note(ex, "default")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "default")
             f_default = r
@@ -2786,24 +3539,20 @@ def _d_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = BooleanPropertySchema(
-        title=f_title,
-        description=f_description,
-        default=f_default,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_BooleanPropertySchema),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: BooleanPropertySchema = _new(BooleanPropertySchema)
+    _S_BooleanPropertySchema_title(o, f_title)
+    _S_BooleanPropertySchema_description(o, f_description)
+    _S_BooleanPropertySchema_default(o, f_default)
+    _S_BooleanPropertySchema_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BooleanPropertySchema))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2848,12 +3597,9 @@ def _d_CancelNotification(d: Any) -> CancelNotification:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -2864,22 +3610,18 @@ def _d_CancelNotification(d: Any) -> CancelNotification:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CancelNotification(
-        session_id=f_session_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CancelNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CancelNotification = _new(CancelNotification)
+    _S_CancelNotification_session_id(o, f_session_id)
+    _S_CancelNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CancelNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2925,22 +3667,18 @@ def _d_CancelRequestNotification(d: Any) -> CancelRequestNotification:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CancelRequestNotification(
-        request_id=f_request_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CancelRequestNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CancelRequestNotification = _new(CancelRequestNotification)
+    _S_CancelRequestNotification_request_id(o, f_request_id)
+    _S_CancelRequestNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CancelRequestNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -2969,9 +3707,10 @@ def _d_CancelledPermissionOutcome(d: Any) -> CancelledPermissionOutcome:
         if v != "cancelled":
             raise _s.bad_literal(v, ("cancelled",)).at("outcome")
         n += 1
-    return CancelledPermissionOutcome(
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CancelledPermissionOutcome)
-    )
+    o: CancelledPermissionOutcome = _new(CancelledPermissionOutcome)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CancelledPermissionOutcome))
+    _S_explicit(o, _NO_EXPLICIT)
+    return o
 
 
 def _e_CancelledPermissionOutcome(o: CancelledPermissionOutcome) -> dict[str, Any]:
@@ -2999,12 +3738,10 @@ def _d_FileSystemCapabilities(d: Any) -> FileSystemCapabilities:
             f_read_text_file = False
             ex = _s.note(ex, "readTextFile")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "readTextFile")
             f_read_text_file = r
@@ -3017,12 +3754,10 @@ def _d_FileSystemCapabilities(d: Any) -> FileSystemCapabilities:
             f_write_text_file = False
             ex = _s.note(ex, "writeTextFile")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "writeTextFile")
             f_write_text_file = r
@@ -3035,23 +3770,19 @@ def _d_FileSystemCapabilities(d: Any) -> FileSystemCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = FileSystemCapabilities(
-        read_text_file=f_read_text_file,
-        write_text_file=f_write_text_file,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_FileSystemCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: FileSystemCapabilities = _new(FileSystemCapabilities)
+    _S_FileSystemCapabilities_read_text_file(o, f_read_text_file)
+    _S_FileSystemCapabilities_write_text_file(o, f_write_text_file)
+    _S_FileSystemCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_FileSystemCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3115,12 +3846,10 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
             f_terminal = False
             ex = _s.note(ex, "terminal")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError:
+            if type(v) is not bool:
                 r = False
+            else:
+                r = v
             if r is False:
                 ex = _s.note(ex, "terminal")
             f_terminal = r
@@ -3229,29 +3958,25 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ClientCapabilities(
-        fs=f_fs,
-        terminal=f_terminal,
-        session=f_session,
-        plan=f_plan,
-        auth=f_auth,
-        elicitation=f_elicitation,
-        nes=f_nes,
-        position_encodings=f_position_encodings,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ClientCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ClientCapabilities = _new(ClientCapabilities)
+    _S_ClientCapabilities_fs(o, f_fs)
+    _S_ClientCapabilities_terminal(o, f_terminal)
+    _S_ClientCapabilities_session(o, f_session)
+    _S_ClientCapabilities_plan(o, f_plan)
+    _S_ClientCapabilities_auth(o, f_auth)
+    _S_ClientCapabilities_elicitation(o, f_elicitation)
+    _S_ClientCapabilities_nes(o, f_nes)
+    _S_ClientCapabilities_position_encodings(o, f_position_encodings)
+    _S_ClientCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3368,24 +4093,20 @@ def _d_ClientNesCapabilities(d: Any) -> ClientNesCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ClientNesCapabilities(
-        jump=f_jump,
-        rename=f_rename,
-        search_and_replace=f_search_and_replace,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ClientNesCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ClientNesCapabilities = _new(ClientNesCapabilities)
+    _S_ClientNesCapabilities_jump(o, f_jump)
+    _S_ClientNesCapabilities_rename(o, f_rename)
+    _S_ClientNesCapabilities_search_and_replace(o, f_search_and_replace)
+    _S_ClientNesCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientNesCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3436,12 +4157,10 @@ def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
             f_compaction = None
             ex = _s.note(ex, "compaction")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "compaction")
             f_compaction = r
@@ -3470,23 +4189,19 @@ def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ClientSessionCapabilities(
-        compaction=f_compaction,
-        config_options=f_config_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ClientSessionCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ClientSessionCapabilities = _new(ClientSessionCapabilities)
+    _S_ClientSessionCapabilities_compaction(o, f_compaction)
+    _S_ClientSessionCapabilities_config_options(o, f_config_options)
+    _S_ClientSessionCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientSessionCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3526,12 +4241,9 @@ def _d_CloseNesRequest(d: Any) -> CloseNesRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -3542,22 +4254,18 @@ def _d_CloseNesRequest(d: Any) -> CloseNesRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CloseNesRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CloseNesRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CloseNesRequest = _new(CloseNesRequest)
+    _S_CloseNesRequest_session_id(o, f_session_id)
+    _S_CloseNesRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseNesRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3593,20 +4301,17 @@ def _d_CloseNesResponse(d: Any) -> CloseNesResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CloseNesResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_CloseNesResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CloseNesResponse = _new(CloseNesResponse)
+    _S_CloseNesResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseNesResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3636,12 +4341,9 @@ def _d_CloseSessionRequest(d: Any) -> CloseSessionRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -3652,22 +4354,18 @@ def _d_CloseSessionRequest(d: Any) -> CloseSessionRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CloseSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CloseSessionRequest = _new(CloseSessionRequest)
+    _S_CloseSessionRequest_session_id(o, f_session_id)
+    _S_CloseSessionRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3703,20 +4401,17 @@ def _d_CloseSessionResponse(d: Any) -> CloseSessionResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CloseSessionResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CloseSessionResponse = _new(CloseSessionResponse)
+    _S_CloseSessionResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3752,12 +4447,9 @@ def _d_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
     if v is _MISSING:
         raise _s.missing("compactionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("compactionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("compactionId")
+    r = v
     f_compaction_id = r
     v = d.get("content", _MISSING)
     if v is _MISSING:
@@ -3777,23 +4469,19 @@ def _d_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CompactionSummaryChunk(
-        compaction_id=f_compaction_id,
-        content=f_content,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CompactionSummaryChunk),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CompactionSummaryChunk = _new(CompactionSummaryChunk)
+    _S_CompactionSummaryChunk_compaction_id(o, f_compaction_id)
+    _S_CompactionSummaryChunk_content(o, f_content)
+    _S_CompactionSummaryChunk_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CompactionSummaryChunk))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3835,23 +4523,17 @@ def _d_CompactionUpdate(d: Any) -> CompactionUpdate:
     if v is _MISSING:
         raise _s.missing("compactionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("compactionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("compactionId")
+    r = v
     f_compaction_id = r
     v = d.get("status", _MISSING)
     if v is _MISSING:
         raise _s.missing("status")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("status") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("status")
+    r = v
     f_status = r
     v = d.get("summary", _MISSING)
     if v is _MISSING:
@@ -3878,12 +4560,10 @@ def _d_CompactionUpdate(d: Any) -> CompactionUpdate:
             f_error = None
             ex = _s.note(ex, "error")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "error")
             f_error = r
@@ -3896,25 +4576,21 @@ def _d_CompactionUpdate(d: Any) -> CompactionUpdate:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CompactionUpdate(
-        compaction_id=f_compaction_id,
-        status=f_status,
-        summary=f_summary,
-        error=f_error,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CompactionUpdate),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CompactionUpdate = _new(CompactionUpdate)
+    _S_CompactionUpdate_compaction_id(o, f_compaction_id)
+    _S_CompactionUpdate_status(o, f_status)
+    _S_CompactionUpdate_summary(o, f_summary)
+    _S_CompactionUpdate_error(o, f_error)
+    _S_CompactionUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CompactionUpdate))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -3958,12 +4634,9 @@ def _d_CompleteElicitationNotification(d: Any) -> CompleteElicitationNotificatio
     if v is _MISSING:
         raise _s.missing("elicitationId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("elicitationId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("elicitationId")
+    r = v
     f_elicitation_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -3974,22 +4647,18 @@ def _d_CompleteElicitationNotification(d: Any) -> CompleteElicitationNotificatio
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CompleteElicitationNotification(
-        elicitation_id=f_elicitation_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CompleteElicitationNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CompleteElicitationNotification = _new(CompleteElicitationNotification)
+    _S_CompleteElicitationNotification_elicitation_id(o, f_elicitation_id)
+    _S_CompleteElicitationNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CompleteElicitationNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4040,22 +4709,18 @@ def _d_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ConfigOptionUpdate(
-        config_options=f_config_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ConfigOptionUpdate),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ConfigOptionUpdate = _new(ConfigOptionUpdate)
+    _S_ConfigOptionUpdate_config_options(o, f_config_options)
+    _S_ConfigOptionUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ConfigOptionUpdate))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4087,12 +4752,9 @@ def _d_ConnectMcpRequest(d: Any) -> ConnectMcpRequest:
     if v is _MISSING:
         raise _s.missing("serverId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("serverId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("serverId")
+    r = v
     f_server_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -4103,22 +4765,18 @@ def _d_ConnectMcpRequest(d: Any) -> ConnectMcpRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ConnectMcpRequest(
-        server_id=f_server_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ConnectMcpRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ConnectMcpRequest = _new(ConnectMcpRequest)
+    _S_ConnectMcpRequest_server_id(o, f_server_id)
+    _S_ConnectMcpRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ConnectMcpRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4150,12 +4808,9 @@ def _d_ConnectMcpResponse(d: Any) -> ConnectMcpResponse:
     if v is _MISSING:
         raise _s.missing("connectionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("connectionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("connectionId")
+    r = v
     f_connection_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -4166,22 +4821,18 @@ def _d_ConnectMcpResponse(d: Any) -> ConnectMcpResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ConnectMcpResponse(
-        connection_id=f_connection_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ConnectMcpResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ConnectMcpResponse = _new(ConnectMcpResponse)
+    _S_ConnectMcpResponse_connection_id(o, f_connection_id)
+    _S_ConnectMcpResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ConnectMcpResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4232,20 +4883,18 @@ def _d_Content(d: Any) -> Content:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Content(
-        content=f_content, meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_Content)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Content = _new(Content)
+    _S_Content_content(o, f_content)
+    _S_Content_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Content))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4278,23 +4927,17 @@ def _d_Cost(d: Any) -> Cost:
     if v is _MISSING:
         raise _s.missing("amount")
     n += 1
-    try:
-        if type(v) is not float and type(v) is not int:
-            raise _s.wrong("a number", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("amount") from None
+    if type(v) is not float and type(v) is not int:
+        raise _s.wrong("a number", v).at("amount")
+    r = v
     f_amount = r
     v = d.get("currency", _MISSING)
     if v is _MISSING:
         raise _s.missing("currency")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("currency") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("currency")
+    r = v
     f_currency = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -4305,23 +4948,19 @@ def _d_Cost(d: Any) -> Cost:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Cost(
-        amount=f_amount,
-        currency=f_currency,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Cost),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Cost = _new(Cost)
+    _S_Cost_amount(o, f_amount)
+    _S_Cost_currency(o, f_currency)
+    _S_Cost_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Cost))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4367,12 +5006,9 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
         f_session_id = None
     else:
         n += 1
-        try:
-            if type(v) is not str:
-                raise _s.wrong("a string", v)
-            r = v
-        except DecodeError as e:
-            raise e.at("sessionId") from None
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        r = v
         if r is None:
             ex = _s.note(ex, "sessionId")
         f_session_id = r
@@ -4385,12 +5021,10 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
             f_tool_call_id = None
             ex = _s.note(ex, "toolCallId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "toolCallId")
             f_tool_call_id = r
@@ -4406,15 +5040,13 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
         if r is None:
             ex = _s.note(ex, "requestId")
         f_request_id = r
-    o = ElicitationFormMode(
-        requested_schema=f_requested_schema,
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-        request_id=f_request_id,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormMode),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationFormMode = _new(ElicitationFormMode)
+    _S_ElicitationFormMode_requested_schema(o, f_requested_schema)
+    _S_ElicitationFormMode_session_id(o, f_session_id)
+    _S_ElicitationFormMode_tool_call_id(o, f_tool_call_id)
+    _S_ElicitationFormMode_request_id(o, f_request_id)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormMode))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4475,12 +5107,9 @@ def _d_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
         f_session_id = None
     else:
         n += 1
-        try:
-            if type(v) is not str:
-                raise _s.wrong("a string", v)
-            r = v
-        except DecodeError as e:
-            raise e.at("sessionId") from None
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        r = v
         if r is None:
             ex = _s.note(ex, "sessionId")
         f_session_id = r
@@ -4493,12 +5122,10 @@ def _d_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
             f_tool_call_id = None
             ex = _s.note(ex, "toolCallId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "toolCallId")
             f_tool_call_id = r
@@ -4518,12 +5145,9 @@ def _d_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
     if v is _MISSING:
         raise _s.missing("message")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("message") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("message")
+    r = v
     f_message = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -4534,26 +5158,22 @@ def _d_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CreateElicitationRequestForm(
-        requested_schema=f_requested_schema,
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-        request_id=f_request_id,
-        message=f_message,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestForm),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CreateElicitationRequestForm = _new(CreateElicitationRequestForm)
+    _S_ElicitationFormMode_requested_schema(o, f_requested_schema)
+    _S_ElicitationFormMode_session_id(o, f_session_id)
+    _S_ElicitationFormMode_tool_call_id(o, f_tool_call_id)
+    _S_ElicitationFormMode_request_id(o, f_request_id)
+    _S_CreateElicitationRequestForm_message(o, f_message)
+    _S_CreateElicitationRequestForm_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestForm))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4605,35 +5225,26 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
     if v is _MISSING:
         raise _s.missing("elicitationId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("elicitationId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("elicitationId")
+    r = v
     f_elicitation_id = r
     v = d.get("url", _MISSING)
     if v is _MISSING:
         raise _s.missing("url")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("url") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("url")
+    r = v
     f_url = r
     v = d.get("sessionId", _MISSING)
     if v is _MISSING:
         f_session_id = None
     else:
         n += 1
-        try:
-            if type(v) is not str:
-                raise _s.wrong("a string", v)
-            r = v
-        except DecodeError as e:
-            raise e.at("sessionId") from None
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        r = v
         if r is None:
             ex = _s.note(ex, "sessionId")
         f_session_id = r
@@ -4646,12 +5257,10 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
             f_tool_call_id = None
             ex = _s.note(ex, "toolCallId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "toolCallId")
             f_tool_call_id = r
@@ -4667,16 +5276,14 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
         if r is None:
             ex = _s.note(ex, "requestId")
         f_request_id = r
-    o = ElicitationUrlMode(
-        elicitation_id=f_elicitation_id,
-        url=f_url,
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-        request_id=f_request_id,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlMode),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationUrlMode = _new(ElicitationUrlMode)
+    _S_ElicitationUrlMode_elicitation_id(o, f_elicitation_id)
+    _S_ElicitationUrlMode_url(o, f_url)
+    _S_ElicitationUrlMode_session_id(o, f_session_id)
+    _S_ElicitationUrlMode_tool_call_id(o, f_tool_call_id)
+    _S_ElicitationUrlMode_request_id(o, f_request_id)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlMode))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4730,35 +5337,26 @@ def _d_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
     if v is _MISSING:
         raise _s.missing("elicitationId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("elicitationId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("elicitationId")
+    r = v
     f_elicitation_id = r
     v = d.get("url", _MISSING)
     if v is _MISSING:
         raise _s.missing("url")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("url") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("url")
+    r = v
     f_url = r
     v = d.get("sessionId", _MISSING)
     if v is _MISSING:
         f_session_id = None
     else:
         n += 1
-        try:
-            if type(v) is not str:
-                raise _s.wrong("a string", v)
-            r = v
-        except DecodeError as e:
-            raise e.at("sessionId") from None
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        r = v
         if r is None:
             ex = _s.note(ex, "sessionId")
         f_session_id = r
@@ -4771,12 +5369,10 @@ def _d_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
             f_tool_call_id = None
             ex = _s.note(ex, "toolCallId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "toolCallId")
             f_tool_call_id = r
@@ -4796,12 +5392,9 @@ def _d_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
     if v is _MISSING:
         raise _s.missing("message")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("message") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("message")
+    r = v
     f_message = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -4812,27 +5405,23 @@ def _d_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CreateElicitationRequestUrl(
-        elicitation_id=f_elicitation_id,
-        url=f_url,
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-        request_id=f_request_id,
-        message=f_message,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestUrl),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CreateElicitationRequestUrl = _new(CreateElicitationRequestUrl)
+    _S_ElicitationUrlMode_elicitation_id(o, f_elicitation_id)
+    _S_ElicitationUrlMode_url(o, f_url)
+    _S_ElicitationUrlMode_session_id(o, f_session_id)
+    _S_ElicitationUrlMode_tool_call_id(o, f_tool_call_id)
+    _S_ElicitationUrlMode_request_id(o, f_request_id)
+    _S_CreateElicitationRequestUrl_message(o, f_message)
+    _S_CreateElicitationRequestUrl_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestUrl))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4894,11 +5483,10 @@ def _d_ElicitationAcceptAction(d: Any) -> ElicitationAcceptAction:
             if r is None:
                 ex = _s.note(ex, "content")
             f_content = r
-    o = ElicitationAcceptAction(
-        content=f_content, extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationAcceptAction)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationAcceptAction = _new(ElicitationAcceptAction)
+    _S_ElicitationAcceptAction_content(o, f_content)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationAcceptAction))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -4954,22 +5542,18 @@ def _d_CreateElicitationResponseAccept(d: Any) -> CreateElicitationResponseAccep
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CreateElicitationResponseAccept(
-        content=f_content,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseAccept),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CreateElicitationResponseAccept = _new(CreateElicitationResponseAccept)
+    _S_ElicitationAcceptAction_content(o, f_content)
+    _S_CreateElicitationResponseAccept_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseAccept))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5013,21 +5597,17 @@ def _d_CreateElicitationResponseCancel(d: Any) -> CreateElicitationResponseCance
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CreateElicitationResponseCancel(
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseCancel),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CreateElicitationResponseCancel = _new(CreateElicitationResponseCancel)
+    _S_CreateElicitationResponseCancel_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseCancel))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5066,21 +5646,17 @@ def _d_CreateElicitationResponseDecline(d: Any) -> CreateElicitationResponseDecl
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CreateElicitationResponseDecline(
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseDecline),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CreateElicitationResponseDecline = _new(CreateElicitationResponseDecline)
+    _S_CreateElicitationResponseDecline_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseDecline))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5115,23 +5691,17 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("command", _MISSING)
     if v is _MISSING:
         raise _s.missing("command")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("command") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("command")
+    r = v
     f_command = r
     v = d.get("args", _MISSING)
     if v is _MISSING:
@@ -5174,12 +5744,10 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
             f_cwd = None
             ex = _s.note(ex, "cwd")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "cwd")
             f_cwd = r
@@ -5192,15 +5760,10 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
             f_output_byte_limit = None
             ex = _s.note(ex, "outputByteLimit")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]
-                ):
-                    raise _s.bad_int(v, "uint64")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "outputByteLimit")
             f_output_byte_limit = r
@@ -5213,27 +5776,23 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CreateTerminalRequest(
-        session_id=f_session_id,
-        command=f_command,
-        args=f_args,
-        env=f_env,
-        cwd=f_cwd,
-        output_byte_limit=f_output_byte_limit,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CreateTerminalRequest = _new(CreateTerminalRequest)
+    _S_CreateTerminalRequest_session_id(o, f_session_id)
+    _S_CreateTerminalRequest_command(o, f_command)
+    _S_CreateTerminalRequest_args(o, f_args)
+    _S_CreateTerminalRequest_env(o, f_env)
+    _S_CreateTerminalRequest_cwd(o, f_cwd)
+    _S_CreateTerminalRequest_output_byte_limit(o, f_output_byte_limit)
+    _S_CreateTerminalRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5283,12 +5842,9 @@ def _d_CreateTerminalResponse(d: Any) -> CreateTerminalResponse:
     if v is _MISSING:
         raise _s.missing("terminalId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("terminalId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("terminalId")
+    r = v
     f_terminal_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -5299,22 +5855,18 @@ def _d_CreateTerminalResponse(d: Any) -> CreateTerminalResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CreateTerminalResponse(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CreateTerminalResponse = _new(CreateTerminalResponse)
+    _S_CreateTerminalResponse_terminal_id(o, f_terminal_id)
+    _S_CreateTerminalResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5351,12 +5903,9 @@ def _d_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
     if v is _MISSING:
         raise _s.missing("currentModeId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("currentModeId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("currentModeId")
+    r = v
     f_current_mode_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -5367,22 +5916,18 @@ def _d_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = CurrentModeUpdate(
-        current_mode_id=f_current_mode_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_CurrentModeUpdate),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: CurrentModeUpdate = _new(CurrentModeUpdate)
+    _S_CurrentModeUpdate_current_mode_id(o, f_current_mode_id)
+    _S_CurrentModeUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CurrentModeUpdate))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5414,12 +5959,9 @@ def _d_DeleteSessionRequest(d: Any) -> DeleteSessionRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -5430,22 +5972,18 @@ def _d_DeleteSessionRequest(d: Any) -> DeleteSessionRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = DeleteSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: DeleteSessionRequest = _new(DeleteSessionRequest)
+    _S_DeleteSessionRequest_session_id(o, f_session_id)
+    _S_DeleteSessionRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5481,20 +6019,17 @@ def _d_DeleteSessionResponse(d: Any) -> DeleteSessionResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = DeleteSessionResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: DeleteSessionResponse = _new(DeleteSessionResponse)
+    _S_DeleteSessionResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5527,34 +6062,25 @@ def _d_DidChangeDocumentNotification(d: Any) -> DidChangeDocumentNotification:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("version", _MISSING)
     if v is _MISSING:
         raise _s.missing("version")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["int64"][0] <= v <= _s.INT_LIMITS["int64"][1]:
-            raise _s.bad_int(v, "int64")
-        r = v
-    except DecodeError as e:
-        raise e.at("version") from None
+    if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+        raise _s.bad_int(v, "int64").at("version")
+    r = v
     f_version = r
     v = d.get("contentChanges", _MISSING)
     if v is _MISSING:
@@ -5574,25 +6100,21 @@ def _d_DidChangeDocumentNotification(d: Any) -> DidChangeDocumentNotification:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = DidChangeDocumentNotification(
-        session_id=f_session_id,
-        uri=f_uri,
-        version=f_version,
-        content_changes=f_content_changes,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_DidChangeDocumentNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: DidChangeDocumentNotification = _new(DidChangeDocumentNotification)
+    _S_DidChangeDocumentNotification_session_id(o, f_session_id)
+    _S_DidChangeDocumentNotification_uri(o, f_uri)
+    _S_DidChangeDocumentNotification_version(o, f_version)
+    _S_DidChangeDocumentNotification_content_changes(o, f_content_changes)
+    _S_DidChangeDocumentNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidChangeDocumentNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5631,23 +6153,17 @@ def _d_DidCloseDocumentNotification(d: Any) -> DidCloseDocumentNotification:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -5658,23 +6174,19 @@ def _d_DidCloseDocumentNotification(d: Any) -> DidCloseDocumentNotification:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = DidCloseDocumentNotification(
-        session_id=f_session_id,
-        uri=f_uri,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_DidCloseDocumentNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: DidCloseDocumentNotification = _new(DidCloseDocumentNotification)
+    _S_DidCloseDocumentNotification_session_id(o, f_session_id)
+    _S_DidCloseDocumentNotification_uri(o, f_uri)
+    _S_DidCloseDocumentNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidCloseDocumentNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5712,34 +6224,25 @@ def _d_DidFocusDocumentNotification(d: Any) -> DidFocusDocumentNotification:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("version", _MISSING)
     if v is _MISSING:
         raise _s.missing("version")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["int64"][0] <= v <= _s.INT_LIMITS["int64"][1]:
-            raise _s.bad_int(v, "int64")
-        r = v
-    except DecodeError as e:
-        raise e.at("version") from None
+    if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+        raise _s.bad_int(v, "int64").at("version")
+    r = v
     f_version = r
     v = d.get("position", _MISSING)
     if v is _MISSING:
@@ -5768,26 +6271,22 @@ def _d_DidFocusDocumentNotification(d: Any) -> DidFocusDocumentNotification:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = DidFocusDocumentNotification(
-        session_id=f_session_id,
-        uri=f_uri,
-        version=f_version,
-        position=f_position,
-        visible_range=f_visible_range,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_DidFocusDocumentNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: DidFocusDocumentNotification = _new(DidFocusDocumentNotification)
+    _S_DidFocusDocumentNotification_session_id(o, f_session_id)
+    _S_DidFocusDocumentNotification_uri(o, f_uri)
+    _S_DidFocusDocumentNotification_version(o, f_version)
+    _S_DidFocusDocumentNotification_position(o, f_position)
+    _S_DidFocusDocumentNotification_visible_range(o, f_visible_range)
+    _S_DidFocusDocumentNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidFocusDocumentNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5831,56 +6330,41 @@ def _d_DidOpenDocumentNotification(d: Any) -> DidOpenDocumentNotification:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("languageId", _MISSING)
     if v is _MISSING:
         raise _s.missing("languageId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("languageId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("languageId")
+    r = v
     f_language_id = r
     v = d.get("version", _MISSING)
     if v is _MISSING:
         raise _s.missing("version")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["int64"][0] <= v <= _s.INT_LIMITS["int64"][1]:
-            raise _s.bad_int(v, "int64")
-        r = v
-    except DecodeError as e:
-        raise e.at("version") from None
+    if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+        raise _s.bad_int(v, "int64").at("version")
+    r = v
     f_version = r
     v = d.get("text", _MISSING)
     if v is _MISSING:
         raise _s.missing("text")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("text") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("text")
+    r = v
     f_text = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -5891,26 +6375,22 @@ def _d_DidOpenDocumentNotification(d: Any) -> DidOpenDocumentNotification:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = DidOpenDocumentNotification(
-        session_id=f_session_id,
-        uri=f_uri,
-        language_id=f_language_id,
-        version=f_version,
-        text=f_text,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_DidOpenDocumentNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: DidOpenDocumentNotification = _new(DidOpenDocumentNotification)
+    _S_DidOpenDocumentNotification_session_id(o, f_session_id)
+    _S_DidOpenDocumentNotification_uri(o, f_uri)
+    _S_DidOpenDocumentNotification_language_id(o, f_language_id)
+    _S_DidOpenDocumentNotification_version(o, f_version)
+    _S_DidOpenDocumentNotification_text(o, f_text)
+    _S_DidOpenDocumentNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidOpenDocumentNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -5951,23 +6431,17 @@ def _d_DidSaveDocumentNotification(d: Any) -> DidSaveDocumentNotification:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -5978,23 +6452,19 @@ def _d_DidSaveDocumentNotification(d: Any) -> DidSaveDocumentNotification:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = DidSaveDocumentNotification(
-        session_id=f_session_id,
-        uri=f_uri,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_DidSaveDocumentNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: DidSaveDocumentNotification = _new(DidSaveDocumentNotification)
+    _S_DidSaveDocumentNotification_session_id(o, f_session_id)
+    _S_DidSaveDocumentNotification_uri(o, f_uri)
+    _S_DidSaveDocumentNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidSaveDocumentNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6035,12 +6505,9 @@ def _d_Diff(d: Any) -> Diff:
     if v is _MISSING:
         raise _s.missing("path")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("path") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("path")
+    r = v
     f_path = r
     v = d.get("oldText", _MISSING)
     if v is _MISSING:
@@ -6051,12 +6518,10 @@ def _d_Diff(d: Any) -> Diff:
             f_old_text = None
             ex = _s.note(ex, "oldText")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "oldText")
             f_old_text = r
@@ -6064,12 +6529,9 @@ def _d_Diff(d: Any) -> Diff:
     if v is _MISSING:
         raise _s.missing("newText")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("newText") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("newText")
+    r = v
     f_new_text = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -6080,24 +6542,20 @@ def _d_Diff(d: Any) -> Diff:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Diff(
-        path=f_path,
-        old_text=f_old_text,
-        new_text=f_new_text,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Diff),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Diff = _new(Diff)
+    _S_Diff_path(o, f_path)
+    _S_Diff_old_text(o, f_old_text)
+    _S_Diff_new_text(o, f_new_text)
+    _S_Diff_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Diff))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6136,12 +6594,9 @@ def _d_DisableProviderRequest(d: Any) -> DisableProviderRequest:
     if v is _MISSING:
         raise _s.missing("providerId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("providerId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("providerId")
+    r = v
     f_provider_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -6152,22 +6607,18 @@ def _d_DisableProviderRequest(d: Any) -> DisableProviderRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = DisableProviderRequest(
-        provider_id=f_provider_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_DisableProviderRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: DisableProviderRequest = _new(DisableProviderRequest)
+    _S_DisableProviderRequest_provider_id(o, f_provider_id)
+    _S_DisableProviderRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisableProviderRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6203,20 +6654,17 @@ def _d_DisableProviderResponse(d: Any) -> DisableProviderResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = DisableProviderResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_DisableProviderResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: DisableProviderResponse = _new(DisableProviderResponse)
+    _S_DisableProviderResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisableProviderResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6246,12 +6694,9 @@ def _d_DisconnectMcpRequest(d: Any) -> DisconnectMcpRequest:
     if v is _MISSING:
         raise _s.missing("connectionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("connectionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("connectionId")
+    r = v
     f_connection_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -6262,22 +6707,18 @@ def _d_DisconnectMcpRequest(d: Any) -> DisconnectMcpRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = DisconnectMcpRequest(
-        connection_id=f_connection_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_DisconnectMcpRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: DisconnectMcpRequest = _new(DisconnectMcpRequest)
+    _S_DisconnectMcpRequest_connection_id(o, f_connection_id)
+    _S_DisconnectMcpRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisconnectMcpRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6313,20 +6754,17 @@ def _d_DisconnectMcpResponse(d: Any) -> DisconnectMcpResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = DisconnectMcpResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_DisconnectMcpResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: DisconnectMcpResponse = _new(DisconnectMcpResponse)
+    _S_DisconnectMcpResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisconnectMcpResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6394,23 +6832,19 @@ def _d_ElicitationCapabilities(d: Any) -> ElicitationCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ElicitationCapabilities(
-        form=f_form,
-        url=f_url,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationCapabilities = _new(ElicitationCapabilities)
+    _S_ElicitationCapabilities_form(o, f_form)
+    _S_ElicitationCapabilities_url(o, f_url)
+    _S_ElicitationCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6454,20 +6888,17 @@ def _d_ElicitationFormCapabilities(d: Any) -> ElicitationFormCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ElicitationFormCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationFormCapabilities = _new(ElicitationFormCapabilities)
+    _S_ElicitationFormCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6500,10 +6931,11 @@ def _d_ElicitationRequestScope(d: Any) -> ElicitationRequestScope:
     except DecodeError as e:
         raise e.at("requestId") from None
     f_request_id = r
-    return ElicitationRequestScope(
-        request_id=f_request_id,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationRequestScope),
-    )
+    o: ElicitationRequestScope = _new(ElicitationRequestScope)
+    _S_ElicitationRequestScope_request_id(o, f_request_id)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationRequestScope))
+    _S_explicit(o, _NO_EXPLICIT)
+    return o
 
 
 def _e_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
@@ -6537,12 +6969,10 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
             f_type = "object"
             ex = _s.note(ex, "type")
         else:
-            try:
-                if type(v) is not str or v not in _L_ElicitationSchemaType:
-                    raise _s.bad_literal(v, _L_ElicitationSchemaType)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_ElicitationSchemaType:
                 r = "object"
+            else:
+                r = v
             if r == "object":
                 ex = _s.note(ex, "type")
             f_type = r
@@ -6555,12 +6985,10 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -6601,12 +7029,10 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -6619,26 +7045,22 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ElicitationSchema(
-        type=f_type,
-        title=f_title,
-        properties=f_properties,
-        required=f_required,
-        description=f_description,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSchema),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationSchema = _new(ElicitationSchema)
+    _S_ElicitationSchema_type(o, f_type)
+    _S_ElicitationSchema_title(o, f_title)
+    _S_ElicitationSchema_properties(o, f_properties)
+    _S_ElicitationSchema_required(o, f_required)
+    _S_ElicitationSchema_description(o, f_description)
+    _S_ElicitationSchema_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSchema))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6689,12 +7111,9 @@ def _d_ElicitationSessionScope(d: Any) -> ElicitationSessionScope:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("toolCallId", _MISSING)
     if v is _MISSING:
@@ -6705,22 +7124,18 @@ def _d_ElicitationSessionScope(d: Any) -> ElicitationSessionScope:
             f_tool_call_id = None
             ex = _s.note(ex, "toolCallId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "toolCallId")
             f_tool_call_id = r
-    o = ElicitationSessionScope(
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSessionScope),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationSessionScope = _new(ElicitationSessionScope)
+    _S_ElicitationSessionScope_session_id(o, f_session_id)
+    _S_ElicitationSessionScope_tool_call_id(o, f_tool_call_id)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSessionScope))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6756,20 +7171,17 @@ def _d_ElicitationUrlCapabilities(d: Any) -> ElicitationUrlCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ElicitationUrlCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ElicitationUrlCapabilities = _new(ElicitationUrlCapabilities)
+    _S_ElicitationUrlCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6835,23 +7247,19 @@ def _d_EmbeddedResource(d: Any) -> EmbeddedResource:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = EmbeddedResource(
-        annotations=f_annotations,
-        resource=f_resource,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_EmbeddedResource),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: EmbeddedResource = _new(EmbeddedResource)
+    _S_EmbeddedResource_annotations(o, f_annotations)
+    _S_EmbeddedResource_resource(o, f_resource)
+    _S_EmbeddedResource_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_EmbeddedResource))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6890,23 +7298,17 @@ def _d_EnumOption(d: Any) -> EnumOption:
     if v is _MISSING:
         raise _s.missing("const")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("const") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("const")
+    r = v
     f_const = r
     v = d.get("title", _MISSING)
     if v is _MISSING:
         raise _s.missing("title")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("title") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("title")
+    r = v
     f_title = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
@@ -6917,12 +7319,10 @@ def _d_EnumOption(d: Any) -> EnumOption:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -6935,24 +7335,20 @@ def _d_EnumOption(d: Any) -> EnumOption:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = EnumOption(
-        const=f_const,
-        title=f_title,
-        description=f_description,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_EnumOption),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: EnumOption = _new(EnumOption)
+    _S_EnumOption_const(o, f_const)
+    _S_EnumOption_title(o, f_title)
+    _S_EnumOption_description(o, f_description)
+    _S_EnumOption_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_EnumOption))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -6992,23 +7388,17 @@ def _d_EnvVariable(d: Any) -> EnvVariable:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("value", _MISSING)
     if v is _MISSING:
         raise _s.missing("value")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("value") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("value")
+    r = v
     f_value = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -7019,23 +7409,19 @@ def _d_EnvVariable(d: Any) -> EnvVariable:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = EnvVariable(
-        name=f_name,
-        value=f_value,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_EnvVariable),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: EnvVariable = _new(EnvVariable)
+    _S_EnvVariable_name(o, f_name)
+    _S_EnvVariable_value(o, f_value)
+    _S_EnvVariable_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_EnvVariable))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7070,23 +7456,17 @@ def _d_Error(d: Any) -> Error:
     if v is _MISSING:
         raise _s.missing("code")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["int32"][0] <= v <= _s.INT_LIMITS["int32"][1]:
-            raise _s.bad_int(v, "int32")
-        r = v
-    except DecodeError as e:
-        raise e.at("code") from None
+    if type(v) is not int or not -2147483648 <= v <= 2147483647:
+        raise _s.bad_int(v, "int32").at("code")
+    r = v
     f_code = r
     v = d.get("message", _MISSING)
     if v is _MISSING:
         raise _s.missing("message")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("message") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("message")
+    r = v
     f_message = r
     v = d.get("data", _MISSING)
     if v is _MISSING:
@@ -7097,21 +7477,16 @@ def _d_Error(d: Any) -> Error:
             f_data = None
             ex = _s.note(ex, "data")
         else:
-            try:
-                r = v
-            except DecodeError:
-                r = None
+            r = v
             if r is None:
                 ex = _s.note(ex, "data")
             f_data = r
-    o = Error(
-        code=f_code,
-        message=f_message,
-        data=f_data,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Error),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Error = _new(Error)
+    _S_Error_code(o, f_code)
+    _S_Error_message(o, f_message)
+    _S_Error_data(o, f_data)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Error))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7148,23 +7523,17 @@ def _d_ForkSessionRequest(d: Any) -> ForkSessionRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("cwd", _MISSING)
     if v is _MISSING:
         raise _s.missing("cwd")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("cwd") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("cwd")
+    r = v
     f_cwd = r
     v = d.get("additionalDirectories", _MISSING)
     if v is _MISSING:
@@ -7207,25 +7576,21 @@ def _d_ForkSessionRequest(d: Any) -> ForkSessionRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ForkSessionRequest(
-        session_id=f_session_id,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        mcp_servers=f_mcp_servers,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ForkSessionRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ForkSessionRequest = _new(ForkSessionRequest)
+    _S_ForkSessionRequest_session_id(o, f_session_id)
+    _S_ForkSessionRequest_cwd(o, f_cwd)
+    _S_ForkSessionRequest_additional_directories(o, f_additional_directories)
+    _S_ForkSessionRequest_mcp_servers(o, f_mcp_servers)
+    _S_ForkSessionRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ForkSessionRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7267,12 +7632,9 @@ def _d_ForkSessionResponse(d: Any) -> ForkSessionResponse:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("modes", _MISSING)
     if v is _MISSING:
@@ -7315,24 +7677,20 @@ def _d_ForkSessionResponse(d: Any) -> ForkSessionResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ForkSessionResponse(
-        session_id=f_session_id,
-        modes=f_modes,
-        config_options=f_config_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ForkSessionResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ForkSessionResponse = _new(ForkSessionResponse)
+    _S_ForkSessionResponse_session_id(o, f_session_id)
+    _S_ForkSessionResponse_modes(o, f_modes)
+    _S_ForkSessionResponse_config_options(o, f_config_options)
+    _S_ForkSessionResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ForkSessionResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7375,23 +7733,17 @@ def _d_HttpHeader(d: Any) -> HttpHeader:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("value", _MISSING)
     if v is _MISSING:
         raise _s.missing("value")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("value") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("value")
+    r = v
     f_value = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -7402,23 +7754,19 @@ def _d_HttpHeader(d: Any) -> HttpHeader:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = HttpHeader(
-        name=f_name,
-        value=f_value,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_HttpHeader),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: HttpHeader = _new(HttpHeader)
+    _S_HttpHeader_name(o, f_name)
+    _S_HttpHeader_value(o, f_value)
+    _S_HttpHeader_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_HttpHeader))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7476,23 +7824,17 @@ def _d_ImageContent(d: Any) -> ImageContent:
     if v is _MISSING:
         raise _s.missing("data")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("data") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("data")
+    r = v
     f_data = r
     v = d.get("mimeType", _MISSING)
     if v is _MISSING:
         raise _s.missing("mimeType")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("mimeType") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("mimeType")
+    r = v
     f_mime_type = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
@@ -7503,12 +7845,10 @@ def _d_ImageContent(d: Any) -> ImageContent:
             f_uri = None
             ex = _s.note(ex, "uri")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "uri")
             f_uri = r
@@ -7521,25 +7861,21 @@ def _d_ImageContent(d: Any) -> ImageContent:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ImageContent(
-        annotations=f_annotations,
-        data=f_data,
-        mime_type=f_mime_type,
-        uri=f_uri,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ImageContent),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ImageContent = _new(ImageContent)
+    _S_ImageContent_annotations(o, f_annotations)
+    _S_ImageContent_data(o, f_data)
+    _S_ImageContent_mime_type(o, f_mime_type)
+    _S_ImageContent_uri(o, f_uri)
+    _S_ImageContent_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ImageContent))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7585,12 +7921,9 @@ def _d_Implementation(d: Any) -> Implementation:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("title", _MISSING)
     if v is _MISSING:
@@ -7601,12 +7934,10 @@ def _d_Implementation(d: Any) -> Implementation:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -7614,12 +7945,9 @@ def _d_Implementation(d: Any) -> Implementation:
     if v is _MISSING:
         raise _s.missing("version")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("version") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("version")
+    r = v
     f_version = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -7630,24 +7958,20 @@ def _d_Implementation(d: Any) -> Implementation:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Implementation(
-        name=f_name,
-        title=f_title,
-        version=f_version,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Implementation),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Implementation = _new(Implementation)
+    _S_Implementation_name(o, f_name)
+    _S_Implementation_title(o, f_title)
+    _S_Implementation_version(o, f_version)
+    _S_Implementation_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Implementation))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7688,12 +8012,9 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
     if v is _MISSING:
         raise _s.missing("protocolVersion")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint16"][0] <= v <= _s.INT_LIMITS["uint16"][1]:
-            raise _s.bad_int(v, "uint16")
-        r = v
-    except DecodeError as e:
-        raise e.at("protocolVersion") from None
+    if type(v) is not int or not 0 <= v <= 65535:
+        raise _s.bad_int(v, "uint16").at("protocolVersion")
+    r = v
     f_protocol_version = r
     v = d.get("clientCapabilities", _MISSING)
     if v is _MISSING:
@@ -7736,24 +8057,20 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = InitializeRequest(
-        protocol_version=f_protocol_version,
-        client_capabilities=f_client_capabilities,
-        client_info=f_client_info,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_InitializeRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: InitializeRequest = _new(InitializeRequest)
+    _S_InitializeRequest_protocol_version(o, f_protocol_version)
+    _S_InitializeRequest_client_capabilities(o, f_client_capabilities)
+    _S_InitializeRequest_client_info(o, f_client_info)
+    _S_InitializeRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7796,12 +8113,9 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
     if v is _MISSING:
         raise _s.missing("protocolVersion")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint16"][0] <= v <= _s.INT_LIMITS["uint16"][1]:
-            raise _s.bad_int(v, "uint16")
-        r = v
-    except DecodeError as e:
-        raise e.at("protocolVersion") from None
+    if type(v) is not int or not 0 <= v <= 65535:
+        raise _s.bad_int(v, "uint16").at("protocolVersion")
+    r = v
     f_protocol_version = r
     v = d.get("agentCapabilities", _MISSING)
     if v is _MISSING:
@@ -7860,25 +8174,21 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = InitializeResponse(
-        protocol_version=f_protocol_version,
-        agent_capabilities=f_agent_capabilities,
-        auth_methods=f_auth_methods,
-        agent_info=f_agent_info,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_InitializeResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: InitializeResponse = _new(InitializeResponse)
+    _S_InitializeResponse_protocol_version(o, f_protocol_version)
+    _S_InitializeResponse_agent_capabilities(o, f_agent_capabilities)
+    _S_InitializeResponse_auth_methods(o, f_auth_methods)
+    _S_InitializeResponse_agent_info(o, f_agent_info)
+    _S_InitializeResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -7935,12 +8245,10 @@ def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -7953,12 +8261,10 @@ def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -7971,15 +8277,9 @@ def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
             f_minimum = None
             ex = _s.note(ex, "minimum")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["int64"][0] <= v <= _s.INT_LIMITS["int64"][1]
-                ):
-                    raise _s.bad_int(v, "int64")
-                r = v
-            except DecodeError as e:
-                raise e.at("minimum") from None
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                raise _s.bad_int(v, "int64").at("minimum")
+            r = v
             if r is None:
                 ex = _s.note(ex, "minimum")
             f_minimum = r
@@ -7992,15 +8292,9 @@ def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
             f_maximum = None
             ex = _s.note(ex, "maximum")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["int64"][0] <= v <= _s.INT_LIMITS["int64"][1]
-                ):
-                    raise _s.bad_int(v, "int64")
-                r = v
-            except DecodeError as e:
-                raise e.at("maximum") from None
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                raise _s.bad_int(v, "int64").at("maximum")
+            r = v
             if r is None:
                 ex = _s.note(ex, "maximum")
             f_maximum = r
@@ -8013,15 +8307,10 @@ def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
             f_default = None
             ex = _s.note(ex, "default")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["int64"][0] <= v <= _s.INT_LIMITS["int64"][1]
-                ):
-                    raise _s.bad_int(v, "int64")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "default")
             f_default = r
@@ -8034,26 +8323,22 @@ def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = IntegerPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_IntegerPropertySchema),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: IntegerPropertySchema = _new(IntegerPropertySchema)
+    _S_IntegerPropertySchema_title(o, f_title)
+    _S_IntegerPropertySchema_description(o, f_description)
+    _S_IntegerPropertySchema_minimum(o, f_minimum)
+    _S_IntegerPropertySchema_maximum(o, f_maximum)
+    _S_IntegerPropertySchema_default(o, f_default)
+    _S_IntegerPropertySchema_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_IntegerPropertySchema))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8109,23 +8394,17 @@ def _d_KillTerminalRequest(d: Any) -> KillTerminalRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("terminalId", _MISSING)
     if v is _MISSING:
         raise _s.missing("terminalId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("terminalId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("terminalId")
+    r = v
     f_terminal_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -8136,23 +8415,19 @@ def _d_KillTerminalRequest(d: Any) -> KillTerminalRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = KillTerminalRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: KillTerminalRequest = _new(KillTerminalRequest)
+    _S_KillTerminalRequest_session_id(o, f_session_id)
+    _S_KillTerminalRequest_terminal_id(o, f_terminal_id)
+    _S_KillTerminalRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8190,20 +8465,17 @@ def _d_KillTerminalResponse(d: Any) -> KillTerminalResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = KillTerminalResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: KillTerminalResponse = _new(KillTerminalResponse)
+    _S_KillTerminalResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8237,20 +8509,17 @@ def _d_ListProvidersRequest(d: Any) -> ListProvidersRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ListProvidersRequest(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_ListProvidersRequest)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ListProvidersRequest = _new(ListProvidersRequest)
+    _S_ListProvidersRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListProvidersRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8294,22 +8563,18 @@ def _d_ListProvidersResponse(d: Any) -> ListProvidersResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ListProvidersResponse(
-        providers=f_providers,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ListProvidersResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ListProvidersResponse = _new(ListProvidersResponse)
+    _S_ListProvidersResponse_providers(o, f_providers)
+    _S_ListProvidersResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListProvidersResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8347,12 +8612,9 @@ def _d_ListSessionsRequest(d: Any) -> ListSessionsRequest:
             f_cwd = None
             ex = _s.note(ex, "cwd")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError as e:
-                raise e.at("cwd") from None
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("cwd")
+            r = v
             if r is None:
                 ex = _s.note(ex, "cwd")
             f_cwd = r
@@ -8365,12 +8627,9 @@ def _d_ListSessionsRequest(d: Any) -> ListSessionsRequest:
             f_cursor = None
             ex = _s.note(ex, "cursor")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError as e:
-                raise e.at("cursor") from None
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("cursor")
+            r = v
             if r is None:
                 ex = _s.note(ex, "cursor")
             f_cursor = r
@@ -8383,23 +8642,19 @@ def _d_ListSessionsRequest(d: Any) -> ListSessionsRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ListSessionsRequest(
-        cwd=f_cwd,
-        cursor=f_cursor,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ListSessionsRequest = _new(ListSessionsRequest)
+    _S_ListSessionsRequest_cwd(o, f_cwd)
+    _S_ListSessionsRequest_cursor(o, f_cursor)
+    _S_ListSessionsRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8454,12 +8709,10 @@ def _d_ListSessionsResponse(d: Any) -> ListSessionsResponse:
             f_next_cursor = None
             ex = _s.note(ex, "nextCursor")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "nextCursor")
             f_next_cursor = r
@@ -8472,23 +8725,19 @@ def _d_ListSessionsResponse(d: Any) -> ListSessionsResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ListSessionsResponse(
-        sessions=f_sessions,
-        next_cursor=f_next_cursor,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ListSessionsResponse = _new(ListSessionsResponse)
+    _S_ListSessionsResponse_sessions(o, f_sessions)
+    _S_ListSessionsResponse_next_cursor(o, f_next_cursor)
+    _S_ListSessionsResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8537,12 +8786,9 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
     if v is _MISSING:
         raise _s.missing("cwd")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("cwd") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("cwd")
+    r = v
     f_cwd = r
     v = d.get("additionalDirectories", _MISSING)
     if v is _MISSING:
@@ -8564,12 +8810,9 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -8580,25 +8823,21 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = LoadSessionRequest(
-        mcp_servers=f_mcp_servers,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        session_id=f_session_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: LoadSessionRequest = _new(LoadSessionRequest)
+    _S_LoadSessionRequest_mcp_servers(o, f_mcp_servers)
+    _S_LoadSessionRequest_cwd(o, f_cwd)
+    _S_LoadSessionRequest_additional_directories(o, f_additional_directories)
+    _S_LoadSessionRequest_session_id(o, f_session_id)
+    _S_LoadSessionRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8675,23 +8914,19 @@ def _d_LoadSessionResponse(d: Any) -> LoadSessionResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = LoadSessionResponse(
-        modes=f_modes,
-        config_options=f_config_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: LoadSessionResponse = _new(LoadSessionResponse)
+    _S_LoadSessionResponse_modes(o, f_modes)
+    _S_LoadSessionResponse_config_options(o, f_config_options)
+    _S_LoadSessionResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8735,20 +8970,17 @@ def _d_LogoutCapabilities(d: Any) -> LogoutCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = LogoutCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_LogoutCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: LogoutCapabilities = _new(LogoutCapabilities)
+    _S_LogoutCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8782,18 +9014,17 @@ def _d_LogoutRequest(d: Any) -> LogoutRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = LogoutRequest(meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_LogoutRequest))
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: LogoutRequest = _new(LogoutRequest)
+    _S_LogoutRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8827,20 +9058,17 @@ def _d_LogoutResponse(d: Any) -> LogoutResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = LogoutResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_LogoutResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: LogoutResponse = _new(LogoutResponse)
+    _S_LogoutResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8876,23 +9104,17 @@ def _d_McpServerAcp(d: Any) -> McpServerAcp:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("serverId", _MISSING)
     if v is _MISSING:
         raise _s.missing("serverId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("serverId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("serverId")
+    r = v
     f_server_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -8903,23 +9125,19 @@ def _d_McpServerAcp(d: Any) -> McpServerAcp:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = McpServerAcp(
-        name=f_name,
-        server_id=f_server_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_McpServerAcp),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: McpServerAcp = _new(McpServerAcp)
+    _S_McpServerAcp_name(o, f_name)
+    _S_McpServerAcp_server_id(o, f_server_id)
+    _S_McpServerAcp_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerAcp))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -8960,23 +9178,17 @@ def _d_McpServerHttp(d: Any) -> McpServerHttp:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("url", _MISSING)
     if v is _MISSING:
         raise _s.missing("url")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("url") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("url")
+    r = v
     f_url = r
     v = d.get("headers", _MISSING)
     if v is _MISSING:
@@ -8996,24 +9208,20 @@ def _d_McpServerHttp(d: Any) -> McpServerHttp:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = McpServerHttp(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_McpServerHttp),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: McpServerHttp = _new(McpServerHttp)
+    _S_McpServerHttp_name(o, f_name)
+    _S_McpServerHttp_url(o, f_url)
+    _S_McpServerHttp_headers(o, f_headers)
+    _S_McpServerHttp_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerHttp))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9056,23 +9264,17 @@ def _d_McpServerSse(d: Any) -> McpServerSse:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("url", _MISSING)
     if v is _MISSING:
         raise _s.missing("url")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("url") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("url")
+    r = v
     f_url = r
     v = d.get("headers", _MISSING)
     if v is _MISSING:
@@ -9092,24 +9294,20 @@ def _d_McpServerSse(d: Any) -> McpServerSse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = McpServerSse(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_McpServerSse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: McpServerSse = _new(McpServerSse)
+    _S_McpServerSse_name(o, f_name)
+    _S_McpServerSse_url(o, f_url)
+    _S_McpServerSse_headers(o, f_headers)
+    _S_McpServerSse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerSse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9148,23 +9346,17 @@ def _d_McpServerStdio(d: Any) -> McpServerStdio:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("command", _MISSING)
     if v is _MISSING:
         raise _s.missing("command")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("command") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("command")
+    r = v
     f_command = r
     v = d.get("args", _MISSING)
     if v is _MISSING:
@@ -9193,25 +9385,21 @@ def _d_McpServerStdio(d: Any) -> McpServerStdio:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = McpServerStdio(
-        name=f_name,
-        command=f_command,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_McpServerStdio),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: McpServerStdio = _new(McpServerStdio)
+    _S_McpServerStdio_name(o, f_name)
+    _S_McpServerStdio_command(o, f_command)
+    _S_McpServerStdio_args(o, f_args)
+    _S_McpServerStdio_env(o, f_env)
+    _S_McpServerStdio_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerStdio))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9251,23 +9439,17 @@ def _d_MessageMcpNotification(d: Any) -> MessageMcpNotification:
     if v is _MISSING:
         raise _s.missing("connectionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("connectionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("connectionId")
+    r = v
     f_connection_id = r
     v = d.get("method", _MISSING)
     if v is _MISSING:
         raise _s.missing("method")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("method") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("method")
+    r = v
     f_method = r
     v = d.get("params", _MISSING)
     if v is _MISSING:
@@ -9278,12 +9460,10 @@ def _d_MessageMcpNotification(d: Any) -> MessageMcpNotification:
             f_params = None
             ex = _s.note(ex, "params")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "params")
             f_params = r
@@ -9296,24 +9476,20 @@ def _d_MessageMcpNotification(d: Any) -> MessageMcpNotification:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = MessageMcpNotification(
-        connection_id=f_connection_id,
-        method=f_method,
-        params=f_params,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_MessageMcpNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: MessageMcpNotification = _new(MessageMcpNotification)
+    _S_MessageMcpNotification_connection_id(o, f_connection_id)
+    _S_MessageMcpNotification_method(o, f_method)
+    _S_MessageMcpNotification_params(o, f_params)
+    _S_MessageMcpNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_MessageMcpNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9354,23 +9530,17 @@ def _d_MessageMcpRequest(d: Any) -> MessageMcpRequest:
     if v is _MISSING:
         raise _s.missing("connectionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("connectionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("connectionId")
+    r = v
     f_connection_id = r
     v = d.get("method", _MISSING)
     if v is _MISSING:
         raise _s.missing("method")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("method") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("method")
+    r = v
     f_method = r
     v = d.get("params", _MISSING)
     if v is _MISSING:
@@ -9381,12 +9551,9 @@ def _d_MessageMcpRequest(d: Any) -> MessageMcpRequest:
             f_params = None
             ex = _s.note(ex, "params")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError as e:
-                raise e.at("params") from None
+            if type(v) is not dict:
+                raise _s.wrong("an object", v).at("params")
+            r = v
             if r is None:
                 ex = _s.note(ex, "params")
             f_params = r
@@ -9399,24 +9566,20 @@ def _d_MessageMcpRequest(d: Any) -> MessageMcpRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = MessageMcpRequest(
-        connection_id=f_connection_id,
-        method=f_method,
-        params=f_params,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_MessageMcpRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: MessageMcpRequest = _new(MessageMcpRequest)
+    _S_MessageMcpRequest_connection_id(o, f_connection_id)
+    _S_MessageMcpRequest_method(o, f_method)
+    _S_MessageMcpRequest_params(o, f_params)
+    _S_MessageMcpRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_MessageMcpRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9470,12 +9633,10 @@ def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -9488,12 +9649,10 @@ def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -9506,15 +9665,9 @@ def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
             f_min_items = None
             ex = _s.note(ex, "minItems")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]
-                ):
-                    raise _s.bad_int(v, "uint64")
-                r = v
-            except DecodeError as e:
-                raise e.at("minItems") from None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                raise _s.bad_int(v, "uint64").at("minItems")
+            r = v
             if r is None:
                 ex = _s.note(ex, "minItems")
             f_min_items = r
@@ -9527,15 +9680,9 @@ def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
             f_max_items = None
             ex = _s.note(ex, "maxItems")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]
-                ):
-                    raise _s.bad_int(v, "uint64")
-                r = v
-            except DecodeError as e:
-                raise e.at("maxItems") from None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                raise _s.bad_int(v, "uint64").at("maxItems")
+            r = v
             if r is None:
                 ex = _s.note(ex, "maxItems")
             f_max_items = r
@@ -9573,27 +9720,23 @@ def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = MultiSelectPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_items=f_min_items,
-        max_items=f_max_items,
-        items=f_items,
-        default=f_default,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_MultiSelectPropertySchema),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: MultiSelectPropertySchema = _new(MultiSelectPropertySchema)
+    _S_MultiSelectPropertySchema_title(o, f_title)
+    _S_MultiSelectPropertySchema_description(o, f_description)
+    _S_MultiSelectPropertySchema_min_items(o, f_min_items)
+    _S_MultiSelectPropertySchema_max_items(o, f_max_items)
+    _S_MultiSelectPropertySchema_items(o, f_items)
+    _S_MultiSelectPropertySchema_default(o, f_default)
+    _S_MultiSelectPropertySchema_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_MultiSelectPropertySchema))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9688,23 +9831,19 @@ def _d_NesCapabilities(d: Any) -> NesCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesCapabilities(
-        events=f_events,
-        context=f_context,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesCapabilities = _new(NesCapabilities)
+    _S_NesCapabilities_events(o, f_events)
+    _S_NesCapabilities_context(o, f_context)
+    _S_NesCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9850,27 +9989,23 @@ def _d_NesContextCapabilities(d: Any) -> NesContextCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesContextCapabilities(
-        recent_files=f_recent_files,
-        related_snippets=f_related_snippets,
-        edit_history=f_edit_history,
-        user_actions=f_user_actions,
-        open_files=f_open_files,
-        diagnostics=f_diagnostics,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesContextCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesContextCapabilities = _new(NesContextCapabilities)
+    _S_NesContextCapabilities_recent_files(o, f_recent_files)
+    _S_NesContextCapabilities_related_snippets(o, f_related_snippets)
+    _S_NesContextCapabilities_edit_history(o, f_edit_history)
+    _S_NesContextCapabilities_user_actions(o, f_user_actions)
+    _S_NesContextCapabilities_open_files(o, f_open_files)
+    _S_NesContextCapabilities_diagnostics(o, f_diagnostics)
+    _S_NesContextCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesContextCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -9933,12 +10068,9 @@ def _d_NesDiagnostic(d: Any) -> NesDiagnostic:
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("range", _MISSING)
     if v is _MISSING:
@@ -9953,23 +10085,17 @@ def _d_NesDiagnostic(d: Any) -> NesDiagnostic:
     if v is _MISSING:
         raise _s.missing("severity")
     n += 1
-    try:
-        if type(v) is not str or v not in _L_NesDiagnosticSeverity:
-            raise _s.bad_literal(v, _L_NesDiagnosticSeverity)
-        r = v
-    except DecodeError as e:
-        raise e.at("severity") from None
+    if type(v) is not str or v not in _L_NesDiagnosticSeverity:
+        raise _s.bad_literal(v, _L_NesDiagnosticSeverity).at("severity")
+    r = v
     f_severity = r
     v = d.get("message", _MISSING)
     if v is _MISSING:
         raise _s.missing("message")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("message") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("message")
+    r = v
     f_message = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -9980,25 +10106,21 @@ def _d_NesDiagnostic(d: Any) -> NesDiagnostic:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesDiagnostic(
-        uri=f_uri,
-        range=f_range,
-        severity=f_severity,
-        message=f_message,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesDiagnostic),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesDiagnostic = _new(NesDiagnostic)
+    _S_NesDiagnostic_uri(o, f_uri)
+    _S_NesDiagnostic_range(o, f_range)
+    _S_NesDiagnostic_severity(o, f_severity)
+    _S_NesDiagnostic_message(o, f_message)
+    _S_NesDiagnostic_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDiagnostic))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10040,20 +10162,17 @@ def _d_NesDiagnosticsCapabilities(d: Any) -> NesDiagnosticsCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesDiagnosticsCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesDiagnosticsCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesDiagnosticsCapabilities = _new(NesDiagnosticsCapabilities)
+    _S_NesDiagnosticsCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDiagnosticsCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10083,12 +10202,9 @@ def _d_NesDocumentDidChangeCapabilities(d: Any) -> NesDocumentDidChangeCapabilit
     if v is _MISSING:
         raise _s.missing("syncKind")
     n += 1
-    try:
-        if type(v) is not str or v not in _L_TextDocumentSyncKind:
-            raise _s.bad_literal(v, _L_TextDocumentSyncKind)
-        r = v
-    except DecodeError as e:
-        raise e.at("syncKind") from None
+    if type(v) is not str or v not in _L_TextDocumentSyncKind:
+        raise _s.bad_literal(v, _L_TextDocumentSyncKind).at("syncKind")
+    r = v
     f_sync_kind = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -10099,22 +10215,18 @@ def _d_NesDocumentDidChangeCapabilities(d: Any) -> NesDocumentDidChangeCapabilit
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesDocumentDidChangeCapabilities(
-        sync_kind=f_sync_kind,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidChangeCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesDocumentDidChangeCapabilities = _new(NesDocumentDidChangeCapabilities)
+    _S_NesDocumentDidChangeCapabilities_sync_kind(o, f_sync_kind)
+    _S_NesDocumentDidChangeCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidChangeCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10150,21 +10262,17 @@ def _d_NesDocumentDidCloseCapabilities(d: Any) -> NesDocumentDidCloseCapabilitie
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesDocumentDidCloseCapabilities(
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidCloseCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesDocumentDidCloseCapabilities = _new(NesDocumentDidCloseCapabilities)
+    _S_NesDocumentDidCloseCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidCloseCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10198,21 +10306,17 @@ def _d_NesDocumentDidFocusCapabilities(d: Any) -> NesDocumentDidFocusCapabilitie
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesDocumentDidFocusCapabilities(
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidFocusCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesDocumentDidFocusCapabilities = _new(NesDocumentDidFocusCapabilities)
+    _S_NesDocumentDidFocusCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidFocusCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10246,21 +10350,17 @@ def _d_NesDocumentDidOpenCapabilities(d: Any) -> NesDocumentDidOpenCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesDocumentDidOpenCapabilities(
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidOpenCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesDocumentDidOpenCapabilities = _new(NesDocumentDidOpenCapabilities)
+    _S_NesDocumentDidOpenCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidOpenCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10294,21 +10394,17 @@ def _d_NesDocumentDidSaveCapabilities(d: Any) -> NesDocumentDidSaveCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesDocumentDidSaveCapabilities(
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidSaveCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesDocumentDidSaveCapabilities = _new(NesDocumentDidSaveCapabilities)
+    _S_NesDocumentDidSaveCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidSaveCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10427,26 +10523,22 @@ def _d_NesDocumentEventCapabilities(d: Any) -> NesDocumentEventCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesDocumentEventCapabilities(
-        did_open=f_did_open,
-        did_change=f_did_change,
-        did_close=f_did_close,
-        did_save=f_did_save,
-        did_focus=f_did_focus,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentEventCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesDocumentEventCapabilities = _new(NesDocumentEventCapabilities)
+    _S_NesDocumentEventCapabilities_did_open(o, f_did_open)
+    _S_NesDocumentEventCapabilities_did_change(o, f_did_change)
+    _S_NesDocumentEventCapabilities_did_close(o, f_did_close)
+    _S_NesDocumentEventCapabilities_did_save(o, f_did_save)
+    _S_NesDocumentEventCapabilities_did_focus(o, f_did_focus)
+    _S_NesDocumentEventCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentEventCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10506,15 +10598,10 @@ def _d_NesEditHistoryCapabilities(d: Any) -> NesEditHistoryCapabilities:
             f_max_count = None
             ex = _s.note(ex, "maxCount")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 4294967295:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "maxCount")
             f_max_count = r
@@ -10527,22 +10614,18 @@ def _d_NesEditHistoryCapabilities(d: Any) -> NesEditHistoryCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesEditHistoryCapabilities(
-        max_count=f_max_count,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesEditHistoryCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesEditHistoryCapabilities = _new(NesEditHistoryCapabilities)
+    _S_NesEditHistoryCapabilities_max_count(o, f_max_count)
+    _S_NesEditHistoryCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEditHistoryCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10578,23 +10661,17 @@ def _d_NesEditHistoryEntry(d: Any) -> NesEditHistoryEntry:
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("diff", _MISSING)
     if v is _MISSING:
         raise _s.missing("diff")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("diff") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("diff")
+    r = v
     f_diff = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -10605,23 +10682,19 @@ def _d_NesEditHistoryEntry(d: Any) -> NesEditHistoryEntry:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesEditHistoryEntry(
-        uri=f_uri,
-        diff=f_diff,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesEditHistoryEntry),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesEditHistoryEntry = _new(NesEditHistoryEntry)
+    _S_NesEditHistoryEntry_uri(o, f_uri)
+    _S_NesEditHistoryEntry_diff(o, f_diff)
+    _S_NesEditHistoryEntry_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEditHistoryEntry))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10663,23 +10736,17 @@ def _d_NesEditSuggestion(d: Any) -> NesEditSuggestion:
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("edits", _MISSING)
     if v is _MISSING:
@@ -10715,25 +10782,21 @@ def _d_NesEditSuggestion(d: Any) -> NesEditSuggestion:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesEditSuggestion(
-        id=f_id,
-        uri=f_uri,
-        edits=f_edits,
-        cursor_position=f_cursor_position,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesEditSuggestion),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesEditSuggestion = _new(NesEditSuggestion)
+    _S_NesEditSuggestion_id(o, f_id)
+    _S_NesEditSuggestion_uri(o, f_uri)
+    _S_NesEditSuggestion_edits(o, f_edits)
+    _S_NesEditSuggestion_cursor_position(o, f_cursor_position)
+    _S_NesEditSuggestion_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEditSuggestion))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10795,22 +10858,18 @@ def _d_NesEventCapabilities(d: Any) -> NesEventCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesEventCapabilities(
-        document=f_document,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesEventCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesEventCapabilities = _new(NesEventCapabilities)
+    _S_NesEventCapabilities_document(o, f_document)
+    _S_NesEventCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEventCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10847,34 +10906,25 @@ def _d_NesExcerpt(d: Any) -> NesExcerpt:
     if v is _MISSING:
         raise _s.missing("startLine")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]:
-            raise _s.bad_int(v, "uint32")
-        r = v
-    except DecodeError as e:
-        raise e.at("startLine") from None
+    if type(v) is not int or not 0 <= v <= 4294967295:
+        raise _s.bad_int(v, "uint32").at("startLine")
+    r = v
     f_start_line = r
     v = d.get("endLine", _MISSING)
     if v is _MISSING:
         raise _s.missing("endLine")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]:
-            raise _s.bad_int(v, "uint32")
-        r = v
-    except DecodeError as e:
-        raise e.at("endLine") from None
+    if type(v) is not int or not 0 <= v <= 4294967295:
+        raise _s.bad_int(v, "uint32").at("endLine")
+    r = v
     f_end_line = r
     v = d.get("text", _MISSING)
     if v is _MISSING:
         raise _s.missing("text")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("text") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("text")
+    r = v
     f_text = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -10885,24 +10935,20 @@ def _d_NesExcerpt(d: Any) -> NesExcerpt:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesExcerpt(
-        start_line=f_start_line,
-        end_line=f_end_line,
-        text=f_text,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesExcerpt),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesExcerpt = _new(NesExcerpt)
+    _S_NesExcerpt_start_line(o, f_start_line)
+    _S_NesExcerpt_end_line(o, f_end_line)
+    _S_NesExcerpt_text(o, f_text)
+    _S_NesExcerpt_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesExcerpt))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10942,20 +10988,17 @@ def _d_NesJumpCapabilities(d: Any) -> NesJumpCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesJumpCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesJumpCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesJumpCapabilities = _new(NesJumpCapabilities)
+    _S_NesJumpCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesJumpCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -10992,23 +11035,17 @@ def _d_NesJumpSuggestion(d: Any) -> NesJumpSuggestion:
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("position", _MISSING)
     if v is _MISSING:
@@ -11028,24 +11065,20 @@ def _d_NesJumpSuggestion(d: Any) -> NesJumpSuggestion:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesJumpSuggestion(
-        id=f_id,
-        uri=f_uri,
-        position=f_position,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesJumpSuggestion),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesJumpSuggestion = _new(NesJumpSuggestion)
+    _S_NesJumpSuggestion_id(o, f_id)
+    _S_NesJumpSuggestion_uri(o, f_uri)
+    _S_NesJumpSuggestion_position(o, f_position)
+    _S_NesJumpSuggestion_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesJumpSuggestion))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11084,23 +11117,17 @@ def _d_NesOpenFile(d: Any) -> NesOpenFile:
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("languageId", _MISSING)
     if v is _MISSING:
         raise _s.missing("languageId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("languageId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("languageId")
+    r = v
     f_language_id = r
     v = d.get("visibleRange", _MISSING)
     if v is _MISSING:
@@ -11127,15 +11154,10 @@ def _d_NesOpenFile(d: Any) -> NesOpenFile:
             f_last_focused_ms = None
             ex = _s.note(ex, "lastFocusedMs")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]
-                ):
-                    raise _s.bad_int(v, "uint64")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "lastFocusedMs")
             f_last_focused_ms = r
@@ -11148,25 +11170,21 @@ def _d_NesOpenFile(d: Any) -> NesOpenFile:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesOpenFile(
-        uri=f_uri,
-        language_id=f_language_id,
-        visible_range=f_visible_range,
-        last_focused_ms=f_last_focused_ms,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesOpenFile),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesOpenFile = _new(NesOpenFile)
+    _S_NesOpenFile_uri(o, f_uri)
+    _S_NesOpenFile_language_id(o, f_language_id)
+    _S_NesOpenFile_visible_range(o, f_visible_range)
+    _S_NesOpenFile_last_focused_ms(o, f_last_focused_ms)
+    _S_NesOpenFile_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesOpenFile))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11214,20 +11232,17 @@ def _d_NesOpenFilesCapabilities(d: Any) -> NesOpenFilesCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesOpenFilesCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesOpenFilesCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesOpenFilesCapabilities = _new(NesOpenFilesCapabilities)
+    _S_NesOpenFilesCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesOpenFilesCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11259,34 +11274,25 @@ def _d_NesRecentFile(d: Any) -> NesRecentFile:
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("languageId", _MISSING)
     if v is _MISSING:
         raise _s.missing("languageId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("languageId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("languageId")
+    r = v
     f_language_id = r
     v = d.get("text", _MISSING)
     if v is _MISSING:
         raise _s.missing("text")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("text") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("text")
+    r = v
     f_text = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -11297,24 +11303,20 @@ def _d_NesRecentFile(d: Any) -> NesRecentFile:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesRecentFile(
-        uri=f_uri,
-        language_id=f_language_id,
-        text=f_text,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesRecentFile),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesRecentFile = _new(NesRecentFile)
+    _S_NesRecentFile_uri(o, f_uri)
+    _S_NesRecentFile_language_id(o, f_language_id)
+    _S_NesRecentFile_text(o, f_text)
+    _S_NesRecentFile_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRecentFile))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11355,15 +11357,10 @@ def _d_NesRecentFilesCapabilities(d: Any) -> NesRecentFilesCapabilities:
             f_max_count = None
             ex = _s.note(ex, "maxCount")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 4294967295:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "maxCount")
             f_max_count = r
@@ -11376,22 +11373,18 @@ def _d_NesRecentFilesCapabilities(d: Any) -> NesRecentFilesCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesRecentFilesCapabilities(
-        max_count=f_max_count,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesRecentFilesCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesRecentFilesCapabilities = _new(NesRecentFilesCapabilities)
+    _S_NesRecentFilesCapabilities_max_count(o, f_max_count)
+    _S_NesRecentFilesCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRecentFilesCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11427,12 +11420,9 @@ def _d_NesRelatedSnippet(d: Any) -> NesRelatedSnippet:
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("excerpts", _MISSING)
     if v is _MISSING:
@@ -11452,23 +11442,19 @@ def _d_NesRelatedSnippet(d: Any) -> NesRelatedSnippet:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesRelatedSnippet(
-        uri=f_uri,
-        excerpts=f_excerpts,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesRelatedSnippet),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesRelatedSnippet = _new(NesRelatedSnippet)
+    _S_NesRelatedSnippet_uri(o, f_uri)
+    _S_NesRelatedSnippet_excerpts(o, f_excerpts)
+    _S_NesRelatedSnippet_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRelatedSnippet))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11506,21 +11492,17 @@ def _d_NesRelatedSnippetsCapabilities(d: Any) -> NesRelatedSnippetsCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesRelatedSnippetsCapabilities(
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesRelatedSnippetsCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesRelatedSnippetsCapabilities = _new(NesRelatedSnippetsCapabilities)
+    _S_NesRelatedSnippetsCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRelatedSnippetsCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11554,20 +11536,17 @@ def _d_NesRenameCapabilities(d: Any) -> NesRenameCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesRenameCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesRenameCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesRenameCapabilities = _new(NesRenameCapabilities)
+    _S_NesRenameCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRenameCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11605,23 +11584,17 @@ def _d_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("position", _MISSING)
     if v is _MISSING:
@@ -11636,12 +11609,9 @@ def _d_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
     if v is _MISSING:
         raise _s.missing("newName")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("newName") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("newName")
+    r = v
     f_new_name = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -11652,25 +11622,21 @@ def _d_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesRenameSuggestion(
-        id=f_id,
-        uri=f_uri,
-        position=f_position,
-        new_name=f_new_name,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesRenameSuggestion),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesRenameSuggestion = _new(NesRenameSuggestion)
+    _S_NesRenameSuggestion_id(o, f_id)
+    _S_NesRenameSuggestion_uri(o, f_uri)
+    _S_NesRenameSuggestion_position(o, f_position)
+    _S_NesRenameSuggestion_new_name(o, f_new_name)
+    _S_NesRenameSuggestion_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRenameSuggestion))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11710,34 +11676,25 @@ def _d_NesRepository(d: Any) -> NesRepository:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("owner", _MISSING)
     if v is _MISSING:
         raise _s.missing("owner")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("owner") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("owner")
+    r = v
     f_owner = r
     v = d.get("remoteUrl", _MISSING)
     if v is _MISSING:
         raise _s.missing("remoteUrl")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("remoteUrl") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("remoteUrl")
+    r = v
     f_remote_url = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -11748,24 +11705,20 @@ def _d_NesRepository(d: Any) -> NesRepository:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesRepository(
-        name=f_name,
-        owner=f_owner,
-        remote_url=f_remote_url,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesRepository),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesRepository = _new(NesRepository)
+    _S_NesRepository_name(o, f_name)
+    _S_NesRepository_owner(o, f_owner)
+    _S_NesRepository_remote_url(o, f_remote_url)
+    _S_NesRepository_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRepository))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11805,21 +11758,17 @@ def _d_NesSearchAndReplaceCapabilities(d: Any) -> NesSearchAndReplaceCapabilitie
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesSearchAndReplaceCapabilities(
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesSearchAndReplaceCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesSearchAndReplaceCapabilities = _new(NesSearchAndReplaceCapabilities)
+    _S_NesSearchAndReplaceCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesSearchAndReplaceCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -11858,45 +11807,33 @@ def _d_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("search", _MISSING)
     if v is _MISSING:
         raise _s.missing("search")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("search") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("search")
+    r = v
     f_search = r
     v = d.get("replace", _MISSING)
     if v is _MISSING:
         raise _s.missing("replace")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("replace") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("replace")
+    r = v
     f_replace = r
     v = d.get("isRegex", _MISSING)
     if v is _MISSING:
@@ -11907,12 +11844,9 @@ def _d_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
             f_is_regex = None
             ex = _s.note(ex, "isRegex")
         else:
-            try:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v)
-                r = v
-            except DecodeError as e:
-                raise e.at("isRegex") from None
+            if type(v) is not bool:
+                raise _s.wrong("a boolean", v).at("isRegex")
+            r = v
             if r is None:
                 ex = _s.note(ex, "isRegex")
             f_is_regex = r
@@ -11925,26 +11859,22 @@ def _d_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesSearchAndReplaceSuggestion(
-        id=f_id,
-        uri=f_uri,
-        search=f_search,
-        replace=f_replace,
-        is_regex=f_is_regex,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesSearchAndReplaceSuggestion),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesSearchAndReplaceSuggestion = _new(NesSearchAndReplaceSuggestion)
+    _S_NesSearchAndReplaceSuggestion_id(o, f_id)
+    _S_NesSearchAndReplaceSuggestion_uri(o, f_uri)
+    _S_NesSearchAndReplaceSuggestion_search(o, f_search)
+    _S_NesSearchAndReplaceSuggestion_replace(o, f_replace)
+    _S_NesSearchAndReplaceSuggestion_is_regex(o, f_is_regex)
+    _S_NesSearchAndReplaceSuggestion_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesSearchAndReplaceSuggestion))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12093,27 +12023,23 @@ def _d_NesSuggestContext(d: Any) -> NesSuggestContext:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesSuggestContext(
-        recent_files=f_recent_files,
-        related_snippets=f_related_snippets,
-        edit_history=f_edit_history,
-        user_actions=f_user_actions,
-        open_files=f_open_files,
-        diagnostics=f_diagnostics,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesSuggestContext),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesSuggestContext = _new(NesSuggestContext)
+    _S_NesSuggestContext_recent_files(o, f_recent_files)
+    _S_NesSuggestContext_related_snippets(o, f_related_snippets)
+    _S_NesSuggestContext_edit_history(o, f_edit_history)
+    _S_NesSuggestContext_user_actions(o, f_user_actions)
+    _S_NesSuggestContext_open_files(o, f_open_files)
+    _S_NesSuggestContext_diagnostics(o, f_diagnostics)
+    _S_NesSuggestContext_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesSuggestContext))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12183,12 +12109,9 @@ def _d_NesTextEdit(d: Any) -> NesTextEdit:
     if v is _MISSING:
         raise _s.missing("newText")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("newText") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("newText")
+    r = v
     f_new_text = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -12199,23 +12122,19 @@ def _d_NesTextEdit(d: Any) -> NesTextEdit:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesTextEdit(
-        range=f_range,
-        new_text=f_new_text,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesTextEdit),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesTextEdit = _new(NesTextEdit)
+    _S_NesTextEdit_range(o, f_range)
+    _S_NesTextEdit_new_text(o, f_new_text)
+    _S_NesTextEdit_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesTextEdit))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12252,23 +12171,17 @@ def _d_NesUserAction(d: Any) -> NesUserAction:
     if v is _MISSING:
         raise _s.missing("action")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("action") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("action")
+    r = v
     f_action = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("position", _MISSING)
     if v is _MISSING:
@@ -12283,12 +12196,9 @@ def _d_NesUserAction(d: Any) -> NesUserAction:
     if v is _MISSING:
         raise _s.missing("timestampMs")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]:
-            raise _s.bad_int(v, "uint64")
-        r = v
-    except DecodeError as e:
-        raise e.at("timestampMs") from None
+    if type(v) is not int or not 0 <= v <= 18446744073709551615:
+        raise _s.bad_int(v, "uint64").at("timestampMs")
+    r = v
     f_timestamp_ms = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -12299,25 +12209,21 @@ def _d_NesUserAction(d: Any) -> NesUserAction:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesUserAction(
-        action=f_action,
-        uri=f_uri,
-        position=f_position,
-        timestamp_ms=f_timestamp_ms,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesUserAction),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesUserAction = _new(NesUserAction)
+    _S_NesUserAction_action(o, f_action)
+    _S_NesUserAction_uri(o, f_uri)
+    _S_NesUserAction_position(o, f_position)
+    _S_NesUserAction_timestamp_ms(o, f_timestamp_ms)
+    _S_NesUserAction_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesUserAction))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12360,15 +12266,10 @@ def _d_NesUserActionsCapabilities(d: Any) -> NesUserActionsCapabilities:
             f_max_count = None
             ex = _s.note(ex, "maxCount")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 4294967295:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "maxCount")
             f_max_count = r
@@ -12381,22 +12282,18 @@ def _d_NesUserActionsCapabilities(d: Any) -> NesUserActionsCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NesUserActionsCapabilities(
-        max_count=f_max_count,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NesUserActionsCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NesUserActionsCapabilities = _new(NesUserActionsCapabilities)
+    _S_NesUserActionsCapabilities_max_count(o, f_max_count)
+    _S_NesUserActionsCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesUserActionsCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12433,12 +12330,9 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
     if v is _MISSING:
         raise _s.missing("cwd")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("cwd") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("cwd")
+    r = v
     f_cwd = r
     v = d.get("additionalDirectories", _MISSING)
     if v is _MISSING:
@@ -12474,24 +12368,20 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NewSessionRequest(
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        mcp_servers=f_mcp_servers,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NewSessionRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NewSessionRequest = _new(NewSessionRequest)
+    _S_NewSessionRequest_cwd(o, f_cwd)
+    _S_NewSessionRequest_additional_directories(o, f_additional_directories)
+    _S_NewSessionRequest_mcp_servers(o, f_mcp_servers)
+    _S_NewSessionRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12530,12 +12420,9 @@ def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("modes", _MISSING)
     if v is _MISSING:
@@ -12578,24 +12465,20 @@ def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NewSessionResponse(
-        session_id=f_session_id,
-        modes=f_modes,
-        config_options=f_config_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NewSessionResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NewSessionResponse = _new(NewSessionResponse)
+    _S_NewSessionResponse_session_id(o, f_session_id)
+    _S_NewSessionResponse_modes(o, f_modes)
+    _S_NewSessionResponse_config_options(o, f_config_options)
+    _S_NewSessionResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12644,23 +12527,17 @@ def _d_Notice(d: Any) -> Notice:
     if v is _MISSING:
         raise _s.missing("severity")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("severity") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("severity")
+    r = v
     f_severity = r
     v = d.get("title", _MISSING)
     if v is _MISSING:
         raise _s.missing("title")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("title") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("title")
+    r = v
     f_title = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
@@ -12671,12 +12548,10 @@ def _d_Notice(d: Any) -> Notice:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -12689,24 +12564,20 @@ def _d_Notice(d: Any) -> Notice:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Notice(
-        severity=f_severity,
-        title=f_title,
-        description=f_description,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Notice),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Notice = _new(Notice)
+    _S_Notice_severity(o, f_severity)
+    _S_Notice_title(o, f_title)
+    _S_Notice_description(o, f_description)
+    _S_Notice_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Notice))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12759,12 +12630,10 @@ def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -12777,12 +12646,10 @@ def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -12795,12 +12662,9 @@ def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
             f_minimum = None
             ex = _s.note(ex, "minimum")
         else:
-            try:
-                if type(v) is not float and type(v) is not int:
-                    raise _s.wrong("a number", v)
-                r = v
-            except DecodeError as e:
-                raise e.at("minimum") from None
+            if type(v) is not float and type(v) is not int:
+                raise _s.wrong("a number", v).at("minimum")
+            r = v
             if r is None:
                 ex = _s.note(ex, "minimum")
             f_minimum = r
@@ -12813,12 +12677,9 @@ def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
             f_maximum = None
             ex = _s.note(ex, "maximum")
         else:
-            try:
-                if type(v) is not float and type(v) is not int:
-                    raise _s.wrong("a number", v)
-                r = v
-            except DecodeError as e:
-                raise e.at("maximum") from None
+            if type(v) is not float and type(v) is not int:
+                raise _s.wrong("a number", v).at("maximum")
+            r = v
             if r is None:
                 ex = _s.note(ex, "maximum")
             f_maximum = r
@@ -12831,12 +12692,10 @@ def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
             f_default = None
             ex = _s.note(ex, "default")
         else:
-            try:
-                if type(v) is not float and type(v) is not int:
-                    raise _s.wrong("a number", v)
-                r = v
-            except DecodeError:
+            if type(v) is not float and type(v) is not int:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "default")
             f_default = r
@@ -12849,26 +12708,22 @@ def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = NumberPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_NumberPropertySchema),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: NumberPropertySchema = _new(NumberPropertySchema)
+    _S_NumberPropertySchema_title(o, f_title)
+    _S_NumberPropertySchema_description(o, f_description)
+    _S_NumberPropertySchema_minimum(o, f_minimum)
+    _S_NumberPropertySchema_maximum(o, f_maximum)
+    _S_NumberPropertySchema_default(o, f_default)
+    _S_NumberPropertySchema_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NumberPropertySchema))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -12925,34 +12780,25 @@ def _d_PermissionOption(d: Any) -> PermissionOption:
     if v is _MISSING:
         raise _s.missing("optionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("optionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("optionId")
+    r = v
     f_option_id = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("kind", _MISSING)
     if v is _MISSING:
         raise _s.missing("kind")
     n += 1
-    try:
-        if type(v) is not str or v not in _L_PermissionOptionKind:
-            raise _s.bad_literal(v, _L_PermissionOptionKind)
-        r = v
-    except DecodeError as e:
-        raise e.at("kind") from None
+    if type(v) is not str or v not in _L_PermissionOptionKind:
+        raise _s.bad_literal(v, _L_PermissionOptionKind).at("kind")
+    r = v
     f_kind = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -12963,24 +12809,20 @@ def _d_PermissionOption(d: Any) -> PermissionOption:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PermissionOption(
-        option_id=f_option_id,
-        name=f_name,
-        kind=f_kind,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_PermissionOption),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PermissionOption = _new(PermissionOption)
+    _S_PermissionOption_option_id(o, f_option_id)
+    _S_PermissionOption_name(o, f_name)
+    _S_PermissionOption_kind(o, f_kind)
+    _S_PermissionOption_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PermissionOption))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -13035,18 +12877,18 @@ def _d_Plan(d: Any) -> Plan:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Plan(entries=f_entries, meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_Plan))
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Plan = _new(Plan)
+    _S_Plan_entries(o, f_entries)
+    _S_Plan_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Plan))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -13082,20 +12924,17 @@ def _d_PlanCapabilities(d: Any) -> PlanCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PlanCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_PlanCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PlanCapabilities = _new(PlanCapabilities)
+    _S_PlanCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -13127,34 +12966,25 @@ def _d_PlanEntry(d: Any) -> PlanEntry:
     if v is _MISSING:
         raise _s.missing("content")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("content") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("content")
+    r = v
     f_content = r
     v = d.get("priority", _MISSING)
     if v is _MISSING:
         raise _s.missing("priority")
     n += 1
-    try:
-        if type(v) is not str or v not in _L_PlanEntryPriority:
-            raise _s.bad_literal(v, _L_PlanEntryPriority)
-        r = v
-    except DecodeError as e:
-        raise e.at("priority") from None
+    if type(v) is not str or v not in _L_PlanEntryPriority:
+        raise _s.bad_literal(v, _L_PlanEntryPriority).at("priority")
+    r = v
     f_priority = r
     v = d.get("status", _MISSING)
     if v is _MISSING:
         raise _s.missing("status")
     n += 1
-    try:
-        if type(v) is not str or v not in _L_PlanEntryStatus:
-            raise _s.bad_literal(v, _L_PlanEntryStatus)
-        r = v
-    except DecodeError as e:
-        raise e.at("status") from None
+    if type(v) is not str or v not in _L_PlanEntryStatus:
+        raise _s.bad_literal(v, _L_PlanEntryStatus).at("status")
+    r = v
     f_status = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -13165,24 +12995,20 @@ def _d_PlanEntry(d: Any) -> PlanEntry:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PlanEntry(
-        content=f_content,
-        priority=f_priority,
-        status=f_status,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_PlanEntry),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PlanEntry = _new(PlanEntry)
+    _S_PlanEntry_content(o, f_content)
+    _S_PlanEntry_priority(o, f_priority)
+    _S_PlanEntry_status(o, f_status)
+    _S_PlanEntry_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanEntry))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -13224,23 +13050,17 @@ def _d_PlanFile(d: Any) -> PlanFile:
     if v is _MISSING:
         raise _s.missing("planId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("planId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("planId")
+    r = v
     f_plan_id = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -13251,23 +13071,19 @@ def _d_PlanFile(d: Any) -> PlanFile:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PlanFile(
-        plan_id=f_plan_id,
-        uri=f_uri,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_PlanFile),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PlanFile = _new(PlanFile)
+    _S_PlanFile_plan_id(o, f_plan_id)
+    _S_PlanFile_uri(o, f_uri)
+    _S_PlanFile_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanFile))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -13307,12 +13123,9 @@ def _d_PlanItems(d: Any) -> PlanItems:
     if v is _MISSING:
         raise _s.missing("planId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("planId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("planId")
+    r = v
     f_plan_id = r
     v = d.get("entries", _MISSING)
     if v is _MISSING:
@@ -13332,23 +13145,19 @@ def _d_PlanItems(d: Any) -> PlanItems:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PlanItems(
-        plan_id=f_plan_id,
-        entries=f_entries,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_PlanItems),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PlanItems = _new(PlanItems)
+    _S_PlanItems_plan_id(o, f_plan_id)
+    _S_PlanItems_entries(o, f_entries)
+    _S_PlanItems_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanItems))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -13388,23 +13197,17 @@ def _d_PlanMarkdown(d: Any) -> PlanMarkdown:
     if v is _MISSING:
         raise _s.missing("planId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("planId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("planId")
+    r = v
     f_plan_id = r
     v = d.get("content", _MISSING)
     if v is _MISSING:
         raise _s.missing("content")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("content") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("content")
+    r = v
     f_content = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -13415,23 +13218,19 @@ def _d_PlanMarkdown(d: Any) -> PlanMarkdown:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PlanMarkdown(
-        plan_id=f_plan_id,
-        content=f_content,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_PlanMarkdown),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PlanMarkdown = _new(PlanMarkdown)
+    _S_PlanMarkdown_plan_id(o, f_plan_id)
+    _S_PlanMarkdown_content(o, f_content)
+    _S_PlanMarkdown_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanMarkdown))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -13470,12 +13269,9 @@ def _d_PlanRemoved(d: Any) -> PlanRemoved:
     if v is _MISSING:
         raise _s.missing("planId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("planId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("planId")
+    r = v
     f_plan_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -13486,22 +13282,18 @@ def _d_PlanRemoved(d: Any) -> PlanRemoved:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PlanRemoved(
-        plan_id=f_plan_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_PlanRemoved),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PlanRemoved = _new(PlanRemoved)
+    _S_PlanRemoved_plan_id(o, f_plan_id)
+    _S_PlanRemoved_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanRemoved))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -13552,20 +13344,18 @@ def _d_PlanUpdate(d: Any) -> PlanUpdate:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PlanUpdate(
-        plan=f_plan, meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_PlanUpdate)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PlanUpdate = _new(PlanUpdate)
+    _S_PlanUpdate_plan(o, f_plan)
+    _S_PlanUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanUpdate))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -13598,23 +13388,17 @@ def _d_Position(d: Any) -> Position:
     if v is _MISSING:
         raise _s.missing("line")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]:
-            raise _s.bad_int(v, "uint32")
-        r = v
-    except DecodeError as e:
-        raise e.at("line") from None
+    if type(v) is not int or not 0 <= v <= 4294967295:
+        raise _s.bad_int(v, "uint32").at("line")
+    r = v
     f_line = r
     v = d.get("character", _MISSING)
     if v is _MISSING:
         raise _s.missing("character")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]:
-            raise _s.bad_int(v, "uint32")
-        r = v
-    except DecodeError as e:
-        raise e.at("character") from None
+    if type(v) is not int or not 0 <= v <= 4294967295:
+        raise _s.bad_int(v, "uint32").at("character")
+    r = v
     f_character = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -13625,23 +13409,19 @@ def _d_Position(d: Any) -> Position:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Position(
-        line=f_line,
-        character=f_character,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Position),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Position = _new(Position)
+    _S_Position_line(o, f_line)
+    _S_Position_character(o, f_character)
+    _S_Position_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Position))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -13676,12 +13456,9 @@ def _d_PromptRequest(d: Any) -> PromptRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("prompt", _MISSING)
     if v is _MISSING:
@@ -13701,23 +13478,19 @@ def _d_PromptRequest(d: Any) -> PromptRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PromptRequest(
-        session_id=f_session_id,
-        prompt=f_prompt,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_PromptRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PromptRequest = _new(PromptRequest)
+    _S_PromptRequest_session_id(o, f_session_id)
+    _S_PromptRequest_prompt(o, f_prompt)
+    _S_PromptRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -13752,12 +13525,9 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
     if v is _MISSING:
         raise _s.missing("stopReason")
     n += 1
-    try:
-        if type(v) is not str or v not in _L_StopReason:
-            raise _s.bad_literal(v, _L_StopReason)
-        r = v
-    except DecodeError as e:
-        raise e.at("stopReason") from None
+    if type(v) is not str or v not in _L_StopReason:
+        raise _s.bad_literal(v, _L_StopReason).at("stopReason")
+    r = v
     f_stop_reason = r
     v = d.get("usage", _MISSING)
     if v is _MISSING:
@@ -13784,23 +13554,19 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = PromptResponse(
-        stop_reason=f_stop_reason,
-        usage=f_usage,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_PromptResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: PromptResponse = _new(PromptResponse)
+    _S_PromptResponse_stop_reason(o, f_stop_reason)
+    _S_PromptResponse_usage(o, f_usage)
+    _S_PromptResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -13838,23 +13604,17 @@ def _d_ProviderCurrentConfig(d: Any) -> ProviderCurrentConfig:
     if v is _MISSING:
         raise _s.missing("apiType")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("apiType") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("apiType")
+    r = v
     f_api_type = r
     v = d.get("baseUrl", _MISSING)
     if v is _MISSING:
         raise _s.missing("baseUrl")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("baseUrl") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("baseUrl")
+    r = v
     f_base_url = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -13865,23 +13625,19 @@ def _d_ProviderCurrentConfig(d: Any) -> ProviderCurrentConfig:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ProviderCurrentConfig(
-        api_type=f_api_type,
-        base_url=f_base_url,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ProviderCurrentConfig),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ProviderCurrentConfig = _new(ProviderCurrentConfig)
+    _S_ProviderCurrentConfig_api_type(o, f_api_type)
+    _S_ProviderCurrentConfig_base_url(o, f_base_url)
+    _S_ProviderCurrentConfig_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ProviderCurrentConfig))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -13918,12 +13674,9 @@ def _d_ProviderInfo(d: Any) -> ProviderInfo:
     if v is _MISSING:
         raise _s.missing("providerId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("providerId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("providerId")
+    r = v
     f_provider_id = r
     v = d.get("supported", _MISSING)
     if v is _MISSING:
@@ -13938,12 +13691,9 @@ def _d_ProviderInfo(d: Any) -> ProviderInfo:
     if v is _MISSING:
         raise _s.missing("required")
     n += 1
-    try:
-        if type(v) is not bool:
-            raise _s.wrong("a boolean", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("required") from None
+    if type(v) is not bool:
+        raise _s.wrong("a boolean", v).at("required")
+    r = v
     f_required = r
     v = d.get("current", _MISSING)
     if v is _MISSING:
@@ -13970,25 +13720,21 @@ def _d_ProviderInfo(d: Any) -> ProviderInfo:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ProviderInfo(
-        provider_id=f_provider_id,
-        supported=f_supported,
-        required=f_required,
-        current=f_current,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ProviderInfo),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ProviderInfo = _new(ProviderInfo)
+    _S_ProviderInfo_provider_id(o, f_provider_id)
+    _S_ProviderInfo_supported(o, f_supported)
+    _S_ProviderInfo_required(o, f_required)
+    _S_ProviderInfo_current(o, f_current)
+    _S_ProviderInfo_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ProviderInfo))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -14033,20 +13779,17 @@ def _d_ProvidersCapabilities(d: Any) -> ProvidersCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ProvidersCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_ProvidersCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ProvidersCapabilities = _new(ProvidersCapabilities)
+    _S_ProvidersCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ProvidersCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -14100,23 +13843,19 @@ def _d_Range(d: Any) -> Range:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Range(
-        start=f_start,
-        end=f_end,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Range),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Range = _new(Range)
+    _S_Range_start(o, f_start)
+    _S_Range_end(o, f_end)
+    _S_Range_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Range))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -14153,23 +13892,17 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("path", _MISSING)
     if v is _MISSING:
         raise _s.missing("path")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("path") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("path")
+    r = v
     f_path = r
     v = d.get("line", _MISSING)
     if v is _MISSING:
@@ -14180,15 +13913,10 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
             f_line = None
             ex = _s.note(ex, "line")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 4294967295:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "line")
             f_line = r
@@ -14201,15 +13929,10 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
             f_limit = None
             ex = _s.note(ex, "limit")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 4294967295:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "limit")
             f_limit = r
@@ -14222,25 +13945,21 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ReadTextFileRequest(
-        session_id=f_session_id,
-        path=f_path,
-        line=f_line,
-        limit=f_limit,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ReadTextFileRequest = _new(ReadTextFileRequest)
+    _S_ReadTextFileRequest_session_id(o, f_session_id)
+    _S_ReadTextFileRequest_path(o, f_path)
+    _S_ReadTextFileRequest_line(o, f_line)
+    _S_ReadTextFileRequest_limit(o, f_limit)
+    _S_ReadTextFileRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -14284,12 +14003,9 @@ def _d_ReadTextFileResponse(d: Any) -> ReadTextFileResponse:
     if v is _MISSING:
         raise _s.missing("content")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("content") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("content")
+    r = v
     f_content = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -14300,22 +14016,18 @@ def _d_ReadTextFileResponse(d: Any) -> ReadTextFileResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ReadTextFileResponse(
-        content=f_content,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ReadTextFileResponse = _new(ReadTextFileResponse)
+    _S_ReadTextFileResponse_content(o, f_content)
+    _S_ReadTextFileResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -14349,23 +14061,17 @@ def _d_RejectNesNotification(d: Any) -> RejectNesNotification:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("id", _MISSING)
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("reason", _MISSING)
     if v is _MISSING:
@@ -14376,12 +14082,10 @@ def _d_RejectNesNotification(d: Any) -> RejectNesNotification:
             f_reason = None
             ex = _s.note(ex, "reason")
         else:
-            try:
-                if type(v) is not str or v not in _L_NesRejectReason:
-                    raise _s.bad_literal(v, _L_NesRejectReason)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_NesRejectReason:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "reason")
             f_reason = r
@@ -14394,24 +14098,20 @@ def _d_RejectNesNotification(d: Any) -> RejectNesNotification:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = RejectNesNotification(
-        session_id=f_session_id,
-        id=f_id,
-        reason=f_reason,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_RejectNesNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: RejectNesNotification = _new(RejectNesNotification)
+    _S_RejectNesNotification_session_id(o, f_session_id)
+    _S_RejectNesNotification_id(o, f_id)
+    _S_RejectNesNotification_reason(o, f_reason)
+    _S_RejectNesNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RejectNesNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -14451,23 +14151,17 @@ def _d_ReleaseTerminalRequest(d: Any) -> ReleaseTerminalRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("terminalId", _MISSING)
     if v is _MISSING:
         raise _s.missing("terminalId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("terminalId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("terminalId")
+    r = v
     f_terminal_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -14478,23 +14172,19 @@ def _d_ReleaseTerminalRequest(d: Any) -> ReleaseTerminalRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ReleaseTerminalRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ReleaseTerminalRequest = _new(ReleaseTerminalRequest)
+    _S_ReleaseTerminalRequest_session_id(o, f_session_id)
+    _S_ReleaseTerminalRequest_terminal_id(o, f_terminal_id)
+    _S_ReleaseTerminalRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -14532,20 +14222,17 @@ def _d_ReleaseTerminalResponse(d: Any) -> ReleaseTerminalResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ReleaseTerminalResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ReleaseTerminalResponse = _new(ReleaseTerminalResponse)
+    _S_ReleaseTerminalResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -14577,12 +14264,9 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("toolCall", _MISSING)
     if v is _MISSING:
@@ -14611,24 +14295,20 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = RequestPermissionRequest(
-        session_id=f_session_id,
-        tool_call=f_tool_call,
-        options=f_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: RequestPermissionRequest = _new(RequestPermissionRequest)
+    _S_RequestPermissionRequest_session_id(o, f_session_id)
+    _S_RequestPermissionRequest_tool_call(o, f_tool_call)
+    _S_RequestPermissionRequest_options(o, f_options)
+    _S_RequestPermissionRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -14678,22 +14358,18 @@ def _d_RequestPermissionResponse(d: Any) -> RequestPermissionResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = RequestPermissionResponse(
-        outcome=f_outcome,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: RequestPermissionResponse = _new(RequestPermissionResponse)
+    _S_RequestPermissionResponse_outcome(o, f_outcome)
+    _S_RequestPermissionResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -14757,12 +14433,10 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -14775,12 +14449,10 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
             f_mime_type = None
             ex = _s.note(ex, "mimeType")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "mimeType")
             f_mime_type = r
@@ -14788,12 +14460,9 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("size", _MISSING)
     if v is _MISSING:
@@ -14804,15 +14473,10 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
             f_size = None
             ex = _s.note(ex, "size")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["int64"][0] <= v <= _s.INT_LIMITS["int64"][1]
-                ):
-                    raise _s.bad_int(v, "int64")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "size")
             f_size = r
@@ -14825,12 +14489,10 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -14838,12 +14500,9 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -14854,28 +14513,24 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ResourceLink(
-        annotations=f_annotations,
-        description=f_description,
-        mime_type=f_mime_type,
-        name=f_name,
-        size=f_size,
-        title=f_title,
-        uri=f_uri,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ResourceLink),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ResourceLink = _new(ResourceLink)
+    _S_ResourceLink_annotations(o, f_annotations)
+    _S_ResourceLink_description(o, f_description)
+    _S_ResourceLink_mime_type(o, f_mime_type)
+    _S_ResourceLink_name(o, f_name)
+    _S_ResourceLink_size(o, f_size)
+    _S_ResourceLink_title(o, f_title)
+    _S_ResourceLink_uri(o, f_uri)
+    _S_ResourceLink_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResourceLink))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -14937,23 +14592,17 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("cwd", _MISSING)
     if v is _MISSING:
         raise _s.missing("cwd")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("cwd") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("cwd")
+    r = v
     f_cwd = r
     v = d.get("additionalDirectories", _MISSING)
     if v is _MISSING:
@@ -14996,25 +14645,21 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ResumeSessionRequest(
-        session_id=f_session_id,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        mcp_servers=f_mcp_servers,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ResumeSessionRequest = _new(ResumeSessionRequest)
+    _S_ResumeSessionRequest_session_id(o, f_session_id)
+    _S_ResumeSessionRequest_cwd(o, f_cwd)
+    _S_ResumeSessionRequest_additional_directories(o, f_additional_directories)
+    _S_ResumeSessionRequest_mcp_servers(o, f_mcp_servers)
+    _S_ResumeSessionRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -15092,23 +14737,19 @@ def _d_ResumeSessionResponse(d: Any) -> ResumeSessionResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ResumeSessionResponse(
-        modes=f_modes,
-        config_options=f_config_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ResumeSessionResponse = _new(ResumeSessionResponse)
+    _S_ResumeSessionResponse_modes(o, f_modes)
+    _S_ResumeSessionResponse_config_options(o, f_config_options)
+    _S_ResumeSessionResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -15153,12 +14794,9 @@ def _d_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
     if v is _MISSING:
         raise _s.missing("optionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("optionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("optionId")
+    r = v
     f_option_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -15169,22 +14807,18 @@ def _d_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SelectedPermissionOutcome(
-        option_id=f_option_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SelectedPermissionOutcome),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SelectedPermissionOutcome = _new(SelectedPermissionOutcome)
+    _S_SelectedPermissionOutcome_option_id(o, f_option_id)
+    _S_SelectedPermissionOutcome_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SelectedPermissionOutcome))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -15220,21 +14854,19 @@ def _d_SessionAdditionalDirectoriesCapabilities(d: Any) -> SessionAdditionalDire
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionAdditionalDirectoriesCapabilities(
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionAdditionalDirectoriesCapabilities),
+    o: SessionAdditionalDirectoriesCapabilities = _new(SessionAdditionalDirectoriesCapabilities)
+    _S_SessionAdditionalDirectoriesCapabilities_meta(o, f_meta)
+    _S_extra(
+        o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionAdditionalDirectoriesCapabilities)
     )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -15270,20 +14902,17 @@ def _d_SessionCloseCapabilities(d: Any) -> SessionCloseCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionCloseCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionCloseCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionCloseCapabilities = _new(SessionCloseCapabilities)
+    _S_SessionCloseCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionCloseCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -15311,17 +14940,15 @@ def _d_SessionConfigBoolean(d: Any) -> SessionConfigBoolean:
     if v is _MISSING:
         raise _s.missing("currentValue")
     n += 1
-    try:
-        if type(v) is not bool:
-            raise _s.wrong("a boolean", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("currentValue") from None
+    if type(v) is not bool:
+        raise _s.wrong("a boolean", v).at("currentValue")
+    r = v
     f_current_value = r
-    return SessionConfigBoolean(
-        current_value=f_current_value,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigBoolean),
-    )
+    o: SessionConfigBoolean = _new(SessionConfigBoolean)
+    _S_SessionConfigBoolean_current_value(o, f_current_value)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigBoolean))
+    _S_explicit(o, _NO_EXPLICIT)
+    return o
 
 
 def _e_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
@@ -15355,34 +14982,25 @@ def _d_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
     if v is _MISSING:
         raise _s.missing("currentValue")
     n += 1
-    try:
-        if type(v) is not bool:
-            raise _s.wrong("a boolean", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("currentValue") from None
+    if type(v) is not bool:
+        raise _s.wrong("a boolean", v).at("currentValue")
+    r = v
     f_current_value = r
     v = d.get("id", _MISSING)
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
@@ -15393,12 +15011,10 @@ def _d_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -15411,12 +15027,10 @@ def _d_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
             f_category = None
             ex = _s.note(ex, "category")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "category")
             f_category = r
@@ -15429,26 +15043,22 @@ def _d_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionConfigOptionBoolean(
-        current_value=f_current_value,
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        category=f_category,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionBoolean),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionConfigOptionBoolean = _new(SessionConfigOptionBoolean)
+    _S_SessionConfigBoolean_current_value(o, f_current_value)
+    _S_SessionConfigOptionBoolean_id(o, f_id)
+    _S_SessionConfigOptionBoolean_name(o, f_name)
+    _S_SessionConfigOptionBoolean_description(o, f_description)
+    _S_SessionConfigOptionBoolean_category(o, f_category)
+    _S_SessionConfigOptionBoolean_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionBoolean))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -15493,12 +15103,9 @@ def _d_SessionConfigSelect(d: Any) -> SessionConfigSelect:
     if v is _MISSING:
         raise _s.missing("currentValue")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("currentValue") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("currentValue")
+    r = v
     f_current_value = r
     v = d.get("options", _MISSING)
     if v is _MISSING:
@@ -15509,11 +15116,12 @@ def _d_SessionConfigSelect(d: Any) -> SessionConfigSelect:
     except DecodeError as e:
         raise e.at("options") from None
     f_options = r
-    return SessionConfigSelect(
-        current_value=f_current_value,
-        options=f_options,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelect),
-    )
+    o: SessionConfigSelect = _new(SessionConfigSelect)
+    _S_SessionConfigSelect_current_value(o, f_current_value)
+    _S_SessionConfigSelect_options(o, f_options)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelect))
+    _S_explicit(o, _NO_EXPLICIT)
+    return o
 
 
 def _e_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
@@ -15550,12 +15158,9 @@ def _d_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
     if v is _MISSING:
         raise _s.missing("currentValue")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("currentValue") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("currentValue")
+    r = v
     f_current_value = r
     v = d.get("options", _MISSING)
     if v is _MISSING:
@@ -15570,23 +15175,17 @@ def _d_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
@@ -15597,12 +15196,10 @@ def _d_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -15615,12 +15212,10 @@ def _d_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
             f_category = None
             ex = _s.note(ex, "category")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "category")
             f_category = r
@@ -15633,27 +15228,23 @@ def _d_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionConfigOptionSelect(
-        current_value=f_current_value,
-        options=f_options,
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        category=f_category,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionSelect),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionConfigOptionSelect = _new(SessionConfigOptionSelect)
+    _S_SessionConfigSelect_current_value(o, f_current_value)
+    _S_SessionConfigSelect_options(o, f_options)
+    _S_SessionConfigOptionSelect_id(o, f_id)
+    _S_SessionConfigOptionSelect_name(o, f_name)
+    _S_SessionConfigOptionSelect_description(o, f_description)
+    _S_SessionConfigOptionSelect_category(o, f_category)
+    _S_SessionConfigOptionSelect_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionSelect))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -15722,22 +15313,18 @@ def _d_SessionConfigOptionsCapabilities(d: Any) -> SessionConfigOptionsCapabilit
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionConfigOptionsCapabilities(
-        boolean=f_boolean,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionsCapabilities),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionConfigOptionsCapabilities = _new(SessionConfigOptionsCapabilities)
+    _S_SessionConfigOptionsCapabilities_boolean(o, f_boolean)
+    _S_SessionConfigOptionsCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionsCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -15774,23 +15361,17 @@ def _d_SessionConfigSelectGroup(d: Any) -> SessionConfigSelectGroup:
     if v is _MISSING:
         raise _s.missing("group")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("group") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("group")
+    r = v
     f_group = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("options", _MISSING)
     if v is _MISSING:
@@ -15810,24 +15391,20 @@ def _d_SessionConfigSelectGroup(d: Any) -> SessionConfigSelectGroup:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionConfigSelectGroup(
-        group=f_group,
-        name=f_name,
-        options=f_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectGroup),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionConfigSelectGroup = _new(SessionConfigSelectGroup)
+    _S_SessionConfigSelectGroup_group(o, f_group)
+    _S_SessionConfigSelectGroup_name(o, f_name)
+    _S_SessionConfigSelectGroup_options(o, f_options)
+    _S_SessionConfigSelectGroup_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectGroup))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -15865,23 +15442,17 @@ def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
     if v is _MISSING:
         raise _s.missing("value")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("value") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("value")
+    r = v
     f_value = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
@@ -15892,12 +15463,10 @@ def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -15910,24 +15479,20 @@ def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionConfigSelectOption(
-        value=f_value,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectOption),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionConfigSelectOption = _new(SessionConfigSelectOption)
+    _S_SessionConfigSelectOption_value(o, f_value)
+    _S_SessionConfigSelectOption_name(o, f_name)
+    _S_SessionConfigSelectOption_description(o, f_description)
+    _S_SessionConfigSelectOption_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectOption))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -15970,20 +15535,17 @@ def _d_SessionDeleteCapabilities(d: Any) -> SessionDeleteCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionDeleteCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionDeleteCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionDeleteCapabilities = _new(SessionDeleteCapabilities)
+    _S_SessionDeleteCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionDeleteCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -16017,20 +15579,17 @@ def _d_SessionForkCapabilities(d: Any) -> SessionForkCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionForkCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionForkCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionForkCapabilities = _new(SessionForkCapabilities)
+    _S_SessionForkCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionForkCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -16064,23 +15623,17 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("cwd", _MISSING)
     if v is _MISSING:
         raise _s.missing("cwd")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("cwd") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("cwd")
+    r = v
     f_cwd = r
     v = d.get("additionalDirectories", _MISSING)
     if v is _MISSING:
@@ -16107,12 +15660,10 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -16125,12 +15676,10 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
             f_updated_at = None
             ex = _s.note(ex, "updatedAt")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "updatedAt")
             f_updated_at = r
@@ -16143,26 +15692,22 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionInfo(
-        session_id=f_session_id,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionInfo),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionInfo = _new(SessionInfo)
+    _S_SessionInfo_session_id(o, f_session_id)
+    _S_SessionInfo_cwd(o, f_cwd)
+    _S_SessionInfo_additional_directories(o, f_additional_directories)
+    _S_SessionInfo_title(o, f_title)
+    _S_SessionInfo_updated_at(o, f_updated_at)
+    _S_SessionInfo_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionInfo))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -16219,12 +15764,10 @@ def _d_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
         if v is None:
             f_title = None
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = _UNSET
+            else:
+                r = v
             f_title = r
     v = d.get("updatedAt", _MISSING)
     if v is _MISSING:
@@ -16234,12 +15777,10 @@ def _d_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
         if v is None:
             f_updated_at = None
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = _UNSET
+            else:
+                r = v
             f_updated_at = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -16250,23 +15791,19 @@ def _d_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionInfoUpdate(
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionInfoUpdate),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionInfoUpdate = _new(SessionInfoUpdate)
+    _S_SessionInfoUpdate_title(o, f_title)
+    _S_SessionInfoUpdate_updated_at(o, f_updated_at)
+    _S_SessionInfoUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionInfoUpdate))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -16306,20 +15843,17 @@ def _d_SessionListCapabilities(d: Any) -> SessionListCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionListCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionListCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionListCapabilities = _new(SessionListCapabilities)
+    _S_SessionListCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionListCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -16351,23 +15885,17 @@ def _d_SessionMode(d: Any) -> SessionMode:
     if v is _MISSING:
         raise _s.missing("id")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("id") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("id")
+    r = v
     f_id = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("description", _MISSING)
     if v is _MISSING:
@@ -16378,12 +15906,10 @@ def _d_SessionMode(d: Any) -> SessionMode:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -16396,24 +15922,20 @@ def _d_SessionMode(d: Any) -> SessionMode:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionMode(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionMode),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionMode = _new(SessionMode)
+    _S_SessionMode_id(o, f_id)
+    _S_SessionMode_name(o, f_name)
+    _S_SessionMode_description(o, f_description)
+    _S_SessionMode_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionMode))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -16453,12 +15975,9 @@ def _d_SessionModeState(d: Any) -> SessionModeState:
     if v is _MISSING:
         raise _s.missing("currentModeId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("currentModeId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("currentModeId")
+    r = v
     f_current_mode_id = r
     v = d.get("availableModes", _MISSING)
     if v is _MISSING:
@@ -16478,23 +15997,19 @@ def _d_SessionModeState(d: Any) -> SessionModeState:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionModeState(
-        current_mode_id=f_current_mode_id,
-        available_modes=f_available_modes,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionModeState),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionModeState = _new(SessionModeState)
+    _S_SessionModeState_current_mode_id(o, f_current_mode_id)
+    _S_SessionModeState_available_modes(o, f_available_modes)
+    _S_SessionModeState_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionModeState))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -16529,12 +16044,9 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("update", _MISSING)
     if v is _MISSING:
@@ -16554,23 +16066,19 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionNotification(
-        session_id=f_session_id,
-        update=f_update,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionNotification),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionNotification = _new(SessionNotification)
+    _S_SessionNotification_session_id(o, f_session_id)
+    _S_SessionNotification_update(o, f_update)
+    _S_SessionNotification_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionNotification))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -16608,20 +16116,17 @@ def _d_SessionResumeCapabilities(d: Any) -> SessionResumeCapabilities:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SessionResumeCapabilities(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_SessionResumeCapabilities)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SessionResumeCapabilities = _new(SessionResumeCapabilities)
+    _S_SessionResumeCapabilities_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionResumeCapabilities))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -16654,34 +16159,25 @@ def _d_SetProviderRequest(d: Any) -> SetProviderRequest:
     if v is _MISSING:
         raise _s.missing("providerId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("providerId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("providerId")
+    r = v
     f_provider_id = r
     v = d.get("apiType", _MISSING)
     if v is _MISSING:
         raise _s.missing("apiType")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("apiType") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("apiType")
+    r = v
     f_api_type = r
     v = d.get("baseUrl", _MISSING)
     if v is _MISSING:
         raise _s.missing("baseUrl")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("baseUrl") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("baseUrl")
+    r = v
     f_base_url = r
     v = d.get("headers", _MISSING)
     if v is _MISSING:
@@ -16704,25 +16200,21 @@ def _d_SetProviderRequest(d: Any) -> SetProviderRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SetProviderRequest(
-        provider_id=f_provider_id,
-        api_type=f_api_type,
-        base_url=f_base_url,
-        headers=f_headers,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SetProviderRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SetProviderRequest = _new(SetProviderRequest)
+    _S_SetProviderRequest_provider_id(o, f_provider_id)
+    _S_SetProviderRequest_api_type(o, f_api_type)
+    _S_SetProviderRequest_base_url(o, f_base_url)
+    _S_SetProviderRequest_headers(o, f_headers)
+    _S_SetProviderRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetProviderRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -16765,20 +16257,17 @@ def _d_SetProviderResponse(d: Any) -> SetProviderResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SetProviderResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_SetProviderResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SetProviderResponse = _new(SetProviderResponse)
+    _S_SetProviderResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetProviderResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -16815,23 +16304,17 @@ def _d_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("configId", _MISSING)
     if v is _MISSING:
         raise _s.missing("configId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("configId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("configId")
+    r = v
     f_config_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -16842,12 +16325,10 @@ def _d_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
@@ -16855,22 +16336,17 @@ def _d_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
     if v is _MISSING:
         raise _s.missing("value")
     n += 1
-    try:
-        if type(v) is not bool:
-            raise _s.wrong("a boolean", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("value") from None
+    if type(v) is not bool:
+        raise _s.wrong("a boolean", v).at("value")
+    r = v
     f_value = r
-    o = SetSessionConfigOptionRequestBoolean(
-        session_id=f_session_id,
-        config_id=f_config_id,
-        meta=f_meta,
-        value=f_value,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestBoolean),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SetSessionConfigOptionRequestBoolean = _new(SetSessionConfigOptionRequestBoolean)
+    _S_SetSessionConfigOptionRequestBoolean_session_id(o, f_session_id)
+    _S_SetSessionConfigOptionRequestBoolean_config_id(o, f_config_id)
+    _S_SetSessionConfigOptionRequestBoolean_meta(o, f_meta)
+    _S_SetSessionConfigOptionRequestBoolean_value(o, f_value)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestBoolean))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -16910,23 +16386,17 @@ def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionReq
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("configId", _MISSING)
     if v is _MISSING:
         raise _s.missing("configId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("configId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("configId")
+    r = v
     f_config_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -16937,12 +16407,10 @@ def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionReq
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
@@ -16950,22 +16418,17 @@ def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionReq
     if v is _MISSING:
         raise _s.missing("value")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("value") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("value")
+    r = v
     f_value = r
-    o = SetSessionConfigOptionRequestValueId(
-        session_id=f_session_id,
-        config_id=f_config_id,
-        meta=f_meta,
-        value=f_value,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestValueId),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SetSessionConfigOptionRequestValueId = _new(SetSessionConfigOptionRequestValueId)
+    _S_SetSessionConfigOptionRequestValueId_session_id(o, f_session_id)
+    _S_SetSessionConfigOptionRequestValueId_config_id(o, f_config_id)
+    _S_SetSessionConfigOptionRequestValueId_meta(o, f_meta)
+    _S_SetSessionConfigOptionRequestValueId_value(o, f_value)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestValueId))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -17017,22 +16480,18 @@ def _d_SetSessionConfigOptionResponse(d: Any) -> SetSessionConfigOptionResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SetSessionConfigOptionResponse(
-        config_options=f_config_options,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SetSessionConfigOptionResponse = _new(SetSessionConfigOptionResponse)
+    _S_SetSessionConfigOptionResponse_config_options(o, f_config_options)
+    _S_SetSessionConfigOptionResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -17065,23 +16524,17 @@ def _d_SetSessionModeRequest(d: Any) -> SetSessionModeRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("modeId", _MISSING)
     if v is _MISSING:
         raise _s.missing("modeId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("modeId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("modeId")
+    r = v
     f_mode_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -17092,23 +16545,19 @@ def _d_SetSessionModeRequest(d: Any) -> SetSessionModeRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SetSessionModeRequest(
-        session_id=f_session_id,
-        mode_id=f_mode_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SetSessionModeRequest = _new(SetSessionModeRequest)
+    _S_SetSessionModeRequest_session_id(o, f_session_id)
+    _S_SetSessionModeRequest_mode_id(o, f_mode_id)
+    _S_SetSessionModeRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -17146,20 +16595,17 @@ def _d_SetSessionModeResponse(d: Any) -> SetSessionModeResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SetSessionModeResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SetSessionModeResponse = _new(SetSessionModeResponse)
+    _S_SetSessionModeResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -17196,12 +16642,10 @@ def _d_StartNesRequest(d: Any) -> StartNesRequest:
             f_workspace_uri = None
             ex = _s.note(ex, "workspaceUri")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "workspaceUri")
             f_workspace_uri = r
@@ -17246,24 +16690,20 @@ def _d_StartNesRequest(d: Any) -> StartNesRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = StartNesRequest(
-        workspace_uri=f_workspace_uri,
-        workspace_folders=f_workspace_folders,
-        repository=f_repository,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_StartNesRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: StartNesRequest = _new(StartNesRequest)
+    _S_StartNesRequest_workspace_uri(o, f_workspace_uri)
+    _S_StartNesRequest_workspace_folders(o, f_workspace_folders)
+    _S_StartNesRequest_repository(o, f_repository)
+    _S_StartNesRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StartNesRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -17308,12 +16748,9 @@ def _d_StartNesResponse(d: Any) -> StartNesResponse:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -17324,22 +16761,18 @@ def _d_StartNesResponse(d: Any) -> StartNesResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = StartNesResponse(
-        session_id=f_session_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_StartNesResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: StartNesResponse = _new(StartNesResponse)
+    _S_StartNesResponse_session_id(o, f_session_id)
+    _S_StartNesResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StartNesResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -17390,22 +16823,18 @@ def _d_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = StringMultiSelectItems(
-        enum=f_enum,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_StringMultiSelectItems),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: StringMultiSelectItems = _new(StringMultiSelectItems)
+    _S_StringMultiSelectItems_enum(o, f_enum)
+    _S_StringMultiSelectItems_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StringMultiSelectItems))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -17455,12 +16884,10 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -17473,12 +16900,10 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_description = None
             ex = _s.note(ex, "description")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "description")
             f_description = r
@@ -17491,15 +16916,9 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_min_length = None
             ex = _s.note(ex, "minLength")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError as e:
-                raise e.at("minLength") from None
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                raise _s.bad_int(v, "uint32").at("minLength")
+            r = v
             if r is None:
                 ex = _s.note(ex, "minLength")
             f_min_length = r
@@ -17512,15 +16931,9 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_max_length = None
             ex = _s.note(ex, "maxLength")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError as e:
-                raise e.at("maxLength") from None
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                raise _s.bad_int(v, "uint32").at("maxLength")
+            r = v
             if r is None:
                 ex = _s.note(ex, "maxLength")
             f_max_length = r
@@ -17533,12 +16946,9 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_pattern = None
             ex = _s.note(ex, "pattern")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError as e:
-                raise e.at("pattern") from None
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("pattern")
+            r = v
             if r is None:
                 ex = _s.note(ex, "pattern")
             f_pattern = r
@@ -17551,12 +16961,9 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_format = None
             ex = _s.note(ex, "format")
         else:
-            try:
-                if type(v) is not str or v not in _L_StringFormat:
-                    raise _s.bad_literal(v, _L_StringFormat)
-                r = v
-            except DecodeError as e:
-                raise e.at("format") from None
+            if type(v) is not str or v not in _L_StringFormat:
+                raise _s.bad_literal(v, _L_StringFormat).at("format")
+            r = v
             if r is None:
                 ex = _s.note(ex, "format")
             f_format = r
@@ -17569,12 +16976,10 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_default = None
             ex = _s.note(ex, "default")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "default")
             f_default = r
@@ -17619,30 +17024,26 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = StringPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_length=f_min_length,
-        max_length=f_max_length,
-        pattern=f_pattern,
-        format=f_format,
-        default=f_default,
-        enum=f_enum,
-        one_of=f_one_of,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_StringPropertySchema),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: StringPropertySchema = _new(StringPropertySchema)
+    _S_StringPropertySchema_title(o, f_title)
+    _S_StringPropertySchema_description(o, f_description)
+    _S_StringPropertySchema_min_length(o, f_min_length)
+    _S_StringPropertySchema_max_length(o, f_max_length)
+    _S_StringPropertySchema_pattern(o, f_pattern)
+    _S_StringPropertySchema_format(o, f_format)
+    _S_StringPropertySchema_default(o, f_default)
+    _S_StringPropertySchema_enum(o, f_enum)
+    _S_StringPropertySchema_one_of(o, f_one_of)
+    _S_StringPropertySchema_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StringPropertySchema))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -17723,34 +17124,25 @@ def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("version", _MISSING)
     if v is _MISSING:
         raise _s.missing("version")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["int64"][0] <= v <= _s.INT_LIMITS["int64"][1]:
-            raise _s.bad_int(v, "int64")
-        r = v
-    except DecodeError as e:
-        raise e.at("version") from None
+    if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+        raise _s.bad_int(v, "int64").at("version")
+    r = v
     f_version = r
     v = d.get("position", _MISSING)
     if v is _MISSING:
@@ -17781,12 +17173,9 @@ def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
     if v is _MISSING:
         raise _s.missing("triggerKind")
     n += 1
-    try:
-        if type(v) is not str or v not in _L_NesTriggerKind:
-            raise _s.bad_literal(v, _L_NesTriggerKind)
-        r = v
-    except DecodeError as e:
-        raise e.at("triggerKind") from None
+    if type(v) is not str or v not in _L_NesTriggerKind:
+        raise _s.bad_literal(v, _L_NesTriggerKind).at("triggerKind")
+    r = v
     f_trigger_kind = r
     v = d.get("context", _MISSING)
     if v is _MISSING:
@@ -17813,28 +17202,24 @@ def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SuggestNesRequest(
-        session_id=f_session_id,
-        uri=f_uri,
-        version=f_version,
-        position=f_position,
-        selection=f_selection,
-        trigger_kind=f_trigger_kind,
-        context=f_context,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SuggestNesRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SuggestNesRequest = _new(SuggestNesRequest)
+    _S_SuggestNesRequest_session_id(o, f_session_id)
+    _S_SuggestNesRequest_uri(o, f_uri)
+    _S_SuggestNesRequest_version(o, f_version)
+    _S_SuggestNesRequest_position(o, f_position)
+    _S_SuggestNesRequest_selection(o, f_selection)
+    _S_SuggestNesRequest_trigger_kind(o, f_trigger_kind)
+    _S_SuggestNesRequest_context(o, f_context)
+    _S_SuggestNesRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SuggestNesRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -17898,22 +17283,18 @@ def _d_SuggestNesResponse(d: Any) -> SuggestNesResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = SuggestNesResponse(
-        suggestions=f_suggestions,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_SuggestNesResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: SuggestNesResponse = _new(SuggestNesResponse)
+    _S_SuggestNesResponse_suggestions(o, f_suggestions)
+    _S_SuggestNesResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SuggestNesResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -17950,12 +17331,9 @@ def _d_Terminal(d: Any) -> Terminal:
     if v is _MISSING:
         raise _s.missing("terminalId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("terminalId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("terminalId")
+    r = v
     f_terminal_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -17966,22 +17344,18 @@ def _d_Terminal(d: Any) -> Terminal:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Terminal(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Terminal),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Terminal = _new(Terminal)
+    _S_Terminal_terminal_id(o, f_terminal_id)
+    _S_Terminal_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Terminal))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -18019,15 +17393,10 @@ def _d_TerminalExitStatus(d: Any) -> TerminalExitStatus:
             f_exit_code = None
             ex = _s.note(ex, "exitCode")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 4294967295:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "exitCode")
             f_exit_code = r
@@ -18040,12 +17409,10 @@ def _d_TerminalExitStatus(d: Any) -> TerminalExitStatus:
             f_signal = None
             ex = _s.note(ex, "signal")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "signal")
             f_signal = r
@@ -18058,23 +17425,19 @@ def _d_TerminalExitStatus(d: Any) -> TerminalExitStatus:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = TerminalExitStatus(
-        exit_code=f_exit_code,
-        signal=f_signal,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_TerminalExitStatus),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: TerminalExitStatus = _new(TerminalExitStatus)
+    _S_TerminalExitStatus_exit_code(o, f_exit_code)
+    _S_TerminalExitStatus_signal(o, f_signal)
+    _S_TerminalExitStatus_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TerminalExitStatus))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -18115,23 +17478,17 @@ def _d_TerminalOutputRequest(d: Any) -> TerminalOutputRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("terminalId", _MISSING)
     if v is _MISSING:
         raise _s.missing("terminalId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("terminalId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("terminalId")
+    r = v
     f_terminal_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -18142,23 +17499,19 @@ def _d_TerminalOutputRequest(d: Any) -> TerminalOutputRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = TerminalOutputRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: TerminalOutputRequest = _new(TerminalOutputRequest)
+    _S_TerminalOutputRequest_session_id(o, f_session_id)
+    _S_TerminalOutputRequest_terminal_id(o, f_terminal_id)
+    _S_TerminalOutputRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -18194,23 +17547,17 @@ def _d_TerminalOutputResponse(d: Any) -> TerminalOutputResponse:
     if v is _MISSING:
         raise _s.missing("output")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("output") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("output")
+    r = v
     f_output = r
     v = d.get("truncated", _MISSING)
     if v is _MISSING:
         raise _s.missing("truncated")
     n += 1
-    try:
-        if type(v) is not bool:
-            raise _s.wrong("a boolean", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("truncated") from None
+    if type(v) is not bool:
+        raise _s.wrong("a boolean", v).at("truncated")
+    r = v
     f_truncated = r
     v = d.get("exitStatus", _MISSING)
     if v is _MISSING:
@@ -18237,24 +17584,20 @@ def _d_TerminalOutputResponse(d: Any) -> TerminalOutputResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = TerminalOutputResponse(
-        output=f_output,
-        truncated=f_truncated,
-        exit_status=f_exit_status,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: TerminalOutputResponse = _new(TerminalOutputResponse)
+    _S_TerminalOutputResponse_output(o, f_output)
+    _S_TerminalOutputResponse_truncated(o, f_truncated)
+    _S_TerminalOutputResponse_exit_status(o, f_exit_status)
+    _S_TerminalOutputResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -18315,12 +17658,9 @@ def _d_TextContent(d: Any) -> TextContent:
     if v is _MISSING:
         raise _s.missing("text")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("text") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("text")
+    r = v
     f_text = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -18331,23 +17671,19 @@ def _d_TextContent(d: Any) -> TextContent:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = TextContent(
-        annotations=f_annotations,
-        text=f_text,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_TextContent),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: TextContent = _new(TextContent)
+    _S_TextContent_annotations(o, f_annotations)
+    _S_TextContent_text(o, f_text)
+    _S_TextContent_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TextContent))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -18401,12 +17737,9 @@ def _d_TextDocumentContentChangeEvent(d: Any) -> TextDocumentContentChangeEvent:
     if v is _MISSING:
         raise _s.missing("text")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("text") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("text")
+    r = v
     f_text = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -18417,23 +17750,19 @@ def _d_TextDocumentContentChangeEvent(d: Any) -> TextDocumentContentChangeEvent:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = TextDocumentContentChangeEvent(
-        range=f_range,
-        text=f_text,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_TextDocumentContentChangeEvent),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: TextDocumentContentChangeEvent = _new(TextDocumentContentChangeEvent)
+    _S_TextDocumentContentChangeEvent_range(o, f_range)
+    _S_TextDocumentContentChangeEvent_text(o, f_text)
+    _S_TextDocumentContentChangeEvent_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TextDocumentContentChangeEvent))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -18477,12 +17806,10 @@ def _d_TextResourceContents(d: Any) -> TextResourceContents:
             f_mime_type = None
             ex = _s.note(ex, "mimeType")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "mimeType")
             f_mime_type = r
@@ -18490,23 +17817,17 @@ def _d_TextResourceContents(d: Any) -> TextResourceContents:
     if v is _MISSING:
         raise _s.missing("text")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("text") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("text")
+    r = v
     f_text = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -18517,24 +17838,20 @@ def _d_TextResourceContents(d: Any) -> TextResourceContents:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = TextResourceContents(
-        mime_type=f_mime_type,
-        text=f_text,
-        uri=f_uri,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_TextResourceContents),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: TextResourceContents = _new(TextResourceContents)
+    _S_TextResourceContents_mime_type(o, f_mime_type)
+    _S_TextResourceContents_text(o, f_text)
+    _S_TextResourceContents_uri(o, f_uri)
+    _S_TextResourceContents_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TextResourceContents))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -18587,22 +17904,18 @@ def _d_TitledMultiSelectItems(d: Any) -> TitledMultiSelectItems:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = TitledMultiSelectItems(
-        any_of=f_any_of,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_TitledMultiSelectItems),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: TitledMultiSelectItems = _new(TitledMultiSelectItems)
+    _S_TitledMultiSelectItems_any_of(o, f_any_of)
+    _S_TitledMultiSelectItems_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TitledMultiSelectItems))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -18647,23 +17960,17 @@ def _d_ToolCall(d: Any) -> ToolCall:
     if v is _MISSING:
         raise _s.missing("toolCallId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("toolCallId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("toolCallId")
+    r = v
     f_tool_call_id = r
     v = d.get("title", _MISSING)
     if v is _MISSING:
         raise _s.missing("title")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("title") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("title")
+    r = v
     f_title = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
@@ -18674,12 +17981,10 @@ def _d_ToolCall(d: Any) -> ToolCall:
             f_name = None
             ex = _s.note(ex, "name")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "name")
             f_name = r
@@ -18692,12 +17997,10 @@ def _d_ToolCall(d: Any) -> ToolCall:
             f_kind = None
             ex = _s.note(ex, "kind")
         else:
-            try:
-                if type(v) is not str or v not in _L_ToolKind:
-                    raise _s.bad_literal(v, _L_ToolKind)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_ToolKind:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "kind")
             f_kind = r
@@ -18710,12 +18013,10 @@ def _d_ToolCall(d: Any) -> ToolCall:
             f_status = None
             ex = _s.note(ex, "status")
         else:
-            try:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    raise _s.bad_literal(v, _L_ToolCallStatus)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_ToolCallStatus:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "status")
             f_status = r
@@ -18760,10 +18061,7 @@ def _d_ToolCall(d: Any) -> ToolCall:
             f_raw_input = None
             ex = _s.note(ex, "rawInput")
         else:
-            try:
-                r = v
-            except DecodeError:
-                r = None
+            r = v
             if r is None:
                 ex = _s.note(ex, "rawInput")
             f_raw_input = r
@@ -18776,10 +18074,7 @@ def _d_ToolCall(d: Any) -> ToolCall:
             f_raw_output = None
             ex = _s.note(ex, "rawOutput")
         else:
-            try:
-                r = v
-            except DecodeError:
-                r = None
+            r = v
             if r is None:
                 ex = _s.note(ex, "rawOutput")
             f_raw_output = r
@@ -18792,30 +18087,26 @@ def _d_ToolCall(d: Any) -> ToolCall:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ToolCall(
-        tool_call_id=f_tool_call_id,
-        title=f_title,
-        name=f_name,
-        kind=f_kind,
-        status=f_status,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ToolCall),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ToolCall = _new(ToolCall)
+    _S_ToolCall_tool_call_id(o, f_tool_call_id)
+    _S_ToolCall_title(o, f_title)
+    _S_ToolCall_name(o, f_name)
+    _S_ToolCall_kind(o, f_kind)
+    _S_ToolCall_status(o, f_status)
+    _S_ToolCall_content(o, f_content)
+    _S_ToolCall_locations(o, f_locations)
+    _S_ToolCall_raw_input(o, f_raw_input)
+    _S_ToolCall_raw_output(o, f_raw_output)
+    _S_ToolCall_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCall))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -18881,12 +18172,9 @@ def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
     if v is _MISSING:
         raise _s.missing("path")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("path") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("path")
+    r = v
     f_path = r
     v = d.get("line", _MISSING)
     if v is _MISSING:
@@ -18897,15 +18185,10 @@ def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
             f_line = None
             ex = _s.note(ex, "line")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 4294967295:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "line")
             f_line = r
@@ -18918,23 +18201,19 @@ def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ToolCallLocation(
-        path=f_path,
-        line=f_line,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ToolCallLocation),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ToolCallLocation = _new(ToolCallLocation)
+    _S_ToolCallLocation_path(o, f_path)
+    _S_ToolCallLocation_line(o, f_line)
+    _S_ToolCallLocation_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallLocation))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -18979,12 +18258,9 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
     if v is _MISSING:
         raise _s.missing("toolCallId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("toolCallId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("toolCallId")
+    r = v
     f_tool_call_id = r
     v = d.get("kind", _MISSING)
     if v is _MISSING:
@@ -18995,12 +18271,10 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
             f_kind = None
             ex = _s.note(ex, "kind")
         else:
-            try:
-                if type(v) is not str or v not in _L_ToolKind:
-                    raise _s.bad_literal(v, _L_ToolKind)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_ToolKind:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "kind")
             f_kind = r
@@ -19013,12 +18287,10 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
             f_status = None
             ex = _s.note(ex, "status")
         else:
-            try:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    raise _s.bad_literal(v, _L_ToolCallStatus)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_ToolCallStatus:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "status")
             f_status = r
@@ -19031,12 +18303,10 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -19049,12 +18319,10 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
             f_name = None
             ex = _s.note(ex, "name")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "name")
             f_name = r
@@ -19099,10 +18367,7 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
             f_raw_input = None
             ex = _s.note(ex, "rawInput")
         else:
-            try:
-                r = v
-            except DecodeError:
-                r = None
+            r = v
             if r is None:
                 ex = _s.note(ex, "rawInput")
             f_raw_input = r
@@ -19115,10 +18380,7 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
             f_raw_output = None
             ex = _s.note(ex, "rawOutput")
         else:
-            try:
-                r = v
-            except DecodeError:
-                r = None
+            r = v
             if r is None:
                 ex = _s.note(ex, "rawOutput")
             f_raw_output = r
@@ -19131,30 +18393,26 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ToolCallUpdate(
-        tool_call_id=f_tool_call_id,
-        kind=f_kind,
-        status=f_status,
-        title=f_title,
-        name=f_name,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ToolCallUpdate),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ToolCallUpdate = _new(ToolCallUpdate)
+    _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
+    _S_ToolCallUpdate_kind(o, f_kind)
+    _S_ToolCallUpdate_status(o, f_status)
+    _S_ToolCallUpdate_title(o, f_title)
+    _S_ToolCallUpdate_name(o, f_name)
+    _S_ToolCallUpdate_content(o, f_content)
+    _S_ToolCallUpdate_locations(o, f_locations)
+    _S_ToolCallUpdate_raw_input(o, f_raw_input)
+    _S_ToolCallUpdate_raw_output(o, f_raw_output)
+    _S_ToolCallUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallUpdate))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -19239,12 +18497,9 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
     if v is _MISSING:
         raise _s.missing("toolCallId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("toolCallId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("toolCallId")
+    r = v
     f_tool_call_id = r
     v = d.get("kind", _MISSING)
     if v is _MISSING:
@@ -19255,12 +18510,10 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
             f_kind = None
             ex = _s.note(ex, "kind")
         else:
-            try:
-                if type(v) is not str or v not in _L_ToolKind:
-                    raise _s.bad_literal(v, _L_ToolKind)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_ToolKind:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "kind")
             f_kind = r
@@ -19273,12 +18526,10 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
             f_status = None
             ex = _s.note(ex, "status")
         else:
-            try:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    raise _s.bad_literal(v, _L_ToolCallStatus)
-                r = v
-            except DecodeError:
+            if type(v) is not str or v not in _L_ToolCallStatus:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "status")
             f_status = r
@@ -19291,12 +18542,10 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
             f_title = None
             ex = _s.note(ex, "title")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "title")
             f_title = r
@@ -19309,12 +18558,10 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
             f_name = None
             ex = _s.note(ex, "name")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "name")
             f_name = r
@@ -19359,10 +18606,7 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
             f_raw_input = None
             ex = _s.note(ex, "rawInput")
         else:
-            try:
-                r = v
-            except DecodeError:
-                r = None
+            r = v
             if r is None:
                 ex = _s.note(ex, "rawInput")
             f_raw_input = r
@@ -19375,10 +18619,7 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
             f_raw_output = None
             ex = _s.note(ex, "rawOutput")
         else:
-            try:
-                r = v
-            except DecodeError:
-                r = None
+            r = v
             if r is None:
                 ex = _s.note(ex, "rawOutput")
             f_raw_output = r
@@ -19391,30 +18632,26 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = ToolCallProgress(
-        tool_call_id=f_tool_call_id,
-        kind=f_kind,
-        status=f_status,
-        title=f_title,
-        name=f_name,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_ToolCallProgress),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: ToolCallProgress = _new(ToolCallProgress)
+    _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
+    _S_ToolCallUpdate_kind(o, f_kind)
+    _S_ToolCallUpdate_status(o, f_status)
+    _S_ToolCallUpdate_title(o, f_title)
+    _S_ToolCallUpdate_name(o, f_name)
+    _S_ToolCallUpdate_content(o, f_content)
+    _S_ToolCallUpdate_locations(o, f_locations)
+    _S_ToolCallUpdate_raw_input(o, f_raw_input)
+    _S_ToolCallUpdate_raw_output(o, f_raw_output)
+    _S_ToolCallUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallProgress))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -19486,12 +18723,9 @@ def _d_UnstructuredCommandInput(d: Any) -> UnstructuredCommandInput:
     if v is _MISSING:
         raise _s.missing("hint")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("hint") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("hint")
+    r = v
     f_hint = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -19502,22 +18736,18 @@ def _d_UnstructuredCommandInput(d: Any) -> UnstructuredCommandInput:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = UnstructuredCommandInput(
-        hint=f_hint,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_UnstructuredCommandInput),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: UnstructuredCommandInput = _new(UnstructuredCommandInput)
+    _S_UnstructuredCommandInput_hint(o, f_hint)
+    _S_UnstructuredCommandInput_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_UnstructuredCommandInput))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -19554,34 +18784,25 @@ def _d_Usage(d: Any) -> Usage:
     if v is _MISSING:
         raise _s.missing("totalTokens")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]:
-            raise _s.bad_int(v, "uint64")
-        r = v
-    except DecodeError as e:
-        raise e.at("totalTokens") from None
+    if type(v) is not int or not 0 <= v <= 18446744073709551615:
+        raise _s.bad_int(v, "uint64").at("totalTokens")
+    r = v
     f_total_tokens = r
     v = d.get("inputTokens", _MISSING)
     if v is _MISSING:
         raise _s.missing("inputTokens")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]:
-            raise _s.bad_int(v, "uint64")
-        r = v
-    except DecodeError as e:
-        raise e.at("inputTokens") from None
+    if type(v) is not int or not 0 <= v <= 18446744073709551615:
+        raise _s.bad_int(v, "uint64").at("inputTokens")
+    r = v
     f_input_tokens = r
     v = d.get("outputTokens", _MISSING)
     if v is _MISSING:
         raise _s.missing("outputTokens")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]:
-            raise _s.bad_int(v, "uint64")
-        r = v
-    except DecodeError as e:
-        raise e.at("outputTokens") from None
+    if type(v) is not int or not 0 <= v <= 18446744073709551615:
+        raise _s.bad_int(v, "uint64").at("outputTokens")
+    r = v
     f_output_tokens = r
     v = d.get("thoughtTokens", _MISSING)
     if v is _MISSING:
@@ -19592,15 +18813,10 @@ def _d_Usage(d: Any) -> Usage:
             f_thought_tokens = None
             ex = _s.note(ex, "thoughtTokens")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]
-                ):
-                    raise _s.bad_int(v, "uint64")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "thoughtTokens")
             f_thought_tokens = r
@@ -19613,15 +18829,10 @@ def _d_Usage(d: Any) -> Usage:
             f_cached_read_tokens = None
             ex = _s.note(ex, "cachedReadTokens")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]
-                ):
-                    raise _s.bad_int(v, "uint64")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "cachedReadTokens")
             f_cached_read_tokens = r
@@ -19634,15 +18845,10 @@ def _d_Usage(d: Any) -> Usage:
             f_cached_write_tokens = None
             ex = _s.note(ex, "cachedWriteTokens")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]
-                ):
-                    raise _s.bad_int(v, "uint64")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "cachedWriteTokens")
             f_cached_write_tokens = r
@@ -19655,27 +18861,23 @@ def _d_Usage(d: Any) -> Usage:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = Usage(
-        total_tokens=f_total_tokens,
-        input_tokens=f_input_tokens,
-        output_tokens=f_output_tokens,
-        thought_tokens=f_thought_tokens,
-        cached_read_tokens=f_cached_read_tokens,
-        cached_write_tokens=f_cached_write_tokens,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_Usage),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: Usage = _new(Usage)
+    _S_Usage_total_tokens(o, f_total_tokens)
+    _S_Usage_input_tokens(o, f_input_tokens)
+    _S_Usage_output_tokens(o, f_output_tokens)
+    _S_Usage_thought_tokens(o, f_thought_tokens)
+    _S_Usage_cached_read_tokens(o, f_cached_read_tokens)
+    _S_Usage_cached_write_tokens(o, f_cached_write_tokens)
+    _S_Usage_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Usage))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -19733,23 +18935,17 @@ def _d_UsageUpdate(d: Any) -> UsageUpdate:
     if v is _MISSING:
         raise _s.missing("used")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]:
-            raise _s.bad_int(v, "uint64")
-        r = v
-    except DecodeError as e:
-        raise e.at("used") from None
+    if type(v) is not int or not 0 <= v <= 18446744073709551615:
+        raise _s.bad_int(v, "uint64").at("used")
+    r = v
     f_used = r
     v = d.get("size", _MISSING)
     if v is _MISSING:
         raise _s.missing("size")
     n += 1
-    try:
-        if type(v) is not int or not _s.INT_LIMITS["uint64"][0] <= v <= _s.INT_LIMITS["uint64"][1]:
-            raise _s.bad_int(v, "uint64")
-        r = v
-    except DecodeError as e:
-        raise e.at("size") from None
+    if type(v) is not int or not 0 <= v <= 18446744073709551615:
+        raise _s.bad_int(v, "uint64").at("size")
+    r = v
     f_size = r
     v = d.get("cost", _MISSING)
     if v is _MISSING:
@@ -19776,24 +18972,20 @@ def _d_UsageUpdate(d: Any) -> UsageUpdate:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = UsageUpdate(
-        used=f_used,
-        size=f_size,
-        cost=f_cost,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_UsageUpdate),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: UsageUpdate = _new(UsageUpdate)
+    _S_UsageUpdate_used(o, f_used)
+    _S_UsageUpdate_size(o, f_size)
+    _S_UsageUpdate_cost(o, f_cost)
+    _S_UsageUpdate_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_UsageUpdate))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -19852,12 +19044,10 @@ def _d_UserMessageChunk(d: Any) -> UserMessageChunk:
             f_message_id = None
             ex = _s.note(ex, "messageId")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "messageId")
             f_message_id = r
@@ -19870,23 +19060,19 @@ def _d_UserMessageChunk(d: Any) -> UserMessageChunk:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = UserMessageChunk(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_UserMessageChunk),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: UserMessageChunk = _new(UserMessageChunk)
+    _S_ContentChunk_content(o, f_content)
+    _S_ContentChunk_message_id(o, f_message_id)
+    _S_ContentChunk_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_UserMessageChunk))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -19924,23 +19110,17 @@ def _d_WaitForTerminalExitRequest(d: Any) -> WaitForTerminalExitRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("terminalId", _MISSING)
     if v is _MISSING:
         raise _s.missing("terminalId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("terminalId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("terminalId")
+    r = v
     f_terminal_id = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -19951,23 +19131,19 @@ def _d_WaitForTerminalExitRequest(d: Any) -> WaitForTerminalExitRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = WaitForTerminalExitRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: WaitForTerminalExitRequest = _new(WaitForTerminalExitRequest)
+    _S_WaitForTerminalExitRequest_session_id(o, f_session_id)
+    _S_WaitForTerminalExitRequest_terminal_id(o, f_terminal_id)
+    _S_WaitForTerminalExitRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -20007,15 +19183,10 @@ def _d_WaitForTerminalExitResponse(d: Any) -> WaitForTerminalExitResponse:
             f_exit_code = None
             ex = _s.note(ex, "exitCode")
         else:
-            try:
-                if (
-                    type(v) is not int
-                    or not _s.INT_LIMITS["uint32"][0] <= v <= _s.INT_LIMITS["uint32"][1]
-                ):
-                    raise _s.bad_int(v, "uint32")
-                r = v
-            except DecodeError:
+            if type(v) is not int or not 0 <= v <= 4294967295:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "exitCode")
             f_exit_code = r
@@ -20028,12 +19199,10 @@ def _d_WaitForTerminalExitResponse(d: Any) -> WaitForTerminalExitResponse:
             f_signal = None
             ex = _s.note(ex, "signal")
         else:
-            try:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v)
-                r = v
-            except DecodeError:
+            if type(v) is not str:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "signal")
             f_signal = r
@@ -20046,23 +19215,19 @@ def _d_WaitForTerminalExitResponse(d: Any) -> WaitForTerminalExitResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = WaitForTerminalExitResponse(
-        exit_code=f_exit_code,
-        signal=f_signal,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitResponse),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: WaitForTerminalExitResponse = _new(WaitForTerminalExitResponse)
+    _S_WaitForTerminalExitResponse_exit_code(o, f_exit_code)
+    _S_WaitForTerminalExitResponse_signal(o, f_signal)
+    _S_WaitForTerminalExitResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -20103,23 +19268,17 @@ def _d_WorkspaceFolder(d: Any) -> WorkspaceFolder:
     if v is _MISSING:
         raise _s.missing("uri")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("uri") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("uri")
+    r = v
     f_uri = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("name") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("name")
+    r = v
     f_name = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -20130,23 +19289,19 @@ def _d_WorkspaceFolder(d: Any) -> WorkspaceFolder:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = WorkspaceFolder(
-        uri=f_uri,
-        name=f_name,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_WorkspaceFolder),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: WorkspaceFolder = _new(WorkspaceFolder)
+    _S_WorkspaceFolder_uri(o, f_uri)
+    _S_WorkspaceFolder_name(o, f_name)
+    _S_WorkspaceFolder_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WorkspaceFolder))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -20182,34 +19337,25 @@ def _d_WriteTextFileRequest(d: Any) -> WriteTextFileRequest:
     if v is _MISSING:
         raise _s.missing("sessionId")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("sessionId") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("sessionId")
+    r = v
     f_session_id = r
     v = d.get("path", _MISSING)
     if v is _MISSING:
         raise _s.missing("path")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("path") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("path")
+    r = v
     f_path = r
     v = d.get("content", _MISSING)
     if v is _MISSING:
         raise _s.missing("content")
     n += 1
-    try:
-        if type(v) is not str:
-            raise _s.wrong("a string", v)
-        r = v
-    except DecodeError as e:
-        raise e.at("content") from None
+    if type(v) is not str:
+        raise _s.wrong("a string", v).at("content")
+    r = v
     f_content = r
     v = d.get("_meta", _MISSING)
     if v is _MISSING:
@@ -20220,24 +19366,20 @@ def _d_WriteTextFileRequest(d: Any) -> WriteTextFileRequest:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = WriteTextFileRequest(
-        session_id=f_session_id,
-        path=f_path,
-        content=f_content,
-        meta=f_meta,
-        extra=_EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileRequest),
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: WriteTextFileRequest = _new(WriteTextFileRequest)
+    _S_WriteTextFileRequest_session_id(o, f_session_id)
+    _S_WriteTextFileRequest_path(o, f_path)
+    _S_WriteTextFileRequest_content(o, f_content)
+    _S_WriteTextFileRequest_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileRequest))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
@@ -20277,20 +19419,17 @@ def _d_WriteTextFileResponse(d: Any) -> WriteTextFileResponse:
             f_meta = None
             ex = _s.note(ex, "_meta")
         else:
-            try:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v)
-                r = v
-            except DecodeError:
+            if type(v) is not dict:
                 r = None
+            else:
+                r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
             f_meta = r
-    o = WriteTextFileResponse(
-        meta=f_meta, extra=_EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileResponse)
-    )
-    if ex is not None:
-        _set(o, "_explicit", frozenset(ex))
+    o: WriteTextFileResponse = _new(WriteTextFileResponse)
+    _S_WriteTextFileResponse_meta(o, f_meta)
+    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileResponse))
+    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
 
 
