@@ -6,9 +6,24 @@ where; they never echo values received from a peer, which may be hostile or huge
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import enum
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-__all__ = ["ACPError", "DecodeError", "EncodeError"]
+__all__ = [
+    "ACPError",
+    "CapabilityNotNegotiated",
+    "ConnectionClosed",
+    "DecodeError",
+    "EncodeError",
+    "ErrorCode",
+    "LocalProtocolError",
+    "ProtocolError",
+    "RemoteProtocolError",
+    "RequestError",
+    "RequestTimeout",
+    "UnsupportedProtocolVersion",
+]
 
 
 class ACPError(Exception):
@@ -60,3 +75,138 @@ class DecodeError(ACPError, ValueError):
 
 class EncodeError(ACPError, TypeError):
     """An object cannot be encoded as ACP JSON (not a model, or holds a non-JSON value)."""
+
+
+class ProtocolError(ACPError):
+    """Somebody broke the ACP/JSON-RPC protocol; the subclass says who."""
+
+
+class LocalProtocolError(ProtocolError):
+    """This side tried something the protocol forbids in the current state.
+
+    Raised before anything is written: the connection is unchanged and usable.
+    """
+
+
+class RemoteProtocolError(ProtocolError):
+    """The peer sent something the protocol forbids."""
+
+
+class CapabilityNotNegotiated(LocalProtocolError):
+    """The peer did not advertise the capability a method (or a parameter) needs.
+
+    Attributes:
+        method: The wire method name.
+        capability: The dotted wire path that was required, e.g.
+            `agentCapabilities.sessionCapabilities.list`.
+    """
+
+    def __init__(self, method: str, capability: str) -> None:
+        super().__init__(f"{method} needs {capability}, which the peer did not advertise")
+        self.method = method
+        self.capability = capability
+
+
+class UnsupportedProtocolVersion(RemoteProtocolError):
+    """The agent chose a protocol version this SDK does not speak."""
+
+    def __init__(self, version: int, supported: Sequence[int]) -> None:
+        wanted = ", ".join(str(v) for v in supported)
+        super().__init__(f"peer chose protocol version {version}; supported: {wanted}")
+        self.version = version
+        self.supported = tuple(supported)
+
+
+class ConnectionClosed(ACPError):
+    """The connection ended (end of input, or closed locally) before an answer came."""
+
+
+class RequestTimeout(ACPError):
+    """No answer came within the time the caller allowed."""
+
+
+class ErrorCode(enum.IntEnum):
+    """The JSON-RPC and ACP error codes the schema names."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    REQUEST_CANCELLED = -32800
+    AUTH_REQUIRED = -32000
+    RESOURCE_NOT_FOUND = -32002
+
+
+class RequestError(ACPError):
+    """A JSON-RPC error response: received from the peer, or to send to it.
+
+    Handlers raise it to answer a request with a specific error; a call whose peer
+    answered with an error raises it to the caller.
+
+    Attributes:
+        code: The JSON-RPC error code (see `ErrorCode`).
+        message: The peer-facing message.
+        data: Optional structured details (any JSON value).
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RequestError):
+            return NotImplemented
+        return (self.code, self.message, self.data) == (other.code, other.message, other.data)
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.message))
+
+    def to_wire(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    @classmethod
+    def from_wire(cls, error: Mapping[str, Any]) -> RequestError:
+        """Build from a JSON-RPC error object (already checked to have int code, str message)."""
+        return cls(error["code"], error["message"], error.get("data"))
+
+    @classmethod
+    def parse_error(cls, data: Any = None) -> RequestError:
+        return cls(ErrorCode.PARSE_ERROR, "Parse error", data)
+
+    @classmethod
+    def invalid_request(cls, data: Any = None) -> RequestError:
+        return cls(ErrorCode.INVALID_REQUEST, "Invalid request", data)
+
+    @classmethod
+    def method_not_found(cls, method: str | None = None) -> RequestError:
+        return cls(
+            ErrorCode.METHOD_NOT_FOUND, "Method not found", {"method": method} if method else None
+        )
+
+    @classmethod
+    def invalid_params(cls, data: Any = None) -> RequestError:
+        return cls(ErrorCode.INVALID_PARAMS, "Invalid params", data)
+
+    @classmethod
+    def internal_error(cls, data: Any = None) -> RequestError:
+        return cls(ErrorCode.INTERNAL_ERROR, "Internal error", data)
+
+    @classmethod
+    def request_cancelled(cls, data: Any = None) -> RequestError:
+        return cls(ErrorCode.REQUEST_CANCELLED, "Request cancelled", data)
+
+    @classmethod
+    def auth_required(cls, data: Any = None) -> RequestError:
+        return cls(ErrorCode.AUTH_REQUIRED, "Authentication required", data)
+
+    @classmethod
+    def resource_not_found(cls, uri: str | None = None) -> RequestError:
+        return cls(
+            ErrorCode.RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri} if uri else None
+        )

@@ -15,12 +15,24 @@ from acp_sdk import schema
 def test_top_level_all_is_pinned() -> None:
     assert acp_sdk.__all__ == [
         "ACPError",
+        "CapabilityNotNegotiated",
+        "Connection",
+        "ConnectionClosed",
         "DecodeError",
         "EncodeError",
+        "ErrorCode",
+        "LocalProtocolError",
+        "ProtocolError",
+        "RemoteProtocolError",
+        "RequestError",
+        "RequestTimeout",
+        "Side",
+        "UnsupportedProtocolVersion",
         "__version__",
         "decode",
         "encode",
     ]
+    assert acp_sdk.__all__ == sorted(acp_sdk.__all__)
     for name in acp_sdk.__all__:
         assert hasattr(acp_sdk, name)
 
@@ -52,3 +64,14 @@ def test_fields_are_snake_case_with_wire_names() -> None:
     fields = {f.name: f.metadata["wire"] for f in attrs.fields(schema.PromptRequest)}
     assert fields["session_id"] == "sessionId"
     assert fields["meta"] == "_meta"
+
+
+def test_error_hierarchy() -> None:
+    assert issubclass(acp_sdk.CapabilityNotNegotiated, acp_sdk.LocalProtocolError)
+    assert issubclass(acp_sdk.LocalProtocolError, acp_sdk.ProtocolError)
+    assert issubclass(acp_sdk.RemoteProtocolError, acp_sdk.ProtocolError)
+    assert issubclass(acp_sdk.UnsupportedProtocolVersion, acp_sdk.RemoteProtocolError)
+    for name in acp_sdk.__all__:
+        value = getattr(acp_sdk, name)
+        if isinstance(value, type) and issubclass(value, Exception):
+            assert issubclass(value, acp_sdk.ACPError), name

@@ -1,0 +1,94 @@
+"""Newline-delimited framing (transports.mdx): bytes in, complete lines out.
+
+Rules:
+1. A frame is the bytes up to `\\n`; a trailing `\\r` is dropped (CRLF peers).
+2. Lines holding only whitespace are skipped.
+3. A line longer than `max_frame_size` is reported once as `FRAME_TOO_LARGE` and its bytes
+   are discarded as they arrive, up to the next `\\n`: the framer never buffers more than
+   `max_frame_size` bytes, whatever the peer sends.
+4. At end of input a final line without `\\n` is still a frame.
+
+The output is the same whether the input comes whole, byte by byte, or in any chunks.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+DEFAULT_MAX_FRAME_SIZE: Final = 64 * 1024 * 1024
+"""64 MiB: room for prompts carrying several megabytes of base64 images."""
+
+
+class FrameTooLarge:
+    """Marker yielded in place of a frame that exceeded the size limit."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "FRAME_TOO_LARGE"
+
+
+FRAME_TOO_LARGE: Final = FrameTooLarge()
+
+
+class LineFramer:
+    def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
+        if max_frame_size < 1:
+            raise ValueError("max_frame_size must be positive")
+        self.max_frame_size = max_frame_size
+        self._buffer = bytearray()
+        self._discarding = False  # inside an oversized line, until its newline
+        self._closed = False
+
+    @property
+    def buffered(self) -> int:
+        return len(self._buffer)
+
+    def feed(self, data: bytes) -> list[bytes | FrameTooLarge]:
+        """Add bytes; return the frames they complete. `b""` means end of input."""
+        if self._closed:
+            return []
+        if not data:
+            self._closed = True
+            tail = bytes(self._buffer)
+            self._buffer.clear()
+            if self._discarding:
+                return []
+            return self._emit([], tail)
+        out: list[bytes | FrameTooLarge] = []
+        start = 0
+        while start < len(data):
+            newline = data.find(b"\n", start)
+            if self._discarding:
+                if newline < 0:
+                    return out
+                self._discarding = False
+                start = newline + 1
+                continue
+            if newline < 0:
+                self._buffer += data[start:]
+                if len(self._buffer) > self.max_frame_size:
+                    self._buffer.clear()
+                    self._discarding = True
+                    out.append(FRAME_TOO_LARGE)
+                return out
+            if self._buffer:
+                self._buffer += data[start:newline]
+                line = bytes(self._buffer)
+                self._buffer.clear()
+            else:
+                line = data[start:newline]
+            start = newline + 1
+            if len(line) > self.max_frame_size:
+                out.append(FRAME_TOO_LARGE)
+                continue
+            self._emit(out, line)
+        return out
+
+    @staticmethod
+    def _emit(out: list[bytes | FrameTooLarge], line: bytes) -> list[bytes | FrameTooLarge]:
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if line.strip():
+            out.append(line)
+        return out
