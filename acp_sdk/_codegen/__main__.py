@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from acp_sdk._codegen import emit_codec, emit_methods, emit_models, ir
+from acp_sdk._codegen import emit_codec, emit_facades, emit_methods, emit_models, ir
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_DIR = HERE / "schema"
@@ -66,7 +66,7 @@ def _ruff(args: list[str], text: str) -> str:
 
 def _format(text: str) -> str:
     """Sort imports, then format: `--check` compares exactly what ruff would leave."""
-    sorted_imports = _ruff(["check", "--fix", "--select", "I", "--quiet", "--exit-zero"], text)
+    sorted_imports = _ruff(["check", "--fix", "--select", "I,F401", "--quiet", "--exit-zero"], text)
     return _ruff(["format", "--quiet"], sorted_imports)
 
 
@@ -103,6 +103,33 @@ def generate() -> dict[str, str]:
             _header("schema.json + meta.json", s_digest, "Method table rows (stable protocol)."),
             "acp_sdk._generated.models",
             table_name="STABLE_ROWS",
+        ),
+        "client_calls.py": emit_facades.emit(
+            stable,
+            stable_rows,
+            _header("schema.json", s_digest, "Typed client -> agent calls of both client facades."),
+            class_name="ClientCalls",
+            sender="AGENT",
+            flavour="sync",
+            session_module="acp_sdk.sync_client",
+        ),
+        "aio_client_calls.py": emit_facades.emit(
+            stable,
+            stable_rows,
+            _header("schema.json", s_digest, "Typed client -> agent calls, asyncio flavour."),
+            class_name="AsyncClientCalls",
+            sender="AGENT",
+            flavour="async",
+            session_module="acp_sdk.aio_client",
+        ),
+        "agent_calls.py": emit_facades.emit(
+            stable,
+            stable_rows,
+            _header("schema.json", s_digest, "Typed agent -> client calls of the agent context."),
+            class_name="AgentCalls",
+            sender="CLIENT",
+            flavour="async",
+            session_module=None,
         ),
         "unstable_models.py": emit_models.emit(
             unstable,

@@ -1,0 +1,156 @@
+"""Emit the typed call methods of the facades from the method table rows.
+
+For each method one side sends, a keyword-only method whose parameters are the fields of
+the params class (same names, types and defaults), so a type checker catches a misspelled
+keyword or a wrong type, and whose return type is the row's result type. The body builds
+the params object and hands it to the facade's `_request` / `_notify`. Sync and async
+flavours differ only in `def` vs `async def` and `await`.
+
+Three rows return richer objects than their raw result (the names are the facades'):
+`session/new`, `session/load` and `session/resume` return a session handle; `session/prompt`
+returns a turn. Those are listed in `WRAPPED`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from acp_sdk._codegen.common import all_fields, annotation, default_of, docstring
+from acp_sdk._codegen.emit_methods import Row
+from acp_sdk._codegen.ir import ClassDef, Field, Model
+
+# wire -> (hook method on the facade, return annotation in the sync/async flavour)
+WRAPPED = {
+    "session/new": ("_open_session", "Session"),
+    "session/load": ("_open_session", "Session"),
+    "session/resume": ("_open_session", "Session"),
+    "session/prompt": ("_start_turn", "Turn"),
+}
+
+
+def _param(model: Model, owner: str, field: Field) -> tuple[str, str]:
+    """(signature fragment, expression passed to the params class)."""
+    default = default_of(model, owner, field)
+    hint = annotation(model, owner, field)
+    if default is None:
+        if field.type.__class__.__name__ == "TList" and not field.nullable:
+            return f"{field.py}: {hint} = ()", f"list({field.py})"
+        return f"{field.py}: {hint}", field.py
+    if default.kind == "factory":
+        return (
+            f"{field.py}: {hint} | None = None",
+            f"{field.py} if {field.py} is not None else {default.python}()",
+        )
+    if default.kind == "empty_seq":
+        return f"{field.py}: {hint} = ()", f"list({field.py})"
+    return f"{field.py}: {hint} = {default.python}", field.py
+
+
+def _method(model: Model, row: Row, flavour: str) -> list[str]:
+    is_async = flavour == "async"
+    define = "async def" if is_async else "def"
+    wait = "await " if is_async else ""
+    params_def = model.defs[row.params]
+    name = row.handler
+    hook, wrapped_type = WRAPPED.get(row.wire, ("", ""))
+    if row.kind == "REQUEST":
+        returns = (("Async" if is_async else "") + wrapped_type) if hook else row.result or "None"
+    else:
+        returns = "None"
+    call = hook or ("_request" if row.kind == "REQUEST" else "_notify")
+    constant = row.constant
+    about = params_def.description if isinstance(params_def, ClassDef) else ""
+    doc = docstring(f"`{row.wire}`: {about or ''}", "        ")
+    if not isinstance(params_def, ClassDef):
+        # A union of params shapes (session/set_config_option): take the object itself.
+        lines = [f"    {define} {name}(self, params: {row.params}, /) -> {returns}:", *doc]
+        lines.append(f"        return {wait}self.{call}({constant}, params)")
+        return lines
+    fields = all_fields(model, params_def)
+    pieces = [_param(model, row.params, f) for f in fields]
+    signature = ", ".join(p[0] for p in pieces)
+    arguments = ", ".join(f"{f.py}={p[1]}" for f, p in zip(fields, pieces, strict=True))
+    star = ", *, " if pieces else ""
+    lines = [f"    {define} {name}(self{star}{signature}) -> {returns}:", *doc]
+    lines.append(f"        return {wait}self.{call}({constant}, {row.params}({arguments}))")
+    return lines
+
+
+def emit(
+    model: Model,
+    rows: Sequence[Row],
+    header: str,
+    *,
+    class_name: str,
+    sender: str,
+    flavour: str,
+    session_module: str | None,
+) -> str:
+    sent = [r for r in rows if r.handled_by == sender and not r.unstable and r.layer != "PROTOCOL"]
+    names = sorted({r.params for r in sent} | {r.result for r in sent if r.result})
+    constants = sorted({r.constant for r in sent})
+    is_async = flavour == "async"
+    define = "async def" if is_async else "def"
+    lines = [
+        header,
+        "",
+        "from __future__ import annotations",
+        "",
+        "from collections.abc import Mapping, Sequence",
+        "from typing import TYPE_CHECKING, Any, Literal, TypeVar",
+        "",
+        "from acp_sdk._model_support import EMPTY, UNSET, UnsetType",
+        "from acp_sdk._rows import Method, Notification",
+        "from acp_sdk._generated.methods import (",
+        *[f"    {c}," for c in constants],
+        ")",
+        "__MODELS__",
+        "",
+        'P = TypeVar("P")',
+        'R = TypeVar("R")',
+    ]
+    wraps = any(r.wire in WRAPPED for r in sent)
+    prefix = "Async" if is_async else ""
+    if wraps and session_module:
+        lines += [
+            "",
+            "if TYPE_CHECKING:",
+            f"    from {session_module} import {prefix}Session, {prefix}Turn",
+        ]
+    lines += [
+        "",
+        "",
+        f"class {class_name}:",
+        f'    """Typed calls of every method the {sender.lower()} handles (generated)."""',
+        "",
+        "    __slots__ = ()",
+        "",
+        f"    {define} _request(self, row: Method[P, R], params: P) -> R:",
+        "        raise NotImplementedError",
+        "",
+        f"    {define} _notify(self, row: Notification[P], params: P) -> None:",
+        "        raise NotImplementedError",
+    ]
+    if wraps and session_module:
+        lines += [
+            "",
+            f"    {define} _open_session(self, row: Method[Any, Any], params: Any)"
+            f" -> {prefix}Session:",
+            "        raise NotImplementedError",
+            "",
+            f"    {define} _start_turn(self, row: Method[Any, Any], params: Any) -> {prefix}Turn:",
+            "        raise NotImplementedError",
+        ]
+    for row in sent:
+        lines.append("")
+        lines += _method(model, row, flavour)
+    lines.append("")
+    text = "\n".join(lines)
+    body = text.split("__MODELS__", 1)[1]
+    used = sorted(n for n in set(model.defs) | set(names) if re.search(rf"\b{n}\b", body))
+    imports = "\n".join(
+        ["from acp_sdk._generated.models import (", *[f"    {n}," for n in used], ")"]
+    )
+    # Unused helper imports are removed by the generator's ruff pass (F401).
+    return text.replace("__MODELS__", imports)

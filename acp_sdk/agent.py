@@ -1,0 +1,289 @@
+"""The agent side: subclass `Agent`, override what you support, run it over stdio.
+
+    class Echo(Agent):
+        async def new_session(self, params: NewSessionRequest, ctx: AgentContext
+        ) -> NewSessionResponse:
+            return NewSessionResponse(session_id="s1")
+
+        async def prompt(self, params: PromptRequest, ctx: AgentContext) -> PromptResponse:
+            await ctx.send_update(params.session_id, AgentMessageChunk(content=params.prompt[0]))
+            return PromptResponse(stop_reason="end_turn")
+
+    run_agent(Echo())
+
+A method you do not override answers -32601 (method not found), never a fake success, and
+the capabilities in the initialize response follow from what you override: `load_session`
+advertises `loadSession`, `list_sessions` advertises `sessionCapabilities.list`, and so on.
+`session/cancel` cancels the running `prompt` task; the turn then ends with stop reason
+`cancelled`, whatever the handler does (the connection enforces it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from acp_sdk import _stdio
+from acp_sdk._aio_endpoint import AsyncByteReader, AsyncByteWriter, AsyncEndpoint
+from acp_sdk._generated.agent_calls import AgentCalls
+from acp_sdk._rows import Method, MethodTable, Notification, Row, Side
+from acp_sdk.connection import Connection
+from acp_sdk.errors import RequestError
+from acp_sdk.schema import (
+    AgentAuthCapabilities,
+    AgentCapabilities,
+    AuthenticateRequest,
+    AuthenticateResponse,
+    AuthMethod,
+    CancelNotification,
+    ClientCapabilities,
+    CloseSessionRequest,
+    CloseSessionResponse,
+    DeleteSessionRequest,
+    DeleteSessionResponse,
+    Implementation,
+    InitializeRequest,
+    InitializeResponse,
+    ListSessionsRequest,
+    ListSessionsResponse,
+    LoadSessionRequest,
+    LoadSessionResponse,
+    LogoutCapabilities,
+    LogoutRequest,
+    LogoutResponse,
+    McpCapabilities,
+    NewSessionRequest,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptRequest,
+    PromptResponse,
+    ResumeSessionRequest,
+    ResumeSessionResponse,
+    SessionAdditionalDirectoriesCapabilities,
+    SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionDeleteCapabilities,
+    SessionListCapabilities,
+    SessionResumeCapabilities,
+    SessionUpdate,
+    SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse,
+    SetSessionModeRequest,
+    SetSessionModeResponse,
+)
+
+__all__ = ["Agent", "AgentContext", "run_agent", "serve_agent"]
+
+log = logging.getLogger("acp_sdk.agent")
+
+
+class AgentContext(AgentCalls):
+    """What an agent method can do besides returning: stream updates, call the client.
+
+    Every typed call (`read_text_file`, `request_permission`, `create_terminal`, ...)
+    checks the client's advertised capabilities first and raises
+    `CapabilityNotNegotiated` without sending anything when they are missing.
+    """
+
+    __slots__ = ("_endpoint",)
+
+    def __init__(self, endpoint: AsyncEndpoint) -> None:
+        self._endpoint = endpoint
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities:
+        caps = self._endpoint.connection.their_capabilities
+        return caps if isinstance(caps, ClientCapabilities) else ClientCapabilities()
+
+    @property
+    def client_info(self) -> Implementation | None:
+        info = self._endpoint.connection.their_info
+        return info if isinstance(info, Implementation) else None
+
+    async def send_update(self, session_id: str, update: SessionUpdate) -> None:
+        """Stream one `session/update` to the client."""
+        await self.session_update(session_id=session_id, update=update)
+
+    async def request(self, row: Method[Any, Any], params: Any) -> Any:
+        """Call any method row the client handles, including extension rows."""
+        return await self._endpoint.call(row, params)
+
+    async def notify(self, row: Notification[Any], params: Any) -> None:
+        await self._endpoint.notify(row, params)
+
+    async def _request(self, row: Method[Any, Any], params: Any) -> Any:
+        return await self._endpoint.call(row, params)
+
+    async def _notify(self, row: Notification[Any], params: Any) -> None:
+        await self._endpoint.notify(row, params)
+
+
+class Agent:
+    """Base class of an ACP agent. Override the methods you support.
+
+    Class attributes advertise what methods cannot express: `prompt_capabilities`,
+    `mcp_capabilities`, `auth_methods`, `agent_info`, `additional_directories`.
+    """
+
+    prompt_capabilities: ClassVar[PromptCapabilities] = PromptCapabilities()
+    mcp_capabilities: ClassVar[McpCapabilities] = McpCapabilities()
+    auth_methods: ClassVar[Sequence[AuthMethod]] = ()
+    agent_info: ClassVar[Implementation | None] = None
+    additional_directories: ClassVar[bool] = False
+    protocol_versions: ClassVar[Sequence[int]] = (1,)
+
+    def _overrides(self, name: str) -> bool:
+        return getattr(type(self), name) is not getattr(Agent, name)
+
+    def capabilities(self) -> AgentCapabilities:
+        """What this agent advertises, derived from the methods it overrides."""
+
+        def present(name: str, value: Any) -> Any:
+            return value if self._overrides(name) else None
+
+        return AgentCapabilities(
+            load_session=self._overrides("load_session"),
+            prompt_capabilities=self.prompt_capabilities,
+            mcp_capabilities=self.mcp_capabilities,
+            session_capabilities=SessionCapabilities(
+                list=present("list_sessions", SessionListCapabilities()),
+                delete=present("delete_session", SessionDeleteCapabilities()),
+                resume=present("resume_session", SessionResumeCapabilities()),
+                close=present("close_session", SessionCloseCapabilities()),
+                additional_directories=(
+                    SessionAdditionalDirectoriesCapabilities()
+                    if self.additional_directories
+                    else None
+                ),
+            ),
+            auth=AgentAuthCapabilities(logout=present("logout", LogoutCapabilities())),
+        )
+
+    async def initialize(self, params: InitializeRequest, ctx: AgentContext) -> InitializeResponse:
+        """Answer the handshake; the default advertises `capabilities()`."""
+        version = params.protocol_version
+        chosen = version if version in self.protocol_versions else max(self.protocol_versions)
+        return InitializeResponse(
+            protocol_version=chosen,
+            agent_capabilities=self.capabilities(),
+            auth_methods=list(self.auth_methods),
+            agent_info=self.agent_info,
+        )
+
+    async def authenticate(
+        self, params: AuthenticateRequest, ctx: AgentContext
+    ) -> AuthenticateResponse:
+        raise RequestError.method_not_found("authenticate")
+
+    async def logout(self, params: LogoutRequest, ctx: AgentContext) -> LogoutResponse:
+        raise RequestError.method_not_found("logout")
+
+    async def new_session(self, params: NewSessionRequest, ctx: AgentContext) -> NewSessionResponse:
+        raise RequestError.method_not_found("session/new")
+
+    async def load_session(
+        self, params: LoadSessionRequest, ctx: AgentContext
+    ) -> LoadSessionResponse:
+        raise RequestError.method_not_found("session/load")
+
+    async def list_sessions(
+        self, params: ListSessionsRequest, ctx: AgentContext
+    ) -> ListSessionsResponse:
+        raise RequestError.method_not_found("session/list")
+
+    async def delete_session(
+        self, params: DeleteSessionRequest, ctx: AgentContext
+    ) -> DeleteSessionResponse:
+        raise RequestError.method_not_found("session/delete")
+
+    async def resume_session(
+        self, params: ResumeSessionRequest, ctx: AgentContext
+    ) -> ResumeSessionResponse:
+        raise RequestError.method_not_found("session/resume")
+
+    async def close_session(
+        self, params: CloseSessionRequest, ctx: AgentContext
+    ) -> CloseSessionResponse:
+        raise RequestError.method_not_found("session/close")
+
+    async def set_mode(
+        self, params: SetSessionModeRequest, ctx: AgentContext
+    ) -> SetSessionModeResponse:
+        raise RequestError.method_not_found("session/set_mode")
+
+    async def set_config_option(
+        self, params: SetSessionConfigOptionRequest, ctx: AgentContext
+    ) -> SetSessionConfigOptionResponse:
+        raise RequestError.method_not_found("session/set_config_option")
+
+    async def prompt(self, params: PromptRequest, ctx: AgentContext) -> PromptResponse:
+        raise RequestError.method_not_found("session/prompt")
+
+    async def cancel(self, params: CancelNotification, ctx: AgentContext) -> None:
+        """Called on `session/cancel`, after the running prompt task was cancelled."""
+
+
+async def serve_agent(
+    agent: Agent,
+    reader: AsyncByteReader,
+    writer: AsyncByteWriter,
+    *,
+    table: MethodTable | None = None,
+    extensions: dict[str, Any] | None = None,
+) -> None:
+    """Serve `agent` over a pair of asyncio byte streams until the client hangs up.
+
+    Args:
+        extensions: handlers for extension rows in `table`, by handler name.
+    """
+    connection = Connection(Side.AGENT, table=table, protocol_versions=agent.protocol_versions)
+    handlers = dict(extensions or {})
+    context: list[AgentContext] = []
+
+    async def on_request(row: Row, params: Any, request_id: int | str) -> Any:
+        if row.handler_name in handlers:
+            return await handlers[row.handler_name](params, context[0])
+        method = getattr(agent, row.handler_name, None)
+        if method is None or not callable(method):
+            raise RequestError.method_not_found(row.wire)
+        return await method(params, context[0])
+
+    async def on_notification(row: Row, params: Any) -> None:
+        handler = handlers.get(row.handler_name) or getattr(agent, row.handler_name, None)
+        if handler is not None and callable(handler):
+            await handler(params, context[0])
+
+    endpoint = AsyncEndpoint(
+        connection, reader, writer, on_request=on_request, on_notification=on_notification
+    )
+    context.append(AgentContext(endpoint))
+    endpoint.start()
+    try:
+        await endpoint.closed.wait()
+    finally:
+        await endpoint.aclose()
+
+
+def run_agent(agent: Agent, *, table: MethodTable | None = None) -> None:
+    """Serve `agent` over this process's stdin/stdout until stdin closes.
+
+    While it runs, stdout carries protocol frames only: `print` and logging that write to
+    `sys.stdout` (or file descriptor 1) go to stderr instead.
+    """
+    protocol_out = _stdio.reserve_stdout_for_protocol()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve_stdio(agent, protocol_out, table))
+
+
+async def _serve_stdio(agent: Agent, out_fd: int, table: MethodTable | None) -> None:
+    reader, writer = await _stdio.open_fd_streams(sys.stdin.fileno(), out_fd)
+    try:
+        await serve_agent(agent, reader, writer, table=table)
+    finally:
+        if _stdio.fd_is_open(out_fd):
+            os.close(out_fd)
