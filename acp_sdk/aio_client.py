@@ -271,6 +271,13 @@ class AsyncClient(AsyncClientCalls):
             await self._endpoint._shutdown()
         if self._process is not None:
             await _stop_process(self._process, *self._close_grace)
+            # Let the reader and the stderr drain see end of input, so the pipes close
+            # cleanly; a grandchild holding them open is cut off after a second.
+            pending = [
+                t for t in (*self._tasks, self._endpoint and self._endpoint._reader_task) if t
+            ]
+            if pending:
+                await asyncio.wait(pending, timeout=1.0)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

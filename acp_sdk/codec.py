@@ -173,10 +173,23 @@ def get_converter() -> cattrs.Converter:
     }
     for decoders, encoders in (scalars, {}), _stable_tables(), _unstable_tables():
         for type_, decoder in decoders.items():
-            converter.register_structure_hook(type_, _ignore_type(decoder))
+            if isinstance(type_, type):
+                converter.register_structure_hook(type_, _ignore_type(decoder))
+            else:  # unions and Literal aliases: matched by equality, not by class
+                converter.register_structure_hook_func(_equals(type_), _ignore_type(decoder))
         for cls, encoder in encoders.items():
             converter.register_unstructure_hook(cls, encoder)
     return converter
+
+
+def _equals(expected: Any) -> Callable[[Any], bool]:
+    def matches(candidate: Any) -> bool:
+        try:
+            return bool(candidate == expected)
+        except Exception:
+            return False
+
+    return matches
 
 
 def _ignore_type(decoder: Callable[[Any], T]) -> Callable[[Any, Any], T]:

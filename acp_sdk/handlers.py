@@ -373,6 +373,10 @@ class LocalTerminals(ClientHandlers):
         if terminal.process.poll() is None:
             terminal.process.kill()
         terminal.process.wait()
+        if terminal.reader is not None:
+            terminal.reader.join(timeout=5)
+        if terminal.process.stdout is not None:
+            terminal.process.stdout.close()
         with self._lock:
             self._terminals.pop(params.terminal_id, None)
         return ReleaseTerminalResponse()

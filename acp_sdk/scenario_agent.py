@@ -333,6 +333,9 @@ class _Turn:
         except CapabilityNotNegotiated:
             await self.say("The client did not advertise fs.readTextFile.")
             return self.done()
+        except RequestError as error:
+            await self.say(f"The client refused: {error.message} ({error.code}).")
+            return self.done()
         await self.say(result.content)
         return self.done()
 
@@ -344,6 +347,9 @@ class _Turn:
             )
         except CapabilityNotNegotiated:
             await self.say("The client did not advertise fs.writeTextFile.")
+            return self.done()
+        except RequestError as error:
+            await self.say(f"The client refused: {error.message} ({error.code}).")
             return self.done()
         await self.say(f"Wrote {len(content)} characters to {path}.")
         return self.done()

@@ -306,6 +306,11 @@ class Client(ClientCalls):
             endpoint.close(join_timeout=5)
         if self._stderr_thread is not None:
             self._stderr_thread.join(5)
+        if self._process is not None:
+            for stream in (self._process.stdout, self._process.stderr):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
 
     def _endpoint_or_raise(self) -> ThreadEndpoint:
         if self._endpoint is None:

@@ -1,0 +1,325 @@
+"""One behaviour suite, run against both `Client` and `AsyncClient`, over real subprocess
+stdio against the scenario agent (and a few misbehaving agents)."""
+
+from __future__ import annotations
+
+import base64
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_sdk import ConnectionClosed, RequestError
+from acp_sdk.handlers import (
+    AllowOnce,
+    AskPermission,
+    ClientHandlers,
+    LocalFileSystem,
+    LocalTerminals,
+    RejectAll,
+)
+from acp_sdk.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    CreateElicitationRequest,
+    CreateElicitationResponse,
+    CreateElicitationResponseAccept,
+    CurrentModeUpdate,
+    Diff,
+    ImageContent,
+    Plan,
+    SessionNotification,
+    SetSessionConfigOptionRequestBoolean,
+    SetSessionConfigOptionRequestValueId,
+    Terminal,
+    TextContent,
+    ToolCall,
+    ToolCallProgress,
+    UserMessageChunk,
+)
+from tests.facades.drivers import DRIVERS, Driver
+
+pytestmark = pytest.mark.timeout(60)
+MakeDriver = Callable[..., Driver]
+
+
+@pytest.fixture(params=sorted(DRIVERS))
+def make(request: pytest.FixtureRequest) -> Iterator[MakeDriver]:
+    opened: list[Driver] = []
+    cls = DRIVERS[request.param]
+
+    def factory(*args: Any, **kwargs: Any) -> Driver:
+        driver = cls(*args, **kwargs)
+        driver.__enter__()
+        opened.append(driver)
+        return driver
+
+    yield factory
+    for driver in opened:
+        driver.__exit__(None, None, None)
+
+
+def texts(updates: list[Any]) -> str:
+    return "".join(
+        u.content.text
+        for u in updates
+        if isinstance(u, AgentMessageChunk) and isinstance(u.content, TextContent)
+    )
+
+
+# ------------------------------------------------------------------ handshake and methods
+
+
+def test_initialize_reports_the_agent(make: MakeDriver) -> None:
+    driver = make()
+    assert driver.agent_info.name == "acp-sdk-scenario-agent"
+    caps = driver.agent_capabilities
+    assert caps.load_session is True
+    assert caps.session_capabilities.list is not None
+    assert caps.auth.logout is not None
+
+
+def test_every_client_to_agent_method(make: MakeDriver) -> None:
+    updates: list[SessionNotification] = []
+    driver = make(on_update=updates.append)
+    session = driver.new_session("/work")
+    sid = session.session_id
+    assert session.response.modes.current_mode_id == "ask"
+    driver.prompt(session, "echo remember me")
+    listed = driver.call("list_sessions")
+    assert [s.session_id for s in listed.sessions] == [sid]
+    loaded = driver.call("load_session", session_id=sid, cwd="/work")
+    assert loaded.session_id == sid
+    replay = [n.update for n in updates if n.session_id == sid]
+    assert isinstance(replay[0], UserMessageChunk)
+    assert "remember me" in texts(replay)
+    resumed = driver.call("resume_session", session_id=sid, cwd="/work")
+    assert resumed.response.modes is not None
+    driver.call("set_mode", session_id=sid, mode_id="code")
+    assert any(isinstance(n.update, CurrentModeUpdate) for n in updates)
+    result = driver.call(
+        "set_config_option",
+        SetSessionConfigOptionRequestValueId(session_id=sid, config_id="model", value="smart"),
+    )
+    assert result.config_options[0].current_value == "smart"
+    result = driver.call(
+        "set_config_option",
+        SetSessionConfigOptionRequestBoolean(session_id=sid, config_id="brave", value=True),
+    )
+    assert result.config_options[1].current_value is True
+    driver.call("authenticate", method_id="scenario-login")
+    driver.call("logout")
+    driver.call("close_session", session_id=sid)
+    driver.call("delete_session", session_id=sid)
+    assert driver.call("list_sessions").sessions == []
+    driver.call("cancel", session_id=sid)  # a notification: nothing comes back
+
+
+def test_agent_errors_arrive_as_request_errors(make: MakeDriver) -> None:
+    driver = make()
+    with pytest.raises(RequestError) as caught:
+        driver.call("delete_session", session_id="nope")
+    assert caught.value.code == -32002
+
+
+# ------------------------------------------------------------------ scenarios
+
+
+def test_echo_streams_in_order(make: MakeDriver) -> None:
+    driver = make()
+    updates, response = driver.prompt(driver.new_session(), "echo one two three")
+    assert texts(updates) == "one two three"
+    assert response.stop_reason == "end_turn"
+
+
+def test_stream_delivers_every_update_before_the_turn_ends(make: MakeDriver) -> None:
+    driver = make()
+    updates, _ = driver.prompt(driver.new_session(), "stream 500")
+    assert [u.content.text for u in updates] == [f"chunk {i} " for i in range(500)]  # type: ignore[union-attr]
+
+
+def test_think_and_plan(make: MakeDriver) -> None:
+    driver = make()
+    session = driver.new_session()
+    updates, _ = driver.prompt(session, "think deeply")
+    assert isinstance(updates[0], AgentThoughtChunk)
+    updates, _ = driver.prompt(session, "plan")
+    assert isinstance(updates[0], Plan)
+    assert len(updates[0].entries) == 3
+
+
+def test_tool_call_through_completed(make: MakeDriver) -> None:
+    driver = make()
+    updates, _ = driver.prompt(driver.new_session(), "tool")
+    assert isinstance(updates[0], ToolCall)
+    assert [u.status for u in updates[1:]] == ["in_progress", "completed"]  # type: ignore[union-attr]
+    last = updates[-1]
+    assert isinstance(last, ToolCallProgress)
+    assert last.content is not None
+    assert isinstance(last.content[0], Diff)
+
+
+@pytest.mark.parametrize(
+    ("policy", "status", "stop"),
+    [
+        (AllowOnce(), "completed", "end_turn"),
+        (RejectAll(), "failed", "end_turn"),
+        (AskPermission(lambda _: None), "failed", "cancelled"),
+    ],
+    ids=["allow", "reject", "cancelled"],
+)
+def test_permission(make: MakeDriver, policy: ClientHandlers, status: str, stop: str) -> None:
+    driver = make(handlers=[policy])
+    updates, response = driver.prompt(driver.new_session(), "permission")
+    assert updates[-1 if stop == "cancelled" else -2].status == status  # type: ignore[union-attr]
+    assert response.stop_reason == stop
+
+
+def test_fs_with_and_without_the_capability(make: MakeDriver, tmp_path: Path) -> None:
+    target = tmp_path / "note.txt"
+    driver = make(handlers=[LocalFileSystem(tmp_path)])
+    session = driver.new_session(str(tmp_path))
+    driver.prompt(session, f"write {target} hello there")
+    assert target.read_text() == "hello there"
+    updates, _ = driver.prompt(session, f"read {target}")
+    assert texts(updates) == "hello there"
+    updates, _ = driver.prompt(session, "read /etc/passwd")  # outside the root
+    assert texts(updates) == "The client refused: Invalid params (-32602)."
+    bare = make()
+    updates, _ = bare.prompt(bare.new_session(), f"read {target}")
+    assert "did not advertise" in texts(updates)
+
+
+def test_fs_honours_line_and_limit(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("a\nb\nc\nd\n")
+    from acp_sdk.schema import ReadTextFileRequest
+
+    fs = LocalFileSystem(tmp_path)
+    assert (
+        fs.read_text_file(
+            ReadTextFileRequest(session_id="s", path=str(tmp_path / "f"), line=2, limit=2)
+        ).content
+        == "b\nc\n"
+    )
+    with pytest.raises(RequestError):
+        fs.read_text_file(ReadTextFileRequest(session_id="s", path=str(tmp_path / ".." / "x")))
+
+
+def test_terminal(make: MakeDriver) -> None:
+    driver = make(handlers=[LocalTerminals()])
+    updates, response = driver.prompt(
+        driver.new_session(), f"terminal {sys.executable} -c print(6*7)"
+    )
+    assert "42" in texts(updates)
+    first = updates[0]
+    assert isinstance(first, ToolCall)
+    assert isinstance(first.content[0], Terminal)
+    assert response.stop_reason == "end_turn"
+
+
+class Elicit(ClientHandlers):
+    def create_elicitation(self, params: CreateElicitationRequest) -> CreateElicitationResponse:
+        return CreateElicitationResponseAccept(content={"name": "Ada"})
+
+
+def test_elicitation(make: MakeDriver) -> None:
+    driver = make(handlers=[Elicit()])
+    updates, _ = driver.prompt(driver.new_session(), "elicit")
+    assert texts(updates) == "Hello, Ada!"
+
+
+def test_wait_then_cancel_from_elsewhere(make: MakeDriver) -> None:
+    driver = make()
+    _updates, response = driver.prompt_and_cancel(driver.new_session(), "wait", after=0.3)
+    assert response.stop_reason == "cancelled"
+
+
+def test_fail_raises_request_error(make: MakeDriver) -> None:
+    driver = make()
+    with pytest.raises(RequestError) as caught:
+        driver.prompt(driver.new_session(), "fail")
+    assert caught.value.code == -32603
+
+
+def test_large_image_prompt(make: MakeDriver) -> None:
+    driver = make()
+    image = ImageContent(
+        data=base64.b64encode(b"\x89PNG" + b"\0" * (5 * 1024 * 1024)).decode(),
+        mime_type="image/png",
+    )
+    updates, _response = driver.prompt(
+        driver.new_session(), [TextContent(text="echo got it"), image]
+    )
+    assert texts(updates) == "got it"
+
+
+# ------------------------------------------------------------------ misbehaving agents
+
+SPECIAL = [sys.executable, "-m", "tests.facades.agents.special"]
+
+
+def test_agent_dying_mid_turn_fails_promptly(make: MakeDriver) -> None:
+    driver = make([*SPECIAL, "die"])
+    session = driver.new_session()
+    started = time.monotonic()
+    with pytest.raises(ConnectionClosed):
+        driver.prompt(session, "anything")
+    assert time.monotonic() - started < 10
+
+
+def test_chatty_stderr_never_deadlocks(make: MakeDriver) -> None:
+    lines: list[str] = []
+    driver = make([*SPECIAL, "noisy"], stderr=lines.append)
+    _, response = driver.prompt(driver.new_session(), "go")
+    assert response.stop_reason == "end_turn"
+
+
+def test_stray_print_goes_to_stderr(make: MakeDriver) -> None:
+    lines: list[str] = []
+    driver = make([*SPECIAL, "print"], stderr=lines.append)
+    _updates, response = driver.prompt(driver.new_session(), "go")
+    assert response.stop_reason == "end_turn"
+    deadline = time.monotonic() + 5
+    while not any("must not reach" in line for line in lines) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert any("must not reach" in line for line in lines)
+
+
+def test_capabilities_follow_handlers(make: MakeDriver) -> None:
+    driver = make(handlers=[LocalFileSystem("/tmp"), LocalTerminals()])
+    conn = driver.client._endpoint.connection  # type: ignore[union-attr]
+    assert conn.our_capabilities.fs.read_text_file is True
+    assert conn.our_capabilities.terminal is True
+    assert conn.our_capabilities.elicitation is None
+    plain = make()
+    assert plain.client._endpoint.connection.our_capabilities.terminal is False  # type: ignore[union-attr]
+
+
+def test_async_task_cancellation_sends_session_cancel() -> None:
+    import asyncio
+
+    from acp_sdk.aio_client import AsyncClient
+    from tests.facades.drivers import SCENARIO
+
+    async def go() -> str:
+        async with AsyncClient.spawn(SCENARIO) as client:
+            session = await client.new_session(cwd="/tmp")
+            turn = session.prompt("wait")
+
+            async def consume() -> None:
+                async for _ in turn:
+                    pass
+
+            task = asyncio.get_running_loop().create_task(consume())
+            await asyncio.sleep(0.3)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert turn._call is not None
+            response = await asyncio.wait_for(turn._call, 10)
+            return response.stop_reason
+
+    assert asyncio.run(go()) == "cancelled"

@@ -1,0 +1,138 @@
+"""What only one facade can show: many threads on one Client, timeouts, extension rows."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+
+import attrs
+import pytest
+
+from acp_sdk import RequestTimeout
+from acp_sdk.agent import Agent, AgentContext, serve_agent
+from acp_sdk.aio_client import AsyncClient
+from acp_sdk.methods import TABLE, Method, Side
+from acp_sdk.schema import AgentMessageChunk
+from acp_sdk.sync_client import Client
+from tests.facades.drivers import SCENARIO
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_32_threads_share_one_client() -> None:
+    errors: list[BaseException] = []
+    counts: list[int] = []
+    with Client.spawn(SCENARIO) as client:
+
+        def work() -> None:
+            try:
+                session = client.new_session(cwd="/tmp")
+                turn = session.prompt("stream 20")
+                updates = list(turn)
+                assert turn.stop_reason == "end_turn"
+                assert all(isinstance(u, AgentMessageChunk) for u in updates)
+                counts.append(len(updates))
+            except BaseException as error:  # collected and re-raised below
+                errors.append(error)
+
+        threads = [threading.Thread(target=work) for _ in range(32)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    assert errors == []
+    assert counts == [20] * 32
+
+
+SLOW_AGENT = [sys.executable, "-c", "import time, sys; sys.stdin.read()"]
+
+
+def test_request_timeout_sync() -> None:
+    from acp_sdk.methods import INITIALIZE
+    from acp_sdk.schema import InitializeRequest
+
+    with (
+        Client.spawn(SLOW_AGENT, initialize=False, close_timeout=0.1) as client,
+        pytest.raises(RequestTimeout),
+    ):
+        client.request(INITIALIZE, InitializeRequest(protocol_version=1), timeout=0.2)
+
+
+def test_request_timeout_async() -> None:
+    async def go() -> None:
+        from acp_sdk.methods import INITIALIZE
+        from acp_sdk.schema import InitializeRequest
+
+        async with AsyncClient.spawn(SLOW_AGENT, initialize=False, close_timeout=0.1) as client:
+            with pytest.raises(RequestTimeout):
+                await client.request(INITIALIZE, InitializeRequest(protocol_version=1), timeout=0.2)
+
+    asyncio.run(go())
+
+
+# ------------------------------------------------------------------ extension methods
+
+
+@attrs.frozen(kw_only=True, order=False)
+class Ping:
+    text: str
+
+
+@attrs.frozen(kw_only=True, order=False)
+class Pong:
+    text: str
+    length: int
+
+
+PING = Method.extension("_acme/ping", handled_by=Side.AGENT, params_type=Ping, result_type=Pong)
+EXTENDED = TABLE.extend([PING])
+
+
+class PingAgent(Agent):
+    pass
+
+
+def test_extension_method_round_trip_over_memory_streams() -> None:
+    async def go() -> Pong:
+        client_to_agent = _Pipe()
+        agent_to_client = _Pipe()
+
+        async def ping(params: Ping, ctx: AgentContext) -> Pong:
+            return Pong(text=params.text.upper(), length=len(params.text))
+
+        server = asyncio.get_running_loop().create_task(
+            serve_agent(
+                PingAgent(),
+                client_to_agent,
+                agent_to_client,
+                table=EXTENDED,
+                extensions={"ext_acme_ping": ping},
+            )
+        )
+        async with AsyncClient.connect(agent_to_client, client_to_agent, table=EXTENDED) as client:
+            result = await client.request(PING, Ping(text="hello"))
+        client_to_agent.close()
+        await asyncio.wait_for(server, 5)
+        return result
+
+    assert asyncio.run(go()) == Pong(text="HELLO", length=5)
+
+
+class _Pipe:
+    """An in-memory byte pipe with the reader and writer halves asyncio streams have."""
+
+    def __init__(self) -> None:
+        self._data = asyncio.Queue[bytes]()
+
+    async def read(self, n: int = -1) -> bytes:
+        return await self._data.get()
+
+    def write(self, data: bytes) -> None:
+        self._data.put_nowait(data)
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        self._data.put_nowait(b"")
