@@ -110,7 +110,10 @@ class AsyncEndpoint:
             self._futures[request_id] = future
             await self._write(data)
         try:
-            result: R = await asyncio.wait_for(asyncio.shield(future), timeout)
+            if timeout is None:
+                result: R = await future
+            else:
+                result = await asyncio.wait_for(asyncio.shield(future), timeout)
             return result
         except asyncio.TimeoutError:
             self._futures.pop(request_id, None)
@@ -143,8 +146,10 @@ class AsyncEndpoint:
                     data = b""
                 self.connection.receive_data(data)
                 await self._dispatch(self.connection.events())
-                async with self._write_lock:
-                    await self._write(self.connection.data_to_send())
+                replies = self.connection.data_to_send()
+                if replies:
+                    async with self._write_lock:
+                        await self._write(replies)
                 if not data:
                     break
         finally:

@@ -323,3 +323,28 @@ def test_async_task_cancellation_sends_session_cancel() -> None:
             return response.stop_reason
 
     assert asyncio.run(go()) == "cancelled"
+
+
+class CallsBack(ClientHandlers):
+    """A permission handler that calls back into the client before answering."""
+
+    def __init__(self) -> None:
+        self.client: Any = None
+        self.seen: list[int] = []
+
+    def request_permission(self, params: Any) -> Any:
+        listed = self.client.list_sessions()
+        self.seen.append(len(listed.sessions))
+        return AllowOnce().request_permission(params)
+
+
+def test_handler_may_call_back_into_the_client() -> None:
+    from acp_sdk.sync_client import Client
+    from tests.facades.drivers import SCENARIO
+
+    handler = CallsBack()
+    with Client.spawn(SCENARIO, handlers=[handler]) as client:
+        handler.client = client
+        session = client.new_session(cwd="/tmp")
+        assert session.prompt("permission").wait().stop_reason == "end_turn"
+    assert handler.seen == [1]

@@ -15,7 +15,11 @@ from acp_sdk import schema
 def test_top_level_all_is_pinned() -> None:
     assert acp_sdk.__all__ == [
         "ACPError",
+        "Agent",
+        "AgentContext",
+        "AsyncClient",
         "CapabilityNotNegotiated",
+        "Client",
         "Connection",
         "ConnectionClosed",
         "DecodeError",
@@ -31,8 +35,11 @@ def test_top_level_all_is_pinned() -> None:
         "__version__",
         "decode",
         "encode",
+        "run_agent",
     ]
-    assert acp_sdk.__all__ == sorted(acp_sdk.__all__)
+    assert acp_sdk.__all__ == sorted(
+        acp_sdk.__all__, key=lambda n: (n.startswith("_") or n.islower(), n)
+    )
     for name in acp_sdk.__all__:
         assert hasattr(acp_sdk, name)
 
@@ -75,3 +82,8 @@ def test_error_hierarchy() -> None:
         value = getattr(acp_sdk, name)
         if isinstance(value, type) and issubclass(value, Exception):
             assert issubclass(value, acp_sdk.ACPError), name
+
+
+def test_unknown_attributes_still_fail() -> None:
+    with pytest.raises(AttributeError):
+        acp_sdk.Clinet  # type: ignore[attr-defined]  # noqa: B018

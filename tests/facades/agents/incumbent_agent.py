@@ -13,6 +13,7 @@ from typing import Any
 
 from acp import (
     Agent,
+    AuthenticateResponse,
     InitializeResponse,
     NewSessionResponse,
     PromptResponse,
@@ -32,12 +33,19 @@ class EchoAgent(Agent):
     async def new_session(self, cwd: str, **kwargs: Any) -> Any:
         return NewSessionResponse(session_id="incumbent-1")
 
+    async def authenticate(self, method_id: str, **kwargs: Any) -> Any:
+        return AuthenticateResponse()
+
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> Any:
+        text = getattr(prompt[0], "text", "") if prompt else ""
+        if text.startswith("stream "):  # the benchmark's scenario: N chunks
+            for index in range(int(text.split()[1])):
+                update = update_agent_message(text_block(f"chunk {index} "))
+                await self._conn.session_update(session_id=session_id, update=update)
+            return PromptResponse(stop_reason="end_turn")
         for block in prompt:
-            text = getattr(block, "text", "")
-            await self._conn.session_update(
-                session_id=session_id, update=update_agent_message(text_block(text))
-            )
+            update = update_agent_message(text_block(getattr(block, "text", "")))
+            await self._conn.session_update(session_id=session_id, update=update)
         return PromptResponse(stop_reason="end_turn")
 
 
