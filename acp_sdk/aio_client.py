@@ -18,7 +18,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from acp_sdk._aio_endpoint import AsyncByteReader, AsyncByteWriter, AsyncEndpoint
 from acp_sdk._client_common import UpdateRouter, default_initialize, prompt_blocks
@@ -127,10 +127,11 @@ class AsyncTurn:
         return self._finish().__await__()
 
 
-class AsyncSession:
-    """A session handle: its id, the response that opened it, and prompt turns in it."""
+class AsyncSession(Generic[R]):
+    """A session handle: its id, the response that opened it (`NewSessionResponse`,
+    `LoadSessionResponse` or `ResumeSessionResponse`), and prompt turns in it."""
 
-    def __init__(self, client: AsyncClient, session_id: str, response: Any) -> None:
+    def __init__(self, client: AsyncClient, session_id: str, response: R) -> None:
         self.client = client
         self.session_id = session_id
         self.response = response
@@ -329,7 +330,7 @@ class AsyncClient(AsyncClientCalls):
     async def _notify(self, row: Notification[P], params: P) -> None:
         await self._endpoint_or_raise().notify(row, params)
 
-    async def _open_session(self, row: Method[Any, Any], params: Any) -> AsyncSession:
+    async def _open_session(self, row: Method[Any, R], params: Any) -> AsyncSession[R]:
         response = await self._request(row, params)
         session_id = getattr(response, "session_id", None) or params.session_id
         return AsyncSession(self, session_id, response)
@@ -337,7 +338,7 @@ class AsyncClient(AsyncClientCalls):
     async def _start_turn(self, row: Method[Any, Any], params: Any) -> AsyncTurn:
         return AsyncTurn(self, params)
 
-    def session(self, session_id: str) -> AsyncSession:
+    def session(self, session_id: str) -> AsyncSession[None]:
         """A handle on an existing session, without a request."""
         return AsyncSession(self, session_id, None)
 

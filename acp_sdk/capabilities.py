@@ -13,7 +13,6 @@ directories; elicitation modes. `required_by_params` lists those paths.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,9 +21,15 @@ import attrs
 __all__ = ["is_advertised", "required_by_params"]
 
 
-@functools.cache
+_WIRE_TO_ATTRIBUTE: dict[type, Mapping[str, str]] = {}
+
+
 def _wire_to_attribute(cls: Any) -> Mapping[str, str]:
-    return {f.metadata["wire"]: f.name for f in attrs.fields(cls) if f.metadata.get("wire")}
+    found = _WIRE_TO_ATTRIBUTE.get(cls)
+    if found is None:
+        found = {f.metadata["wire"]: f.name for f in attrs.fields(cls) if f.metadata.get("wire")}
+        _WIRE_TO_ATTRIBUTE[cls] = found
+    return found
 
 
 def is_advertised(capabilities: Any, gate: str) -> bool:

@@ -10,7 +10,6 @@ converter load on first use, so `import acp_sdk` stays cheap.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -31,18 +30,25 @@ JSONInput = bytes | bytearray | memoryview | str | Mapping[str, Any] | list[Any]
 _Tables = tuple[Mapping[Any, Callable[[Any], Any]], Mapping[type, Callable[[Any], Any]]]
 
 
-@functools.cache
+_LOADED: dict[str, Any] = {}  # filled on first use: the generated tables, the converter
+
+
 def _stable_tables() -> _Tables:
-    from acp_sdk._generated import codec
+    tables: _Tables | None = _LOADED.get("stable")
+    if tables is None:
+        from acp_sdk._generated import codec
 
-    return codec.DECODERS, codec.ENCODERS
+        tables = _LOADED["stable"] = (codec.DECODERS, codec.ENCODERS)
+    return tables
 
 
-@functools.cache
 def _unstable_tables() -> _Tables:
-    from acp_sdk._generated import unstable_codec
+    tables: _Tables | None = _LOADED.get("unstable")
+    if tables is None:
+        from acp_sdk._generated import unstable_codec
 
-    return unstable_codec.DECODERS, unstable_codec.ENCODERS
+        tables = _LOADED["unstable"] = (unstable_codec.DECODERS, unstable_codec.ENCODERS)
+    return tables
 
 
 def _is_unstable(type_: Any) -> bool:
@@ -157,9 +163,11 @@ def to_json_value(obj: Any) -> Any:
     return encoder(obj) if encoder is not None else get_converter().unstructure(obj)
 
 
-@functools.cache
 def get_converter() -> cattrs.Converter:
     """The package's cattrs converter, with ACP's strict scalars and every model's hooks."""
+    existing: cattrs.Converter | None = _LOADED.get("converter")
+    if existing is not None:
+        return existing
     import cattrs
 
     from acp_sdk import _codec_support as support
@@ -179,6 +187,7 @@ def get_converter() -> cattrs.Converter:
                 converter.register_structure_hook_func(_equals(type_), _ignore_type(decoder))
         for cls, encoder in encoders.items():
             converter.register_unstructure_hook(cls, encoder)
+    _LOADED["converter"] = converter
     return converter
 
 

@@ -78,13 +78,15 @@ _CANCEL_REQUEST: Final = "$/cancel_request"
 _ROOT: Final = {Side.AGENT: "agentCapabilities", Side.CLIENT: "clientCapabilities"}
 
 
-@attrs.define
 class _InFlight:
     """A request we received and still owe exactly one answer."""
 
-    row: Row
-    params: Any
-    cancelled: bool = False  # session/cancel arrived first (prompts only)
+    __slots__ = ("cancelled", "params", "row")
+
+    def __init__(self, row: Row, params: Any) -> None:
+        self.row = row
+        self.params = params
+        self.cancelled = False  # session/cancel arrived first (prompts only)
 
 
 class Connection:

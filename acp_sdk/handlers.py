@@ -20,8 +20,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-import attrs
-
 from acp_sdk.errors import RequestError
 from acp_sdk.schema import (
     CancelledPermissionOutcome,
@@ -264,14 +262,18 @@ class LocalFileSystem(ClientHandlers):
         return WriteTextFileResponse()
 
 
-@attrs.define
 class _Terminal:
-    process: subprocess.Popen[bytes]
-    limit: int
-    output: bytearray = attrs.field(factory=bytearray)
-    truncated: bool = False
-    lock: threading.Lock = attrs.field(factory=threading.Lock)
-    reader: threading.Thread | None = None
+    """One running command, its output kept within `limit` bytes (the newest bytes win)."""
+
+    __slots__ = ("limit", "lock", "output", "process", "reader", "truncated")
+
+    def __init__(self, process: subprocess.Popen[bytes], limit: int) -> None:
+        self.process = process
+        self.limit = limit
+        self.output = bytearray()
+        self.truncated = False
+        self.lock = threading.Lock()
+        self.reader: threading.Thread | None = None
 
     def pump(self) -> None:
         assert self.process.stdout is not None

@@ -25,8 +25,6 @@ import asyncio
 import itertools
 import shlex
 
-import attrs
-
 from acp_sdk.agent import Agent, AgentContext, run_agent
 from acp_sdk.errors import CapabilityNotNegotiated, RequestError
 from acp_sdk.schema import (
@@ -97,14 +95,16 @@ MODELS = (
 )
 
 
-@attrs.define
 class _Session:
-    session_id: str
-    cwd: str
-    mode: str = "ask"
-    model: str = "fast"
-    brave: bool = False
-    history: list[SessionUpdate] = attrs.field(factory=list)
+    __slots__ = ("brave", "cwd", "history", "mode", "model", "session_id")
+
+    def __init__(self, session_id: str, cwd: str) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.mode = "ask"
+        self.model = "fast"
+        self.brave = False
+        self.history: list[SessionUpdate] = []
 
     def modes(self) -> SessionModeState:
         return SessionModeState(current_mode_id=self.mode, available_modes=list(MODES))

@@ -22,7 +22,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import IO, Any, Final, TypeVar
+from typing import IO, Any, Final, Generic, TypeVar
 
 from acp_sdk._client_common import UpdateRouter, default_initialize, prompt_blocks
 from acp_sdk._generated.client_calls import ClientCalls
@@ -129,10 +129,11 @@ class Turn:
         return self.response
 
 
-class Session:
-    """A session handle: its id, the response that opened it, and prompt turns in it."""
+class Session(Generic[R]):
+    """A session handle: its id, the response that opened it (`NewSessionResponse`,
+    `LoadSessionResponse` or `ResumeSessionResponse`), and prompt turns in it."""
 
-    def __init__(self, client: Client, session_id: str, response: Any) -> None:
+    def __init__(self, client: Client, session_id: str, response: R) -> None:
         self.client = client
         self.session_id = session_id
         self.response = response
@@ -351,7 +352,7 @@ class Client(ClientCalls):
     def _notify(self, row: Notification[P], params: P) -> None:
         self._endpoint_or_raise().notify(row, params)
 
-    def _open_session(self, row: Method[Any, Any], params: Any) -> Session:
+    def _open_session(self, row: Method[Any, R], params: Any) -> Session[R]:
         response = self._request(row, params)
         session_id = getattr(response, "session_id", None) or params.session_id
         return Session(self, session_id, response)
@@ -359,7 +360,7 @@ class Client(ClientCalls):
     def _start_turn(self, row: Method[Any, Any], params: Any) -> Turn:
         return Turn(self, params)
 
-    def session(self, session_id: str) -> Session:
+    def session(self, session_id: str) -> Session[None]:
         """A handle on an existing session, without a request."""
         return Session(self, session_id, None)
 

@@ -15,34 +15,5 @@ never mix with `acp_sdk.schema` classes.
 
 from __future__ import annotations
 
-from typing import Final
-
-from acp_sdk._generated.unstable_methods import *  # noqa: F403 - the generated rows
-from acp_sdk._generated.unstable_methods import ALL_ROWS
-from acp_sdk._generated.unstable_methods import __all__ as _ROW_NAMES
-from acp_sdk._generated.unstable_models import *  # noqa: F403 - the generated models
-from acp_sdk._generated.unstable_models import AgentCapabilities, ClientCapabilities
-from acp_sdk._generated.unstable_models import __all__ as _MODEL_NAMES
-from acp_sdk._rows import Kind, Layer, Method, MethodTable, Notification, Side, Stability
-
-TABLE: Final = MethodTable(
-    ALL_ROWS,
-    capability_roots={
-        "agentCapabilities": AgentCapabilities,
-        "clientCapabilities": ClientCapabilities,
-    },
-)
-"""Every stable and unstable method, over the unstable models."""
-
-__all__ = [
-    "TABLE",
-    "Kind",
-    "Layer",
-    "Method",
-    "MethodTable",
-    "Notification",
-    "Side",
-    "Stability",
-    *_MODEL_NAMES,
-    *_ROW_NAMES,
-]
+from acp_sdk._generated.unstable_api import *  # noqa: F403 - models, rows, TABLE
+from acp_sdk._generated.unstable_api import __all__ as __all__

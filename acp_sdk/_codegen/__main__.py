@@ -146,8 +146,35 @@ def generate() -> dict[str, str]:
             "acp_sdk._generated.unstable_models",
             table_name="ALL_ROWS",
         ),
+        "unstable_api.py": _unstable_api(unstable, unstable_rows, u_digest),
     }
     return {name: _format(text) if name != "__init__.py" else text for name, text in out.items()}
+
+
+def _unstable_api(model: ir.Model, rows: list[emit_methods.Row], digest: str) -> str:
+    """`acp_sdk.unstable`'s namespace: the unstable models and rows, one literal __all__."""
+    models = sorted(model.defs)
+    table = sorted(
+        {r.constant for r in rows}
+        | {"ALL_ROWS", "TABLE", "CAPABILITY_ROOTS", *emit_methods.ROW_TYPES}
+    )
+    return "\n".join(
+        [
+            _header("schema.unstable.json", digest, "The namespace of `acp_sdk.unstable`."),
+            "",
+            "from acp_sdk._generated.unstable_methods import (",
+            *[f"    {n} as {n}," for n in table],
+            ")",
+            "from acp_sdk._generated.unstable_models import (",
+            *[f"    {n} as {n}," for n in models],
+            ")",
+            "",
+            "__all__ = [",
+            *[f'    "{n}",' for n in sorted(set(models) | set(table))],
+            "]",
+            "",
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -55,7 +55,13 @@ def _method(model: Model, row: Row, flavour: str) -> list[str]:
     name = row.handler
     hook, wrapped_type = WRAPPED.get(row.wire, ("", ""))
     if row.kind == "REQUEST":
-        returns = (("Async" if is_async else "") + wrapped_type) if hook else row.result or "None"
+        prefix = "Async" if is_async else ""
+        if wrapped_type == "Session":
+            returns = f"{prefix}Session[{row.result}]"
+        elif hook:
+            returns = prefix + wrapped_type
+        else:
+            returns = row.result or "None"
     else:
         returns = "None"
     call = hook or ("_request" if row.kind == "REQUEST" else "_notify")
@@ -135,8 +141,8 @@ def emit(
     if wraps and session_module:
         lines += [
             "",
-            f"    {define} _open_session(self, row: Method[Any, Any], params: Any)"
-            f" -> {prefix}Session:",
+            f"    {define} _open_session(self, row: Method[Any, R], params: Any)"
+            f" -> {prefix}Session[R]:",
             "        raise NotImplementedError",
             "",
             f"    {define} _start_turn(self, row: Method[Any, Any], params: Any) -> {prefix}Turn:",

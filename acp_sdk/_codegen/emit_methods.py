@@ -138,8 +138,32 @@ def rows(model: Model, meta: Mapping[str, Any], *, unstable_wires: Sequence[str]
     return out
 
 
-def emit(rows_: Sequence[Row], header: str, models_module: str, *, table_name: str) -> str:
+# The row vocabulary, re-exported so `acp_sdk.methods` is one literal `__all__` away.
+ROW_TYPES = (
+    "GATE_UNKNOWN_METHOD",
+    "Kind",
+    "Layer",
+    "Method",
+    "MethodTable",
+    "MethodTableError",
+    "Notification",
+    "Row",
+    "Side",
+    "Stability",
+)
+
+
+def emit(
+    rows_: Sequence[Row],
+    header: str,
+    models_module: str,
+    *,
+    table_name: str,
+    extra_exports: Sequence[str] = (),
+) -> str:
+    """The rows, the tuple of them, and `TABLE`, the validated `MethodTable` over them."""
     types = sorted({r.params for r in rows_} | {r.result for r in rows_ if r.result})
+    types = sorted(set(types) | {"AgentCapabilities", "ClientCapabilities"})
     lines = [
         header,
         "",
@@ -147,7 +171,9 @@ def emit(rows_: Sequence[Row], header: str, models_module: str, *, table_name: s
         "",
         "from typing import Final",
         "",
-        "from acp_sdk._rows import Layer, Method, Notification, Side, Stability",
+        "from acp_sdk._rows import (",
+        *[f"    {name} as {name}," for name in ROW_TYPES],
+        ")",
         f"from {models_module} import (",
         *[f"    {t}," for t in types],
         ")",
@@ -177,6 +203,20 @@ def emit(rows_: Sequence[Row], header: str, models_module: str, *, table_name: s
             ")",
         ]
     lines += ["", "", f"{table_name}: Final = (", *[f"    {r.constant}," for r in rows_], ")"]
-    names = sorted([r.constant for r in rows_] + [table_name])
+    lines += [
+        "",
+        "CAPABILITY_ROOTS: Final = {",
+        '    "agentCapabilities": AgentCapabilities,',
+        '    "clientCapabilities": ClientCapabilities,',
+        "}",
+        '"""Where capability gate paths start: the capabilities each side advertises."""',
+        "",
+        f"TABLE: Final = MethodTable({table_name}, capability_roots=CAPABILITY_ROOTS)",
+        '"""Every method of this protocol, validated when this module loads."""',
+    ]
+    names = sorted(
+        [r.constant for r in rows_]
+        + [table_name, "TABLE", "CAPABILITY_ROOTS", *ROW_TYPES, *extra_exports]
+    )
     lines += ["", "__all__ = [", *[f'    "{n}",' for n in names], "]", ""]
     return "\n".join(lines)

@@ -36,8 +36,9 @@ def _alias_deps(expr: TypeExpr) -> set[str]:
 
 def _alias_value(model: Model, definition: AliasDef | LiteralDef | UnionDef) -> str:
     if isinstance(definition, LiteralDef):
-        values = ", ".join(f'"{v}"' for v in definition.values)
-        literal = f"Literal[{values}]"
+        # One Literal per value, joined with `|`: the same type to a checker, and a real
+        # Union at runtime, which is what stubtest expects of a union alias.
+        literal = " | ".join(f'Literal["{v}"]' for v in definition.values)
         return f"{literal} | str" if definition.open else literal
     if isinstance(definition, UnionDef):
         return " | ".join(union_members(model, definition))

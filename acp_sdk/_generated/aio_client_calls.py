@@ -42,13 +42,16 @@ from acp_sdk._generated.models import (
     ListSessionsRequest,
     ListSessionsResponse,
     LoadSessionRequest,
+    LoadSessionResponse,
     LogoutRequest,
     LogoutResponse,
     McpServer,
     NewSessionRequest,
+    NewSessionResponse,
     PromptRequest,
     ProtocolVersion,
     ResumeSessionRequest,
+    ResumeSessionResponse,
     SessionId,
     SessionModeId,
     SetSessionConfigOptionRequest,
@@ -76,7 +79,7 @@ class AsyncClientCalls:
     async def _notify(self, row: Notification[P], params: P) -> None:
         raise NotImplementedError
 
-    async def _open_session(self, row: Method[Any, Any], params: Any) -> AsyncSession:
+    async def _open_session(self, row: Method[Any, R], params: Any) -> AsyncSession[R]:
         raise NotImplementedError
 
     async def _start_turn(self, row: Method[Any, Any], params: Any) -> AsyncTurn:
@@ -184,7 +187,7 @@ class AsyncClientCalls:
         additional_directories: Sequence[str] = (),
         session_id: SessionId,
         meta: Mapping[str, Any] | None = None,
-    ) -> AsyncSession:
+    ) -> AsyncSession[LoadSessionResponse]:
         """`session/load`: Request parameters for loading an existing session.
 
         Only available if the Agent supports the `loadSession` capability.
@@ -210,7 +213,7 @@ class AsyncClientCalls:
         additional_directories: Sequence[str] = (),
         mcp_servers: Sequence[McpServer] = (),
         meta: Mapping[str, Any] | None = None,
-    ) -> AsyncSession:
+    ) -> AsyncSession[NewSessionResponse]:
         """`session/new`: Request parameters for creating a new session.
 
         See protocol docs: [Creating a
@@ -252,7 +255,7 @@ class AsyncClientCalls:
         additional_directories: Sequence[str] = (),
         mcp_servers: Sequence[McpServer] = (),
         meta: Mapping[str, Any] | None = None,
-    ) -> AsyncSession:
+    ) -> AsyncSession[ResumeSessionResponse]:
         """`session/resume`: Request parameters for resuming an existing session.
 
         Resumes an existing session without returning previous messages (unlike `session/load`).

@@ -42,13 +42,16 @@ from acp_sdk._generated.models import (
     ListSessionsRequest,
     ListSessionsResponse,
     LoadSessionRequest,
+    LoadSessionResponse,
     LogoutRequest,
     LogoutResponse,
     McpServer,
     NewSessionRequest,
+    NewSessionResponse,
     PromptRequest,
     ProtocolVersion,
     ResumeSessionRequest,
+    ResumeSessionResponse,
     SessionId,
     SessionModeId,
     SetSessionConfigOptionRequest,
@@ -76,7 +79,7 @@ class ClientCalls:
     def _notify(self, row: Notification[P], params: P) -> None:
         raise NotImplementedError
 
-    def _open_session(self, row: Method[Any, Any], params: Any) -> Session:
+    def _open_session(self, row: Method[Any, R], params: Any) -> Session[R]:
         raise NotImplementedError
 
     def _start_turn(self, row: Method[Any, Any], params: Any) -> Turn:
@@ -174,7 +177,7 @@ class ClientCalls:
         additional_directories: Sequence[str] = (),
         session_id: SessionId,
         meta: Mapping[str, Any] | None = None,
-    ) -> Session:
+    ) -> Session[LoadSessionResponse]:
         """`session/load`: Request parameters for loading an existing session.
 
         Only available if the Agent supports the `loadSession` capability.
@@ -200,7 +203,7 @@ class ClientCalls:
         additional_directories: Sequence[str] = (),
         mcp_servers: Sequence[McpServer] = (),
         meta: Mapping[str, Any] | None = None,
-    ) -> Session:
+    ) -> Session[NewSessionResponse]:
         """`session/new`: Request parameters for creating a new session.
 
         See protocol docs: [Creating a
@@ -242,7 +245,7 @@ class ClientCalls:
         additional_directories: Sequence[str] = (),
         mcp_servers: Sequence[McpServer] = (),
         meta: Mapping[str, Any] | None = None,
-    ) -> Session:
+    ) -> Session[ResumeSessionResponse]:
         """`session/resume`: Request parameters for resuming an existing session.
 
         Resumes an existing session without returning previous messages (unlike `session/load`).

@@ -10,10 +10,12 @@ from __future__ import annotations
 from typing import Final
 
 from acp_sdk._generated.models import (
+    AgentCapabilities,
     AuthenticateRequest,
     AuthenticateResponse,
     CancelNotification,
     CancelRequestNotification,
+    ClientCapabilities,
     CloseSessionRequest,
     CloseSessionResponse,
     CompleteElicitationNotification,
@@ -57,7 +59,36 @@ from acp_sdk._generated.models import (
     WriteTextFileRequest,
     WriteTextFileResponse,
 )
-from acp_sdk._rows import Layer, Method, Notification, Side, Stability
+from acp_sdk._rows import (
+    GATE_UNKNOWN_METHOD as GATE_UNKNOWN_METHOD,
+)
+from acp_sdk._rows import (
+    Kind as Kind,
+)
+from acp_sdk._rows import (
+    Layer as Layer,
+)
+from acp_sdk._rows import (
+    Method as Method,
+)
+from acp_sdk._rows import (
+    MethodTable as MethodTable,
+)
+from acp_sdk._rows import (
+    MethodTableError as MethodTableError,
+)
+from acp_sdk._rows import (
+    Notification as Notification,
+)
+from acp_sdk._rows import (
+    Row as Row,
+)
+from acp_sdk._rows import (
+    Side as Side,
+)
+from acp_sdk._rows import (
+    Stability as Stability,
+)
 
 CANCEL_REQUEST: Final[Notification[CancelRequestNotification]] = Notification(
     wire="$/cancel_request",
@@ -365,15 +396,33 @@ STABLE_ROWS: Final = (
     TERMINAL_WAIT_FOR_EXIT,
 )
 
+CAPABILITY_ROOTS: Final = {
+    "agentCapabilities": AgentCapabilities,
+    "clientCapabilities": ClientCapabilities,
+}
+"""Where capability gate paths start: the capabilities each side advertises."""
+
+TABLE: Final = MethodTable(STABLE_ROWS, capability_roots=CAPABILITY_ROOTS)
+"""Every method of this protocol, validated when this module loads."""
+
 __all__ = [
     "AUTHENTICATE",
     "CANCEL_REQUEST",
+    "CAPABILITY_ROOTS",
     "ELICITATION_COMPLETE",
     "ELICITATION_CREATE",
     "FS_READ_TEXT_FILE",
     "FS_WRITE_TEXT_FILE",
+    "GATE_UNKNOWN_METHOD",
     "INITIALIZE",
+    "Kind",
     "LOGOUT",
+    "Layer",
+    "Method",
+    "MethodTable",
+    "MethodTableError",
+    "Notification",
+    "Row",
     "SESSION_CANCEL",
     "SESSION_CLOSE",
     "SESSION_DELETE",
@@ -387,6 +436,9 @@ __all__ = [
     "SESSION_SET_MODE",
     "SESSION_UPDATE",
     "STABLE_ROWS",
+    "Side",
+    "Stability",
+    "TABLE",
     "TERMINAL_CREATE",
     "TERMINAL_KILL",
     "TERMINAL_OUTPUT",

@@ -3497,22 +3497,25 @@ MultiSelectItems: TypeAlias = (
 PermissionOptionId: TypeAlias = str
 """Unique identifier for a permission option."""
 
-PermissionOptionKind: TypeAlias = Literal[
-    "allow_once", "allow_always", "reject_once", "reject_always"
-]
+PermissionOptionKind: TypeAlias = (
+    Literal["allow_once"]
+    | Literal["allow_always"]
+    | Literal["reject_once"]
+    | Literal["reject_always"]
+)
 """The type of permission option being presented to the user.
 
 Helps clients choose appropriate icons and UI treatment.
 """
 
-PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"]
+PlanEntryPriority: TypeAlias = Literal["high"] | Literal["medium"] | Literal["low"]
 """Priority levels for plan entries.
 
 Used to indicate the relative importance or urgency of different tasks in the execution plan. See
 protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
 """
 
-PlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed"]
+PlanEntryStatus: TypeAlias = Literal["pending"] | Literal["in_progress"] | Literal["completed"]
 """Status of a plan entry in the execution flow.
 
 Tracks the lifecycle of each task from planning through completion. See protocol docs: [Plan
@@ -3547,7 +3550,7 @@ exactly as binary fractions.
 RequestPermissionOutcome: TypeAlias = CancelledPermissionOutcome | SelectedPermissionOutcome
 """The outcome of a permission request."""
 
-Role: TypeAlias = Literal["assistant", "user"]
+Role: TypeAlias = Literal["assistant"] | Literal["user"]
 """The sender or recipient of messages and data in a conversation."""
 
 SessionConfigGroupId: TypeAlias = str
@@ -3560,7 +3563,7 @@ SessionConfigOption: TypeAlias = SessionConfigOptionSelect | SessionConfigOption
 """A session configuration option selector and its current state."""
 
 SessionConfigOptionCategory: TypeAlias = (
-    Literal["mode", "model", "model_config", "thought_level"] | str
+    Literal["mode"] | Literal["model"] | Literal["model_config"] | Literal["thought_level"] | str
 )
 """Semantic category for a session configuration option.
 
@@ -3620,15 +3623,19 @@ SetSessionConfigOptionRequest: TypeAlias = (
 )
 """Request parameters for setting a session configuration option."""
 
-StopReason: TypeAlias = Literal[
-    "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"
-]
+StopReason: TypeAlias = (
+    Literal["end_turn"]
+    | Literal["max_tokens"]
+    | Literal["max_turn_requests"]
+    | Literal["refusal"]
+    | Literal["cancelled"]
+)
 """Reasons why an agent stops processing a prompt turn.
 
 See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/prompt-turn#stop-reasons)
 """
 
-StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"]
+StringFormat: TypeAlias = Literal["email"] | Literal["uri"] | Literal["date"] | Literal["date-time"]
 """String format types for string properties in elicitation schemas."""
 
 TerminalId: TypeAlias = str
@@ -3646,7 +3653,9 @@ See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls
 ToolCallId: TypeAlias = str
 """Unique identifier for a tool call within a session."""
 
-ToolCallStatus: TypeAlias = Literal["pending", "in_progress", "completed", "failed"]
+ToolCallStatus: TypeAlias = (
+    Literal["pending"] | Literal["in_progress"] | Literal["completed"] | Literal["failed"]
+)
 """Execution status of a tool call.
 
 Tool calls progress through different statuses during their lifecycle.
@@ -3654,9 +3663,18 @@ Tool calls progress through different statuses during their lifecycle.
 See protocol docs: [Status](https://agentclientprotocol.com/protocol/tool-calls#status)
 """
 
-ToolKind: TypeAlias = Literal[
-    "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
-]
+ToolKind: TypeAlias = (
+    Literal["read"]
+    | Literal["edit"]
+    | Literal["delete"]
+    | Literal["move"]
+    | Literal["search"]
+    | Literal["execute"]
+    | Literal["think"]
+    | Literal["fetch"]
+    | Literal["switch_mode"]
+    | Literal["other"]
+)
 """Categories of tools that can be invoked.
 
 Tool kinds help clients choose appropriate icons and optimize how they display tool execution

@@ -11,10 +11,12 @@ from typing import Final
 
 from acp_sdk._generated.unstable_models import (
     AcceptNesNotification,
+    AgentCapabilities,
     AuthenticateRequest,
     AuthenticateResponse,
     CancelNotification,
     CancelRequestNotification,
+    ClientCapabilities,
     CloseNesRequest,
     CloseNesResponse,
     CloseSessionRequest,
@@ -85,7 +87,36 @@ from acp_sdk._generated.unstable_models import (
     WriteTextFileRequest,
     WriteTextFileResponse,
 )
-from acp_sdk._rows import Layer, Method, Notification, Side, Stability
+from acp_sdk._rows import (
+    GATE_UNKNOWN_METHOD as GATE_UNKNOWN_METHOD,
+)
+from acp_sdk._rows import (
+    Kind as Kind,
+)
+from acp_sdk._rows import (
+    Layer as Layer,
+)
+from acp_sdk._rows import (
+    Method as Method,
+)
+from acp_sdk._rows import (
+    MethodTable as MethodTable,
+)
+from acp_sdk._rows import (
+    MethodTableError as MethodTableError,
+)
+from acp_sdk._rows import (
+    Notification as Notification,
+)
+from acp_sdk._rows import (
+    Row as Row,
+)
+from acp_sdk._rows import (
+    Side as Side,
+)
+from acp_sdk._rows import (
+    Stability as Stability,
+)
 
 CANCEL_REQUEST: Final[Notification[CancelRequestNotification]] = Notification(
     wire="$/cancel_request",
@@ -601,10 +632,20 @@ ALL_ROWS: Final = (
     TERMINAL_WAIT_FOR_EXIT,
 )
 
+CAPABILITY_ROOTS: Final = {
+    "agentCapabilities": AgentCapabilities,
+    "clientCapabilities": ClientCapabilities,
+}
+"""Where capability gate paths start: the capabilities each side advertises."""
+
+TABLE: Final = MethodTable(ALL_ROWS, capability_roots=CAPABILITY_ROOTS)
+"""Every method of this protocol, validated when this module loads."""
+
 __all__ = [
     "ALL_ROWS",
     "AUTHENTICATE",
     "CANCEL_REQUEST",
+    "CAPABILITY_ROOTS",
     "DOCUMENT_DID_CHANGE",
     "DOCUMENT_DID_CLOSE",
     "DOCUMENT_DID_FOCUS",
@@ -614,20 +655,28 @@ __all__ = [
     "ELICITATION_CREATE",
     "FS_READ_TEXT_FILE",
     "FS_WRITE_TEXT_FILE",
+    "GATE_UNKNOWN_METHOD",
     "INITIALIZE",
+    "Kind",
     "LOGOUT",
+    "Layer",
     "MCP_CONNECT",
     "MCP_DISCONNECT",
     "MCP_MESSAGE",
     "MCP_MESSAGE_NOTIFICATION",
+    "Method",
+    "MethodTable",
+    "MethodTableError",
     "NES_ACCEPT",
     "NES_CLOSE",
     "NES_REJECT",
     "NES_START",
     "NES_SUGGEST",
+    "Notification",
     "PROVIDERS_DISABLE",
     "PROVIDERS_LIST",
     "PROVIDERS_SET",
+    "Row",
     "SESSION_CANCEL",
     "SESSION_CLOSE",
     "SESSION_DELETE",
@@ -641,6 +690,9 @@ __all__ = [
     "SESSION_SET_CONFIG_OPTION",
     "SESSION_SET_MODE",
     "SESSION_UPDATE",
+    "Side",
+    "Stability",
+    "TABLE",
     "TERMINAL_CREATE",
     "TERMINAL_KILL",
     "TERMINAL_OUTPUT",

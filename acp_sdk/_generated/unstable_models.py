@@ -5303,7 +5303,9 @@ This capability is not part of the spec yet, and may be removed or changed at an
 Unique identifier for a context compaction within a session.
 """
 
-CompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"] | str
+CompactionStatus: TypeAlias = (
+    Literal["in_progress"] | Literal["completed"] | Literal["failed"] | Literal["cancelled"] | str
+)
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5401,7 +5403,14 @@ compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
 """
 
-LlmProtocol: TypeAlias = Literal["anthropic", "openai", "azure", "vertex", "bedrock"] | str
+LlmProtocol: TypeAlias = (
+    Literal["anthropic"]
+    | Literal["openai"]
+    | Literal["azure"]
+    | Literal["vertex"]
+    | Literal["bedrock"]
+    | str
+)
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5459,10 +5468,14 @@ MultiSelectItems: TypeAlias = (
 )
 """Items for a multi-select (array) property schema."""
 
-NesDiagnosticSeverity: TypeAlias = Literal["error", "warning", "information", "hint"]
+NesDiagnosticSeverity: TypeAlias = (
+    Literal["error"] | Literal["warning"] | Literal["information"] | Literal["hint"]
+)
 """Severity of a diagnostic."""
 
-NesRejectReason: TypeAlias = Literal["rejected", "ignored", "replaced", "cancelled"]
+NesRejectReason: TypeAlias = (
+    Literal["rejected"] | Literal["ignored"] | Literal["replaced"] | Literal["cancelled"]
+)
 """The reason a suggestion was rejected."""
 
 NesSuggestion: TypeAlias = (
@@ -5473,10 +5486,10 @@ NesSuggestion: TypeAlias = (
 NesSuggestionId: TypeAlias = str
 """Unique identifier for a next edit suggestion."""
 
-NesTriggerKind: TypeAlias = Literal["automatic", "diagnostic", "manual"]
+NesTriggerKind: TypeAlias = Literal["automatic"] | Literal["diagnostic"] | Literal["manual"]
 """What triggered the suggestion request."""
 
-NoticeSeverity: TypeAlias = Literal["info", "warning", "error"] | str
+NoticeSeverity: TypeAlias = Literal["info"] | Literal["warning"] | Literal["error"] | str
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5487,22 +5500,25 @@ Severity hint for a session notice.
 PermissionOptionId: TypeAlias = str
 """Unique identifier for a permission option."""
 
-PermissionOptionKind: TypeAlias = Literal[
-    "allow_once", "allow_always", "reject_once", "reject_always"
-]
+PermissionOptionKind: TypeAlias = (
+    Literal["allow_once"]
+    | Literal["allow_always"]
+    | Literal["reject_once"]
+    | Literal["reject_always"]
+)
 """The type of permission option being presented to the user.
 
 Helps clients choose appropriate icons and UI treatment.
 """
 
-PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"]
+PlanEntryPriority: TypeAlias = Literal["high"] | Literal["medium"] | Literal["low"]
 """Priority levels for plan entries.
 
 Used to indicate the relative importance or urgency of different tasks in the execution plan. See
 protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
 """
 
-PlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed"]
+PlanEntryStatus: TypeAlias = Literal["pending"] | Literal["in_progress"] | Literal["completed"]
 """Status of a plan entry in the execution flow.
 
 Tracks the lifecycle of each task from planning through completion. See protocol docs: [Plan
@@ -5525,7 +5541,7 @@ This capability is not part of the spec yet, and may be removed or changed at an
 Updated content for a plan.
 """
 
-PositionEncodingKind: TypeAlias = Literal["utf-16", "utf-32", "utf-8"]
+PositionEncodingKind: TypeAlias = Literal["utf-16"] | Literal["utf-32"] | Literal["utf-8"]
 """The encoding used for character offsets in positions.
 
 Follows the same conventions as LSP 3.17. The default is UTF-16.
@@ -5567,7 +5583,7 @@ exactly as binary fractions.
 RequestPermissionOutcome: TypeAlias = CancelledPermissionOutcome | SelectedPermissionOutcome
 """The outcome of a permission request."""
 
-Role: TypeAlias = Literal["assistant", "user"]
+Role: TypeAlias = Literal["assistant"] | Literal["user"]
 """The sender or recipient of messages and data in a conversation."""
 
 SessionConfigGroupId: TypeAlias = str
@@ -5580,7 +5596,7 @@ SessionConfigOption: TypeAlias = SessionConfigOptionSelect | SessionConfigOption
 """A session configuration option selector and its current state."""
 
 SessionConfigOptionCategory: TypeAlias = (
-    Literal["mode", "model", "model_config", "thought_level"] | str
+    Literal["mode"] | Literal["model"] | Literal["model_config"] | Literal["thought_level"] | str
 )
 """Semantic category for a session configuration option.
 
@@ -5645,21 +5661,25 @@ SetSessionConfigOptionRequest: TypeAlias = (
 )
 """Request parameters for setting a session configuration option."""
 
-StopReason: TypeAlias = Literal[
-    "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"
-]
+StopReason: TypeAlias = (
+    Literal["end_turn"]
+    | Literal["max_tokens"]
+    | Literal["max_turn_requests"]
+    | Literal["refusal"]
+    | Literal["cancelled"]
+)
 """Reasons why an agent stops processing a prompt turn.
 
 See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/prompt-turn#stop-reasons)
 """
 
-StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"]
+StringFormat: TypeAlias = Literal["email"] | Literal["uri"] | Literal["date"] | Literal["date-time"]
 """String format types for string properties in elicitation schemas."""
 
 TerminalId: TypeAlias = str
 """Typed identifier used for terminal values on the wire."""
 
-TextDocumentSyncKind: TypeAlias = Literal["full", "incremental"]
+TextDocumentSyncKind: TypeAlias = Literal["full"] | Literal["incremental"]
 """How the agent wants document changes delivered."""
 
 ToolCallContent: TypeAlias = Content | Diff | Terminal
@@ -5674,7 +5694,9 @@ See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls
 ToolCallId: TypeAlias = str
 """Unique identifier for a tool call within a session."""
 
-ToolCallStatus: TypeAlias = Literal["pending", "in_progress", "completed", "failed"]
+ToolCallStatus: TypeAlias = (
+    Literal["pending"] | Literal["in_progress"] | Literal["completed"] | Literal["failed"]
+)
 """Execution status of a tool call.
 
 Tool calls progress through different statuses during their lifecycle.
@@ -5682,9 +5704,18 @@ Tool calls progress through different statuses during their lifecycle.
 See protocol docs: [Status](https://agentclientprotocol.com/protocol/tool-calls#status)
 """
 
-ToolKind: TypeAlias = Literal[
-    "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
-]
+ToolKind: TypeAlias = (
+    Literal["read"]
+    | Literal["edit"]
+    | Literal["delete"]
+    | Literal["move"]
+    | Literal["search"]
+    | Literal["execute"]
+    | Literal["think"]
+    | Literal["fetch"]
+    | Literal["switch_mode"]
+    | Literal["other"]
+)
 """Categories of tools that can be invoked.
 
 Tool kinds help clients choose appropriate icons and optimize how they display tool execution

@@ -40,7 +40,7 @@ class SyncDriver:
     def request(self, row: Any, params: Any) -> Any:
         return self.client.request(row, params)
 
-    def new_session(self, cwd: str = "/tmp") -> Session:
+    def new_session(self, cwd: str = "/tmp") -> Session[Any]:
         return self.client.new_session(cwd=cwd)
 
     def prompt(
@@ -104,7 +104,7 @@ class AsyncDriver:
     def request(self, row: Any, params: Any) -> Any:
         return self.run(lambda: self.client.request(row, params))
 
-    def new_session(self, cwd: str = "/tmp") -> AsyncSession:
+    def new_session(self, cwd: str = "/tmp") -> AsyncSession[Any]:
         return self.run(lambda: self.client.new_session(cwd=cwd))
 
     def prompt(
