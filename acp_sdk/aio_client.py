@@ -219,6 +219,7 @@ class AsyncClient(AsyncClientCalls):
                 env=dict(env) if env is not None else None,
                 cwd=cwd,
                 limit=STREAM_LIMIT,
+                start_new_session=True,  # Ctrl-C reaches us, not the agent (see Client.spawn)
             )
             client._process = process
             client._close_grace = (close_timeout, terminate_timeout)

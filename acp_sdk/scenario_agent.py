@@ -17,6 +17,7 @@ auth method and logout) and reacts to the first text block of each prompt:
 | `elicit` | a form-mode elicitation when advertised |
 | `wait` | nothing until cancelled, then ends `cancelled` |
 | `fail` | answers the prompt with an error response |
+| `demo` | a thought, a plan, a tool call with a diff, a permission request, an answer |
 """
 
 from __future__ import annotations
@@ -403,6 +404,51 @@ class _Turn:
             await self.say(f"Hello, {response.content.get('name')}!")
         else:
             await self.say("No answer.")
+        return self.done()
+
+    async def do_demo(self, _: str) -> PromptResponse:
+        await self.send(
+            AgentThoughtChunk(content=_text("The user wants to see every kind of update."))
+        )
+        entries = [
+            PlanEntry(content="Look at the configuration", priority="high", status="completed"),
+            PlanEntry(content="Turn on debug logging", priority="medium", status="in_progress"),
+            PlanEntry(content="Explain the change", priority="low", status="pending"),
+        ]
+        await self.send(Plan(entries=entries))
+        tool_id = self.tool_id()
+        await self.send(
+            ToolCall(tool_call_id=tool_id, title="Edit config.json", kind="edit", status="pending")
+        )
+        options = [
+            PermissionOption(option_id="allow", name="Allow once", kind="allow_once"),
+            PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+        ]
+        response = await self.ctx.request_permission(
+            session_id=self.session.session_id,
+            tool_call=ToolCallUpdate(tool_call_id=tool_id, title="Edit config.json", kind="edit"),
+            options=options,
+        )
+        outcome = response.outcome
+        if not isinstance(outcome, SelectedPermissionOutcome):
+            await self.send(ToolCallProgress(tool_call_id=tool_id, status="failed"))
+            return self.done("cancelled")
+        if outcome.option_id != "allow":
+            await self.send(ToolCallProgress(tool_call_id=tool_id, status="failed"))
+            await self.say("Understood, I left the configuration alone.")
+            return self.done()
+        diff = Diff(
+            path=f"{self.session.cwd}/config.json",
+            old_text='{"debug": false}',
+            new_text='{"debug": true}',
+        )
+        await self.send(
+            ToolCallProgress(tool_call_id=tool_id, status="in_progress", content=[diff])
+        )
+        await self.send(ToolCallProgress(tool_call_id=tool_id, status="completed"))
+        answer = "I turned on debug logging in config.json, so the next run prints every request."
+        for word in answer.split():
+            await self.say(word + " ")
         return self.done()
 
     async def do_wait(self, _: str) -> PromptResponse:

@@ -232,6 +232,9 @@ class Client(ClientCalls):
                 env=dict(env) if env is not None else None,
                 cwd=cwd,
                 bufsize=0,
+                # Its own session: Ctrl-C in the terminal reaches us (we send
+                # session/cancel), not the agent; closing still stops it.
+                start_new_session=True,
             )
             client._process = process
             client._close_grace = (close_timeout, terminate_timeout)

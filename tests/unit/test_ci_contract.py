@@ -24,5 +24,5 @@ def test_readme_main_job_is_run_in_ci() -> None:
     readme = _indented_commands((ROOT / "README.md").read_text(encoding="utf-8"))
     main_job = [c for c in readme if not c.endswith("-m pytest")]
     assert len(main_job) == 1
-    script = main_job[0].rsplit(" ", 1)[1]
-    assert script in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    run_step = main_job[0].rsplit(" && ", 1)[1]
+    assert run_step in (ROOT / ".ci" / "run").read_text(encoding="utf-8")

@@ -1,0 +1,153 @@
+"""Show a prompt turn to a person: streamed text, dimmed thoughts, tool calls, plans.
+
+On a terminal it uses ANSI styles and a progress line on stderr while the agent is
+quiet; otherwise it writes plain text, so logs and pipes stay clean.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import IO, Any
+
+from acp_sdk.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    AvailableCommandsUpdate,
+    Content,
+    CurrentModeUpdate,
+    Diff,
+    Plan,
+    RequestPermissionRequest,
+    SessionInfoUpdate,
+    SessionUpdate,
+    Terminal,
+    TextContent,
+    ToolCall,
+    ToolCallProgress,
+    UnknownSessionUpdate,
+    UsageUpdate,
+    UserMessageChunk,
+)
+
+_PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
+
+
+class Renderer:
+    def __init__(self, out: IO[str] | None = None, *, color: bool | None = None) -> None:
+        self.out = out or sys.stdout
+        self.color = self.out.isatty() if color is None else color
+        self._mid_line = False
+        self._titles: dict[str, str] = {}
+
+    def _style(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
+
+    def _line(self, text: str) -> None:
+        if self._mid_line:
+            self.out.write("\n")
+            self._mid_line = False
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def update(self, update: SessionUpdate) -> None:
+        if isinstance(update, AgentMessageChunk):
+            self._stream(_text_of(update.content), None)
+        elif isinstance(update, AgentThoughtChunk):
+            text = _text_of(update.content)
+            self._stream(text, "2") if self.color else self._line(f"(thinking) {text}")
+        elif isinstance(update, UserMessageChunk):
+            self._line(f"> {_text_of(update.content)}")
+        elif isinstance(update, ToolCall):
+            self._titles[update.tool_call_id] = update.title
+            self._line(self._style(f"* {update.title} [{update.status or 'pending'}]", "36"))
+            self._contents(update.content)
+        elif isinstance(update, ToolCallProgress):
+            title = update.title or self._titles.get(update.tool_call_id, update.tool_call_id)
+            if update.status is not None:
+                self._line(self._style(f"* {title} [{update.status}]", "36"))
+            self._contents(update.content or [])
+        elif isinstance(update, Plan):
+            self._line(self._style("Plan:", "1"))
+            for entry in update.entries:
+                self._line(f"  {_PLAN_MARKS.get(entry.status, '[ ]')} {entry.content}")
+        elif isinstance(update, CurrentModeUpdate):
+            self._line(self._style(f"(mode: {update.current_mode_id})", "2"))
+        elif isinstance(update, SessionInfoUpdate) and isinstance(update.title, str):
+            self._line(self._style(f"(session: {update.title})", "2"))
+        elif isinstance(update, UsageUpdate):
+            self._line(self._style(f"(context: {update.used}/{update.size} tokens)", "2"))
+        elif isinstance(update, (AvailableCommandsUpdate, UnknownSessionUpdate)):
+            pass  # nothing a person needs mid-turn
+        else:
+            self._line(self._style(f"({type(update).__name__})", "2"))
+
+    def _stream(self, text: str, style: str | None) -> None:
+        self.out.write(self._style(text, style) if style else text)
+        self.out.flush()
+        self._mid_line = not text.endswith("\n")
+
+    def _contents(self, contents: Any) -> None:
+        for item in contents:
+            if isinstance(item, Diff):
+                old = (item.old_text or "").splitlines()
+                new = item.new_text.splitlines()
+                self._line(f"    diff {item.path}")
+                for line in old:
+                    self._line(self._style(f"    - {line}", "31"))
+                for line in new:
+                    self._line(self._style(f"    + {line}", "32"))
+            elif isinstance(item, Content):
+                self._line(f"    {_text_of(item.content)}")
+            elif isinstance(item, Terminal):
+                self._line(f"    (terminal {item.terminal_id})")
+
+    def permission(self, request: RequestPermissionRequest, choice: str | None) -> None:
+        title = request.tool_call.title or request.tool_call.tool_call_id
+        names = {option.option_id: option.name for option in request.options}
+        answer = names.get(choice, "cancelled") if choice is not None else "cancelled"
+        self._line(self._style(f"? Permission for {title}: {answer}", "33"))
+
+    def stop(self, reason: str) -> None:
+        self._line(self._style(f"[{reason}]", "2"))
+
+
+def _text_of(block: Any) -> str:
+    return block.text if isinstance(block, TextContent) else f"[{type(block).__name__}]"
+
+
+class Progress:
+    """A "working" line on stderr while the agent is quiet (terminals only)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self._last = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="acp-progress")
+        self._shown = False
+        self.paused = False
+
+    def __enter__(self) -> Progress:
+        if self.enabled:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self.touch()
+
+    def touch(self) -> None:
+        self._last = time.monotonic()
+        if self._shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+            self._shown = False
+
+    def _run(self) -> None:
+        start = time.monotonic()
+        while not self._stop.wait(0.25):
+            if not self.paused and time.monotonic() - self._last > 1.0:
+                sys.stderr.write(f"\r\x1b[2mworking... {time.monotonic() - start:.0f}s\x1b[0m")
+                sys.stderr.flush()
+                self._shown = True
