@@ -269,21 +269,29 @@ async def serve_agent(
         await endpoint.aclose()
 
 
-def run_agent(agent: Agent, *, table: MethodTable | None = None) -> None:
+def run_agent(
+    agent: Agent, *, table: MethodTable | None = None, extensions: dict[str, Any] | None = None
+) -> None:
     """Serve `agent` over this process's stdin/stdout until stdin closes.
 
     While it runs, stdout carries protocol frames only: `print` and logging that write to
     `sys.stdout` (or file descriptor 1) go to stderr instead.
+
+    Args:
+        table: A method table with extension rows (`TABLE.extend([...])`).
+        extensions: Their handlers, by handler name: `async (params, ctx) -> result`.
     """
     protocol_out = _stdio.reserve_stdout_for_protocol()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve_stdio(agent, protocol_out, table))
+        asyncio.run(_serve_stdio(agent, protocol_out, table, extensions))
 
 
-async def _serve_stdio(agent: Agent, out_fd: int, table: MethodTable | None) -> None:
+async def _serve_stdio(
+    agent: Agent, out_fd: int, table: MethodTable | None, extensions: dict[str, Any] | None
+) -> None:
     reader, writer = await _stdio.open_fd_streams(sys.stdin.fileno(), out_fd)
     try:
-        await serve_agent(agent, reader, writer, table=table)
+        await serve_agent(agent, reader, writer, table=table, extensions=extensions)
     finally:
         if _stdio.fd_is_open(out_fd):
             os.close(out_fd)
