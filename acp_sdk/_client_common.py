@@ -7,6 +7,7 @@ the same way: the initialize request they send by default, and which prompt turn
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -15,6 +16,7 @@ from acp_sdk._version import __version__
 from acp_sdk.errors import LocalProtocolError
 from acp_sdk.handlers import HandlerSet
 from acp_sdk.schema import (
+    AgentCapabilities,
     ClientCapabilities,
     ContentBlock,
     Implementation,
@@ -47,6 +49,21 @@ def prompt_blocks(prompt: str | ContentBlock | Sequence[ContentBlock]) -> list[C
         return list(prompt)
     single: ContentBlock = prompt  # type: ignore[assignment] # not a str, list or tuple
     return [single]
+
+
+def agent_capabilities(connection: Any) -> AgentCapabilities:
+    caps = connection.their_capabilities if connection is not None else None
+    return caps if isinstance(caps, AgentCapabilities) else AgentCapabilities()
+
+
+def agent_info(connection: Any) -> Implementation | None:
+    info = connection.their_info if connection is not None else None
+    return info if isinstance(info, Implementation) else None
+
+
+def log_agent_stderr(line: str) -> None:
+    """Where an agent's stderr goes by default: a logger, line by line."""
+    logging.getLogger("acp_sdk.agent.stderr").info("%s", line)
 
 
 class UpdateRouter:

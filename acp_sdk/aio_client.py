@@ -21,7 +21,14 @@ from types import TracebackType
 from typing import Any, Final, Generic, TypeVar
 
 from acp_sdk._aio_endpoint import AsyncByteReader, AsyncByteWriter, AsyncEndpoint
-from acp_sdk._client_common import UpdateRouter, default_initialize, prompt_blocks
+from acp_sdk._client_common import (
+    UpdateRouter,
+    agent_capabilities,
+    agent_info,
+    default_initialize,
+    log_agent_stderr,
+    prompt_blocks,
+)
 from acp_sdk._generated.aio_client_calls import AsyncClientCalls
 from acp_sdk._rows import Method, MethodTable, Notification, Row, Side
 from acp_sdk.connection import Connection
@@ -223,7 +230,7 @@ class AsyncClient(AsyncClientCalls):
             )
             client._process = process
             client._close_grace = (close_timeout, terminate_timeout)
-            client._own(_drain_lines(process.stderr, stderr or _log_stderr))
+            client._own(_drain_lines(process.stderr, stderr or log_agent_stderr))
             return process.stdout, process.stdin
 
         client._open_streams = open_process
@@ -301,13 +308,12 @@ class AsyncClient(AsyncClientCalls):
 
     @property
     def agent_capabilities(self) -> AgentCapabilities:
-        caps = self._endpoint.connection.their_capabilities if self._endpoint else None
-        return caps if isinstance(caps, AgentCapabilities) else AgentCapabilities()
+        """What the agent advertised at initialize (all defaults before that)."""
+        return agent_capabilities(self._endpoint.connection if self._endpoint else None)
 
     @property
     def agent_info(self) -> Implementation | None:
-        info = self._endpoint.connection.their_info if self._endpoint else None
-        return info if isinstance(info, Implementation) else None
+        return agent_info(self._endpoint.connection if self._endpoint else None)
 
     @property
     def process(self) -> asyncio.subprocess.Process | None:
@@ -378,10 +384,6 @@ async def _drain_lines(stream: asyncio.StreamReader | None, sink: Callable[[str]
             return
         with contextlib.suppress(Exception):
             sink(line.decode("utf-8", errors="replace").rstrip("\n"))
-
-
-def _log_stderr(line: str) -> None:
-    logging.getLogger("acp_sdk.agent.stderr").info("%s", line)
 
 
 async def _stop_process(

@@ -24,7 +24,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import IO, Any, Final, Generic, TypeVar
 
-from acp_sdk._client_common import UpdateRouter, default_initialize, prompt_blocks
+from acp_sdk._client_common import (
+    UpdateRouter,
+    agent_capabilities,
+    agent_info,
+    default_initialize,
+    log_agent_stderr,
+    prompt_blocks,
+)
 from acp_sdk._generated.client_calls import ClientCalls
 from acp_sdk._rows import Method, MethodTable, Notification, Row, Side
 from acp_sdk._thread_endpoint import ThreadEndpoint
@@ -243,7 +250,7 @@ class Client(ClientCalls):
             assert process.stderr is not None
             client._stderr_thread = threading.Thread(
                 target=_drain_lines,
-                args=(process.stderr, stderr or _log_stderr),
+                args=(process.stderr, stderr or log_agent_stderr),
                 name="acp-stderr",
                 daemon=True,
             )
@@ -325,13 +332,12 @@ class Client(ClientCalls):
 
     @property
     def agent_capabilities(self) -> AgentCapabilities:
-        caps = self._endpoint.connection.their_capabilities if self._endpoint else None
-        return caps if isinstance(caps, AgentCapabilities) else AgentCapabilities()
+        """What the agent advertised at initialize (all defaults before that)."""
+        return agent_capabilities(self._endpoint.connection if self._endpoint else None)
 
     @property
     def agent_info(self) -> Implementation | None:
-        info = self._endpoint.connection.their_info if self._endpoint else None
-        return info if isinstance(info, Implementation) else None
+        return agent_info(self._endpoint.connection if self._endpoint else None)
 
     @property
     def process(self) -> subprocess.Popen[bytes] | None:
@@ -396,10 +402,6 @@ def _drain_lines(stream: IO[bytes], sink: Callable[[str], Any]) -> None:
         for line in iter(stream.readline, b""):
             with contextlib.suppress(Exception):
                 sink(line.decode("utf-8", errors="replace").rstrip("\n"))
-
-
-def _log_stderr(line: str) -> None:
-    logging.getLogger("acp_sdk.agent.stderr").info("%s", line)
 
 
 def _stop_process(

@@ -136,3 +136,50 @@ class _Pipe:
 
     def close(self) -> None:
         self._data.put_nowait(b"")
+
+
+SLOW = Method.extension("_acme/slow", handled_by=Side.AGENT, params_type=Ping, result_type=Pong)
+
+
+def test_cancelling_an_awaiting_task_sends_cancel_request() -> None:
+    """The agent's handler is cancelled and the request is answered -32800."""
+
+    async def go() -> list[str]:
+        client_to_agent, agent_to_client = _Pipe(), _Pipe()
+        events: list[str] = []
+
+        async def slow(params: Ping, ctx: AgentContext) -> Pong:
+            events.append("started")
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                events.append("cancelled")
+                raise
+            return Pong(text="late", length=0)
+
+        table = TABLE.extend([SLOW])
+        server = asyncio.get_running_loop().create_task(
+            serve_agent(
+                PingAgent(),
+                client_to_agent,
+                agent_to_client,
+                table=table,
+                extensions={"ext_acme_slow": slow},
+            )
+        )
+        async with AsyncClient.connect(agent_to_client, client_to_agent, table=table) as client:
+            call = asyncio.get_running_loop().create_task(client.request(SLOW, Ping(text="x")))
+            while "started" not in events:
+                await asyncio.sleep(0.01)
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            for _ in range(200):
+                if "cancelled" in events:
+                    break
+                await asyncio.sleep(0.01)
+        client_to_agent.close()
+        await asyncio.wait_for(server, 5)
+        return events
+
+    assert asyncio.run(go()) == ["started", "cancelled"]
