@@ -361,7 +361,7 @@ class AsyncClient(AsyncClientCalls):
         return await asyncio.get_running_loop().run_in_executor(None, handler, params)
 
     async def _notified(self, row: Row, params: Any) -> None:
-        if isinstance(params, SessionNotification):
+        if row.wire == "session/update":  # also unstable-table notifications
             outcome = self._router.route(params)
             if inspect.isawaitable(outcome):
                 await outcome

@@ -133,6 +133,15 @@ class Connection:
     # ------------------------------------------------------------------ introspection
 
     @property
+    def our_state(self) -> State:
+        """The lifecycle state; both peers share one lifecycle, so `their_state` is the same."""
+        return self.state
+
+    @property
+    def their_state(self) -> State:
+        return self.state
+
+    @property
     def pending_ids(self) -> tuple[RequestId, ...]:
         """Ids of our calls still waiting for an answer."""
         return tuple(self._pending)

@@ -382,7 +382,7 @@ class Client(ClientCalls):
         return handler(params)
 
     def _notified(self, row: Row, params: Any) -> None:
-        if isinstance(params, SessionNotification):
+        if row.wire == "session/update":  # also unstable-table notifications
             self._router.route(params)
         handler = self._handlers.get(row.handler_name)
         if handler is not None:

@@ -183,3 +183,16 @@ def test_cancelling_an_awaiting_task_sends_cancel_request() -> None:
         return events
 
     assert asyncio.run(go()) == ["started", "cancelled"]
+
+
+def test_a_client_on_the_unstable_table_streams_unstable_models() -> None:
+    from acp_sdk import unstable
+
+    with Client.spawn(SCENARIO, table=unstable.TABLE) as client:
+        session = client.request(unstable.SESSION_NEW, unstable.NewSessionRequest(cwd="/tmp"))
+        turn = client.session(session.session_id).prompt("echo hi")
+        # Statically a turn yields stable updates; on the unstable table they are the
+        # unstable schema's classes (documented in docs/unstable.md).
+        updates: list[object] = list(turn)
+    assert [type(u) for u in updates] == [unstable.AgentMessageChunk]
+    assert turn.stop_reason == "end_turn"
