@@ -348,3 +348,15 @@ def test_handler_may_call_back_into_the_client() -> None:
         session = client.new_session(cwd="/tmp")
         assert session.prompt("permission").wait().stop_reason == "end_turn"
     assert handler.seen == [1]
+
+
+def test_a_hostile_agent_cannot_break_the_client(make: MakeDriver) -> None:
+    driver = make([sys.executable, "-m", "tests.facades.agents.hostile"])
+    session = driver.new_session()
+    for _ in range(3):
+        updates, response = driver.prompt(session, "anything")
+        assert texts(updates) == "survived"
+        assert response.stop_reason == "end_turn"
+    with pytest.raises(RequestError) as caught:
+        driver.call("authenticate", method_id="x")  # the agent refuses it, after more junk
+    assert caught.value.code == -32601
