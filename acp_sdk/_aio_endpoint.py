@@ -36,6 +36,8 @@ RequestId = int | str
 log = logging.getLogger("acp_sdk")
 
 READ_CHUNK = 1 << 16
+ANSWER_GRACE = 5.0
+"""Seconds handlers may still answer after the peer ended its input."""
 
 
 class AsyncByteReader(Protocol):
@@ -152,6 +154,11 @@ class AsyncEndpoint:
                         await self._write(replies)
                 if not data:
                     break
+            # End of input: the peer may still read. Let handlers already running answer,
+            # for a while, before closing.
+            running = list(self._handlers.values())
+            if running:
+                await asyncio.wait(running, timeout=ANSWER_GRACE)
         finally:
             await self._shutdown()
 

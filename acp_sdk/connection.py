@@ -411,7 +411,7 @@ class Connection:
             self.protocol_version = version
             self.our_capabilities = getattr(result, "agent_capabilities", None)
         payload = self._payload(result)
-        if call.row.wire == _INITIALIZE:
+        if call.row.wire == _INITIALIZE and self.state is not State.CLOSED:
             self.state = advance(self.state, Trigger.INITIALIZE_SUCCEEDED)
         return rpc.result_frame(request_id, payload)
 
@@ -426,12 +426,14 @@ class Connection:
             return self.send_response(
                 request_id, decode({"stopReason": "cancelled"}, call.row.result_type)
             )
-        if call.row.wire == _INITIALIZE:
+        if call.row.wire == _INITIALIZE and self.state is not State.CLOSED:
             self.state = advance(self.state, Trigger.INITIALIZE_FAILED)
         return rpc.error_frame(request_id, error.to_wire())
 
     def _take_inbound(self, request_id: RequestId) -> _InFlight:
-        if self.state is State.CLOSED:
+        # After end of input the peer may still read: requests received before it can
+        # still be answered (a half-closed pipe). After a local close, nothing can.
+        if self.state is State.CLOSED and request_id not in self._inbound:
             raise ConnectionClosed("the connection is closed")
         call = self._inbound.pop(request_id, None)
         if call is None:
@@ -462,17 +464,20 @@ class Connection:
         return rpc.notification_frame(_CANCEL_REQUEST, {"requestId": request_id})
 
     def close(self) -> None:
-        """Close locally: every pending call fails with `ConnectionClosed`."""
+        """Close locally: every pending call fails with `ConnectionClosed`, and requests
+        received but not yet answered can no longer be answered."""
         self._close(ConnectionClosed("the connection was closed"))
+        self._inbound.clear()
 
     def _close(self, error: ACPError) -> None:
+        """End of input, or the start of a local close: no more calls either way. Requests
+        already received stay answerable until `close()` (the peer may still read)."""
         if self.state is State.CLOSED:
             return
         self.state = advance(self.state, Trigger.CLOSED)
         for rid, row in self._pending.items():
             self._events.append(CallFailed(request_id=rid, row=row, error=error))
         self._pending.clear()
-        self._inbound.clear()
         self._events.append(ConnectionClosedEvent())
 
 

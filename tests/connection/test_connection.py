@@ -614,3 +614,22 @@ def test_oversized_frame_is_reported_and_the_connection_survives() -> None:
     assert events[0].code == -32600
     assert isinstance(events[1], RequestReceived)
     assert events[1].request_id == 2
+
+
+def test_requests_received_before_end_of_input_can_still_be_answered() -> None:
+    agent = ready_agent()
+    agent.receive_data(frame(id=7, method="session/new", params=NEW_SESSION))
+    agent.receive_data(b"")  # the client closed its end; it may still read ours
+    assert agent.state is State.CLOSED
+    answer = orjson.loads(agent.send_response(7, s.NewSessionResponse(session_id="s")))
+    assert answer["id"] == 7
+    with pytest.raises(ConnectionClosed):
+        agent.send_request(m.FS_READ_TEXT_FILE, s.ReadTextFileRequest(session_id="s", path="/x"))
+
+
+def test_after_a_local_close_nothing_can_be_answered() -> None:
+    agent = ready_agent()
+    agent.receive_data(frame(id=7, method="session/new", params=NEW_SESSION))
+    agent.close()
+    with pytest.raises(ConnectionClosed):
+        agent.send_response(7, s.NewSessionResponse(session_id="s"))
