@@ -60,6 +60,7 @@ from acp_sdk.schema import (
     PromptCapabilities,
     PromptRequest,
     PromptResponse,
+    RequestPermissionOutcome,
     ResumeSessionRequest,
     ResumeSessionResponse,
     SelectedPermissionOutcome,
@@ -84,6 +85,7 @@ from acp_sdk.schema import (
     ToolCallProgress,
     ToolCallStatus,
     ToolCallUpdate,
+    ToolKind,
     UserMessageChunk,
 )
 
@@ -303,21 +305,25 @@ class _Turn:
         await self.send(ToolCallProgress(tool_call_id=tool_id, status="completed", content=[diff]))
         return self.done()
 
-    async def do_permission(self, _: str) -> PromptResponse:
+    async def tool_needing_permission(
+        self, title: str, kind: ToolKind
+    ) -> tuple[str, RequestPermissionOutcome]:
+        """Announce a pending tool call and ask to run it (allow once / reject)."""
         tool_id = self.tool_id()
-        await self.send(
-            ToolCall(tool_call_id=tool_id, title="Delete build/", kind="delete", status="pending")
-        )
+        await self.send(ToolCall(tool_call_id=tool_id, title=title, kind=kind, status="pending"))
         options = [
             PermissionOption(option_id="allow", name="Allow once", kind="allow_once"),
             PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
         ]
         response = await self.ctx.request_permission(
             session_id=self.session.session_id,
-            tool_call=ToolCallUpdate(tool_call_id=tool_id, title="Delete build/"),
+            tool_call=ToolCallUpdate(tool_call_id=tool_id, title=title, kind=kind),
             options=options,
         )
-        outcome = response.outcome
+        return tool_id, response.outcome
+
+    async def do_permission(self, _: str) -> PromptResponse:
+        tool_id, outcome = await self.tool_needing_permission("Delete build/", "delete")
         if not isinstance(outcome, SelectedPermissionOutcome):
             await self.send(ToolCallProgress(tool_call_id=tool_id, status="failed"))
             return self.done("cancelled")
@@ -416,20 +422,7 @@ class _Turn:
             PlanEntry(content="Explain the change", priority="low", status="pending"),
         ]
         await self.send(Plan(entries=entries))
-        tool_id = self.tool_id()
-        await self.send(
-            ToolCall(tool_call_id=tool_id, title="Edit config.json", kind="edit", status="pending")
-        )
-        options = [
-            PermissionOption(option_id="allow", name="Allow once", kind="allow_once"),
-            PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
-        ]
-        response = await self.ctx.request_permission(
-            session_id=self.session.session_id,
-            tool_call=ToolCallUpdate(tool_call_id=tool_id, title="Edit config.json", kind="edit"),
-            options=options,
-        )
-        outcome = response.outcome
+        tool_id, outcome = await self.tool_needing_permission("Edit config.json", "edit")
         if not isinstance(outcome, SelectedPermissionOutcome):
             await self.send(ToolCallProgress(tool_call_id=tool_id, status="failed"))
             return self.done("cancelled")
