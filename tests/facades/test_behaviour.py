@@ -360,3 +360,35 @@ def test_a_hostile_agent_cannot_break_the_client(make: MakeDriver) -> None:
     with pytest.raises(RequestError) as caught:
         driver.call("authenticate", method_id="x")  # the agent refuses it, after more junk
     assert caught.value.code == -32601
+
+
+def test_coroutine_handlers_on_the_async_client() -> None:
+    import asyncio
+
+    from acp_sdk.aio_client import AsyncClient
+    from acp_sdk.handlers import AsyncClientHandlers
+    from acp_sdk.schema import (
+        RequestPermissionRequest,
+        RequestPermissionResponse,
+        SelectedPermissionOutcome,
+    )
+    from tests.facades.drivers import SCENARIO
+
+    seen: list[str] = []
+
+    class Approve(AsyncClientHandlers):
+        async def request_permission(
+            self, params: RequestPermissionRequest
+        ) -> RequestPermissionResponse:
+            await asyncio.sleep(0)
+            seen.append(params.tool_call.tool_call_id)
+            return RequestPermissionResponse(outcome=SelectedPermissionOutcome(option_id="allow"))
+
+    async def go() -> str | None:
+        async with AsyncClient.spawn(SCENARIO, handlers=[Approve()]) as client:
+            session = await client.new_session(cwd="/tmp")
+            response = await session.prompt("permission")
+            return response.stop_reason
+
+    assert asyncio.run(go()) == "end_turn"
+    assert seen == ["call_1"]

@@ -196,3 +196,51 @@ def test_a_client_on_the_unstable_table_streams_unstable_models() -> None:
         updates: list[object] = list(turn)
     assert [type(u) for u in updates] == [unstable.AgentMessageChunk]
     assert turn.stop_reason == "end_turn"
+
+
+STUBBORN_AGENT = [
+    sys.executable,
+    "-c",
+    "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True: time.sleep(1)",
+]
+
+
+def test_close_escalates_to_kill_and_reaps() -> None:
+    client = Client.spawn(
+        STUBBORN_AGENT, initialize=False, close_timeout=0.2, terminate_timeout=0.2
+    )
+    client.open()
+    process = client.process
+    assert process is not None
+    client.close()
+    assert process.returncode is not None  # reaped
+    assert process.returncode < 0  # killed by a signal: it ignored stdin EOF and SIGTERM
+
+
+def test_async_close_escalates_to_kill_and_reaps() -> None:
+    async def go() -> int | None:
+        client = AsyncClient.spawn(
+            STUBBORN_AGENT, initialize=False, close_timeout=0.2, terminate_timeout=0.2
+        )
+        async with client:
+            process = client.process
+        assert process is not None
+        return process.returncode
+
+    code = asyncio.run(go())
+    assert code is not None
+    assert code < 0
+
+
+def test_client_connect_over_plain_binary_streams() -> None:
+    import subprocess
+
+    process = subprocess.Popen(SCENARIO, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert process.stdin is not None
+    assert process.stdout is not None
+    with Client.connect(process.stdout, process.stdin) as client:
+        session = client.new_session(cwd="/tmp")
+        assert session.prompt("echo via streams").wait().stop_reason == "end_turn"
+    process.wait(10)
+    process.stdout.close()
+    assert process.returncode == 0
