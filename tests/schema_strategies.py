@@ -36,32 +36,36 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def node(schema: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
+def node(schema: dict[str, Any], depth: int = 0, unstable: bool = False) -> st.SearchStrategy[Any]:
     if depth > 60:
         return st.nothing()
     if "$ref" in schema:
-        return node(raw_schema()["$defs"][schema["$ref"].rsplit("/", 1)[1]], depth + 1)
+        return node(
+            raw_schema(unstable)["$defs"][schema["$ref"].rsplit("/", 1)[1]], depth + 1, unstable
+        )
     if "const" in schema:
         return st.just(schema["const"])
     alternatives = schema.get("oneOf") or schema.get("anyOf")
     base = {k: v for k, v in schema.items() if k not in ("oneOf", "anyOf", "allOf", "description")}
     if "allOf" in schema:
-        parts = [node(p, depth + 1) for p in schema["allOf"]]
-        own = node(base, depth + 1) if base.get("properties") else st.just({})
+        parts = [node(p, depth + 1, unstable) for p in schema["allOf"]]
+        own = node(base, depth + 1, unstable) if base.get("properties") else st.just({})
         return st.tuples(own, *parts).map(lambda ps: _combine(ps))
     if alternatives:
         options = [a for a in alternatives if "not" not in a]
         if base.get("properties") or base.get("type") == "object":
             return st.one_of(
                 [
-                    st.tuples(node(base, depth + 1), node(a, depth + 1)).map(_combine)
+                    st.tuples(node(base, depth + 1, unstable), node(a, depth + 1, unstable)).map(
+                        _combine
+                    )
                     for a in options
                 ]
             )
-        return st.one_of([node(a, depth + 1) for a in options])
+        return st.one_of([node(a, depth + 1, unstable) for a in options])
     kind = schema.get("type")
     if isinstance(kind, list):
-        return st.one_of([node({**schema, "type": k}, depth + 1) for k in kind])
+        return st.one_of([node({**schema, "type": k}, depth + 1, unstable) for k in kind])
     if kind == "null":
         return st.none()
     if kind == "string":
@@ -78,9 +82,9 @@ def node(schema: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
     if kind == "array":
         if depth > 30:  # keep nesting bounded: deep lists are empty
             return st.just([])
-        return st.lists(node(schema["items"], depth + 1), max_size=2)
+        return st.lists(node(schema["items"], depth + 1, unstable), max_size=2)
     if kind == "object":
-        return _object(schema, depth)
+        return _object(schema, depth, unstable)
     return _ANY_JSON
 
 
@@ -93,24 +97,24 @@ def _combine(parts: tuple[Any, ...]) -> Any:
     return out
 
 
-def _object(schema: dict[str, Any], depth: int) -> st.SearchStrategy[Any]:
+def _object(schema: dict[str, Any], depth: int, unstable: bool = False) -> st.SearchStrategy[Any]:
     props: dict[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", ()))
     extra = schema.get("additionalProperties")
     if not props and isinstance(extra, dict):
-        return st.dictionaries(_TEXT, node(extra, depth + 1), max_size=2)
+        return st.dictionaries(_TEXT, node(extra, depth + 1, unstable), max_size=2)
     if not props:
         return st.dictionaries(_TEXT, _ANY_JSON, max_size=2)
-    fixed = {k: node(v, depth + 1) for k, v in props.items() if k in required}
-    optional = {k: node(v, depth + 1) for k, v in props.items() if k not in required}
+    fixed = {k: node(v, depth + 1, unstable) for k, v in props.items() if k in required}
+    optional = {k: node(v, depth + 1, unstable) for k, v in props.items() if k not in required}
     return st.fixed_dictionaries(fixed, optional=optional)
 
 
-def valid(def_name: str) -> st.SearchStrategy[Any]:
+def valid(def_name: str, unstable: bool = False) -> st.SearchStrategy[Any]:
     """Values valid against `$defs[def_name]` (drawn, then confirmed by jsonschema)."""
 
     def confirmed(value: Any) -> Any:
-        assume(not schema_errors(value, def_name))
+        assume(not schema_errors(value, def_name, unstable))
         return value
 
-    return node({"$ref": f"#/$defs/{def_name}"}).map(confirmed)
+    return node({"$ref": f"#/$defs/{def_name}"}, 0, unstable).map(confirmed)

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import acp_sdk
 import acp_sdk.schema
-from acp_sdk.methods import TABLE
+from acp_sdk import unstable
+from acp_sdk.methods import TABLE, Stability
 from tests.schema_strategies import valid
 from tests.schema_tools import def_name_of
 
@@ -59,3 +60,26 @@ def test_junk_never_raises_anything_but_decode_error(type_: Any, value: Any) -> 
 def test_random_bytes(data: bytes) -> None:
     with contextlib.suppress(acp_sdk.DecodeError):
         acp_sdk.decode(data, acp_sdk.schema.SessionNotification)
+
+
+UNSTABLE_TYPES = sorted(
+    {row.params_type for row in unstable.TABLE if row.stability is Stability.UNSTABLE}
+    | {
+        row.result_type
+        for row in unstable.TABLE
+        if row.stability is Stability.UNSTABLE
+        and row.result_type is not None
+        and row.result_type is not Any
+    }
+    | {unstable.SessionNotification, unstable.InitializeRequest, unstable.InitializeResponse},
+    key=def_name_of,
+)
+
+
+@pytest.mark.parametrize("type_", UNSTABLE_TYPES, ids=def_name_of)
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_unstable_messages_round_trip(type_: Any, data: st.DataObject) -> None:
+    value = data.draw(valid(def_name_of(type_), unstable=True))
+    decoded = acp_sdk.decode(value, type_)
+    assert orjson.loads(acp_sdk.encode(decoded)) == value
