@@ -51,13 +51,9 @@ class _Ui:
     def __init__(self, renderer: Renderer | None) -> None:
         self.renderer = renderer
         self.progress: Progress | None = None
-        self.received = 0  # session/update notifications seen by the reader
-        self.shown = 0  # ... and rendered by the main thread
+        self.turn: Any = None  # the turn on screen: it counts what the reader routed to it
+        self.shown = 0  # ... and this, what the main thread rendered
         self.changed = threading.Condition()
-
-    def note_received(self) -> None:
-        with self.changed:
-            self.received += 1
 
     def note_shown(self) -> None:
         with self.changed:
@@ -65,8 +61,10 @@ class _Ui:
             self.changed.notify_all()
 
     def catch_up(self) -> None:
+        # The reader routes every earlier update to the turn before it hands this request
+        # to a worker, so `received` now covers all of them.
+        target = self.turn.received if self.turn is not None else 0
         with self.changed:
-            target = self.received
             self.changed.wait_for(lambda: self.shown >= target, timeout=2.0)
         if self.progress is not None:
             self.progress.touch()
@@ -79,9 +77,6 @@ class _Permissions(ClientHandlers):
         self.mode = mode  # "allow" | "ask" | "reject"
         self.ui = ui
         self._lock = threading.Lock()
-
-    def session_update(self, params: SessionNotification) -> None:
-        self.ui.note_received()
 
     def request_permission(self, params: RequestPermissionRequest) -> RequestPermissionResponse:
         with self._lock:
@@ -151,6 +146,7 @@ def _run_turn(client: Any, session: Any, text: str, args: argparse.Namespace, ui
     """One turn, rendered (or as JSON lines); returns the stop reason."""
     renderer = ui.renderer
     turn = session.prompt(text)
+    ui.turn, ui.shown = turn, 0
     timer = None
     timed_out = threading.Event()
     if getattr(args, "timeout", None):
@@ -158,7 +154,10 @@ def _run_turn(client: Any, session: Any, text: str, args: argparse.Namespace, ui
         def expire() -> None:
             timed_out.set()
             turn.cancel()
-            threading.Timer(5.0, client.close).start()  # the agent ignored the cancel
+            give_up.start()  # if the agent ignores the cancel, stop waiting for it
+
+        give_up = threading.Timer(5.0, client.close)
+        give_up.daemon = True
 
         timer = threading.Timer(args.timeout, expire)
         timer.start()
@@ -183,6 +182,7 @@ def _run_turn(client: Any, session: Any, text: str, args: argparse.Namespace, ui
         ui.progress = None
         if timer is not None:
             timer.cancel()
+            give_up.cancel()
     if timed_out.is_set():
         raise _CliError("timed out", EXIT_TIMEOUT)
     reason = str(turn.stop_reason)

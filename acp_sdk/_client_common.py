@@ -70,7 +70,8 @@ class UpdateRouter:
     """Delivers each `session/update` to the running turn of its session, in arrival order.
 
     Updates outside any turn (a load replaying history, a mode change) go to the
-    client's `on_update` callback, if any.
+    client's `on_update` callback, if any. The facades run callbacks one at a time, in
+    order, but not on the reader, so a callback may call back into the client.
     """
 
     def __init__(self, on_update: Callable[[SessionNotification], Any] | None) -> None:
@@ -91,13 +92,12 @@ class UpdateRouter:
             if self._turns.get(session_id) == sink:
                 del self._turns[session_id]
 
-    def route(self, notification: SessionNotification) -> Any:
-        """Deliver; returns what `on_update` returned (possibly an awaitable) or None."""
+    def route(self, notification: SessionNotification) -> bool:
+        """Deliver to the session's running turn; False when no turn is running (the
+        caller then hands it to `on_update`, off the reader)."""
         with self._lock:
             sink = self._turns.get(notification.session_id)
-        if sink is not None:
-            sink(notification.update)
-            return None
-        if self.on_update is not None:
-            return self.on_update(notification)
-        return None
+        if sink is None:
+            return False
+        sink(notification.update)
+        return True

@@ -77,6 +77,8 @@ class AsyncTurn:
         self._on_update = on_update
         self._call: asyncio.Task[PromptResponse] | None = None
         self.response: PromptResponse | None = None
+        self.received = 0
+        """Updates routed to this turn so far (counted as they arrive)."""
 
     @property
     def session_id(self) -> str:
@@ -89,14 +91,18 @@ class AsyncTurn:
     def _start(self) -> None:
         if self._call is not None:
             return
-        self._client._router.open(self.session_id, self._queue.put_nowait)
+        self._client._router.open(self.session_id, self._deliver)
         self._call = self._client._own(self._run())
+
+    def _deliver(self, update: SessionUpdate) -> None:
+        self.received += 1
+        self._queue.put_nowait(update)
 
     async def _run(self) -> PromptResponse:
         try:
             return await self._client._endpoint_or_raise().call(SESSION_PROMPT, self.params)
         finally:
-            self._client._router.close(self.session_id, self._queue.put_nowait)
+            self._client._router.close(self.session_id, self._deliver)
             self._queue.put_nowait(_END)
 
     def __aiter__(self) -> AsyncIterator[SessionUpdate]:
@@ -192,6 +198,8 @@ class AsyncClient(AsyncClientCalls):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._process: asyncio.subprocess.Process | None = None
         self._close_grace = (2.0, 2.0)
+        self._callbacks: asyncio.Queue[tuple[Callable[[Any], Any], Any]] = asyncio.Queue()
+        self._callback_task: asyncio.Task[None] | None = None
         self.initialize_response: InitializeResponse | None = None
 
     # ------------------------------------------------------------------ construction
@@ -256,6 +264,7 @@ class AsyncClient(AsyncClientCalls):
             connection, reader, writer, on_request=self._serve, on_notification=self._notified
         )
         self._endpoint.start()
+        self._callback_task = self._own(self._run_callbacks())
         if self._auto_initialize:
             try:
                 await self._request(
@@ -282,9 +291,8 @@ class AsyncClient(AsyncClientCalls):
             await _stop_process(self._process, *self._close_grace)
             # Let the reader and the stderr drain see end of input, so the pipes close
             # cleanly; a grandchild holding them open is cut off after a second.
-            pending = [
-                t for t in (*self._tasks, self._endpoint and self._endpoint._reader_task) if t
-            ]
+            readers = (*self._tasks, self._endpoint and self._endpoint._reader_task)
+            pending = [t for t in readers if t and t is not self._callback_task]
             if pending:
                 await asyncio.wait(pending, timeout=1.0)
         for task in list(self._tasks):
@@ -323,13 +331,16 @@ class AsyncClient(AsyncClientCalls):
 
     async def request(self, row: Method[P, R], params: P, *, timeout: float | None = None) -> R:
         """Call any method row (core or extension) and wait for its typed result."""
-        return await self._endpoint_or_raise().call(row, params, timeout=timeout)
+        result = await self._endpoint_or_raise().call(row, params, timeout=timeout)
+        await self._settle()
+        return result
 
     async def notify(self, row: Notification[P], params: P) -> None:
         await self._endpoint_or_raise().notify(row, params)
 
     async def _request(self, row: Method[P, R], params: P) -> R:
         result = await self._endpoint_or_raise().call(row, params, timeout=self._timeout)
+        await self._settle()
         if row is INITIALIZE:
             self.initialize_response = result  # type: ignore[assignment] # R is InitializeResponse here
         return result
@@ -361,15 +372,34 @@ class AsyncClient(AsyncClientCalls):
         return await asyncio.get_running_loop().run_in_executor(None, handler, params)
 
     async def _notified(self, row: Row, params: Any) -> None:
-        if row.wire == "session/update":  # also unstable-table notifications
-            outcome = self._router.route(params)
-            if inspect.isawaitable(outcome):
-                await outcome
+        # Runs in the reader task: route to a turn here (ordering), run user code in the
+        # callback task, so a callback may await calls to the agent.
+        on_update = self._router.on_update
+        if row.wire == "session/update" and not self._router.route(params) and on_update:
+            self._callbacks.put_nowait((on_update, params))
         handler = self._handlers.get(row.handler_name)
         if handler is not None:
-            outcome = handler(params)
-            if inspect.isawaitable(outcome):
-                await outcome
+            self._callbacks.put_nowait((handler, params))
+
+    async def _settle(self) -> None:
+        """Wait until callbacks for notifications that came before an answer have run, so
+        a call returns after them (unless called from a callback: it would wait on itself)."""
+        if self._callbacks.empty() or asyncio.current_task() is self._callback_task:
+            return
+        barrier: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._callbacks.put_nowait((barrier.set_result, None))
+        await barrier
+
+    async def _run_callbacks(self) -> None:
+        """Notification callbacks, one at a time, in arrival order."""
+        while True:
+            function, params = await self._callbacks.get()
+            try:
+                outcome = function(params)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except Exception:
+                log.exception("a notification callback failed")
 
 
 async def _drain_lines(stream: asyncio.StreamReader | None, sink: Callable[[str], Any]) -> None:

@@ -14,7 +14,9 @@ with the agent's `cancelled` answer.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import io
 import logging
 import os
 import queue
@@ -80,6 +82,8 @@ class Turn:
         self._call: Any = None
         self._request_id: int | str | None = None
         self.response: PromptResponse | None = None
+        self.received = 0
+        """Updates routed to this turn so far (counted on the reader, as they arrive)."""
 
     @property
     def session_id(self) -> str:
@@ -93,16 +97,20 @@ class Turn:
         if self._call is not None:
             return
         endpoint = self._client._endpoint_or_raise()
-        self._client._router.open(self.session_id, self._queue.put)
+        self._client._router.open(self.session_id, self._deliver)
         try:
             self._request_id, self._call = endpoint.start_call(SESSION_PROMPT, self.params)
         except BaseException:
-            self._client._router.close(self.session_id, self._queue.put)
+            self._client._router.close(self.session_id, self._deliver)
             raise
         self._call.add_done_callback(self._finished)
 
+    def _deliver(self, update: SessionUpdate) -> None:
+        self.received += 1
+        self._queue.put(update)
+
     def _finished(self, _: Any) -> None:
-        self._client._router.close(self.session_id, self._queue.put)
+        self._client._router.close(self.session_id, self._deliver)
         self._queue.put(_END)
 
     def __iter__(self) -> Iterator[SessionUpdate]:
@@ -203,6 +211,9 @@ class Client(ClientCalls):
         self._process: subprocess.Popen[bytes] | None = None
         self._stderr_thread: threading.Thread | None = None
         self._close_grace = (2.0, 2.0)
+        self._callbacks = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="acp-cb")
+        self._callback_barrier: concurrent.futures.Future[None] | None = None
+        self._callback_thread: int | None = None
         self.initialize_response: InitializeResponse | None = None
 
     # ------------------------------------------------------------------ construction
@@ -317,6 +328,7 @@ class Client(ClientCalls):
             endpoint.close(join_timeout=5)
         if self._stderr_thread is not None:
             self._stderr_thread.join(5)
+        self._callbacks.shutdown(wait=threading.get_ident() != self._callback_thread)
         if self._process is not None:
             for stream in (self._process.stdout, self._process.stderr):
                 if stream is not None:
@@ -347,13 +359,16 @@ class Client(ClientCalls):
 
     def request(self, row: Method[P, R], params: P, *, timeout: float | None = None) -> R:
         """Call any method row (core or extension) and wait for its typed result."""
-        return self._endpoint_or_raise().call(row, params, timeout=timeout)
+        result = self._endpoint_or_raise().call(row, params, timeout=timeout)
+        self._settle()
+        return result
 
     def notify(self, row: Notification[P], params: P) -> None:
         self._endpoint_or_raise().notify(row, params)
 
     def _request(self, row: Method[P, R], params: P) -> R:
         result = self._endpoint_or_raise().call(row, params, timeout=self._timeout)
+        self._settle()
         if row is INITIALIZE:
             self.initialize_response = result  # type: ignore[assignment] # R is InitializeResponse here
         return result
@@ -382,11 +397,38 @@ class Client(ClientCalls):
         return handler(params)
 
     def _notified(self, row: Row, params: Any) -> None:
-        if row.wire == "session/update":  # also unstable-table notifications
-            self._router.route(params)
+        # Runs on the reader: route to a turn here (ordering), run user code elsewhere.
+        on_update = self._router.on_update
+        if row.wire == "session/update" and not self._router.route(params) and on_update:
+            self._callback(on_update, params)
         handler = self._handlers.get(row.handler_name)
         if handler is not None:
-            handler(params)
+            self._callback(handler, params)
+
+    def _callback(self, function: Callable[[Any], Any], params: Any) -> None:
+        """Run user code for a notification in order, on the one callback thread."""
+
+        def run() -> None:
+            self._callback_thread = threading.get_ident()
+            try:
+                function(params)
+            except Exception:
+                log.exception("a notification callback failed")
+
+        with contextlib.suppress(RuntimeError):  # shut down: we are closing
+            self._callback_barrier = self._callbacks.submit(run)
+
+    def _settle(self) -> None:
+        """Wait until callbacks for notifications that came before an answer have run, so
+        a call returns after them (unless called from a callback: it would wait on itself)."""
+        barrier = self._callback_barrier
+        if (
+            barrier is not None
+            and not barrier.done()
+            and threading.get_ident() != self._callback_thread
+        ):
+            with contextlib.suppress(Exception):
+                barrier.result()
 
 
 def _writer(stream: IO[bytes]) -> Callable[[bytes], None]:
@@ -398,8 +440,11 @@ def _writer(stream: IO[bytes]) -> Callable[[bytes], None]:
 
 
 def _drain_lines(stream: IO[bytes], sink: Callable[[str], Any]) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        for line in iter(stream.readline, b""):
+    # The pipe is unbuffered (bufsize=0 keeps protocol writes prompt); buffer the reads, or
+    # readline() would cost a system call per byte.
+    buffered = io.BufferedReader(stream, 1 << 16) if isinstance(stream, io.RawIOBase) else stream
+    with contextlib.suppress(OSError, ValueError), buffered:
+        for line in iter(buffered.readline, b""):
             with contextlib.suppress(Exception):
                 sink(line.decode("utf-8", errors="replace").rstrip("\n"))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+import time
 
 import attrs
 import pytest
@@ -244,3 +245,43 @@ def test_client_connect_over_plain_binary_streams() -> None:
     process.wait(10)
     process.stdout.close()
     assert process.returncode == 0
+
+
+def test_a_callback_may_call_back_into_the_blocking_client() -> None:
+    seen: list[int] = []
+    holder: list[Client] = []
+
+    def on_update(notification: object) -> None:
+        seen.append(len(holder[0].list_sessions().sessions))  # a request from a callback
+
+    with Client.spawn(SCENARIO, on_update=on_update) as client:
+        holder.append(client)
+        session = client.new_session(cwd="/tmp")
+        session.prompt("echo one two").wait()
+        client.load_session(session_id=session.session_id, cwd="/tmp")  # replays 3 updates
+        deadline = time.monotonic() + 10
+        while len(seen) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert seen == [1, 1, 1]
+
+
+def test_an_async_callback_may_await_the_client() -> None:
+    async def go() -> list[int]:
+        seen: list[int] = []
+        holder: list[AsyncClient] = []
+
+        async def on_update(notification: object) -> None:
+            seen.append(len((await holder[0].list_sessions()).sessions))
+
+        async with AsyncClient.spawn(SCENARIO, on_update=on_update) as client:
+            holder.append(client)
+            session = await client.new_session(cwd="/tmp")
+            await session.prompt("echo one two")
+            await client.load_session(session_id=session.session_id, cwd="/tmp")
+            for _ in range(1000):
+                if len(seen) == 3:
+                    break
+                await asyncio.sleep(0.01)
+        return seen
+
+    assert asyncio.run(go()) == [1, 1, 1]
