@@ -255,8 +255,9 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     parser = argparse.ArgumentParser(
-        prog="python -m acp_sdk",
+        prog=invoked if invoked and invoked != "__main__.py" else "python -m acp_sdk",
         description="Talk to Agent Client Protocol agents.",
         epilog="exit codes: 0 completed, 1 agent failed, 2 usage, 3 protocol error, 4 timeout",
     )
