@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeVar
 
 from acp_sdk._rows import Method, Notification, Row
 from acp_sdk.connection import Connection
-from acp_sdk.errors import ACPError, ConnectionClosed, RequestError
+from acp_sdk.errors import ACPError, ConnectionClosed
 from acp_sdk.events import (
     CallFailed,
     CancelRequested,
@@ -204,34 +204,21 @@ class AsyncEndpoint:
 
     async def _serve(self, event: RequestReceived) -> None:
         rid = event.request_id
-        error: RequestError | None = None
         result: Any = None
+        failure: BaseException | None = None
+        cancelled = False
         try:
             result = await self._on_request(event.row, event.params, rid)
         except asyncio.CancelledError:
-            error = RequestError.request_cancelled()
-        except RequestError as raised:
-            error = raised
-        except Exception:
-            log.exception("handler for %s failed", event.row.wire)
-            error = RequestError.internal_error()
+            cancelled = True
+        except Exception as raised:
+            failure = raised
         finally:
             self._handlers.pop(rid, None)
         async with self._write_lock:
-            try:
-                if error is None:
-                    data = self.connection.send_response(rid, result)
-                else:
-                    data = self.connection.send_error(rid, error)
-            except ConnectionClosed:
-                return
-            except ACPError as failure:  # e.g. the result does not encode: still answer once
-                log.error("could not answer %s: %s", event.row.wire, failure)
-                try:
-                    data = self.connection.send_error(rid, RequestError.internal_error())
-                except ACPError:
-                    return
-            await self._write(data)
+            await self._write(
+                self.connection.answer(rid, result, error=failure, cancelled=cancelled)
+            )
 
     def _own(self, task: asyncio.Task[Any]) -> None:
         self._tasks.add(task)

@@ -23,7 +23,7 @@ from typing import Any, Final
 import attrs
 import orjson
 
-from acp_sdk.errors import ErrorCode
+from acp_sdk.errors import EncodeError, ErrorCode
 
 RequestId = int | str
 
@@ -151,4 +151,7 @@ def error_frame(request_id: RequestId | None, error: Mapping[str, Any]) -> bytes
 def _frame(message: dict[str, Any]) -> bytes:
     # orjson escapes control characters inside strings, so a frame never holds a raw
     # newline except the delimiter appended here.
-    return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
+    try:
+        return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError as error:
+        raise EncodeError(f"cannot encode the message: {error}") from None

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from acp_sdk._rows import Method, Notification, Row
 from acp_sdk.connection import Connection
-from acp_sdk.errors import ACPError, ConnectionClosed, RequestError
+from acp_sdk.errors import ACPError, ConnectionClosed
 from acp_sdk.events import (
     CallFailed,
     CancelRequested,
@@ -153,8 +153,8 @@ class ThreadEndpoint:
                     return
             elif isinstance(event, CancelRequested):
                 handler = self._handlers.get(event.request_id)
-                if handler is not None and handler.cancel():
-                    self._answer(event.request_id, None, RequestError.request_cancelled())
+                if handler is not None and handler.cancel():  # not started yet: never will
+                    self._answer(event.request_id, cancelled=True)
             elif isinstance(event, NotificationReceived):
                 try:
                     self._on_notification(event.row, event.params)
@@ -178,31 +178,24 @@ class ThreadEndpoint:
     def _serve(self, event: RequestReceived) -> None:
         try:
             result = self._on_request(event.row, event.params)
-        except RequestError as error:
-            self._answer(event.request_id, None, error)
-        except Exception:
-            log.exception("handler for %s failed", event.row.wire)
-            self._answer(event.request_id, None, RequestError.internal_error())
+        except Exception as raised:
+            self._answer(event.request_id, error=raised)
         else:
-            self._answer(event.request_id, result, None)
+            self._answer(event.request_id, result)
 
-    def _answer(self, request_id: RequestId, result: Any, error: RequestError | None) -> None:
+    def _answer(
+        self,
+        request_id: RequestId,
+        result: Any = None,
+        *,
+        error: BaseException | None = None,
+        cancelled: bool = False,
+    ) -> None:
         with self._lock:
             self._handlers.pop(request_id, None)
-            try:
-                if error is None:
-                    data = self.connection.send_response(request_id, result)
-                else:
-                    data = self.connection.send_error(request_id, error)
-            except ConnectionClosed:
-                return
-            except ACPError as failure:  # e.g. the result does not encode: still answer once
-                log.error("could not answer request %r: %s", request_id, failure)
-                try:
-                    data = self.connection.send_error(request_id, RequestError.internal_error())
-                except ACPError:
-                    return
-            self._write(data)
+            self._write(
+                self.connection.answer(request_id, result, error=error, cancelled=cancelled)
+            )
 
     def _fail_all(self, error: ACPError) -> None:
         with self._lock:

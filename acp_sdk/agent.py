@@ -105,6 +105,10 @@ class AgentContext(AgentCalls):
         info = self._endpoint.connection.their_info
         return info if isinstance(info, Implementation) else None
 
+    def negotiate_version(self, requested: int) -> int:
+        """The protocol version to answer `initialize` with (the connection's rule)."""
+        return self._endpoint.connection.negotiate_version(requested)
+
     async def send_update(self, session_id: str, update: SessionUpdate) -> None:
         """Stream one `session/update` to the client."""
         await self.session_update(session_id=session_id, update=update)
@@ -166,10 +170,8 @@ class Agent:
 
     async def initialize(self, params: InitializeRequest, ctx: AgentContext) -> InitializeResponse:
         """Answer the handshake; the default advertises `capabilities()`."""
-        version = params.protocol_version
-        chosen = version if version in self.protocol_versions else max(self.protocol_versions)
         return InitializeResponse(
-            protocol_version=chosen,
+            protocol_version=ctx.negotiate_version(params.protocol_version),
             agent_capabilities=self.capabilities(),
             auth_methods=list(self.auth_methods),
             agent_info=self.agent_info,

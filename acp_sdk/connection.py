@@ -348,14 +348,16 @@ class Connection:
             ConnectionClosed: The connection is closed.
         """
         self._check_outbound(row, params, check_capability)
-        payload = self._payload(params)
         request_id = self._next_id
+        # Encode before changing any state: a value that cannot be encoded leaves the
+        # connection exactly as it was.
+        frame = rpc.request_frame(request_id, row.wire, self._payload(params))
         self._next_id += 1
         if row.wire == _INITIALIZE:
             self.state = advance(self.state, Trigger.INITIALIZE_STARTED)
             self.our_capabilities = getattr(params, "client_capabilities", None)
         self._pending[request_id] = row
-        return request_id, rpc.request_frame(request_id, row.wire, payload)
+        return request_id, frame
 
     def send_notification(
         self, row: Notification[P], params: P, *, check_capability: bool = True
@@ -398,44 +400,89 @@ class Connection:
         """Answer a received request with its result; returns the bytes to write.
 
         A prompt whose session was cancelled before this answer is sent with stop
-        reason `cancelled`, whatever the handler returned (prompt-turn.mdx).
+        reason `cancelled`, whatever the handler returned (prompt-turn.mdx). If the
+        result cannot be encoded, `EncodeError` is raised and the request stays
+        unanswered (answer it with `send_error`).
         """
-        call = self._take_inbound(request_id)
+        call = self._peek_inbound(request_id)
         if call.cancelled and hasattr(result, "stop_reason"):
             result = attrs.evolve(result, stop_reason="cancelled")
-        if call.row.wire == _INITIALIZE:
+        is_initialize = call.row.wire == _INITIALIZE
+        if is_initialize:
             version = getattr(result, "protocol_version", None)
             if version not in self.protocol_versions:
-                self._inbound[request_id] = call
                 raise LocalProtocolError(f"protocol version {version} is not one this side speaks")
-            self.protocol_version = version
+        frame = rpc.result_frame(request_id, self._payload(result))
+        del self._inbound[request_id]
+        if is_initialize:
+            self.protocol_version = result.protocol_version
             self.our_capabilities = getattr(result, "agent_capabilities", None)
-        payload = self._payload(result)
-        if call.row.wire == _INITIALIZE and self.state is not State.CLOSED:
-            self.state = advance(self.state, Trigger.INITIALIZE_SUCCEEDED)
-        return rpc.result_frame(request_id, payload)
+            if self.state is not State.CLOSED:
+                self.state = advance(self.state, Trigger.INITIALIZE_SUCCEEDED)
+        return frame
 
     def send_error(self, request_id: RequestId, error: RequestError) -> bytes:
         """Answer a received request with an error; returns the bytes to write.
 
         A cancelled prompt is answered with stop reason `cancelled` instead of the error.
+        Error `data` that cannot be encoded is left out rather than losing the answer.
         """
-        call = self._take_inbound(request_id)
+        call = self._peek_inbound(request_id)
         if call.cancelled and call.row.wire == _PROMPT:
-            self._inbound[request_id] = call
             return self.send_response(
                 request_id, decode({"stopReason": "cancelled"}, call.row.result_type)
             )
+        try:
+            frame = rpc.error_frame(request_id, error.to_wire())
+        except EncodeError:  # the data cannot be encoded: answer without it
+            frame = rpc.error_frame(request_id, {"code": error.code, "message": error.message})
+        del self._inbound[request_id]
         if call.row.wire == _INITIALIZE and self.state is not State.CLOSED:
             self.state = advance(self.state, Trigger.INITIALIZE_FAILED)
-        return rpc.error_frame(request_id, error.to_wire())
+        return frame
 
-    def _take_inbound(self, request_id: RequestId) -> _InFlight:
+    def answer(
+        self,
+        request_id: RequestId,
+        result: Any = None,
+        *,
+        error: BaseException | None = None,
+        cancelled: bool = False,
+    ) -> bytes:
+        """The one answer to a received request, from how its handler ended.
+
+        A result is sent as the result; a `RequestError` as itself; a cancelled handler
+        as -32800; any other exception as -32603, without its text (it is logged here).
+        A result the answer cannot carry (it does not encode, or a wrong protocol
+        version) becomes -32603 too, so the request is still answered exactly once.
+        Returns b"" when there is nothing left to send (closed locally, or answered).
+        """
+        failure: RequestError | None = None
+        if cancelled:
+            failure = RequestError.request_cancelled()
+        elif isinstance(error, RequestError):
+            failure = error
+        elif error is not None:
+            log.error("handler for request %r failed", request_id, exc_info=error)
+            failure = RequestError.internal_error()
+        try:
+            if failure is None:
+                return self.send_response(request_id, result)
+            return self.send_error(request_id, failure)
+        except ConnectionClosed:
+            return b""
+        except ACPError as problem:
+            if request_id not in self._inbound:
+                return b""
+            log.error("could not answer request %r: %s", request_id, problem)
+            return self.send_error(request_id, RequestError.internal_error())
+
+    def _peek_inbound(self, request_id: RequestId) -> _InFlight:
         # After end of input the peer may still read: requests received before it can
         # still be answered (a half-closed pipe). After a local close, nothing can.
         if self.state is State.CLOSED and request_id not in self._inbound:
             raise ConnectionClosed("the connection is closed")
-        call = self._inbound.pop(request_id, None)
+        call = self._inbound.get(request_id)
         if call is None:
             raise LocalProtocolError(f"no received request {request_id!r} awaits an answer")
         return call

@@ -15,6 +15,7 @@ from acp_sdk.connection import Connection
 from acp_sdk.errors import (
     CapabilityNotNegotiated,
     ConnectionClosed,
+    EncodeError,
     LocalProtocolError,
     RemoteProtocolError,
     RequestError,
@@ -633,3 +634,60 @@ def test_after_a_local_close_nothing_can_be_answered() -> None:
     agent.close()
     with pytest.raises(ConnectionClosed):
         agent.send_response(7, s.NewSessionResponse(session_id="s"))
+
+
+class Unencodable:
+    """Not a model: the codec cannot encode it."""
+
+
+ANSWERS = [
+    ("result", {"result": s.NewSessionResponse(session_id="s")}, ("result", None)),
+    ("request error", {"error": RequestError.resource_not_found("u")}, ("error", -32002)),
+    ("handler crash", {"error": ValueError("secret detail")}, ("error", -32603)),
+    ("cancelled", {"cancelled": True}, ("error", -32800)),
+    ("unencodable result", {"result": Unencodable()}, ("error", -32603)),
+    (
+        "unencodable error data",
+        {"error": RequestError(-32000, "auth", data={1, 2})},
+        ("error", -32000),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("outcome", "expected"), [a[1:] for a in ANSWERS], ids=[a[0] for a in ANSWERS]
+)
+def test_every_handler_outcome_gets_exactly_one_answer(
+    outcome: dict[str, Any], expected: tuple[str, int | None]
+) -> None:
+    agent = ready_agent()
+    agent.receive_data(frame(id=3, method="session/new", params=NEW_SESSION))
+    reply = orjson.loads(agent.answer(3, **outcome))
+    kind, code = expected
+    assert reply["id"] == 3
+    assert kind in reply
+    if code is not None:
+        assert reply["error"]["code"] == code
+    assert "secret detail" not in orjson.dumps(reply).decode()
+    assert agent.inbound_ids == ()
+    assert agent.answer(3, s.NewSessionResponse(session_id="s")) == b""  # never twice
+
+
+def test_a_cancelled_prompt_crashing_is_still_answered_cancelled() -> None:
+    pair, rid = _prompting_pair()
+    pair.deliver_to_agent(
+        pair.client.send_notification(m.SESSION_CANCEL, s.CancelNotification(session_id="s1"))
+    )
+    [event] = pair.deliver_to_client(pair.agent.answer(rid, error=RuntimeError("boom")))
+    assert isinstance(event, ResponseReceived)
+    assert event.result.stop_reason == "cancelled"
+
+
+def test_unencodable_params_leave_the_connection_unchanged() -> None:
+    client = Connection(Side.CLIENT)
+    with pytest.raises(EncodeError):
+        client.send_request(m.INITIALIZE, s.InitializeRequest(protocol_version=1, meta={"x": {1}}))
+    assert client.state is State.NEW
+    assert client.pending_ids == ()
+    request_id, _ = client.send_request(m.INITIALIZE, s.InitializeRequest(protocol_version=1))
+    assert request_id == 0

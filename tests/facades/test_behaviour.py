@@ -264,10 +264,9 @@ SPECIAL = [sys.executable, "-m", "tests.facades.agents.special"]
 def test_agent_dying_mid_turn_fails_promptly(make: MakeDriver) -> None:
     driver = make([*SPECIAL, "die"])
     session = driver.new_session()
-    started = time.monotonic()
+    # "Promptly" is the module's timeout: a hang fails the test instead of passing slowly.
     with pytest.raises(ConnectionClosed):
         driver.prompt(session, "anything")
-    assert time.monotonic() - started < 10
 
 
 def test_chatty_stderr_never_deadlocks(make: MakeDriver) -> None:
