@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from acp_sdk._version import __version__
+from acp_sdk.connection import SUPPORTED_PROTOCOL_VERSIONS
 from acp_sdk.errors import LocalProtocolError
 from acp_sdk.handlers import HandlerSet
 from acp_sdk.schema import (
@@ -32,10 +33,11 @@ DEFAULT_CLIENT_INFO = Implementation(name="acp-typed", title="acp_sdk client", v
 def default_initialize(
     handlers: HandlerSet, client_info: Implementation | None
 ) -> InitializeRequest:
-    """Protocol version 1, and capabilities derived from the handlers actually supplied."""
+    """The latest protocol version the connection speaks (initialization.mdx), and
+    capabilities derived from the handlers actually supplied."""
     capabilities: ClientCapabilities = handlers.capabilities()
     return InitializeRequest(
-        protocol_version=1,
+        protocol_version=max(SUPPORTED_PROTOCOL_VERSIONS),
         client_capabilities=capabilities,
         client_info=client_info or DEFAULT_CLIENT_INFO,
     )
