@@ -7,6 +7,9 @@ Rules:
    are discarded as they arrive, up to the next `\\n`: the framer never buffers more than
    `max_frame_size` bytes, whatever the peer sends.
 4. At end of input a final line without `\\n` is still a frame.
+5. A UTF-8 byte order mark (`EF BB BF`) at the very start of the stream is dropped (some
+   Windows tools write one); anywhere else it is data. Until three bytes have arrived the
+   framer holds back what might still be a BOM.
 
 The output is the same whether the input comes whole, byte by byte, or in any chunks.
 """
@@ -14,6 +17,9 @@ The output is the same whether the input comes whole, byte by byte, or in any ch
 from __future__ import annotations
 
 from typing import Final
+
+BOM: Final = b"\xef\xbb\xbf"
+"""The UTF-8 byte order mark, dropped at the start of the stream only."""
 
 DEFAULT_MAX_FRAME_SIZE: Final = 64 * 1024 * 1024
 """64 MiB: room for prompts carrying several megabytes of base64 images."""
@@ -39,6 +45,7 @@ class LineFramer:
         self._buffer = bytearray()
         self._discarding = False  # inside an oversized line, until its newline
         self._closed = False
+        self._head: bytes | None = b""  # the stream's first bytes while they may be a BOM
 
     @property
     def buffered(self) -> int:
@@ -50,11 +57,22 @@ class LineFramer:
             return []
         if not data:
             self._closed = True
+            if self._head:  # a stream shorter than a BOM: its bytes are data
+                self._buffer += self._head
+            self._head = None
             tail = bytes(self._buffer)
             self._buffer.clear()
             if self._discarding:
                 return []
             return self._emit([], tail)
+        if self._head is not None:
+            data = self._head + data
+            if len(data) < len(BOM) and BOM.startswith(data):
+                self._head = data
+                return []
+            self._head = None
+            if data.startswith(BOM):
+                data = data[len(BOM) :]
         out: list[bytes | FrameTooLarge] = []
         start = 0
         while start < len(data):

@@ -5,7 +5,9 @@ Classification rules (first match wins):
 2. Not an object (scalar, array: ACP has no batches) -> `Invalid(-32600)`, `id: null`.
 3. No `"method"` but `"result"` or `"error"` -> response-shaped: a `Response` when the id
    is valid and exactly one of the two is present (an error object with an integer
-   `code` and string `message`), otherwise `BadResponse`. Never answered.
+   `code` and string `message`), otherwise `BadResponse`. Never answered. A
+   `BadResponse` keeps the id whenever it is valid, so the connection can fail the call
+   it answers (a bad `"jsonrpc"`, both `result` and `error`, a malformed error object).
 4. `"jsonrpc"` is not exactly `"2.0"`, `"method"` is not a string, `"params"` is neither
    an object nor null/absent, or the id is invalid -> `Invalid(-32600)`, echoing the id
    only when it is valid.
@@ -118,15 +120,24 @@ def _response(message: dict[str, Any], rid: RequestId | None, has_id: bool, vali
             return BadResponse(reason="invalid response id", id=None)
         return Response(id=rid, result=message["result"])
     error = message["error"]
-    if (
-        type(error) is not dict
-        or type(error.get("code")) is not int
-        or type(error.get("message")) is not str
-    ):
-        return BadResponse(reason="malformed error object", id=rid)
+    problem = _error_object_problem(error)
+    if problem is not None:
+        return BadResponse(reason=problem, id=rid)
     if message["id"] is not None and not valid:
         return BadResponse(reason="invalid response id", id=None)
     return Response(id=rid, error=error)
+
+
+def _error_object_problem(error: Any) -> str | None:
+    """What makes `error` not a JSON-RPC error object (None: it is one). Names the field,
+    never its value."""
+    if type(error) is not dict:
+        return "malformed error object: not an object"
+    if type(error.get("code")) is not int:
+        return "malformed error object: code is not an integer"
+    if type(error.get("message")) is not str:
+        return "malformed error object: message is not a string"
+    return None
 
 
 # ----------------------------------------------------------------------------- outbound

@@ -1,12 +1,27 @@
 """The connection lifecycle, as one table (h11's rule: every transition lives here).
 
-    NEW --initialize sent (client) / received (agent)--> INITIALIZING
-    INITIALIZING --initialize answered with a result--> READY
-    INITIALIZING --initialize answered with an error--> NEW   (the client may try again)
-    any --end of input / close--> CLOSED
+`Connection` changes its lifecycle only through `step`, which looks the transition up in
+`TRANSITIONS`; a pair missing from the table is a bug and raises `LocalProtocolError`.
+
+    state         trigger                  next state
+    ------------  -----------------------  ------------
+    NEW           INITIALIZE_STARTED       INITIALIZING  initialize sent (client) / received (agent)
+    INITIALIZING  INITIALIZE_SUCCEEDED     READY         answered with a usable result
+    INITIALIZING  INITIALIZE_FAILED        NEW           error, bad answer, cancelled, timed out:
+                                                         the client may try again
+    NEW           END_OF_INPUT             CLOSED        half-closed (see below)
+    INITIALIZING  END_OF_INPUT             CLOSED        half-closed
+    READY         END_OF_INPUT             CLOSED        half-closed
+    any           CLOSE                    CLOSED        closed locally: nothing more to answer
+    CLOSED        INITIALIZE_SUCCEEDED     CLOSED        an initialize received before end of
+    CLOSED        INITIALIZE_FAILED        CLOSED        input, answered after it
+
+The half-close is the one flag beside the state, `Lifecycle.answerable`: end of input
+moves to CLOSED (no more calls, no more inbound frames) but requests already received
+stay answerable, since the peer may still read; only `CLOSE` (a local close) clears it.
 
 Before READY the only request either side may exchange is `initialize`; after it, a
-second `initialize` is refused.
+second `initialize` is refused (`refusal`).
 """
 
 from __future__ import annotations
@@ -14,6 +29,8 @@ from __future__ import annotations
 import enum
 from types import MappingProxyType
 from typing import Final
+
+import attrs
 
 from acp_sdk.errors import LocalProtocolError
 
@@ -28,21 +45,33 @@ class State(enum.Enum):
 class Trigger(enum.Enum):
     INITIALIZE_STARTED = "initialize sent or received"
     INITIALIZE_SUCCEEDED = "initialize answered with a result"
-    INITIALIZE_FAILED = "initialize answered with an error"
-    CLOSED = "closed"
+    INITIALIZE_FAILED = "initialize failed"
+    END_OF_INPUT = "end of input"
+    CLOSE = "close"
 
+
+_OPEN: Final = (State.NEW, State.INITIALIZING, State.READY)
 
 TRANSITIONS: Final = MappingProxyType(
     {
         (State.NEW, Trigger.INITIALIZE_STARTED): State.INITIALIZING,
         (State.INITIALIZING, Trigger.INITIALIZE_SUCCEEDED): State.READY,
         (State.INITIALIZING, Trigger.INITIALIZE_FAILED): State.NEW,
-        (State.NEW, Trigger.CLOSED): State.CLOSED,
-        (State.INITIALIZING, Trigger.CLOSED): State.CLOSED,
-        (State.READY, Trigger.CLOSED): State.CLOSED,
-        (State.CLOSED, Trigger.CLOSED): State.CLOSED,
+        **{(state, Trigger.END_OF_INPUT): State.CLOSED for state in _OPEN},
+        **{(state, Trigger.CLOSE): State.CLOSED for state in State},
+        (State.CLOSED, Trigger.INITIALIZE_SUCCEEDED): State.CLOSED,
+        (State.CLOSED, Trigger.INITIALIZE_FAILED): State.CLOSED,
     }
 )
+
+
+@attrs.frozen
+class Lifecycle:
+    """Where a connection is: its `state`, and whether received requests may still be
+    answered (`answerable`: True until a local close, also after end of input)."""
+
+    state: State = State.NEW
+    answerable: bool = True
 
 
 def advance(state: State, trigger: Trigger) -> State:
@@ -50,6 +79,14 @@ def advance(state: State, trigger: Trigger) -> State:
         return TRANSITIONS[(state, trigger)]
     except KeyError:
         raise LocalProtocolError(f"cannot go from {state.value} on {trigger.value}") from None
+
+
+def step(lifecycle: Lifecycle, trigger: Trigger) -> Lifecycle:
+    """The lifecycle after `trigger`: the table's next state; `CLOSE` ends answering."""
+    return Lifecycle(
+        state=advance(lifecycle.state, trigger),
+        answerable=lifecycle.answerable and trigger is not Trigger.CLOSE,
+    )
 
 
 def refusal(state: State, method: str) -> str | None:

@@ -17,6 +17,22 @@ Inbound requests are checked in this order, each failure answered by the connect
 itself: envelope (-32700/-32600), lifecycle (-32600), duplicate in-flight id (dropped),
 unknown method or a notification-only method (-32601), our own advertised capability
 (-32601), params decode (-32602), params-dependent capabilities (-32602).
+
+Responses are never answered. One that matches none of our pending calls is dropped
+(`FrameRejected(replied=False)`). One that is malformed (a bad `"jsonrpc"`, both `result`
+and `error`, an error object without an integer `code` and string `message`) but carries
+the exact id (`1` is not `"1"`) of a pending call ends that call at once with
+`CallFailed(RemoteProtocolError)`, whose message names the method and the fault, never
+the peer's values; `FrameRejected` is still emitted for logging, and the connection
+stays usable. A call that ends without a usable answer (error, bad answer, cancelled,
+timed out) and was `initialize` sends the lifecycle back to NEW, so it can be retried.
+
+The lifecycle (`_state`) is one transition table; every change goes through `_fire`.
+End of input half-closes: `state` becomes CLOSED, pending calls fail with
+`ConnectionClosed`, no more calls can start, but requests already received stay
+answerable (the peer may still read) until a local `close()`.
+
+A UTF-8 byte order mark at the very start of the input is ignored (`_framing`).
 """
 
 from __future__ import annotations
@@ -31,7 +47,7 @@ import attrs
 from acp_sdk import _jsonrpc as rpc
 from acp_sdk._framing import DEFAULT_MAX_FRAME_SIZE, FRAME_TOO_LARGE, LineFramer
 from acp_sdk._rows import Kind, Method, MethodTable, Notification, Row, Side
-from acp_sdk._state import State, Trigger, advance, refusal
+from acp_sdk._state import Lifecycle, State, Trigger, refusal, step
 from acp_sdk.capabilities import is_advertised, required_by_params
 from acp_sdk.codec import decode, to_json_value
 from acp_sdk.errors import (
@@ -118,7 +134,7 @@ class Connection:
         self.their_role = our_role.peer
         self.table = table
         self.protocol_versions = tuple(protocol_versions)
-        self.state = State.NEW
+        self._lifecycle = Lifecycle()
         self.protocol_version: int | None = None
         self.our_capabilities: Any = None
         self.their_capabilities: Any = None
@@ -131,6 +147,11 @@ class Connection:
         self._inbound: dict[RequestId, _InFlight] = {}
 
     # ------------------------------------------------------------------ introspection
+
+    @property
+    def state(self) -> State:
+        """The lifecycle state (see `acp_sdk._state`)."""
+        return self._lifecycle.state
 
     @property
     def our_state(self) -> State:
@@ -171,7 +192,7 @@ class Connection:
                 assert isinstance(frame, bytes)
                 self._handle(rpc.classify(frame))
         if not data:
-            self._close(ConnectionClosed("the peer closed the connection"))
+            self._close(Trigger.END_OF_INPUT, ConnectionClosed("the peer closed the connection"))
 
     def next_event(self) -> Event | NeedData:
         return self._events.popleft() if self._events else NEED_DATA
@@ -190,12 +211,7 @@ class Connection:
         elif isinstance(message, rpc.Response):
             self._on_response(message)
         elif isinstance(message, rpc.BadResponse):
-            log.debug("dropped a malformed response: %s", message.reason)
-            self._events.append(
-                FrameRejected(
-                    reason=message.reason, code=None, request_id=message.id, replied=False
-                )
-            )
+            self._on_bad_response(message)
         else:
             self._reject(message.id, message.code, message.reason)
 
@@ -251,7 +267,7 @@ class Connection:
                 )
                 return
         if method == _INITIALIZE:
-            self.state = advance(self.state, Trigger.INITIALIZE_STARTED)
+            self._fire(Trigger.INITIALIZE_STARTED)
             self.their_capabilities = getattr(params, "client_capabilities", None)
             self.their_info = getattr(params, "client_info", None)
         self._inbound[rid] = _InFlight(row, params)
@@ -305,8 +321,7 @@ class Connection:
             return
         assert rid is not None
         if message.error is not None:
-            if row.wire == _INITIALIZE:
-                self.state = advance(self.state, Trigger.INITIALIZE_FAILED)
+            self._call_ended_badly(row)
             self._events.append(
                 ErrorReceived(request_id=rid, row=row, error=RequestError.from_wire(message.error))
             )
@@ -316,22 +331,47 @@ class Connection:
             result = decode(raw, row.result_type)
         except DecodeError as error:
             failure = RemoteProtocolError(f"{row.wire} result does not decode: {error}")
-            if row.wire == _INITIALIZE:
-                self.state = advance(self.state, Trigger.INITIALIZE_FAILED)
-            self._events.append(CallFailed(request_id=rid, row=row, error=failure))
+            self._fail_call(rid, row, failure)
             return
         if row.wire == _INITIALIZE:
             version = getattr(result, "protocol_version", None)
             if version not in self.protocol_versions:
                 failure = UnsupportedProtocolVersion(int(version or 0), self.protocol_versions)
-                self.state = advance(self.state, Trigger.INITIALIZE_FAILED)
-                self._events.append(CallFailed(request_id=rid, row=row, error=failure))
+                self._fail_call(rid, row, failure)
                 return
             self.protocol_version = version
             self.their_capabilities = getattr(result, "agent_capabilities", None)
             self.their_info = getattr(result, "agent_info", None)
-            self.state = advance(self.state, Trigger.INITIALIZE_SUCCEEDED)
+            self._fire(Trigger.INITIALIZE_SUCCEEDED)
         self._events.append(ResponseReceived(request_id=rid, row=row, result=result))
+
+    def _on_bad_response(self, message: rpc.BadResponse) -> None:
+        """A malformed response: logged, and if it carries the id of a pending call, that
+        call fails now rather than waiting for an answer that will never come."""
+        rid = message.id
+        log.debug("dropped a malformed response: %s", message.reason)
+        self._events.append(
+            FrameRejected(reason=message.reason, code=None, request_id=rid, replied=False)
+        )
+        row = self._pending.pop(rid, None) if rid is not None else None
+        if row is None:
+            return
+        assert rid is not None
+        failure = RemoteProtocolError(f"malformed response to {row.wire}: {message.reason}")
+        self._fail_call(rid, row, failure)
+
+    def _fail_call(self, request_id: RequestId, row: Row, error: ACPError) -> None:
+        """End one of our calls (already popped from `_pending`) without a usable answer."""
+        self._call_ended_badly(row)
+        self._events.append(CallFailed(request_id=request_id, row=row, error=error))
+
+    def _call_ended_badly(self, row: Row) -> None:
+        if row.wire == _INITIALIZE:
+            self._fire(Trigger.INITIALIZE_FAILED)
+
+    def _fire(self, trigger: Trigger) -> None:
+        """The one place the lifecycle changes: a step through `_state.TRANSITIONS`."""
+        self._lifecycle = step(self._lifecycle, trigger)
 
     # ------------------------------------------------------------------ outbound
 
@@ -354,7 +394,7 @@ class Connection:
         frame = rpc.request_frame(request_id, row.wire, self._payload(params))
         self._next_id += 1
         if row.wire == _INITIALIZE:
-            self.state = advance(self.state, Trigger.INITIALIZE_STARTED)
+            self._fire(Trigger.INITIALIZE_STARTED)
             self.our_capabilities = getattr(params, "client_capabilities", None)
         self._pending[request_id] = row
         return request_id, frame
@@ -417,8 +457,7 @@ class Connection:
         if is_initialize:
             self.protocol_version = result.protocol_version
             self.our_capabilities = getattr(result, "agent_capabilities", None)
-            if self.state is not State.CLOSED:
-                self.state = advance(self.state, Trigger.INITIALIZE_SUCCEEDED)
+            self._fire(Trigger.INITIALIZE_SUCCEEDED)
         return frame
 
     def send_error(self, request_id: RequestId, error: RequestError) -> bytes:
@@ -437,8 +476,8 @@ class Connection:
         except EncodeError:  # the data cannot be encoded: answer without it
             frame = rpc.error_frame(request_id, {"code": error.code, "message": error.message})
         del self._inbound[request_id]
-        if call.row.wire == _INITIALIZE and self.state is not State.CLOSED:
-            self.state = advance(self.state, Trigger.INITIALIZE_FAILED)
+        if call.row.wire == _INITIALIZE:
+            self._fire(Trigger.INITIALIZE_FAILED)
         return frame
 
     def answer(
@@ -479,11 +518,13 @@ class Connection:
 
     def _peek_inbound(self, request_id: RequestId) -> _InFlight:
         # After end of input the peer may still read: requests received before it can
-        # still be answered (a half-closed pipe). After a local close, nothing can.
-        if self.state is State.CLOSED and request_id not in self._inbound:
+        # still be answered (half-closed). After a local close, nothing can.
+        if not self._lifecycle.answerable:
             raise ConnectionClosed("the connection is closed")
         call = self._inbound.get(request_id)
         if call is None:
+            if self.state is State.CLOSED:
+                raise ConnectionClosed("the connection is closed")
             raise LocalProtocolError(f"no received request {request_id!r} awaits an answer")
         return call
 
@@ -497,31 +538,37 @@ class Connection:
         """End one of our calls locally and return the `$/cancel_request` to send.
 
         A response arriving later for this id is dropped. Returns b"" when the call had
-        already ended.
+        already ended. Ending `initialize` this way sends the lifecycle back to NEW.
         """
         return self._end_locally(request_id)
 
     def time_out(self, request_id: RequestId) -> tuple[RequestTimeout, bytes]:
-        """End one of our calls as timed out; returns the error and a `$/cancel_request`."""
+        """End one of our calls as timed out; returns the error and a `$/cancel_request`.
+        Timing out `initialize` sends the lifecycle back to NEW, as `cancel` does."""
         return RequestTimeout(f"request {request_id!r} timed out"), self._end_locally(request_id)
 
     def _end_locally(self, request_id: RequestId) -> bytes:
-        if self._pending.pop(request_id, None) is None or self.state is State.CLOSED:
+        row = self._pending.pop(request_id, None)
+        if row is None:
+            return b""
+        self._call_ended_badly(row)
+        if self.state is State.CLOSED:
             return b""
         return rpc.notification_frame(_CANCEL_REQUEST, {"requestId": request_id})
 
     def close(self) -> None:
         """Close locally: every pending call fails with `ConnectionClosed`, and requests
         received but not yet answered can no longer be answered."""
-        self._close(ConnectionClosed("the connection was closed"))
+        self._close(Trigger.CLOSE, ConnectionClosed("the connection was closed"))
         self._inbound.clear()
 
-    def _close(self, error: ACPError) -> None:
-        """End of input, or the start of a local close: no more calls either way. Requests
+    def _close(self, trigger: Trigger, error: ACPError) -> None:
+        """End of input (half-close) or a local close: no more calls either way. Requests
         already received stay answerable until `close()` (the peer may still read)."""
-        if self.state is State.CLOSED:
+        was_open = self.state is not State.CLOSED
+        self._fire(trigger)
+        if not was_open:
             return
-        self.state = advance(self.state, Trigger.CLOSED)
         for rid, row in self._pending.items():
             self._events.append(CallFailed(request_id=rid, row=row, error=error))
         self._pending.clear()

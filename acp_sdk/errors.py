@@ -1,14 +1,25 @@
 """The one exception hierarchy of acp_sdk.
 
 Every error the SDK raises derives from `ACPError`. Messages say what went wrong and
-where; they never echo values received from a peer, which may be hostile or huge.
+where; they never echo values received from a peer, which may be hostile or huge. The one
+exception is `RequestError`, which *is* the peer's answer: its `str()` shows the peer's
+message and a compact rendering of `data`, cut to 200 characters.
+
+Two errors also derive from the builtin they mean, so generic code catches them:
+`ConnectionClosed` is a `ConnectionError` and `RequestTimeout` a `TimeoutError` (both
+`OSError`s). Each is built with exactly one positional argument, so `OSError` never reads
+it as `(errno, strerror)`: `errno` stays None. Every error here survives pickling with its
+message and attributes.
 """
 
 from __future__ import annotations
 
 import enum
+import signal as _signal
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import orjson
 
 __all__ = [
     "ACPError",
@@ -106,6 +117,9 @@ class CapabilityNotNegotiated(LocalProtocolError):
         self.method = method
         self.capability = capability
 
+    def __reduce__(self) -> tuple[type[CapabilityNotNegotiated], tuple[str, str]]:
+        return (type(self), (self.method, self.capability))
+
 
 class UnsupportedProtocolVersion(RemoteProtocolError):
     """The agent chose a protocol version this SDK does not speak."""
@@ -116,13 +130,84 @@ class UnsupportedProtocolVersion(RemoteProtocolError):
         self.version = version
         self.supported = tuple(supported)
 
+    def __reduce__(self) -> tuple[type[UnsupportedProtocolVersion], tuple[int, tuple[int, ...]]]:
+        return (type(self), (self.version, self.supported))
 
-class ConnectionClosed(ACPError):
-    """The connection ended (end of input, or closed locally) before an answer came."""
+
+class ConnectionClosed(ACPError, ConnectionError):
+    """The connection ended (end of input, or closed locally) before an answer came.
+
+    Also a builtin `ConnectionError`. `str(e)` is the message.
+
+    Attributes:
+        exit_code: The agent process's exit status, when it exited normally.
+        signal: The signal number, when the agent process was killed by one.
+        stderr_tail: The last lines of the agent's stderr ("" when unknown or empty).
+    """
+
+    def __init__(
+        self,
+        message: str = "the connection is closed",
+        *,
+        exit_code: int | None = None,
+        signal: int | None = None,
+        stderr_tail: str = "",
+    ) -> None:
+        super().__init__(message)  # one argument: OSError reads two as (errno, strerror)
+        self.exit_code = exit_code
+        self.signal = signal
+        self.stderr_tail = stderr_tail
+
+    @classmethod
+    def agent_exited(
+        cls,
+        *,
+        exit_code: int | None,
+        signal: int | None,
+        stderr_tail: str,
+        max_lines: int = 10,
+    ) -> ConnectionClosed:
+        """The error for an agent process that ended, e.g. `agent exited with code 1: <the
+        last `max_lines` non-empty lines of its stderr>`."""
+        if signal is not None:
+            message = f"agent was killed by signal {signal}"
+            name = _signal_name(signal)
+            if name:
+                message += f" ({name})"
+        elif exit_code is not None:
+            message = f"agent exited with code {exit_code}"
+        else:
+            message = "the agent closed its output"
+        lines = [line for line in stderr_tail.splitlines() if line.strip()]
+        tail = "\n".join(lines[-max_lines:]) if max_lines > 0 else ""
+        if tail:
+            message += f": {tail}"
+        return cls(message, exit_code=exit_code, signal=signal, stderr_tail=stderr_tail)
+
+    def __reduce__(self) -> tuple[type[ConnectionClosed], tuple[str], dict[str, Any]]:
+        state = {
+            "exit_code": self.exit_code,
+            "signal": self.signal,
+            "stderr_tail": self.stderr_tail,
+        }
+        return (type(self), (str(self.args[0]) if self.args else "",), state)
 
 
-class RequestTimeout(ACPError):
-    """No answer came within the time the caller allowed."""
+def _signal_name(number: int) -> str:
+    try:
+        return _signal.Signals(number).name
+    except ValueError:
+        return ""
+
+
+class RequestTimeout(ACPError, TimeoutError):
+    """No answer came within the time the caller allowed. Also a builtin `TimeoutError`."""
+
+    def __init__(self, message: str = "the request timed out") -> None:
+        super().__init__(message)  # one argument: OSError reads two as (errno, strerror)
+
+    def __reduce__(self) -> tuple[type[RequestTimeout], tuple[str], dict[str, Any]]:
+        return (type(self), (str(self.args[0]) if self.args else "",), dict(self.__dict__))
 
 
 class ErrorCode(enum.IntEnum):
@@ -155,6 +240,16 @@ class RequestError(ACPError):
         self.code = code
         self.message = message
         self.data = data
+
+    def __str__(self) -> str:
+        """`Method not found (-32601): {"method":"foo"}`; `data` cut to 200 characters."""
+        text = f"{self.message} ({self.code})"
+        if self.data is None:
+            return text
+        return f"{text}: {_compact(self.data)}"
+
+    def __reduce__(self) -> tuple[type[RequestError], tuple[int, str, Any]]:
+        return (type(self), (self.code, self.message, self.data))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RequestError):
@@ -210,3 +305,17 @@ class RequestError(ACPError):
         return cls(
             ErrorCode.RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri} if uri else None
         )
+
+
+_DATA_LIMIT = 200
+
+
+def _compact(data: Any) -> str:
+    """`data` as compact JSON (its repr when it is not JSON), at most 200 characters."""
+    try:
+        text = orjson.dumps(data).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        text = repr(data)
+    if len(text) > _DATA_LIMIT:
+        text = text[: _DATA_LIMIT - 1] + "\u2026"
+    return text

@@ -67,8 +67,9 @@ class ErrorReceived:
 
 @attrs.frozen(kw_only=True, order=False)
 class CallFailed:
-    """One of our calls ended without a usable answer: an undecodable result, an
-    unsupported protocol version, or the connection closing."""
+    """One of our calls ended without a usable answer: a malformed response carrying its
+    id or an undecodable result (`RemoteProtocolError`), an unsupported protocol version,
+    or the connection closing (`ConnectionClosed`)."""
 
     request_id: RequestId
     row: Row
@@ -94,7 +95,8 @@ class PromptCancelRequested:
 
 @attrs.frozen(kw_only=True, order=False)
 class FrameRejected:
-    """A frame was refused (and answered, unless `replied` is False). For logging."""
+    """A frame was refused (and answered, unless `replied` is False). For logging: a
+    malformed response for a pending call also fails that call (`CallFailed`)."""
 
     reason: str
     code: int | None
@@ -104,7 +106,8 @@ class FrameRejected:
 
 @attrs.frozen(kw_only=True, order=False)
 class ConnectionClosedEvent:
-    """End of input: no more events will follow."""
+    """The connection closed (end of input, or `close()`): no more events will follow.
+    Requests received before end of input can still be answered until `close()`."""
 
 
 class NeedData:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import orjson
 import pytest
 
+from acp_sdk import _jsonrpc as rpc
+from acp_sdk import connection as connection_module
 from acp_sdk import methods as m
 from acp_sdk import schema as s
 from acp_sdk._rows import Side
-from acp_sdk._state import State
+from acp_sdk._state import TRANSITIONS, Lifecycle, State, Trigger, step
 from acp_sdk.connection import Connection
 from acp_sdk.errors import (
     CapabilityNotNegotiated,
@@ -41,6 +44,11 @@ def ready_agent(**agent_capabilities: Any) -> Connection:
     pair = ConnectionPair()
     pair.initialize(agent_capabilities=s.AgentCapabilities(**agent_capabilities))
     return pair.agent
+
+
+def state_of(conn: Connection) -> State:
+    """`conn.state`, read afresh (mypy keeps a property narrowed after an assert)."""
+    return conn.state
 
 
 def replies(conn: Connection) -> list[dict[str, Any]]:
@@ -691,3 +699,283 @@ def test_unencodable_params_leave_the_connection_unchanged() -> None:
     assert client.pending_ids == ()
     request_id, _ = client.send_request(m.INITIALIZE, s.InitializeRequest(protocol_version=1))
     assert request_id == 0
+
+
+# ------------------------------------------------------------------ malformed answers to our calls
+
+# (name, the response without its id, what the CallFailed message says was wrong)
+MALFORMED_ANSWERS = [
+    (
+        "both result and error",
+        {"jsonrpc": "2.0", "result": {}, "error": {"code": 1, "message": "<evil>"}},
+        "response with both result and error",
+    ),
+    ("error not an object", {"jsonrpc": "2.0", "error": "<evil>"}, "error object: not an object"),
+    ("error is null", {"jsonrpc": "2.0", "error": None}, "error object: not an object"),
+    (
+        "error code a string",
+        {"jsonrpc": "2.0", "error": {"code": "<evil>", "message": "m"}},
+        "code is not an integer",
+    ),
+    (
+        "error code a boolean",
+        {"jsonrpc": "2.0", "error": {"code": True, "message": "<evil>"}},
+        "code is not an integer",
+    ),
+    (
+        "error code a float",
+        {"jsonrpc": "2.0", "error": {"code": -32603.0, "message": "<evil>"}},
+        "code is not an integer",
+    ),
+    (
+        "error message not a string",
+        {"jsonrpc": "2.0", "error": {"code": 1, "message": ["<evil>"]}},
+        "message is not a string",
+    ),
+    ("error without message", {"jsonrpc": "2.0", "error": {"code": 1}}, "message is not a string"),
+    ("jsonrpc 1.0", {"jsonrpc": "1.0", "result": {"sessionId": "<evil>"}}, '"jsonrpc" must be'),
+    ("no jsonrpc", {"result": {"sessionId": "<evil>"}}, '"jsonrpc" must be'),
+    ("jsonrpc a number", {"jsonrpc": 2.0, "result": {"sessionId": "<evil>"}}, '"jsonrpc" must be'),
+]
+
+
+@pytest.mark.parametrize(
+    ("message", "fault"), [r[1:] for r in MALFORMED_ANSWERS], ids=[r[0] for r in MALFORMED_ANSWERS]
+)
+def test_malformed_answer_fails_the_pending_call(message: dict[str, Any], fault: str) -> None:
+    pair = ConnectionPair()
+    pair.initialize()
+    new_session = s.NewSessionRequest(cwd="/", mcp_servers=[])
+    rid, _ = pair.client.send_request(m.SESSION_NEW, new_session)
+    other, _ = pair.client.send_request(m.SESSION_NEW, new_session)
+    pair.client.receive_data(orjson.dumps({**message, "id": rid}) + b"\n")
+    assert pair.client.data_to_send() == b""  # responses are never answered
+    events = pair.client.events()
+    [rejected] = [e for e in events if isinstance(e, FrameRejected)]
+    assert (rejected.request_id, rejected.replied) == (rid, False)
+    [failed] = [e for e in events if isinstance(e, CallFailed)]
+    assert failed.request_id == rid
+    assert failed.row is m.SESSION_NEW
+    assert isinstance(failed.error, RemoteProtocolError)
+    assert str(failed.error).startswith("malformed response to session/new: ")
+    assert fault in str(failed.error)
+    assert "<evil>" not in str(failed.error)
+    assert pair.client.pending_ids == (other,)
+    assert pair.client.state is State.READY
+    # The connection stays usable: the other call and a new one still get their answers.
+    pair.client.receive_data(frame(id=other, result={"sessionId": "s"}))
+    [answered] = pair.client.events()
+    assert isinstance(answered, ResponseReceived)
+    later, data = pair.client.send_request(m.SESSION_NEW, new_session)
+    pair.deliver_to_agent(data)
+    [answered] = pair.deliver_to_client(
+        pair.agent.send_response(later, s.NewSessionResponse(session_id="s2"))
+    )
+    assert isinstance(answered, ResponseReceived)
+
+
+@pytest.mark.parametrize(
+    ("message", "fault"), [r[1:] for r in MALFORMED_ANSWERS], ids=[r[0] for r in MALFORMED_ANSWERS]
+)
+def test_malformed_answer_to_initialize_fails_it_and_allows_a_retry(
+    message: dict[str, Any], fault: str
+) -> None:
+    client = Connection(Side.CLIENT)
+    rid, _ = client.send_request(m.INITIALIZE, s.InitializeRequest(protocol_version=1))
+    client.receive_data(orjson.dumps({**message, "id": rid}) + b"\n")
+    [failed] = [e for e in client.events() if isinstance(e, CallFailed)]
+    assert isinstance(failed.error, RemoteProtocolError)
+    assert str(failed.error).startswith("malformed response to initialize: ")
+    assert fault in str(failed.error)
+    assert client.state is State.NEW
+    assert client.pending_ids == ()
+    retry, _ = client.send_request(m.INITIALIZE, s.InitializeRequest(protocol_version=1))
+    client.receive_data(frame(id=retry, result={"protocolVersion": 1}))
+    [event] = client.events()
+    assert isinstance(event, ResponseReceived)
+    assert state_of(client) is State.READY
+
+
+# A malformed response whose id is not exactly a pending call's id fails nothing.
+MALFORMED_OTHER_IDS = [
+    ("string for an int id", "1"),
+    ("float id", 1.0),
+    ("bool id", True),
+    ("null id", None),
+    ("unknown id", 99),
+    ("finished id", 0),
+]
+
+
+@pytest.mark.parametrize(
+    "rid", [r[1] for r in MALFORMED_OTHER_IDS], ids=[r[0] for r in MALFORMED_OTHER_IDS]
+)
+def test_malformed_answer_with_another_id_fails_nothing(rid: Any) -> None:
+    pair = ConnectionPair()
+    pair.initialize()
+    call, _ = pair.client.send_request(m.SESSION_NEW, s.NewSessionRequest(cwd="/", mcp_servers=[]))
+    assert call == 1
+    pair.client.receive_data(frame(id=rid, result={}, error={"code": 1, "message": "x"}))
+    assert [type(e) for e in pair.client.events()] == [FrameRejected]
+    assert pair.client.pending_ids == (1,)
+
+
+CLASSIFIED_BAD = [
+    ("both, int id", {"jsonrpc": "2.0", "id": 5, "result": 1, "error": {}}, 5),
+    ("both, string id", {"jsonrpc": "2.0", "id": "5", "result": 1, "error": {}}, "5"),
+    ("bad error, int id", {"jsonrpc": "2.0", "id": 5, "error": {"code": "x"}}, 5),
+    ("bad error, string id", {"jsonrpc": "2.0", "id": "a", "error": 3}, "a"),
+    ("jsonrpc 1.0, id", {"jsonrpc": "1.0", "id": 0, "result": {}}, 0),
+    ("no jsonrpc, id", {"id": -7, "error": {"code": 1, "message": "m"}}, -7),
+    ("both, invalid id", {"jsonrpc": "2.0", "id": 1.5, "result": 1, "error": {}}, None),
+    ("bad error, bool id", {"jsonrpc": "2.0", "id": False, "error": 3}, None),
+    ("no id", {"jsonrpc": "2.0", "result": {}}, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("message", "rid"), [c[1:] for c in CLASSIFIED_BAD], ids=[c[0] for c in CLASSIFIED_BAD]
+)
+def test_bad_responses_keep_a_valid_id(message: dict[str, Any], rid: Any) -> None:
+    classified = rpc.classify(orjson.dumps(message))
+    assert isinstance(classified, rpc.BadResponse)
+    assert classified.id == rid
+    assert type(classified.id) is type(rid)
+
+
+def test_bom_at_the_start_of_input_is_ignored() -> None:
+    agent = Connection(Side.AGENT)
+    request = frame(id=0, method="initialize", params={"protocolVersion": 1})
+    for byte in b"\xef\xbb\xbf" + request:
+        agent.receive_data(bytes([byte]))
+    assert agent.data_to_send() == b""
+    [event] = agent.events()
+    assert isinstance(event, RequestReceived)
+
+
+# ------------------------------------------------------------------ the lifecycle table
+
+T = Trigger
+TABLE_ROWS = [
+    (State.NEW, T.INITIALIZE_STARTED, State.INITIALIZING),
+    (State.NEW, T.INITIALIZE_SUCCEEDED, None),
+    (State.NEW, T.INITIALIZE_FAILED, None),
+    (State.NEW, T.END_OF_INPUT, State.CLOSED),
+    (State.NEW, T.CLOSE, State.CLOSED),
+    (State.INITIALIZING, T.INITIALIZE_STARTED, None),
+    (State.INITIALIZING, T.INITIALIZE_SUCCEEDED, State.READY),
+    (State.INITIALIZING, T.INITIALIZE_FAILED, State.NEW),
+    (State.INITIALIZING, T.END_OF_INPUT, State.CLOSED),
+    (State.INITIALIZING, T.CLOSE, State.CLOSED),
+    (State.READY, T.INITIALIZE_STARTED, None),
+    (State.READY, T.INITIALIZE_SUCCEEDED, None),
+    (State.READY, T.INITIALIZE_FAILED, None),
+    (State.READY, T.END_OF_INPUT, State.CLOSED),
+    (State.READY, T.CLOSE, State.CLOSED),
+    (State.CLOSED, T.INITIALIZE_STARTED, None),
+    (State.CLOSED, T.INITIALIZE_SUCCEEDED, State.CLOSED),
+    (State.CLOSED, T.INITIALIZE_FAILED, State.CLOSED),
+    (State.CLOSED, T.END_OF_INPUT, None),
+    (State.CLOSED, T.CLOSE, State.CLOSED),
+]
+
+
+def test_the_table_rows_cover_every_pair() -> None:
+    assert {(row[0], row[1]) for row in TABLE_ROWS} == {(st, t) for st in State for t in Trigger}
+
+
+@pytest.mark.parametrize(
+    ("state", "trigger", "after"), TABLE_ROWS, ids=[f"{r[0].name}-{r[1].name}" for r in TABLE_ROWS]
+)
+def test_transition_table(state: State, trigger: Trigger, after: State | None) -> None:
+    if after is None:
+        assert (state, trigger) not in TRANSITIONS
+        with pytest.raises(LocalProtocolError):
+            step(Lifecycle(state=state), trigger)
+        return
+    assert step(Lifecycle(state=state), trigger) == Lifecycle(
+        state=after, answerable=trigger is not T.CLOSE
+    )
+    assert not step(Lifecycle(state=state, answerable=False), trigger).answerable
+
+
+def test_every_state_change_goes_through_fire() -> None:
+    source = inspect.getsource(connection_module)
+    assert "self.state =" not in source
+    assert source.count("self._lifecycle =") == 2  # __init__ and _fire
+    assert "advance(" not in source
+
+
+def _initializing_client() -> tuple[Connection, int | str]:
+    client = Connection(Side.CLIENT)
+    rid, _ = client.send_request(m.INITIALIZE, s.InitializeRequest(protocol_version=1))
+    return client, rid
+
+
+# (name, how the pending initialize ends, the client's state after it)
+INITIALIZE_ENDINGS = [
+    ("result", lambda c, r: c.receive_data(frame(id=r, result={"protocolVersion": 1})), "READY"),
+    ("error", lambda c, r: c.receive_data(frame(id=r, error={"code": 1, "message": "m"})), "NEW"),
+    (
+        "undecodable",
+        lambda c, r: c.receive_data(frame(id=r, result={"protocolVersion": "x"})),
+        "NEW",
+    ),
+    ("malformed", lambda c, r: c.receive_data(frame(id=r, result={}, error={})), "NEW"),
+    ("timed out", lambda c, r: c.time_out(r), "NEW"),
+    ("cancelled", lambda c, r: c.cancel(r), "NEW"),
+    ("end of input", lambda c, r: c.receive_data(b""), "CLOSED"),
+    ("closed", lambda c, r: c.close(), "CLOSED"),
+]
+
+
+@pytest.mark.parametrize(
+    ("end", "after"), [e[1:] for e in INITIALIZE_ENDINGS], ids=[e[0] for e in INITIALIZE_ENDINGS]
+)
+def test_every_end_of_initialize_leaves_a_usable_state(end: Any, after: str) -> None:
+    client, rid = _initializing_client()
+    assert client.state is State.INITIALIZING
+    end(client, rid)
+    assert client.state is State[after]
+    assert client.pending_ids == ()
+    if state_of(client) is State.NEW:  # the client may try again
+        retry, _ = client.send_request(m.INITIALIZE, s.InitializeRequest(protocol_version=1))
+        client.receive_data(frame(id=retry, result={"protocolVersion": 1}))
+        assert state_of(client) is State.READY
+
+
+@pytest.mark.parametrize("answer", ["result", "error"])
+def test_initialize_received_before_end_of_input_can_be_answered_after_it(answer: str) -> None:
+    agent = Connection(Side.AGENT)
+    agent.receive_data(frame(id=0, method="initialize", params={"protocolVersion": 1}))
+    agent.receive_data(b"")
+    assert agent.state is State.CLOSED
+    if answer == "result":
+        data = agent.send_response(0, s.InitializeResponse(protocol_version=1))
+    else:
+        data = agent.send_error(0, RequestError.internal_error())
+    assert orjson.loads(data)["id"] == 0
+    assert agent.state is State.CLOSED
+    assert agent.our_state is agent.their_state is State.CLOSED
+
+
+def test_half_close_then_local_close() -> None:
+    agent = ready_agent()
+    agent.receive_data(frame(id=7, method="session/new", params=NEW_SESSION))
+    agent.receive_data(frame(id=8, method="session/new", params=NEW_SESSION))
+    agent.receive_data(b"")
+    events = agent.events()
+    assert isinstance(events[-1], ConnectionClosedEvent)
+    agent.receive_data(frame(id=9, method="session/new", params=NEW_SESSION))  # ignored
+    assert agent.events() == []
+    assert agent.inbound_ids == (7, 8)
+    assert orjson.loads(agent.send_response(7, s.NewSessionResponse(session_id="s")))["id"] == 7
+    with pytest.raises(ConnectionClosed):
+        agent.send_response(9, s.NewSessionResponse(session_id="s"))
+    agent.close()
+    assert agent.events() == []  # closing twice announces nothing new
+    assert not agent.inbound_ids
+    assert agent.state is State.CLOSED
+    with pytest.raises(ConnectionClosed):
+        agent.send_response(8, s.NewSessionResponse(session_id="s"))
+    assert agent.answer(8, s.NewSessionResponse(session_id="s")) == b""

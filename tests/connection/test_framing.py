@@ -21,29 +21,32 @@ def feed_in(chunks: list[bytes]) -> list[object]:
     return out
 
 
-def whole() -> list[bytes]:
-    return [STREAM]
+def whole(stream: bytes = STREAM) -> list[bytes]:
+    return [stream]
 
 
-def byte_by_byte() -> list[bytes]:
-    return [STREAM[i : i + 1] for i in range(len(STREAM))]
+def byte_by_byte(stream: bytes = STREAM) -> list[bytes]:
+    return [stream[i : i + 1] for i in range(len(stream))]
 
 
-def random_chunks(seed: int) -> list[bytes]:
+def random_chunks(seed: int, stream: bytes = STREAM) -> list[bytes]:
     rng = random.Random(seed)
     chunks, i = [], 0
-    while i < len(STREAM):
+    while i < len(stream):
         size = rng.randint(1, 17)
-        chunks.append(STREAM[i : i + size])
+        chunks.append(stream[i : i + size])
         i += size
     return chunks
 
 
-@pytest.mark.parametrize(
-    "chunks",
-    [whole(), byte_by_byte(), *[random_chunks(seed) for seed in range(20)]],
-    ids=["whole", "bytewise", *[f"random{seed}" for seed in range(20)]],
-)
+def chunkings(stream: bytes) -> list[list[bytes]]:
+    return [whole(stream), byte_by_byte(stream), *[random_chunks(s, stream) for s in range(20)]]
+
+
+CHUNKING_IDS = ["whole", "bytewise", *[f"random{seed}" for seed in range(20)]]
+
+
+@pytest.mark.parametrize("chunks", chunkings(STREAM), ids=CHUNKING_IDS)
 def test_frames_do_not_depend_on_chunking(chunks: list[bytes]) -> None:
     assert feed_in(chunks) == EXPECTED
 
@@ -62,3 +65,45 @@ def test_nothing_after_end_of_input() -> None:
     assert framer.feed(b'{"a":1}') == []
     assert framer.feed(b"") == [b'{"a":1}']
     assert framer.feed(b'{"b":1}\n') == []
+
+
+# ------------------------------------------------------------------ byte order mark
+
+BOM = b"\xef\xbb\xbf"
+
+BOM_CASES = [
+    # (name, stream, frames) -- each stream is also fed whole, byte by byte and in chunks
+    ("bom then stream", BOM + STREAM, EXPECTED),
+    ("bom then frame without newline", BOM + b'{"a":1}', [b'{"a":1}']),
+    ("only a bom", BOM, []),
+    ("bom then blank lines", BOM + b"\n\r\n", []),
+    (
+        "bom on a later line is data",
+        b'{"a":1}\n' + BOM + b'{"b":2}\n',
+        [b'{"a":1}', BOM + b'{"b":2}'],
+    ),
+    ("second bom is data", BOM + BOM + b"{}\n", [BOM + b"{}"]),
+    ("half a bom is data", b"\xef\xbb{}\n", [b"\xef\xbb{}"]),
+    ("a bom prefix alone is data", b"\xef", [b"\xef"]),
+    ("two bom bytes alone are data", b"\xef\xbb", [b"\xef\xbb"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("stream", "expected", "chunks"),
+    [(case[1], case[2], chunks) for case in BOM_CASES for chunks in chunkings(case[1])],
+    ids=[f"{case[0]}-{how}" for case in BOM_CASES for how in CHUNKING_IDS],
+)
+def test_bom_at_stream_start_is_dropped_however_chunked(
+    stream: bytes, expected: list[object], chunks: list[bytes]
+) -> None:
+    assert b"".join(chunks) == stream
+    assert feed_in(chunks) == expected
+
+
+def test_bom_split_across_the_first_feeds() -> None:
+    framer = LineFramer()
+    assert framer.feed(b"\xef") == []
+    assert framer.feed(b"\xbb") == []
+    assert framer.feed(b'\xbf{"a":1}\n') == [b'{"a":1}']
+    assert framer.feed(BOM + b'{"b":1}\n') == [BOM + b'{"b":1}']
