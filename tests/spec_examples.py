@@ -1,4 +1,4 @@
-"""The JSON examples of the prose spec (`../shared/acp-spec/v1/docs/*.mdx`), typed.
+"""The JSON examples of the prose spec (vendored: `tests/spec_docs/v1/*.mdx`), typed.
 
 Each example becomes (where, parsed JSON, the model type its payload decodes as). A
 response is typed by the request with the same id in the same document; a fragment
@@ -18,8 +18,12 @@ from typing import Any
 from acp_sdk import schema
 from acp_sdk.methods import TABLE, Kind
 
-SPEC_DOCS = Path(__file__).resolve().parents[2] / "shared" / "acp-spec" / "v1" / "docs"
-SCHEMA_FILE = Path(__file__).resolve().parents[1] / "acp_sdk/_codegen/schema/v1/schema.json"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# Every path the tests read lies inside the repository (a fresh checkout tests itself):
+# the prose docs are vendored next to this module, with their licence and digests.
+SPEC_DOCS_ROOT = REPO_ROOT / "tests" / "spec_docs"
+SPEC_DOCS = SPEC_DOCS_ROOT / "v1"
+SCHEMA_FILE = REPO_ROOT / "acp_sdk/_codegen/schema/v1/schema.json"
 _BLOCK = re.compile(r"```json[^\n]*\n(.*?)```", re.S)
 _JSONC_COMMENT = re.compile(r"^\s*//.*$", re.M)
 

@@ -142,8 +142,19 @@ class _Emitter:
 
     # ------------------------------------------------------------------ defaults
 
-    def default_value(self, owner: str, field: Field, default: Default | None) -> str:
-        """The Python value a field takes when absent or (default-on-error) invalid."""
+    def default_value(
+        self, owner: str, field: Field, default: Default | None, *, present: bool = False
+    ) -> str:
+        """The Python value a field takes when absent or (default-on-error) invalid.
+
+        With `present`, the wire carried the field (as `null` or an invalid value), so the
+        decoded model remembers it and re-encodes it: an empty map is then a fresh `{}`,
+        never the shared read-only `_EMPTY`, because a decoded value must always encode
+        (a `mappingproxy` is not JSON) and every other decoded map is a plain dict too."""
+        value = self._default_value(owner, field, default)
+        return "{}" if present and value == "_EMPTY" else value
+
+    def _default_value(self, owner: str, field: Field, default: Default | None) -> str:
         if default is None:
             if field.nullable:
                 return "None"
@@ -292,9 +303,8 @@ class _Emitter:
             if field.nullable or (default is not None and default.kind == "none"):
                 out.append(f"{body_indent}    {target} = None")
             else:
-                out.append(
-                    f"{body_indent}    {target} = {self.default_value(owner, field, default)}"
-                )
+                value = self.default_value(owner, field, default, present=True)
+                out.append(f"{body_indent}    {target} = {value}")
             if default is not None and default.kind != "unset":
                 out.append(f'{body_indent}    ex = _s.note(ex, "{wire}")')
             out.append(f"{body_indent}else:")
@@ -307,7 +317,7 @@ class _Emitter:
             elif field.default_on_error:
                 out += [
                     f"{inner}if {test}:",
-                    f"{inner}    r = {self.default_value(owner, field, default)}",
+                    f"{inner}    r = {self.default_value(owner, field, default, present=True)}",
                     f"{inner}else:",
                     f"{inner}    r = v",
                 ]
@@ -319,7 +329,8 @@ class _Emitter:
             out += self.decode_stmts_for_field(field, inner + "    ")
             if field.default_on_error:
                 out.append(f"{inner}except DecodeError:")
-                out.append(f"{inner}    r = {self.default_value(owner, field, default)}")
+                fallback = self.default_value(owner, field, default, present=True)
+                out.append(f"{inner}    r = {fallback}")
             else:
                 out.append(f"{inner}except DecodeError as e:")
                 out.append(f'{inner}    raise e.at("{wire}") from None')
@@ -371,6 +382,16 @@ class _Emitter:
                 f'        d["{wire}"] = {value}',
                 f'    elif "{wire}" in ex:',
                 f'        d["{wire}"] = None',
+            ]
+            return
+        if default.kind == "empty_map":
+            # An explicit empty map is written as a fresh `{}` whatever object holds it
+            # (the model default `EMPTY` is a read-only mappingproxy, not JSON).
+            out += [
+                "    if v:",
+                f'        d["{wire}"] = {value}',
+                f'    elif "{wire}" in ex:',
+                f'        d["{wire}"] = {{}}',
             ]
             return
         test = self.is_default_test(owner, field, default, "v", negate=True)

@@ -3012,13 +3012,13 @@ def _d_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
     else:
         n += 1
         if v is None:
-            f_env = _EMPTY
+            f_env = {}
             ex = _s.note(ex, "env")
         else:
             try:
                 r = _s.d_map(v, _s.d_str)
             except DecodeError:
-                r = _EMPTY
+                r = {}
             if not r:
                 ex = _s.note(ex, "env")
             f_env = r
@@ -3067,8 +3067,10 @@ def _e_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
     if v or "args" in ex:
         d["args"] = v
     v = o.env
-    if v or "env" in ex:
+    if v:
         d["env"] = v
+    elif "env" in ex:
+        d["env"] = {}
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -7077,8 +7079,10 @@ def _e_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
     elif "title" in ex:
         d["title"] = None
     v = o.properties
-    if v or "properties" in ex:
+    if v:
         d["properties"] = {k: _encode(x) for k, x in v.items()}
+    elif "properties" in ex:
+        d["properties"] = {}
     v = o.required
     if v is not None:
         d["required"] = v
@@ -16229,8 +16233,10 @@ def _e_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
     v = o.base_url
     d["baseUrl"] = v
     v = o.headers
-    if v or "headers" in ex:
+    if v:
         d["headers"] = v
+    elif "headers" in ex:
+        d["headers"] = {}
     v = o.meta
     if v is not None:
         d["_meta"] = v

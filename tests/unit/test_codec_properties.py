@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import acp_sdk
@@ -83,3 +83,73 @@ def test_unstable_messages_round_trip(type_: Any, data: st.DataObject) -> None:
     value = data.draw(valid(def_name_of(type_), unstable=True))
     decoded = acp_sdk.decode(value, type_)
     assert orjson.loads(acp_sdk.encode(decoded)) == value
+
+
+# --------------------------------------------------------------- x-deserialize-default-on-error
+
+# One value of every JSON type, and integers out of the narrower formats' ranges (2**64 - 1
+# is the largest integer JSON parsing yields; beyond it orjson reads a float): for any field
+# at least one is wrong-typed, so the field falls back to its default.
+WRONG_VALUES: list[Any] = [None, True, 7, -1, 2**64 - 1, 1.5, "x", [1], {"k": 1}]
+
+
+def _default_on_error_classes(unstable_schema: bool) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(class name, `$defs` name to draw from, wire names of its default-on-error fields),
+    read from the generator's own parse of the pinned schema, so no field is missed."""
+    from acp_sdk._codegen import ir
+    from acp_sdk._codegen.common import all_fields
+    from tests.schema_tools import raw_schema
+
+    model = ir.parse(raw_schema(unstable_schema))
+    out = []
+    for definition in model.defs.values():
+        if not isinstance(definition, ir.ClassDef):
+            continue
+        wires = tuple(f.wire for f in all_fields(model, definition) if f.default_on_error)
+        if wires:
+            source = model.source.get(definition.name, definition.name)
+            out.append((definition.name, source, wires))
+    return sorted(out)
+
+
+DEFAULT_ON_ERROR_CASES = [
+    (flag, name, source, wires)
+    for flag in (False, True)
+    for name, source, wires in _default_on_error_classes(flag)
+]
+DEFAULT_ON_ERROR = [
+    pytest.param(*case, id=f"{'unstable.' if case[0] else ''}{case[1]}")
+    for case in DEFAULT_ON_ERROR_CASES
+]
+
+
+def test_default_on_error_fields_were_found() -> None:
+    # Both schemas mark hundreds of fields; a parse that found none would pass vacuously.
+    assert sum(len(wires) for *_, wires in DEFAULT_ON_ERROR_CASES) > 600
+    assert any(
+        name == "AuthMethodTerminal" and "env" in wires
+        for _, name, _, wires in DEFAULT_ON_ERROR_CASES
+    )
+
+
+@pytest.mark.parametrize(("unstable_schema", "name", "source", "wires"), DEFAULT_ON_ERROR)
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_default_on_error_fields_always_re_encode(
+    unstable_schema: bool, name: str, source: str, wires: tuple[str, ...], data: st.DataObject
+) -> None:
+    from acp_sdk._generated import models, unstable_models
+
+    cls = getattr(unstable_models if unstable_schema else models, name)
+    base = data.draw(valid(source, unstable=unstable_schema))
+    try:  # a union's draw may be another arm: only this class's own shape is of use
+        acp_sdk.decode(base, cls)
+    except acp_sdk.DecodeError:
+        assume(False)
+    for wire in wires:
+        for wrong in WRONG_VALUES:
+            decoded = acp_sdk.decode({**base, wire: wrong}, cls)  # default-on-error: no raise
+            encoded = acp_sdk.encode(decoded)  # a decoded value always re-encodes
+            again = acp_sdk.decode(encoded, cls)
+            assert again == decoded, (wire, wrong)
+            assert acp_sdk.encode(again) == encoded, (wire, wrong)
