@@ -1,32 +1,43 @@
-"""What both client facades share besides the connection: defaults and update routing.
+"""What both client facades share besides the driver: set-up, defaults, turns' state.
 
-No protocol rule lives here (those are the connection's); only choices both facades make
-the same way: the initialize request they send by default, and which prompt turn a
-`session/update` belongs to.
+No protocol rule lives here (those are the connection's) and no endpoint rule (the
+engine's); only the choices both facades make the same way: the initialize request they
+send by default, which handler serves a request, which callbacks a notification runs,
+and the state of sessions and turns that does not depend on how a caller waits.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Sequence
-from typing import Any
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Generic, TypeVar
 
+import attrs
+
+from acp_sdk._driver.engine import Callback, Limits, Outcome, Sink
+from acp_sdk._driver.process import AgentProcess
+from acp_sdk._rows import Method, MethodTable, Row, Side
 from acp_sdk._version import __version__
-from acp_sdk.connection import SUPPORTED_PROTOCOL_VERSIONS
-from acp_sdk.errors import LocalProtocolError
+from acp_sdk.connection import SUPPORTED_PROTOCOL_VERSIONS, Connection
+from acp_sdk.errors import RequestError
 from acp_sdk.handlers import HandlerSet
+from acp_sdk.methods import INITIALIZE
 from acp_sdk.schema import (
     AgentCapabilities,
     ClientCapabilities,
     ContentBlock,
     Implementation,
     InitializeRequest,
-    SessionNotification,
-    SessionUpdate,
+    InitializeResponse,
+    PromptRequest,
+    PromptResponse,
+    StopReason,
     TextContent,
 )
 
+R = TypeVar("R")
+RequestId = int | str
 DEFAULT_CLIENT_INFO = Implementation(name="acp-typed", title="acp_sdk client", version=__version__)
 
 
@@ -53,53 +64,157 @@ def prompt_blocks(prompt: str | ContentBlock | Sequence[ContentBlock]) -> list[C
     return [single]
 
 
-def agent_capabilities(connection: Any) -> AgentCapabilities:
-    caps = connection.their_capabilities if connection is not None else None
-    return caps if isinstance(caps, AgentCapabilities) else AgentCapabilities()
-
-
-def agent_info(connection: Any) -> Implementation | None:
-    info = connection.their_info if connection is not None else None
-    return info if isinstance(info, Implementation) else None
-
-
 def log_agent_stderr(line: str) -> None:
     """Where an agent's stderr goes by default: a logger, line by line."""
     logging.getLogger("acp_sdk.agent.stderr").info("%s", line)
 
 
-class UpdateRouter:
-    """Delivers each `session/update` to the running turn of its session, in arrival order.
+@attrs.frozen(kw_only=True, order=False)
+class SpawnSpec:
+    """How to start an agent subprocess, and how long closing it may take."""
 
-    Updates outside any turn (a load replaying history, a mode change) go to the
-    client's `on_update` callback, if any. The facades run callbacks one at a time, in
-    order, but not on the reader, so a callback may call back into the client.
-    """
+    argv: Sequence[str]
+    env: Mapping[str, str] | None = None
+    cwd: str | os.PathLike[str] | None = None
+    stderr: Callable[[str], Any] | None = None
+    close_timeout: float = 2.0
+    terminate_timeout: float = 2.0
 
-    def __init__(self, on_update: Callable[[SessionNotification], Any] | None) -> None:
-        self._turns: dict[str, Callable[[SessionUpdate], None]] = {}
-        self._lock = threading.Lock()
-        self.on_update = on_update
+    def start(self) -> AgentProcess:
+        return AgentProcess(
+            self.argv, env=self.env, cwd=self.cwd, stderr=self.stderr or log_agent_stderr
+        )
 
-    def open(self, session_id: str, sink: Callable[[SessionUpdate], None]) -> None:
-        with self._lock:
-            if session_id in self._turns:
-                raise LocalProtocolError(
-                    f"a prompt turn is already running in session {session_id}"
-                )
-            self._turns[session_id] = sink
 
-    def close(self, session_id: str, sink: Callable[[SessionUpdate], None]) -> None:
-        with self._lock:
-            if self._turns.get(session_id) == sink:
-                del self._turns[session_id]
+class ClientState:
+    """The facade-independent half of a client: options, handlers, the agent process,
+    and what initialize told us. `Client` and `AsyncClient` add how callers wait."""
 
-    def route(self, notification: SessionNotification) -> bool:
-        """Deliver to the session's running turn; False when no turn is running (the
-        caller then hands it to `on_update`, off the reader)."""
-        with self._lock:
-            sink = self._turns.get(notification.session_id)
-        if sink is None:
-            return False
-        sink(notification.update)
-        return True
+    def __init__(
+        self,
+        *,
+        handlers: Any,
+        on_update: Callable[[Any], Any] | None,
+        client_info: Implementation | None,
+        initialize: bool,
+        table: MethodTable | None,
+        request_timeout: float | None,
+        workers: int,
+        max_send_buffer: int,
+        max_buffered_updates: int,
+    ) -> None:
+        self._handlers = HandlerSet(handlers)
+        self._on_update = on_update
+        self._client_info = client_info
+        self._auto_initialize = initialize
+        self._table = table
+        self._timeout = request_timeout
+        self._workers = workers
+        self._limits = Limits(
+            max_send_buffer=max_send_buffer, max_buffered_updates=max_buffered_updates
+        )
+        self._spawn: SpawnSpec | None = None
+        self._process: AgentProcess | None = None
+        self._connection: Connection | None = None
+        self.initialize_response: InitializeResponse | None = None
+
+    def _new_connection(self) -> Connection:
+        self._connection = Connection(Side.CLIENT, table=self._table)
+        return self._connection
+
+    def _initialize_request(self) -> InitializeRequest:
+        return default_initialize(self._handlers, self._client_info)
+
+    def _record(self, row: Method[Any, R], result: R) -> R:
+        if row is INITIALIZE and isinstance(result, InitializeResponse):
+            self.initialize_response = result
+        return result
+
+    def _close_grace(self) -> tuple[float, float]:
+        spec = self._spawn
+        return (spec.close_timeout, spec.terminate_timeout) if spec else (2.0, 2.0)
+
+    def _handler_for(self, row: Row) -> Callable[[Any], Any]:
+        handler = self._handlers.get(row.handler_name)
+        if handler is None:
+            raise RequestError.method_not_found(row.wire)
+        return handler
+
+    def _notification_callbacks(self, row: Row, params: Any) -> list[Callback]:
+        handler = self._handlers.get(row.handler_name)
+        return [handler] if handler is not None else []
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def connection(self) -> Connection | None:
+        """The sans-IO connection underneath (None before `open`): its state, ids and
+        the capabilities both sides advertised."""
+        return self._connection
+
+    @property
+    def agent_capabilities(self) -> AgentCapabilities:
+        """What the agent advertised at initialize (all defaults before that)."""
+        caps = self._connection.their_capabilities if self._connection else None
+        return caps if isinstance(caps, AgentCapabilities) else AgentCapabilities()
+
+    @property
+    def agent_info(self) -> Implementation | None:
+        info = self._connection.their_info if self._connection else None
+        return info if isinstance(info, Implementation) else None
+
+    @property
+    def stderr_tail(self) -> str:
+        """The most recent lines of the agent's stderr (about 64 KiB; "" when not spawned)."""
+        return self._process.stderr.text if self._process is not None else ""
+
+
+class TurnState:
+    """A prompt turn's state, whatever the facade: its request, its sink, how it ended."""
+
+    def __init__(self, params: PromptRequest, on_update: Callable[[Any], Any] | None) -> None:
+        self.params = params
+        self._on_update = on_update
+        self._sink: Sink | None = None
+        self.request_id: RequestId | None = None
+        self.response: PromptResponse | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.params.session_id
+
+    @property
+    def stop_reason(self) -> StopReason | None:
+        return self.response.stop_reason if self.response is not None else None
+
+    @property
+    def received(self) -> int:
+        """Updates routed to this turn so far (counted as they arrive)."""
+        return self._sink.received if self._sink is not None else 0
+
+    def _ended(self, outcome: Outcome[Any] | None) -> None:
+        """The turn ended: keep the response, or raise how it failed (again on a second
+        iteration: a finished turn ends the same way every time, without replay)."""
+        assert outcome is not None
+        if outcome.error is not None:
+            raise outcome.error
+        self.response = outcome.value
+
+
+class SessionState(Generic[R]):
+    """A session handle's data: its id and the response that opened it."""
+
+    def __init__(self, session_id: str, response: R) -> None:
+        self.session_id = session_id
+        self.response = response
+
+
+def session_id_of(response: Any, params: Any) -> str:
+    session_id: str = getattr(response, "session_id", None) or params.session_id
+    return session_id
+
+
+def prompt_request(
+    session_id: str, prompt: str | ContentBlock | Sequence[ContentBlock]
+) -> PromptRequest:
+    return PromptRequest(session_id=session_id, prompt=prompt_blocks(prompt))

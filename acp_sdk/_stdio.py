@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import selectors
+import stat
 import sys
+import threading
 from typing import Any
 
 
@@ -30,15 +34,47 @@ def fd_is_open(fd: int) -> bool:
 
 
 class _ThreadedReader:
-    """Reads a descriptor asyncio cannot watch (a regular file) in a worker thread."""
+    """Reads a descriptor asyncio cannot watch (a regular file, /dev/null) in a daemon
+    thread of its own: a read that never returns must not keep the process alive at
+    exit (the loop's default executor would be joined)."""
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
+        self._wanted = threading.Semaphore(0)
+        self._result: asyncio.Future[bytes] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._size = 1 << 16
+        self._thread: threading.Thread | None = None
+
+    def _run(self) -> None:
+        while True:
+            self._wanted.acquire()
+            try:
+                data = os.read(self._fd, self._size)
+            except OSError:
+                data = b""
+            loop, result = self._loop, self._result
+            if loop is None or result is None:
+                return
+            with contextlib.suppress(RuntimeError):  # the loop is closed: we are exiting
+                loop.call_soon_threadsafe(_settle, result, data)
+            if not data:
+                return
 
     async def read(self, n: int = -1) -> bytes:
-        return await asyncio.get_running_loop().run_in_executor(
-            None, os.read, self._fd, n if n > 0 else 1 << 16
-        )
+        self._loop = asyncio.get_running_loop()
+        self._result = self._loop.create_future()
+        self._size = n if n > 0 else 1 << 16
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="acp-stdin", daemon=True)
+            self._thread.start()
+        self._wanted.release()
+        return await self._result
+
+
+def _settle(future: asyncio.Future[bytes], data: bytes) -> None:
+    if not future.done():
+        future.set_result(data)
 
 
 class _BlockingWriter:
@@ -60,25 +96,41 @@ class _BlockingWriter:
         return None
 
 
-async def open_fd_streams(in_fd: int, out_fd: int) -> tuple[Any, Any]:
-    """(reader, writer) over two descriptors, with asyncio pipes where the OS allows."""
-    loop = asyncio.get_running_loop()
-    reader: Any
-    writer: Any
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can watch `fd`: pipes, sockets and ttys can; regular files
+    and some character devices (`/dev/null`) cannot, and asyncio would only find out
+    later, in a callback, leaving the reader waiting forever."""
     try:
-        stream_reader = asyncio.StreamReader(limit=1 << 30)
-        await loop.connect_read_pipe(
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+    except (OSError, ValueError):
+        return False
+    return (
+        stat.S_ISFIFO(os.fstat(fd).st_mode)
+        or stat.S_ISSOCK(os.fstat(fd).st_mode)
+        or (os.isatty(fd))
+    )
+
+
+async def open_fd_streams(in_fd: int, out_fd: int) -> tuple[Any, Any, list[Any]]:
+    """(reader, writer, transports to close) over two descriptors, with asyncio pipes
+    where the loop can watch them and a thread or plain writes where it cannot."""
+    loop = asyncio.get_running_loop()
+    reader: Any = _ThreadedReader(in_fd)
+    writer: Any = _BlockingWriter(out_fd)
+    transports: list[Any] = []
+    if _pollable(in_fd):
+        stream_reader = asyncio.StreamReader(limit=1 << 16)
+        transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(stream_reader),
             os.fdopen(in_fd, "rb", buffering=0, closefd=False),
         )
+        transports.append(transport)
         reader = stream_reader
-    except (ValueError, OSError):
-        reader = _ThreadedReader(in_fd)
-    try:
-        transport, protocol = await loop.connect_write_pipe(
+    if _pollable(out_fd):
+        out_transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, os.fdopen(out_fd, "wb", buffering=0, closefd=False)
         )
-        writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    except (ValueError, OSError):
-        writer = _BlockingWriter(out_fd)
-    return reader, writer
+        transports.append(out_transport)
+        writer = asyncio.StreamWriter(out_transport, protocol, None, loop)
+    return reader, writer, transports

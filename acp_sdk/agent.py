@@ -25,11 +25,12 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from acp_sdk import _stdio
-from acp_sdk._aio_endpoint import AsyncByteReader, AsyncByteWriter, AsyncEndpoint
+from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
+from acp_sdk._driver.engine import Limits
 from acp_sdk._generated.agent_calls import AgentCalls
 from acp_sdk._rows import Method, MethodTable, Notification, Row, Side
 from acp_sdk.connection import Connection
@@ -90,41 +91,46 @@ class AgentContext(AgentCalls):
     `CapabilityNotNegotiated` without sending anything when they are missing.
     """
 
-    __slots__ = ("_endpoint",)
+    __slots__ = ("_driver",)
 
-    def __init__(self, endpoint: AsyncEndpoint) -> None:
-        self._endpoint = endpoint
+    def __init__(self, driver: AsyncDriver) -> None:
+        self._driver = driver
 
     @property
     def client_capabilities(self) -> ClientCapabilities:
-        caps = self._endpoint.connection.their_capabilities
+        caps = self._driver.engine.connection.their_capabilities
         return caps if isinstance(caps, ClientCapabilities) else ClientCapabilities()
 
     @property
     def client_info(self) -> Implementation | None:
-        info = self._endpoint.connection.their_info
+        info = self._driver.engine.connection.their_info
         return info if isinstance(info, Implementation) else None
 
     def negotiate_version(self, requested: int) -> int:
         """The protocol version to answer `initialize` with (the connection's rule)."""
-        return self._endpoint.connection.negotiate_version(requested)
+        return self._driver.engine.connection.negotiate_version(requested)
 
     async def send_update(self, session_id: str, update: SessionUpdate) -> None:
-        """Stream one `session/update` to the client."""
+        """Stream one `session/update` to the client.
+
+        Waits while more than `max_send_buffer` bytes wait for the client to read them;
+        raises `ConnectionClosed` once the client is gone (the runtime then ends the
+        turn quietly).
+        """
         await self.session_update(session_id=session_id, update=update)
 
     async def request(self, row: Method[Any, Any], params: Any) -> Any:
         """Call any method row the client handles, including extension rows."""
-        return await self._endpoint.call(row, params)
+        return await self._driver.call(row, params)
 
     async def notify(self, row: Notification[Any], params: Any) -> None:
-        await self._endpoint.notify(row, params)
+        await self._driver.notify(row, params)
 
     async def _request(self, row: Method[Any, Any], params: Any) -> Any:
-        return await self._endpoint.call(row, params)
+        return await self._driver.call(row, params)
 
     async def _notify(self, row: Notification[Any], params: Any) -> None:
-        await self._endpoint.notify(row, params)
+        await self._driver.notify(row, params)
 
 
 class Agent:
@@ -237,17 +243,24 @@ async def serve_agent(
     *,
     table: MethodTable | None = None,
     extensions: dict[str, Any] | None = None,
+    max_send_buffer: int = Limits().max_send_buffer,
 ) -> None:
     """Serve `agent` over a pair of asyncio byte streams until the client hangs up.
 
+    When the client ends its input, every running handler is cancelled (a prompt turn's
+    `ctx.send_update` then raises `ConnectionClosed`, which ends the turn quietly), the
+    answers still owed are flushed for a few seconds, and this returns.
+
     Args:
         extensions: handlers for extension rows in `table`, by handler name.
+        max_send_buffer: Bytes queued for the client before `send_update` and calls wait
+            for it to read (memory stays bounded when the client stops reading).
     """
     connection = Connection(Side.AGENT, table=table, protocol_versions=agent.protocol_versions)
     handlers = dict(extensions or {})
     context: list[AgentContext] = []
 
-    async def on_request(row: Row, params: Any, request_id: int | str) -> Any:
+    async def serve(row: Row, params: Any) -> Any:
         if row.handler_name in handlers:
             return await handlers[row.handler_name](params, context[0])
         method = getattr(agent, row.handler_name, None)
@@ -255,20 +268,27 @@ async def serve_agent(
             raise RequestError.method_not_found(row.wire)
         return await method(params, context[0])
 
-    async def on_notification(row: Row, params: Any) -> None:
+    def callbacks(row: Row, params: Any) -> list[Callable[[Any], Any]]:
         handler = handlers.get(row.handler_name) or getattr(agent, row.handler_name, None)
-        if handler is not None and callable(handler):
-            await handler(params, context[0])
+        if handler is None or not callable(handler):
+            return []
+        return [lambda p: handler(p, context[0])]
 
-    endpoint = AsyncEndpoint(
-        connection, reader, writer, on_request=on_request, on_notification=on_notification
+    driver = AsyncDriver(
+        connection,
+        reader,
+        writer,
+        serve=serve,
+        notification_callbacks=callbacks,
+        limits=Limits(max_send_buffer=max_send_buffer),
     )
-    context.append(AgentContext(endpoint))
-    endpoint.start()
+    context.append(AgentContext(driver))
+    driver.start()
     try:
-        await endpoint.closed.wait()
+        await driver.input_ended()
+        await driver.finish_handlers()
     finally:
-        await endpoint.aclose()
+        await driver.aclose(reason="the client closed the connection")
 
 
 def run_agent(
@@ -291,9 +311,11 @@ def run_agent(
 async def _serve_stdio(
     agent: Agent, out_fd: int, table: MethodTable | None, extensions: dict[str, Any] | None
 ) -> None:
-    reader, writer = await _stdio.open_fd_streams(sys.stdin.fileno(), out_fd)
+    reader, writer, transports = await _stdio.open_fd_streams(sys.stdin.fileno(), out_fd)
     try:
         await serve_agent(agent, reader, writer, table=table, extensions=extensions)
     finally:
+        for transport in transports:
+            transport.close()
         if _stdio.fd_is_open(out_fd):
             os.close(out_fd)

@@ -289,12 +289,13 @@ def test_stray_print_goes_to_stderr(make: MakeDriver) -> None:
 
 def test_capabilities_follow_handlers(make: MakeDriver) -> None:
     driver = make(handlers=[LocalFileSystem("/tmp"), LocalTerminals()])
-    conn = driver.client._endpoint.connection  # type: ignore[union-attr]
+    conn = driver.client.connection
+    assert conn is not None
     assert conn.our_capabilities.fs.read_text_file is True
     assert conn.our_capabilities.terminal is True
     assert conn.our_capabilities.elicitation is None
     plain = make()
-    assert plain.client._endpoint.connection.our_capabilities.terminal is False  # type: ignore[union-attr]
+    assert plain.client.connection.our_capabilities.terminal is False  # type: ignore[union-attr]
 
 
 def test_async_task_cancellation_sends_session_cancel() -> None:
@@ -317,8 +318,9 @@ def test_async_task_cancellation_sends_session_cancel() -> None:
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
-            assert turn._call is not None
-            response = await asyncio.wait_for(turn._call, 10)
+            # The turn goes on after its consumer was cancelled: it ends with the
+            # agent's answer to the session/cancel the cancellation sent.
+            response = await asyncio.wait_for(turn._finish(), 10)
             return response.stop_reason
 
     assert asyncio.run(go()) == "cancelled"

@@ -1,0 +1,537 @@
+"""The endpoint engine: every rule above the sans-IO connection, written once.
+
+The `Connection` decides what the protocol allows. The engine decides what an endpoint
+does about it, for both the threaded and the asyncio driver:
+
+- which waiter a response resolves, and which prompt turn it ends;
+- where each `session/update` goes (the running turn of its session, or the callbacks);
+- which inbound requests run as handlers, and which handlers a cancellation stops;
+- how a call ends on a timeout, a local cancellation or a closed connection, and with
+  which `ConnectionClosed` (the one that says why, e.g. the agent's exit code);
+- backpressure: how many bytes may wait for the peer before senders wait, and how much
+  received-but-unconsumed work makes the reader stop reading.
+
+Rules:
+1. Every field is guarded by `lock`, a plain `threading.Lock`. It is never held across
+   I/O, user code or a wait, so a peer that stops reading can block only the writer.
+2. Frames leave in the order the connection recorded them: a frame is queued under the
+   same lock that changed the connection's state, and one writer sends the queue in order.
+3. Senders wait while more than `max_send_buffer` bytes are queued (a soft bound: each
+   waiting sender adds one frame). The reader stops while more than
+   `max_buffered_updates` updates/callbacks are unconsumed, while answers it owes are
+   stuck in the queue, or while `max_inflight` requests are being handled. The reader
+   never waits for senders: two endpoints streaming at each other cannot deadlock.
+4. Every call ends exactly once, by resolving its waiter with an `Outcome` (never an
+   exception set on a future, so an abandoned call never logs "never retrieved").
+
+A driver supplies three things: waiters (futures), signals (a condition or a pulse
+that waiting code re-checks its predicate on) and handler execution (a pool or tasks).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Final, Generic, Protocol, TypeVar
+
+import attrs
+
+from acp_sdk._rows import Method, Notification, Row
+from acp_sdk.connection import Connection
+from acp_sdk.errors import ACPError, ConnectionClosed, LocalProtocolError, RequestTimeout
+from acp_sdk.events import (
+    CallFailed,
+    CancelRequested,
+    ConnectionClosedEvent,
+    ErrorReceived,
+    Event,
+    FrameRejected,
+    NotificationReceived,
+    PromptCancelRequested,
+    RequestReceived,
+    ResponseReceived,
+)
+
+T = TypeVar("T")
+S = TypeVar("S", bound="Signal")
+RequestId = int | str
+log = logging.getLogger("acp_sdk.driver")
+
+SESSION_UPDATE: Final = "session/update"
+SESSION_PROMPT: Final = "session/prompt"
+
+
+@attrs.frozen(kw_only=True, order=False)
+class Limits:
+    """Bounds that keep memory finite whatever the peer does (see docs/clients.md).
+
+    Args:
+        max_send_buffer: Bytes queued for the peer before senders (calls, notifications,
+            `send_update`) wait for the peer to read.
+        max_buffered_updates: Updates and notification callbacks received but not yet
+            consumed before the reader stops reading (the OS pipe then pushes back on
+            the peer). One turn nobody iterates can therefore stall the connection.
+        max_inflight: Requests from the peer being handled at once before the reader
+            stops reading.
+    """
+
+    max_send_buffer: int = 4 << 20
+    max_buffered_updates: int = 4096
+    max_inflight: int = 256
+
+
+class Signal(Protocol):
+    """Wakes code waiting for the engine's state to change; called with `lock` held."""
+
+    def notify(self) -> None: ...
+
+
+class Waiter(Protocol):
+    """What a call's caller waits on: a `concurrent.futures.Future` or `asyncio.Future`."""
+
+    def done(self) -> bool: ...
+    def set_result(self, result: Outcome[Any], /) -> None: ...
+
+
+class Cancellable(Protocol):
+    """A running or queued handler. `cancel()` returns True when the handler will now
+    never answer (queued pool work), so the engine answers -32800 for it; False when it
+    still answers from its own cancellation (an asyncio task) or already finished."""
+
+    def cancel(self) -> bool: ...
+
+
+@attrs.frozen(kw_only=True, order=False)
+class Outcome(Generic[T]):
+    """How a call ended: a value, or an error to raise in the caller."""
+
+    value: Any = None
+    error: BaseException | None = None
+
+    def unwrap(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+class Sink:
+    """The updates of one prompt turn, in arrival order, then how the turn ended.
+
+    Consumed once: iterating a finished turn again yields nothing and ends the same way.
+    """
+
+    __slots__ = ("outcome", "received", "session_id", "updates")
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.updates: deque[Any] = deque()
+        self.outcome: Outcome[Any] | None = None
+        self.received = 0
+
+    def ready(self) -> bool:
+        return bool(self.updates) or self.outcome is not None
+
+
+class Batch:
+    """Frames the writer took from the queue: one write, then `Engine.wrote(batch)`."""
+
+    __slots__ = ("data", "replies")
+
+    def __init__(self, data: bytes, replies: int) -> None:
+        self.data = data
+        self.replies = replies
+
+
+Serve = Callable[[Row, Any], Any]
+"""Run one inbound request's handler: (row, params) -> result (or an awaitable)."""
+StartHandler = Callable[[RequestId, Row, Any], Cancellable]
+Callback = Callable[[Any], Any]
+
+
+class Engine(Generic[S]):
+    """One endpoint's state above its `Connection`; shared by both drivers."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        limits: Limits,
+        new_signal: Callable[[], S],
+        new_waiter: Callable[[], Waiter],
+        start_handler: StartHandler,
+        notification_callbacks: Callable[[Row, Any], list[Callback]],
+        on_update: Callback | None = None,
+        cancel_handlers_at_eof: bool = True,
+        lock: threading.Lock | None = None,
+    ) -> None:
+        self.connection = connection
+        self.limits = limits
+        self.lock = lock or threading.Lock()
+        self._new_waiter = new_waiter
+        self._start_handler = start_handler
+        self._notification_callbacks = notification_callbacks
+        self.on_update = on_update
+        self._cancel_at_eof = cancel_handlers_at_eof
+        # Signals: the writer has work; senders may queue; the reader may read; a turn
+        # or the callback runner has something (or a callback finished).
+        self.to_write = new_signal()
+        self.space = new_signal()
+        self.may_read = new_signal()
+        self.delivered = new_signal()
+        self._queue: deque[tuple[bytes, bool]] = deque()
+        self._queued = 0  # bytes queued or being written
+        self._replies_queued = 0  # of which answers we owe the peer
+        self._calls: dict[RequestId, Waiter] = {}
+        self._turn_of_call: dict[RequestId, Sink] = {}
+        self._turns: dict[str, Sink] = {}
+        self._serving: dict[RequestId, Cancellable] = {}
+        self._prompts: set[RequestId] = set()  # of those, prompt turns
+        self._callbacks: deque[tuple[Callback, Any]] = deque()
+        self._buffered = 0  # updates in sinks plus callbacks not yet run
+        self.callbacks_queued = 0
+        self.callbacks_done = 0
+        self.close_reason: ConnectionClosed | None = None
+        self.input_ended = False
+        self.output_closed = False  # no more frames will be queued
+        self.output_dropped = False  # and what is queued will not be written either
+
+    # ------------------------------------------------------------------ predicates
+    # Called with `lock` held, by the drivers' wait loops.
+
+    def can_queue(self) -> bool:
+        return self._queued < self.limits.max_send_buffer or self.close_reason is not None
+
+    def reader_may_read(self) -> bool:
+        limits = self.limits
+        return self.close_reason is not None or (
+            self._buffered < limits.max_buffered_updates
+            and self._replies_queued < limits.max_send_buffer
+            and len(self._serving) < limits.max_inflight
+        )
+
+    def writer_has_work(self) -> bool:
+        return bool(self._queue) or self.output_closed
+
+    def callback_ready(self) -> bool:
+        return bool(self._callbacks) or self.close_reason is not None
+
+    def settled(self, target: int) -> bool:
+        return self.callbacks_done >= target or self.close_reason is not None
+
+    @property
+    def buffered(self) -> int:
+        """Updates and callbacks received but not yet consumed."""
+        return self._buffered
+
+    @property
+    def queued_bytes(self) -> int:
+        """Bytes waiting for the peer to read them."""
+        return self._queued
+
+    # ------------------------------------------------------------------ outbound
+
+    def closed_error(self) -> ConnectionClosed:
+        """A fresh `ConnectionClosed` saying why the connection ended (never re-raise one
+        instance from many places: tracebacks would pile up on it)."""
+        reason = self.close_reason or ConnectionClosed("the connection is closed")
+        return ConnectionClosed(
+            str(reason),
+            exit_code=reason.exit_code,
+            signal=reason.signal,
+            stderr_tail=reason.stderr_tail,
+        )
+
+    def begin_call(
+        self, row: Method[Any, Any], params: Any, *, check_capability: bool = True
+    ) -> tuple[RequestId, Waiter]:
+        """Record and queue a request; the caller waits on the returned waiter."""
+        with self.lock:
+            if self.close_reason is not None:
+                raise self.closed_error()
+            request_id, frame = self.connection.send_request(
+                row, params, check_capability=check_capability
+            )
+            waiter = self._new_waiter()
+            self._calls[request_id] = waiter
+            self._queue_frame(frame, reply=False)
+        return request_id, waiter
+
+    def begin_turn(self, row: Method[Any, Any], params: Any) -> tuple[RequestId, Sink]:
+        """Open the session's turn and send its prompt; updates flow into the sink."""
+        session_id: str = params.session_id
+        with self.lock:
+            if self.close_reason is not None:
+                raise self.closed_error()
+            if session_id in self._turns:
+                raise LocalProtocolError(
+                    f"a prompt turn is already running in session {session_id}"
+                )
+            request_id, frame = self.connection.send_request(row, params)
+            sink = Sink(session_id)
+            self._turns[session_id] = sink
+            self._turn_of_call[request_id] = sink
+            self._calls[request_id] = _NO_WAITER
+            self._queue_frame(frame, reply=False)
+        return request_id, sink
+
+    def end_call(self, request_id: RequestId, *, timed_out: bool) -> ACPError | None:
+        """End one of our calls locally (a timeout, or the caller gave up) and tell the
+        peer with `$/cancel_request`. Returns the error for a timeout."""
+        with self.lock:
+            if self._calls.pop(request_id, None) is None:
+                return None
+            error: ACPError | None = None
+            if timed_out:
+                error, frame = self.connection.time_out(request_id)
+            else:
+                frame = self.connection.cancel(request_id)
+            sink = self._turn_of_call.pop(request_id, None)
+            if sink is not None:
+                self._finish_turn(sink, Outcome(error=error or self.closed_error()))
+            if frame and not self.output_closed:
+                self._queue_frame(frame, reply=False)
+            return error
+
+    def notify(self, row: Notification[Any], params: Any, *, check_capability: bool = True) -> None:
+        with self.lock:
+            if self.close_reason is not None:
+                raise self.closed_error()
+            frame = self.connection.send_notification(
+                row, params, check_capability=check_capability
+            )
+            self._queue_frame(frame, reply=False)
+
+    def _queue_frame(self, frame: bytes, *, reply: bool) -> None:
+        if not frame or self.output_closed:
+            return
+        self._queue.append((frame, reply))
+        self._queued += len(frame)
+        if reply:
+            self._replies_queued += len(frame)
+        self.to_write.notify()
+
+    def take_batch(self) -> Batch | None:
+        """Everything queued, as one write (None: nothing more will ever be written).
+        Called with `lock` held, by the writer."""
+        if not self._queue or self.output_dropped:
+            return None
+        frames = []
+        replies = 0
+        while self._queue:
+            frame, reply = self._queue.popleft()
+            frames.append(frame)
+            if reply:
+                replies += len(frame)
+        return Batch(b"".join(frames), replies)
+
+    def wrote(self, batch: Batch) -> None:
+        with self.lock:
+            self._queued -= len(batch.data)
+            self._replies_queued -= batch.replies
+            self.space.notify()
+            self.may_read.notify()
+
+    # ------------------------------------------------------------------ inbound
+
+    def feed(self, data: bytes) -> None:
+        """Bytes from the peer (never `b""`: end of input is `end_of_input`)."""
+        with self.lock:
+            self.connection.receive_data(data)
+            self._dispatch(self.connection.events())
+            self._queue_frame(self.connection.data_to_send(), reply=True)
+
+    def end_of_input(self, reason: ConnectionClosed) -> None:
+        """The peer closed its output. Pending calls fail with `reason`; handlers still
+        running are cancelled (their answers may still reach a half-closed peer)."""
+        with self.lock:
+            self.input_ended = True
+            if self.close_reason is None:
+                self.close_reason = reason
+            self.connection.receive_data(b"")
+            self._dispatch(self.connection.events())
+            self._queue_frame(self.connection.data_to_send(), reply=True)
+            if self._cancel_at_eof:
+                # Prompt turns stop (nobody is left to stream to); other requests received
+                # before the end still get their answer (a half-closed pipe may be read).
+                for request_id in self._prompts:
+                    self._serving[request_id].cancel()
+            self._wake_all()
+
+    def _dispatch(self, events: list[Event]) -> None:
+        for event in events:
+            if isinstance(event, ResponseReceived):
+                self._resolve(event.request_id, Outcome(value=event.result))
+            elif isinstance(event, (ErrorReceived, CallFailed)):
+                error: BaseException = event.error
+                if isinstance(error, ConnectionClosed):
+                    error = self.closed_error()
+                self._resolve(event.request_id, Outcome(error=error))
+            elif isinstance(event, NotificationReceived):
+                self._route(event.row, event.params)
+            elif isinstance(event, RequestReceived):
+                self._serving[event.request_id] = self._start_handler(
+                    event.request_id, event.row, event.params
+                )
+                if event.row.wire == SESSION_PROMPT:
+                    self._prompts.add(event.request_id)
+            elif isinstance(event, (CancelRequested, PromptCancelRequested)):
+                self._cancel_handler(event.request_id)
+            elif isinstance(event, FrameRejected):
+                log.debug("frame rejected: %s", event.reason)
+            elif isinstance(event, ConnectionClosedEvent):
+                self.input_ended = True
+
+    def _resolve(self, request_id: RequestId, outcome: Outcome[Any]) -> None:
+        waiter = self._calls.pop(request_id, None)
+        sink = self._turn_of_call.pop(request_id, None)
+        if sink is not None:
+            self._finish_turn(sink, outcome)
+        if waiter is not None and waiter is not _NO_WAITER and not waiter.done():
+            waiter.set_result(outcome)
+
+    def _route(self, row: Row, params: Any) -> None:
+        if row.wire == SESSION_UPDATE:
+            sink = self._turns.get(params.session_id)
+            if sink is not None:
+                sink.updates.append(params.update)
+                sink.received += 1
+                self._buffered += 1
+                self.delivered.notify()
+            elif self.on_update is not None:
+                self._queue_callback(self.on_update, params)
+        for callback in self._notification_callbacks(row, params):
+            self._queue_callback(callback, params)
+
+    def _queue_callback(self, callback: Callback, params: Any) -> None:
+        self._callbacks.append((callback, params))
+        self._buffered += 1
+        self.callbacks_queued += 1
+        self.delivered.notify()
+
+    # ------------------------------------------------------------------ consumers
+
+    def next_update(self, sink: Sink) -> tuple[bool, Any]:
+        """(True, update) or (False, None) once the turn ended. Called with `lock` held,
+        after `sink.ready()`."""
+        if sink.updates:
+            self._buffered -= 1
+            self.may_read.notify()
+            return True, sink.updates.popleft()
+        return False, None
+
+    def next_callback(self) -> tuple[Callback, Any] | None:
+        """The next notification callback to run (None: closed). `lock` held."""
+        if not self._callbacks:
+            return None
+        return self._callbacks.popleft()
+
+    def callback_finished(self) -> None:
+        with self.lock:
+            self._buffered -= 1
+            self.callbacks_done += 1
+            self.may_read.notify()
+            self.delivered.notify()
+
+    def _finish_turn(self, sink: Sink, outcome: Outcome[Any]) -> None:
+        if sink.outcome is None:
+            sink.outcome = outcome
+        if self._turns.get(sink.session_id) is sink:
+            del self._turns[sink.session_id]
+        self.delivered.notify()
+
+    # ------------------------------------------------------------------ handlers
+
+    def answer(
+        self,
+        request_id: RequestId,
+        result: Any = None,
+        *,
+        error: BaseException | None = None,
+        cancelled: bool = False,
+    ) -> None:
+        """A handler ended: queue its one answer (the connection's rule) and free its slot."""
+        if isinstance(error, ConnectionClosed):
+            # The handler saw the connection end (send_update after the peer left): that
+            # is how a turn stops at end of input, not a failure to report.
+            error, cancelled = None, True
+        with self.lock:
+            self._serving.pop(request_id, None)
+            self._prompts.discard(request_id)
+            frame = self.connection.answer(request_id, result, error=error, cancelled=cancelled)
+            self._queue_frame(frame, reply=True)
+            self.may_read.notify()
+
+    def _cancel_handler(self, request_id: RequestId) -> None:
+        handle = self._serving.get(request_id)
+        if handle is not None and handle.cancel():
+            self._serving.pop(request_id, None)
+            self._prompts.discard(request_id)
+            self._prompts.discard(request_id)
+            frame = self.connection.answer(request_id, cancelled=True)
+            self._queue_frame(frame, reply=True)
+
+    @property
+    def serving(self) -> int:
+        return len(self._serving)
+
+    # ------------------------------------------------------------------ closing
+
+    def shutdown(self, reason: ConnectionClosed) -> None:
+        """Close locally: no new calls; pending calls, turns and callback waits end with
+        `reason`; handlers are cancelled; the writer stops once its queue is sent."""
+        with self.lock:
+            if self.close_reason is None:
+                self.close_reason = reason
+            self.connection.close()
+            self._dispatch(self.connection.events())
+            for request_id in list(self._calls):
+                self._resolve(request_id, Outcome(error=self.closed_error()))
+            for handle in self._serving.values():
+                handle.cancel()
+            self._wake_all()
+
+    def close_output(self, *, flush: bool) -> None:
+        """No more frames: the writer sends what is queued (`flush`) or drops it (the
+        peer's input is gone), then closes its side."""
+        with self.lock:
+            self.output_closed = True
+            if not flush:
+                self.output_dropped = True
+                self._queue.clear()
+                self._queued = self._replies_queued = 0
+            self._wake_all()
+
+    def _wake_all(self) -> None:
+        for signal in (self.to_write, self.space, self.may_read, self.delivered):
+            signal.notify()
+
+
+class _NoWaiter:
+    """Stands in for the waiter of a prompt: its turn's sink receives the outcome."""
+
+    def done(self) -> bool:
+        return True
+
+    def set_result(self, result: Outcome[Any], /) -> None:
+        return None
+
+
+_NO_WAITER: Final = _NoWaiter()
+
+
+def deadline_after(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + timeout
+
+
+def time_left(deadline: float | None) -> float | None:
+    """Seconds until `deadline` (None: no deadline; 0 when passed)."""
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+def send_timeout(row: Row, timeout: float | None) -> RequestTimeout:
+    return RequestTimeout(
+        f"{row.wire}: could not send within {timeout} s (the peer is not reading)"
+    )

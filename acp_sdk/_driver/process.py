@@ -1,0 +1,228 @@
+"""The agent subprocess, for both drivers: start it in its own process group, keep the
+tail of its stderr, say why it ended, and stop the whole group.
+
+Agents are often wrappers (`npx pkg`, `sh -c ...`), so stopping only the direct child
+leaves the real agent running. On POSIX the agent starts in a new session (so Ctrl-C in
+the terminal reaches the client, which cancels the turn, instead of killing the agent),
+whose process group is stopped as a whole:
+
+    close its stdin -> wait close_timeout -> SIGTERM the group -> wait terminate_timeout
+    -> SIGKILL the group -> wait KILL_WAIT -> reap
+
+Each wait ends early once no process of the group is left. A process that left the
+group itself (`setsid`) cannot be found this way. On Windows the agent starts in a new
+process group; `terminate()` stops the direct child and `taskkill /T /F` the tree.
+
+Waiting is the caller's: `stop_steps()` yields how long to sleep before it checks again,
+so the blocking driver sleeps and the asyncio driver awaits, over the same steps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Final
+
+from acp_sdk.errors import ConnectionClosed
+
+KILL_WAIT: Final = 1.0
+"""Seconds to wait for the group to vanish after SIGKILL (it cannot refuse)."""
+CLOSE_SLACK: Final = 2.0
+"""`close()` returns within close_timeout + terminate_timeout + CLOSE_SLACK seconds."""
+EXIT_WAIT: Final = 1.0
+"""After the agent closed its output: how long to wait for its exit status and the end
+of its stderr, so the error can say how it ended."""
+MAX_STDERR_LINE: Final = 16 * 1024
+"""A longer stderr line is cut to this many bytes plus a marker saying how much was cut."""
+STDERR_TAIL: Final = 64 * 1024
+"""Bytes of the most recent stderr lines kept for errors (`stderr_tail`)."""
+
+_POSIX: Final = os.name == "posix"
+
+
+class StderrTail:
+    """Splits an agent's stderr into lines for a sink, bounded in memory.
+
+    A line longer than `MAX_STDERR_LINE` is never held whole: its start is kept and the
+    rest counted, then the sink gets the start plus `" … [N bytes cut]"`. The last
+    `STDERR_TAIL` bytes of lines are kept for error messages.
+    """
+
+    def __init__(self, sink: Callable[[str], Any]) -> None:
+        self._sink = sink
+        self._partial = bytearray()
+        self._cut = 0
+        self._tail: deque[str] = deque()
+        self._tail_size = 0
+        self.ended = False
+
+    def feed(self, chunk: bytes) -> None:
+        """Bytes from the pipe; `b""` at end of file."""
+        if not chunk:
+            if self._partial or self._cut:
+                self._line(bytes(self._partial))
+            self.ended = True
+            return
+        start = 0
+        while True:
+            newline = chunk.find(b"\n", start)
+            piece = chunk[start:] if newline < 0 else chunk[start:newline]
+            room = MAX_STDERR_LINE - len(self._partial)
+            if len(piece) > room:
+                self._cut += len(piece) - max(room, 0)
+                piece = piece[: max(room, 0)]
+            self._partial += piece
+            if newline < 0:
+                return
+            self._line(bytes(self._partial))
+            start = newline + 1
+
+    def _line(self, raw: bytes) -> None:
+        line = raw.decode("utf-8", errors="replace").rstrip("\r")
+        if self._cut:
+            line += f" … [{self._cut} bytes cut]"
+        self._partial.clear()
+        self._cut = 0
+        self._tail.append(line)
+        self._tail_size += len(line) + 1
+        while self._tail_size > STDERR_TAIL and len(self._tail) > 1:
+            self._tail_size -= len(self._tail.popleft()) + 1
+        # A broken sink must not stop the drain (the pipe would fill and block the agent).
+        with contextlib.suppress(Exception):
+            self._sink(line)
+
+    @property
+    def text(self) -> str:
+        """The most recent stderr lines (about `STDERR_TAIL` bytes)."""
+        return "\n".join(self._tail)
+
+
+class AgentProcess:
+    """An agent subprocess with piped stdio, in its own process group."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None,
+        cwd: str | os.PathLike[str] | None,
+        stderr: Callable[[str], Any],
+    ) -> None:
+        options: dict[str, Any] = {}
+        if _POSIX:
+            # Its own session: Ctrl-C in the terminal reaches us (we send session/cancel),
+            # not the agent; and its whole group can be stopped at close.
+            options["start_new_session"] = True
+        else:  # pragma: no cover - Windows
+            options["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined,unused-ignore]
+        self.popen = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            bufsize=0,
+            **options,
+        )
+        self.pid = self.popen.pid
+        self.stderr = StderrTail(stderr)
+
+    @property
+    def stdin(self) -> Any:
+        return self.popen.stdin
+
+    @property
+    def stdout(self) -> Any:
+        return self.popen.stdout
+
+    @property
+    def stderr_pipe(self) -> Any:
+        return self.popen.stderr
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
+
+    def exit_reason(self) -> ConnectionClosed:
+        """Why the connection ended, as far as the process tells (exit code or signal,
+        and the tail of its stderr)."""
+        code = self.popen.poll()
+        if code is None:
+            return ConnectionClosed.agent_exited(
+                exit_code=None, signal=None, stderr_tail=self.stderr.text
+            )
+        if code < 0:
+            return ConnectionClosed.agent_exited(
+                exit_code=None, signal=-code, stderr_tail=self.stderr.text
+            )
+        return ConnectionClosed.agent_exited(
+            exit_code=code, signal=None, stderr_tail=self.stderr.text
+        )
+
+    def exit_steps(self, timeout: float = EXIT_WAIT) -> Iterator[float]:
+        """Sleeps until the process exited and its stderr ended, at most `timeout`."""
+        yield from _poll(lambda: self.popen.poll() is not None and self.stderr.ended, timeout)
+
+    def stop_steps(self, close_timeout: float, terminate_timeout: float) -> Iterator[float]:
+        """Sleeps (yielded) between the escalation steps; the caller closed stdin first."""
+        yield from _poll(self._group_gone, close_timeout)
+        if not self._group_gone():
+            self._signal(signal.SIGTERM)
+            yield from _poll(self._group_gone, terminate_timeout)
+        if not self._group_gone():
+            self._signal(getattr(signal, "SIGKILL", signal.SIGTERM))
+            yield from _poll(self._group_gone, KILL_WAIT)
+        self.popen.poll()  # reap
+
+    def _group_gone(self) -> bool:
+        if self.popen.poll() is None:
+            return False
+        if not _POSIX:  # pragma: no cover - Windows: only the direct child is known
+            return True
+        try:
+            os.killpg(self.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return True
+        return False
+
+    def _signal(self, signum: int) -> None:
+        if _POSIX:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signum)
+            return
+        # pragma: no cover - Windows: the direct child, then the whole tree.
+        with contextlib.suppress(OSError):
+            if signum == signal.SIGTERM:
+                self.popen.terminate()
+            else:
+                subprocess.run(
+                    ["taskkill", "/T", "/F", "/PID", str(self.pid)],
+                    capture_output=True,
+                    check=False,
+                    timeout=KILL_WAIT,
+                )
+                self.popen.kill()
+
+    def close_pipes(self) -> None:
+        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    stream.close()
+
+
+def _poll(done: Callable[[], bool], timeout: float) -> Iterator[float]:
+    """Yield sleeps (5 ms growing to 50 ms) until `done()` or `timeout` seconds passed."""
+    deadline = time.monotonic() + timeout
+    step = 0.005
+    while not done():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        yield min(step, left)
+        step = min(step * 2, 0.05)
