@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 import attrs
+from typing_extensions import Self
 
 from acp_sdk._driver.engine import Callback, Limits, Outcome, Sink
 from acp_sdk._driver.process import AgentProcess
@@ -32,12 +33,16 @@ from acp_sdk.schema import (
     InitializeResponse,
     PromptRequest,
     PromptResponse,
+    SessionNotification,
     StopReason,
     TextContent,
 )
 
 R = TypeVar("R")
+H = TypeVar("H")
+C = TypeVar("C")
 RequestId = int | str
+_DEFAULTS = Limits()
 DEFAULT_CLIENT_INFO = Implementation(name="acp-typed", title="acp_sdk client", version=__version__)
 
 
@@ -86,24 +91,42 @@ class SpawnSpec:
         )
 
 
-class ClientState:
+class ClientState(Generic[H]):
     """The facade-independent half of a client: options, handlers, the agent process,
-    and what initialize told us. `Client` and `AsyncClient` add how callers wait."""
+    and what initialize told us. `Client` and `AsyncClient` add how callers wait.
+
+    Args:
+        handlers: What the client serves to the agent (see `acp_sdk.handlers`); the
+            capabilities advertised at initialize are derived from them. Without a
+            permission policy, permission requests are rejected (with a warning).
+        on_update: Called with each `session/update` outside a prompt turn.
+        client_info: Sent at initialize (default: this SDK's name and version).
+        initialize: False to skip the automatic handshake (call `initialize()` yourself).
+        table: Method table (the stable protocol by default; extension rows welcome).
+        request_timeout: Default seconds for requests other than prompts (None: wait).
+        workers: Threads running plain (not `async`) handlers; the agent's further
+            requests wait in line (it can cancel them).
+        max_send_buffer: Bytes queued for the agent before calls wait for it to read.
+        max_buffered_updates: Updates received but not yet consumed before the client
+            stops reading (backpressure: one turn nobody iterates stalls the connection).
+    """
+
+    _driver: Any
 
     def __init__(
         self,
         *,
-        handlers: Any,
-        on_update: Callable[[Any], Any] | None,
-        client_info: Implementation | None,
-        initialize: bool,
-        table: MethodTable | None,
-        request_timeout: float | None,
-        workers: int,
-        max_send_buffer: int,
-        max_buffered_updates: int,
+        handlers: H | Sequence[H] | None = None,
+        on_update: Callable[[SessionNotification], Any] | None = None,
+        client_info: Implementation | None = None,
+        initialize: bool = True,
+        table: MethodTable | None = None,
+        request_timeout: float | None = None,
+        workers: int = 8,
+        max_send_buffer: int = _DEFAULTS.max_send_buffer,
+        max_buffered_updates: int = _DEFAULTS.max_buffered_updates,
     ) -> None:
-        self._handlers = HandlerSet(handlers)
+        self._handlers = HandlerSet(handlers)  # type: ignore[arg-type] # H is a handler type
         self._on_update = on_update
         self._client_info = client_info
         self._auto_initialize = initialize
@@ -114,9 +137,44 @@ class ClientState:
             max_send_buffer=max_send_buffer, max_buffered_updates=max_buffered_updates
         )
         self._spawn: SpawnSpec | None = None
+        self._streams: Any = None  # what `connect` was given
         self._process: AgentProcess | None = None
         self._connection: Connection | None = None
+        self._driver = None
         self.initialize_response: InitializeResponse | None = None
+
+    @classmethod
+    def spawn(
+        cls,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: Callable[[str], Any] | None = None,
+        close_timeout: float = 2.0,
+        terminate_timeout: float = 2.0,
+        **options: Any,
+    ) -> Self:
+        """A client for an agent subprocess (started on `with`/`async with` or `open()`).
+
+        The agent runs in its own process group, with the environment inherited unless
+        `env` is given. Its stderr is always drained, line by line (a line over 16 KiB
+        is cut, with a marker), to `stderr` (default: the `acp_sdk.agent.stderr`
+        logger); the last 64 KiB are kept in `stderr_tail`. Closing closes the agent's
+        stdin, waits `close_timeout`, sends SIGTERM to its process group, waits
+        `terminate_timeout`, then SIGKILL; it always reaps, and returns within
+        close_timeout + terminate_timeout + 2 seconds.
+        """
+        client = cls(**options)
+        client._spawn = SpawnSpec(
+            argv=tuple(argv),
+            env=env,
+            cwd=cwd,
+            stderr=stderr,
+            close_timeout=close_timeout,
+            terminate_timeout=terminate_timeout,
+        )
+        return client
 
     def _new_connection(self) -> Connection:
         self._connection = Connection(Side.CLIENT, table=self._table)
@@ -169,10 +227,13 @@ class ClientState:
         return self._process.stderr.text if self._process is not None else ""
 
 
-class TurnState:
+class TurnState(Generic[C]):
     """A prompt turn's state, whatever the facade: its request, its sink, how it ended."""
 
-    def __init__(self, params: PromptRequest, on_update: Callable[[Any], Any] | None) -> None:
+    def __init__(
+        self, client: C, params: PromptRequest, on_update: Callable[[Any], Any] | None = None
+    ) -> None:
+        self._client = client
         self.params = params
         self._on_update = on_update
         self._sink: Sink | None = None
@@ -201,10 +262,12 @@ class TurnState:
         self.response = outcome.value
 
 
-class SessionState(Generic[R]):
-    """A session handle's data: its id and the response that opened it."""
+class SessionState(Generic[C, R]):
+    """A session handle: its client, its id, and the response that opened it
+    (`NewSessionResponse`, `LoadSessionResponse` or `ResumeSessionResponse`)."""
 
-    def __init__(self, session_id: str, response: R) -> None:
+    def __init__(self, client: C, session_id: str, response: R) -> None:
+        self.client = client
         self.session_id = session_id
         self.response = response
 

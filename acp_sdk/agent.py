@@ -26,9 +26,10 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from acp_sdk import _stdio
+from acp_sdk._driver import flows
 from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
 from acp_sdk._driver.engine import Limits
 from acp_sdk._generated.agent_calls import AgentCalls
@@ -81,6 +82,8 @@ from acp_sdk.schema import (
 __all__ = ["Agent", "AgentContext", "run_agent", "serve_agent"]
 
 log = logging.getLogger("acp_sdk.agent")
+ANSWER_GRACE: Final = 5.0
+"""Seconds the handlers still running at the client's end of input get to answer."""
 
 
 class AgentContext(AgentCalls):
@@ -121,16 +124,16 @@ class AgentContext(AgentCalls):
 
     async def request(self, row: Method[Any, Any], params: Any) -> Any:
         """Call any method row the client handles, including extension rows."""
-        return await self._driver.call(row, params)
+        return await self._driver.run(flows.call(self._driver.engine, row, params, None))
 
     async def notify(self, row: Notification[Any], params: Any) -> None:
-        await self._driver.notify(row, params)
+        await self._driver.run(flows.notify(self._driver.engine, row, params, None))
 
     async def _request(self, row: Method[Any, Any], params: Any) -> Any:
-        return await self._driver.call(row, params)
+        return await self.request(row, params)
 
     async def _notify(self, row: Notification[Any], params: Any) -> None:
-        await self._driver.notify(row, params)
+        await self.notify(row, params)
 
 
 class Agent:
@@ -285,8 +288,7 @@ async def serve_agent(
     context.append(AgentContext(driver))
     driver.start()
     try:
-        await driver.input_ended()
-        await driver.finish_handlers()
+        await driver.run(flows.end_of_service(driver.engine, ANSWER_GRACE))
     finally:
         await driver.aclose(reason="the client closed the connection")
 

@@ -15,28 +15,25 @@ import asyncio
 import concurrent.futures
 import contextlib
 import inspect
-import os
 import subprocess
-from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
-from acp_sdk._client_common import ClientState, SessionState, SpawnSpec, TurnState, prompt_request
+from acp_sdk._client_common import ClientState, SessionState, TurnState, prompt_request
 from acp_sdk._client_common import session_id_of as _session_id_of
+from acp_sdk._driver import flows
 from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
 from acp_sdk._driver.engine import Limits
 from acp_sdk._driver.process import AgentProcess
 from acp_sdk._generated.aio_client_calls import AsyncClientCalls
-from acp_sdk._rows import Method, MethodTable, Notification, Row
+from acp_sdk._rows import Method, Notification, Row
 from acp_sdk.errors import ACPError, ConnectionClosed
 from acp_sdk.handlers import AnyHandlers
 from acp_sdk.methods import INITIALIZE, SESSION_PROMPT
 from acp_sdk.schema import (
     ContentBlock,
-    Implementation,
-    PromptRequest,
     PromptResponse,
-    SessionNotification,
     SessionUpdate,
 )
 
@@ -48,7 +45,7 @@ _DEFAULTS = Limits()
 PIPE_LIMIT = 1 << 16
 
 
-class AsyncTurn(TurnState):
+class AsyncTurn(TurnState["AsyncClient"]):
     """One prompt turn: iterate the session updates; it ends with the prompt response.
 
     `async for update in turn` yields every update in arrival order, all of those that
@@ -58,25 +55,17 @@ class AsyncTurn(TurnState):
     task that iterates or awaits sends `session/cancel`.
     """
 
-    def __init__(
-        self,
-        client: AsyncClient,
-        params: PromptRequest,
-        on_update: Callable[[SessionUpdate], Any] | None = None,
-    ) -> None:
-        super().__init__(params, on_update)
-        self._client = client
-
     def __aiter__(self) -> AsyncIterator[SessionUpdate]:
         return self
 
     async def __anext__(self) -> SessionUpdate:
         driver = self._client._driver_or_raise()
         if self._sink is None:
-            self.request_id, self._sink = await driver.begin_turn(SESSION_PROMPT, self.params)
+            flow = flows.begin_turn(driver.engine, SESSION_PROMPT, self.params)
+            self._sink = await driver.run(flow)
         sink = self._sink
         try:
-            more, update = await driver.next_update(sink)
+            more, update = await driver.run(flows.next_update(driver.engine, sink))
         except asyncio.CancelledError:
             await asyncio.shield(self.cancel())
             raise
@@ -104,13 +93,8 @@ class AsyncTurn(TurnState):
         return self._finish().__await__()
 
 
-class AsyncSession(SessionState[R]):
-    """A session handle: its id, the response that opened it (`NewSessionResponse`,
-    `LoadSessionResponse` or `ResumeSessionResponse`), and prompt turns in it."""
-
-    def __init__(self, client: AsyncClient, session_id: str, response: R) -> None:
-        super().__init__(session_id, response)
-        self.client = client
+class AsyncSession(SessionState["AsyncClient", R]):
+    """A session handle (see `SessionState`) that starts prompt turns."""
 
     def prompt(
         self,
@@ -125,85 +109,15 @@ class AsyncSession(SessionState[R]):
         await self.client.cancel(session_id=self.session_id)
 
 
-class AsyncClient(ClientState, AsyncClientCalls):
-    """An ACP client on asyncio. Use `AsyncClient.spawn(argv)` or `AsyncClient.connect(...)`.
+class AsyncClient(ClientState[AnyHandlers], AsyncClientCalls):
+    """An ACP client on asyncio. Use `AsyncClient.spawn(argv)` or `AsyncClient.connect(...)`;
+    the options are `ClientState`'s. Plain (not `async`) handlers run in a pool of
+    `workers` threads, off the event loop."""
 
-    Args:
-        handlers: What the client serves to the agent (see `acp_sdk.handlers`); the
-            capabilities advertised at initialize are derived from them. Plain (not
-            `async`) handlers run in a pool of `workers` threads.
-        on_update: Called with each `session/update` outside a prompt turn.
-        client_info: Sent at initialize (default: this SDK's name and version).
-        initialize: False to skip the automatic handshake (call `initialize()` yourself).
-        table: Method table (the stable protocol by default; extension rows welcome).
-        request_timeout: Default seconds for requests other than prompts (None: wait).
-        workers: Threads for plain handlers.
-        max_send_buffer: Bytes queued for the agent before calls wait for it to read.
-        max_buffered_updates: Updates received but not yet consumed before the client
-            stops reading (backpressure; one turn nobody iterates stalls the connection).
-    """
-
-    def __init__(
-        self,
-        *,
-        handlers: AnyHandlers | Sequence[AnyHandlers] | None = None,
-        on_update: Callable[[SessionNotification], Any] | None = None,
-        client_info: Implementation | None = None,
-        initialize: bool = True,
-        table: MethodTable | None = None,
-        request_timeout: float | None = None,
-        workers: int = 8,
-        max_send_buffer: int = _DEFAULTS.max_send_buffer,
-        max_buffered_updates: int = _DEFAULTS.max_buffered_updates,
-    ) -> None:
-        super().__init__(
-            handlers=handlers,
-            on_update=on_update,
-            client_info=client_info,
-            initialize=initialize,
-            table=table,
-            request_timeout=request_timeout,
-            workers=workers,
-            max_send_buffer=max_send_buffer,
-            max_buffered_updates=max_buffered_updates,
-        )
-        self._streams: tuple[AsyncByteReader, AsyncByteWriter] | None = None
-        self._driver: AsyncDriver | None = None
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+    _driver: AsyncDriver | None
+    _pool: concurrent.futures.ThreadPoolExecutor | None = None
 
     # ------------------------------------------------------------------ construction
-
-    @classmethod
-    def spawn(
-        cls,
-        argv: Sequence[str],
-        *,
-        env: Mapping[str, str] | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        stderr: Callable[[str], Any] | None = None,
-        close_timeout: float = 2.0,
-        terminate_timeout: float = 2.0,
-        **options: Any,
-    ) -> AsyncClient:
-        """A client for an agent subprocess (started on `async with`).
-
-        The environment is inherited unless `env` is given. The agent's stderr is always
-        drained, line by line, to `stderr` (default: the `acp_sdk.agent.stderr` logger);
-        its last 64 KiB are kept in `stderr_tail`. Closing closes the agent's stdin,
-        waits `close_timeout`, sends SIGTERM to its process group, waits
-        `terminate_timeout`, then SIGKILL; it always reaps and returns within
-        close_timeout + terminate_timeout + 2 seconds.
-        """
-        client = cls(**options)
-        client._spawn = SpawnSpec(
-            argv=tuple(argv),
-            env=env,
-            cwd=cwd,
-            stderr=stderr,
-            close_timeout=close_timeout,
-            terminate_timeout=terminate_timeout,
-        )
-        return client
 
     @classmethod
     def connect(
@@ -291,20 +205,21 @@ class AsyncClient(ClientState, AsyncClientCalls):
 
         `timeout` covers queueing, sending and waiting (`RequestTimeout`, a TimeoutError).
         """
-        return await self._driver_or_raise().call(row, params, timeout=timeout)
+        driver = self._driver_or_raise()
+        return await driver.run(flows.call(driver.engine, row, params, timeout))
 
     async def notify(
         self, row: Notification[P], params: P, *, timeout: float | None = None
     ) -> None:
         """Send a notification; waits (up to `timeout`) while the agent is not reading."""
-        await self._driver_or_raise().notify(row, params, timeout=timeout)
+        driver = self._driver_or_raise()
+        await driver.run(flows.notify(driver.engine, row, params, timeout))
 
     async def _request(self, row: Method[P, R], params: P) -> R:
-        result = await self._driver_or_raise().call(row, params, timeout=self._timeout)
-        return self._record(row, result)
+        return self._record(row, await self.request(row, params, timeout=self._timeout))
 
     async def _notify(self, row: Notification[P], params: P) -> None:
-        await self._driver_or_raise().notify(row, params, timeout=self._timeout)
+        await self.notify(row, params, timeout=self._timeout)
 
     async def _open_session(self, row: Method[Any, R], params: Any) -> AsyncSession[R]:
         response = await self._request(row, params)

@@ -15,27 +15,24 @@ turn ends with the agent's `cancelled` answer; a second Ctrl-C stops waiting.
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import IO, Any, TypeVar
 
-from acp_sdk._client_common import ClientState, SessionState, SpawnSpec, TurnState, prompt_request
+from acp_sdk._client_common import ClientState, SessionState, TurnState, prompt_request
 from acp_sdk._client_common import session_id_of as _session_id_of
+from acp_sdk._driver import flows
 from acp_sdk._driver.engine import Limits
 from acp_sdk._driver.threads import StreamTransport, ThreadDriver
 from acp_sdk._generated.client_calls import ClientCalls
-from acp_sdk._rows import Method, MethodTable, Notification
+from acp_sdk._rows import Method, Notification
 from acp_sdk.errors import ACPError, ConnectionClosed
 from acp_sdk.handlers import ClientHandlers
 from acp_sdk.methods import INITIALIZE, SESSION_PROMPT
 from acp_sdk.schema import (
     ContentBlock,
-    Implementation,
-    PromptRequest,
     PromptResponse,
-    SessionNotification,
     SessionUpdate,
 )
 
@@ -46,7 +43,7 @@ R = TypeVar("R")
 _DEFAULTS = Limits()
 
 
-class Turn(TurnState):
+class Turn(TurnState["Client"]):
     """One prompt turn: iterate the session updates; it ends with the prompt response.
 
     `for update in turn` yields every update in arrival order, all of those that arrived
@@ -55,24 +52,15 @@ class Turn(TurnState):
     `turn.wait()` runs it to the end, calling `on_update` per update.
     """
 
-    def __init__(
-        self,
-        client: Client,
-        params: PromptRequest,
-        on_update: Callable[[SessionUpdate], Any] | None = None,
-    ) -> None:
-        super().__init__(params, on_update)
-        self._client = client
-
     def __iter__(self) -> Iterator[SessionUpdate]:
         driver = self._client._driver_or_raise()
         if self._sink is None:
-            self.request_id, self._sink = driver.begin_turn(SESSION_PROMPT, self.params)
+            self._sink = driver.run(flows.begin_turn(driver.engine, SESSION_PROMPT, self.params))
         sink = self._sink
         interrupted = False
         while True:
             try:
-                more, update = driver.next_update(sink)
+                more, update = driver.run(flows.next_update(driver.engine, sink))
             except KeyboardInterrupt:
                 if interrupted:
                     raise
@@ -98,13 +86,8 @@ class Turn(TurnState):
         return self.response
 
 
-class Session(SessionState[R]):
-    """A session handle: its id, the response that opened it (`NewSessionResponse`,
-    `LoadSessionResponse` or `ResumeSessionResponse`), and prompt turns in it."""
-
-    def __init__(self, client: Client, session_id: str, response: R) -> None:
-        super().__init__(session_id, response)
-        self.client = client
+class Session(SessionState["Client", R]):
+    """A session handle (see `SessionState`) that starts prompt turns."""
 
     def prompt(
         self,
@@ -119,90 +102,19 @@ class Session(SessionState[R]):
         self.client.cancel(session_id=self.session_id)
 
 
-class Client(ClientState, ClientCalls):
-    """A blocking ACP client. Use `Client.spawn(argv)` or `Client.connect(reader, writer)`.
+class Client(ClientState[ClientHandlers], ClientCalls):
+    """A blocking ACP client. Use `Client.spawn(argv)` or `Client.connect(reader, writer)`;
+    the options are `ClientState`'s. Handlers run in a pool of `workers` threads."""
 
-    Args:
-        handlers: What the client serves to the agent (see `acp_sdk.handlers`); the
-            capabilities advertised at initialize are derived from them.
-        on_update: Called with each `session/update` outside a prompt turn.
-        client_info: Sent at initialize (default: this SDK's name and version).
-        initialize: False to skip the automatic handshake (call `initialize()` yourself).
-        table: Method table (the stable protocol by default; extension rows welcome).
-        request_timeout: Default seconds for requests other than prompts (None: wait).
-        workers: Threads serving the agent's requests (more wait in line; the agent can
-            cancel those).
-        max_send_buffer: Bytes queued for the agent before calls wait for it to read.
-        max_buffered_updates: Updates received but not yet consumed before the client
-            stops reading (backpressure; one turn nobody iterates stalls the connection).
-    """
-
-    def __init__(
-        self,
-        *,
-        handlers: ClientHandlers | Sequence[ClientHandlers] | None = None,
-        on_update: Callable[[SessionNotification], Any] | None = None,
-        client_info: Implementation | None = None,
-        initialize: bool = True,
-        table: MethodTable | None = None,
-        request_timeout: float | None = None,
-        workers: int = 8,
-        max_send_buffer: int = _DEFAULTS.max_send_buffer,
-        max_buffered_updates: int = _DEFAULTS.max_buffered_updates,
-    ) -> None:
-        super().__init__(
-            handlers=handlers,
-            on_update=on_update,
-            client_info=client_info,
-            initialize=initialize,
-            table=table,
-            request_timeout=request_timeout,
-            workers=workers,
-            max_send_buffer=max_send_buffer,
-            max_buffered_updates=max_buffered_updates,
-        )
-        self._files: tuple[IO[bytes], IO[bytes]] | None = None
-        self._driver: ThreadDriver | None = None
+    _driver: ThreadDriver | None
 
     # ------------------------------------------------------------------ construction
-
-    @classmethod
-    def spawn(
-        cls,
-        argv: Sequence[str],
-        *,
-        env: Mapping[str, str] | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        stderr: Callable[[str], Any] | None = None,
-        close_timeout: float = 2.0,
-        terminate_timeout: float = 2.0,
-        **options: Any,
-    ) -> Client:
-        """A client for an agent subprocess (started on `with` or `open()`).
-
-        The environment is inherited unless `env` is given. The agent's stderr is always
-        drained, line by line, to `stderr` (default: the `acp_sdk.agent.stderr` logger);
-        its last 64 KiB are kept in `stderr_tail`. Closing closes the agent's stdin,
-        waits `close_timeout`, sends SIGTERM to its process group, waits
-        `terminate_timeout`, then SIGKILL; it always reaps and returns within
-        close_timeout + terminate_timeout + 2 seconds.
-        """
-        client = cls(**options)
-        client._spawn = SpawnSpec(
-            argv=tuple(argv),
-            env=env,
-            cwd=cwd,
-            stderr=stderr,
-            close_timeout=close_timeout,
-            terminate_timeout=terminate_timeout,
-        )
-        return client
 
     @classmethod
     def connect(cls, reader: IO[bytes], writer: IO[bytes], **options: Any) -> Client:
         """A client over any pair of binary streams (pipes, sockets' files, ...)."""
         client = cls(**options)
-        client._files = (reader, writer)
+        client._streams = (reader, writer)
         return client
 
     def open(self) -> Client:
@@ -212,8 +124,8 @@ class Client(ClientState, ClientCalls):
         if self._spawn is not None:
             self._process = self._spawn.start()
             transport = StreamTransport.of_process(self._process)
-        elif self._files is not None:
-            transport = StreamTransport.of_files(*self._files)
+        elif self._streams is not None:
+            transport = StreamTransport.of_files(*self._streams)
         else:
             raise RuntimeError("use Client.spawn(...) or Client.connect(...)")
         self._driver = ThreadDriver(
@@ -251,7 +163,7 @@ class Client(ClientState, ClientCalls):
         Returns within close_timeout + terminate_timeout + 2 seconds; idempotent.
         """
         if self._driver is not None:
-            self._driver.close(*self._close_grace())
+            self._driver.close(*self._close_grace(), reason="the client was closed")
         self._handlers.close()
 
     def _driver_or_raise(self) -> ThreadDriver:
@@ -270,17 +182,19 @@ class Client(ClientState, ClientCalls):
 
         `timeout` covers queueing, sending and waiting (`RequestTimeout`, a TimeoutError).
         """
-        return self._driver_or_raise().call(row, params, timeout=timeout)
+        driver = self._driver_or_raise()
+        return driver.run(flows.call(driver.engine, row, params, timeout))
 
     def notify(self, row: Notification[P], params: P, *, timeout: float | None = None) -> None:
         """Send a notification; waits (up to `timeout`) while the agent is not reading."""
-        self._driver_or_raise().notify(row, params, timeout=timeout)
+        driver = self._driver_or_raise()
+        driver.run(flows.notify(driver.engine, row, params, timeout))
 
     def _request(self, row: Method[P, R], params: P) -> R:
-        return self._record(row, self._driver_or_raise().call(row, params, timeout=self._timeout))
+        return self._record(row, self.request(row, params, timeout=self._timeout))
 
     def _notify(self, row: Notification[P], params: P) -> None:
-        self._driver_or_raise().notify(row, params, timeout=self._timeout)
+        self.notify(row, params, timeout=self._timeout)
 
     def _open_session(self, row: Method[Any, R], params: Any) -> Session[R]:
         response = self._request(row, params)

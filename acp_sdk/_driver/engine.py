@@ -93,6 +93,7 @@ class Waiter(Protocol):
     """What a call's caller waits on: a `concurrent.futures.Future` or `asyncio.Future`."""
 
     def done(self) -> bool: ...
+    def result(self) -> Outcome[Any]: ...
     def set_result(self, result: Outcome[Any], /) -> None: ...
 
 
@@ -217,6 +218,9 @@ class Engine(Generic[S]):
 
     def callback_ready(self) -> bool:
         return bool(self._callbacks) or self.close_reason is not None
+
+    def peer_gone(self) -> bool:
+        return self.input_ended or self.close_reason is not None
 
     def settled(self, target: int) -> bool:
         return self.callbacks_done >= target or self.close_reason is not None
@@ -514,6 +518,9 @@ class _NoWaiter:
 
     def done(self) -> bool:
         return True
+
+    def result(self) -> Outcome[Any]:
+        raise NotImplementedError
 
     def set_result(self, result: Outcome[Any], /) -> None:
         return None
