@@ -1,32 +1,46 @@
 """The command line: `python -m acp_sdk {demo,prompt,chat,agent}` (also `acp-typed`).
 
 Exit codes:
-    0   the turn completed (any stop reason the agent chose)
+    0   the turn completed (any stop reason the agent chose, `cancelled` included)
     1   the agent failed: it answered with an error, died, or could not be started
     2   usage error (bad arguments)
     3   protocol error: the agent broke the protocol
     4   timeout (`--timeout` elapsed)
-    130 interrupted (Ctrl-C outside a turn)
+    130 interrupted (a second Ctrl-C during a turn, or Ctrl-C outside a turn)
+
+Threads: the main thread owns the screen and stdin. During a turn a pump thread iterates
+the turn and queues its updates; permission handlers (SDK worker threads) queue their
+questions in the same queue and wait for the answer, so updates, questions and decisions
+are shown in the order they happened and there is never more than one reader on stdin.
+Ctrl-C is a SIGINT handler that only queues an event (first press: cancel the turn), or
+raises (second press: quit; or while a question is being asked: answer it `cancelled`).
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import concurrent.futures
 import contextlib
 import logging
 import os
+import queue
+import signal
 import sys
 import threading
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
+from types import FrameType, TracebackType
 from typing import Any
 
 import orjson
 
-from acp_sdk._render import Progress, Renderer
+from acp_sdk._render import Progress, Renderer, neutralize
 from acp_sdk.codec import to_json_value
 from acp_sdk.errors import ACPError, ConnectionClosed, ProtocolError, RequestError, RequestTimeout
-from acp_sdk.handlers import AllowOnce, ClientHandlers, LocalFileSystem, LocalTerminals, RejectAll
+from acp_sdk.handlers import AllowOnce, ClientHandlers, LocalFileSystem, LocalTerminals
 from acp_sdk.schema import (
+    AuthMethodTerminal,
     CancelledPermissionOutcome,
     RequestPermissionRequest,
     RequestPermissionResponse,
@@ -36,6 +50,12 @@ from acp_sdk.schema import (
 
 EXIT_OK, EXIT_AGENT, EXIT_USAGE, EXIT_PROTOCOL, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 SCENARIO_AGENT = [sys.executable, "-m", "acp_sdk", "agent"]
+AUTH_REQUIRED = -32000
+STDERR_LINES = 10  # the agent's last stderr lines shown when it fails
+GIVE_UP_AFTER_CANCEL = 5.0  # --timeout: seconds to wait for the agent's answer to the cancel
+CATCH_UP = 2.0  # seconds a permission question waits for earlier updates to be shown
+
+log = logging.getLogger("acp_sdk.cli")
 
 
 class _CliError(Exception):
@@ -44,74 +64,463 @@ class _CliError(Exception):
         self.code = code
 
 
+class _Interrupted(Exception):  # a signal, not a failure
+    """Raised by the SIGINT handler into a permission question (main thread, in input())."""
+
+    def __init__(self, by_user: bool) -> None:
+        super().__init__("interrupted")
+        self.by_user = by_user
+
+
+def _cancelled() -> RequestPermissionResponse:
+    return RequestPermissionResponse(outcome=CancelledPermissionOutcome())
+
+
+def _reject(params: RequestPermissionRequest) -> RequestPermissionResponse:
+    """The non-interactive answer: the `reject_once` option, else `cancelled`."""
+    for option in params.options:
+        if option.kind == "reject_once":
+            return RequestPermissionResponse(
+                outcome=SelectedPermissionOutcome(option_id=option.option_id)
+            )
+    return _cancelled()
+
+
+def _settle(
+    future: concurrent.futures.Future[RequestPermissionResponse],
+    response: RequestPermissionResponse,
+) -> None:
+    with contextlib.suppress(concurrent.futures.InvalidStateError):
+        future.set_result(response)
+
+
+# ---------------------------------------------------------------------------- one turn
+
+
+class _Live:
+    """The turn on screen: one queue of events, consumed by the main thread in order."""
+
+    def __init__(self, turn: Any, session_id: str) -> None:
+        self.turn = turn
+        self.session_id = session_id
+        self.events: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+        self.forwarded = 0  # updates the pump has queued
+        self.changed = threading.Condition()
+        self.pending: set[concurrent.futures.Future[RequestPermissionResponse]] = set()
+        self.cancelled = False  # session/cancel sent (Ctrl-C or --timeout)
+        self.timed_out = False
+        self.interrupts = 0  # Ctrl-C presses during this turn
+        self.asking = False  # the main thread is in input() for a permission question
+        self.poked = False  # the next SIGINT is ours (wake the question), not the user's
+        self.main = threading.main_thread().ident
+        self.handles_sigint = False  # on_sigint is installed (the CLI runs on the main thread)
+
+    def pump(self) -> None:
+        """Thread: move the turn's updates into the queue, then its end (or error)."""
+        try:
+            for update in self.turn:
+                self.events.put(("update", update))
+                with self.changed:
+                    self.forwarded += 1
+                    self.changed.notify_all()
+            self.events.put(("end", None))
+        except BaseException as error:  # handed to the main thread
+            self.events.put(("end", error))
+        self.poke()  # a question still on screen is moot now
+
+    def poke(self) -> None:
+        """Wake a permission question the main thread is blocked in (POSIX only)."""
+        if self.asking and self.handles_sigint and self.main is not None:
+            self.poked = True
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                signal.pthread_kill(self.main, signal.SIGINT)
+
+    def caught_up(self) -> None:
+        """Wait until every update routed before a permission request is queued, so the
+        question is shown after them (the SDK counts them on its reader as `received`)."""
+        target = getattr(self.turn, "received", 0)
+        with self.changed:
+            self.changed.wait_for(lambda: self.forwarded >= target, timeout=CATCH_UP)
+
+    def ask(self, params: RequestPermissionRequest) -> RequestPermissionResponse:
+        """Worker thread: queue the question for the main thread and wait for its answer."""
+        future: concurrent.futures.Future[RequestPermissionResponse] = concurrent.futures.Future()
+        self.pending.add(future)
+        self.events.put(("ask", params, future))
+        try:
+            return future.result()
+        finally:
+            self.pending.discard(future)
+
+    def answer_pending(self) -> None:
+        """Answer every question not answered yet `cancelled` (the spec requires it once
+        the turn is cancelled; also on the way out)."""
+        for future in list(self.pending):
+            _settle(future, _cancelled())
+
+    def on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        if self.poked:
+            self.poked = False
+            if self.asking:
+                raise _Interrupted(by_user=False)
+            return
+        self.interrupts += 1
+        if self.interrupts > 1:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # quitting; restored on the way out
+            raise KeyboardInterrupt
+        if self.asking:
+            raise _Interrupted(by_user=True)
+        self.events.put(("interrupt",))
+
+
 class _Ui:
-    """What the permission prompt shares with the turn being shown: it must wait until
-    every update that came before the question is on screen, and pause the progress line."""
+    """What the permission handler shares with the main thread."""
 
     def __init__(self, renderer: Renderer | None) -> None:
         self.renderer = renderer
+        self.live: _Live | None = None
         self.progress: Progress | None = None
-        self.turn: Any = None  # the turn on screen: it counts what the reader routed to it
-        self.shown = 0  # ... and this, what the main thread rendered
-        self.changed = threading.Condition()
-
-    def note_shown(self) -> None:
-        with self.changed:
-            self.shown += 1
-            self.changed.notify_all()
-
-    def catch_up(self) -> None:
-        # The reader routes every earlier update to the turn before it hands this request
-        # to a worker, so `received` now covers all of them.
-        target = self.turn.received if self.turn is not None else 0
-        with self.changed:
-            self.changed.wait_for(lambda: self.shown >= target, timeout=2.0)
-        if self.progress is not None:
-            self.progress.touch()
 
 
 class _Permissions(ClientHandlers):
-    """Allow (`--yes`), ask on a terminal, or reject; and show the decision."""
+    """Allow (`--yes`), ask on a terminal, or reject; the main thread shows the decision."""
 
     def __init__(self, mode: str, ui: _Ui) -> None:
         self.mode = mode  # "allow" | "ask" | "reject"
         self.ui = ui
-        self._lock = threading.Lock()
+
+    def _policy(self, params: RequestPermissionRequest) -> RequestPermissionResponse:
+        return AllowOnce().request_permission(params) if self.mode == "allow" else _reject(params)
 
     def request_permission(self, params: RequestPermissionRequest) -> RequestPermissionResponse:
-        with self._lock:
-            self.ui.catch_up()
-            if self.mode == "allow":
-                response = AllowOnce().request_permission(params)
-            elif self.mode == "reject":
-                response = RejectAll().request_permission(params)
-            else:
-                response = self._ask(params)
-        if self.ui.renderer is not None:
-            outcome = response.outcome
-            self.ui.renderer.permission(params, getattr(outcome, "option_id", None))
+        live = self.ui.live
+        if live is None or live.session_id != params.session_id:
+            # No turn on screen (nobody to ask without fighting the chat prompt for stdin).
+            response = self._policy(params)
+            if self.ui.renderer is not None:
+                self.ui.renderer.permission(params, _choice(response))
+            return response
+        live.caught_up()
+        if live.cancelled:
+            response = _cancelled()
+        elif self.mode == "ask":
+            return live.ask(params)  # the main thread shows the decision
+        else:
+            response = self._policy(params)
+        live.events.put(("decided", params, response))
         return response
 
-    def _ask(self, params: RequestPermissionRequest) -> RequestPermissionResponse:
-        title = params.tool_call.title or params.tool_call.tool_call_id
+
+def _choice(response: RequestPermissionResponse) -> str | None:
+    return getattr(response.outcome, "option_id", None)
+
+
+def _set_sigint(handler: Any) -> Callable[[], None]:
+    """Install a SIGINT handler (main thread only); returns the undo."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGINT, handler)
+
+    def restore() -> None:
+        if previous is not None:  # None: installed outside Python; leave ours
+            signal.signal(signal.SIGINT, previous)
+
+    return restore
+
+
+def _ignore_sigint() -> Callable[[], None]:
+    return _set_sigint(signal.SIG_IGN)
+
+
+def _run_turn(agent: _Agent, session: Any, text: str, args: argparse.Namespace, ui: _Ui) -> str:
+    """One turn, rendered (or as JSON lines); returns the stop reason."""
+    renderer = ui.renderer
+    turn = session.prompt(text)
+    live = _Live(turn, session.session_id)
+    ui.live = live
+    timer: threading.Timer | None = None
+    give_up = threading.Timer(GIVE_UP_AFTER_CANCEL, agent.client.close)
+    give_up.daemon = True
+    if getattr(args, "timeout", None):
+
+        def expire() -> None:
+            live.events.put(("timeout",))
+            live.poke()
+
+        timer = threading.Timer(args.timeout, expire)
+        timer.daemon = True
+        timer.start()
+    restore_sigint = _set_sigint(live.on_sigint)
+    live.handles_sigint = threading.current_thread() is threading.main_thread()
+    pump = threading.Thread(target=live.pump, name="acp-cli-turn", daemon=True)
+    pump.start()
+    try:
+        with Progress(enabled=renderer is not None) as progress:
+            ui.progress = progress
+            while True:
+                try:
+                    event = live.events.get()
+                    progress.touch()
+                    kind = event[0]
+                    if kind == "end":
+                        if event[1] is not None:
+                            raise event[1]
+                        break
+                    if kind == "update":
+                        _show(event[1], session.session_id, renderer)
+                    elif kind == "decided":
+                        if renderer is not None:
+                            renderer.permission(event[1], _choice(event[2]))
+                    elif kind == "ask":
+                        _ask(live, event[1], event[2], ui)
+                    elif kind == "interrupt":
+                        _cancel(live, "cancelled")
+                    elif kind == "timeout":
+                        live.timed_out = True
+                        _cancel(live, f"timed out after {args.timeout:g}s")
+                        give_up.start()  # if the agent ignores the cancel, stop waiting
+                except _Interrupted as interrupted:  # a stray one, outside a question
+                    live.asking = False
+                    if interrupted.by_user:
+                        _cancel(live, "cancelled")
+    except ConnectionClosed:
+        if live.timed_out:
+            raise _CliError("timed out", EXIT_TIMEOUT) from None
+        raise
+    finally:
+        ui.live = None
+        ui.progress = None
+        live.answer_pending()
+        if timer is not None:
+            timer.cancel()
+        give_up.cancel()
+        restore_sigint()
+    if live.timed_out:
+        raise _CliError("timed out", EXIT_TIMEOUT)
+    reason = str(turn.stop_reason)
+    if renderer is not None:
+        renderer.stop(neutralize(reason))
+    else:
+        summary = {"stopReason": reason, "sessionId": session.session_id}
+        sys.stdout.buffer.write(orjson.dumps(summary) + b"\n")
+        sys.stdout.flush()
+    return reason
+
+
+def _cancel(live: _Live, why: str) -> None:
+    """Send `session/cancel` once; the turn still ends with the agent's answer."""
+    if live.cancelled:
+        return
+    live.cancelled = True
+    again = " again" if live.interrupts else ""
+    print(f"\n{why}: waiting for the agent to stop; Ctrl-C{again} to quit", file=sys.stderr)
+    with contextlib.suppress(ConnectionClosed):  # then the turn ends with that error
+        live.turn.cancel()
+    live.answer_pending()
+
+
+def _ask(
+    live: _Live,
+    params: RequestPermissionRequest,
+    future: concurrent.futures.Future[RequestPermissionResponse],
+    ui: _Ui,
+) -> None:
+    """Main thread: ask the person (stdin is a terminal), answer the agent, show it."""
+    interrupted_by_user = False
+    if future.done() or live.cancelled:
+        _settle(future, _cancelled())
+    else:
+        title = neutralize(params.tool_call.title or params.tool_call.tool_call_id)
         lines = [f"\nThe agent asks permission: {title}"]
-        lines += [f"  {number}) {option.name}" for number, option in enumerate(params.options, 1)]
-        print("\n".join(lines), file=sys.stderr)
-        progress = self.ui.progress
+        lines += [
+            f"  {number}) {neutralize(option.name)} ({neutralize(str(option.kind))})"
+            for number, option in enumerate(params.options, 1)
+        ]
+        lines.append("choose a number (empty: reject; Ctrl-C: cancel the turn): ")
+        progress = ui.progress
         if progress is not None:
             progress.paused = True
+            progress.touch()
+        response = None
         try:
-            answer = input("choose a number (empty: cancel): ").strip()
+            live.asking = True  # from here, Ctrl-C raises _Interrupted
+            print("\n".join(lines), end="", file=sys.stderr, flush=True)
+            answer = input().strip()  # the prompt went to stderr: stdout may be JSON lines
+            live.asking = False
         except EOFError:
             answer = ""
+        except _Interrupted as interrupted:
+            print(file=sys.stderr)
+            interrupted_by_user = interrupted.by_user
+            response = _cancelled()
+            answer = ""
         finally:
+            live.asking = False
             if progress is not None:
                 progress.paused = False
                 progress.touch()
-        if answer.isdigit() and 1 <= int(answer) <= len(params.options):
-            chosen = params.options[int(answer) - 1].option_id
-            return RequestPermissionResponse(outcome=SelectedPermissionOutcome(option_id=chosen))
-        return RequestPermissionResponse(outcome=CancelledPermissionOutcome())
+        if response is None:
+            if answer.isdigit() and 1 <= int(answer) <= len(params.options):
+                chosen = params.options[int(answer) - 1].option_id
+                response = RequestPermissionResponse(
+                    outcome=SelectedPermissionOutcome(option_id=chosen)
+                )
+            else:
+                response = _reject(params)
+        _settle(future, response)
+    if ui.renderer is not None:
+        ui.renderer.permission(params, _choice(future.result()))
+    if interrupted_by_user:
+        _cancel(live, "cancelled")
+
+
+def _show(update: Any, session_id: str, renderer: Renderer | None) -> None:
+    if renderer is not None:
+        renderer.update(update)
+        return
+    notification = SessionNotification(session_id=session_id, update=update)
+    sys.stdout.buffer.write(orjson.dumps(to_json_value(notification)) + b"\n")
+    sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------- the agent
+
+
+class _Agent:
+    """The agent process for one command: started exactly once, on `with`; closed on the
+    way out, and its failure (exit code, last stderr lines) turned into one message."""
+
+    def __init__(
+        self, argv: Sequence[str], args: argparse.Namespace, handlers: list[ClientHandlers]
+    ) -> None:
+        from acp_sdk.sync_client import Client
+
+        self.argv = list(argv)
+        self.debug = bool(getattr(args, "debug", False))
+        self.tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self.client: Any = Client.spawn(
+            self.argv, cwd=args.cwd, handlers=handlers, stderr=self._stderr_line
+        )
+
+    def _stderr_line(self, line: str) -> None:
+        if line.strip():
+            self.tail.append(line[:1000])
+        if self.debug:
+            # One write: print() writes the newline apart, and other threads log too.
+            sys.stderr.write(f"[agent] {neutralize(line)}\n")
+            sys.stderr.flush()
+        else:
+            logging.getLogger("acp_sdk.agent.stderr").info("%s", line)
+
+    def __enter__(self) -> Any:
+        try:
+            self.client.open()
+        except ConnectionClosed as error:  # before OSError: it is a ConnectionError too
+            self.__exit__(type(error), error, error.__traceback__)  # raises the failure
+            raise
+        except FileNotFoundError:
+            raise _CliError(
+                f"cannot start the agent: {self.argv[0]} not found", EXIT_AGENT
+            ) from None
+        except OSError as error:
+            raise _CliError(f"cannot start the agent: {error}", EXIT_AGENT) from None
+        return self.client
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if isinstance(error, KeyboardInterrupt):
+            # Quitting: do not wait for a graceful end. Closing ignores further Ctrl-Cs.
+            restore = _ignore_sigint()
+            try:
+                process = getattr(self.client, "process", None)
+                if process is not None and process.poll() is None:
+                    with contextlib.suppress(OSError):
+                        process.terminate()
+                self.client.close()
+            finally:
+                restore()
+            return
+        exit_status = self._exit_status() if isinstance(error, ConnectionClosed) else None
+        self.client.close()
+        if isinstance(error, ConnectionClosed):
+            raise _CliError(self._failure(error, exit_status), EXIT_AGENT) from error
+        if isinstance(error, RequestError) and error.code == AUTH_REQUIRED:
+            raise _CliError(self._auth_required(error), EXIT_AGENT) from error
+
+    def _exit_status(self) -> int | None:
+        """The agent's return code, if it exited (on its own: we have not closed it yet)."""
+        process = getattr(self.client, "process", None)
+        if process is None:
+            return None
+        with contextlib.suppress(Exception):
+            return int(process.wait(1.0))
+        return None
+
+    def _failure(self, error: ConnectionClosed, status: int | None) -> str:
+        exit_code = getattr(error, "exit_code", None)
+        signal_number = getattr(error, "signal", None)
+        if exit_code is None and signal_number is None and status is not None:
+            exit_code, signal_number = (status, None) if status >= 0 else (None, -status)
+        if signal_number is not None:
+            message = f"the agent was killed by signal {signal_number}"
+            with contextlib.suppress(ValueError):
+                message += f" ({signal.Signals(signal_number).name})"
+        elif exit_code is not None:
+            message = f"the agent exited with code {exit_code}"
+        else:
+            message = "the agent closed the connection"
+        tail = (
+            getattr(error, "stderr_tail", "")
+            or getattr(self.client, "stderr_tail", "")
+            or "\n".join(self.tail)
+        )
+        lines = [line for line in str(tail).splitlines() if line.strip()][-STDERR_LINES:]
+        if lines:
+            message += "; the last lines of its stderr:\n" + "\n".join(
+                f"  | {neutralize(line[:1000])}" for line in lines
+            )
+        else:
+            message += " (nothing on its stderr)"
+        return message
+
+    def auth_methods(self) -> list[tuple[str, str, Any]]:
+        response = getattr(self.client, "initialize_response", None)
+        methods = getattr(response, "auth_methods", None) or []
+        return [(str(getattr(m, "id", "?")), str(getattr(m, "name", "")), m) for m in methods]
+
+    def _auth_list(self) -> str:
+        methods = self.auth_methods()
+        if not methods:
+            return "it advertised no auth methods"
+        listed = ", ".join(f"{neutralize(i)} ({neutralize(n)})" for i, n, _ in methods)
+        return f"its auth methods: {listed}"
+
+    def _auth_required(self, error: RequestError) -> str:
+        return (
+            f"the agent requires authentication: {neutralize(str(error.message))} "
+            f"({error.code}); {self._auth_list()}; run again with --auth METHOD_ID"
+        )
+
+    def authenticate(self, method_id: str) -> None:
+        """`authenticate` with an advertised method the agent runs itself."""
+        methods = {i: m for i, _, m in self.auth_methods()}
+        if method_id not in methods:
+            raise _CliError(
+                f"--auth {neutralize(method_id)}: not an auth method of this agent; "
+                f"{self._auth_list()}",
+                EXIT_USAGE,
+            )
+        if isinstance(methods[method_id], AuthMethodTerminal):
+            raise _CliError(
+                f"--auth {neutralize(method_id)} is a terminal login: run the agent's own "
+                "login in a terminal, then try again without --auth",
+                EXIT_USAGE,
+            )
+        self.client.authenticate(method_id=method_id)
 
 
 def _handlers(args: argparse.Namespace, ui: _Ui, default_mode: str) -> list[ClientHandlers]:
@@ -124,115 +533,55 @@ def _handlers(args: argparse.Namespace, ui: _Ui, default_mode: str) -> list[Clie
     return handlers
 
 
-def _open(argv: Sequence[str], args: argparse.Namespace, handlers: list[ClientHandlers]) -> Any:
-    from acp_sdk.sync_client import Client
-
-    client = Client.spawn(list(argv), cwd=args.cwd, handlers=handlers, stderr=_agent_stderr(args))
-    try:
-        return client.open()
-    except FileNotFoundError:
-        raise _CliError(f"cannot start the agent: {argv[0]} not found", EXIT_AGENT) from None
-    except OSError as error:
-        raise _CliError(f"cannot start the agent: {error}", EXIT_AGENT) from None
+def _start(agent: _Agent, client: Any, args: argparse.Namespace) -> Any:
+    """Authenticate (`--auth`) and open the session."""
+    if getattr(args, "auth", None):
+        agent.authenticate(args.auth)
+    return client.new_session(cwd=args.cwd)
 
 
-def _agent_stderr(args: argparse.Namespace) -> Any:
-    if getattr(args, "debug", False):
-        return lambda line: print(f"[agent] {line}", file=sys.stderr)
-    return lambda line: logging.getLogger("acp_sdk.agent.stderr").info("%s", line)
-
-
-def _run_turn(client: Any, session: Any, text: str, args: argparse.Namespace, ui: _Ui) -> str:
-    """One turn, rendered (or as JSON lines); returns the stop reason."""
-    renderer = ui.renderer
-    turn = session.prompt(text)
-    ui.turn, ui.shown = turn, 0
-    timer = None
-    timed_out = threading.Event()
-    if getattr(args, "timeout", None):
-
-        def expire() -> None:
-            timed_out.set()
-            turn.cancel()
-            give_up.start()  # if the agent ignores the cancel, stop waiting for it
-
-        give_up = threading.Timer(5.0, client.close)
-        give_up.daemon = True
-
-        timer = threading.Timer(args.timeout, expire)
-        timer.start()
-    iterator = iter(turn)
-    try:
-        with Progress(enabled=renderer is not None) as progress:
-            ui.progress = progress
-            while True:
-                try:
-                    for update in iterator:
-                        progress.touch()
-                        _show(update, session.session_id, renderer)
-                        ui.note_shown()
-                    break
-                except KeyboardInterrupt:
-                    turn.cancel()  # Ctrl-C cancels the running turn; the agent answers `cancelled`
-    except ConnectionClosed:
-        if timed_out.is_set():
-            raise _CliError("timed out", EXIT_TIMEOUT) from None
-        raise
-    finally:
-        ui.progress = None
-        if timer is not None:
-            timer.cancel()
-            give_up.cancel()
-    if timed_out.is_set():
-        raise _CliError("timed out", EXIT_TIMEOUT)
-    reason = str(turn.stop_reason)
-    if renderer is not None:
-        renderer.stop(reason)
-    else:
-        summary = {"stopReason": reason, "sessionId": session.session_id}
-        sys.stdout.buffer.write(orjson.dumps(summary) + b"\n")
-        sys.stdout.flush()
-    return reason
-
-
-def _show(update: Any, session_id: str, renderer: Renderer | None) -> None:
-    if renderer is not None:
-        renderer.update(update)
-        return
-    notification = SessionNotification(session_id=session_id, update=update)
-    sys.stdout.buffer.write(orjson.dumps(to_json_value(notification)) + b"\n")
-    sys.stdout.flush()
+def _renderer(args: argparse.Namespace) -> Renderer:
+    return Renderer(raw=bool(getattr(args, "raw", False)))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    ui = _Ui(Renderer())
+    ui = _Ui(_renderer(args))
+    # The bundled scenario agent touches nothing; off a terminal the demo allows, so CI
+    # and pipes see the whole turn.
     default = "ask" if sys.stdin.isatty() else "allow"
     print("Running the bundled scenario agent (python -m acp_sdk agent) through one prompt turn.\n")
-    with _open(SCENARIO_AGENT, args, _handlers(args, ui, default)) as client:
+    agent = _Agent(SCENARIO_AGENT, args, _handlers(args, ui, default))
+    with agent as client:
         info = client.agent_info
-        print(f"Connected to {info.title or info.name} {info.version}." if info else "Connected.")
-        session = client.new_session(cwd=args.cwd)
-        print(f"Session {session.session_id}. Prompt: demo\n")
-        _run_turn(client, session, "demo", args, ui)
+        if info:
+            name = neutralize(f"{info.title or info.name} {info.version}")
+            print(f"Connected to {name}.")
+        else:
+            print("Connected.")
+        session = _start(agent, client, args)
+        print(f"Session {neutralize(session.session_id)}. Prompt: demo\n")
+        _run_turn(agent, session, "demo", args, ui)
     return EXIT_OK
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
-    ui = _Ui(None if args.json else Renderer())
+    ui = _Ui(None if args.json else _renderer(args))
     default = "ask" if sys.stdin.isatty() else "reject"
-    with _open(args.command, args, _handlers(args, ui, default)) as client:
-        session = client.new_session(cwd=args.cwd)
-        _run_turn(client, session, args.text, args, ui)
+    agent = _Agent(args.command, args, _handlers(args, ui, default))
+    with agent as client:
+        session = _start(agent, client, args)
+        _run_turn(agent, session, args.text, args, ui)
     return EXIT_OK
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
     with contextlib.suppress(ImportError):  # not on every platform
         import readline  # noqa: F401 - line editing and history for input()
-    ui = _Ui(Renderer())
+    ui = _Ui(_renderer(args))
     default = "ask" if sys.stdin.isatty() else "reject"
-    with _open(args.command, args, _handlers(args, ui, default)) as client:
-        session = client.new_session(cwd=args.cwd)
+    agent = _Agent(args.command, args, _handlers(args, ui, default))
+    with agent as client:
+        session = _start(agent, client, args)
         print("Chatting; Ctrl-C cancels the running turn, Ctrl-D exits.", file=sys.stderr)
         while True:
             try:
@@ -244,7 +593,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 print(file=sys.stderr)
                 return EXIT_INTERRUPTED
             if text.strip():
-                _run_turn(client, session, text, args, ui)
+                _run_turn(agent, session, text, args, ui)
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
@@ -254,46 +603,96 @@ def cmd_agent(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+DEFAULT_PERMISSIONS = (
+    "Default: ask when stdin is a terminal, else reject (the reject_once option, else the "
+    "'cancelled' outcome)"
+)
+PERMISSIONS_HELP = (
+    "Permission requests are asked on a terminal (stdin is a TTY); otherwise they are "
+    "rejected (the agent's reject_once option, else the 'cancelled' outcome) unless --yes"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     parser = argparse.ArgumentParser(
         prog=invoked if invoked and invoked != "__main__.py" else "python -m acp_sdk",
-        description="Talk to Agent Client Protocol agents.",
-        epilog="exit codes: 0 completed, 1 agent failed, 2 usage, 3 protocol error, 4 timeout",
+        description="Talk to Agent Client Protocol agents. "
+        + PERMISSIONS_HELP
+        + " (the demo, against the bundled agent, allows off a terminal).",
+        epilog="exit codes: 0 completed, 1 agent failed, 2 usage, 3 protocol error, "
+        "4 timeout, 130 interrupted",
     )
-    parser.add_argument(
-        "--debug", action="store_true", help="show tracebacks and the agent's stderr"
+    debug_help = (
+        "show on stderr the SDK's log (logger acp_sdk at DEBUG), the agent's stderr and "
+        "tracebacks; before or after the command"
     )
+    parser.add_argument("--debug", action="store_true", help=debug_help)
     commands = parser.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
-    def with_client_options(sub: argparse.ArgumentParser) -> None:
+    def with_client_options(sub: argparse.ArgumentParser, yes_default: str) -> None:
         sub.add_argument(
             "--cwd", default=os.getcwd(), help="session working directory (default: here)"
         )
-        sub.add_argument("--yes", action="store_true", help="allow permission requests")
+        sub.add_argument(
+            "--yes",
+            action="store_true",
+            help="allow every permission request (its allow_once option, else allow_always). "
+            + yes_default,
+        )
         sub.add_argument("--fs", action="store_true", help="serve fs requests rooted at --cwd")
         sub.add_argument("--terminal", action="store_true", help="serve terminal requests")
         sub.add_argument(
-            "--timeout", type=float, default=None, help="give up on a turn after SECONDS"
+            "--timeout",
+            type=float,
+            default=None,
+            metavar="SECONDS",
+            help=f"cancel the turn after SECONDS, then give up {GIVE_UP_AFTER_CANCEL:g}s later "
+            "(default: no timeout)",
         )
-        sub.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+        sub.add_argument(
+            "--auth",
+            metavar="METHOD_ID",
+            default=None,
+            help="authenticate with this advertised auth method before the session",
+        )
+        sub.add_argument(
+            "--raw",
+            action="store_true",
+            help="print the agent's text as is (default: control characters and escape "
+            "sequences are shown visibly, e.g. ESC as \\x1b)",
+        )
+        # SUPPRESS: when absent after the command, it keeps the top-level value.
+        sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=debug_help)
 
     demo = commands.add_parser("demo", help="a real prompt turn against the bundled scenario agent")
-    with_client_options(demo)
+    with_client_options(
+        demo, "Default: ask when stdin is a terminal, else allow (the demo agent touches nothing)"
+    )
     demo.set_defaults(func=cmd_demo)
 
-    prompt = commands.add_parser("prompt", help="one prompt turn: prompt TEXT -- COMMAND [ARGS...]")
+    prompt = commands.add_parser(
+        "prompt",
+        help="one prompt turn: prompt TEXT -- COMMAND [ARGS...]",
+        description=PERMISSIONS_HELP + ".",
+    )
     prompt.add_argument("text", metavar="TEXT")
     prompt.add_argument("command", nargs="+", metavar="COMMAND", help="the agent command, after --")
     prompt.add_argument(
         "--json", action="store_true", help="JSON lines: each session/update, then a summary"
     )
-    with_client_options(prompt)
+    with_client_options(prompt, DEFAULT_PERMISSIONS)
     prompt.set_defaults(func=cmd_prompt)
 
-    chat = commands.add_parser("chat", help="an interactive session: chat -- COMMAND [ARGS...]")
+    chat = commands.add_parser(
+        "chat",
+        help="an interactive session: chat -- COMMAND [ARGS...]",
+        description="Ctrl-C cancels the running turn (twice: quit), Ctrl-D exits. "
+        + PERMISSIONS_HELP
+        + ".",
+    )
     chat.add_argument("command", nargs="+", metavar="COMMAND", help="the agent command, after --")
-    with_client_options(chat)
+    with_client_options(chat, DEFAULT_PERMISSIONS)
     chat.set_defaults(func=cmd_chat)
 
     agent = commands.add_parser("agent", help="run the deterministic scenario agent over stdio")
@@ -301,28 +700,55 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Neutralizing(logging.Formatter):
+    """Log records may carry the agent's bytes: show control characters visibly."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return neutralize(super().format(record))
+
+
+def _enable_debug_logging() -> Callable[[], None]:
+    """The `acp_sdk` logger at DEBUG, to stderr; returns the undo."""
+    logger = logging.getLogger("acp_sdk")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Neutralizing("[%(name)s] %(levelname)s %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+
+    def undo() -> None:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+    return undo
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     debug = bool(getattr(args, "debug", False))
+    undo = _enable_debug_logging() if debug and args.cmd != "agent" else None
     try:
         code: int = args.func(args)
         return code
     except _CliError as error:
+        if debug and error.__cause__ is not None:
+            traceback.print_exception(error.__cause__)
         print(f"error: {error}", file=sys.stderr)
         return error.code
     except RequestError as error:
         if debug:
             raise
         print(
-            f"error: the agent answered with an error: {error.message} ({error.code})",
+            "error: the agent answered with an error: "
+            f"{neutralize(str(error.message))} ({error.code})",
             file=sys.stderr,
         )
         return EXIT_AGENT
-    except ConnectionClosed:
+    except ConnectionClosed as error:
         if debug:
             raise
-        print("error: the agent closed the connection", file=sys.stderr)
+        print(f"error: {neutralize(str(error))}", file=sys.stderr)
         return EXIT_AGENT
     except RequestTimeout:
         print("error: timed out", file=sys.stderr)
@@ -330,7 +756,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ProtocolError, ACPError) as error:
         if debug:
             raise
-        print(f"error: protocol error: {error}", file=sys.stderr)
+        print(f"error: protocol error: {neutralize(str(error))}", file=sys.stderr)
         return EXIT_PROTOCOL
     except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        if undo is not None:
+            undo()

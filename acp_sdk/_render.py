@@ -2,10 +2,15 @@
 
 On a terminal it uses ANSI styles and a progress line on stderr while the agent is
 quiet; otherwise it writes plain text, so logs and pipes stay clean.
+
+Everything the agent sends is untrusted: unless `raw`, terminal control characters and
+escape sequences in it are shown visibly (ESC as `\\x1b`), so an agent cannot retitle the
+terminal, move the cursor, overwrite lines or hide text. Newlines and tabs are kept.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import time
@@ -33,22 +38,48 @@ from acp_sdk.schema import (
 
 _PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 
+# C0 controls but tab and newline, DEL, C1 controls (U+0080-U+009F: a lone U+009B is a CSI
+# on some terminals), and the bidirectional overrides and isolates (text that reads in a
+# different order than it is stored).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def neutralize(text: str) -> str:
+    """`text` with terminal control characters shown visibly (ESC -> `\\x1b`, CR ->
+    `\\x0d`, ...); newlines and tabs kept, a CRLF line ending becomes a newline."""
+    if not _UNSAFE.search(text):
+        return text
+    return _UNSAFE.sub(_visible, text.replace("\r\n", "\n"))
+
 
 class Renderer:
-    def __init__(self, out: IO[str] | None = None, *, color: bool | None = None) -> None:
+    def __init__(
+        self, out: IO[str] | None = None, *, color: bool | None = None, raw: bool = False
+    ) -> None:
         self.out = out or sys.stdout
         self.color = self.out.isatty() if color is None else color
+        self.raw = raw  # True: write the agent's text as it came, control characters and all
         self._mid_line = False
         self._titles: dict[str, str] = {}
+
+    def _clean(self, text: str) -> str:
+        return text if self.raw else neutralize(text)
 
     def _style(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
 
-    def _line(self, text: str) -> None:
+    def _line(self, text: str, style: str | None = None) -> None:
+        """One line of (agent) text, neutralized, then styled."""
         if self._mid_line:
             self.out.write("\n")
             self._mid_line = False
-        self.out.write(text + "\n")
+        text = self._clean(text)
+        self.out.write((self._style(text, style) if style else text) + "\n")
         self.out.flush()
 
     def update(self, update: SessionUpdate) -> None:
@@ -61,29 +92,30 @@ class Renderer:
             self._line(f"> {_text_of(update.content)}")
         elif isinstance(update, ToolCall):
             self._titles[update.tool_call_id] = update.title
-            self._line(self._style(f"* {update.title} [{update.status or 'pending'}]", "36"))
+            self._line(f"* {update.title} [{update.status or 'pending'}]", "36")
             self._contents(update.content)
         elif isinstance(update, ToolCallProgress):
             title = update.title or self._titles.get(update.tool_call_id, update.tool_call_id)
             if update.status is not None:
-                self._line(self._style(f"* {title} [{update.status}]", "36"))
+                self._line(f"* {title} [{update.status}]", "36")
             self._contents(update.content or [])
         elif isinstance(update, Plan):
-            self._line(self._style("Plan:", "1"))
+            self._line("Plan:", "1")
             for entry in update.entries:
                 self._line(f"  {_PLAN_MARKS.get(entry.status, '[ ]')} {entry.content}")
         elif isinstance(update, CurrentModeUpdate):
-            self._line(self._style(f"(mode: {update.current_mode_id})", "2"))
+            self._line(f"(mode: {update.current_mode_id})", "2")
         elif isinstance(update, SessionInfoUpdate) and isinstance(update.title, str):
-            self._line(self._style(f"(session: {update.title})", "2"))
+            self._line(f"(session: {update.title})", "2")
         elif isinstance(update, UsageUpdate):
-            self._line(self._style(f"(context: {update.used}/{update.size} tokens)", "2"))
+            self._line(f"(context: {update.used}/{update.size} tokens)", "2")
         elif isinstance(update, (AvailableCommandsUpdate, UnknownSessionUpdate)):
             pass  # nothing a person needs mid-turn
         else:
-            self._line(self._style(f"({type(update).__name__})", "2"))
+            self._line(f"({type(update).__name__})", "2")
 
     def _stream(self, text: str, style: str | None) -> None:
+        text = self._clean(text)
         self.out.write(self._style(text, style) if style else text)
         self.out.flush()
         self._mid_line = not text.endswith("\n")
@@ -95,9 +127,9 @@ class Renderer:
                 new = item.new_text.splitlines()
                 self._line(f"    diff {item.path}")
                 for line in old:
-                    self._line(self._style(f"    - {line}", "31"))
+                    self._line(f"    - {line}", "31")
                 for line in new:
-                    self._line(self._style(f"    + {line}", "32"))
+                    self._line(f"    + {line}", "32")
             elif isinstance(item, Content):
                 self._line(f"    {_text_of(item.content)}")
             elif isinstance(item, Terminal):
@@ -107,10 +139,10 @@ class Renderer:
         title = request.tool_call.title or request.tool_call.tool_call_id
         names = {option.option_id: option.name for option in request.options}
         answer = names.get(choice, "cancelled") if choice is not None else "cancelled"
-        self._line(self._style(f"? Permission for {title}: {answer}", "33"))
+        self._line(f"? Permission for {title}: {answer}", "33")
 
     def stop(self, reason: str) -> None:
-        self._line(self._style(f"[{reason}]", "2"))
+        self._line(f"[{reason}]", "2")
 
 
 def _text_of(block: Any) -> str:

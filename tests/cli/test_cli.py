@@ -97,3 +97,107 @@ def test_chat_reads_lines_until_end_of_input() -> None:
     assert "first" in result.stdout
     assert "second" in result.stdout
     assert result.stdout.count("[end_turn]") == 2
+
+
+PEER = [sys.executable, str(Path(__file__).with_name("peer.py"))]
+
+
+def test_each_agent_is_started_exactly_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from acp_sdk import _cli
+    from acp_sdk.sync_client import Client
+
+    log = tmp_path / "starts"
+    monkeypatch.setenv("ACP_PEER_LOG", str(log))
+    opened: list[object] = []
+    real_open = Client.open
+
+    def counting_open(self: Client) -> Client:
+        opened.append(self)
+        return real_open(self)
+
+    monkeypatch.setattr(Client, "open", counting_open)
+    assert _cli.main(["prompt", "hi", "--", *PEER, "echo"]) == 0
+    assert "hello" in capsys.readouterr().out
+    assert len(opened) == 1  # not open() and then `with` (a second start, once)
+    assert len(log.read_text().split()) == 1
+
+
+def test_without_a_terminal_permission_is_reject_once_else_cancelled() -> None:
+    # Only allow_always / reject_always offered: rejecting "always" is not ours to choose.
+    result = run("prompt", "go", "--", *PEER, "ask-always")
+    assert result.returncode == 0, result.stderr
+    assert 'outcome: {"outcome": "cancelled"}' in result.stdout
+    allowed = run("prompt", "--yes", "go", "--", *PEER, "ask-always")
+    assert '"optionId": "always-yes"' in allowed.stdout
+
+
+def test_help_states_the_permission_policy() -> None:
+    for args in ([], ["prompt"], ["chat"]):
+        text = " ".join(run(*args, "--help").stdout.split())
+        assert "asked on a terminal" in text or "ask when stdin is a terminal" in text
+        assert "reject_once" in text
+        assert "--yes" in text
+
+
+@pytest.mark.parametrize("where", ["top", "after-command"])
+def test_debug_anywhere_shows_sdk_logs_and_agent_stderr(where: str) -> None:
+    args = ["prompt", "hi", "--", *PEER, "chatty"]
+    args = ["--debug", *args] if where == "top" else ["prompt", "--debug", *args[1:]]
+    result = run(*args)
+    assert result.returncode == 0, result.stderr
+    assert "[agent] peer says hi" in result.stderr
+    assert "[acp_sdk" in result.stderr  # the acp_sdk logger, at DEBUG
+    assert "DEBUG" in result.stderr
+    quiet = run("prompt", "hi", "--", *PEER, "chatty")
+    assert "peer says hi" not in quiet.stderr
+    assert "DEBUG" not in quiet.stderr
+
+
+def test_agent_text_is_neutralised_unless_raw() -> None:
+    result = run("prompt", "hi", "--", *PEER, "escape")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for bad in ("\x1b", "\x07", "\x9b", "\r", "\u202e"):
+        assert bad not in out
+    assert "\\x1b]0;pwned\\x07title \\x1b[31mred\\x1b[0m\ttab\\x9b2J\\x0dCR \\u202eevil\n" in out
+    assert "line2\nline3" in out  # newlines kept (CRLF as a newline)
+    assert "* \\x1b[2Jwipe [pending]" in out  # tool titles too
+    raw = run("prompt", "--raw", "hi", "--", *PEER, "escape")
+    assert "\x1b]0;pwned\x07" in raw.stdout
+
+
+@pytest.mark.parametrize(
+    ("mode", "code", "lines"),
+    [
+        ("crash", 3, ["peer: warming up", "peer: fatal: the model server is gone"]),
+        ("die-early", 5, ["peer: cannot read my configuration"]),
+    ],
+)
+def test_agent_failure_shows_exit_code_and_stderr(mode: str, code: int, lines: list[str]) -> None:
+    result = run("prompt", "hi", "--", *PEER, mode)
+    assert result.returncode == 1
+    assert f"the agent exited with code {code}" in result.stderr
+    for line in lines:
+        assert line in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_auth_required_lists_methods_and_auth_authenticates() -> None:
+    result = run("prompt", "hi", "--", *PEER, "auth")
+    assert result.returncode == 1
+    assert "-32000" in result.stderr
+    assert "api-key (API key)" in result.stderr
+    assert "browser (Browser login)" in result.stderr
+    assert "--auth" in result.stderr
+    authed = run("prompt", "--auth", "api-key", "hi", "--", *PEER, "auth")
+    assert authed.returncode == 0, authed.stderr
+    assert "hello" in authed.stdout
+    top = run("prompt", "hi", "--auth", "api-key", "--", *PEER, "auth")
+    assert top.returncode == 0, top.stderr
+    unknown = run("prompt", "--auth", "nope", "hi", "--", *PEER, "auth")
+    assert unknown.returncode == 2
+    assert "api-key (API key)" in unknown.stderr
+    scenario = run("prompt", "--auth", "scenario-login", "echo ok", "--", *AGENT)
+    assert scenario.returncode == 0, scenario.stderr
