@@ -33,7 +33,10 @@ from acp_sdk.handlers import AnyHandlers
 from acp_sdk.methods import INITIALIZE, SESSION_PROMPT
 from acp_sdk.schema import (
     ContentBlock,
+    LoadSessionResponse,
+    NewSessionResponse,
     PromptResponse,
+    ResumeSessionResponse,
     SessionUpdate,
 )
 
@@ -109,7 +112,15 @@ class AsyncSession(SessionState["AsyncClient", R]):
         await self.client.cancel(session_id=self.session_id)
 
 
-class AsyncClient(ClientState[AnyHandlers], AsyncClientCalls):
+class AsyncClient(
+    ClientState[AnyHandlers],
+    AsyncClientCalls[
+        AsyncSession[NewSessionResponse],
+        AsyncSession[LoadSessionResponse],
+        AsyncSession[ResumeSessionResponse],
+        AsyncTurn,
+    ],
+):
     """An ACP client on asyncio. Use `AsyncClient.spawn(argv)` or `AsyncClient.connect(...)`;
     the options are `ClientState`'s. Plain (not `async`) handlers run in a pool of
     `workers` threads, off the event loop."""

@@ -32,7 +32,10 @@ from acp_sdk.handlers import ClientHandlers
 from acp_sdk.methods import INITIALIZE, SESSION_PROMPT
 from acp_sdk.schema import (
     ContentBlock,
+    LoadSessionResponse,
+    NewSessionResponse,
     PromptResponse,
+    ResumeSessionResponse,
     SessionUpdate,
 )
 
@@ -102,7 +105,15 @@ class Session(SessionState["Client", R]):
         self.client.cancel(session_id=self.session_id)
 
 
-class Client(ClientState[ClientHandlers], ClientCalls):
+class Client(
+    ClientState[ClientHandlers],
+    ClientCalls[
+        Session[NewSessionResponse],
+        Session[LoadSessionResponse],
+        Session[ResumeSessionResponse],
+        Turn,
+    ],
+):
     """A blocking ACP client. Use `Client.spawn(argv)` or `Client.connect(reader, writer)`;
     the options are `ClientState`'s. Handlers run in a pool of `workers` threads."""
 

@@ -111,7 +111,6 @@ def generate() -> dict[str, str]:
             class_name="ClientCalls",
             sender="AGENT",
             flavour="sync",
-            session_module="acp_sdk.sync_client",
         ),
         "aio_client_calls.py": emit_facades.emit(
             stable,
@@ -120,7 +119,6 @@ def generate() -> dict[str, str]:
             class_name="AsyncClientCalls",
             sender="AGENT",
             flavour="async",
-            session_module="acp_sdk.aio_client",
         ),
         "agent_calls.py": emit_facades.emit(
             stable,
@@ -129,7 +127,6 @@ def generate() -> dict[str, str]:
             class_name="AgentCalls",
             sender="CLIENT",
             flavour="async",
-            session_module=None,
         ),
         "unstable_models.py": emit_models.emit(
             unstable,

@@ -6,9 +6,11 @@ keyword or a wrong type, and whose return type is the row's result type. The bod
 the params object and hands it to the facade's `_request` / `_notify`. Sync and async
 flavours differ only in `def` vs `async def` and `await`.
 
-Three rows return richer objects than their raw result (the names are the facades'):
-`session/new`, `session/load` and `session/resume` return a session handle; `session/prompt`
-returns a turn. Those are listed in `WRAPPED`.
+Three rows return richer objects than their raw result: `session/new`, `session/load`
+and `session/resume` return a session handle; `session/prompt` returns a turn. Those are
+listed in `WRAPPED`. The generated class is generic in those types (the facade names
+them when it subclasses), so generated code never imports the facade it serves: it sits
+below it, with no import circle.
 """
 
 from __future__ import annotations
@@ -20,12 +22,12 @@ from acp_sdk._codegen.common import all_fields, annotation, default_of, docstrin
 from acp_sdk._codegen.emit_methods import Row
 from acp_sdk._codegen.ir import ClassDef, Field, Model
 
-# wire -> (hook method on the facade, return annotation in the sync/async flavour)
+# wire -> (hook method on the facade, the type variable the facade fills in)
 WRAPPED = {
-    "session/new": ("_open_session", "Session"),
-    "session/load": ("_open_session", "Session"),
-    "session/resume": ("_open_session", "Session"),
-    "session/prompt": ("_start_turn", "Turn"),
+    "session/new": ("_open_session", "NewSessionT"),
+    "session/load": ("_open_session", "LoadSessionT"),
+    "session/resume": ("_open_session", "ResumeSessionT"),
+    "session/prompt": ("_start_turn", "TurnT"),
 }
 
 
@@ -55,13 +57,7 @@ def _method(model: Model, row: Row, flavour: str) -> list[str]:
     name = row.handler
     hook, wrapped_type = WRAPPED.get(row.wire, ("", ""))
     if row.kind == "REQUEST":
-        prefix = "Async" if is_async else ""
-        if wrapped_type == "Session":
-            returns = f"{prefix}Session[{row.result}]"
-        elif hook:
-            returns = prefix + wrapped_type
-        else:
-            returns = row.result or "None"
+        returns = wrapped_type or row.result or "None"
     else:
         returns = "None"
     call = hook or ("_request" if row.kind == "REQUEST" else "_notify")
@@ -71,7 +67,7 @@ def _method(model: Model, row: Row, flavour: str) -> list[str]:
     if not isinstance(params_def, ClassDef):
         # A union of params shapes (session/set_config_option): take the object itself.
         lines = [f"    {define} {name}(self, params: {row.params}, /) -> {returns}:", *doc]
-        lines.append(f"        return {wait}self.{call}({constant}, params)")
+        lines += _body(f"{wait}self.{call}({constant}, params)", returns if hook else "")
         return lines
     fields = all_fields(model, params_def)
     pieces = [_param(model, row.params, f) for f in fields]
@@ -79,8 +75,17 @@ def _method(model: Model, row: Row, flavour: str) -> list[str]:
     arguments = ", ".join(f"{f.py}={p[1]}" for f, p in zip(fields, pieces, strict=True))
     star = ", *, " if pieces else ""
     lines = [f"    {define} {name}(self{star}{signature}) -> {returns}:", *doc]
-    lines.append(f"        return {wait}self.{call}({constant}, {row.params}({arguments}))")
+    lines += _body(
+        f"{wait}self.{call}({constant}, {row.params}({arguments}))", returns if hook else ""
+    )
     return lines
+
+
+def _body(expression: str, typevar: str) -> list[str]:
+    if not typevar:
+        return [f"        return {expression}"]
+    # The hook returns the facade's handle: name its type for the checker.
+    return [f"        handle: {typevar} = {expression}", "        return handle"]
 
 
 def emit(
@@ -91,7 +96,6 @@ def emit(
     class_name: str,
     sender: str,
     flavour: str,
-    session_module: str | None,
 ) -> str:
     sent = [r for r in rows if r.handled_by == sender and not r.unstable and r.layer != "PROTOCOL"]
     names = sorted({r.params for r in sent} | {r.result for r in sent if r.result})
@@ -104,7 +108,7 @@ def emit(
         "from __future__ import annotations",
         "",
         "from collections.abc import Mapping, Sequence",
-        "from typing import TYPE_CHECKING, Any, Literal, TypeVar",
+        "from typing import Any, Generic, Literal, TypeVar",
         "",
         "from acp_sdk._model_support import EMPTY, UNSET, UnsetType",
         "from acp_sdk._rows import Method, Notification",
@@ -116,18 +120,14 @@ def emit(
         'P = TypeVar("P")',
         'R = TypeVar("R")',
     ]
-    wraps = any(r.wire in WRAPPED for r in sent)
-    prefix = "Async" if is_async else ""
-    if wraps and session_module:
-        lines += [
-            "",
-            "if TYPE_CHECKING:",
-            f"    from {session_module} import {prefix}Session, {prefix}Turn",
-        ]
+    wires = {r.wire for r in sent}
+    wrapped = [typevar for wire, (_, typevar) in WRAPPED.items() if wire in wires]
+    lines += [f'{t} = TypeVar("{t}")' for t in wrapped]
+    generic = f"(Generic[{', '.join(wrapped)}])" if wrapped else ""
     lines += [
         "",
         "",
-        f"class {class_name}:",
+        f"class {class_name}{generic}:",
         f'    """Typed calls of every method the {sender.lower()} handles (generated)."""',
         "",
         "    __slots__ = ()",
@@ -138,14 +138,13 @@ def emit(
         f"    {define} _notify(self, row: Notification[P], params: P) -> None:",
         "        raise NotImplementedError",
     ]
-    if wraps and session_module:
+    if wrapped:
         lines += [
             "",
-            f"    {define} _open_session(self, row: Method[Any, R], params: Any)"
-            f" -> {prefix}Session[R]:",
+            f"    {define} _open_session(self, row: Method[Any, Any], params: Any) -> Any:",
             "        raise NotImplementedError",
             "",
-            f"    {define} _start_turn(self, row: Method[Any, Any], params: Any) -> {prefix}Turn:",
+            f"    {define} _start_turn(self, row: Method[Any, Any], params: Any) -> Any:",
             "        raise NotImplementedError",
         ]
     for row in sent:

@@ -8,7 +8,7 @@ Do not edit: change the generator and regenerate.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from acp_sdk._generated.methods import (
     AUTHENTICATE,
@@ -42,16 +42,13 @@ from acp_sdk._generated.models import (
     ListSessionsRequest,
     ListSessionsResponse,
     LoadSessionRequest,
-    LoadSessionResponse,
     LogoutRequest,
     LogoutResponse,
     McpServer,
     NewSessionRequest,
-    NewSessionResponse,
     PromptRequest,
     ProtocolVersion,
     ResumeSessionRequest,
-    ResumeSessionResponse,
     SessionId,
     SessionModeId,
     SetSessionConfigOptionRequest,
@@ -63,12 +60,13 @@ from acp_sdk._rows import Method, Notification
 
 P = TypeVar("P")
 R = TypeVar("R")
+NewSessionT = TypeVar("NewSessionT")
+LoadSessionT = TypeVar("LoadSessionT")
+ResumeSessionT = TypeVar("ResumeSessionT")
+TurnT = TypeVar("TurnT")
 
-if TYPE_CHECKING:
-    from acp_sdk.aio_client import AsyncSession, AsyncTurn
 
-
-class AsyncClientCalls:
+class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
     """Typed calls of every method the agent handles (generated)."""
 
     __slots__ = ()
@@ -79,10 +77,10 @@ class AsyncClientCalls:
     async def _notify(self, row: Notification[P], params: P) -> None:
         raise NotImplementedError
 
-    async def _open_session(self, row: Method[Any, R], params: Any) -> AsyncSession[R]:
+    async def _open_session(self, row: Method[Any, Any], params: Any) -> Any:
         raise NotImplementedError
 
-    async def _start_turn(self, row: Method[Any, Any], params: Any) -> AsyncTurn:
+    async def _start_turn(self, row: Method[Any, Any], params: Any) -> Any:
         raise NotImplementedError
 
     async def authenticate(
@@ -187,7 +185,7 @@ class AsyncClientCalls:
         additional_directories: Sequence[str] = (),
         session_id: SessionId,
         meta: Mapping[str, Any] | None = None,
-    ) -> AsyncSession[LoadSessionResponse]:
+    ) -> LoadSessionT:
         """`session/load`: Request parameters for loading an existing session.
 
         Only available if the Agent supports the `loadSession` capability.
@@ -195,7 +193,7 @@ class AsyncClientCalls:
         See protocol docs: [Loading
         Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
         """
-        return await self._open_session(
+        handle: LoadSessionT = await self._open_session(
             SESSION_LOAD,
             LoadSessionRequest(
                 mcp_servers=list(mcp_servers),
@@ -205,6 +203,7 @@ class AsyncClientCalls:
                 meta=meta,
             ),
         )
+        return handle
 
     async def new_session(
         self,
@@ -213,13 +212,13 @@ class AsyncClientCalls:
         additional_directories: Sequence[str] = (),
         mcp_servers: Sequence[McpServer] = (),
         meta: Mapping[str, Any] | None = None,
-    ) -> AsyncSession[NewSessionResponse]:
+    ) -> NewSessionT:
         """`session/new`: Request parameters for creating a new session.
 
         See protocol docs: [Creating a
         Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
         """
-        return await self._open_session(
+        handle: NewSessionT = await self._open_session(
             SESSION_NEW,
             NewSessionRequest(
                 cwd=cwd,
@@ -228,6 +227,7 @@ class AsyncClientCalls:
                 meta=meta,
             ),
         )
+        return handle
 
     async def prompt(
         self,
@@ -235,7 +235,7 @@ class AsyncClientCalls:
         session_id: SessionId,
         prompt: Sequence[ContentBlock] = (),
         meta: Mapping[str, Any] | None = None,
-    ) -> AsyncTurn:
+    ) -> TurnT:
         """`session/prompt`: Request parameters for sending a user prompt to the agent.
 
         Contains the user's message and any additional context.
@@ -243,9 +243,10 @@ class AsyncClientCalls:
         See protocol docs: [User
         Message](https://agentclientprotocol.com/protocol/prompt-turn#1-user-message)
         """
-        return await self._start_turn(
+        handle: TurnT = await self._start_turn(
             SESSION_PROMPT, PromptRequest(session_id=session_id, prompt=list(prompt), meta=meta)
         )
+        return handle
 
     async def resume_session(
         self,
@@ -255,7 +256,7 @@ class AsyncClientCalls:
         additional_directories: Sequence[str] = (),
         mcp_servers: Sequence[McpServer] = (),
         meta: Mapping[str, Any] | None = None,
-    ) -> AsyncSession[ResumeSessionResponse]:
+    ) -> ResumeSessionT:
         """`session/resume`: Request parameters for resuming an existing session.
 
         Resumes an existing session without returning previous messages (unlike `session/load`).
@@ -263,7 +264,7 @@ class AsyncClientCalls:
 
         Only available if the Agent supports the `sessionCapabilities.resume` capability.
         """
-        return await self._open_session(
+        handle: ResumeSessionT = await self._open_session(
             SESSION_RESUME,
             ResumeSessionRequest(
                 session_id=session_id,
@@ -273,6 +274,7 @@ class AsyncClientCalls:
                 meta=meta,
             ),
         )
+        return handle
 
     async def set_config_option(
         self, params: SetSessionConfigOptionRequest, /

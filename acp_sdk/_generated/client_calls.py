@@ -8,7 +8,7 @@ Do not edit: change the generator and regenerate.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from acp_sdk._generated.methods import (
     AUTHENTICATE,
@@ -42,16 +42,13 @@ from acp_sdk._generated.models import (
     ListSessionsRequest,
     ListSessionsResponse,
     LoadSessionRequest,
-    LoadSessionResponse,
     LogoutRequest,
     LogoutResponse,
     McpServer,
     NewSessionRequest,
-    NewSessionResponse,
     PromptRequest,
     ProtocolVersion,
     ResumeSessionRequest,
-    ResumeSessionResponse,
     SessionId,
     SessionModeId,
     SetSessionConfigOptionRequest,
@@ -63,12 +60,13 @@ from acp_sdk._rows import Method, Notification
 
 P = TypeVar("P")
 R = TypeVar("R")
+NewSessionT = TypeVar("NewSessionT")
+LoadSessionT = TypeVar("LoadSessionT")
+ResumeSessionT = TypeVar("ResumeSessionT")
+TurnT = TypeVar("TurnT")
 
-if TYPE_CHECKING:
-    from acp_sdk.sync_client import Session, Turn
 
-
-class ClientCalls:
+class ClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
     """Typed calls of every method the agent handles (generated)."""
 
     __slots__ = ()
@@ -79,10 +77,10 @@ class ClientCalls:
     def _notify(self, row: Notification[P], params: P) -> None:
         raise NotImplementedError
 
-    def _open_session(self, row: Method[Any, R], params: Any) -> Session[R]:
+    def _open_session(self, row: Method[Any, Any], params: Any) -> Any:
         raise NotImplementedError
 
-    def _start_turn(self, row: Method[Any, Any], params: Any) -> Turn:
+    def _start_turn(self, row: Method[Any, Any], params: Any) -> Any:
         raise NotImplementedError
 
     def authenticate(
@@ -177,7 +175,7 @@ class ClientCalls:
         additional_directories: Sequence[str] = (),
         session_id: SessionId,
         meta: Mapping[str, Any] | None = None,
-    ) -> Session[LoadSessionResponse]:
+    ) -> LoadSessionT:
         """`session/load`: Request parameters for loading an existing session.
 
         Only available if the Agent supports the `loadSession` capability.
@@ -185,7 +183,7 @@ class ClientCalls:
         See protocol docs: [Loading
         Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
         """
-        return self._open_session(
+        handle: LoadSessionT = self._open_session(
             SESSION_LOAD,
             LoadSessionRequest(
                 mcp_servers=list(mcp_servers),
@@ -195,6 +193,7 @@ class ClientCalls:
                 meta=meta,
             ),
         )
+        return handle
 
     def new_session(
         self,
@@ -203,13 +202,13 @@ class ClientCalls:
         additional_directories: Sequence[str] = (),
         mcp_servers: Sequence[McpServer] = (),
         meta: Mapping[str, Any] | None = None,
-    ) -> Session[NewSessionResponse]:
+    ) -> NewSessionT:
         """`session/new`: Request parameters for creating a new session.
 
         See protocol docs: [Creating a
         Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
         """
-        return self._open_session(
+        handle: NewSessionT = self._open_session(
             SESSION_NEW,
             NewSessionRequest(
                 cwd=cwd,
@@ -218,6 +217,7 @@ class ClientCalls:
                 meta=meta,
             ),
         )
+        return handle
 
     def prompt(
         self,
@@ -225,7 +225,7 @@ class ClientCalls:
         session_id: SessionId,
         prompt: Sequence[ContentBlock] = (),
         meta: Mapping[str, Any] | None = None,
-    ) -> Turn:
+    ) -> TurnT:
         """`session/prompt`: Request parameters for sending a user prompt to the agent.
 
         Contains the user's message and any additional context.
@@ -233,9 +233,10 @@ class ClientCalls:
         See protocol docs: [User
         Message](https://agentclientprotocol.com/protocol/prompt-turn#1-user-message)
         """
-        return self._start_turn(
+        handle: TurnT = self._start_turn(
             SESSION_PROMPT, PromptRequest(session_id=session_id, prompt=list(prompt), meta=meta)
         )
+        return handle
 
     def resume_session(
         self,
@@ -245,7 +246,7 @@ class ClientCalls:
         additional_directories: Sequence[str] = (),
         mcp_servers: Sequence[McpServer] = (),
         meta: Mapping[str, Any] | None = None,
-    ) -> Session[ResumeSessionResponse]:
+    ) -> ResumeSessionT:
         """`session/resume`: Request parameters for resuming an existing session.
 
         Resumes an existing session without returning previous messages (unlike `session/load`).
@@ -253,7 +254,7 @@ class ClientCalls:
 
         Only available if the Agent supports the `sessionCapabilities.resume` capability.
         """
-        return self._open_session(
+        handle: ResumeSessionT = self._open_session(
             SESSION_RESUME,
             ResumeSessionRequest(
                 session_id=session_id,
@@ -263,6 +264,7 @@ class ClientCalls:
                 meta=meta,
             ),
         )
+        return handle
 
     def set_config_option(
         self, params: SetSessionConfigOptionRequest, /
