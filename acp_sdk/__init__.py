@@ -18,30 +18,30 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from acp_sdk._rows import Side as Side
 from acp_sdk._version import __version__ as __version__
-from acp_sdk.codec import decode as decode
-from acp_sdk.codec import encode as encode
-from acp_sdk.connection import Connection as Connection
-from acp_sdk.errors import ACPError as ACPError
-from acp_sdk.errors import CapabilityNotNegotiated as CapabilityNotNegotiated
-from acp_sdk.errors import ConnectionClosed as ConnectionClosed
-from acp_sdk.errors import DecodeError as DecodeError
-from acp_sdk.errors import EncodeError as EncodeError
-from acp_sdk.errors import ErrorCode as ErrorCode
-from acp_sdk.errors import LocalProtocolError as LocalProtocolError
-from acp_sdk.errors import ProtocolError as ProtocolError
-from acp_sdk.errors import RemoteProtocolError as RemoteProtocolError
-from acp_sdk.errors import RequestError as RequestError
-from acp_sdk.errors import RequestTimeout as RequestTimeout
-from acp_sdk.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
+from acp_sdk.protocol._rows import Side as Side
+from acp_sdk.protocol.codec import decode as decode
+from acp_sdk.protocol.codec import encode as encode
+from acp_sdk.protocol.connection import Connection as Connection
+from acp_sdk.protocol.errors import ACPError as ACPError
+from acp_sdk.protocol.errors import CapabilityNotNegotiated as CapabilityNotNegotiated
+from acp_sdk.protocol.errors import ConnectionClosed as ConnectionClosed
+from acp_sdk.protocol.errors import DecodeError as DecodeError
+from acp_sdk.protocol.errors import EncodeError as EncodeError
+from acp_sdk.protocol.errors import ErrorCode as ErrorCode
+from acp_sdk.protocol.errors import LocalProtocolError as LocalProtocolError
+from acp_sdk.protocol.errors import ProtocolError as ProtocolError
+from acp_sdk.protocol.errors import RemoteProtocolError as RemoteProtocolError
+from acp_sdk.protocol.errors import RequestError as RequestError
+from acp_sdk.protocol.errors import RequestTimeout as RequestTimeout
+from acp_sdk.protocol.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
 
 if TYPE_CHECKING:
-    from acp_sdk.agent import Agent as Agent
-    from acp_sdk.agent import AgentContext as AgentContext
-    from acp_sdk.agent import run_agent as run_agent
-    from acp_sdk.aio_client import AsyncClient as AsyncClient
-    from acp_sdk.sync_client import Client as Client
+    from acp_sdk.agent._runtime import Agent as Agent
+    from acp_sdk.agent._runtime import AgentContext as AgentContext
+    from acp_sdk.agent._runtime import run_agent as run_agent
+    from acp_sdk.client.aio_client import AsyncClient as AsyncClient
+    from acp_sdk.client.sync_client import Client as Client
 
 _LAZY = {
     "Agent": "acp_sdk.agent",

@@ -1,89 +1,11 @@
-"""Capability checks: is a gate advertised, and which capabilities do params need.
-
-A gate is a dotted wire path into one side's advertised capabilities, as the method table
-stores it (`agentCapabilities.sessionCapabilities.list`). The rules (initialization.mdx):
-a capability object counts as advertised when present, even if empty (`{}`); a boolean
-capability only when literally `true`; anything absent, `null`, or unknown is not
-advertised (fail closed).
-
-Some methods need more than their gate, depending on what the params carry: image,
-audio and embedded-resource prompt content; HTTP and SSE MCP servers; additional
-directories; elicitation modes. `required_by_params` lists those paths.
-"""
+"""Capability gates (implemented in `acp_sdk.protocol.capabilities`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from acp_sdk.protocol.capabilities import is_advertised as is_advertised
+from acp_sdk.protocol.capabilities import required_by_params as required_by_params
 
-import attrs
-
-__all__ = ["is_advertised", "required_by_params"]
-
-
-_WIRE_TO_ATTRIBUTE: dict[type, Mapping[str, str]] = {}
-
-
-def _wire_to_attribute(cls: Any) -> Mapping[str, str]:
-    found = _WIRE_TO_ATTRIBUTE.get(cls)
-    if found is None:
-        found = {f.metadata["wire"]: f.name for f in attrs.fields(cls) if f.metadata.get("wire")}
-        _WIRE_TO_ATTRIBUTE[cls] = found
-    return found
-
-
-def is_advertised(capabilities: Any, gate: str) -> bool:
-    """Whether `gate` is advertised by `capabilities` (the object its first segment names).
-
-    Args:
-        capabilities: An `AgentCapabilities` or `ClientCapabilities` (or None).
-        gate: e.g. `clientCapabilities.fs.readTextFile`.
-    """
-    node = capabilities
-    for segment in gate.split(".")[1:]:
-        if node is None or not attrs.has(type(node)):
-            return False
-        node_type: Any = type(node)
-        attribute = _wire_to_attribute(node_type).get(segment)
-        if attribute is None:
-            return False
-        node = getattr(node, attribute)
-    if isinstance(node, bool):
-        return node is True
-    return node is not None
-
-
-_PROMPT_CONTENT = {
-    "ImageContent": "agentCapabilities.promptCapabilities.image",
-    "AudioContent": "agentCapabilities.promptCapabilities.audio",
-    "EmbeddedResource": "agentCapabilities.promptCapabilities.embeddedContext",
-}
-_MCP_TRANSPORT = {
-    "McpServerHttp": "agentCapabilities.mcpCapabilities.http",
-    "McpServerSse": "agentCapabilities.mcpCapabilities.sse",
-}
-_SESSION_SETUP = frozenset({"session/new", "session/load", "session/resume"})
-
-
-def required_by_params(method: str, params: Any) -> list[str]:
-    """Capability paths these params need beyond the method's own gate, in order."""
-    needed: list[str] = []
-    if method == "session/prompt":
-        for block in getattr(params, "prompt", ()):
-            path = _PROMPT_CONTENT.get(type(block).__name__)
-            if path is not None and path not in needed:
-                needed.append(path)
-    elif method in _SESSION_SETUP:
-        for server in getattr(params, "mcp_servers", ()):
-            path = _MCP_TRANSPORT.get(type(server).__name__)
-            if path is not None and path not in needed:
-                needed.append(path)
-        if getattr(params, "additional_directories", None):
-            needed.append("agentCapabilities.sessionCapabilities.additionalDirectories")
-    elif method == "elicitation/create":
-        mode = getattr(params, "TAG", None)
-        if mode is None:  # an unknown mode: it cannot have been advertised
-            raw = getattr(params, "raw", {})
-            mode = raw.get("mode") if isinstance(raw, Mapping) else None
-        needed.append(f"clientCapabilities.elicitation.{mode}")
-    return needed
+__all__ = [
+    "is_advertised",
+    "required_by_params",
+]

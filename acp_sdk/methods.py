@@ -13,5 +13,5 @@ rows (over the unstable models). Extension methods are rows too:
 
 from __future__ import annotations
 
-from acp_sdk._generated.methods import *  # noqa: F403 - the rows, TABLE and the row types
-from acp_sdk._generated.methods import __all__ as __all__
+from acp_sdk.protocol._generated.methods import *  # noqa: F403 - the rows, TABLE and the row types
+from acp_sdk.protocol._generated.methods import __all__ as __all__

@@ -12,8 +12,8 @@ does not know. The models are generated from the pinned schema; see `acp_sdk._co
 
 from __future__ import annotations
 
-from acp_sdk._generated.models import *  # noqa: F403 - re-exports the generated __all__
-from acp_sdk._generated.models import __all__ as __all__
-from acp_sdk._model_support import UNSET as UNSET
-from acp_sdk._model_support import UnsetType as UnsetType
-from acp_sdk._model_support import WireModel as WireModel
+from acp_sdk.protocol._generated.models import *  # noqa: F403 - re-exports the generated __all__
+from acp_sdk.protocol._generated.models import __all__ as __all__
+from acp_sdk.protocol._model_support import UNSET as UNSET
+from acp_sdk.protocol._model_support import UnsetType as UnsetType
+from acp_sdk.protocol._model_support import WireModel as WireModel

@@ -15,5 +15,5 @@ never mix with `acp_sdk.schema` classes.
 
 from __future__ import annotations
 
-from acp_sdk._generated.unstable_api import *  # noqa: F403 - models, rows, TABLE
-from acp_sdk._generated.unstable_api import __all__ as __all__
+from acp_sdk.protocol._generated.unstable_api import *  # noqa: F403 - models, rows, TABLE
+from acp_sdk.protocol._generated.unstable_api import __all__ as __all__

@@ -1,4 +1,4 @@
-"""Regenerate `acp_sdk/_generated/` from the pinned schema.
+"""Regenerate `acp_sdk/protocol/_generated/` from the pinned schema.
 
 python -m acp_sdk._codegen            # write the generated modules
 python -m acp_sdk._codegen --check    # exit 1 if regenerating would change them
@@ -21,7 +21,7 @@ from acp_sdk._codegen import emit_codec, emit_facades, emit_methods, emit_models
 HERE = Path(__file__).resolve().parent
 SCHEMA_DIR = HERE / "schema"
 PACKAGE_DIR = HERE.parent
-GENERATED_DIR = PACKAGE_DIR / "_generated"
+GENERATED_DIR = PACKAGE_DIR / "protocol" / "_generated"
 
 
 class PinError(Exception):
@@ -53,7 +53,15 @@ def _header(source: str, digest: str, what: str) -> str:
 
 def _ruff(args: list[str], text: str) -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "ruff", *args, "--stdin-filename", "acp_sdk/_generated/x.py", "-"],
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            *args,
+            "--stdin-filename",
+            "acp_sdk/protocol/_generated/x.py",
+            "-",
+        ],
         input=text.encode(),
         capture_output=True,
         check=False,
@@ -71,7 +79,7 @@ def _format(text: str) -> str:
 
 
 def generate() -> dict[str, str]:
-    """Every generated file, by name inside `acp_sdk/_generated/`."""
+    """Every generated file, by name inside `acp_sdk/protocol/_generated/`."""
     files = load_pinned()
     digests: Mapping[str, str] = files["_pinned"]["files"]
     stable = ir.parse(files["v1/schema.json"])
@@ -96,12 +104,12 @@ def generate() -> dict[str, str]:
         "codec.py": emit_codec.emit(
             stable,
             _header("schema.json", s_digest, "Decoders and encoders for the stable models."),
-            "acp_sdk._generated.models",
+            "acp_sdk.protocol._generated.models",
         ),
         "methods.py": emit_methods.emit(
             stable_rows,
             _header("schema.json + meta.json", s_digest, "Method table rows (stable protocol)."),
-            "acp_sdk._generated.models",
+            "acp_sdk.protocol._generated.models",
             table_name="STABLE_ROWS",
         ),
         "client_calls.py": emit_facades.emit(
@@ -135,12 +143,12 @@ def generate() -> dict[str, str]:
         "unstable_codec.py": emit_codec.emit(
             unstable,
             _header("schema.unstable.json", u_digest, "Decoders and encoders, unstable models."),
-            "acp_sdk._generated.unstable_models",
+            "acp_sdk.protocol._generated.unstable_models",
         ),
         "unstable_methods.py": emit_methods.emit(
             unstable_rows,
             _header("schema.unstable.json", u_digest, "Method table rows (unstable protocol)."),
-            "acp_sdk._generated.unstable_models",
+            "acp_sdk.protocol._generated.unstable_models",
             table_name="ALL_ROWS",
         ),
         "unstable_api.py": _unstable_api(unstable, unstable_rows, u_digest),
@@ -159,10 +167,10 @@ def _unstable_api(model: ir.Model, rows: list[emit_methods.Row], digest: str) ->
         [
             _header("schema.unstable.json", digest, "The namespace of `acp_sdk.unstable`."),
             "",
-            "from acp_sdk._generated.unstable_methods import (",
+            "from acp_sdk.protocol._generated.unstable_methods import (",
             *[f"    {n} as {n}," for n in table],
             ")",
-            "from acp_sdk._generated.unstable_models import (",
+            "from acp_sdk.protocol._generated.unstable_models import (",
             *[f"    {n} as {n}," for n in models],
             ")",
             "",

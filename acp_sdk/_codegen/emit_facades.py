@@ -110,9 +110,9 @@ def emit(
         "from collections.abc import Mapping, Sequence",
         "from typing import Any, Generic, Literal, TypeVar",
         "",
-        "from acp_sdk._model_support import EMPTY, UNSET, UnsetType",
-        "from acp_sdk._rows import Method, Notification",
-        "from acp_sdk._generated.methods import (",
+        "from acp_sdk.protocol._model_support import EMPTY, UNSET, UnsetType",
+        "from acp_sdk.protocol._rows import Method, Notification",
+        "from acp_sdk.protocol._generated.methods import (",
         *[f"    {c}," for c in constants],
         ")",
         "__MODELS__",
@@ -155,7 +155,7 @@ def emit(
     body = text.split("__MODELS__", 1)[1]
     used = sorted(n for n in set(model.defs) | set(names) if re.search(rf"\b{n}\b", body))
     imports = "\n".join(
-        ["from acp_sdk._generated.models import (", *[f"    {n}," for n in used], ")"]
+        ["from acp_sdk.protocol._generated.models import (", *[f"    {n}," for n in used], ")"]
     )
     # Unused helper imports are removed by the generator's ruff pass (F401).
     return text.replace("__MODELS__", imports)

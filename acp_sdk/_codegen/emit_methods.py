@@ -171,7 +171,7 @@ def emit(
         "",
         "from typing import Final",
         "",
-        "from acp_sdk._rows import (",
+        "from acp_sdk.protocol._rows import (",
         *[f"    {name} as {name}," for name in ROW_TYPES],
         ")",
         f"from {models_module} import (",

@@ -140,7 +140,7 @@ def emit(model: Model, header: str) -> str:
         "",
         "import attrs",
         "",
-        "from acp_sdk._model_support import EMPTY, UNSET, UnsetType, WireModel",
+        "from acp_sdk.protocol._model_support import EMPTY, UNSET, UnsetType, WireModel",
     ]
     for cls in class_order(model):
         lines += _class(model, cls)

@@ -148,7 +148,7 @@ class Model:
 
 
 # JSON-RPC envelope definitions: the connection layer (not the model layer) owns framing,
-# ids and method dispatch, so these become code in `acp_sdk._jsonrpc`, never classes.
+# ids and method dispatch, so these become code in `acp_sdk.protocol._jsonrpc`, never classes.
 ENVELOPE_DEFS = (
     "AgentNotification",
     "AgentRequest",

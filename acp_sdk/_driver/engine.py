@@ -39,10 +39,10 @@ from typing import Any, Final, Generic, Protocol, TypeVar
 
 import attrs
 
-from acp_sdk._rows import Method, Notification, Row
-from acp_sdk.connection import Connection
-from acp_sdk.errors import ACPError, ConnectionClosed, LocalProtocolError, RequestTimeout
-from acp_sdk.events import (
+from acp_sdk.protocol._rows import Method, Notification, Row
+from acp_sdk.protocol.connection import Connection
+from acp_sdk.protocol.errors import ACPError, ConnectionClosed, LocalProtocolError, RequestTimeout
+from acp_sdk.protocol.events import (
     CallFailed,
     CancelRequested,
     ConnectionClosedEvent,

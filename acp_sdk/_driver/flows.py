@@ -26,8 +26,8 @@ from acp_sdk._driver.engine import (
     send_timeout,
 )
 from acp_sdk._driver.process import AgentProcess
-from acp_sdk._rows import Method, Notification, Row
-from acp_sdk.errors import ConnectionClosed
+from acp_sdk.protocol._rows import Method, Notification, Row
+from acp_sdk.protocol.errors import ConnectionClosed
 
 T = TypeVar("T")
 RequestId = int | str

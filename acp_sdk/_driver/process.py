@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
-from acp_sdk.errors import ConnectionClosed
+from acp_sdk.protocol.errors import ConnectionClosed
 
 KILL_WAIT: Final = 1.0
 """Seconds to wait for the group to vanish after SIGKILL (it cannot refuse)."""

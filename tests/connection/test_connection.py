@@ -8,12 +8,8 @@ from typing import Any
 import orjson
 import pytest
 
-from acp_sdk import _jsonrpc as rpc
-from acp_sdk import connection as connection_module
 from acp_sdk import methods as m
 from acp_sdk import schema as s
-from acp_sdk._rows import Side
-from acp_sdk._state import TRANSITIONS, Lifecycle, State, Trigger, step
 from acp_sdk.connection import Connection
 from acp_sdk.errors import (
     CapabilityNotNegotiated,
@@ -37,6 +33,10 @@ from acp_sdk.events import (
     RequestReceived,
     ResponseReceived,
 )
+from acp_sdk.protocol import _jsonrpc as rpc
+from acp_sdk.protocol import connection as connection_module
+from acp_sdk.protocol._rows import Side
+from acp_sdk.protocol._state import TRANSITIONS, Lifecycle, State, Trigger, step
 from acp_sdk.testing import ConnectionPair
 
 

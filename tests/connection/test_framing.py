@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from acp_sdk._framing import FRAME_TOO_LARGE, LineFramer
+from acp_sdk.protocol._framing import FRAME_TOO_LARGE, LineFramer
 
 STREAM = b'{"a":1}\n\n  \r\n{"b":"x\\ny"}\r\n{"c":[1,2,3]}\n' + b"z" * 50 + b'\n{"d":4}'
 EXPECTED = [b'{"a":1}', b'{"b":"x\\ny"}', b'{"c":[1,2,3]}', FRAME_TOO_LARGE, b'{"d":4}']

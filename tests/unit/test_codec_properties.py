@@ -138,7 +138,7 @@ def test_default_on_error_fields_were_found() -> None:
 def test_default_on_error_fields_always_re_encode(
     unstable_schema: bool, name: str, source: str, wires: tuple[str, ...], data: st.DataObject
 ) -> None:
-    from acp_sdk._generated import models, unstable_models
+    from acp_sdk.protocol._generated import models, unstable_models
 
     cls = getattr(unstable_models if unstable_schema else models, name)
     base = data.draw(valid(source, unstable=unstable_schema))

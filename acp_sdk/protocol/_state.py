@@ -32,7 +32,7 @@ from typing import Final
 
 import attrs
 
-from acp_sdk.errors import LocalProtocolError
+from acp_sdk.protocol.errors import LocalProtocolError
 
 
 class State(enum.Enum):
@@ -65,7 +65,7 @@ TRANSITIONS: Final = MappingProxyType(
 )
 
 
-@attrs.frozen
+@attrs.frozen(kw_only=True, order=False)
 class Lifecycle:
     """Where a connection is: its `state`, and whether received requests may still be
     answered (`answerable`: True until a local close, also after end of input)."""

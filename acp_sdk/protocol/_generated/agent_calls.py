@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from acp_sdk._generated.methods import (
+from acp_sdk.protocol._generated.methods import (
     ELICITATION_COMPLETE,
     ELICITATION_CREATE,
     FS_READ_TEXT_FILE,
@@ -23,7 +23,7 @@ from acp_sdk._generated.methods import (
     TERMINAL_RELEASE,
     TERMINAL_WAIT_FOR_EXIT,
 )
-from acp_sdk._generated.models import (
+from acp_sdk.protocol._generated.models import (
     CompleteElicitationNotification,
     CreateElicitationRequest,
     CreateElicitationResponse,
@@ -52,7 +52,7 @@ from acp_sdk._generated.models import (
     WriteTextFileRequest,
     WriteTextFileResponse,
 )
-from acp_sdk._rows import Method, Notification
+from acp_sdk.protocol._rows import Method, Notification
 
 P = TypeVar("P")
 R = TypeVar("R")

@@ -1,6 +1,6 @@
 """What a method row is, and the `MethodTable` that indexes rows.
 
-The rows themselves are generated from the schema (`acp_sdk._generated.methods`) and
+The rows themselves are generated from the schema (`acp_sdk.protocol._generated.methods`) and
 collected in `acp_sdk.methods`. A `MethodTable` enforces these invariants when built:
 
 1. keys `(handled_by, wire, kind)` are unique (unstable `mcp/message` is both a request

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from acp_sdk._generated.models import (
+from acp_sdk.protocol._generated.models import (
     AgentCapabilities,
     AuthenticateRequest,
     AuthenticateResponse,
@@ -59,34 +59,34 @@ from acp_sdk._generated.models import (
     WriteTextFileRequest,
     WriteTextFileResponse,
 )
-from acp_sdk._rows import (
+from acp_sdk.protocol._rows import (
     GATE_UNKNOWN_METHOD as GATE_UNKNOWN_METHOD,
 )
-from acp_sdk._rows import (
+from acp_sdk.protocol._rows import (
     Kind as Kind,
 )
-from acp_sdk._rows import (
+from acp_sdk.protocol._rows import (
     Layer as Layer,
 )
-from acp_sdk._rows import (
+from acp_sdk.protocol._rows import (
     Method as Method,
 )
-from acp_sdk._rows import (
+from acp_sdk.protocol._rows import (
     MethodTable as MethodTable,
 )
-from acp_sdk._rows import (
+from acp_sdk.protocol._rows import (
     MethodTableError as MethodTableError,
 )
-from acp_sdk._rows import (
+from acp_sdk.protocol._rows import (
     Notification as Notification,
 )
-from acp_sdk._rows import (
+from acp_sdk.protocol._rows import (
     Row as Row,
 )
-from acp_sdk._rows import (
+from acp_sdk.protocol._rows import (
     Side as Side,
 )
-from acp_sdk._rows import (
+from acp_sdk.protocol._rows import (
     Stability as Stability,
 )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final, TypeVar
 
-from acp_sdk.errors import DecodeError
+from acp_sdk.protocol.errors import DecodeError
 
 T = TypeVar("T")
 

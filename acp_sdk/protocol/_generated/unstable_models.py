@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 import attrs
 
-from acp_sdk._model_support import EMPTY, UNSET, UnsetType, WireModel
+from acp_sdk.protocol._model_support import EMPTY, UNSET, UnsetType, WireModel
 
 
 @attrs.frozen(kw_only=True, order=False)

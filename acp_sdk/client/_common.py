@@ -18,12 +18,12 @@ from typing_extensions import Self
 
 from acp_sdk._driver.engine import Callback, Limits, Outcome, Sink
 from acp_sdk._driver.process import AgentProcess
-from acp_sdk._rows import Method, MethodTable, Row, Side
 from acp_sdk._version import __version__
-from acp_sdk.connection import SUPPORTED_PROTOCOL_VERSIONS, Connection
-from acp_sdk.errors import RequestError
 from acp_sdk.handlers import HandlerSet
 from acp_sdk.methods import INITIALIZE
+from acp_sdk.protocol._rows import Method, MethodTable, Row, Side
+from acp_sdk.protocol.connection import SUPPORTED_PROTOCOL_VERSIONS, Connection
+from acp_sdk.protocol.errors import RequestError
 from acp_sdk.schema import (
     AgentCapabilities,
     ClientCapabilities,

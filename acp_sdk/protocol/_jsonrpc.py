@@ -25,7 +25,7 @@ from typing import Any, Final
 import attrs
 import orjson
 
-from acp_sdk.errors import EncodeError, ErrorCode
+from acp_sdk.protocol.errors import EncodeError, ErrorCode
 
 RequestId = int | str
 

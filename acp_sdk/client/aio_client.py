@@ -1,0 +1,272 @@
+"""The asyncio client: `AsyncClient`, its sessions and prompt turns.
+
+    async with AsyncClient.spawn(["my-agent", "--acp"]) as client:
+        session = await client.new_session(cwd="/abs/project")
+        async for update in session.prompt("Explain this repository"):
+            print(update)
+
+Every task the client starts (the reader, the writer, handler calls, the callback
+runner, the stderr drain) is owned by it and awaited on close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import inspect
+import subprocess
+from collections.abc import AsyncIterator, Callable, Generator, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+from acp_sdk._driver import flows
+from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
+from acp_sdk._driver.engine import Limits
+from acp_sdk._driver.process import AgentProcess
+from acp_sdk.client._common import ClientState, SessionState, TurnState, prompt_request
+from acp_sdk.client._common import session_id_of as _session_id_of
+from acp_sdk.handlers import AnyHandlers
+from acp_sdk.methods import INITIALIZE, SESSION_PROMPT
+from acp_sdk.protocol._generated.aio_client_calls import AsyncClientCalls
+from acp_sdk.protocol._rows import Method, Notification, Row
+from acp_sdk.protocol.errors import ACPError, ConnectionClosed
+from acp_sdk.schema import (
+    ContentBlock,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptResponse,
+    ResumeSessionResponse,
+    SessionUpdate,
+)
+
+__all__ = ["AsyncClient", "AsyncSession", "AsyncTurn"]
+
+P = TypeVar("P")
+R = TypeVar("R")
+_DEFAULTS = Limits()
+PIPE_LIMIT = 1 << 16
+
+
+class AsyncTurn(TurnState["AsyncClient"]):
+    """One prompt turn: iterate the session updates; it ends with the prompt response.
+
+    `async for update in turn` yields every update in arrival order, all of those that
+    arrived before the response included. `await turn` runs it to the end (calling
+    `on_update` per update, if given) and returns the `PromptResponse`; awaiting or
+    iterating a finished turn again returns at once, replaying nothing. Cancelling the
+    task that iterates or awaits sends `session/cancel`.
+    """
+
+    def __aiter__(self) -> AsyncIterator[SessionUpdate]:
+        return self
+
+    async def __anext__(self) -> SessionUpdate:
+        driver = self._client._driver_or_raise()
+        if self._sink is None:
+            flow = flows.begin_turn(driver.engine, SESSION_PROMPT, self.params)
+            self._sink = await driver.run(flow)
+        sink = self._sink
+        try:
+            more, update = await driver.run(flows.next_update(driver.engine, sink))
+        except asyncio.CancelledError:
+            await asyncio.shield(self.cancel())
+            raise
+        if not more:
+            self._ended(sink.outcome)
+            raise StopAsyncIteration
+        result: SessionUpdate = update
+        return result
+
+    async def cancel(self) -> None:
+        """Ask the agent to stop (`session/cancel`); the turn still ends with its answer."""
+        with contextlib.suppress(ACPError):
+            await self._client.cancel(session_id=self.session_id)
+
+    async def _finish(self) -> PromptResponse:
+        async for update in self:
+            if self._on_update is not None:
+                outcome = self._on_update(update)
+                if inspect.isawaitable(outcome):
+                    await outcome
+        assert self.response is not None
+        return self.response
+
+    def __await__(self) -> Generator[Any, None, PromptResponse]:
+        return self._finish().__await__()
+
+
+class AsyncSession(SessionState["AsyncClient", R]):
+    """A session handle (see `SessionState`) that starts prompt turns."""
+
+    def prompt(
+        self,
+        prompt: str | ContentBlock | Sequence[ContentBlock],
+        *,
+        on_update: Callable[[SessionUpdate], Any] | None = None,
+    ) -> AsyncTurn:
+        """Start a turn with text or content blocks (`async for` it, or `await` it)."""
+        return AsyncTurn(self.client, prompt_request(self.session_id, prompt), on_update)
+
+    async def cancel(self) -> None:
+        await self.client.cancel(session_id=self.session_id)
+
+
+class AsyncClient(
+    ClientState[AnyHandlers],
+    AsyncClientCalls[
+        AsyncSession[NewSessionResponse],
+        AsyncSession[LoadSessionResponse],
+        AsyncSession[ResumeSessionResponse],
+        AsyncTurn,
+    ],
+):
+    """An ACP client on asyncio. Use `AsyncClient.spawn(argv)` or `AsyncClient.connect(...)`;
+    the options are `ClientState`'s. Plain (not `async`) handlers run in a pool of
+    `workers` threads, off the event loop."""
+
+    _driver: AsyncDriver | None
+    _pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def connect(
+        cls, reader: AsyncByteReader, writer: AsyncByteWriter, **options: Any
+    ) -> AsyncClient:
+        """A client over any pair of asyncio byte streams (read/write+drain/close)."""
+        client = cls(**options)
+        client._streams = (reader, writer)
+        return client
+
+    async def open(self) -> AsyncClient:
+        """Start the agent (or attach to the streams) and initialize. Idempotent."""
+        if self._driver is not None:
+            return self
+        stderr: AsyncByteReader | None = None
+        closers: tuple[Callable[[], Any], ...] = ()
+        if self._spawn is not None:
+            self._process = self._spawn.start()
+            reader, writer, stderr, closers = await _pipes(self._process)
+        elif self._streams is not None:
+            reader, writer = self._streams
+        else:
+            raise RuntimeError("use AsyncClient.spawn(...) or AsyncClient.connect(...)")
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            self._workers, thread_name_prefix="acp-handler"
+        )
+        self._driver = AsyncDriver(
+            self._new_connection(),
+            reader,
+            writer,
+            serve=self._serve,
+            notification_callbacks=self._notification_callbacks,
+            on_update=self._on_update,
+            limits=self._limits,
+            process=self._process,
+            stderr=stderr,
+            closers=closers,
+        )
+        self._driver.start()
+        if self._auto_initialize:
+            try:
+                await self._request(INITIALIZE, self._initialize_request())
+            except BaseException:
+                await self.aclose()
+                raise
+        return self
+
+    async def __aenter__(self) -> AsyncClient:
+        return await self.open()
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Fail what is pending, stop the agent's process group, await every task.
+
+        Returns within close_timeout + terminate_timeout + 2 seconds; idempotent.
+        """
+        if self._driver is not None:
+            await self._driver.aclose(*self._close_grace(), reason="the client was closed")
+        # Handlers may block while closing (terminals wait for their processes to stop):
+        # keep that off the event loop.
+        await asyncio.get_running_loop().run_in_executor(None, self._handlers.close)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _driver_or_raise(self) -> AsyncDriver:
+        if self._driver is None:
+            raise ConnectionClosed("the client is not open: use `async with`")
+        return self._driver
+
+    @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        return self._process.popen if self._process is not None else None
+
+    # ------------------------------------------------------------------ calls
+
+    async def request(self, row: Method[P, R], params: P, *, timeout: float | None = None) -> R:
+        """Call any method row (core or extension) and wait for its typed result.
+
+        `timeout` covers queueing, sending and waiting (`RequestTimeout`, a TimeoutError).
+        """
+        driver = self._driver_or_raise()
+        return await driver.run(flows.call(driver.engine, row, params, timeout))
+
+    async def notify(
+        self, row: Notification[P], params: P, *, timeout: float | None = None
+    ) -> None:
+        """Send a notification; waits (up to `timeout`) while the agent is not reading."""
+        driver = self._driver_or_raise()
+        await driver.run(flows.notify(driver.engine, row, params, timeout))
+
+    async def _request(self, row: Method[P, R], params: P) -> R:
+        return self._record(row, await self.request(row, params, timeout=self._timeout))
+
+    async def _notify(self, row: Notification[P], params: P) -> None:
+        await self.notify(row, params, timeout=self._timeout)
+
+    async def _open_session(self, row: Method[Any, R], params: Any) -> AsyncSession[R]:
+        response = await self._request(row, params)
+        return AsyncSession(self, _session_id_of(response, params), response)
+
+    async def _start_turn(self, row: Method[Any, Any], params: Any) -> AsyncTurn:
+        return AsyncTurn(self, params)
+
+    def session(self, session_id: str) -> AsyncSession[None]:
+        """A handle on an existing session, without a request."""
+        return AsyncSession(self, session_id, None)
+
+    async def _serve(self, row: Row, params: Any) -> Any:
+        handler = self._handler_for(row)
+        if inspect.iscoroutinefunction(handler):
+            return await handler(params)
+        # A plain handler may block (a terminal wait): keep it off the event loop.
+        return await asyncio.get_running_loop().run_in_executor(self._pool, handler, params)
+
+
+async def _pipes(
+    process: AgentProcess,
+) -> tuple[AsyncByteReader, AsyncByteWriter, AsyncByteReader, tuple[Callable[[], Any], ...]]:
+    """asyncio streams over the agent's pipes. The transports are closed explicitly at
+    close (never left to the garbage collector, which would warn after the loop ends)."""
+    loop = asyncio.get_running_loop()
+    stdout = asyncio.StreamReader(limit=PIPE_LIMIT)
+    stderr = asyncio.StreamReader(limit=PIPE_LIMIT)
+    out_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(stdout), process.stdout
+    )
+    err_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(stderr), process.stderr_pipe
+    )
+    in_transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, process.stdin
+    )
+    writer = asyncio.StreamWriter(in_transport, protocol, None, loop)
+    return stdout, writer, stderr, (out_transport.close, err_transport.close, in_transport.close)

@@ -1,0 +1,44 @@
+"""Client-side handlers for what agents ask of clients, and the capabilities they imply.
+
+Subclass `ClientHandlers` (plain methods, for `Client` and `AsyncClient`) or
+`AsyncClientHandlers` (coroutines, for `AsyncClient`) and override what you serve. A client
+advertises exactly what its handlers serve: `read_text_file` -> `fs.readTextFile`,
+`write_text_file` -> `fs.writeTextFile`, all five terminal methods -> `terminal`,
+`create_elicitation` -> `elicitation.form` (and `.url` with `elicitation_url = True`).
+Several handler objects combine; for each method the first that serves it wins.
+
+Built in (opt-in): `LocalFileSystem`, `LocalTerminals`, and permission policies
+`AllowOnce`, `RejectAll`, `AskPermission`. Without a policy, `session/request_permission`
+(the one request every client must answer) is rejected by default, with a warning: see
+`HandlerSet`. `HandlerSet.close()` (called when a client closes) closes every handler
+that has a `close()`, such as `LocalTerminals`, which kills its commands.
+"""
+
+from __future__ import annotations
+
+from acp_sdk.handlers._base import AnyHandlers as AnyHandlers
+from acp_sdk.handlers._base import AsyncClientHandlers as AsyncClientHandlers
+from acp_sdk.handlers._base import ClientHandlers as ClientHandlers
+from acp_sdk.handlers._files import DEFAULT_MAX_READ_BYTES as DEFAULT_MAX_READ_BYTES
+from acp_sdk.handlers._files import LocalFileSystem as LocalFileSystem
+from acp_sdk.handlers._permissions import AllowOnce as AllowOnce
+from acp_sdk.handlers._permissions import AskPermission as AskPermission
+from acp_sdk.handlers._permissions import RejectAll as RejectAll
+from acp_sdk.handlers._permissions import reject_by_default as reject_by_default
+from acp_sdk.handlers._set import HandlerSet as HandlerSet
+from acp_sdk.handlers._terminals import DEFAULT_OUTPUT_LIMIT as DEFAULT_OUTPUT_LIMIT
+from acp_sdk.handlers._terminals import LocalTerminals as LocalTerminals
+
+__all__ = [
+    "DEFAULT_MAX_READ_BYTES",
+    "DEFAULT_OUTPUT_LIMIT",
+    "AllowOnce",
+    "AskPermission",
+    "AsyncClientHandlers",
+    "ClientHandlers",
+    "HandlerSet",
+    "LocalFileSystem",
+    "LocalTerminals",
+    "RejectAll",
+    "reject_by_default",
+]
