@@ -40,6 +40,7 @@ from typing import Any, Final, Generic, Protocol, TypeVar
 import attrs
 
 from acp_sdk.protocol._rows import Method, Notification, Row
+from acp_sdk.protocol.codec import decode
 from acp_sdk.protocol.connection import Connection
 from acp_sdk.protocol.errors import ACPError, ConnectionClosed, LocalProtocolError, RequestTimeout
 from acp_sdk.protocol.events import (
@@ -59,6 +60,7 @@ T = TypeVar("T")
 S = TypeVar("S", bound="Signal")
 RequestId = int | str
 log = logging.getLogger("acp_sdk.driver")
+_wire = logging.getLogger("acp_sdk.wire")
 
 SESSION_UPDATE: Final = "session/update"
 SESSION_PROMPT: Final = "session/prompt"
@@ -189,7 +191,7 @@ class Engine(Generic[S]):
         self._turn_of_call: dict[RequestId, Sink] = {}
         self._turns: dict[str, Sink] = {}
         self._serving: dict[RequestId, Cancellable] = {}
-        self._prompts: set[RequestId] = set()  # of those, prompt turns
+        self._prompts: dict[RequestId, Row] = {}  # of those, prompt turns
         self._callbacks: deque[tuple[Callback, Any]] = deque()
         self._buffered = 0  # updates in sinks plus callbacks not yet run
         self.callbacks_queued = 0
@@ -311,6 +313,8 @@ class Engine(Generic[S]):
     def _queue_frame(self, frame: bytes, *, reply: bool) -> None:
         if not frame or self.output_closed:
             return
+        if _wire.isEnabledFor(logging.DEBUG):
+            _wire.debug("-> %s", frame[:4096].decode("utf-8", "replace").rstrip("\n"))
         self._queue.append((frame, reply))
         self._queued += len(frame)
         if reply:
@@ -380,7 +384,7 @@ class Engine(Generic[S]):
                     event.request_id, event.row, event.params
                 )
                 if event.row.wire == SESSION_PROMPT:
-                    self._prompts.add(event.request_id)
+                    self._prompts[event.request_id] = event.row
             elif isinstance(event, (CancelRequested, PromptCancelRequested)):
                 self._cancel_handler(event.request_id)
             elif isinstance(event, FrameRejected):
@@ -463,7 +467,12 @@ class Engine(Generic[S]):
             error, cancelled = None, True
         with self.lock:
             self._serving.pop(request_id, None)
-            self._prompts.discard(request_id)
+            prompt = self._prompts.pop(request_id, None)
+            if cancelled and prompt is not None and self.input_ended:
+                # A turn stopped because the client left ends as a cancelled turn
+                # (prompt-turn.mdx), in case a half-closed client still reads.
+                result = decode({"stopReason": "cancelled"}, prompt.result_type)
+                cancelled = False
             frame = self.connection.answer(request_id, result, error=error, cancelled=cancelled)
             self._queue_frame(frame, reply=True)
             self.may_read.notify()
@@ -472,8 +481,7 @@ class Engine(Generic[S]):
         handle = self._serving.get(request_id)
         if handle is not None and handle.cancel():
             self._serving.pop(request_id, None)
-            self._prompts.discard(request_id)
-            self._prompts.discard(request_id)
+            self._prompts.pop(request_id, None)
             frame = self.connection.answer(request_id, cancelled=True)
             self._queue_frame(frame, reply=True)
 

@@ -294,28 +294,45 @@ async def serve_agent(
 
 
 def run_agent(
-    agent: Agent, *, table: MethodTable | None = None, extensions: dict[str, Any] | None = None
+    agent: Agent,
+    *,
+    table: MethodTable | None = None,
+    extensions: dict[str, Any] | None = None,
+    max_send_buffer: int = Limits().max_send_buffer,
 ) -> None:
     """Serve `agent` over this process's stdin/stdout until stdin closes.
 
     While it runs, stdout carries protocol frames only: `print` and logging that write to
-    `sys.stdout` (or file descriptor 1) go to stderr instead.
+    `sys.stdout` (or file descriptor 1) go to stderr instead. Returns (exit code 0) when
+    the client ends its input, after cancelling running turns (see `serve_agent`).
 
     Args:
         table: A method table with extension rows (`TABLE.extend([...])`).
         extensions: Their handlers, by handler name: `async (params, ctx) -> result`.
+        max_send_buffer: Bytes queued for the client before `send_update` waits.
     """
     protocol_out = _stdio.reserve_stdout_for_protocol()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve_stdio(agent, protocol_out, table, extensions))
+        asyncio.run(_serve_stdio(agent, protocol_out, table, extensions, max_send_buffer))
 
 
 async def _serve_stdio(
-    agent: Agent, out_fd: int, table: MethodTable | None, extensions: dict[str, Any] | None
+    agent: Agent,
+    out_fd: int,
+    table: MethodTable | None,
+    extensions: dict[str, Any] | None,
+    max_send_buffer: int,
 ) -> None:
     reader, writer, transports = await _stdio.open_fd_streams(sys.stdin.fileno(), out_fd)
     try:
-        await serve_agent(agent, reader, writer, table=table, extensions=extensions)
+        await serve_agent(
+            agent,
+            reader,
+            writer,
+            table=table,
+            extensions=extensions,
+            max_send_buffer=max_send_buffer,
+        )
     finally:
         for transport in transports:
             transport.close()

@@ -86,6 +86,10 @@ RequestId = int | str
 
 SUPPORTED_PROTOCOL_VERSIONS: Final = (1,)
 log = logging.getLogger("acp_sdk.connection")
+_wire = logging.getLogger("acp_sdk.wire")
+_WIRE_LOG_BYTES: Final = 4096
+"""`acp_sdk.wire` at DEBUG logs every frame received (and the driver every frame sent),
+cut to this many bytes."""
 
 _INITIALIZE: Final = "initialize"
 _PROMPT: Final = "session/prompt"
@@ -190,6 +194,8 @@ class Connection:
                 self._reject(None, ErrorCode.INVALID_REQUEST, f"frame over {limit} bytes")
             else:
                 assert isinstance(frame, bytes)
+                if _wire.isEnabledFor(logging.DEBUG):
+                    _wire.debug("<- %s", frame[:_WIRE_LOG_BYTES].decode("utf-8", "replace"))
                 self._handle(rpc.classify(frame))
         if not data:
             self._close(Trigger.END_OF_INPUT, ConnectionClosed("the peer closed the connection"))
