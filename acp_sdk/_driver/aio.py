@@ -216,6 +216,6 @@ class AsyncDriver:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=max(0.05, bound - loop.time()))
-        for close in self._closers:
+        for close in (self._writer.close, *self._closers):
             with contextlib.suppress(Exception):
                 close()

@@ -237,20 +237,19 @@ def read_loop(engine: Engine[Any], process: AgentProcess | None) -> Flow[None]:
 
 def write_loop(engine: Engine[Any]) -> Flow[None]:
     """The queue to the peer, in order, as batches; the only flow that waits on the
-    peer's input. Ends (closing our output) once the engine closes it."""
-    try:
-        while True:
-            yield Until(engine.writer_has_work, engine.to_write, None)
-            with engine.lock:
-                batch = engine.take_batch()
-            if batch is None:
-                return
-            if not (yield Write(batch.data)):
-                engine.close_output(flush=False)
-                return
-            engine.wrote(batch)
-    finally:
-        yield CloseWrite()
+    peer's input. Ends (closing our output) once the engine closes it. (No `yield` in a
+    `finally`: a flow dropped unfinished must close quietly.)"""
+    while True:
+        yield Until(engine.writer_has_work, engine.to_write, None)
+        with engine.lock:
+            batch = engine.take_batch()
+        if batch is None:
+            break
+        if not (yield Write(batch.data)):
+            engine.close_output(flush=False)
+            break
+        engine.wrote(batch)
+    yield CloseWrite()
 
 
 def callback_loop(engine: Engine[Any]) -> Flow[None]:

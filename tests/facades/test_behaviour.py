@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -393,3 +394,32 @@ def test_coroutine_handlers_on_the_async_client() -> None:
 
     assert asyncio.run(go()) == "end_turn"
     assert seen == ["call_1"]
+
+
+def test_a_handler_that_blocks_does_not_starve_the_connection(make: MakeDriver) -> None:
+    """A permission callback stuck waiting (for a person, say) occupies one worker; the
+    connection keeps reading, other sessions stream whole turns, and the blocked turn
+    completes once the callback answers."""
+    asked, release = threading.Event(), threading.Event()
+
+    def ask(params: Any) -> str | None:
+        asked.set()
+        release.wait(30)
+        return None  # cancelled
+
+    driver = make(handlers=AskPermission(ask))
+    blocked_session = driver.new_session()
+    outcome: dict[str, Any] = {}
+    blocked = threading.Thread(
+        target=lambda: outcome.setdefault("turn", driver.prompt(blocked_session, "permission")),
+        daemon=True,
+    )
+    blocked.start()
+    assert asked.wait(10)
+    updates, response = driver.prompt(driver.new_session(), "stream 50")
+    assert len(updates) == 50
+    assert response.stop_reason == "end_turn"
+    assert blocked.is_alive()  # still waiting for the callback
+    release.set()
+    blocked.join(10)
+    assert outcome["turn"][1].stop_reason == "cancelled"
