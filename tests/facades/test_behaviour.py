@@ -423,3 +423,42 @@ def test_a_handler_that_blocks_does_not_starve_the_connection(make: MakeDriver) 
     release.set()
     blocked.join(10)
     assert outcome["turn"][1].stop_reason == "cancelled"
+
+
+def test_closing_the_client_kills_running_terminals(make: MakeDriver, tmp_path: Path) -> None:
+    """A terminal command the agent started is still running when the client closes: its
+    whole process group is killed, not left behind."""
+    pidfile = tmp_path / "pid"
+    command = f"sh -c 'echo $$ > {pidfile}; exec sleep 300'"
+    driver = make(handlers=[LocalTerminals(), AllowOnce()])
+    session = driver.new_session(cwd=str(tmp_path))
+    ended: list[BaseException] = []
+
+    def turn() -> None:
+        try:
+            driver.prompt(session, f"terminal {command}")
+        except ConnectionClosed as error:  # the client closed mid-turn: expected
+            ended.append(error)
+
+    runner = threading.Thread(target=turn, daemon=True)
+    runner.start()
+    deadline = time.monotonic() + 10
+    while not (pidfile.exists() and pidfile.read_text().strip()):
+        assert time.monotonic() < deadline, "the terminal command never started"
+        time.sleep(0.05)
+    pid = int(pidfile.read_text())
+    driver.close()
+    deadline = time.monotonic() + 5
+    while _alive(pid):
+        assert time.monotonic() < deadline, f"terminal process {pid} survived close()"
+        time.sleep(0.05)
+    runner.join(10)
+    assert len(ended) == 1
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
