@@ -3,7 +3,8 @@
     python bench/codec.py            # needs `pip install -e '.[bench]'` for the incumbent
 
 All implementations are measured interleaved in the same process and run (round-robin over
-several rounds, best round kept), so machine noise hits them alike. "orjson" is the floor:
+`ROUNDS` rounds of about 50 ms each; the median round is reported, with the min-max), so
+machine noise hits them alike. "orjson" is the floor:
 `orjson.loads` to a dict and `orjson.dumps` of that dict, with no typing at all. The
 incumbent is the official `agent-client-protocol` package (pydantic models), using its
 `model_validate_json` and `model_dump_json(by_alias=True, exclude_none=True)`.
@@ -11,6 +12,7 @@ incumbent is the official `agent-client-protocol` package (pydantic models), usi
 
 from __future__ import annotations
 
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -25,6 +27,7 @@ from messages import MESSAGES
 
 import acp_sdk
 
+incumbent: Any
 try:
     import acp.schema as incumbent
 except ImportError:  # pragma: no cover - the bench extra is optional
@@ -48,20 +51,22 @@ def loop_count(fn: Callable[[], Any]) -> int:
     return max(1, int(n * TARGET_SECONDS / elapsed))
 
 
-def bench(cases: dict[str, Callable[[], Any]]) -> dict[str, float]:
+def bench(cases: dict[str, Callable[[], Any]], rounds: int = ROUNDS) -> dict[str, list[float]]:
+    """ns per call of each case, one sample per round."""
     loops = {name: loop_count(fn) for name, fn in cases.items()}
-    best = dict.fromkeys(cases, float("inf"))
-    for _ in range(ROUNDS):
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(rounds):
         for name, fn in cases.items():  # interleaved: every implementation, every round
             count = loops[name]
             start = time.perf_counter_ns()
             for _ in range(count):
                 fn()
-            best[name] = min(best[name], (time.perf_counter_ns() - start) / count)
-    return best
+            samples[name].append((time.perf_counter_ns() - start) / count)
+    return samples
 
 
-def main() -> None:
+def run(rounds: int = ROUNDS) -> list[tuple[str, str, dict[str, list[float]]]]:
+    """(message, "decode" or "encode", ns samples by implementation) per row."""
     rows = []
     for label, (wire, type_, incumbent_name) in MESSAGES.items():
         model = acp_sdk.decode(wire, type_)
@@ -82,8 +87,13 @@ def main() -> None:
             encode_cases["incumbent"] = lambda theirs=theirs: theirs.model_dump_json(
                 by_alias=True, exclude_none=True
             )
-        rows.append((label, "decode", bench(decode_cases)))
-        rows.append((label, "encode", bench(encode_cases)))
+        rows.append((label, "decode", bench(decode_cases, rounds)))
+        rows.append((label, "encode", bench(encode_cases, rounds)))
+    return rows
+
+
+def main() -> None:
+    rows = run()
 
     header = (
         f"{'message':28} {'op':7} {'orjson ns':>10} {'acp_sdk ns':>11} {'incumbent ns':>13} "
@@ -91,7 +101,8 @@ def main() -> None:
     )
     print(header)
     print("-" * len(header))
-    for label, op, result in rows:
+    for label, op, samples in rows:
+        result = {name: statistics.median(values) for name, values in samples.items()}
         ours, floor = result["acp_sdk"], result["orjson"]
         theirs = result.get("incumbent")
         theirs_ns = f"{theirs:.0f}" if theirs else "n/a"
