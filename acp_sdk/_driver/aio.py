@@ -154,8 +154,16 @@ class AsyncDriver:
                 return False
             return True
         if isinstance(op, flows.Run):
-            outcome = op.function(*op.argument)
-            return await outcome if inspect.isawaitable(outcome) else outcome
+            try:
+                outcome = op.function(*op.argument)
+                return await outcome if inspect.isawaitable(outcome) else outcome
+            except asyncio.CancelledError:
+                # Our task being cancelled ends the flow; user code that let some other
+                # cancellation escape is just a failure of that code.
+                cancelling = getattr(asyncio.current_task(), "cancelling", None)
+                if cancelling is None or cancelling():
+                    raise
+                raise RuntimeError("user code raised CancelledError") from None
         if isinstance(op, flows.Sleep):
             await asyncio.sleep(op.seconds)
             return None
@@ -164,6 +172,11 @@ class AsyncDriver:
         if isinstance(op, flows.CloseWrite):
             with contextlib.suppress(Exception):
                 self._writer.close()
+                # Closing a transport still holding data flushes it first: wait, so that
+                # whoever closes the descriptor next does not cut the last answer short.
+                wait_closed = getattr(self._writer, "wait_closed", None)
+                if wait_closed is not None:
+                    await wait_closed()
             return None
         raise TypeError(f"unknown operation {op!r}")
 
@@ -209,7 +222,7 @@ class AsyncDriver:
         current = asyncio.current_task()
         loops = [t for t in self._loops if t is not current and not t.done()]
         if loops:
-            await asyncio.wait(loops, timeout=max(0.05, min(1.0, bound - loop.time())))
+            await asyncio.wait(loops, timeout=max(0.05, bound - loop.time()))
         tasks = [t for t in (*self._loops, *self._tasks, self._callback_task) if t is not None]
         tasks = [t for t in tasks if t is not current]
         for task in tasks:

@@ -62,6 +62,10 @@ RequestId = int | str
 log = logging.getLogger("acp_sdk.driver")
 _wire = logging.getLogger("acp_sdk.wire")
 
+AWAITING_FACTOR: Final = 16
+AWAITING_FLOOR: Final = 65536
+"""While a call waits for its answer the reader keeps reading up to
+max(16 x max_buffered_updates, 65536) unconsumed updates (see `reader_may_read`)."""
 SESSION_UPDATE: Final = "session/update"
 SESSION_PROMPT: Final = "session/prompt"
 
@@ -126,10 +130,11 @@ class Sink:
     Consumed once: iterating a finished turn again yields nothing and ends the same way.
     """
 
-    __slots__ = ("outcome", "received", "session_id", "updates")
+    __slots__ = ("outcome", "received", "released", "session_id", "updates")
 
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
+        self.released = False  # its updates no longer count as buffered
         self.updates: deque[Any] = deque()
         self.outcome: Outcome[Any] | None = None
         self.received = 0
@@ -209,8 +214,15 @@ class Engine(Generic[S]):
 
     def reader_may_read(self) -> bool:
         limits = self.limits
+        buffered = limits.max_buffered_updates
+        if len(self._calls) > len(self._turn_of_call):
+            # A call (not a prompt) waits for its answer, which may sit behind the
+            # updates its own caller has not consumed yet (a turn's consumer, or a
+            # callback, calling the client): read on, up to the hard cap, so that
+            # answer can arrive instead of both sides waiting for each other.
+            buffered = max(buffered * AWAITING_FACTOR, AWAITING_FLOOR)
         return self.close_reason is not None or (
-            self._buffered < limits.max_buffered_updates
+            self._buffered < buffered
             and self._replies_queued < limits.max_send_buffer
             and len(self._serving) < limits.max_inflight
         )
@@ -425,8 +437,9 @@ class Engine(Generic[S]):
         """(True, update) or (False, None) once the turn ended. Called with `lock` held,
         after `sink.ready()`."""
         if sink.updates:
-            self._buffered -= 1
-            self.may_read.notify()
+            if not sink.released:
+                self._buffered -= 1
+                self.may_read.notify()
             return True, sink.updates.popleft()
         return False, None
 
@@ -434,11 +447,14 @@ class Engine(Generic[S]):
         """The next notification callback to run (None: closed). `lock` held."""
         if not self._callbacks:
             return None
+        # The running callback no longer counts as buffered: it may call the client and
+        # wait for an answer the reader must still read.
+        self._buffered -= 1
+        self.may_read.notify()
         return self._callbacks.popleft()
 
     def callback_finished(self) -> None:
         with self.lock:
-            self._buffered -= 1
             self.callbacks_done += 1
             self.may_read.notify()
             self.delivered.notify()
@@ -446,6 +462,12 @@ class Engine(Generic[S]):
     def _finish_turn(self, sink: Sink, outcome: Outcome[Any]) -> None:
         if sink.outcome is None:
             sink.outcome = outcome
+        if not sink.released:
+            # Its updates no longer hold the reader back: a consumer may abandon a
+            # finished turn (break, an exception) and they must not count forever.
+            sink.released = True
+            self._buffered -= len(sink.updates)
+            self.may_read.notify()
         if self._turns.get(sink.session_id) is sink:
             del self._turns[sink.session_id]
         self.delivered.notify()
@@ -504,6 +526,13 @@ class Engine(Generic[S]):
             for handle in self._serving.values():
                 handle.cancel()
             self._wake_all()
+
+    def peer_stopped_reading(self) -> None:
+        """A write failed: the peer closed its input. Nothing more can be sent, so every
+        pending call and turn fails now (instead of waiting for an answer to a request
+        that never left)."""
+        self.close_output(flush=False)
+        self.shutdown(ConnectionClosed("the peer closed its input (it stopped reading)"))
 
     def close_output(self, *, flush: bool) -> None:
         """No more frames: the writer sends what is queued (`flush`) or drops it (the

@@ -246,7 +246,7 @@ def write_loop(engine: Engine[Any]) -> Flow[None]:
         if batch is None:
             break
         if not (yield Write(batch.data)):
-            engine.close_output(flush=False)
+            engine.peer_stopped_reading()
             break
         engine.wrote(batch)
     yield CloseWrite()
@@ -264,7 +264,9 @@ def callback_loop(engine: Engine[Any]) -> Flow[None]:
         function, params = job
         try:
             yield Run(function, params)
-        except Exception:
+        except (Exception, KeyboardInterrupt, SystemExit):
+            # User code: log it and go on (later callbacks and settling calls depend on
+            # this runner). Only the runner's own cancellation ends it.
             log.exception("a notification callback failed")
         finally:
             engine.callback_finished()

@@ -209,9 +209,14 @@ class AgentProcess:
                 )
                 self.popen.kill()
 
-    def close_pipes(self) -> None:
-        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
-            if stream is not None:
+    def close_pipes(self, *, stdin: bool = True, stdout: bool = True, stderr: bool = True) -> None:
+        chosen = (
+            (stdin, self.popen.stdin),
+            (stdout, self.popen.stdout),
+            (stderr, self.popen.stderr),
+        )
+        for wanted, stream in chosen:
+            if wanted and stream is not None:
                 with contextlib.suppress(OSError, ValueError):
                     stream.close()
 

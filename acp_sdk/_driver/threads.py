@@ -226,5 +226,14 @@ class ThreadDriver:
             if thread is not current and thread.is_alive():
                 thread.join(max(0.0, min(JOIN_WAIT, bound - time.monotonic())))
         self._pool.shutdown(wait=False, cancel_futures=True)
-        if self.process is not None and not any(t.is_alive() for t in self._threads):
-            self.process.close_pipes()
+        if self.process is not None:
+            # Each pipe once the thread using it is done (close() may run on the callback
+            # thread itself); a thread still blocked on a pipe keeps it (an escaped
+            # grandchild holds the other end).
+            reader, writer = self._threads[0], self._threads[1]
+            stderr = self._threads[3] if len(self._threads) > 3 else None
+            self.process.close_pipes(
+                stdin=not writer.is_alive(),
+                stdout=not reader.is_alive(),
+                stderr=stderr is None or not stderr.is_alive(),
+            )
