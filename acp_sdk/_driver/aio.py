@@ -101,6 +101,9 @@ class AsyncDriver:
             notification_callbacks=notification_callbacks,
             on_update=on_update,
         )
+        transport = getattr(writer, "transport", None)
+        if transport is not None and hasattr(transport, "get_write_buffer_size"):
+            self.engine.try_write = self._try_write
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loops: list[asyncio.Task[None]] = []
         self._callback_task: asyncio.Task[None] | None = None
@@ -170,13 +173,17 @@ class AsyncDriver:
         if isinstance(op, flows.InCallbackRunner):
             return asyncio.current_task() is self._callback_task
         if isinstance(op, flows.CloseWrite):
+            # What the transport still buffers must reach the peer before we close (an
+            # owed answer to a client that reads late); the close bound cancels this
+            # wait for a peer that never reads.
+            transport: Any = getattr(self._writer, "transport", None)
+            with contextlib.suppress(Exception):
+                while transport is not None and transport.get_write_buffer_size():
+                    if transport.is_closing():
+                        break
+                    await asyncio.sleep(0.005)
             with contextlib.suppress(Exception):
                 self._writer.close()
-                # Closing a transport still holding data flushes it first: wait, so that
-                # whoever closes the descriptor next does not cut the last answer short.
-                wait_closed = getattr(self._writer, "wait_closed", None)
-                if wait_closed is not None:
-                    await wait_closed()
             return None
         raise TypeError(f"unknown operation {op!r}")
 
@@ -195,6 +202,17 @@ class AsyncDriver:
             else:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(waiter, left)
+
+    def _try_write(self, data: bytes) -> int:
+        """Hand a frame to the transport now when nothing is buffered in it (it writes to
+        the OS at once; what does not fit stays in its buffer, at most this frame)."""
+        transport: Any = getattr(self._writer, "transport", None)
+        if transport.is_closing():
+            raise BrokenPipeError("the transport is closing")
+        if transport.get_write_buffer_size():
+            return 0
+        self._writer.write(data)
+        return len(data)
 
     def _start_handler(self, request_id: RequestId, row: Row, params: Any) -> Cancellable:
         flow = flows.handle(self.engine, self._serve, request_id, row, params)

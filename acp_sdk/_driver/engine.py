@@ -190,6 +190,10 @@ class Engine(Generic[S]):
         self.may_read = new_signal()
         self.delivered = new_signal()
         self._queue: deque[tuple[bytes, bool]] = deque()
+        self._writing = False  # the writer holds a batch it has not finished writing
+        self.try_write: Callable[[bytes], int] | None = None
+        """Set by a driver whose transport can take bytes without blocking: returns how
+        many of them it took now (the rest is queued for the writer)."""
         self._queued = 0  # bytes queued or being written
         self._replies_queued = 0  # of which answers we owe the peer
         self._calls: dict[RequestId, Waiter] = {}
@@ -327,6 +331,17 @@ class Engine(Generic[S]):
             return
         if _wire.isEnabledFor(logging.DEBUG):
             _wire.debug("-> %s", frame[:4096].decode("utf-8", "replace").rstrip("\n"))
+        if self.try_write is not None and not self._queue and not self._writing:
+            # Nothing is waiting ahead of this frame: hand it to the OS now, without
+            # blocking, and leave only what did not fit to the writer (in order). This is
+            # what lets a peer read while we produce, instead of in bursts.
+            try:
+                written = self.try_write(frame)
+            except OSError:
+                written = 0  # the writer meets the same error and shuts down
+            if written >= len(frame):
+                return
+            frame = frame[written:]
         self._queue.append((frame, reply))
         self._queued += len(frame)
         if reply:
@@ -345,10 +360,12 @@ class Engine(Generic[S]):
             frames.append(frame)
             if reply:
                 replies += len(frame)
+        self._writing = True
         return Batch(b"".join(frames), replies)
 
     def wrote(self, batch: Batch) -> None:
         with self.lock:
+            self._writing = False
             self._queued -= len(batch.data)
             self._replies_queued -= batch.replies
             self.space.notify()
@@ -433,15 +450,15 @@ class Engine(Generic[S]):
 
     # ------------------------------------------------------------------ consumers
 
-    def next_update(self, sink: Sink) -> tuple[bool, Any]:
-        """(True, update) or (False, None) once the turn ended. Called with `lock` held,
-        after `sink.ready()`."""
-        if sink.updates:
-            if not sink.released:
-                self._buffered -= 1
-                self.may_read.notify()
-            return True, sink.updates.popleft()
-        return False, None
+    def take_updates(self, sink: Sink) -> list[Any]:
+        """Every update the turn holds now, in order (empty once the turn ended and was
+        drained). One lock round trip per batch, not per update. `lock` held."""
+        updates = list(sink.updates)
+        sink.updates.clear()
+        if updates and not sink.released:
+            self._buffered -= len(updates)
+            self.may_read.notify()
+        return updates
 
     def next_callback(self) -> tuple[Callback, Any] | None:
         """The next notification callback to run (None: closed). `lock` held."""

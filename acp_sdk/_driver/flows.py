@@ -34,6 +34,8 @@ RequestId = int | str
 log = logging.getLogger("acp_sdk.driver")
 
 READ_CHUNK: Final = 1 << 16
+LET_THE_WRITER_RUN: Final = 1 << 16
+"""Queued bytes past which a sender yields once to the writer (see `notify`)."""
 
 
 class Op:
@@ -184,6 +186,11 @@ def notify(
     ):
         raise send_timeout(row, timeout)
     engine.notify(row, params, check_capability=check_capability)
+    if engine.queued_bytes > LET_THE_WRITER_RUN:
+        # The OS pipe is full and frames pile up: give the writer a turn now, so the
+        # peer reads while we produce (a producer that never waits would otherwise
+        # fill max_send_buffer before anything more leaves).
+        yield Sleep(0)
 
 
 def begin_turn(engine: Engine[Any], row: Method[Any, Any], params: Any) -> Flow[Sink]:
@@ -193,12 +200,13 @@ def begin_turn(engine: Engine[Any], row: Method[Any, Any], params: Any) -> Flow[
     return engine.begin_turn(row, params)[1]
 
 
-def next_update(engine: Engine[Any], sink: Sink) -> Flow[tuple[bool, Any]]:
-    """The turn's next update, waiting for it; (False, None) once the turn ended."""
+def next_updates(engine: Engine[Any], sink: Sink) -> Flow[list[Any]]:
+    """The turn's updates received so far, waiting for at least one; [] once the turn
+    ended (its outcome is then in `sink.outcome`)."""
     if not sink.ready():
         yield Until(sink.ready, engine.delivered, None)
     with engine.lock:
-        return engine.next_update(sink)
+        return engine.take_updates(sink)
 
 
 def settle(engine: Engine[Any]) -> Flow[None]:

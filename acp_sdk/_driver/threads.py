@@ -11,6 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import os
+import select
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +26,8 @@ from acp_sdk.protocol.connection import Connection
 
 T = TypeVar("T")
 RequestId = int | str
+WRITE_POLL: Final = 0.5
+"""Seconds the writer waits for room in the pipe before it tries again."""
 JOIN_WAIT: Final = 0.5
 """Seconds close() waits for each thread that should already be finishing."""
 
@@ -63,19 +66,34 @@ class StreamTransport:
         self.read = read
         self.write = write
         self.close_write = close
+        self.try_write: Callable[[bytes], int] | None = None
         self.process: AgentProcess | None = None
 
     @classmethod
     def of_process(cls, process: AgentProcess) -> StreamTransport:
         out_fd = process.stdout.fileno()
         in_fd = process.stdin.fileno()
+        # Non-blocking: callers hand frames to the pipe directly when it has room
+        # (`try_write`, under the engine's lock: it never blocks); the writer thread
+        # waits for room with select() for the rest.
+        os.set_blocking(in_fd, False)
 
         def write(data: bytes) -> None:
             view = memoryview(data)
             while view:
-                view = view[os.write(in_fd, view) :]
+                try:
+                    view = view[os.write(in_fd, view) :]
+                except BlockingIOError:
+                    select.select([], [in_fd], [], WRITE_POLL)
+
+        def try_write(data: bytes) -> int:
+            try:
+                return os.write(in_fd, data)
+            except BlockingIOError:
+                return 0
 
         transport = cls(lambda n: os.read(out_fd, n), write, process.stdin.close)
+        transport.try_write = try_write
         transport.process = process
         return transport
 
@@ -121,6 +139,7 @@ class ThreadDriver:
             on_update=on_update,
             lock=lock,
         )
+        self.engine.try_write = transport.try_write
         engine = self.engine
         self._callback_thread: threading.Thread | None = None
         loops: list[tuple[str, Flow[None]]] = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -237,6 +238,7 @@ class TurnState(Generic[C]):
         self.params = params
         self._on_update = on_update
         self._sink: Sink | None = None
+        self._pending: deque[Any] = deque()  # taken from the sink, not yet handed out
         self.request_id: RequestId | None = None
         self.response: PromptResponse | None = None
 

@@ -67,16 +67,17 @@ class AsyncTurn(TurnState["AsyncClient"]):
             flow = flows.begin_turn(driver.engine, SESSION_PROMPT, self.params)
             self._sink = await driver.run(flow)
         sink = self._sink
-        try:
-            more, update = await driver.run(flows.next_update(driver.engine, sink))
-        except asyncio.CancelledError:
-            await asyncio.shield(self.cancel())
-            raise
-        if not more:
-            self._ended(sink.outcome)
-            raise StopAsyncIteration
-        result: SessionUpdate = update
-        return result
+        if not self._pending:
+            try:
+                self._pending.extend(await driver.run(flows.next_updates(driver.engine, sink)))
+            except asyncio.CancelledError:
+                await asyncio.shield(self.cancel())
+                raise
+            if not self._pending:
+                self._ended(sink.outcome)
+                raise StopAsyncIteration
+        update: SessionUpdate = self._pending.popleft()
+        return update
 
     async def cancel(self) -> None:
         """Ask the agent to stop (`session/cancel`); the turn still ends with its answer."""

@@ -63,17 +63,17 @@ class Turn(TurnState["Client"]):
         interrupted = False
         while True:
             try:
-                more, update = driver.run(flows.next_update(driver.engine, sink))
+                updates = driver.run(flows.next_updates(driver.engine, sink))
             except KeyboardInterrupt:
                 if interrupted:
                     raise
                 interrupted = True
                 self.cancel()
                 continue
-            if not more:
+            if not updates:
                 self._ended(sink.outcome)
                 return
-            yield update
+            yield from updates
 
     def cancel(self) -> None:
         """Ask the agent to stop (`session/cancel`); the turn still ends with its answer."""
