@@ -228,7 +228,7 @@ class ClientState(Generic[H]):
         return self._process.stderr.text if self._process is not None else ""
 
 
-class TurnState(Generic[C]):
+class TurnHandle(Generic[C]):
     """A prompt turn's state, whatever the facade: its request, its sink, how it ended."""
 
     def __init__(
@@ -264,7 +264,7 @@ class TurnState(Generic[C]):
         self.response = outcome.value
 
 
-class SessionState(Generic[C, R]):
+class SessionHandle(Generic[C, R]):
     """A session handle: its client, its id, and the response that opened it
     (`NewSessionResponse`, `LoadSessionResponse` or `ResumeSessionResponse`)."""
 

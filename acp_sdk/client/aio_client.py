@@ -24,7 +24,7 @@ from acp_sdk._driver import flows
 from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
 from acp_sdk._driver.engine import Limits
 from acp_sdk._driver.process import AgentProcess
-from acp_sdk.client._common import ClientState, SessionState, TurnState, prompt_request
+from acp_sdk.client._common import ClientState, SessionHandle, TurnHandle, prompt_request
 from acp_sdk.client._common import session_id_of as _session_id_of
 from acp_sdk.handlers import AnyHandlers
 from acp_sdk.methods import INITIALIZE, SESSION_PROMPT
@@ -48,7 +48,7 @@ _DEFAULTS = Limits()
 PIPE_LIMIT = 1 << 16
 
 
-class AsyncTurn(TurnState["AsyncClient"]):
+class AsyncTurn(TurnHandle["AsyncClient"]):
     """One prompt turn: iterate the session updates; it ends with the prompt response.
 
     `async for update in turn` yields every update in arrival order, all of those that
@@ -97,8 +97,8 @@ class AsyncTurn(TurnState["AsyncClient"]):
         return self._finish().__await__()
 
 
-class AsyncSession(SessionState["AsyncClient", R]):
-    """A session handle (see `SessionState`) that starts prompt turns."""
+class AsyncSession(SessionHandle["AsyncClient", R]):
+    """A session handle (see `SessionHandle`) that starts prompt turns."""
 
     def prompt(
         self,

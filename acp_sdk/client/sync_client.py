@@ -23,7 +23,7 @@ from typing import IO, Any, TypeVar
 from acp_sdk._driver import flows
 from acp_sdk._driver.engine import Limits
 from acp_sdk._driver.threads import StreamTransport, ThreadDriver
-from acp_sdk.client._common import ClientState, SessionState, TurnState, prompt_request
+from acp_sdk.client._common import ClientState, SessionHandle, TurnHandle, prompt_request
 from acp_sdk.client._common import session_id_of as _session_id_of
 from acp_sdk.handlers import ClientHandlers
 from acp_sdk.methods import INITIALIZE, SESSION_PROMPT
@@ -46,7 +46,7 @@ R = TypeVar("R")
 _DEFAULTS = Limits()
 
 
-class Turn(TurnState["Client"]):
+class Turn(TurnHandle["Client"]):
     """One prompt turn: iterate the session updates; it ends with the prompt response.
 
     `for update in turn` yields every update in arrival order, all of those that arrived
@@ -89,8 +89,8 @@ class Turn(TurnState["Client"]):
         return self.response
 
 
-class Session(SessionState["Client", R]):
-    """A session handle (see `SessionState`) that starts prompt turns."""
+class Session(SessionHandle["Client", R]):
+    """A session handle (see `SessionHandle`) that starts prompt turns."""
 
     def prompt(
         self,
