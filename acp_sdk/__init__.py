@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from acp_sdk.agent._runtime import AgentContext as AgentContext
     from acp_sdk.agent._runtime import run_agent as run_agent
     from acp_sdk.client.aio_client import AsyncClient as AsyncClient
+    from acp_sdk.client.session_state import SessionState as SessionState
     from acp_sdk.client.sync_client import Client as Client
 
 _LAZY = {
@@ -48,6 +49,7 @@ _LAZY = {
     "AgentContext": "acp_sdk.agent",
     "AsyncClient": "acp_sdk.aio_client",
     "Client": "acp_sdk.sync_client",
+    "SessionState": "acp_sdk.client.session_state",
     "run_agent": "acp_sdk.agent",
 }
 
@@ -80,6 +82,7 @@ __all__ = [
     "RemoteProtocolError",
     "RequestError",
     "RequestTimeout",
+    "SessionState",
     "Side",
     "UnsupportedProtocolVersion",
     "__version__",

@@ -6,6 +6,7 @@ python examples/async_render.py
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 
 from acp_sdk import AsyncClient
@@ -44,7 +45,7 @@ def render(update: SessionUpdate) -> str:
 async def main() -> None:
     agent = [sys.executable, "-m", "acp_sdk", "agent"]
     async with AsyncClient.spawn(agent, handlers=[AllowOnce()]) as client:
-        session = await client.new_session(cwd=".")
+        session = await client.new_session(cwd=os.getcwd())
         turn = session.prompt("demo")
         async for update in turn:
             print(render(update), end="", flush=True)

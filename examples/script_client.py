@@ -6,6 +6,7 @@ python examples/script_client.py my-agent --acp        # any ACP agent command
 
 from __future__ import annotations
 
+import os
 import sys
 
 from acp_sdk import Client
@@ -16,7 +17,7 @@ DEFAULT_AGENT = [sys.executable, "-m", "acp_sdk", "agent"]
 
 def main(argv: list[str]) -> int:
     with Client.spawn(argv or DEFAULT_AGENT) as client:
-        session = client.new_session(cwd=".")
+        session = client.new_session(cwd=os.getcwd())
         turn = session.prompt("echo Hello from a one-shot script")
         for update in turn:
             if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContent):

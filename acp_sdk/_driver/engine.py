@@ -66,6 +66,9 @@ AWAITING_FACTOR: Final = 16
 AWAITING_FLOOR: Final = 65536
 """While a call waits for its answer the reader keeps reading up to
 max(16 x max_buffered_updates, 65536) unconsumed updates (see `reader_may_read`)."""
+FOLD_EVERY: Final = 1024
+"""Updates of a session kept unfolded before the reader folds them into its state (the
+rest is folded when someone reads the state): bounded memory, cheap streaming."""
 SESSION_UPDATE: Final = "session/update"
 SESSION_PROMPT: Final = "session/prompt"
 
@@ -205,6 +208,10 @@ class Engine(Generic[S]):
         self._buffered = 0  # updates in sinks plus callbacks not yet run
         self.callbacks_queued = 0
         self.callbacks_done = 0
+        self.fold: Callable[[Any, list[Any]], Any] | None = None
+        """Set by a client: (state or None, updates) -> the session's next state."""
+        self._states: dict[str, Any] = {}
+        self._unfolded: dict[str, list[Any]] = {}  # per session, not yet folded
         self.close_reason: ConnectionClosed | None = None
         self.input_ended = False
         self.output_closed = False  # no more frames will be queued
@@ -431,6 +438,12 @@ class Engine(Generic[S]):
 
     def _route(self, row: Row, params: Any) -> None:
         if row.wire == SESSION_UPDATE:
+            if self.fold is not None:
+                # The session's state includes this update before anyone is handed it.
+                pending = self._unfolded.setdefault(params.session_id, [])
+                pending.append(params.update)
+                if len(pending) >= FOLD_EVERY:
+                    self._fold(params.session_id)
             sink = self._turns.get(params.session_id)
             if sink is not None:
                 sink.updates.append(params.update)
@@ -441,6 +454,25 @@ class Engine(Generic[S]):
                 self._queue_callback(self.on_update, params)
         for callback in self._notification_callbacks(row, params):
             self._queue_callback(callback, params)
+
+    def state_of(self, session_id: str) -> Any:
+        """The folded state of a session, every update received so far included."""
+        with self.lock:
+            return self._fold(session_id)
+
+    def forget_state(self, session_id: str) -> None:
+        """Start the session's state afresh (`session/load` replays its whole history)."""
+        with self.lock:
+            self._states.pop(session_id, None)
+            self._unfolded.pop(session_id, None)
+
+    def _fold(self, session_id: str) -> Any:
+        assert self.fold is not None
+        pending = self._unfolded.pop(session_id, None)
+        state = self._states.get(session_id)
+        if pending or state is None:
+            state = self._states[session_id] = self.fold(state, pending or [])
+        return state
 
     def _queue_callback(self, callback: Callback, params: Any) -> None:
         self._callbacks.append((callback, params))

@@ -12,6 +12,7 @@ bytes (see docs/architecture.md).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Generator
 from typing import Any, Final, Generic, TypeVar
@@ -26,8 +27,9 @@ from acp_sdk._driver.engine import (
     send_timeout,
 )
 from acp_sdk._driver.process import AgentProcess
-from acp_sdk.protocol._rows import Method, Notification, Row
-from acp_sdk.protocol.errors import ConnectionClosed
+from acp_sdk.protocol._rows import Kind, Method, Notification, Row, Side
+from acp_sdk.protocol.codec import decode
+from acp_sdk.protocol.errors import ACPError, ConnectionClosed, RequestTimeout
 
 T = TypeVar("T")
 RequestId = int | str
@@ -193,18 +195,50 @@ def notify(
         yield Sleep(0)
 
 
-def begin_turn(engine: Engine[Any], row: Method[Any, Any], params: Any) -> Flow[Sink]:
+def begin_turn(
+    engine: Engine[Any], row: Method[Any, Any], params: Any
+) -> Flow[tuple[RequestId, Sink]]:
     """Send a prompt; its updates and its end flow into the returned sink."""
     if not engine.can_queue():
         yield Until(engine.can_queue, engine.space, None)
-    return engine.begin_turn(row, params)[1]
+    return engine.begin_turn(row, params)
 
 
-def next_updates(engine: Engine[Any], sink: Sink) -> Flow[list[Any]]:
+class TurnClock:
+    """A turn's time limit: when it passes, `session/cancel` is sent and the agent gets
+    `grace` seconds to end the turn (stop reason `cancelled`) before it times out."""
+
+    __slots__ = ("cancelled", "deadline", "grace", "request_id", "timeout")
+
+    def __init__(self, timeout: float | None, grace: float) -> None:
+        self.timeout = timeout
+        self.deadline = deadline_after(timeout)
+        self.grace = grace
+        self.cancelled = False
+        self.request_id: RequestId | None = None
+
+
+def next_updates(
+    engine: Engine[Any], sink: Sink, clock: TurnClock | None = None
+) -> Flow[list[Any]]:
     """The turn's updates received so far, waiting for at least one; [] once the turn
-    ended (its outcome is then in `sink.outcome`)."""
-    if not sink.ready():
-        yield Until(sink.ready, engine.delivered, None)
+    ended (its outcome is then in `sink.outcome`). With a clock: past its deadline send
+    `session/cancel`, then past the grace end the call and raise `RequestTimeout`."""
+    while not sink.ready():
+        deadline = clock.deadline if clock is not None else None
+        if (yield Until(sink.ready, engine.delivered, deadline)) or clock is None:
+            break
+        if clock.cancelled:
+            assert clock.request_id is not None
+            error = engine.end_call(clock.request_id, timed_out=True)
+            raise error or RequestTimeout(f"the prompt did not end within {clock.timeout} s")
+        clock.cancelled = True
+        clock.deadline = deadline_after(clock.grace)
+        cancel = engine.connection.table.get(Side.AGENT, "session/cancel", Kind.NOTIFICATION)
+        if cancel is not None:
+            params = decode({"sessionId": sink.session_id}, cancel.params_type)
+            with contextlib.suppress(ACPError):
+                engine.notify(cancel, params)  # type: ignore[arg-type] # a notification row
     with engine.lock:
         return engine.take_updates(sink)
 

@@ -12,14 +12,16 @@ import logging
 import os
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 import attrs
 from typing_extensions import Self
 
 from acp_sdk._driver.engine import Callback, Limits, Outcome, Sink
+from acp_sdk._driver.flows import TurnClock
 from acp_sdk._driver.process import AgentProcess
 from acp_sdk._version import __version__
+from acp_sdk.client.session_state import SessionState, ToolCallView
 from acp_sdk.handlers import HandlerSet
 from acp_sdk.methods import INITIALIZE
 from acp_sdk.protocol._rows import Method, MethodTable, Row, Side
@@ -27,6 +29,7 @@ from acp_sdk.protocol.connection import SUPPORTED_PROTOCOL_VERSIONS, Connection
 from acp_sdk.protocol.errors import RequestError
 from acp_sdk.schema import (
     AgentCapabilities,
+    AgentMessageChunk,
     ClientCapabilities,
     ContentBlock,
     Implementation,
@@ -35,15 +38,21 @@ from acp_sdk.schema import (
     PromptRequest,
     PromptResponse,
     SessionNotification,
+    SessionUpdate,
     StopReason,
     TextContent,
+    ToolCall,
+    ToolCallUpdate,
 )
 
 R = TypeVar("R")
 H = TypeVar("H")
-C = TypeVar("C")
+C = TypeVar("C", bound="ClientState[Any]")
 RequestId = int | str
 _DEFAULTS = Limits()
+CANCEL_GRACE: Final = 5.0
+"""`prompt(timeout=...)`: seconds the agent gets, after `session/cancel`, to end the turn
+with stop reason `cancelled` before the turn raises `RequestTimeout`."""
 DEFAULT_CLIENT_INFO = Implementation(name="acp-typed", title="acp_sdk client", version=__version__)
 
 
@@ -110,6 +119,9 @@ class ClientState(Generic[H]):
         max_send_buffer: Bytes queued for the agent before calls wait for it to read.
         max_buffered_updates: Updates received but not yet consumed before the client
             stops reading (backpressure: one turn nobody iterates stalls the connection).
+        track_state: Keep what sessions said: `session.state` (a `SessionState`),
+            `turn.text` and `turn.tool_calls`. Off by default, because it holds every
+            session's whole content in memory, which a peer decides the size of.
     """
 
     _driver: Any
@@ -126,8 +138,10 @@ class ClientState(Generic[H]):
         workers: int = 8,
         max_send_buffer: int = _DEFAULTS.max_send_buffer,
         max_buffered_updates: int = _DEFAULTS.max_buffered_updates,
+        track_state: bool = False,
     ) -> None:
         self._handlers = HandlerSet(handlers)  # type: ignore[arg-type] # H is a handler type
+        self.track_state = track_state
         self._on_update = on_update
         self._client_info = client_info
         self._auto_initialize = initialize
@@ -176,6 +190,25 @@ class ClientState(Generic[H]):
             terminate_timeout=terminate_timeout,
         )
         return client
+
+    def _attach(self, engine: Any) -> None:
+        """Called by `open()` with the driver's engine: fold each session's updates into
+        its `SessionState` (read through `session.state`)."""
+        if self.track_state:
+            engine.fold = _fold_updates
+        self._handlers.bind(self._state_of)
+
+    def _before_open(self, row: Method[Any, Any], params: Any) -> None:
+        """`session/load` replays the whole history: its state starts afresh."""
+        if row.wire == "session/load" and self._driver is not None:
+            self._driver.engine.forget_state(params.session_id)
+
+    def _state_of(self, session_id: str) -> SessionState:
+        """The session's state (empty when not tracked or not open)."""
+        if self._driver is None or not self.track_state:
+            return SessionState()
+        state: SessionState = self._driver.engine.state_of(session_id)
+        return state
 
     def _new_connection(self) -> Connection:
         self._connection = Connection(Side.CLIENT, table=self._table)
@@ -229,18 +262,59 @@ class ClientState(Generic[H]):
 
 
 class TurnHandle(Generic[C]):
-    """A prompt turn's state, whatever the facade: its request, its sink, how it ended."""
+    """A prompt turn's state, whatever the facade: its request, its sink, how it ended,
+    and what it said (`text`, `tool_calls`)."""
 
     def __init__(
-        self, client: C, params: PromptRequest, on_update: Callable[[Any], Any] | None = None
+        self,
+        client: C,
+        params: PromptRequest,
+        on_update: Callable[[Any], Any] | None = None,
+        *,
+        timeout: float | None = None,
     ) -> None:
         self._client = client
         self.params = params
         self._on_update = on_update
+        self._timeout = timeout
+        self._clock: TurnClock | None = None
         self._sink: Sink | None = None
         self._pending: deque[Any] = deque()  # taken from the sink, not yet handed out
+        self._texts: list[str] = []
+        self._tools = SessionState()
         self.request_id: RequestId | None = None
         self.response: PromptResponse | None = None
+
+    def _started(self, started: tuple[RequestId, Sink]) -> Sink:
+        self.request_id, self._sink = started
+        if self._timeout is not None:
+            self._clock = TurnClock(self._timeout, CANCEL_GRACE)
+            self._clock.request_id = self.request_id
+        return self._sink
+
+    def _saw(self, update: SessionUpdate) -> SessionUpdate:
+        """Note an update as it is handed out (for `text` and `tool_calls`)."""
+        if not self._client.track_state:
+            return update
+        if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContent):
+            self._texts.append(update.content.text)
+        elif isinstance(update, (ToolCall, ToolCallUpdate)):
+            self._tools = self._tools.apply(update)
+        return update
+
+    @property
+    def text(self) -> str:
+        """The agent's message text of this turn, so far (all of it once it ended).
+        Needs `track_state=True` on the client."""
+        _require_tracking(self._client)
+        return "".join(self._texts)
+
+    @property
+    def tool_calls(self) -> Mapping[str, ToolCallView]:
+        """The tool calls this turn touched, by id, each merged from its updates. Needs
+        `track_state=True` on the client."""
+        _require_tracking(self._client)
+        return self._tools.tool_calls
 
     @property
     def session_id(self) -> str:
@@ -273,6 +347,16 @@ class SessionHandle(Generic[C, R]):
         self.session_id = session_id
         self.response = response
 
+    @property
+    def state(self) -> SessionState:
+        """The session as every update received so far left it: messages, merged tool
+        calls, plan, mode, commands, config options, usage, title (see `SessionState`).
+        Updated before an update is handed to you, so a consumer or `on_update` sees it
+        included; a `load_session` replay builds it too. Needs `track_state=True` on
+        the client."""
+        _require_tracking(self.client)
+        return self.client._state_of(self.session_id)
+
 
 def session_id_of(response: Any, params: Any) -> str:
     session_id: str = getattr(response, "session_id", None) or params.session_id
@@ -283,3 +367,18 @@ def prompt_request(
     session_id: str, prompt: str | ContentBlock | Sequence[ContentBlock]
 ) -> PromptRequest:
     return PromptRequest(session_id=session_id, prompt=prompt_blocks(prompt))
+
+
+def _fold_updates(state: SessionState | None, updates: list[Any]) -> SessionState:
+    state = state if state is not None else SessionState()
+    for update in updates:
+        state = state.apply(update)
+    return state
+
+
+def _require_tracking(client: ClientState[Any]) -> None:
+    if not client.track_state:
+        raise RuntimeError(
+            "session state is not kept: create the client with track_state=True "
+            "(it holds every session's content in memory)"
+        )

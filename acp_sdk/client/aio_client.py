@@ -64,12 +64,14 @@ class AsyncTurn(TurnHandle["AsyncClient"]):
     async def __anext__(self) -> SessionUpdate:
         driver = self._client._driver_or_raise()
         if self._sink is None:
-            flow = flows.begin_turn(driver.engine, SESSION_PROMPT, self.params)
-            self._sink = await driver.run(flow)
+            begin = flows.begin_turn(driver.engine, SESSION_PROMPT, self.params)
+            self._started(await driver.run(begin))
         sink = self._sink
+        assert sink is not None
         if not self._pending:
             try:
-                self._pending.extend(await driver.run(flows.next_updates(driver.engine, sink)))
+                updates = flows.next_updates(driver.engine, sink, self._clock)
+                self._pending.extend(await driver.run(updates))
             except asyncio.CancelledError:
                 await asyncio.shield(self.cancel())
                 raise
@@ -77,7 +79,7 @@ class AsyncTurn(TurnHandle["AsyncClient"]):
                 self._ended(sink.outcome)
                 raise StopAsyncIteration
         update: SessionUpdate = self._pending.popleft()
-        return update
+        return self._saw(update)
 
     async def cancel(self) -> None:
         """Ask the agent to stop (`session/cancel`); the turn still ends with its answer."""
@@ -105,9 +107,17 @@ class AsyncSession(SessionHandle["AsyncClient", R]):
         prompt: str | ContentBlock | Sequence[ContentBlock],
         *,
         on_update: Callable[[SessionUpdate], Any] | None = None,
+        timeout: float | None = None,
     ) -> AsyncTurn:
-        """Start a turn with text or content blocks (`async for` it, or `await` it)."""
-        return AsyncTurn(self.client, prompt_request(self.session_id, prompt), on_update)
+        """Start a turn with text or content blocks (`async for` it, or `await` it).
+
+        Args:
+            timeout: Seconds for the whole turn. When they pass, `session/cancel` is
+                sent; if the agent does not end the turn within 5 more seconds, the
+                turn raises `RequestTimeout` (a `TimeoutError`).
+        """
+        request = prompt_request(self.session_id, prompt)
+        return AsyncTurn(self.client, request, on_update, timeout=timeout)
 
     async def cancel(self) -> None:
         await self.client.cancel(session_id=self.session_id)
@@ -168,6 +178,7 @@ class AsyncClient(
             stderr=stderr,
             closers=closers,
         )
+        self._attach(self._driver.engine)
         self._driver.start()
         if self._auto_initialize:
             try:
@@ -234,6 +245,7 @@ class AsyncClient(
         await self.notify(row, params, timeout=self._timeout)
 
     async def _open_session(self, row: Method[Any, R], params: Any) -> AsyncSession[R]:
+        self._before_open(row, params)
         response = await self._request(row, params)
         return AsyncSession(self, _session_id_of(response, params), response)
 
@@ -248,8 +260,10 @@ class AsyncClient(
         handler = self._handler_for(row)
         if inspect.iscoroutinefunction(handler):
             return await handler(params)
-        # A plain handler may block (a terminal wait): keep it off the event loop.
-        return await asyncio.get_running_loop().run_in_executor(self._pool, handler, params)
+        # A plain handler may block (a terminal wait): keep it off the event loop. It may
+        # also hand back an awaitable (AskPermission with a coroutine callback).
+        result = await asyncio.get_running_loop().run_in_executor(self._pool, handler, params)
+        return await result if inspect.isawaitable(result) else result
 
 
 async def _pipes(

@@ -15,6 +15,7 @@ turn ends with the agent's `cancelled` answer; a second Ctrl-C stops waiting.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
@@ -58,12 +59,13 @@ class Turn(TurnHandle["Client"]):
     def __iter__(self) -> Iterator[SessionUpdate]:
         driver = self._client._driver_or_raise()
         if self._sink is None:
-            self._sink = driver.run(flows.begin_turn(driver.engine, SESSION_PROMPT, self.params))
+            self._started(driver.run(flows.begin_turn(driver.engine, SESSION_PROMPT, self.params)))
         sink = self._sink
+        assert sink is not None
         interrupted = False
         while True:
             try:
-                updates = driver.run(flows.next_updates(driver.engine, sink))
+                updates = driver.run(flows.next_updates(driver.engine, sink, self._clock))
             except KeyboardInterrupt:
                 if interrupted:
                     raise
@@ -73,7 +75,8 @@ class Turn(TurnHandle["Client"]):
             if not updates:
                 self._ended(sink.outcome)
                 return
-            yield from updates
+            for update in updates:
+                yield self._saw(update)
 
     def cancel(self) -> None:
         """Ask the agent to stop (`session/cancel`); the turn still ends with its answer."""
@@ -97,9 +100,17 @@ class Session(SessionHandle["Client", R]):
         prompt: str | ContentBlock | Sequence[ContentBlock],
         *,
         on_update: Callable[[SessionUpdate], Any] | None = None,
+        timeout: float | None = None,
     ) -> Turn:
-        """Start a turn with text or content blocks; iterate it, or call `.wait()`."""
-        return Turn(self.client, prompt_request(self.session_id, prompt), on_update)
+        """Start a turn with text or content blocks; iterate it, or call `.wait()`.
+
+        Args:
+            timeout: Seconds for the whole turn. When they pass, `session/cancel` is
+                sent; if the agent does not end the turn within 5 more seconds, the
+                turn raises `RequestTimeout` (a `TimeoutError`).
+        """
+        request = prompt_request(self.session_id, prompt)
+        return Turn(self.client, request, on_update, timeout=timeout)
 
     def cancel(self) -> None:
         self.client.cancel(session_id=self.session_id)
@@ -148,6 +159,7 @@ class Client(
             limits=self._limits,
             workers=self._workers,
         )
+        self._attach(self._driver.engine)
         self._driver.start()
         if self._auto_initialize:
             try:
@@ -208,6 +220,7 @@ class Client(
         self.notify(row, params, timeout=self._timeout)
 
     def _open_session(self, row: Method[Any, R], params: Any) -> Session[R]:
+        self._before_open(row, params)
         response = self._request(row, params)
         return Session(self, _session_id_of(response, params), response)
 
@@ -219,4 +232,10 @@ class Client(
         return Session(self, session_id, None)
 
     def _serve(self, row: Any, params: Any) -> Any:
-        return self._handler_for(row)(params)
+        result = self._handler_for(row)(params)
+        if inspect.isawaitable(result):
+            close = getattr(result, "close", None)
+            if callable(close):
+                close()  # never awaited: say so instead of warning later
+            raise TypeError("an async handler callback needs AsyncClient, not Client")
+        return result

@@ -3,9 +3,12 @@ when a client was given none (`reject_by_default`)."""
 
 from __future__ import annotations
 
+import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+from acp_sdk.client.session_state import SessionState, ToolCallView
 from acp_sdk.handlers._base import ClientHandlers
 from acp_sdk.protocol.errors import RequestError
 from acp_sdk.schema import (
@@ -69,17 +72,59 @@ class RejectAll(ClientHandlers):
 
 
 class AskPermission(ClientHandlers):
-    """Permission policy: ask a callback, which returns an option id or None (cancel)."""
+    """Permission policy: ask a callback, which returns an option id or None (cancel).
 
-    def __init__(self, ask: Callable[[RequestPermissionRequest], str | None]) -> None:
+    The callback is `ask(request)` or `ask(request, tool_call)`, where `tool_call` is the
+    merged view (`ToolCallView`) of the tool call the request is about: what the session
+    knows of it, updated with the request's own `toolCall` fields. On `AsyncClient` the
+    callback may be a coroutine function (a plugin awaits its UI); the blocking `Client`
+    needs a plain one.
+    """
+
+    def __init__(self, ask: Callable[..., str | Awaitable[str | None] | None]) -> None:
         self._ask = ask
+        self._wants_view = _positional_count(ask) >= 2
+        self._state_of: Callable[[str], SessionState] | None = None
 
-    def request_permission(self, params: RequestPermissionRequest) -> RequestPermissionResponse:
-        choice = self._ask(params)
-        if choice is None:
-            return RequestPermissionResponse(outcome=CancelledPermissionOutcome())
-        if choice not in {option.option_id for option in params.options}:
-            raise RequestError.internal_error(
-                {"reason": "the callback chose an option not offered"}
-            )
-        return RequestPermissionResponse(outcome=SelectedPermissionOutcome(option_id=choice))
+    def bind(self, state_of: Callable[[str], SessionState]) -> None:
+        """Called by the client on open: how to read a session's state."""
+        self._state_of = state_of
+
+    def request_permission(self, params: RequestPermissionRequest) -> Any:
+        if self._wants_view:
+            choice = self._ask(params, self._view(params))
+        else:
+            choice = self._ask(params)
+        if inspect.isawaitable(choice):
+            return self._answer_later(choice, params)
+        return _answer(choice, params)
+
+    async def _answer_later(
+        self, choice: Awaitable[str | None], params: RequestPermissionRequest
+    ) -> RequestPermissionResponse:
+        return _answer(await choice, params)
+
+    def _view(self, params: RequestPermissionRequest) -> ToolCallView:
+        state = self._state_of(params.session_id) if self._state_of is not None else SessionState()
+        view = state.apply(params.tool_call).tool_call(params.tool_call.tool_call_id)
+        assert view is not None  # apply() always creates the entry
+        return view
+
+
+def _answer(choice: str | None, params: RequestPermissionRequest) -> RequestPermissionResponse:
+    if choice is None:
+        return RequestPermissionResponse(outcome=CancelledPermissionOutcome())
+    if choice not in {option.option_id for option in params.options}:
+        raise RequestError.internal_error({"reason": "the callback chose an option not offered"})
+    return RequestPermissionResponse(outcome=SelectedPermissionOutcome(option_id=choice))
+
+
+def _positional_count(function: Callable[..., Any]) -> int:
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return 2
+    return sum(1 for p in parameters if p.kind in kinds)

@@ -102,6 +102,13 @@ class HandlerSet:
             elicitation=elicitation,
         )
 
+    def bind(self, state_of: Callable[[str], Any]) -> None:
+        """Give handlers that read session state (`AskPermission`) the client's lookup."""
+        for handler in self._items:
+            bind = getattr(handler, "bind", None)
+            if callable(bind):
+                bind(state_of)
+
     def close(self) -> None:
         """Call `close()` on every handler object that has one (`LocalTerminals` kills its
         commands), each object once. Idempotent; a failing `close()` is logged, not

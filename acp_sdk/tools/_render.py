@@ -16,6 +16,7 @@ import threading
 import time
 from typing import IO, Any
 
+from acp_sdk.client.session_state import SessionState
 from acp_sdk.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -65,7 +66,7 @@ class Renderer:
         self.color = self.out.isatty() if color is None else color
         self.raw = raw  # True: write the agent's text as it came, control characters and all
         self._mid_line = False
-        self._titles: dict[str, str] = {}
+        self._tools = SessionState()  # tool calls merged from their updates
 
     def _clean(self, text: str) -> str:
         return text if self.raw else neutralize(text)
@@ -91,11 +92,13 @@ class Renderer:
         elif isinstance(update, UserMessageChunk):
             self._line(f"> {_text_of(update.content)}")
         elif isinstance(update, ToolCall):
-            self._titles[update.tool_call_id] = update.title
+            self._tools = self._tools.apply(update)
             self._line(f"* {update.title} [{update.status or 'pending'}]", "36")
             self._contents(update.content)
         elif isinstance(update, ToolCallProgress):
-            title = update.title or self._titles.get(update.tool_call_id, update.tool_call_id)
+            self._tools = self._tools.apply(update)
+            merged = self._tools.tool_calls.get(update.tool_call_id)
+            title = (merged.title if merged is not None else None) or update.tool_call_id
             if update.status is not None:
                 self._line(f"* {title} [{update.status}]", "36")
             self._contents(update.content or [])

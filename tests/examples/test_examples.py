@@ -32,6 +32,7 @@ def test_every_example_is_covered() -> None:
         "roundtrip.py",
         "script_client.py",
         "async_render.py",
+        "plugin_state.py",
         "agent_tool_permission.py",
         "agent_fs_terminal.py",
         "extension_method.py",
@@ -48,6 +49,14 @@ def test_script_client() -> None:
         "Hello from a one-shot script",
         "(stop reason: end_turn)",
     ]
+
+
+def test_plugin_state_renders_from_the_session_state() -> None:
+    out = run("plugin_state.py")
+    assert "agent: " in out  # the agent's message, joined from its chunks
+    assert "[completed]" in out  # the tool call, merged from its updates
+    assert "plan: [" in out
+    assert out.rstrip().endswith("[end_turn]")
 
 
 def test_async_render() -> None:

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from acp_sdk import ConnectionClosed, RequestError
+from acp_sdk import ConnectionClosed, RequestError, RequestTimeout
+from acp_sdk.client.session_state import ToolCallView
 from acp_sdk.handlers import (
     AllowOnce,
     AskPermission,
@@ -32,6 +33,7 @@ from acp_sdk.schema import (
     Diff,
     ImageContent,
     Plan,
+    RequestPermissionRequest,
     SessionNotification,
     SetSessionConfigOptionRequestBoolean,
     SetSessionConfigOptionRequestValueId,
@@ -41,7 +43,7 @@ from acp_sdk.schema import (
     ToolCallProgress,
     UserMessageChunk,
 )
-from tests.facades.drivers import DRIVERS, Driver
+from tests.facades.drivers import DRIVERS, Driver, SyncDriver
 
 pytestmark = pytest.mark.timeout(60)
 MakeDriver = Callable[..., Driver]
@@ -370,7 +372,6 @@ def test_coroutine_handlers_on_the_async_client() -> None:
     from acp_sdk.aio_client import AsyncClient
     from acp_sdk.handlers import AsyncClientHandlers
     from acp_sdk.schema import (
-        RequestPermissionRequest,
         RequestPermissionResponse,
         SelectedPermissionOutcome,
     )
@@ -462,3 +463,146 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return "\nState:\tZ" not in status
+
+
+# ------------------------------------------------------------------ session state, turn helpers
+
+
+def _iterate(driver: Driver, turn: Any, each: Callable[[Any], None]) -> None:
+    """Iterate a turn on the driver's own facade, calling `each` per update."""
+    if isinstance(driver, SyncDriver):
+        for update in turn:
+            each(update)
+        return
+
+    async def go() -> None:
+        async for update in turn:
+            each(update)
+
+    driver.run(go)
+
+
+def test_session_state_includes_each_update_before_it_is_handed_out(make: MakeDriver) -> None:
+    driver = make(track_state=True)
+    session = driver.new_session()
+    seen: list[tuple[str, str]] = []
+    turn = session.prompt("echo alpha beta gamma")
+
+    def each(update: Any) -> None:
+        assert isinstance(update, AgentMessageChunk)
+        assert isinstance(update.content, TextContent)
+        seen.append((update.content.text, session.state.text))
+
+    _iterate(driver, turn, each)
+    assert len(seen) == 3
+    handed_out = ""
+    for chunk, text_so_far in seen:
+        handed_out += chunk
+        # The state holds every update handed out so far (and maybe later ones already
+        # received, never fewer).
+        assert text_so_far.startswith(handed_out)
+    assert session.state.text == turn.text == seen[-1][1]
+    assert [m.role for m in session.state.messages] == ["agent"]
+
+
+def test_turn_text_tool_calls_and_the_session_state_after_a_demo_turn(make: MakeDriver) -> None:
+    driver = make(handlers=AllowOnce(), track_state=True)
+    session = driver.new_session()
+    turn = session.prompt("demo")
+    _iterate(driver, turn, lambda update: None)
+    assert turn.stop_reason == "end_turn"
+    assert turn.text.strip()
+    assert turn.tool_calls  # merged views, by id
+    assert all(view.status == "completed" for view in turn.tool_calls.values())
+    state = session.state
+    assert dict(state.tool_calls) == dict(turn.tool_calls)
+    assert state.plan is not None
+    assert {m.role for m in state.messages} >= {"agent", "thought"}
+    assert state.text == turn.text
+
+
+def test_a_prompt_timeout_cancels_the_turn(make: MakeDriver) -> None:
+    """`wait` answers only a cancel: at the timeout the client sends session/cancel and the
+    turn ends `cancelled`, without an error."""
+    driver = make()
+    session = driver.new_session()
+    turn = session.prompt("wait", timeout=0.3)
+    _iterate(driver, turn, lambda update: None)
+    assert turn.stop_reason == "cancelled"
+
+
+DEAF_AGENT = r"""
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    method, rid = message.get("method"), message.get("id")
+    if method == "initialize":
+        result = {"protocolVersion": 1, "agentCapabilities": {}}
+    elif method == "session/new":
+        result = {"sessionId": "deaf"}
+    else:
+        continue  # a prompt, a cancel: never answered
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}) + "\n")
+    sys.stdout.flush()
+"""
+
+
+def test_a_prompt_timeout_raises_when_the_agent_ignores_the_cancel(
+    make: MakeDriver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from acp_sdk.client import _common
+
+    monkeypatch.setattr(_common, "CANCEL_GRACE", 0.3)
+    driver = make([sys.executable, "-c", DEAF_AGENT])
+    session = driver.new_session()
+    turn = session.prompt("anything", timeout=0.3)
+    started = time.monotonic()
+    with pytest.raises(RequestTimeout):
+        _iterate(driver, turn, lambda update: None)
+    assert time.monotonic() - started < 10
+
+
+def test_a_loaded_session_rebuilds_its_state_from_the_replay(make: MakeDriver) -> None:
+    driver = make(track_state=True)
+    session = driver.new_session()
+    driver.prompt(session, "echo hello there")
+    before = session.state
+    assert before.text
+    loaded = driver.call("load_session", session_id=session.session_id, cwd="/tmp", mcp_servers=[])
+    # The replay (user prompt and agent answer) arrives before load returns; the state
+    # is rebuilt from it, not doubled.
+    assert loaded.state.text == before.text
+    assert [m.role for m in loaded.state.messages] == ["user", "agent"]
+
+
+def test_ask_permission_gets_the_merged_tool_call_and_may_be_async(make: MakeDriver) -> None:
+    """The callback receives the request and the tool call it refers to, merged from the
+    session's updates; on AsyncClient it may be a coroutine function."""
+    asked: list[Any] = []
+
+    def ask(request: RequestPermissionRequest, tool_call: ToolCallView) -> str | None:
+        asked.append(tool_call)
+        return next(o.option_id for o in request.options if o.kind == "allow_once")
+
+    async def ask_async(request: RequestPermissionRequest, tool_call: ToolCallView) -> str | None:
+        return ask(request, tool_call)
+
+    driver = make()
+    callback = ask if isinstance(driver, SyncDriver) else ask_async
+    driver = make(handlers=AskPermission(callback), track_state=True)
+    _updates, response = driver.prompt(driver.new_session(), "permission")
+    assert response.stop_reason == "end_turn"
+    [view] = asked
+    assert view.title  # known from the session's tool_call update
+    assert view.tool_call_id
+
+
+def test_session_state_is_kept_only_when_asked(make: MakeDriver) -> None:
+    """Keeping state holds a session's whole content in memory: off by default, and
+    reading it then says how to turn it on."""
+    driver = make()
+    session = driver.new_session()
+    updates, _response = driver.prompt(session, "echo hi")
+    assert updates
+    with pytest.raises(RuntimeError, match="track_state=True"):
+        session.state  # noqa: B018

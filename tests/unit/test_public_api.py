@@ -30,6 +30,7 @@ def test_top_level_all_is_pinned() -> None:
         "RemoteProtocolError",
         "RequestError",
         "RequestTimeout",
+        "SessionState",
         "Side",
         "UnsupportedProtocolVersion",
         "__version__",
