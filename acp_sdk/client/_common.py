@@ -370,10 +370,7 @@ def prompt_request(
 
 
 def _fold_updates(state: SessionState | None, updates: list[Any]) -> SessionState:
-    state = state if state is not None else SessionState()
-    for update in updates:
-        state = state.apply(update)
-    return state
+    return (state if state is not None else SessionState()).apply_all(updates)
 
 
 def _require_tracking(client: ClientState[Any]) -> None:

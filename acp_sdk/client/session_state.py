@@ -249,6 +249,53 @@ class SessionState:
             return attrs.evolve(self, unknown_updates=(*self.unknown_updates, update))
         return self  # not a stable-schema update (e.g. an `acp_sdk.unstable` model)
 
+    def apply_all(self, updates: Iterable[SessionUpdate | ToolCallUpdate]) -> SessionState:
+        """Fold many updates: the same state as applying them one by one, but a run of
+        chunks is joined into its messages once, so folding a long message costs time
+        linear in its chunks instead of quadratic.
+
+        Args:
+            updates: The updates, in arrival order.
+
+        Returns:
+            The state after all of them.
+        """
+        state = self
+        chunks: list[ContentChunk] = []
+        for update in updates:
+            if isinstance(update, (AgentMessageChunk, AgentThoughtChunk, UserMessageChunk)):
+                chunks.append(update)
+                continue
+            if chunks:
+                state, chunks = state._chunks(chunks), []
+            state = state.apply(update)
+        return state._chunks(chunks) if chunks else state
+
+    def _chunks(self, chunks: list[ContentChunk]) -> SessionState:
+        messages = list(self.messages)
+        # The message being extended in this run: role, id, content (not yet frozen).
+        building: tuple[_Role, str | None, list[ContentBlock]] | None = None
+        for chunk in chunks:
+            role = _role_of(chunk)
+            if building is not None:
+                last_role, last_id = building[0], building[1]
+            elif messages:
+                last_role, last_id = messages[-1].role, messages[-1].message_id
+            else:
+                last_role, last_id = None, None
+            if last_role == role and (chunk.message_id is None or chunk.message_id == last_id):
+                if building is None:
+                    last = messages.pop()
+                    building = (last.role, last.message_id, list(last.content))
+                building[2].append(chunk.content)
+                continue
+            if building is not None:
+                messages.append(_message(building))
+            building = (role, chunk.message_id, [chunk.content])
+        if building is not None:
+            messages.append(_message(building))
+        return attrs.evolve(self, messages=tuple(messages))
+
     def _chunk(self, role: _Role, chunk: ContentChunk) -> SessionState:
         last = self.messages[-1] if self.messages else None
         if (
@@ -267,3 +314,16 @@ class SessionState:
         calls = dict(self.tool_calls)
         calls[view.tool_call_id] = view
         return attrs.evolve(self, tool_calls=MappingProxyType(calls))
+
+
+def _role_of(chunk: ContentChunk) -> _Role:
+    if isinstance(chunk, AgentMessageChunk):
+        return "agent"
+    if isinstance(chunk, AgentThoughtChunk):
+        return "thought"
+    return "user"
+
+
+def _message(building: tuple[_Role, str | None, list[ContentBlock]]) -> Message:
+    role, message_id, content = building
+    return Message(role=role, message_id=message_id, content=tuple(content))

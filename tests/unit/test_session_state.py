@@ -530,6 +530,11 @@ def test_folding_decoded_updates_never_raises(updates: list[Wire]) -> None:
     chunks = sum(1 for u in decoded if hasattr(u, "message_id"))
     assert sum(len(m.content) for m in final.messages) == chunks
 
+    # apply_all (what a live client uses) reaches the same state, in any split
+    assert SessionState().apply_all(decoded) == final
+    half = len(decoded) // 2
+    assert SessionState().apply_all(decoded[:half]).apply_all(decoded[half:]) == final
+
 
 def test_a_bare_tool_call_update_folds_like_tool_call_progress() -> None:
     # e.g. the `toolCall` of a `session/request_permission`, folded in by a client
