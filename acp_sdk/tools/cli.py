@@ -270,9 +270,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RequestError as error:
         if debug:
             raise
+        # str() carries the code and the agent's data (what went wrong, e.g. a missing
+        # API key), which the message alone often does not say.
         print(
-            "error: the agent answered with an error: "
-            f"{neutralize(str(error.message))} ({error.code})",
+            f"error: the agent answered with an error: {neutralize(str(error))}",
             file=sys.stderr,
         )
         return EXIT_AGENT

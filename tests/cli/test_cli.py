@@ -76,13 +76,22 @@ BROKEN_AGENT = (
     ("args", "code", "message"),
     [
         (["prompt", "fail", "--", *AGENT], 1, "the agent answered with an error"),
+        (["prompt", "fail", "--", *AGENT], 1, "the scenario asked to fail"),  # error data
         (["prompt", "x", "--", "/nonexistent/agent"], 1, "cannot start the agent"),
         (["prompt", "--timeout", "0.5", "wait", "--", *AGENT], 4, "timed out"),
         (["prompt", "x", "--", sys.executable, "-c", BROKEN_AGENT], 3, "protocol error"),
         (["bogus"], 2, "invalid choice"),
         (["prompt", "no command"], 2, "required"),
     ],
-    ids=["agent-error", "no-such-agent", "timeout", "protocol-error", "usage", "usage-missing"],
+    ids=[
+        "agent-error",
+        "agent-error-data",
+        "no-such-agent",
+        "timeout",
+        "protocol-error",
+        "usage",
+        "usage-missing",
+    ],
 )
 def test_exit_codes_and_one_line_errors(args: list[str], code: int, message: str) -> None:
     result = run(*args)
