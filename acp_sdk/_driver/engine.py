@@ -40,7 +40,6 @@ from typing import Any, Final, Generic, Protocol, TypeVar
 import attrs
 
 from acp_sdk.protocol._rows import Method, Notification, Row
-from acp_sdk.protocol.codec import decode
 from acp_sdk.protocol.connection import Connection
 from acp_sdk.protocol.errors import ACPError, ConnectionClosed, LocalProtocolError, RequestTimeout
 from acp_sdk.protocol.events import (
@@ -70,7 +69,6 @@ FOLD_EVERY: Final = 1024
 """Updates of a session kept unfolded before the reader folds them into its state (the
 rest is folded when someone reads the state): bounded memory, cheap streaming."""
 SESSION_UPDATE: Final = "session/update"
-SESSION_PROMPT: Final = "session/prompt"
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -175,7 +173,6 @@ class Engine(Generic[S]):
         start_handler: StartHandler,
         notification_callbacks: Callable[[Row, Any], list[Callback]],
         on_update: Callback | None = None,
-        cancel_handlers_at_eof: bool = True,
         lock: threading.Lock | None = None,
     ) -> None:
         self.connection = connection
@@ -185,7 +182,6 @@ class Engine(Generic[S]):
         self._start_handler = start_handler
         self._notification_callbacks = notification_callbacks
         self.on_update = on_update
-        self._cancel_at_eof = cancel_handlers_at_eof
         # Signals: the writer has work; senders may queue; the reader may read; a turn
         # or the callback runner has something (or a callback finished).
         self.to_write = new_signal()
@@ -203,7 +199,6 @@ class Engine(Generic[S]):
         self._turn_of_call: dict[RequestId, Sink] = {}
         self._turns: dict[str, Sink] = {}
         self._serving: dict[RequestId, Cancellable] = {}
-        self._prompts: dict[RequestId, Row] = {}  # of those, prompt turns
         self._callbacks: deque[tuple[Callback, Any]] = deque()
         self._buffered = 0  # updates in sinks plus callbacks not yet run
         self.callbacks_queued = 0
@@ -388,8 +383,8 @@ class Engine(Generic[S]):
             self._queue_frame(self.connection.data_to_send(), reply=True)
 
     def end_of_input(self, reason: ConnectionClosed) -> None:
-        """The peer closed its output. Pending calls fail with `reason`; handlers still
-        running are cancelled (their answers may still reach a half-closed peer)."""
+        """The peer closed its output. Pending calls fail with `reason`; the connection
+        cancels running prompt turns (their answers may still reach a half-closed peer)."""
         with self.lock:
             self.input_ended = True
             if self.close_reason is None:
@@ -397,11 +392,6 @@ class Engine(Generic[S]):
             self.connection.receive_data(b"")
             self._dispatch(self.connection.events())
             self._queue_frame(self.connection.data_to_send(), reply=True)
-            if self._cancel_at_eof:
-                # Prompt turns stop (nobody is left to stream to); other requests received
-                # before the end still get their answer (a half-closed pipe may be read).
-                for request_id in self._prompts:
-                    self._serving[request_id].cancel()
             self._wake_all()
 
     def _dispatch(self, events: list[Event]) -> None:
@@ -419,8 +409,6 @@ class Engine(Generic[S]):
                 self._serving[event.request_id] = self._start_handler(
                     event.request_id, event.row, event.params
                 )
-                if event.row.wire == SESSION_PROMPT:
-                    self._prompts[event.request_id] = event.row
             elif isinstance(event, (CancelRequested, PromptCancelRequested)):
                 self._cancel_handler(event.request_id)
             elif isinstance(event, FrameRejected):
@@ -538,12 +526,6 @@ class Engine(Generic[S]):
             error, cancelled = None, True
         with self.lock:
             self._serving.pop(request_id, None)
-            prompt = self._prompts.pop(request_id, None)
-            if cancelled and prompt is not None and self.input_ended:
-                # A turn stopped because the client left ends as a cancelled turn
-                # (prompt-turn.mdx), in case a half-closed client still reads.
-                result = decode({"stopReason": "cancelled"}, prompt.result_type)
-                cancelled = False
             frame = self.connection.answer(request_id, result, error=error, cancelled=cancelled)
             self._queue_frame(frame, reply=True)
             self.may_read.notify()
@@ -552,7 +534,6 @@ class Engine(Generic[S]):
         handle = self._serving.get(request_id)
         if handle is not None and handle.cancel():
             self._serving.pop(request_id, None)
-            self._prompts.pop(request_id, None)
             frame = self.connection.answer(request_id, cancelled=True)
             self._queue_frame(frame, reply=True)
 

@@ -302,17 +302,22 @@ class Connection:
                 self._events.append(CancelRequested(request_id=target))
             return
         if method == _SESSION_CANCEL and self.our_role is Side.AGENT:
-            session_id = getattr(params, "session_id", None)
-            for rid, call in self._inbound.items():
-                if (
-                    call.row.wire == _PROMPT
-                    and getattr(call.params, "session_id", None) == session_id
-                ):
-                    call.cancelled = True
-                    self._events.append(
-                        PromptCancelRequested(request_id=rid, session_id=str(session_id))
-                    )
+            self._cancel_prompts(getattr(params, "session_id", None))
         self._events.append(NotificationReceived(row=row, params=params))
+
+    def _cancel_prompts(self, session_id: object | None) -> None:
+        """Running prompts of the session (all of them for None) end as cancelled turns:
+        each gets `PromptCancelRequested`, and its answer is sent with stop reason
+        `cancelled` whatever the handler returns (prompt-turn.mdx)."""
+        for rid, call in self._inbound.items():
+            if call.row.wire != _PROMPT or call.cancelled:
+                continue
+            call_session = getattr(call.params, "session_id", None)
+            if session_id is None or call_session == session_id:
+                call.cancelled = True
+                self._events.append(
+                    PromptCancelRequested(request_id=rid, session_id=str(call_session))
+                )
 
     def _on_response(self, message: rpc.Response) -> None:
         rid = message.id
@@ -578,6 +583,11 @@ class Connection:
         for rid, row in self._pending.items():
             self._events.append(CallFailed(request_id=rid, row=row, error=error))
         self._pending.clear()
+        if trigger is Trigger.END_OF_INPUT:
+            # Nobody is left to stream a turn to: running prompts end as cancelled (a
+            # half-closed peer may still read their answers); other requests received
+            # before the end are answered as usual.
+            self._cancel_prompts(None)
         self._events.append(ConnectionClosedEvent())
 
 

@@ -584,6 +584,31 @@ def test_cancel_that_arrives_first_wins(handler_answer: str) -> None:
     assert event.result.stop_reason == "cancelled"
 
 
+@pytest.mark.parametrize("handler_answer", ["end_turn", "cancelled-error"])
+def test_end_of_input_cancels_running_prompts_but_not_other_requests(
+    handler_answer: str,
+) -> None:
+    """The client closed its output mid-turn: the prompt is cancelled (its answer, for a
+    half-closed client, says `cancelled`); a session/new received before still gets its
+    real answer."""
+    pair, rid = _prompting_pair()
+    other, data = pair.client.send_request(
+        m.SESSION_NEW, s.NewSessionRequest(cwd="/", mcp_servers=[])
+    )
+    pair.deliver_to_agent(data)
+    pair.agent.receive_data(b"")
+    events = pair.agent.events()
+    assert PromptCancelRequested(request_id=rid, session_id="s1") in events
+    assert not any(isinstance(e, PromptCancelRequested) and e.request_id == other for e in events)
+    if handler_answer == "cancelled-error":
+        answer = pair.agent.answer(rid, cancelled=True)
+    else:
+        answer = pair.agent.send_response(rid, s.PromptResponse(stop_reason="end_turn"))
+    assert orjson.loads(answer)["result"]["stopReason"] == "cancelled"
+    session = orjson.loads(pair.agent.send_response(other, s.NewSessionResponse(session_id="s2")))
+    assert session["result"]["sessionId"] == "s2"
+
+
 def test_cancel_for_another_session_does_not_touch_the_prompt() -> None:
     pair, rid = _prompting_pair()
     events = pair.deliver_to_agent(
