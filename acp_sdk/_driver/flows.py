@@ -196,11 +196,13 @@ def notify(
 
 
 def begin_turn(
-    engine: Engine[Any], row: Method[Any, Any], params: Any
+    engine: Engine[Any], row: Method[Any, Any], params: Any, clock: TurnClock | None = None
 ) -> Flow[tuple[RequestId, Sink]]:
-    """Send a prompt; its updates and its end flow into the returned sink."""
-    if not engine.can_queue():
-        yield Until(engine.can_queue, engine.space, None)
+    """Send a prompt; its updates and its end flow into the returned sink. With a clock,
+    waiting to send counts against its timeout."""
+    deadline = clock.deadline if clock is not None else None
+    if not engine.can_queue() and not (yield Until(engine.can_queue, engine.space, deadline)):
+        raise send_timeout(row, clock.timeout if clock is not None else None)
     return engine.begin_turn(row, params)
 
 
@@ -361,7 +363,5 @@ def close(
 def end_of_service(engine: Engine[Any], grace: float) -> Flow[None]:
     """An agent's life: until the client ends its input, then a grace for the handlers
     still running to answer."""
-    yield Until(
-        lambda: engine.input_ended or engine.close_reason is not None, engine.may_read, None
-    )
+    yield Until(engine.peer_gone, engine.may_read, None)
     yield Until(lambda: engine.serving == 0, engine.may_read, deadline_after(grace))

@@ -285,10 +285,16 @@ class TurnHandle(Generic[C]):
         self.request_id: RequestId | None = None
         self.response: PromptResponse | None = None
 
-    def _started(self, started: tuple[RequestId, Sink]) -> Sink:
-        self.request_id, self._sink = started
+    def _begin(self) -> TurnClock | None:
+        """The turn's clock, started before the prompt is sent: its timeout covers
+        sending too (an agent that does not read)."""
         if self._timeout is not None:
             self._clock = TurnClock(self._timeout, CANCEL_GRACE)
+        return self._clock
+
+    def _started(self, started: tuple[RequestId, Sink]) -> Sink:
+        self.request_id, self._sink = started
+        if self._clock is not None:
             self._clock.request_id = self.request_id
         return self._sink
 

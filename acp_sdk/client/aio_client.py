@@ -64,7 +64,7 @@ class AsyncTurn(TurnHandle["AsyncClient"]):
     async def __anext__(self) -> SessionUpdate:
         driver = self._client._driver_or_raise()
         if self._sink is None:
-            begin = flows.begin_turn(driver.engine, SESSION_PROMPT, self.params)
+            begin = flows.begin_turn(driver.engine, SESSION_PROMPT, self.params, self._begin())
             self._started(await driver.run(begin))
         sink = self._sink
         assert sink is not None

@@ -59,7 +59,8 @@ class Turn(TurnHandle["Client"]):
     def __iter__(self) -> Iterator[SessionUpdate]:
         driver = self._client._driver_or_raise()
         if self._sink is None:
-            self._started(driver.run(flows.begin_turn(driver.engine, SESSION_PROMPT, self.params)))
+            begin = flows.begin_turn(driver.engine, SESSION_PROMPT, self.params, self._begin())
+            self._started(driver.run(begin))
         sink = self._sink
         assert sink is not None
         interrupted = False

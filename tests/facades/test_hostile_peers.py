@@ -86,6 +86,24 @@ def test_a_request_to_a_peer_that_stopped_reading_times_out(harness: Harness, pa
     guarded(driver.close, close_bound(0.5, 0.5), "close after the timeout")
 
 
+def test_a_prompt_timeout_covers_sending_to_a_peer_that_stopped_reading(harness: Harness) -> None:
+    """The send buffer is already full (an 8 MiB request the peer never read): a prompt
+    with a timeout must not wait forever to be sent."""
+    driver = harness.open(
+        [*RAW, "--stall"], table=EXTENDED, close_timeout=0.5, terminate_timeout=0.5
+    )
+    with pytest.raises(RequestTimeout):
+        guarded(
+            lambda: driver.call("request", ECHO, Blob(text="x" * (8 << 20)), timeout=0.5),
+            6.0,
+            "filling the send buffer",
+        )
+    turn = driver.client.session("s1").prompt("hello", timeout=0.5)
+    _updates, error = guarded(lambda: driver.drain(turn), 6.0, "a prompt with timeout=0.5")
+    assert isinstance(error, RequestTimeout)
+    guarded(driver.close, close_bound(0.5, 0.5), "close after the timeout")
+
+
 # ------------------------------------------------------------------ 3. malformed responses
 
 BAD_RESPONSES = ["both", "error-not-object", "code-string", "no-message"]
