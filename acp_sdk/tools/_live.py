@@ -40,6 +40,7 @@ AUTH_REQUIRED = -32000
 STDERR_LINES = 10  # the agent's last stderr lines shown when it fails
 GIVE_UP_AFTER_CANCEL = 5.0  # --timeout: seconds to wait for the agent's answer to the cancel
 CATCH_UP = 2.0  # seconds a permission question waits for earlier updates to be shown
+PUMP_AHEAD = 256  # updates the turn pump may queue ahead of the screen
 
 log = logging.getLogger("acp_sdk.cli")
 
@@ -91,6 +92,8 @@ class _Live:
         self.session_id = session_id
         self.events: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
         self.forwarded = 0  # updates the pump has queued
+        self.shown = 0  # of those, updates the main thread has taken
+        self.done = False  # the main thread left the turn: the pump must not wait
         self.changed = threading.Condition()
         self.pending: set[concurrent.futures.Future[RequestPermissionResponse]] = set()
         self.cancelled = False  # session/cancel sent (Ctrl-C or --timeout)
@@ -105,6 +108,12 @@ class _Live:
         """Thread: move the turn's updates into the queue, then its end (or error)."""
         try:
             for update in self.turn:
+                with self.changed:
+                    # Stay at most PUMP_AHEAD updates ahead of the screen, so the SDK's
+                    # backpressure still reaches the agent (a flood cannot fill memory).
+                    self.changed.wait_for(
+                        lambda: self.done or self.forwarded - self.shown < PUMP_AHEAD
+                    )
                 self.events.put(("update", update))
                 with self.changed:
                     self.forwarded += 1
@@ -113,6 +122,16 @@ class _Live:
         except BaseException as error:  # handed to the main thread
             self.events.put(("end", error))
         self.poke()  # a question still on screen is moot now
+
+    def took_update(self) -> None:
+        with self.changed:
+            self.shown += 1
+            self.changed.notify_all()
+
+    def leave(self) -> None:
+        with self.changed:
+            self.done = True
+            self.changed.notify_all()
 
     def poke(self) -> None:
         """Wake a permission question the main thread is blocked in (POSIX only)."""
@@ -254,6 +273,7 @@ def _run_turn(agent: _Agent, session: Any, text: str, args: argparse.Namespace, 
                         break
                     if kind == "update":
                         _show(event[1], session.session_id, renderer)
+                        live.took_update()
                     elif kind == "decided":
                         if renderer is not None:
                             renderer.permission(event[1], _choice(event[2]))
@@ -274,6 +294,7 @@ def _run_turn(agent: _Agent, session: Any, text: str, args: argparse.Namespace, 
             raise _CliError("timed out", EXIT_TIMEOUT) from None
         raise
     finally:
+        live.leave()
         ui.live = None
         ui.progress = None
         live.answer_pending()

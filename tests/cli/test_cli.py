@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -210,3 +211,28 @@ def test_auth_required_lists_methods_and_auth_authenticates() -> None:
     assert "api-key (API key)" in unknown.stderr
     scenario = run("prompt", "--auth", "scenario-login", "echo ok", "--", *AGENT)
     assert scenario.returncode == 0, scenario.stderr
+
+
+def test_a_flood_to_a_slow_screen_keeps_the_cli_bounded(tmp_path: Path) -> None:
+    """The agent streams 100,000 updates of ~2 KB (about 200 MB) while the CLI's stdout is
+    not read: the CLI must stop pulling updates (backpressure to the agent) instead of
+    queueing them all for the screen."""
+    raw = Path(__file__).resolve().parents[1] / "facades" / "peers" / "raw_agent.py"
+    agent = [sys.executable, str(raw), "--stream", "100000", "--size", "2000"]
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "acp_sdk", "prompt", "--raw", "go", "--", *agent],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
+    assert cli.stdout is not None
+    try:
+        time.sleep(4.0)  # nobody reads the CLI's output meanwhile
+        status = Path(f"/proc/{cli.pid}/status").read_text()
+        [peak] = [line for line in status.splitlines() if line.startswith("VmHWM:")]
+        peak_kib = int(peak.split()[1])
+        assert peak_kib < 120 * 1024, f"the CLI holds {peak_kib // 1024} MiB"
+    finally:
+        cli.kill()
+        cli.wait(10)
+        cli.stdout.close()
