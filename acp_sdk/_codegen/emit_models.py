@@ -94,10 +94,6 @@ def _class(model: Model, cls: ClassDef) -> list[str]:
                 args.append("factory=list")
             else:
                 args.append(f"default={default.python}")
-        elif isinstance(field.type, TList) and not field.nullable:
-            # Required on the wire, but an empty list is a fine start in Python:
-            # `NewSessionRequest(cwd="/")` sends `"mcpServers": []`.
-            args.append("factory=list")
         args.append(f'metadata={{"wire": "{field.wire}"}}')
         lines.append("")
         lines.append(

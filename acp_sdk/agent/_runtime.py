@@ -25,8 +25,8 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Final
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, ClassVar, Final, TypeAlias, TypeVar
 
 from acp_sdk._driver import flows
 from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
@@ -79,7 +79,10 @@ from acp_sdk.schema import (
     SetSessionModeResponse,
 )
 
-__all__ = ["Agent", "AgentContext", "run_agent", "serve_agent"]
+__all__ = ["Agent", "AgentContext", "ExtensionHandler", "run_agent", "serve_agent"]
+
+P = TypeVar("P")
+R = TypeVar("R")
 
 log = logging.getLogger("acp_sdk.agent")
 ANSWER_GRACE: Final = 5.0
@@ -122,11 +125,32 @@ class AgentContext(AgentCalls):
         """
         await self.session_update(session_id=session_id, update=update)
 
-    async def request(self, row: Method[Any, Any], params: Any) -> Any:
-        """Call any method row the client handles, including extension rows."""
-        return await self._driver.run(flows.call(self._driver.engine, row, params, None))
+    async def request(self, row: Method[P, R], params: P) -> R:
+        """Call any method row the client handles, including extension rows.
 
-    async def notify(self, row: Notification[Any], params: Any) -> None:
+        Args:
+            row: The method (`acp_sdk.methods.FS_READ_TEXT_FILE`, or a
+                `Method.extension(...)` row of the connection's table).
+            params: Its params, of the row's params type.
+
+        Returns:
+            The client's result, decoded as the row's result type.
+
+        Raises:
+            CapabilityNotNegotiated: The row is gated and the client did not advertise it.
+            RequestError: The client answered with an error.
+            ConnectionClosed: The client went away first.
+        """
+        result: R = await self._driver.run(flows.call(self._driver.engine, row, params, None))
+        return result
+
+    async def notify(self, row: Notification[P], params: P) -> None:
+        """Send a notification row the client handles (no answer comes back).
+
+        Raises:
+            CapabilityNotNegotiated: The row is gated and the client did not advertise it.
+            ConnectionClosed: The client went away first.
+        """
         await self._driver.run(flows.notify(self._driver.engine, row, params, None))
 
     async def _request(self, row: Method[Any, Any], params: Any) -> Any:
@@ -134,6 +158,14 @@ class AgentContext(AgentCalls):
 
     async def _notify(self, row: Notification[Any], params: Any) -> None:
         await self.notify(row, params)
+
+
+ExtensionHandler: TypeAlias = Callable[[Any, AgentContext], Awaitable[object]]
+"""An extension method's handler: `async def handler(params, ctx) -> result`.
+
+Its params are the extension row's params type, decoded; its result is encoded with the
+row's result type. A plain (not `async`) function, or one without the `ctx` parameter,
+is a type error."""
 
 
 class Agent:
@@ -245,7 +277,7 @@ async def serve_agent(
     writer: AsyncByteWriter,
     *,
     table: MethodTable | None = None,
-    extensions: dict[str, Any] | None = None,
+    extensions: Mapping[str, ExtensionHandler] | None = None,
     max_send_buffer: int = Limits().max_send_buffer,
 ) -> None:
     """Serve `agent` over a pair of asyncio byte streams until the client hangs up.
@@ -297,7 +329,7 @@ def run_agent(
     agent: Agent,
     *,
     table: MethodTable | None = None,
-    extensions: dict[str, Any] | None = None,
+    extensions: Mapping[str, ExtensionHandler] | None = None,
     max_send_buffer: int = Limits().max_send_buffer,
 ) -> None:
     """Serve `agent` over this process's stdin/stdout until stdin closes.
@@ -320,7 +352,7 @@ async def _serve_stdio(
     agent: Agent,
     out_fd: int,
     table: MethodTable | None,
-    extensions: dict[str, Any] | None,
+    extensions: Mapping[str, ExtensionHandler] | None,
     max_send_buffer: int,
 ) -> None:
     reader, writer, transports = await _stdio.open_fd_streams(sys.stdin.fileno(), out_fd)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Generic, TypeVar
 
 import attrs
-from typing_extensions import Self
+from typing_extensions import Self, TypedDict, Unpack
 
 from acp_sdk._driver.engine import Callback, Limits, Outcome, Sink
 from acp_sdk._driver.flows import TurnClock
@@ -101,6 +101,25 @@ class SpawnSpec:
         )
 
 
+class ClientOptions(TypedDict, Generic[H], total=False):
+    """The keyword options of `spawn(...)` and `connect(...)`, checked by name and type.
+
+    They are the constructor's arguments (see `ClientState`); `H` is the facade's
+    handler type (`ClientHandlers` for `Client`, `AnyHandlers` for `AsyncClient`).
+    """
+
+    handlers: H | Sequence[H] | None
+    on_update: Callable[[SessionNotification], object] | None
+    client_info: Implementation | None
+    initialize: bool
+    table: MethodTable | None
+    request_timeout: float | None
+    workers: int
+    max_send_buffer: int
+    max_buffered_updates: int
+    track_state: bool
+
+
 class ClientState(Generic[H]):
     """The facade-independent half of a client: options, handlers, the agent process,
     and what initialize told us. `Client` and `AsyncClient` add how callers wait.
@@ -130,7 +149,7 @@ class ClientState(Generic[H]):
         self,
         *,
         handlers: H | Sequence[H] | None = None,
-        on_update: Callable[[SessionNotification], Any] | None = None,
+        on_update: Callable[[SessionNotification], object] | None = None,
         client_info: Implementation | None = None,
         initialize: bool = True,
         table: MethodTable | None = None,
@@ -168,7 +187,7 @@ class ClientState(Generic[H]):
         stderr: Callable[[str], Any] | None = None,
         close_timeout: float = 2.0,
         terminate_timeout: float = 2.0,
-        **options: Any,
+        **options: Unpack[ClientOptions[H]],
     ) -> Self:
         """A client for an agent subprocess (started on `with`/`async with` or `open()`).
 

@@ -21,10 +21,18 @@ from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import IO, Any, TypeVar
 
+from typing_extensions import Unpack
+
 from acp_sdk._driver import flows
 from acp_sdk._driver.engine import Limits
 from acp_sdk._driver.threads import StreamTransport, ThreadDriver
-from acp_sdk.client._common import ClientState, SessionHandle, TurnHandle, prompt_request
+from acp_sdk.client._common import (
+    ClientOptions,
+    ClientState,
+    SessionHandle,
+    TurnHandle,
+    prompt_request,
+)
 from acp_sdk.client._common import session_id_of as _session_id_of
 from acp_sdk.handlers import ClientHandlers
 from acp_sdk.methods import INITIALIZE, SESSION_PROMPT
@@ -134,7 +142,9 @@ class Client(
     # ------------------------------------------------------------------ construction
 
     @classmethod
-    def connect(cls, reader: IO[bytes], writer: IO[bytes], **options: Any) -> Client:
+    def connect(
+        cls, reader: IO[bytes], writer: IO[bytes], **options: Unpack[ClientOptions[ClientHandlers]]
+    ) -> Client:
         """A client over any pair of binary streams (pipes, sockets' files, ...)."""
         client = cls(**options)
         client._streams = (reader, writer)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+from attrs import AttrsInstance
 
 __all__ = ["is_advertised", "required_by_params"]
 
@@ -32,14 +33,14 @@ def _wire_to_attribute(cls: Any) -> Mapping[str, str]:
     return found
 
 
-def is_advertised(capabilities: Any, gate: str) -> bool:
+def is_advertised(capabilities: AttrsInstance | None, gate: str) -> bool:
     """Whether `gate` is advertised by `capabilities` (the object its first segment names).
 
     Args:
         capabilities: An `AgentCapabilities` or `ClientCapabilities` (or None).
         gate: e.g. `clientCapabilities.fs.readTextFile`.
     """
-    node = capabilities
+    node: object = capabilities
     for segment in gate.split(".")[1:]:
         if node is None or not attrs.has(type(node)):
             return False

@@ -40,7 +40,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Sequence
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, Union
 
 import attrs
 
@@ -63,6 +63,10 @@ from acp_sdk.protocol.errors import (
     RequestTimeout,
     UnsupportedProtocolVersion,
 )
+
+if TYPE_CHECKING:
+    from acp_sdk.protocol._generated import models, unstable_models
+
 from acp_sdk.protocol.events import (
     NEED_DATA,
     CallFailed,
@@ -78,7 +82,7 @@ from acp_sdk.protocol.events import (
     ResponseReceived,
 )
 
-__all__ = ["SUPPORTED_PROTOCOL_VERSIONS", "Connection"]
+__all__ = ["SUPPORTED_PROTOCOL_VERSIONS", "Capabilities", "Connection", "Info"]
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -96,6 +100,17 @@ _PROMPT: Final = "session/prompt"
 _SESSION_CANCEL: Final = "session/cancel"
 _CANCEL_REQUEST: Final = "$/cancel_request"
 _ROOT: Final = {Side.AGENT: "agentCapabilities", Side.CLIENT: "clientCapabilities"}
+
+
+Capabilities = Union[
+    "models.AgentCapabilities",
+    "models.ClientCapabilities",
+    "unstable_models.AgentCapabilities",
+    "unstable_models.ClientCapabilities",
+]
+"""Either side's advertised capabilities, from the stable or the unstable schema."""
+Info = Union["models.Implementation", "unstable_models.Implementation"]
+"""A peer's name and version, from the stable or the unstable schema."""
 
 
 class _InFlight:
@@ -140,9 +155,14 @@ class Connection:
         self.protocol_versions = tuple(protocol_versions)
         self._lifecycle = Lifecycle()
         self.protocol_version: int | None = None
-        self.our_capabilities: Any = None
-        self.their_capabilities: Any = None
-        self.their_info: Any = None
+        self.our_capabilities: Capabilities | None = None
+        """What we advertised at initialize (None before)."""
+        self.their_capabilities: Capabilities | None = None
+        """What the peer advertised at initialize: `AgentCapabilities` on a client,
+        `ClientCapabilities` on an agent (their `acp_sdk.unstable` twins over the
+        unstable table); None before initialize or when the peer sent none."""
+        self.their_info: Info | None = None
+        """The peer's `Implementation` (name, version), if it sent one."""
         self._framer = LineFramer(max_frame_size)
         self._events: deque[Event] = deque()
         self._outbox = bytearray()
@@ -338,6 +358,7 @@ class Connection:
             )
             return
         raw = message.result if message.result is not None else {}
+        assert row.result_type is not None  # a pending call's row is a request row
         try:
             result = decode(raw, row.result_type)
         except DecodeError as error:
@@ -479,6 +500,7 @@ class Connection:
         """
         call = self._peek_inbound(request_id)
         if call.cancelled and call.row.wire == _PROMPT:
+            assert call.row.result_type is not None
             return self.send_response(
                 request_id, decode({"stopReason": "cancelled"}, call.row.result_type)
             )
