@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from acp_sdk.protocol.connection import SUPPORTED_PROTOCOL_VERSIONS as SUPPORTED_PROTOCOL_VERSIONS
-from acp_sdk.protocol.connection import Capabilities as Capabilities
 from acp_sdk.protocol.connection import Connection as Connection
-from acp_sdk.protocol.connection import Info as Info
 
 __all__ = [
-    "Capabilities",
     "Connection",
-    "Info",
     "SUPPORTED_PROTOCOL_VERSIONS",
 ]

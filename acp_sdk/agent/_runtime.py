@@ -298,7 +298,7 @@ async def serve_agent(
     async def serve(row: Row, params: Any) -> Any:
         if row.handler_name in handlers:
             return await handlers[row.handler_name](params, context[0])
-        method = getattr(agent, row.handler_name, None)
+        method: ExtensionHandler | None = getattr(agent, row.handler_name, None)
         if method is None or not callable(method):
             raise RequestError.method_not_found(row.wire)
         return await method(params, context[0])

@@ -11,18 +11,21 @@ converter load on first use, so `import acp_sdk` stays cheap.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import orjson
-from attrs import AttrsInstance
 from typing_extensions import TypeForm
 
+from acp_sdk.protocol._model_support import UnknownVariant, WireModel
 from acp_sdk.protocol.errors import DecodeError, EncodeError
 
 if TYPE_CHECKING:
     import cattrs
 
-__all__ = ["decode", "encode", "get_converter"]
+__all__ = ["Model", "decode", "encode", "get_converter"]
+
+Model: TypeAlias = WireModel | UnknownVariant
+"""Any generated ACP model: a `WireModel` class or an `Unknown*` union member."""
 
 T = TypeVar("T")
 
@@ -137,9 +140,12 @@ def _from_cattrs(error: Exception) -> DecodeError:
     return DecodeError(f"does not decode ({type(error).__name__})")
 
 
-def encode(obj: AttrsInstance) -> bytes:
-    """Encode an ACP model (or another attrs instance, such as an extension method's
-    params) as compact JSON, with no newline.
+def encode(obj: Model) -> bytes:
+    """Encode an ACP model as compact JSON, with no newline.
+
+    Only ACP models type-check here. Your own attrs classes (an extension method's
+    params) are encoded by the connection through their row; to serialise one yourself,
+    use `orjson.dumps(get_converter().unstructure(value))`.
 
     Raises:
         EncodeError: The object is not an ACP model and cattrs cannot serialise it, or

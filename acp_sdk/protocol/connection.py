@@ -40,7 +40,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeVar, Union
+from typing import Any, Final, TypeVar
 
 import attrs
 
@@ -48,7 +48,7 @@ from acp_sdk.protocol import _jsonrpc as rpc
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE, FRAME_TOO_LARGE, LineFramer
 from acp_sdk.protocol._rows import Kind, Method, MethodTable, Notification, Row, Side
 from acp_sdk.protocol._state import Lifecycle, State, Trigger, refusal, step
-from acp_sdk.protocol.capabilities import is_advertised, required_by_params
+from acp_sdk.protocol.capabilities import Capabilities, Info, is_advertised, required_by_params
 from acp_sdk.protocol.codec import decode, to_json_value
 from acp_sdk.protocol.errors import (
     ACPError,
@@ -63,10 +63,6 @@ from acp_sdk.protocol.errors import (
     RequestTimeout,
     UnsupportedProtocolVersion,
 )
-
-if TYPE_CHECKING:
-    from acp_sdk.protocol._generated import models, unstable_models
-
 from acp_sdk.protocol.events import (
     NEED_DATA,
     CallFailed,
@@ -82,7 +78,7 @@ from acp_sdk.protocol.events import (
     ResponseReceived,
 )
 
-__all__ = ["SUPPORTED_PROTOCOL_VERSIONS", "Capabilities", "Connection", "Info"]
+__all__ = ["SUPPORTED_PROTOCOL_VERSIONS", "Connection"]
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -100,17 +96,6 @@ _PROMPT: Final = "session/prompt"
 _SESSION_CANCEL: Final = "session/cancel"
 _CANCEL_REQUEST: Final = "$/cancel_request"
 _ROOT: Final = {Side.AGENT: "agentCapabilities", Side.CLIENT: "clientCapabilities"}
-
-
-Capabilities = Union[
-    "models.AgentCapabilities",
-    "models.ClientCapabilities",
-    "unstable_models.AgentCapabilities",
-    "unstable_models.ClientCapabilities",
-]
-"""Either side's advertised capabilities, from the stable or the unstable schema."""
-Info = Union["models.Implementation", "unstable_models.Implementation"]
-"""A peer's name and version, from the stable or the unstable schema."""
 
 
 class _InFlight:

@@ -12,7 +12,13 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 import attrs
 
-from acp_sdk.protocol._model_support import EMPTY, UNSET, UnsetType, WireModel
+from acp_sdk.protocol._model_support import (
+    EMPTY,
+    UNSET,
+    UnknownVariant,
+    UnsetType,
+    WireModel,
+)
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3263,7 +3269,7 @@ class WriteTextFileResponse(WireModel):
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownCreateElicitationRequest:
+class UnknownCreateElicitationRequest(UnknownVariant):
     """A `CreateElicitationRequest` whose `mode` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -3284,7 +3290,7 @@ class UnknownCreateElicitationRequest:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownCreateElicitationResponse:
+class UnknownCreateElicitationResponse(UnknownVariant):
     """A `CreateElicitationResponse` whose `action` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -3305,7 +3311,7 @@ class UnknownCreateElicitationResponse:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownElicitationPropertySchema:
+class UnknownElicitationPropertySchema(UnknownVariant):
     """A `ElicitationPropertySchema` whose `type` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -3326,7 +3332,7 @@ class UnknownElicitationPropertySchema:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownMultiSelectItems:
+class UnknownMultiSelectItems(UnknownVariant):
     """A `MultiSelectItems` whose `type` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -3347,7 +3353,7 @@ class UnknownMultiSelectItems:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownSessionUpdate:
+class UnknownSessionUpdate(UnknownVariant):
     """A `SessionUpdate` whose `sessionUpdate` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted

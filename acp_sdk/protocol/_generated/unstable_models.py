@@ -12,7 +12,13 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 import attrs
 
-from acp_sdk.protocol._model_support import EMPTY, UNSET, UnsetType, WireModel
+from acp_sdk.protocol._model_support import (
+    EMPTY,
+    UNSET,
+    UnknownVariant,
+    UnsetType,
+    WireModel,
+)
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -5160,7 +5166,7 @@ class WriteTextFileResponse(WireModel):
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownCreateElicitationRequest:
+class UnknownCreateElicitationRequest(UnknownVariant):
     """A `CreateElicitationRequest` whose `mode` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -5181,7 +5187,7 @@ class UnknownCreateElicitationRequest:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownCreateElicitationResponse:
+class UnknownCreateElicitationResponse(UnknownVariant):
     """A `CreateElicitationResponse` whose `action` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -5202,7 +5208,7 @@ class UnknownCreateElicitationResponse:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownElicitationPropertySchema:
+class UnknownElicitationPropertySchema(UnknownVariant):
     """A `ElicitationPropertySchema` whose `type` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -5223,7 +5229,7 @@ class UnknownElicitationPropertySchema:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownMultiSelectItems:
+class UnknownMultiSelectItems(UnknownVariant):
     """A `MultiSelectItems` whose `type` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -5244,7 +5250,7 @@ class UnknownMultiSelectItems:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownSessionUpdate:
+class UnknownSessionUpdate(UnknownVariant):
     """A `SessionUpdate` whose `sessionUpdate` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
