@@ -104,11 +104,13 @@ class AgentContext(AgentCalls):
 
     @property
     def client_capabilities(self) -> ClientCapabilities:
+        """What the client advertised at initialize (empty until then)."""
         caps = self._driver.engine.connection.their_capabilities
         return caps if isinstance(caps, ClientCapabilities) else ClientCapabilities()
 
     @property
     def client_info(self) -> Implementation | None:
+        """The client's name and version, if it sent them at initialize."""
         info = self._driver.engine.connection.their_info
         return info if isinstance(info, Implementation) else None
 
@@ -221,50 +223,81 @@ class Agent:
     async def authenticate(
         self, params: AuthenticateRequest, ctx: AgentContext
     ) -> AuthenticateResponse:
+        """`authenticate`: log the client in with one of `auth_methods` (by `params.method_id`).
+
+        Override when the agent advertises auth methods; raise
+        `RequestError.auth_required()` from other methods until it succeeds."""
         raise RequestError.method_not_found("authenticate")
 
     async def logout(self, params: LogoutRequest, ctx: AgentContext) -> LogoutResponse:
+        """`logout`: end the authenticated state. Overriding it advertises `auth.logout`."""
         raise RequestError.method_not_found("logout")
 
     async def new_session(self, params: NewSessionRequest, ctx: AgentContext) -> NewSessionResponse:
+        """`session/new`: create a session in `params.cwd` (with `params.mcp_servers`).
+
+        Returns the new session's id (and optionally its modes and config options)."""
         raise RequestError.method_not_found("session/new")
 
     async def load_session(
         self, params: LoadSessionRequest, ctx: AgentContext
     ) -> LoadSessionResponse:
+        """`session/load`: replay a stored session to the client, then answer.
+
+        Stream its history with `ctx.send_update` before returning. Overriding it
+        advertises `loadSession`."""
         raise RequestError.method_not_found("session/load")
 
     async def list_sessions(
         self, params: ListSessionsRequest, ctx: AgentContext
     ) -> ListSessionsResponse:
+        """`session/list`: the sessions the client may load or resume (paged by `cursor`).
+
+        Overriding it advertises `sessionCapabilities.list`."""
         raise RequestError.method_not_found("session/list")
 
     async def delete_session(
         self, params: DeleteSessionRequest, ctx: AgentContext
     ) -> DeleteSessionResponse:
+        """`session/delete`: forget a stored session. Overriding it advertises
+        `sessionCapabilities.delete`."""
         raise RequestError.method_not_found("session/delete")
 
     async def resume_session(
         self, params: ResumeSessionRequest, ctx: AgentContext
     ) -> ResumeSessionResponse:
+        """`session/resume`: continue a session without replaying its history.
+
+        Overriding it advertises `sessionCapabilities.resume`."""
         raise RequestError.method_not_found("session/resume")
 
     async def close_session(
         self, params: CloseSessionRequest, ctx: AgentContext
     ) -> CloseSessionResponse:
+        """`session/close`: release a session's resources. Overriding it advertises
+        `sessionCapabilities.close`."""
         raise RequestError.method_not_found("session/close")
 
     async def set_mode(
         self, params: SetSessionModeRequest, ctx: AgentContext
     ) -> SetSessionModeResponse:
+        """`session/set_mode`: switch the session to one of the modes it offered."""
         raise RequestError.method_not_found("session/set_mode")
 
     async def set_config_option(
         self, params: SetSessionConfigOptionRequest, ctx: AgentContext
     ) -> SetSessionConfigOptionResponse:
+        """`session/set_config_option`: change one of the session's config options;
+        answer with every option's new state."""
         raise RequestError.method_not_found("session/set_config_option")
 
     async def prompt(self, params: PromptRequest, ctx: AgentContext) -> PromptResponse:
+        """`session/prompt`: run one turn of the conversation.
+
+        Stream progress with `ctx.send_update(session_id, update)` (message chunks, tool
+        calls, plans), call the client through `ctx` (files, terminals, permission),
+        and return the stop reason. On `session/cancel` the task running this method
+        is cancelled; the client then receives stop reason `cancelled`."""
         raise RequestError.method_not_found("session/prompt")
 
     async def cancel(self, params: CancelNotification, ctx: AgentContext) -> None:

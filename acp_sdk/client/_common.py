@@ -271,6 +271,8 @@ class ClientState(Generic[H]):
 
     @property
     def agent_info(self) -> Implementation | None:
+        """The agent's name and version from its initialize answer (None before, or
+        if it sent none)."""
         info = self._connection.their_info if self._connection else None
         return info if isinstance(info, Implementation) else None
 
@@ -343,10 +345,12 @@ class TurnHandle(Generic[C]):
 
     @property
     def session_id(self) -> str:
+        """The id of the session this turn runs in."""
         return self.params.session_id
 
     @property
     def stop_reason(self) -> StopReason | None:
+        """Why the turn ended (`end_turn`, `cancelled`, ...); None while it runs."""
         return self.response.stop_reason if self.response is not None else None
 
     @property

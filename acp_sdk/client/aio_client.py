@@ -128,6 +128,7 @@ class AsyncSession(SessionHandle["AsyncClient", R]):
         return AsyncTurn(self.client, request, on_update, timeout=timeout)
 
     async def cancel(self) -> None:
+        """Send `session/cancel` for this session: the running turn ends with `cancelled`."""
         await self.client.cancel(session_id=self.session_id)
 
 
@@ -230,6 +231,7 @@ class AsyncClient(
 
     @property
     def process(self) -> subprocess.Popen[bytes] | None:
+        """The agent's `Popen` once started by `spawn` (None for `connect`, or before `open`)."""
         return self._process.popen if self._process is not None else None
 
     # ------------------------------------------------------------------ calls

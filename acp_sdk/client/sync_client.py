@@ -122,6 +122,7 @@ class Session(SessionHandle["Client", R]):
         return Turn(self.client, request, on_update, timeout=timeout)
 
     def cancel(self) -> None:
+        """Send `session/cancel` for this session: the running turn ends with `cancelled`."""
         self.client.cancel(session_id=self.session_id)
 
 
@@ -207,6 +208,7 @@ class Client(
 
     @property
     def process(self) -> subprocess.Popen[bytes] | None:
+        """The agent's `Popen` once started by `spawn` (None for `connect`, or before `open`)."""
         return self._process.popen if self._process is not None else None
 
     # ------------------------------------------------------------------ calls

@@ -258,6 +258,7 @@ class MethodTable:
 
     @property
     def rows(self) -> tuple[Row, ...]:
+        """Every row, in the order given."""
         return self._rows
 
     def get(self, handled_by: Side, wire: str, kind: Kind) -> Row | None:
@@ -268,6 +269,8 @@ class MethodTable:
         return row
 
     def by_wire(self, wire: str) -> tuple[Row, ...]:
+        """The rows with this wire name (two for a name that is both a request and
+        a notification)."""
         return self._by_wire.get(wire, ())
 
     def handled_by(self, side: Side) -> tuple[Row, ...]:

@@ -169,6 +169,7 @@ class Connection:
 
     @property
     def their_state(self) -> State:
+        """The peer's side of the lifecycle, as this side has seen it."""
         return self.state
 
     @property
@@ -206,6 +207,7 @@ class Connection:
             self._close(Trigger.END_OF_INPUT, ConnectionClosed("the peer closed the connection"))
 
     def next_event(self) -> Event | NeedData:
+        """The next event from received data, or `NEED_DATA` when more bytes are needed."""
         return self._events.popleft() if self._events else NEED_DATA
 
     def events(self) -> list[Event]:
