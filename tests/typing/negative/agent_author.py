@@ -21,6 +21,7 @@ from acp_sdk.schema import (
     PromptResponse,
     ReadTextFileRequest,
     SessionNotification,
+    ToolCallUpdate,
     WriteTextFileRequest,
 )
 
@@ -58,6 +59,7 @@ async def context_calls(ctx: AgentContext, params: PromptRequest) -> None:
     print(read.contents)  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
     await ctx.notify(SESSION_UPDATE, params)  # type: ignore[misc]  # pyright: ignore[reportArgumentType]
     await ctx.send_update(params.session_id, params.prompt[0])  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    await ctx.request_permission(session_id="s", tool_call=ToolCallUpdate(tool_call_id="t"))  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
     print(ctx.client_capabilities.filesystem)  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
 
 

@@ -59,6 +59,7 @@ def calls(client: Client) -> None:
     client.new_session(cwdd=".")  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
     client.new_session(cwd=5)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
     print(client.list_sessions().sesions)  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
+    client.prompt(session_id="s")  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
     client.prompt(session_id="s", prompt="text, not blocks")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
     client.request(SESSION_PROMPT, PromptResponse(stop_reason="end_turn"))  # type: ignore[misc]  # pyright: ignore[reportArgumentType]
     print(client.agent_capabilities.load_sesion)  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
