@@ -12,10 +12,9 @@ import logging
 import os
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 import attrs
-from typing_extensions import Self
 
 from acp_sdk._driver.engine import Callback, Limits, Outcome, Sink
 from acp_sdk._driver.flows import TurnClock
@@ -44,6 +43,9 @@ from acp_sdk.schema import (
     ToolCall,
     ToolCallUpdate,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 R = TypeVar("R")
 H = TypeVar("H")
