@@ -187,7 +187,12 @@ class _Emitter:
             "empty_map": (f"not {var}", var),
             "false": (f"{var} is False", f"{var} is not False"),
             "const": (f"{var} == {default.value_repr}", f"{var} != {default.value_repr}"),
-            "factory": (f"{var} == _DF_{owner}_{field.py}", f"{var} != _DF_{owner}_{field.py}"),
+            # The shared default object itself (what decoding an absent field gives) is
+            # recognised by identity, before comparing fields.
+            "factory": (
+                f"({var} is _DF_{owner}_{field.py} or {var} == _DF_{owner}_{field.py})",
+                f"({var} is not _DF_{owner}_{field.py} and {var} != _DF_{owner}_{field.py})",
+            ),
         }
         if kind not in tests:
             raise SchemaError(f"{owner}.{field.wire}: no default test for {kind}")

@@ -13,7 +13,8 @@ The semantics are attrs' own for `@attrs.frozen(kw_only=True, order=False)`:
   fields first), a factory field defaulting to `attrs.NOTHING`, `_explicit` set to its
   default; values stored with `object.__setattr__` (the class is frozen).
 - `__eq__`: `NotImplemented` unless both have the same class, then every `eq=True` field
-  compared with `==`, in order, short-circuiting (`and`); `__ne__` its negation.
+  compared with `==`, in order, short-circuiting (`and`); `__ne__` its negation
+  (written out, not a call to `__eq__`).
 - `__hash__`: a tuple of a per-class constant and every `hash=True` field.
 - `__repr__`: `model_repr` from `_model_support` (attrs' format and recursion guard).
 `tests/unit/test_model_methods.py` checks every generated class against `attrs.fields`.
@@ -107,9 +108,14 @@ def methods(class_name: str, slots: Sequence[Slot]) -> list[str]:
     lines += [
         "",
         "    def __ne__(self, other: Any) -> bool:",
-        "        result = self.__eq__(other)",
-        "        return result if result is NotImplemented else not result",
+        "        if other.__class__ is not self.__class__:",
+        "            return NotImplemented",
     ]
+    if compared:
+        chain = " and ".join(f"self.{n} == other.{n}" for n in compared)
+        lines.append(f"        return not ({chain})")
+    else:
+        lines.append("        return False")
     hashed = "".join(f", self.{s.name}" for s in slots if s.hash)
     lines += [
         "",

@@ -145,11 +145,10 @@ def encode(obj: Any) -> bytes:
             it holds a value JSON cannot represent (in `meta`, `extra`, raw fields).
     """
     try:
-        encoder = (_unstable_tables() if _is_unstable(type(obj)) else _stable_tables())[1].get(
-            type(obj)
-        )
-        plain = encoder(obj) if encoder is not None else get_converter().unstructure(obj)
-        return orjson.dumps(plain)
+        encoder = _ENCODER_CACHE.get(type(obj))
+        if encoder is None:
+            encoder = _encoder_for(type(obj))
+        return orjson.dumps(encoder(obj))
     except EncodeError:
         raise
     except (TypeError, ValueError, orjson.JSONEncodeError) as error:
@@ -158,9 +157,22 @@ def encode(obj: Any) -> bytes:
 
 def to_json_value(obj: Any) -> Any:
     """The JSON-ready value (dicts, lists, scalars) `encode` would serialise."""
-    tables = _unstable_tables() if _is_unstable(type(obj)) else _stable_tables()
-    encoder = tables[1].get(type(obj))
-    return encoder(obj) if encoder is not None else get_converter().unstructure(obj)
+    encoder = _ENCODER_CACHE.get(type(obj))
+    if encoder is None:
+        encoder = _encoder_for(type(obj))
+    return encoder(obj)
+
+
+_ENCODER_CACHE: dict[type, Callable[[Any], Any]] = {}
+
+
+def _encoder_for(cls: type) -> Callable[[Any], Any]:
+    """The generated encoder of a model class, else the converter's; remembered per class."""
+    encoder = (_unstable_tables() if _is_unstable(cls) else _stable_tables())[1].get(cls)
+    if encoder is None:
+        encoder = get_converter().unstructure
+    _ENCODER_CACHE[cls] = encoder
+    return encoder
 
 
 def get_converter() -> cattrs.Converter:

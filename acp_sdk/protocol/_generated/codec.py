@@ -1438,7 +1438,10 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_PromptCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_prompt_capabilities
-            if r == _DF_AgentCapabilities_prompt_capabilities:
+            if (
+                r is _DF_AgentCapabilities_prompt_capabilities
+                or r == _DF_AgentCapabilities_prompt_capabilities
+            ):
                 ex = _s.note(ex, "promptCapabilities")
             f_prompt_capabilities = r
     v = d.get("mcpCapabilities", _MISSING)
@@ -1454,7 +1457,10 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_McpCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_mcp_capabilities
-            if r == _DF_AgentCapabilities_mcp_capabilities:
+            if (
+                r is _DF_AgentCapabilities_mcp_capabilities
+                or r == _DF_AgentCapabilities_mcp_capabilities
+            ):
                 ex = _s.note(ex, "mcpCapabilities")
             f_mcp_capabilities = r
     v = d.get("sessionCapabilities", _MISSING)
@@ -1470,7 +1476,10 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_SessionCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_session_capabilities
-            if r == _DF_AgentCapabilities_session_capabilities:
+            if (
+                r is _DF_AgentCapabilities_session_capabilities
+                or r == _DF_AgentCapabilities_session_capabilities
+            ):
                 ex = _s.note(ex, "sessionCapabilities")
             f_session_capabilities = r
     v = d.get("auth", _MISSING)
@@ -1486,7 +1495,7 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_AgentAuthCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_auth
-            if r == _DF_AgentCapabilities_auth:
+            if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
                 ex = _s.note(ex, "auth")
             f_auth = r
     v = d.get("_meta", _MISSING)
@@ -1525,16 +1534,25 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
     if v is not False or "loadSession" in ex:
         d["loadSession"] = v
     v = o.prompt_capabilities
-    if v != _DF_AgentCapabilities_prompt_capabilities or "promptCapabilities" in ex:
+    if (
+        v is not _DF_AgentCapabilities_prompt_capabilities
+        and v != _DF_AgentCapabilities_prompt_capabilities
+    ) or "promptCapabilities" in ex:
         d["promptCapabilities"] = _e_PromptCapabilities(v)
     v = o.mcp_capabilities
-    if v != _DF_AgentCapabilities_mcp_capabilities or "mcpCapabilities" in ex:
+    if (
+        v is not _DF_AgentCapabilities_mcp_capabilities
+        and v != _DF_AgentCapabilities_mcp_capabilities
+    ) or "mcpCapabilities" in ex:
         d["mcpCapabilities"] = _e_McpCapabilities(v)
     v = o.session_capabilities
-    if v != _DF_AgentCapabilities_session_capabilities or "sessionCapabilities" in ex:
+    if (
+        v is not _DF_AgentCapabilities_session_capabilities
+        and v != _DF_AgentCapabilities_session_capabilities
+    ) or "sessionCapabilities" in ex:
         d["sessionCapabilities"] = _e_SessionCapabilities(v)
     v = o.auth
-    if v != _DF_AgentCapabilities_auth or "auth" in ex:
+    if (v is not _DF_AgentCapabilities_auth and v != _DF_AgentCapabilities_auth) or "auth" in ex:
         d["auth"] = _e_AgentAuthCapabilities(v)
     v = o.meta
     if v is not None:
@@ -3053,7 +3071,7 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = _d_FileSystemCapabilities(v)
             except DecodeError:
                 r = _DF_ClientCapabilities_fs
-            if r == _DF_ClientCapabilities_fs:
+            if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
                 ex = _s.note(ex, "fs")
             f_fs = r
     v = d.get("terminal", _MISSING)
@@ -3101,7 +3119,7 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = _d_AuthCapabilities(v)
             except DecodeError:
                 r = _DF_ClientCapabilities_auth
-            if r == _DF_ClientCapabilities_auth:
+            if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
                 ex = _s.note(ex, "auth")
             f_auth = r
     v = d.get("elicitation", _MISSING)
@@ -3153,7 +3171,7 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.fs
-    if v != _DF_ClientCapabilities_fs or "fs" in ex:
+    if (v is not _DF_ClientCapabilities_fs and v != _DF_ClientCapabilities_fs) or "fs" in ex:
         d["fs"] = _e_FileSystemCapabilities(v)
     v = o.terminal
     if v is not False or "terminal" in ex:
@@ -3164,7 +3182,7 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     elif "session" in ex:
         d["session"] = None
     v = o.auth
-    if v != _DF_ClientCapabilities_auth or "auth" in ex:
+    if (v is not _DF_ClientCapabilities_auth and v != _DF_ClientCapabilities_auth) or "auth" in ex:
         d["auth"] = _e_AuthCapabilities(v)
     v = o.elicitation
     if v is not None:
@@ -5794,7 +5812,10 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
                 r = _d_ClientCapabilities(v)
             except DecodeError:
                 r = _DF_InitializeRequest_client_capabilities
-            if r == _DF_InitializeRequest_client_capabilities:
+            if (
+                r is _DF_InitializeRequest_client_capabilities
+                or r == _DF_InitializeRequest_client_capabilities
+            ):
                 ex = _s.note(ex, "clientCapabilities")
             f_client_capabilities = r
     v = d.get("clientInfo", _MISSING)
@@ -5846,7 +5867,10 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
     v = o.protocol_version
     d["protocolVersion"] = v
     v = o.client_capabilities
-    if v != _DF_InitializeRequest_client_capabilities or "clientCapabilities" in ex:
+    if (
+        v is not _DF_InitializeRequest_client_capabilities
+        and v != _DF_InitializeRequest_client_capabilities
+    ) or "clientCapabilities" in ex:
         d["clientCapabilities"] = _e_ClientCapabilities(v)
     v = o.client_info
     if v is not None:
@@ -5895,7 +5919,10 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
                 r = _d_AgentCapabilities(v)
             except DecodeError:
                 r = _DF_InitializeResponse_agent_capabilities
-            if r == _DF_InitializeResponse_agent_capabilities:
+            if (
+                r is _DF_InitializeResponse_agent_capabilities
+                or r == _DF_InitializeResponse_agent_capabilities
+            ):
                 ex = _s.note(ex, "agentCapabilities")
             f_agent_capabilities = r
     v = d.get("authMethods", _MISSING)
@@ -5964,7 +5991,10 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
     v = o.protocol_version
     d["protocolVersion"] = v
     v = o.agent_capabilities
-    if v != _DF_InitializeResponse_agent_capabilities or "agentCapabilities" in ex:
+    if (
+        v is not _DF_InitializeResponse_agent_capabilities
+        and v != _DF_InitializeResponse_agent_capabilities
+    ) or "agentCapabilities" in ex:
         d["agentCapabilities"] = _e_AgentCapabilities(v)
     v = o.auth_methods
     if v or "authMethods" in ex:

@@ -61,8 +61,11 @@ class AgentAuthCapabilities(WireModel):
         return self.extra == other.extra and self.logout == other.logout and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.logout == other.logout and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AgentAuthCapabilities", self.logout, self.meta))
@@ -136,8 +139,15 @@ class PromptCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.image == other.image
+            and self.audio == other.audio
+            and self.embedded_context == other.embedded_context
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -190,8 +200,14 @@ class McpCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.http == other.http
+            and self.sse == other.sse
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("McpCapabilities", self.http, self.sse, self.meta))
@@ -302,8 +318,17 @@ class SessionCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.list == other.list
+            and self.delete == other.delete
+            and self.additional_directories == other.additional_directories
+            and self.resume == other.resume
+            and self.close == other.close
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -409,8 +434,17 @@ class AgentCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.load_session == other.load_session
+            and self.prompt_capabilities == other.prompt_capabilities
+            and self.mcp_capabilities == other.mcp_capabilities
+            and self.session_capabilities == other.session_capabilities
+            and self.auth == other.auth
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -475,8 +509,14 @@ class ContentChunk(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ContentChunk", self.content, self.message_id, self.meta))
@@ -522,8 +562,14 @@ class AgentMessageChunk(ContentChunk):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AgentMessageChunk", self.content, self.message_id, self.meta))
@@ -569,8 +615,14 @@ class AgentThoughtChunk(ContentChunk):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AgentThoughtChunk", self.content, self.message_id, self.meta))
@@ -629,8 +681,15 @@ class Annotations(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.audience == other.audience
+            and self.last_modified == other.last_modified
+            and self.priority == other.priority
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Annotations", self.audience, self.last_modified, self.priority, self.meta))
@@ -692,8 +751,15 @@ class AudioContent(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.data == other.data
+            and self.mime_type == other.mime_type
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AudioContent", self.annotations, self.data, self.mime_type, self.meta))
@@ -747,8 +813,13 @@ class AuthCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.terminal == other.terminal
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AuthCapabilities", self.terminal, self.meta))
@@ -808,8 +879,15 @@ class AuthMethodAgent(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AuthMethodAgent", self.id, self.name, self.description, self.meta))
@@ -891,8 +969,17 @@ class AuthMethodTerminal(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.args == other.args
+            and self.env == other.env
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -952,8 +1039,13 @@ class AuthenticateRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.method_id == other.method_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AuthenticateRequest", self.method_id, self.meta))
@@ -986,8 +1078,9 @@ class AuthenticateResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("AuthenticateResponse", self.meta))
@@ -1044,8 +1137,15 @@ class AvailableCommand(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.description == other.description
+            and self.input == other.input
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AvailableCommand", self.name, self.description, self.input, self.meta))
@@ -1099,8 +1199,13 @@ class AvailableCommandsUpdate(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.available_commands == other.available_commands
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AvailableCommandsUpdate", self.available_commands, self.meta))
@@ -1157,8 +1262,15 @@ class BlobResourceContents(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.blob == other.blob
+            and self.mime_type == other.mime_type
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("BlobResourceContents", self.blob, self.mime_type, self.uri, self.meta))
@@ -1194,8 +1306,9 @@ class BooleanConfigOptionCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("BooleanConfigOptionCapabilities", self.meta))
@@ -1268,8 +1381,15 @@ class BooleanPropertySchema(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.default == other.default
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -1320,8 +1440,13 @@ class CancelNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CancelNotification", self.session_id, self.meta))
@@ -1369,8 +1494,13 @@ class CancelRequestNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.request_id == other.request_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CancelRequestNotification", self.request_id, self.meta))
@@ -1407,8 +1537,9 @@ class CancelledPermissionOutcome(WireModel):
         return self.extra == other.extra
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra)
 
     def __hash__(self) -> int:
         return hash(("CancelledPermissionOutcome",))
@@ -1463,8 +1594,14 @@ class FileSystemCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.read_text_file == other.read_text_file
+            and self.write_text_file == other.write_text_file
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -1559,8 +1696,17 @@ class ClientCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.fs == other.fs
+            and self.terminal == other.terminal
+            and self.session == other.session
+            and self.auth == other.auth
+            and self.elicitation == other.elicitation
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -1621,8 +1767,13 @@ class ClientSessionCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ClientSessionCapabilities", self.config_options, self.meta))
@@ -1673,8 +1824,13 @@ class CloseSessionRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CloseSessionRequest", self.session_id, self.meta))
@@ -1707,8 +1863,9 @@ class CloseSessionResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("CloseSessionResponse", self.meta))
@@ -1755,8 +1912,13 @@ class CompleteElicitationNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CompleteElicitationNotification", self.elicitation_id, self.meta))
@@ -1808,8 +1970,13 @@ class ConfigOptionUpdate(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ConfigOptionUpdate", self.config_options, self.meta))
@@ -1857,8 +2024,11 @@ class Content(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Content", self.content, self.meta))
@@ -1909,8 +2079,14 @@ class Cost(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.amount == other.amount
+            and self.currency == other.currency
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Cost", self.amount, self.currency, self.meta))
@@ -1967,8 +2143,15 @@ class ElicitationFormMode(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.requested_schema == other.requested_schema
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -2043,8 +2226,17 @@ class CreateElicitationRequestForm(ElicitationFormMode):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.requested_schema == other.requested_schema
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+            and self.message == other.message
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -2117,8 +2309,16 @@ class ElicitationUrlMode(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.url == other.url
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -2197,8 +2397,18 @@ class CreateElicitationRequestUrl(ElicitationUrlMode):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.url == other.url
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+            and self.message == other.message
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -2243,8 +2453,9 @@ class ElicitationAcceptAction(WireModel):
         return self.extra == other.extra and self.content == other.content
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.content == other.content)
 
     def __hash__(self) -> int:
         return hash(("ElicitationAcceptAction", self.content))
@@ -2294,8 +2505,11 @@ class CreateElicitationResponseAccept(ElicitationAcceptAction):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CreateElicitationResponseAccept", self.content, self.meta))
@@ -2338,8 +2552,9 @@ class CreateElicitationResponseCancel(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("CreateElicitationResponseCancel", self.meta))
@@ -2382,8 +2597,9 @@ class CreateElicitationResponseDecline(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("CreateElicitationResponseDecline", self.meta))
@@ -2465,8 +2681,18 @@ class CreateTerminalRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.command == other.command
+            and self.args == other.args
+            and self.env == other.env
+            and self.cwd == other.cwd
+            and self.output_byte_limit == other.output_byte_limit
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -2522,8 +2748,13 @@ class CreateTerminalResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CreateTerminalResponse", self.terminal_id, self.meta))
@@ -2576,8 +2807,13 @@ class CurrentModeUpdate(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_mode_id == other.current_mode_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CurrentModeUpdate", self.current_mode_id, self.meta))
@@ -2625,8 +2861,13 @@ class DeleteSessionRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("DeleteSessionRequest", self.session_id, self.meta))
@@ -2659,8 +2900,9 @@ class DeleteSessionResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("DeleteSessionResponse", self.meta))
@@ -2727,8 +2969,15 @@ class Diff(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.path == other.path
+            and self.old_text == other.old_text
+            and self.new_text == other.new_text
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Diff", self.path, self.old_text, self.new_text, self.meta))
@@ -2789,8 +3038,14 @@ class ElicitationCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.form == other.form
+            and self.url == other.url
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ElicitationCapabilities", self.form, self.url, self.meta))
@@ -2828,8 +3083,9 @@ class ElicitationFormCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("ElicitationFormCapabilities", self.meta))
@@ -2858,8 +3114,9 @@ class ElicitationRequestScope(WireModel):
         return self.extra == other.extra and self.request_id == other.request_id
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.request_id == other.request_id)
 
     def __hash__(self) -> int:
         return hash(("ElicitationRequestScope", self.request_id))
@@ -2945,8 +3202,17 @@ class ElicitationSchema(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.type == other.type
+            and self.title == other.title
+            and self.properties == other.properties
+            and self.required == other.required
+            and self.description == other.description
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -3006,8 +3272,13 @@ class ElicitationSessionScope(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+        )
 
     def __hash__(self) -> int:
         return hash(("ElicitationSessionScope", self.session_id, self.tool_call_id))
@@ -3045,8 +3316,9 @@ class ElicitationUrlCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("ElicitationUrlCapabilities", self.meta))
@@ -3102,8 +3374,14 @@ class EmbeddedResource(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.resource == other.resource
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("EmbeddedResource", self.annotations, self.resource, self.meta))
@@ -3165,8 +3443,15 @@ class EnumOption(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.const == other.const
+            and self.title == other.title
+            and self.description == other.description
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("EnumOption", self.const, self.title, self.description, self.meta))
@@ -3217,8 +3502,14 @@ class EnvVariable(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.value == other.value
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("EnvVariable", self.name, self.value, self.meta))
@@ -3277,8 +3568,14 @@ class Error(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.code == other.code
+            and self.message == other.message
+            and self.data == other.data
+        )
 
     def __hash__(self) -> int:
         return hash(("Error", self.code, self.message, self.data))
@@ -3329,8 +3626,14 @@ class HttpHeader(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.value == other.value
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("HttpHeader", self.name, self.value, self.meta))
@@ -3398,8 +3701,16 @@ class ImageContent(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.data == other.data
+            and self.mime_type == other.mime_type
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -3467,8 +3778,15 @@ class Implementation(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.title == other.title
+            and self.version == other.version
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Implementation", self.name, self.title, self.version, self.meta))
@@ -3539,8 +3857,15 @@ class InitializeRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.protocol_version == other.protocol_version
+            and self.client_capabilities == other.client_capabilities
+            and self.client_info == other.client_info
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -3629,8 +3954,16 @@ class InitializeResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.protocol_version == other.protocol_version
+            and self.agent_capabilities == other.agent_capabilities
+            and self.auth_methods == other.auth_methods
+            and self.agent_info == other.agent_info
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -3730,8 +4063,17 @@ class IntegerPropertySchema(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.minimum == other.minimum
+            and self.maximum == other.maximum
+            and self.default == other.default
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -3792,8 +4134,14 @@ class KillTerminalRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("KillTerminalRequest", self.session_id, self.terminal_id, self.meta))
@@ -3826,8 +4174,9 @@ class KillTerminalResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("KillTerminalResponse", self.meta))
@@ -3882,8 +4231,14 @@ class ListSessionsRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.cwd == other.cwd
+            and self.cursor == other.cursor
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ListSessionsRequest", self.cwd, self.cursor, self.meta))
@@ -3936,8 +4291,14 @@ class ListSessionsResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.sessions == other.sessions
+            and self.next_cursor == other.next_cursor
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ListSessionsResponse", self.sessions, self.next_cursor, self.meta))
@@ -4017,8 +4378,16 @@ class LoadSessionRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.mcp_servers == other.mcp_servers
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -4083,8 +4452,14 @@ class LoadSessionResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("LoadSessionResponse", self.modes, self.config_options, self.meta))
@@ -4120,8 +4495,9 @@ class LogoutCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("LogoutCapabilities", self.meta))
@@ -4157,8 +4533,9 @@ class LogoutRequest(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("LogoutRequest", self.meta))
@@ -4191,8 +4568,9 @@ class LogoutResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("LogoutResponse", self.meta))
@@ -4254,8 +4632,15 @@ class McpServerHttp(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.url == other.url
+            and self.headers == other.headers
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("McpServerHttp", self.name, self.url, self.headers, self.meta))
@@ -4317,8 +4702,15 @@ class McpServerSse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.url == other.url
+            and self.headers == other.headers
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("McpServerSse", self.name, self.url, self.headers, self.meta))
@@ -4381,8 +4773,16 @@ class McpServerStdio(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.command == other.command
+            and self.args == other.args
+            and self.env == other.env
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("McpServerStdio", self.name, self.command, self.args, self.env, self.meta))
@@ -4479,8 +4879,18 @@ class MultiSelectPropertySchema(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.min_items == other.min_items
+            and self.max_items == other.max_items
+            and self.items == other.items
+            and self.default == other.default
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -4562,8 +4972,15 @@ class NewSessionRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.mcp_servers == other.mcp_servers
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -4640,8 +5057,15 @@ class NewSessionResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -4734,8 +5158,17 @@ class NumberPropertySchema(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.minimum == other.minimum
+            and self.maximum == other.maximum
+            and self.default == other.default
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -4802,8 +5235,15 @@ class PermissionOption(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.option_id == other.option_id
+            and self.name == other.name
+            and self.kind == other.kind
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("PermissionOption", self.option_id, self.name, self.kind, self.meta))
@@ -4862,8 +5302,11 @@ class Plan(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.entries == other.entries and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Plan", self.entries, self.meta))
@@ -4927,8 +5370,15 @@ class PlanEntry(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.priority == other.priority
+            and self.status == other.status
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("PlanEntry", self.content, self.priority, self.status, self.meta))
@@ -4997,8 +5447,14 @@ class PromptRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.prompt == other.prompt
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("PromptRequest", self.session_id, self.prompt, self.meta))
@@ -5047,8 +5503,13 @@ class PromptResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.stop_reason == other.stop_reason
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("PromptResponse", self.stop_reason, self.meta))
@@ -5114,8 +5575,16 @@ class ReadTextFileRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.path == other.path
+            and self.line == other.line
+            and self.limit == other.limit
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -5160,8 +5629,11 @@ class ReadTextFileResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ReadTextFileResponse", self.content, self.meta))
@@ -5212,8 +5684,14 @@ class ReleaseTerminalRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ReleaseTerminalRequest", self.session_id, self.terminal_id, self.meta))
@@ -5246,8 +5724,9 @@ class ReleaseTerminalResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("ReleaseTerminalResponse", self.meta))
@@ -5310,8 +5789,15 @@ class RequestPermissionRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.tool_call == other.tool_call
+            and self.options == other.options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -5356,8 +5842,11 @@ class RequestPermissionResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.outcome == other.outcome and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("RequestPermissionResponse", self.outcome, self.meta))
@@ -5443,8 +5932,19 @@ class ResourceLink(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.description == other.description
+            and self.mime_type == other.mime_type
+            and self.name == other.name
+            and self.size == other.size
+            and self.title == other.title
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -5536,8 +6036,16 @@ class ResumeSessionRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.mcp_servers == other.mcp_servers
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -5602,8 +6110,14 @@ class ResumeSessionResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ResumeSessionResponse", self.modes, self.config_options, self.meta))
@@ -5653,8 +6167,13 @@ class SelectedPermissionOutcome(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.option_id == other.option_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SelectedPermissionOutcome", self.option_id, self.meta))
@@ -5693,8 +6212,9 @@ class SessionAdditionalDirectoriesCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("SessionAdditionalDirectoriesCapabilities", self.meta))
@@ -5730,8 +6250,9 @@ class SessionCloseCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("SessionCloseCapabilities", self.meta))
@@ -5758,8 +6279,9 @@ class SessionConfigBoolean(WireModel):
         return self.extra == other.extra and self.current_value == other.current_value
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.current_value == other.current_value)
 
     def __hash__(self) -> int:
         return hash(("SessionConfigBoolean", self.current_value))
@@ -5835,8 +6357,17 @@ class SessionConfigOptionBoolean(SessionConfigBoolean):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.category == other.category
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -5887,8 +6418,13 @@ class SessionConfigSelect(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.options == other.options
+        )
 
     def __hash__(self) -> int:
         return hash(("SessionConfigSelect", self.current_value, self.options))
@@ -5967,8 +6503,18 @@ class SessionConfigOptionSelect(SessionConfigSelect):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.options == other.options
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.category == other.category
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -6029,8 +6575,11 @@ class SessionConfigOptionsCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.boolean == other.boolean and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SessionConfigOptionsCapabilities", self.boolean, self.meta))
@@ -6089,8 +6638,15 @@ class SessionConfigSelectGroup(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.group == other.group
+            and self.name == other.name
+            and self.options == other.options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SessionConfigSelectGroup", self.group, self.name, self.options, self.meta))
@@ -6147,8 +6703,15 @@ class SessionConfigSelectOption(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.value == other.value
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -6186,8 +6749,9 @@ class SessionDeleteCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("SessionDeleteCapabilities", self.meta))
@@ -6266,8 +6830,17 @@ class SessionInfo(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.title == other.title
+            and self.updated_at == other.updated_at
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -6337,8 +6910,14 @@ class SessionInfoUpdate(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.updated_at == other.updated_at
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SessionInfoUpdate", self.title, self.updated_at, self.meta))
@@ -6374,8 +6953,9 @@ class SessionListCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("SessionListCapabilities", self.meta))
@@ -6435,8 +7015,15 @@ class SessionMode(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SessionMode", self.id, self.name, self.description, self.meta))
@@ -6489,8 +7076,14 @@ class SessionModeState(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_mode_id == other.current_mode_id
+            and self.available_modes == other.available_modes
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SessionModeState", self.current_mode_id, self.available_modes, self.meta))
@@ -6547,8 +7140,14 @@ class SessionNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.update == other.update
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SessionNotification", self.session_id, self.update, self.meta))
@@ -6584,8 +7183,9 @@ class SessionResumeCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("SessionResumeCapabilities", self.meta))
@@ -6650,8 +7250,15 @@ class SetSessionConfigOptionRequestBoolean(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.config_id == other.config_id
+            and self.meta == other.meta
+            and self.value == other.value
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -6722,8 +7329,15 @@ class SetSessionConfigOptionRequestValueId(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.config_id == other.config_id
+            and self.meta == other.meta
+            and self.value == other.value
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -6778,8 +7392,13 @@ class SetSessionConfigOptionResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SetSessionConfigOptionResponse", self.config_options, self.meta))
@@ -6830,8 +7449,14 @@ class SetSessionModeRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.mode_id == other.mode_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SetSessionModeRequest", self.session_id, self.mode_id, self.meta))
@@ -6864,8 +7489,9 @@ class SetSessionModeResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("SetSessionModeResponse", self.meta))
@@ -6913,8 +7539,11 @@ class StringMultiSelectItems(WireModel):
         return self.extra == other.extra and self.enum == other.enum and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.enum == other.enum and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("StringMultiSelectItems", self.enum, self.meta))
@@ -7042,8 +7671,21 @@ class StringPropertySchema(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.min_length == other.min_length
+            and self.max_length == other.max_length
+            and self.pattern == other.pattern
+            and self.format == other.format
+            and self.default == other.default
+            and self.enum == other.enum
+            and self.one_of == other.one_of
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -7112,8 +7754,13 @@ class Terminal(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Terminal", self.terminal_id, self.meta))
@@ -7164,8 +7811,14 @@ class TerminalExitStatus(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.exit_code == other.exit_code
+            and self.signal == other.signal
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("TerminalExitStatus", self.exit_code, self.signal, self.meta))
@@ -7216,8 +7869,14 @@ class TerminalOutputRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("TerminalOutputRequest", self.session_id, self.terminal_id, self.meta))
@@ -7276,8 +7935,15 @@ class TerminalOutputResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.output == other.output
+            and self.truncated == other.truncated
+            and self.exit_status == other.exit_status
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -7335,8 +8001,14 @@ class TextContent(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.text == other.text
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("TextContent", self.annotations, self.text, self.meta))
@@ -7393,8 +8065,15 @@ class TextResourceContents(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.mime_type == other.mime_type
+            and self.text == other.text
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("TextResourceContents", self.mime_type, self.text, self.uri, self.meta))
@@ -7437,8 +8116,11 @@ class TitledMultiSelectItems(WireModel):
         return self.extra == other.extra and self.any_of == other.any_of and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.any_of == other.any_of and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("TitledMultiSelectItems", self.any_of, self.meta))
@@ -7539,8 +8221,20 @@ class ToolCall(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.title == other.title
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -7611,8 +8305,14 @@ class ToolCallLocation(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.path == other.path
+            and self.line == other.line
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ToolCallLocation", self.path, self.line, self.meta))
@@ -7709,8 +8409,20 @@ class ToolCallUpdate(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.title == other.title
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -7787,8 +8499,20 @@ class ToolCallProgress(ToolCallUpdate):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.title == other.title
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -7838,8 +8562,11 @@ class UnstructuredCommandInput(WireModel):
         return self.extra == other.extra and self.hint == other.hint and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.hint == other.hint and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("UnstructuredCommandInput", self.hint, self.meta))
@@ -7901,8 +8628,15 @@ class UsageUpdate(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.used == other.used
+            and self.size == other.size
+            and self.cost == other.cost
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("UsageUpdate", self.used, self.size, self.cost, self.meta))
@@ -7948,8 +8682,14 @@ class UserMessageChunk(ContentChunk):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("UserMessageChunk", self.content, self.message_id, self.meta))
@@ -8000,8 +8740,14 @@ class WaitForTerminalExitRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("WaitForTerminalExitRequest", self.session_id, self.terminal_id, self.meta))
@@ -8052,8 +8798,14 @@ class WaitForTerminalExitResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.exit_code == other.exit_code
+            and self.signal == other.signal
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("WaitForTerminalExitResponse", self.exit_code, self.signal, self.meta))
@@ -8113,8 +8865,15 @@ class WriteTextFileRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.path == other.path
+            and self.content == other.content
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("WriteTextFileRequest", self.session_id, self.path, self.content, self.meta))
@@ -8147,8 +8906,9 @@ class WriteTextFileResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("WriteTextFileResponse", self.meta))
@@ -8180,8 +8940,9 @@ class UnknownCreateElicitationRequest:
         return self.raw == other.raw
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
 
     def __hash__(self) -> int:
         return hash(("UnknownCreateElicitationRequest", self.raw))
@@ -8219,8 +8980,9 @@ class UnknownCreateElicitationResponse:
         return self.raw == other.raw
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
 
     def __hash__(self) -> int:
         return hash(("UnknownCreateElicitationResponse", self.raw))
@@ -8258,8 +9020,9 @@ class UnknownElicitationPropertySchema:
         return self.raw == other.raw
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
 
     def __hash__(self) -> int:
         return hash(("UnknownElicitationPropertySchema", self.raw))
@@ -8297,8 +9060,9 @@ class UnknownMultiSelectItems:
         return self.raw == other.raw
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
 
     def __hash__(self) -> int:
         return hash(("UnknownMultiSelectItems", self.raw))
@@ -8336,8 +9100,9 @@ class UnknownSessionUpdate:
         return self.raw == other.raw
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
 
     def __hash__(self) -> int:
         return hash(("UnknownSessionUpdate", self.raw))

@@ -2152,7 +2152,10 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_PromptCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_prompt_capabilities
-            if r == _DF_AgentCapabilities_prompt_capabilities:
+            if (
+                r is _DF_AgentCapabilities_prompt_capabilities
+                or r == _DF_AgentCapabilities_prompt_capabilities
+            ):
                 ex = _s.note(ex, "promptCapabilities")
             f_prompt_capabilities = r
     v = d.get("mcpCapabilities", _MISSING)
@@ -2168,7 +2171,10 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_McpCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_mcp_capabilities
-            if r == _DF_AgentCapabilities_mcp_capabilities:
+            if (
+                r is _DF_AgentCapabilities_mcp_capabilities
+                or r == _DF_AgentCapabilities_mcp_capabilities
+            ):
                 ex = _s.note(ex, "mcpCapabilities")
             f_mcp_capabilities = r
     v = d.get("sessionCapabilities", _MISSING)
@@ -2184,7 +2190,10 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_SessionCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_session_capabilities
-            if r == _DF_AgentCapabilities_session_capabilities:
+            if (
+                r is _DF_AgentCapabilities_session_capabilities
+                or r == _DF_AgentCapabilities_session_capabilities
+            ):
                 ex = _s.note(ex, "sessionCapabilities")
             f_session_capabilities = r
     v = d.get("auth", _MISSING)
@@ -2200,7 +2209,7 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_AgentAuthCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_auth
-            if r == _DF_AgentCapabilities_auth:
+            if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
                 ex = _s.note(ex, "auth")
             f_auth = r
     v = d.get("providers", _MISSING)
@@ -2290,16 +2299,25 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
     if v is not False or "loadSession" in ex:
         d["loadSession"] = v
     v = o.prompt_capabilities
-    if v != _DF_AgentCapabilities_prompt_capabilities or "promptCapabilities" in ex:
+    if (
+        v is not _DF_AgentCapabilities_prompt_capabilities
+        and v != _DF_AgentCapabilities_prompt_capabilities
+    ) or "promptCapabilities" in ex:
         d["promptCapabilities"] = _e_PromptCapabilities(v)
     v = o.mcp_capabilities
-    if v != _DF_AgentCapabilities_mcp_capabilities or "mcpCapabilities" in ex:
+    if (
+        v is not _DF_AgentCapabilities_mcp_capabilities
+        and v != _DF_AgentCapabilities_mcp_capabilities
+    ) or "mcpCapabilities" in ex:
         d["mcpCapabilities"] = _e_McpCapabilities(v)
     v = o.session_capabilities
-    if v != _DF_AgentCapabilities_session_capabilities or "sessionCapabilities" in ex:
+    if (
+        v is not _DF_AgentCapabilities_session_capabilities
+        and v != _DF_AgentCapabilities_session_capabilities
+    ) or "sessionCapabilities" in ex:
         d["sessionCapabilities"] = _e_SessionCapabilities(v)
     v = o.auth
-    if v != _DF_AgentCapabilities_auth or "auth" in ex:
+    if (v is not _DF_AgentCapabilities_auth and v != _DF_AgentCapabilities_auth) or "auth" in ex:
         d["auth"] = _e_AgentAuthCapabilities(v)
     v = o.providers
     if v is not None:
@@ -3836,7 +3854,7 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = _d_FileSystemCapabilities(v)
             except DecodeError:
                 r = _DF_ClientCapabilities_fs
-            if r == _DF_ClientCapabilities_fs:
+            if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
                 ex = _s.note(ex, "fs")
             f_fs = r
     v = d.get("terminal", _MISSING)
@@ -3900,7 +3918,7 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = _d_AuthCapabilities(v)
             except DecodeError:
                 r = _DF_ClientCapabilities_auth
-            if r == _DF_ClientCapabilities_auth:
+            if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
                 ex = _s.note(ex, "auth")
             f_auth = r
     v = d.get("elicitation", _MISSING)
@@ -3987,7 +4005,7 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.fs
-    if v != _DF_ClientCapabilities_fs or "fs" in ex:
+    if (v is not _DF_ClientCapabilities_fs and v != _DF_ClientCapabilities_fs) or "fs" in ex:
         d["fs"] = _e_FileSystemCapabilities(v)
     v = o.terminal
     if v is not False or "terminal" in ex:
@@ -4003,7 +4021,7 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     elif "plan" in ex:
         d["plan"] = None
     v = o.auth
-    if v != _DF_ClientCapabilities_auth or "auth" in ex:
+    if (v is not _DF_ClientCapabilities_auth and v != _DF_ClientCapabilities_auth) or "auth" in ex:
         d["auth"] = _e_AuthCapabilities(v)
     v = o.elicitation
     if v is not None:
@@ -8033,7 +8051,10 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
                 r = _d_ClientCapabilities(v)
             except DecodeError:
                 r = _DF_InitializeRequest_client_capabilities
-            if r == _DF_InitializeRequest_client_capabilities:
+            if (
+                r is _DF_InitializeRequest_client_capabilities
+                or r == _DF_InitializeRequest_client_capabilities
+            ):
                 ex = _s.note(ex, "clientCapabilities")
             f_client_capabilities = r
     v = d.get("clientInfo", _MISSING)
@@ -8085,7 +8106,10 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
     v = o.protocol_version
     d["protocolVersion"] = v
     v = o.client_capabilities
-    if v != _DF_InitializeRequest_client_capabilities or "clientCapabilities" in ex:
+    if (
+        v is not _DF_InitializeRequest_client_capabilities
+        and v != _DF_InitializeRequest_client_capabilities
+    ) or "clientCapabilities" in ex:
         d["clientCapabilities"] = _e_ClientCapabilities(v)
     v = o.client_info
     if v is not None:
@@ -8134,7 +8158,10 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
                 r = _d_AgentCapabilities(v)
             except DecodeError:
                 r = _DF_InitializeResponse_agent_capabilities
-            if r == _DF_InitializeResponse_agent_capabilities:
+            if (
+                r is _DF_InitializeResponse_agent_capabilities
+                or r == _DF_InitializeResponse_agent_capabilities
+            ):
                 ex = _s.note(ex, "agentCapabilities")
             f_agent_capabilities = r
     v = d.get("authMethods", _MISSING)
@@ -8203,7 +8230,10 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
     v = o.protocol_version
     d["protocolVersion"] = v
     v = o.agent_capabilities
-    if v != _DF_InitializeResponse_agent_capabilities or "agentCapabilities" in ex:
+    if (
+        v is not _DF_InitializeResponse_agent_capabilities
+        and v != _DF_InitializeResponse_agent_capabilities
+    ) or "agentCapabilities" in ex:
         d["agentCapabilities"] = _e_AgentCapabilities(v)
     v = o.auth_methods
     if v or "authMethods" in ex:

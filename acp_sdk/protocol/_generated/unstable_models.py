@@ -67,8 +67,14 @@ class AcceptNesNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.id == other.id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AcceptNesNotification", self.session_id, self.id, self.meta))
@@ -113,8 +119,11 @@ class AgentAuthCapabilities(WireModel):
         return self.extra == other.extra and self.logout == other.logout and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.logout == other.logout and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AgentAuthCapabilities", self.logout, self.meta))
@@ -188,8 +197,15 @@ class PromptCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.image == other.image
+            and self.audio == other.audio
+            and self.embedded_context == other.embedded_context
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -253,8 +269,15 @@ class McpCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.http == other.http
+            and self.sse == other.sse
+            and self.acp == other.acp
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("McpCapabilities", self.http, self.sse, self.acp, self.meta))
@@ -379,8 +402,18 @@ class SessionCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.list == other.list
+            and self.delete == other.delete
+            and self.additional_directories == other.additional_directories
+            and self.fork == other.fork
+            and self.resume == other.resume
+            and self.close == other.close
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -529,8 +562,20 @@ class AgentCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.load_session == other.load_session
+            and self.prompt_capabilities == other.prompt_capabilities
+            and self.mcp_capabilities == other.mcp_capabilities
+            and self.session_capabilities == other.session_capabilities
+            and self.auth == other.auth
+            and self.providers == other.providers
+            and self.nes == other.nes
+            and self.position_encoding == other.position_encoding
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -598,8 +643,14 @@ class ContentChunk(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ContentChunk", self.content, self.message_id, self.meta))
@@ -645,8 +696,14 @@ class AgentMessageChunk(ContentChunk):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AgentMessageChunk", self.content, self.message_id, self.meta))
@@ -692,8 +749,14 @@ class AgentThoughtChunk(ContentChunk):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AgentThoughtChunk", self.content, self.message_id, self.meta))
@@ -752,8 +815,15 @@ class Annotations(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.audience == other.audience
+            and self.last_modified == other.last_modified
+            and self.priority == other.priority
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Annotations", self.audience, self.last_modified, self.priority, self.meta))
@@ -815,8 +885,15 @@ class AudioContent(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.data == other.data
+            and self.mime_type == other.mime_type
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AudioContent", self.annotations, self.data, self.mime_type, self.meta))
@@ -870,8 +947,13 @@ class AuthCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.terminal == other.terminal
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AuthCapabilities", self.terminal, self.meta))
@@ -931,8 +1013,15 @@ class AuthMethodAgent(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AuthMethodAgent", self.id, self.name, self.description, self.meta))
@@ -1014,8 +1103,17 @@ class AuthMethodTerminal(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.args == other.args
+            and self.env == other.env
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -1075,8 +1173,13 @@ class AuthenticateRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.method_id == other.method_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AuthenticateRequest", self.method_id, self.meta))
@@ -1109,8 +1212,9 @@ class AuthenticateResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("AuthenticateResponse", self.meta))
@@ -1167,8 +1271,15 @@ class AvailableCommand(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.description == other.description
+            and self.input == other.input
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AvailableCommand", self.name, self.description, self.input, self.meta))
@@ -1222,8 +1333,13 @@ class AvailableCommandsUpdate(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.available_commands == other.available_commands
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("AvailableCommandsUpdate", self.available_commands, self.meta))
@@ -1280,8 +1396,15 @@ class BlobResourceContents(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.blob == other.blob
+            and self.mime_type == other.mime_type
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("BlobResourceContents", self.blob, self.mime_type, self.uri, self.meta))
@@ -1317,8 +1440,9 @@ class BooleanConfigOptionCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("BooleanConfigOptionCapabilities", self.meta))
@@ -1391,8 +1515,15 @@ class BooleanPropertySchema(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.default == other.default
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -1443,8 +1574,13 @@ class CancelNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CancelNotification", self.session_id, self.meta))
@@ -1492,8 +1628,13 @@ class CancelRequestNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.request_id == other.request_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CancelRequestNotification", self.request_id, self.meta))
@@ -1530,8 +1671,9 @@ class CancelledPermissionOutcome(WireModel):
         return self.extra == other.extra
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra)
 
     def __hash__(self) -> int:
         return hash(("CancelledPermissionOutcome",))
@@ -1586,8 +1728,14 @@ class FileSystemCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.read_text_file == other.read_text_file
+            and self.write_text_file == other.write_text_file
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -1725,8 +1873,20 @@ class ClientCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.fs == other.fs
+            and self.terminal == other.terminal
+            and self.session == other.session
+            and self.plan == other.plan
+            and self.auth == other.auth
+            and self.elicitation == other.elicitation
+            and self.nes == other.nes
+            and self.position_encodings == other.position_encodings
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -1798,8 +1958,15 @@ class ClientNesCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.jump == other.jump
+            and self.rename == other.rename
+            and self.search_and_replace == other.search_and_replace
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -1866,8 +2033,14 @@ class ClientSessionCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.compaction == other.compaction
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ClientSessionCapabilities", self.compaction, self.config_options, self.meta))
@@ -1916,8 +2089,13 @@ class CloseNesRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CloseNesRequest", self.session_id, self.meta))
@@ -1950,8 +2128,9 @@ class CloseNesResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("CloseNesResponse", self.meta))
@@ -2002,8 +2181,13 @@ class CloseSessionRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CloseSessionRequest", self.session_id, self.meta))
@@ -2036,8 +2220,9 @@ class CloseSessionResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("CloseSessionResponse", self.meta))
@@ -2096,8 +2281,14 @@ class CompactionSummaryChunk(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.compaction_id == other.compaction_id
+            and self.content == other.content
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CompactionSummaryChunk", self.compaction_id, self.content, self.meta))
@@ -2173,8 +2364,16 @@ class CompactionUpdate(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.compaction_id == other.compaction_id
+            and self.status == other.status
+            and self.summary == other.summary
+            and self.error == other.error
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -2230,8 +2429,13 @@ class CompleteElicitationNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CompleteElicitationNotification", self.elicitation_id, self.meta))
@@ -2283,8 +2487,13 @@ class ConfigOptionUpdate(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ConfigOptionUpdate", self.config_options, self.meta))
@@ -2334,8 +2543,13 @@ class ConnectMcpRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.server_id == other.server_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ConnectMcpRequest", self.server_id, self.meta))
@@ -2385,8 +2599,13 @@ class ConnectMcpResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.connection_id == other.connection_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ConnectMcpResponse", self.connection_id, self.meta))
@@ -2434,8 +2653,11 @@ class Content(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Content", self.content, self.meta))
@@ -2486,8 +2708,14 @@ class Cost(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.amount == other.amount
+            and self.currency == other.currency
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Cost", self.amount, self.currency, self.meta))
@@ -2544,8 +2772,15 @@ class ElicitationFormMode(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.requested_schema == other.requested_schema
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -2620,8 +2855,17 @@ class CreateElicitationRequestForm(ElicitationFormMode):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.requested_schema == other.requested_schema
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+            and self.message == other.message
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -2694,8 +2938,16 @@ class ElicitationUrlMode(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.url == other.url
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -2774,8 +3026,18 @@ class CreateElicitationRequestUrl(ElicitationUrlMode):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.url == other.url
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+            and self.message == other.message
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -2820,8 +3082,9 @@ class ElicitationAcceptAction(WireModel):
         return self.extra == other.extra and self.content == other.content
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.content == other.content)
 
     def __hash__(self) -> int:
         return hash(("ElicitationAcceptAction", self.content))
@@ -2871,8 +3134,11 @@ class CreateElicitationResponseAccept(ElicitationAcceptAction):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CreateElicitationResponseAccept", self.content, self.meta))
@@ -2915,8 +3181,9 @@ class CreateElicitationResponseCancel(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("CreateElicitationResponseCancel", self.meta))
@@ -2959,8 +3226,9 @@ class CreateElicitationResponseDecline(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("CreateElicitationResponseDecline", self.meta))
@@ -3042,8 +3310,18 @@ class CreateTerminalRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.command == other.command
+            and self.args == other.args
+            and self.env == other.env
+            and self.cwd == other.cwd
+            and self.output_byte_limit == other.output_byte_limit
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -3099,8 +3377,13 @@ class CreateTerminalResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CreateTerminalResponse", self.terminal_id, self.meta))
@@ -3153,8 +3436,13 @@ class CurrentModeUpdate(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_mode_id == other.current_mode_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("CurrentModeUpdate", self.current_mode_id, self.meta))
@@ -3202,8 +3490,13 @@ class DeleteSessionRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("DeleteSessionRequest", self.session_id, self.meta))
@@ -3236,8 +3529,9 @@ class DeleteSessionResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("DeleteSessionResponse", self.meta))
@@ -3302,8 +3596,16 @@ class DidChangeDocumentNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.version == other.version
+            and self.content_changes == other.content_changes
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -3363,8 +3665,14 @@ class DidCloseDocumentNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("DidCloseDocumentNotification", self.session_id, self.uri, self.meta))
@@ -3433,8 +3741,17 @@ class DidFocusDocumentNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.version == other.version
+            and self.position == other.position
+            and self.visible_range == other.visible_range
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -3513,8 +3830,17 @@ class DidOpenDocumentNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.language_id == other.language_id
+            and self.version == other.version
+            and self.text == other.text
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -3575,8 +3901,14 @@ class DidSaveDocumentNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("DidSaveDocumentNotification", self.session_id, self.uri, self.meta))
@@ -3643,8 +3975,15 @@ class Diff(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.path == other.path
+            and self.old_text == other.old_text
+            and self.new_text == other.new_text
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Diff", self.path, self.old_text, self.new_text, self.meta))
@@ -3694,8 +4033,13 @@ class DisableProviderRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.provider_id == other.provider_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("DisableProviderRequest", self.provider_id, self.meta))
@@ -3733,8 +4077,9 @@ class DisableProviderResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("DisableProviderResponse", self.meta))
@@ -3784,8 +4129,13 @@ class DisconnectMcpRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.connection_id == other.connection_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("DisconnectMcpRequest", self.connection_id, self.meta))
@@ -3823,8 +4173,9 @@ class DisconnectMcpResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("DisconnectMcpResponse", self.meta))
@@ -3885,8 +4236,14 @@ class ElicitationCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.form == other.form
+            and self.url == other.url
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ElicitationCapabilities", self.form, self.url, self.meta))
@@ -3924,8 +4281,9 @@ class ElicitationFormCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("ElicitationFormCapabilities", self.meta))
@@ -3954,8 +4312,9 @@ class ElicitationRequestScope(WireModel):
         return self.extra == other.extra and self.request_id == other.request_id
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.request_id == other.request_id)
 
     def __hash__(self) -> int:
         return hash(("ElicitationRequestScope", self.request_id))
@@ -4041,8 +4400,17 @@ class ElicitationSchema(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.type == other.type
+            and self.title == other.title
+            and self.properties == other.properties
+            and self.required == other.required
+            and self.description == other.description
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -4102,8 +4470,13 @@ class ElicitationSessionScope(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+        )
 
     def __hash__(self) -> int:
         return hash(("ElicitationSessionScope", self.session_id, self.tool_call_id))
@@ -4141,8 +4514,9 @@ class ElicitationUrlCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("ElicitationUrlCapabilities", self.meta))
@@ -4198,8 +4572,14 @@ class EmbeddedResource(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.resource == other.resource
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("EmbeddedResource", self.annotations, self.resource, self.meta))
@@ -4261,8 +4641,15 @@ class EnumOption(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.const == other.const
+            and self.title == other.title
+            and self.description == other.description
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("EnumOption", self.const, self.title, self.description, self.meta))
@@ -4313,8 +4700,14 @@ class EnvVariable(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.value == other.value
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("EnvVariable", self.name, self.value, self.meta))
@@ -4373,8 +4766,14 @@ class Error(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.code == other.code
+            and self.message == other.message
+            and self.data == other.data
+        )
 
     def __hash__(self) -> int:
         return hash(("Error", self.code, self.message, self.data))
@@ -4457,8 +4856,16 @@ class ForkSessionRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.mcp_servers == other.mcp_servers
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -4534,8 +4941,15 @@ class ForkSessionResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -4588,8 +5002,14 @@ class HttpHeader(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.value == other.value
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("HttpHeader", self.name, self.value, self.meta))
@@ -4657,8 +5077,16 @@ class ImageContent(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.data == other.data
+            and self.mime_type == other.mime_type
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -4726,8 +5154,15 @@ class Implementation(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.title == other.title
+            and self.version == other.version
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Implementation", self.name, self.title, self.version, self.meta))
@@ -4798,8 +5233,15 @@ class InitializeRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.protocol_version == other.protocol_version
+            and self.client_capabilities == other.client_capabilities
+            and self.client_info == other.client_info
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -4888,8 +5330,16 @@ class InitializeResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.protocol_version == other.protocol_version
+            and self.agent_capabilities == other.agent_capabilities
+            and self.auth_methods == other.auth_methods
+            and self.agent_info == other.agent_info
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -4989,8 +5439,17 @@ class IntegerPropertySchema(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.minimum == other.minimum
+            and self.maximum == other.maximum
+            and self.default == other.default
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -5051,8 +5510,14 @@ class KillTerminalRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("KillTerminalRequest", self.session_id, self.terminal_id, self.meta))
@@ -5085,8 +5550,9 @@ class KillTerminalResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("KillTerminalResponse", self.meta))
@@ -5124,8 +5590,9 @@ class ListProvidersRequest(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("ListProvidersRequest", self.meta))
@@ -5175,8 +5642,13 @@ class ListProvidersResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.providers == other.providers
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ListProvidersResponse", self.providers, self.meta))
@@ -5231,8 +5703,14 @@ class ListSessionsRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.cwd == other.cwd
+            and self.cursor == other.cursor
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ListSessionsRequest", self.cwd, self.cursor, self.meta))
@@ -5285,8 +5763,14 @@ class ListSessionsResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.sessions == other.sessions
+            and self.next_cursor == other.next_cursor
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ListSessionsResponse", self.sessions, self.next_cursor, self.meta))
@@ -5366,8 +5850,16 @@ class LoadSessionRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.mcp_servers == other.mcp_servers
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -5432,8 +5924,14 @@ class LoadSessionResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("LoadSessionResponse", self.modes, self.config_options, self.meta))
@@ -5469,8 +5967,9 @@ class LogoutCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("LogoutCapabilities", self.meta))
@@ -5506,8 +6005,9 @@ class LogoutRequest(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("LogoutRequest", self.meta))
@@ -5540,8 +6040,9 @@ class LogoutResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("LogoutResponse", self.meta))
@@ -5609,8 +6110,14 @@ class McpServerAcp(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.server_id == other.server_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("McpServerAcp", self.name, self.server_id, self.meta))
@@ -5672,8 +6179,15 @@ class McpServerHttp(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.url == other.url
+            and self.headers == other.headers
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("McpServerHttp", self.name, self.url, self.headers, self.meta))
@@ -5735,8 +6249,15 @@ class McpServerSse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.url == other.url
+            and self.headers == other.headers
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("McpServerSse", self.name, self.url, self.headers, self.meta))
@@ -5799,8 +6320,16 @@ class McpServerStdio(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.command == other.command
+            and self.args == other.args
+            and self.env == other.env
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("McpServerStdio", self.name, self.command, self.args, self.env, self.meta))
@@ -5868,8 +6397,15 @@ class MessageMcpNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.connection_id == other.connection_id
+            and self.method == other.method
+            and self.params == other.params
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -5936,8 +6472,15 @@ class MessageMcpRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.connection_id == other.connection_id
+            and self.method == other.method
+            and self.params == other.params
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("MessageMcpRequest", self.connection_id, self.method, self.params, self.meta))
@@ -6034,8 +6577,18 @@ class MultiSelectPropertySchema(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.min_items == other.min_items
+            and self.max_items == other.max_items
+            and self.items == other.items
+            and self.default == other.default
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -6097,8 +6650,14 @@ class NesCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.events == other.events
+            and self.context == other.context
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("NesCapabilities", self.events, self.context, self.meta))
@@ -6185,8 +6744,18 @@ class NesContextCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.recent_files == other.recent_files
+            and self.related_snippets == other.related_snippets
+            and self.edit_history == other.edit_history
+            and self.user_actions == other.user_actions
+            and self.open_files == other.open_files
+            and self.diagnostics == other.diagnostics
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -6260,8 +6829,16 @@ class NesDiagnostic(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.range == other.range
+            and self.severity == other.severity
+            and self.message == other.message
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("NesDiagnostic", self.uri, self.range, self.severity, self.message, self.meta))
@@ -6294,8 +6871,9 @@ class NesDiagnosticsCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("NesDiagnosticsCapabilities", self.meta))
@@ -6340,8 +6918,13 @@ class NesDocumentDidChangeCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.sync_kind == other.sync_kind
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("NesDocumentDidChangeCapabilities", self.sync_kind, self.meta))
@@ -6374,8 +6957,9 @@ class NesDocumentDidCloseCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("NesDocumentDidCloseCapabilities", self.meta))
@@ -6408,8 +6992,9 @@ class NesDocumentDidFocusCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("NesDocumentDidFocusCapabilities", self.meta))
@@ -6442,8 +7027,9 @@ class NesDocumentDidOpenCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("NesDocumentDidOpenCapabilities", self.meta))
@@ -6476,8 +7062,9 @@ class NesDocumentDidSaveCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("NesDocumentDidSaveCapabilities", self.meta))
@@ -6556,8 +7143,17 @@ class NesDocumentEventCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.did_open == other.did_open
+            and self.did_change == other.did_change
+            and self.did_close == other.did_close
+            and self.did_save == other.did_save
+            and self.did_focus == other.did_focus
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -6612,8 +7208,13 @@ class NesEditHistoryCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.max_count == other.max_count
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("NesEditHistoryCapabilities", self.max_count, self.meta))
@@ -6664,8 +7265,14 @@ class NesEditHistoryEntry(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.diff == other.diff
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("NesEditHistoryEntry", self.uri, self.diff, self.meta))
@@ -6735,8 +7342,16 @@ class NesEditSuggestion(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.uri == other.uri
+            and self.edits == other.edits
+            and self.cursor_position == other.cursor_position
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -6785,8 +7400,13 @@ class NesEventCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.document == other.document
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("NesEventCapabilities", self.document, self.meta))
@@ -6843,8 +7463,15 @@ class NesExcerpt(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.start_line == other.start_line
+            and self.end_line == other.end_line
+            and self.text == other.text
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("NesExcerpt", self.start_line, self.end_line, self.text, self.meta))
@@ -6877,8 +7504,9 @@ class NesJumpCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("NesJumpCapabilities", self.meta))
@@ -6940,8 +7568,15 @@ class NesJumpSuggestion(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.uri == other.uri
+            and self.position == other.position
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("NesJumpSuggestion", self.id, self.uri, self.position, self.meta))
@@ -7004,8 +7639,16 @@ class NesOpenFile(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.language_id == other.language_id
+            and self.visible_range == other.visible_range
+            and self.last_focused_ms == other.last_focused_ms
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -7047,8 +7690,9 @@ class NesOpenFilesCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("NesOpenFilesCapabilities", self.meta))
@@ -7105,8 +7749,15 @@ class NesRecentFile(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.language_id == other.language_id
+            and self.text == other.text
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("NesRecentFile", self.uri, self.language_id, self.text, self.meta))
@@ -7151,8 +7802,13 @@ class NesRecentFilesCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.max_count == other.max_count
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("NesRecentFilesCapabilities", self.max_count, self.meta))
@@ -7203,8 +7859,14 @@ class NesRelatedSnippet(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.excerpts == other.excerpts
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("NesRelatedSnippet", self.uri, self.excerpts, self.meta))
@@ -7237,8 +7899,9 @@ class NesRelatedSnippetsCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("NesRelatedSnippetsCapabilities", self.meta))
@@ -7271,8 +7934,9 @@ class NesRenameCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("NesRenameCapabilities", self.meta))
@@ -7340,8 +8004,16 @@ class NesRenameSuggestion(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.uri == other.uri
+            and self.position == other.position
+            and self.new_name == other.new_name
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -7400,8 +8072,15 @@ class NesRepository(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.owner == other.owner
+            and self.remote_url == other.remote_url
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("NesRepository", self.name, self.owner, self.remote_url, self.meta))
@@ -7434,8 +8113,9 @@ class NesSearchAndReplaceCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("NesSearchAndReplaceCapabilities", self.meta))
@@ -7509,8 +8189,17 @@ class NesSearchAndReplaceSuggestion(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.uri == other.uri
+            and self.search == other.search
+            and self.replace == other.replace
+            and self.is_regex == other.is_regex
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -7607,8 +8296,18 @@ class NesSuggestContext(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.recent_files == other.recent_files
+            and self.related_snippets == other.related_snippets
+            and self.edit_history == other.edit_history
+            and self.user_actions == other.user_actions
+            and self.open_files == other.open_files
+            and self.diagnostics == other.diagnostics
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -7670,8 +8369,14 @@ class NesTextEdit(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.range == other.range
+            and self.new_text == other.new_text
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("NesTextEdit", self.range, self.new_text, self.meta))
@@ -7734,8 +8439,16 @@ class NesUserAction(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.action == other.action
+            and self.uri == other.uri
+            and self.position == other.position
+            and self.timestamp_ms == other.timestamp_ms
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -7782,8 +8495,13 @@ class NesUserActionsCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.max_count == other.max_count
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("NesUserActionsCapabilities", self.max_count, self.meta))
@@ -7854,8 +8572,15 @@ class NewSessionRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.mcp_servers == other.mcp_servers
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -7932,8 +8657,15 @@ class NewSessionResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -8010,8 +8742,15 @@ class Notice(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.severity == other.severity
+            and self.title == other.title
+            and self.description == other.description
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Notice", self.severity, self.title, self.description, self.meta))
@@ -8102,8 +8841,17 @@ class NumberPropertySchema(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.minimum == other.minimum
+            and self.maximum == other.maximum
+            and self.default == other.default
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -8170,8 +8918,15 @@ class PermissionOption(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.option_id == other.option_id
+            and self.name == other.name
+            and self.kind == other.kind
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("PermissionOption", self.option_id, self.name, self.kind, self.meta))
@@ -8230,8 +8985,11 @@ class Plan(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.entries == other.entries and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Plan", self.entries, self.meta))
@@ -8269,8 +9027,9 @@ class PlanCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("PlanCapabilities", self.meta))
@@ -8334,8 +9093,15 @@ class PlanEntry(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.priority == other.priority
+            and self.status == other.status
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("PlanEntry", self.content, self.priority, self.status, self.meta))
@@ -8396,8 +9162,14 @@ class PlanFile(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.plan_id == other.plan_id
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("PlanFile", self.plan_id, self.uri, self.meta))
@@ -8462,8 +9234,14 @@ class PlanItems(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.plan_id == other.plan_id
+            and self.entries == other.entries
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("PlanItems", self.plan_id, self.entries, self.meta))
@@ -8524,8 +9302,14 @@ class PlanMarkdown(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.plan_id == other.plan_id
+            and self.content == other.content
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("PlanMarkdown", self.plan_id, self.content, self.meta))
@@ -8578,8 +9362,11 @@ class PlanRemoved(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.plan_id == other.plan_id and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("PlanRemoved", self.plan_id, self.meta))
@@ -8630,8 +9417,11 @@ class PlanUpdate(WireModel):
         return self.extra == other.extra and self.plan == other.plan and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.plan == other.plan and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("PlanUpdate", self.plan, self.meta))
@@ -8685,8 +9475,14 @@ class Position(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.line == other.line
+            and self.character == other.character
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Position", self.line, self.character, self.meta))
@@ -8755,8 +9551,14 @@ class PromptRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.prompt == other.prompt
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("PromptRequest", self.session_id, self.prompt, self.meta))
@@ -8816,8 +9618,14 @@ class PromptResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.stop_reason == other.stop_reason
+            and self.usage == other.usage
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("PromptResponse", self.stop_reason, self.usage, self.meta))
@@ -8873,8 +9681,14 @@ class ProviderCurrentConfig(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.api_type == other.api_type
+            and self.base_url == other.base_url
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ProviderCurrentConfig", self.api_type, self.base_url, self.meta))
@@ -8944,8 +9758,16 @@ class ProviderInfo(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.provider_id == other.provider_id
+            and self.supported == other.supported
+            and self.required == other.required
+            and self.current == other.current
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -8994,8 +9816,9 @@ class ProvidersCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("ProvidersCapabilities", self.meta))
@@ -9046,8 +9869,14 @@ class Range(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.start == other.start
+            and self.end == other.end
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Range", self.start, self.end, self.meta))
@@ -9113,8 +9942,16 @@ class ReadTextFileRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.path == other.path
+            and self.line == other.line
+            and self.limit == other.limit
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -9159,8 +9996,11 @@ class ReadTextFileResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ReadTextFileResponse", self.content, self.meta))
@@ -9217,8 +10057,15 @@ class RejectNesNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.id == other.id
+            and self.reason == other.reason
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("RejectNesNotification", self.session_id, self.id, self.reason, self.meta))
@@ -9269,8 +10116,14 @@ class ReleaseTerminalRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ReleaseTerminalRequest", self.session_id, self.terminal_id, self.meta))
@@ -9303,8 +10156,9 @@ class ReleaseTerminalResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("ReleaseTerminalResponse", self.meta))
@@ -9367,8 +10221,15 @@ class RequestPermissionRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.tool_call == other.tool_call
+            and self.options == other.options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -9413,8 +10274,11 @@ class RequestPermissionResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.outcome == other.outcome and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("RequestPermissionResponse", self.outcome, self.meta))
@@ -9500,8 +10364,19 @@ class ResourceLink(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.description == other.description
+            and self.mime_type == other.mime_type
+            and self.name == other.name
+            and self.size == other.size
+            and self.title == other.title
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -9593,8 +10468,16 @@ class ResumeSessionRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.mcp_servers == other.mcp_servers
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -9659,8 +10542,14 @@ class ResumeSessionResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ResumeSessionResponse", self.modes, self.config_options, self.meta))
@@ -9710,8 +10599,13 @@ class SelectedPermissionOutcome(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.option_id == other.option_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SelectedPermissionOutcome", self.option_id, self.meta))
@@ -9750,8 +10644,9 @@ class SessionAdditionalDirectoriesCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("SessionAdditionalDirectoriesCapabilities", self.meta))
@@ -9787,8 +10682,9 @@ class SessionCloseCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("SessionCloseCapabilities", self.meta))
@@ -9815,8 +10711,9 @@ class SessionConfigBoolean(WireModel):
         return self.extra == other.extra and self.current_value == other.current_value
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.current_value == other.current_value)
 
     def __hash__(self) -> int:
         return hash(("SessionConfigBoolean", self.current_value))
@@ -9892,8 +10789,17 @@ class SessionConfigOptionBoolean(SessionConfigBoolean):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.category == other.category
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -9944,8 +10850,13 @@ class SessionConfigSelect(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.options == other.options
+        )
 
     def __hash__(self) -> int:
         return hash(("SessionConfigSelect", self.current_value, self.options))
@@ -10024,8 +10935,18 @@ class SessionConfigOptionSelect(SessionConfigSelect):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.options == other.options
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.category == other.category
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -10086,8 +11007,11 @@ class SessionConfigOptionsCapabilities(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.boolean == other.boolean and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SessionConfigOptionsCapabilities", self.boolean, self.meta))
@@ -10146,8 +11070,15 @@ class SessionConfigSelectGroup(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.group == other.group
+            and self.name == other.name
+            and self.options == other.options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SessionConfigSelectGroup", self.group, self.name, self.options, self.meta))
@@ -10204,8 +11135,15 @@ class SessionConfigSelectOption(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.value == other.value
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -10243,8 +11181,9 @@ class SessionDeleteCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("SessionDeleteCapabilities", self.meta))
@@ -10284,8 +11223,9 @@ class SessionForkCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("SessionForkCapabilities", self.meta))
@@ -10364,8 +11304,17 @@ class SessionInfo(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.title == other.title
+            and self.updated_at == other.updated_at
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -10435,8 +11384,14 @@ class SessionInfoUpdate(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.updated_at == other.updated_at
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SessionInfoUpdate", self.title, self.updated_at, self.meta))
@@ -10472,8 +11427,9 @@ class SessionListCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("SessionListCapabilities", self.meta))
@@ -10533,8 +11489,15 @@ class SessionMode(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SessionMode", self.id, self.name, self.description, self.meta))
@@ -10587,8 +11550,14 @@ class SessionModeState(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_mode_id == other.current_mode_id
+            and self.available_modes == other.available_modes
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SessionModeState", self.current_mode_id, self.available_modes, self.meta))
@@ -10645,8 +11614,14 @@ class SessionNotification(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.update == other.update
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SessionNotification", self.session_id, self.update, self.meta))
@@ -10682,8 +11657,9 @@ class SessionResumeCapabilities(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("SessionResumeCapabilities", self.meta))
@@ -10755,8 +11731,16 @@ class SetProviderRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.provider_id == other.provider_id
+            and self.api_type == other.api_type
+            and self.base_url == other.base_url
+            and self.headers == other.headers
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -10803,8 +11787,9 @@ class SetProviderResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("SetProviderResponse", self.meta))
@@ -10869,8 +11854,15 @@ class SetSessionConfigOptionRequestBoolean(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.config_id == other.config_id
+            and self.meta == other.meta
+            and self.value == other.value
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -10941,8 +11933,15 @@ class SetSessionConfigOptionRequestValueId(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.config_id == other.config_id
+            and self.meta == other.meta
+            and self.value == other.value
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -10997,8 +11996,13 @@ class SetSessionConfigOptionResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SetSessionConfigOptionResponse", self.config_options, self.meta))
@@ -11049,8 +12053,14 @@ class SetSessionModeRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.mode_id == other.mode_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SetSessionModeRequest", self.session_id, self.mode_id, self.meta))
@@ -11083,8 +12093,9 @@ class SetSessionModeResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("SetSessionModeResponse", self.meta))
@@ -11143,8 +12154,15 @@ class StartNesRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.workspace_uri == other.workspace_uri
+            and self.workspace_folders == other.workspace_folders
+            and self.repository == other.repository
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -11197,8 +12215,13 @@ class StartNesResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("StartNesResponse", self.session_id, self.meta))
@@ -11246,8 +12269,11 @@ class StringMultiSelectItems(WireModel):
         return self.extra == other.extra and self.enum == other.enum and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.enum == other.enum and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("StringMultiSelectItems", self.enum, self.meta))
@@ -11375,8 +12401,21 @@ class StringPropertySchema(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.min_length == other.min_length
+            and self.max_length == other.max_length
+            and self.pattern == other.pattern
+            and self.format == other.format
+            and self.default == other.default
+            and self.enum == other.enum
+            and self.one_of == other.one_of
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -11471,8 +12510,19 @@ class SuggestNesRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.version == other.version
+            and self.position == other.position
+            and self.selection == other.selection
+            and self.trigger_kind == other.trigger_kind
+            and self.context == other.context
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -11531,8 +12581,13 @@ class SuggestNesResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.suggestions == other.suggestions
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("SuggestNesResponse", self.suggestions, self.meta))
@@ -11587,8 +12642,13 @@ class Terminal(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("Terminal", self.terminal_id, self.meta))
@@ -11639,8 +12699,14 @@ class TerminalExitStatus(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.exit_code == other.exit_code
+            and self.signal == other.signal
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("TerminalExitStatus", self.exit_code, self.signal, self.meta))
@@ -11691,8 +12757,14 @@ class TerminalOutputRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("TerminalOutputRequest", self.session_id, self.terminal_id, self.meta))
@@ -11751,8 +12823,15 @@ class TerminalOutputResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.output == other.output
+            and self.truncated == other.truncated
+            and self.exit_status == other.exit_status
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -11810,8 +12889,14 @@ class TextContent(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.text == other.text
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("TextContent", self.annotations, self.text, self.meta))
@@ -11866,8 +12951,14 @@ class TextDocumentContentChangeEvent(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.range == other.range
+            and self.text == other.text
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("TextDocumentContentChangeEvent", self.range, self.text, self.meta))
@@ -11924,8 +13015,15 @@ class TextResourceContents(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.mime_type == other.mime_type
+            and self.text == other.text
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("TextResourceContents", self.mime_type, self.text, self.uri, self.meta))
@@ -11968,8 +13066,11 @@ class TitledMultiSelectItems(WireModel):
         return self.extra == other.extra and self.any_of == other.any_of and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.any_of == other.any_of and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("TitledMultiSelectItems", self.any_of, self.meta))
@@ -12083,8 +13184,21 @@ class ToolCall(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.title == other.title
+            and self.name == other.name
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -12156,8 +13270,14 @@ class ToolCallLocation(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.path == other.path
+            and self.line == other.line
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("ToolCallLocation", self.path, self.line, self.meta))
@@ -12268,8 +13388,21 @@ class ToolCallUpdate(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.title == other.title
+            and self.name == other.name
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -12350,8 +13483,21 @@ class ToolCallProgress(ToolCallUpdate):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.title == other.title
+            and self.name == other.name
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -12402,8 +13548,11 @@ class UnstructuredCommandInput(WireModel):
         return self.extra == other.extra and self.hint == other.hint and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.hint == other.hint and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("UnstructuredCommandInput", self.hint, self.meta))
@@ -12487,8 +13636,18 @@ class Usage(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.total_tokens == other.total_tokens
+            and self.input_tokens == other.input_tokens
+            and self.output_tokens == other.output_tokens
+            and self.thought_tokens == other.thought_tokens
+            and self.cached_read_tokens == other.cached_read_tokens
+            and self.cached_write_tokens == other.cached_write_tokens
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -12561,8 +13720,15 @@ class UsageUpdate(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.used == other.used
+            and self.size == other.size
+            and self.cost == other.cost
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("UsageUpdate", self.used, self.size, self.cost, self.meta))
@@ -12608,8 +13774,14 @@ class UserMessageChunk(ContentChunk):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("UserMessageChunk", self.content, self.message_id, self.meta))
@@ -12660,8 +13832,14 @@ class WaitForTerminalExitRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("WaitForTerminalExitRequest", self.session_id, self.terminal_id, self.meta))
@@ -12712,8 +13890,14 @@ class WaitForTerminalExitResponse(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.exit_code == other.exit_code
+            and self.signal == other.signal
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("WaitForTerminalExitResponse", self.exit_code, self.signal, self.meta))
@@ -12764,8 +13948,14 @@ class WorkspaceFolder(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.name == other.name
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("WorkspaceFolder", self.uri, self.name, self.meta))
@@ -12825,8 +14015,15 @@ class WriteTextFileRequest(WireModel):
         )
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.path == other.path
+            and self.content == other.content
+            and self.meta == other.meta
+        )
 
     def __hash__(self) -> int:
         return hash(("WriteTextFileRequest", self.session_id, self.path, self.content, self.meta))
@@ -12859,8 +14056,9 @@ class WriteTextFileResponse(WireModel):
         return self.extra == other.extra and self.meta == other.meta
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
 
     def __hash__(self) -> int:
         return hash(("WriteTextFileResponse", self.meta))
@@ -12892,8 +14090,9 @@ class UnknownCreateElicitationRequest:
         return self.raw == other.raw
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
 
     def __hash__(self) -> int:
         return hash(("UnknownCreateElicitationRequest", self.raw))
@@ -12931,8 +14130,9 @@ class UnknownCreateElicitationResponse:
         return self.raw == other.raw
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
 
     def __hash__(self) -> int:
         return hash(("UnknownCreateElicitationResponse", self.raw))
@@ -12970,8 +14170,9 @@ class UnknownElicitationPropertySchema:
         return self.raw == other.raw
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
 
     def __hash__(self) -> int:
         return hash(("UnknownElicitationPropertySchema", self.raw))
@@ -13009,8 +14210,9 @@ class UnknownMultiSelectItems:
         return self.raw == other.raw
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
 
     def __hash__(self) -> int:
         return hash(("UnknownMultiSelectItems", self.raw))
@@ -13048,8 +14250,9 @@ class UnknownSessionUpdate:
         return self.raw == other.raw
 
     def __ne__(self, other: Any) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
 
     def __hash__(self) -> int:
         return hash(("UnknownSessionUpdate", self.raw))
