@@ -106,6 +106,8 @@ def decode(data: JSONInput, type_: Any) -> Any:
         if decoder is None:
             decoder = _decoder_for(type_)
             _DECODER_CACHE[type_] = decoder
+        if type(data) is dict:  # already parsed (the connection decodes params so)
+            return decoder(data)
         if type(data) is bytes or type(data) is str:
             try:
                 parsed = orjson.loads(data)

@@ -48,7 +48,7 @@ from acp_sdk.protocol import _jsonrpc as rpc
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE, FRAME_TOO_LARGE, LineFramer
 from acp_sdk.protocol._rows import Kind, Method, MethodTable, Notification, Row, Side
 from acp_sdk.protocol._state import Lifecycle, State, Trigger, refusal, step
-from acp_sdk.protocol.capabilities import is_advertised, required_by_params
+from acp_sdk.protocol.capabilities import PARAMS_GATED, is_advertised, required_by_params
 from acp_sdk.protocol.codec import decode, to_json_value
 from acp_sdk.protocol.errors import (
     ACPError,
@@ -210,10 +210,10 @@ class Connection:
         return out
 
     def _handle(self, message: rpc.Inbound) -> None:
-        if isinstance(message, rpc.Request):
-            self._on_request(message)
-        elif isinstance(message, rpc.Notification):
+        if isinstance(message, rpc.Notification):  # the common case first
             self._on_notification(message)
+        elif isinstance(message, rpc.Request):
+            self._on_request(message)
         elif isinstance(message, rpc.Response):
             self._on_response(message)
         elif isinstance(message, rpc.BadResponse):
@@ -432,11 +432,12 @@ class Connection:
             raise LocalProtocolError(f"cannot send {row.wire}: not initialized")
         if not check_capability:
             return
-        needed = [row.gate] if row.gate is not None else []
-        needed += required_by_params(row.wire, params)
-        for path in needed:
-            if not is_advertised(self.their_capabilities, path):
-                raise CapabilityNotNegotiated(row.wire, path)
+        if row.gate is not None and not is_advertised(self.their_capabilities, row.gate):
+            raise CapabilityNotNegotiated(row.wire, row.gate)
+        if row.wire in PARAMS_GATED:
+            for path in required_by_params(row.wire, params):
+                if not is_advertised(self.their_capabilities, path):
+                    raise CapabilityNotNegotiated(row.wire, path)
 
     @staticmethod
     def _payload(params: Any) -> Any:
