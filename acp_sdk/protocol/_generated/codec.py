@@ -1628,7 +1628,7 @@ def _e_ContentChunk(o: ContentChunk) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -1713,7 +1713,7 @@ def _e_AgentMessageChunk(o: AgentMessageChunk) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -1798,7 +1798,7 @@ def _e_AgentThoughtChunk(o: AgentThoughtChunk) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -2497,7 +2497,7 @@ def _e_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
     d["description"] = v
     v = o.input
     if v is not None:
-        d["input"] = _encode(v)
+        d["input"] = _encoder_of(type(v), _not_a_model)(v)
     elif "input" in ex:
         d["input"] = None
     v = o.meta
@@ -3473,7 +3473,7 @@ def _e_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.config_options
-    d["configOptions"] = [_encode(x) for x in v]
+    d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -3535,7 +3535,7 @@ def _e_Content(o: Content) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -5071,7 +5071,7 @@ def _e_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
         d["title"] = None
     v = o.properties
     if v:
-        d["properties"] = {k: _encode(x) for k, x in v.items()}
+        d["properties"] = {k: _encoder_of(type(x), _not_a_model)(x) for k, x in v.items()}
     elif "properties" in ex:
         d["properties"] = {}
     v = o.required
@@ -5268,7 +5268,7 @@ def _e_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
     elif "annotations" in ex:
         d["annotations"] = None
     v = o.resource
-    d["resource"] = _encode(v)
+    d["resource"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -5998,7 +5998,7 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
         d["agentCapabilities"] = _e_AgentCapabilities(v)
     v = o.auth_methods
     if v or "authMethods" in ex:
-        d["authMethods"] = [_encode(x) for x in v]
+        d["authMethods"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.agent_info
     if v is not None:
         d["agentInfo"] = _e_Implementation(v)
@@ -6540,7 +6540,7 @@ def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.mcp_servers
-    d["mcpServers"] = [_encode(x) for x in v]
+    d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.cwd
     d["cwd"] = v
     v = o.additional_directories
@@ -6635,7 +6635,7 @@ def _e_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
         d["modes"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = [_encode(x) for x in v]
+        d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -7205,7 +7205,7 @@ def _e_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]
     elif "maxItems" in ex:
         d["maxItems"] = None
     v = o.items
-    d["items"] = _encode(v)
+    d["items"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.default
     if v is not None:
         d["default"] = v
@@ -7300,7 +7300,7 @@ def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
     v = o.mcp_servers
-    d["mcpServers"] = [_encode(x) for x in v]
+    d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -7400,7 +7400,7 @@ def _e_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
         d["modes"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = [_encode(x) for x in v]
+        d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -7855,7 +7855,7 @@ def _e_PromptRequest(o: PromptRequest) -> dict[str, Any]:
     v = o.session_id
     d["sessionId"] = v
     v = o.prompt
-    d["prompt"] = [_encode(x) for x in v]
+    d["prompt"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -8332,7 +8332,7 @@ def _e_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]
     ex = o._explicit
     v: Any
     v = o.outcome
-    d["outcome"] = _encode(v)
+    d["outcome"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -8630,7 +8630,7 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
         d["additionalDirectories"] = v
     v = o.mcp_servers
     if v or "mcpServers" in ex:
-        d["mcpServers"] = [_encode(x) for x in v]
+        d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -8718,7 +8718,7 @@ def _e_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
         d["modes"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = [_encode(x) for x in v]
+        d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -9999,7 +9999,7 @@ def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
     v = o.session_id
     d["sessionId"] = v
     v = o.update
-    d["update"] = _encode(v)
+    d["update"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -10269,7 +10269,7 @@ def _e_SetSessionConfigOptionResponse(o: SetSessionConfigOptionResponse) -> dict
     ex = o._explicit
     v: Any
     v = o.config_options
-    d["configOptions"] = [_encode(x) for x in v]
+    d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -11425,7 +11425,7 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
         d["status"] = None
     v = o.content
     if v or "content" in ex:
-        d["content"] = [_encode(x) for x in v]
+        d["content"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.locations
     if v or "locations" in ex:
         d["locations"] = [_e_ToolCallLocation(x) for x in v]
@@ -11711,7 +11711,7 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         d["title"] = None
     v = o.content
     if v is not None:
-        d["content"] = [_encode(x) for x in v]
+        d["content"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "content" in ex:
         d["content"] = None
     v = o.locations
@@ -11927,7 +11927,7 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
         d["title"] = None
     v = o.content
     if v is not None:
-        d["content"] = [_encode(x) for x in v]
+        d["content"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "content" in ex:
         d["content"] = None
     v = o.locations
@@ -12176,7 +12176,7 @@ def _e_UserMessageChunk(o: UserMessageChunk) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -12879,7 +12879,7 @@ def _d_SessionConfigSelectOptions(v: Any) -> Any:
 
 
 def _e_SessionConfigSelectOptions(v: SessionConfigSelectOptions) -> Any:
-    return [_encode(x) for x in v]
+    return [_encoder_of(type(x), _not_a_model)(x) for x in v]
 
 
 def _d_SessionConfigValueId(v: Any) -> Any:
@@ -13181,12 +13181,12 @@ ENCODERS: Final[Mapping[type, Callable[[Any], dict[str, Any]]]] = {
 """Model class -> function producing its JSON-ready dict."""
 
 
-def _encode(o: Any) -> dict[str, Any]:
-    try:
-        f = ENCODERS[type(o)]
-    except KeyError:
-        raise EncodeError(f"not an ACP model: {type(o).__name__}") from None
-    return f(o)
+_encoder_of: Final = ENCODERS.get
+
+
+def _not_a_model(o: Any) -> dict[str, Any]:
+    """The encoder of whatever is not a model class: refuses it."""
+    raise EncodeError(f"not an ACP model: {type(o).__name__}")
 
 
 DECODERS: Final[Mapping[Any, Callable[[Any], Any]]] = {
