@@ -46,6 +46,10 @@ class Side(enum.Enum):
     CLIENT = "client"
     BOTH = "both"
 
+    # Members are singletons and compare by identity: hash them by identity too, in C.
+    # (Enum's own `__hash__` is a Python call; every row lookup hashes two of these.)
+    __hash__ = object.__hash__
+
     @property
     def peer(self) -> Side:
         return {Side.AGENT: Side.CLIENT, Side.CLIENT: Side.AGENT, Side.BOTH: Side.BOTH}[self]
@@ -54,6 +58,8 @@ class Side(enum.Enum):
 class Kind(enum.Enum):
     REQUEST = "request"
     NOTIFICATION = "notification"
+
+    __hash__ = object.__hash__  # as `Side.__hash__`
 
 
 class Layer(enum.Enum):

@@ -97,6 +97,30 @@ _SESSION_CANCEL: Final = "session/cancel"
 _CANCEL_REQUEST: Final = "$/cancel_request"
 _ROOT: Final = {Side.AGENT: "agentCapabilities", Side.CLIENT: "clientCapabilities"}
 
+# The events of every notification and response are built slot by slot: what their attrs
+# `__init__` does, without a keyword call per frame.
+_new: Final = object.__new__
+_SET_NOTE_ROW: Final = NotificationReceived.__dict__["row"].__set__
+_SET_NOTE_PARAMS: Final = NotificationReceived.__dict__["params"].__set__
+_SET_RESPONSE_ID: Final = ResponseReceived.__dict__["request_id"].__set__
+_SET_RESPONSE_ROW: Final = ResponseReceived.__dict__["row"].__set__
+_SET_RESPONSE_RESULT: Final = ResponseReceived.__dict__["result"].__set__
+
+
+def _notification_received(row: Row, params: Any) -> NotificationReceived:
+    event: NotificationReceived = _new(NotificationReceived)
+    _SET_NOTE_ROW(event, row)
+    _SET_NOTE_PARAMS(event, params)
+    return event
+
+
+def _response_received(request_id: RequestId, row: Row, result: Any) -> ResponseReceived:
+    event: ResponseReceived = _new(ResponseReceived)
+    _SET_RESPONSE_ID(event, request_id)
+    _SET_RESPONSE_ROW(event, row)
+    _SET_RESPONSE_RESULT(event, result)
+    return event
+
 
 class _InFlight:
     """A request we received and still owe exactly one answer."""
@@ -303,7 +327,7 @@ class Connection:
             return
         if method == _SESSION_CANCEL and self.our_role is Side.AGENT:
             self._cancel_prompts(getattr(params, "session_id", None))
-        self._events.append(NotificationReceived(row=row, params=params))
+        self._events.append(_notification_received(row, params))
 
     def _cancel_prompts(self, session_id: object | None) -> None:
         """Running prompts of the session (all of them for None) end as cancelled turns:
@@ -354,7 +378,7 @@ class Connection:
             self.their_capabilities = getattr(result, "agent_capabilities", None)
             self.their_info = getattr(result, "agent_info", None)
             self._fire(Trigger.INITIALIZE_SUCCEEDED)
-        self._events.append(ResponseReceived(request_id=rid, row=row, result=result))
+        self._events.append(_response_received(rid, row, result))
 
     def _on_bad_response(self, message: rpc.BadResponse) -> None:
         """A malformed response: logged, and if it carries the id of a pending call, that
