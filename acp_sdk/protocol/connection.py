@@ -212,15 +212,16 @@ class Connection:
         """Feed bytes from the peer; `b""` means end of input."""
         if self.state is State.CLOSED:
             return
+        log_frames = _wire.isEnabledFor(logging.DEBUG)
         for frame in self._framer.feed(data):
-            if frame is FRAME_TOO_LARGE:
-                limit = self._framer.max_frame_size
-                self._reject(None, ErrorCode.INVALID_REQUEST, f"frame over {limit} bytes")
-            else:
-                assert isinstance(frame, bytes)
-                if _wire.isEnabledFor(logging.DEBUG):
+            if type(frame) is bytes:
+                if log_frames:
                     _wire.debug("<- %s", frame[:_WIRE_LOG_BYTES].decode("utf-8", "replace"))
                 self._handle(rpc.classify(frame))
+            else:
+                assert frame is FRAME_TOO_LARGE
+                limit = self._framer.max_frame_size
+                self._reject(None, ErrorCode.INVALID_REQUEST, f"frame over {limit} bytes")
         if not data:
             self._close(Trigger.END_OF_INPUT, ConnectionClosed("the peer closed the connection"))
 
