@@ -291,12 +291,12 @@ class Connection:
             data = {"path": error.path_text, "reason": error.message}
             self._reject(rid, ErrorCode.INVALID_PARAMS, "params do not decode", data)
             return
-        for path in required_by_params(method, params):
-            if not is_advertised(self.our_capabilities, path):
-                self._reject(
-                    rid, ErrorCode.INVALID_PARAMS, "params need a capability", {"capability": path}
-                )
-                return
+        if method in PARAMS_GATED:
+            for path in required_by_params(method, params):
+                if not is_advertised(self.our_capabilities, path):
+                    data = {"capability": path}
+                    self._reject(rid, ErrorCode.INVALID_PARAMS, "params need a capability", data)
+                    return
         if method == _INITIALIZE:
             self._fire(Trigger.INITIALIZE_STARTED)
             self.their_capabilities = getattr(params, "client_capabilities", None)

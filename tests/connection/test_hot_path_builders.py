@@ -46,3 +46,22 @@ def test_enum_members_hash_by_identity_and_still_pickle() -> None:
         assert hash(member) == object.__hash__(member)
         assert pickle.loads(pickle.dumps(member)) is member
     assert {Side.AGENT: 1}[Side.AGENT] == 1
+
+
+def test_params_gated_lists_every_method_whose_params_can_need_a_capability() -> None:
+    from types import SimpleNamespace
+
+    from acp_sdk.protocol._generated.methods import TABLE
+    from acp_sdk.protocol.capabilities import PARAMS_GATED, required_by_params
+    from acp_sdk.schema import ImageContent, McpServerHttp
+
+    everything = SimpleNamespace(
+        prompt=[ImageContent(data="", mime_type="image/png")],
+        mcp_servers=[McpServerHttp(name="n", url="u")],
+        additional_directories=["/x"],
+        TAG="form",
+    )
+    wires = {row.wire for row in TABLE}
+    needing = {wire for wire in wires if required_by_params(wire, everything)}
+    assert needing
+    assert needing <= PARAMS_GATED
