@@ -134,7 +134,10 @@ class _Emitter:
             target = self.model.defs[expr.name]
             if isinstance(target, ClassDef):
                 return f"_e_{expr.name}({var})"
-            return f"_e_{expr.name}({var})" if isinstance(target, AliasDef) else f"_encode({var})"
+            if isinstance(target, AliasDef):
+                return f"_e_{expr.name}({var})"
+            # A union: the arm's encoder by class, inline (no `_encode` frame per value).
+            return f"_encoder_of(type({var}), _not_a_model)({var})"
         if isinstance(expr, TList):
             return f"[{self.encode_expr(expr.item, 'x')} for x in {var}]"
         assert isinstance(expr, TMap)
@@ -187,7 +190,12 @@ class _Emitter:
             "empty_map": (f"not {var}", var),
             "false": (f"{var} is False", f"{var} is not False"),
             "const": (f"{var} == {default.value_repr}", f"{var} != {default.value_repr}"),
-            "factory": (f"{var} == _DF_{owner}_{field.py}", f"{var} != _DF_{owner}_{field.py}"),
+            # The shared default object itself (what decoding an absent field gives) is
+            # recognised by identity, before comparing fields.
+            "factory": (
+                f"({var} is _DF_{owner}_{field.py} or {var} == _DF_{owner}_{field.py})",
+                f"({var} is not _DF_{owner}_{field.py} and {var} != _DF_{owner}_{field.py})",
+            ),
         }
         if kind not in tests:
             raise SchemaError(f"{owner}.{field.wire}: no default test for {kind}")
@@ -452,7 +460,7 @@ class _Emitter:
             out.append(f'    raise DecodeError("matches none of the alternatives of {name}")')
         if self.needs_encoding(TRef(name)):
             if all(isinstance(o, TList) for o in alias.options):
-                body = "[_encode(x) for x in v]"
+                body = "[_encoder_of(type(x), _not_a_model)(x) for x in v]"
             else:
                 raise SchemaError(f"{name}: cannot encode this alias")
             out += ["", "", f"def _e_{name}(v: {name}) -> Any:", f"    return {body}"]
@@ -549,12 +557,12 @@ class _Emitter:
             '"""Model class -> function producing its JSON-ready dict."""',
             "",
             "",
-            "def _encode(o: Any) -> dict[str, Any]:",
-            "    try:",
-            "        f = ENCODERS[type(o)]",
-            "    except KeyError:",
-            '        raise EncodeError(f"not an ACP model: {type(o).__name__}") from None',
-            "    return f(o)",
+            "_encoder_of: Final = ENCODERS.get",
+            "",
+            "",
+            "def _not_a_model(o: Any) -> dict[str, Any]:",
+            '    """The encoder of whatever is not a model class: refuses it."""',
+            '    raise EncodeError(f"not an ACP model: {type(o).__name__}")',
             "",
             "",
             "DECODERS: Final[Mapping[Any, Callable[[Any], Any]]] = {",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from acp_sdk._codegen import emit_model_methods
 from acp_sdk._codegen.common import (
     annotation,
     class_order,
@@ -13,6 +14,7 @@ from acp_sdk._codegen.common import (
 from acp_sdk._codegen.ir import (
     AliasDef,
     ClassDef,
+    Field,
     LiteralDef,
     Model,
     TList,
@@ -85,22 +87,50 @@ def _class(model: Model, cls: ClassDef) -> list[str]:
             f'    """The value of `{prop}` that selects this class."""',
         ]
     for field in cls.fields:
-        default = default_of(model, cls.name, field)
-        args = []
-        if default is not None:
-            if default.kind == "factory":
-                args.append(f"factory={default.python}")
-            elif default.kind == "empty_seq":
-                args.append("factory=list")
-            else:
-                args.append(f"default={default.python}")
+        args = _field_args(model, cls.name, field)
         args.append(f'metadata={{"wire": "{field.wire}"}}')
         lines.append("")
         lines.append(
             f"    {field.py}: {annotation(model, cls.name, field)} = attrs.field({', '.join(args)})"
         )
         lines += docstring(field.description, "    ")
+    lines += emit_model_methods.methods(cls.name, _slots(model, cls))
     return lines
+
+
+def _slots(model: Model, cls: ClassDef) -> list[emit_model_methods.Slot]:
+    """Every attrs field of `cls` in attrs order: WireModel's, the base classes', its own."""
+    if cls.base is None:
+        inherited = list(emit_model_methods.WIRE_MODEL_SLOTS)
+    else:
+        base = model.defs[cls.base]
+        assert isinstance(base, ClassDef)
+        inherited = _slots(model, base)
+    own = [
+        emit_model_methods.slot_from_args(
+            field.py, annotation(model, cls.name, field), _field_args(model, cls.name, field)
+        )
+        for field in cls.fields
+    ]
+    names = {slot.name for slot in own}
+    return [slot for slot in inherited if slot.name not in names] + own
+
+
+def _field_args(model: Model, owner: str, field: Field) -> list[str]:
+    """The default or factory argument of the field's `attrs.field(...)`, if any."""
+    default = default_of(model, owner, field)
+    args = []
+    if default is not None:
+        if default.kind == "factory":
+            args.append(f"factory={default.python}")
+        elif default.kind == "empty_seq":
+            args.append("factory=list")
+        else:
+            args.append(f"default={default.python}")
+    return args
+
+
+_RAW = emit_model_methods.Slot(name="raw", annotation="Mapping[str, Any]", default=None)
 
 
 def _unknown(arm: UnknownArmDef) -> list[str]:
@@ -116,6 +146,8 @@ def _unknown(arm: UnknownArmDef) -> list[str]:
         "",
         '    raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})',
         '    """The whole JSON object as received."""',
+        "",
+        *emit_model_methods.methods(arm.name, [_RAW]),
         "",
         "    @property",
         "    def tag(self) -> str:",
@@ -136,12 +168,17 @@ def emit(model: Model, header: str) -> str:
         "",
         "import attrs",
         "",
+        "from attrs import NOTHING, NothingType",
+        "",
         "from acp_sdk.protocol._model_support import (",
+        "    OBJECT_SETATTR,",
         "    EMPTY,",
+        "    NO_EXPLICIT,",
         "    UNSET,",
         "    UnknownVariant,",
         "    UnsetType,",
         "    WireModel,",
+        "    model_repr,",
         ")",
     ]
     for cls in class_order(model):

@@ -396,15 +396,15 @@ class Engine(Generic[S]):
 
     def _dispatch(self, events: list[Event]) -> None:
         for event in events:
-            if isinstance(event, ResponseReceived):
+            if isinstance(event, NotificationReceived):  # the common case first
+                self._route(event.row, event.params)
+            elif isinstance(event, ResponseReceived):
                 self._resolve(event.request_id, Outcome(value=event.result))
             elif isinstance(event, (ErrorReceived, CallFailed)):
                 error: BaseException = event.error
                 if isinstance(error, ConnectionClosed):
                     error = self.closed_error()
                 self._resolve(event.request_id, Outcome(error=error))
-            elif isinstance(event, NotificationReceived):
-                self._route(event.row, event.params)
             elif isinstance(event, RequestReceived):
                 self._serving[event.request_id] = self._start_handler(
                     event.request_id, event.row, event.params

@@ -43,13 +43,24 @@ JOIN_WAIT: Final = 0.5
 class _Condition:
     """A signal threads wait on: a condition over the engine's lock."""
 
-    __slots__ = ("condition",)
+    __slots__ = ("condition", "waiting")
 
     def __init__(self, lock: threading.Lock) -> None:
         self.condition = threading.Condition(lock)
+        self.waiting = 0  # threads in wait(); read and changed only under the lock
 
     def notify(self) -> None:
-        self.condition.notify_all()
+        # The reader notifies once per update; `notify_all` costs several Python calls
+        # even when nobody waits.
+        if self.waiting:
+            self.condition.notify_all()
+
+    def wait(self, timeout: float | None) -> None:
+        self.waiting += 1
+        try:
+            self.condition.wait(timeout)
+        finally:
+            self.waiting -= 1
 
 
 class _Queued:
@@ -223,7 +234,7 @@ class ThreadDriver:
                 left = time_left(op.deadline)
                 if left == 0:
                     return False
-                signal.condition.wait(left)
+                signal.wait(left)
             return True
 
     def _read(self, op: flows.Read) -> bytes:

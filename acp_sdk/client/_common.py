@@ -12,10 +12,9 @@ import logging
 import os
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 import attrs
-from typing_extensions import Self, TypedDict, Unpack
 
 from acp_sdk._driver.engine import Callback, Limits, Outcome, Sink
 from acp_sdk._driver.flows import TurnClock
@@ -44,6 +43,11 @@ from acp_sdk.schema import (
     ToolCall,
     ToolCallUpdate,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Self, Unpack
+
+    from acp_sdk.client.options import ClientOptions
 
 R = TypeVar("R")
 H = TypeVar("H")
@@ -99,25 +103,6 @@ class SpawnSpec:
         return AgentProcess(
             self.argv, env=self.env, cwd=self.cwd, stderr=self.stderr or log_agent_stderr
         )
-
-
-class ClientOptions(TypedDict, Generic[H], total=False):
-    """The keyword options of `spawn(...)` and `connect(...)`, checked by name and type.
-
-    They are the constructor's arguments (see `ClientState`); `H` is the facade's
-    handler type (`ClientHandlers` for `Client`, `AnyHandlers` for `AsyncClient`).
-    """
-
-    handlers: H | Sequence[H] | None
-    on_update: Callable[[SessionNotification], object] | None
-    client_info: Implementation | None
-    initialize: bool
-    table: MethodTable | None
-    request_timeout: float | None
-    workers: int
-    max_send_buffer: int
-    max_buffered_updates: int
-    track_state: bool
 
 
 class ClientState(Generic[H]):

@@ -18,16 +18,13 @@ import inspect
 import subprocess
 from collections.abc import AsyncIterator, Callable, Generator, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
-
-from typing_extensions import Unpack
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from acp_sdk._driver import flows
 from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
 from acp_sdk._driver.engine import Limits
 from acp_sdk._driver.process import AgentProcess
 from acp_sdk.client._common import (
-    ClientOptions,
     ClientState,
     SessionHandle,
     TurnHandle,
@@ -54,6 +51,11 @@ P = TypeVar("P")
 R = TypeVar("R")
 _DEFAULTS = Limits()
 PIPE_LIMIT = 1 << 16
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from acp_sdk.client.options import ClientOptions
 
 
 class AsyncTurn(TurnHandle["AsyncClient"]):

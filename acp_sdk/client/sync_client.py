@@ -19,15 +19,12 @@ import inspect
 import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
-from typing import IO, Any, TypeVar
-
-from typing_extensions import Unpack
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from acp_sdk._driver import flows
 from acp_sdk._driver.engine import Limits
 from acp_sdk._driver.threads import StreamTransport, ThreadDriver
 from acp_sdk.client._common import (
-    ClientOptions,
     ClientState,
     SessionHandle,
     TurnHandle,
@@ -47,6 +44,11 @@ from acp_sdk.schema import (
     ResumeSessionResponse,
     SessionUpdate,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from acp_sdk.client.options import ClientOptions
 
 __all__ = ["Client", "Session", "Turn"]
 

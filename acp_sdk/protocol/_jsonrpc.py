@@ -79,6 +79,36 @@ class Invalid:
 
 Inbound = Request | Notification | Response | BadResponse | Invalid
 
+# `classify` runs once per frame: it builds its three common results slot by slot (what
+# the attrs `__init__` does, without the keyword call), e.g. `_notification(m, p)`.
+_new: Final = object.__new__
+
+
+def _slot_setter(cls: type, name: str) -> Any:
+    return cls.__dict__[name].__set__
+
+
+_SET_REQUEST_ID: Final = _slot_setter(Request, "id")
+_SET_REQUEST_METHOD: Final = _slot_setter(Request, "method")
+_SET_REQUEST_PARAMS: Final = _slot_setter(Request, "params")
+_SET_NOTIFICATION_METHOD: Final = _slot_setter(Notification, "method")
+_SET_NOTIFICATION_PARAMS: Final = _slot_setter(Notification, "params")
+
+
+def _notification(method: str, params: Any) -> Notification:
+    message: Notification = _new(Notification)
+    _SET_NOTIFICATION_METHOD(message, method)
+    _SET_NOTIFICATION_PARAMS(message, params)
+    return message
+
+
+def _request(request_id: RequestId, method: str, params: Any) -> Request:
+    message: Request = _new(Request)
+    _SET_REQUEST_ID(message, request_id)
+    _SET_REQUEST_METHOD(message, method)
+    _SET_REQUEST_PARAMS(message, params)
+    return message
+
 
 def classify(frame: bytes) -> Inbound:
     try:
@@ -102,10 +132,10 @@ def classify(frame: bytes) -> Inbound:
     if params is not None and type(params) is not dict:
         return Invalid(code=ErrorCode.INVALID_REQUEST, reason='"params" must be an object', id=echo)
     if not has_id:
-        return Notification(method=method, params=params)
+        return _notification(method, params)
     if not valid_id:
         return Invalid(code=ErrorCode.INVALID_REQUEST, reason="invalid request id", id=None)
-    return Request(id=raw_id, method=method, params=params)
+    return _request(raw_id, method, params)
 
 
 def _response(message: dict[str, Any], rid: RequestId | None, has_id: bool, valid: bool) -> Inbound:

@@ -11,7 +11,8 @@ same thing wherever the schema does not say otherwise.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
@@ -19,6 +20,35 @@ import attrs
 
 EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 NO_EXPLICIT: Final[frozenset[str]] = frozenset()
+OBJECT_SETATTR: Final[Callable[[object, str, Any], None]] = object.__setattr__
+"""What the generated `__init__` methods store fields with (the classes are frozen)."""
+
+_repr_context = threading.local()
+
+
+def model_repr(self: Any) -> str:
+    """`__repr__` of every generated model: attrs' format, `Name(field=value, ...)`.
+
+    The fields are those with `repr=True`, in attrs order; an object met again while its
+    own repr is being built shows as `...` (attrs' recursion guard).
+    """
+    try:
+        active: set[int] = _repr_context.active
+    except AttributeError:
+        active = _repr_context.active = set()
+    key = id(self)
+    if key in active:
+        return "..."
+    active.add(key)
+    try:
+        cls = self.__class__
+        name = cls.__qualname__.rsplit(">.", 1)[-1]
+        parts = ", ".join(
+            f"{a.name}={getattr(self, a.name)!r}" for a in cls.__attrs_attrs__ if a.repr
+        )
+        return f"{name}({parts})"
+    finally:
+        active.discard(key)
 
 
 class UnsetType(enum.Enum):

@@ -18,10 +18,12 @@ import enum
 import typing
 from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType, NoneType, UnionType
-from typing import Any, ClassVar, Final, Generic, TypeVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar, Union
 
 import attrs
-from typing_extensions import TypeForm
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeForm
 
 __all__ = [
     "GATE_UNKNOWN_METHOD",
@@ -52,6 +54,10 @@ class Side(enum.Enum):
     CLIENT = "client"
     BOTH = "both"
 
+    # Members are singletons and compare by identity: hash them by identity too, in C.
+    # (Enum's own `__hash__` is a Python call; every row lookup hashes two of these.)
+    __hash__ = object.__hash__
+
     @property
     def peer(self) -> Side:
         """The other side (`BOTH` stays `BOTH`)."""
@@ -63,6 +69,8 @@ class Kind(enum.Enum):
 
     REQUEST = "request"
     NOTIFICATION = "notification"
+
+    __hash__ = object.__hash__  # as `Side.__hash__`
 
 
 class Layer(enum.Enum):

@@ -14,7 +14,7 @@ directories; elicitation modes. `required_by_params` lists those paths.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Final, Union
 
 import attrs
 
@@ -76,6 +76,10 @@ _MCP_TRANSPORT = {
     "McpServerSse": "agentCapabilities.mcpCapabilities.sse",
 }
 _SESSION_SETUP = frozenset({"session/new", "session/load", "session/resume"})
+
+
+PARAMS_GATED: Final = frozenset({"session/prompt", *_SESSION_SETUP, "elicitation/create"})
+"""The methods whose params can need capabilities (`required_by_params` is empty for others)."""
 
 
 def required_by_params(method: str, params: Any) -> list[str]:

@@ -14,13 +14,13 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import orjson
-from typing_extensions import TypeForm
 
 from acp_sdk.protocol._model_support import UnknownVariant, WireModel
 from acp_sdk.protocol.errors import DecodeError, EncodeError
 
 if TYPE_CHECKING:
     import cattrs
+    from typing_extensions import TypeForm
 
 __all__ = ["Model", "decode", "encode", "get_converter"]
 
@@ -108,6 +108,9 @@ def decode(data: JSONInput, type_: TypeForm[T]) -> T:
         if decoder is None:
             decoder = _decoder_for(type_)
             _DECODER_CACHE[type_] = decoder
+        if type(data) is dict:  # already parsed (the connection decodes params so)
+            parsed_already: T = decoder(data)
+            return parsed_already
         if type(data) is bytes or type(data) is str:
             try:
                 parsed = orjson.loads(data)
@@ -152,11 +155,10 @@ def encode(obj: Model) -> bytes:
             it holds a value JSON cannot represent (in `meta`, `extra`, raw fields).
     """
     try:
-        encoder = (_unstable_tables() if _is_unstable(type(obj)) else _stable_tables())[1].get(
-            type(obj)
-        )
-        plain = encoder(obj) if encoder is not None else get_converter().unstructure(obj)
-        return orjson.dumps(plain)
+        encoder = _ENCODER_CACHE.get(type(obj))
+        if encoder is None:
+            encoder = _encoder_for(type(obj))
+        return orjson.dumps(encoder(obj))
     except EncodeError:
         raise
     except (TypeError, ValueError, orjson.JSONEncodeError) as error:
@@ -165,9 +167,22 @@ def encode(obj: Model) -> bytes:
 
 def to_json_value(obj: Any) -> Any:
     """The JSON-ready value (dicts, lists, scalars) `encode` would serialise."""
-    tables = _unstable_tables() if _is_unstable(type(obj)) else _stable_tables()
-    encoder = tables[1].get(type(obj))
-    return encoder(obj) if encoder is not None else get_converter().unstructure(obj)
+    encoder = _ENCODER_CACHE.get(type(obj))
+    if encoder is None:
+        encoder = _encoder_for(type(obj))
+    return encoder(obj)
+
+
+_ENCODER_CACHE: dict[type, Callable[[Any], Any]] = {}
+
+
+def _encoder_for(cls: type) -> Callable[[Any], Any]:
+    """The generated encoder of a model class, else the converter's; remembered per class."""
+    encoder = (_unstable_tables() if _is_unstable(cls) else _stable_tables())[1].get(cls)
+    if encoder is None:
+        encoder = get_converter().unstructure
+    _ENCODER_CACHE[cls] = encoder
+    return encoder
 
 
 def get_converter() -> cattrs.Converter:

@@ -48,7 +48,13 @@ from acp_sdk.protocol import _jsonrpc as rpc
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE, FRAME_TOO_LARGE, LineFramer
 from acp_sdk.protocol._rows import Kind, Method, MethodTable, Notification, Row, Side
 from acp_sdk.protocol._state import Lifecycle, State, Trigger, refusal, step
-from acp_sdk.protocol.capabilities import Capabilities, Info, is_advertised, required_by_params
+from acp_sdk.protocol.capabilities import (
+    PARAMS_GATED,
+    Capabilities,
+    Info,
+    is_advertised,
+    required_by_params,
+)
 from acp_sdk.protocol.codec import decode, to_json_value
 from acp_sdk.protocol.errors import (
     ACPError,
@@ -96,6 +102,30 @@ _PROMPT: Final = "session/prompt"
 _SESSION_CANCEL: Final = "session/cancel"
 _CANCEL_REQUEST: Final = "$/cancel_request"
 _ROOT: Final = {Side.AGENT: "agentCapabilities", Side.CLIENT: "clientCapabilities"}
+
+# The events of every notification and response are built slot by slot: what their attrs
+# `__init__` does, without a keyword call per frame.
+_new: Final = object.__new__
+_SET_NOTE_ROW: Final = NotificationReceived.__dict__["row"].__set__
+_SET_NOTE_PARAMS: Final = NotificationReceived.__dict__["params"].__set__
+_SET_RESPONSE_ID: Final = ResponseReceived.__dict__["request_id"].__set__
+_SET_RESPONSE_ROW: Final = ResponseReceived.__dict__["row"].__set__
+_SET_RESPONSE_RESULT: Final = ResponseReceived.__dict__["result"].__set__
+
+
+def _notification_received(row: Row, params: Any) -> NotificationReceived:
+    event: NotificationReceived = _new(NotificationReceived)
+    _SET_NOTE_ROW(event, row)
+    _SET_NOTE_PARAMS(event, params)
+    return event
+
+
+def _response_received(request_id: RequestId, row: Row, result: Any) -> ResponseReceived:
+    event: ResponseReceived = _new(ResponseReceived)
+    _SET_RESPONSE_ID(event, request_id)
+    _SET_RESPONSE_ROW(event, row)
+    _SET_RESPONSE_RESULT(event, result)
+    return event
 
 
 class _InFlight:
@@ -194,15 +224,16 @@ class Connection:
         """Feed bytes from the peer; `b""` means end of input."""
         if self.state is State.CLOSED:
             return
+        log_frames = _wire.isEnabledFor(logging.DEBUG)
         for frame in self._framer.feed(data):
-            if frame is FRAME_TOO_LARGE:
-                limit = self._framer.max_frame_size
-                self._reject(None, ErrorCode.INVALID_REQUEST, f"frame over {limit} bytes")
-            else:
-                assert isinstance(frame, bytes)
-                if _wire.isEnabledFor(logging.DEBUG):
+            if type(frame) is bytes:
+                if log_frames:
                     _wire.debug("<- %s", frame[:_WIRE_LOG_BYTES].decode("utf-8", "replace"))
                 self._handle(rpc.classify(frame))
+            else:
+                assert frame is FRAME_TOO_LARGE
+                limit = self._framer.max_frame_size
+                self._reject(None, ErrorCode.INVALID_REQUEST, f"frame over {limit} bytes")
         if not data:
             self._close(Trigger.END_OF_INPUT, ConnectionClosed("the peer closed the connection"))
 
@@ -217,10 +248,10 @@ class Connection:
         return out
 
     def _handle(self, message: rpc.Inbound) -> None:
-        if isinstance(message, rpc.Request):
-            self._on_request(message)
-        elif isinstance(message, rpc.Notification):
+        if isinstance(message, rpc.Notification):  # the common case first
             self._on_notification(message)
+        elif isinstance(message, rpc.Request):
+            self._on_request(message)
         elif isinstance(message, rpc.Response):
             self._on_response(message)
         elif isinstance(message, rpc.BadResponse):
@@ -273,12 +304,12 @@ class Connection:
             data = {"path": error.path_text, "reason": error.message}
             self._reject(rid, ErrorCode.INVALID_PARAMS, "params do not decode", data)
             return
-        for path in required_by_params(method, params):
-            if not is_advertised(self.our_capabilities, path):
-                self._reject(
-                    rid, ErrorCode.INVALID_PARAMS, "params need a capability", {"capability": path}
-                )
-                return
+        if method in PARAMS_GATED:
+            for path in required_by_params(method, params):
+                if not is_advertised(self.our_capabilities, path):
+                    data = {"capability": path}
+                    self._reject(rid, ErrorCode.INVALID_PARAMS, "params need a capability", data)
+                    return
         if method == _INITIALIZE:
             self._fire(Trigger.INITIALIZE_STARTED)
             self.their_capabilities = getattr(params, "client_capabilities", None)
@@ -310,7 +341,7 @@ class Connection:
             return
         if method == _SESSION_CANCEL and self.our_role is Side.AGENT:
             self._cancel_prompts(getattr(params, "session_id", None))
-        self._events.append(NotificationReceived(row=row, params=params))
+        self._events.append(_notification_received(row, params))
 
     def _cancel_prompts(self, session_id: object | None) -> None:
         """Running prompts of the session (all of them for None) end as cancelled turns:
@@ -362,7 +393,7 @@ class Connection:
             self.their_capabilities = getattr(result, "agent_capabilities", None)
             self.their_info = getattr(result, "agent_info", None)
             self._fire(Trigger.INITIALIZE_SUCCEEDED)
-        self._events.append(ResponseReceived(request_id=rid, row=row, result=result))
+        self._events.append(_response_received(rid, row, result))
 
     def _on_bad_response(self, message: rpc.BadResponse) -> None:
         """A malformed response: logged, and if it carries the id of a pending call, that
@@ -440,11 +471,12 @@ class Connection:
             raise LocalProtocolError(f"cannot send {row.wire}: not initialized")
         if not check_capability:
             return
-        needed = [row.gate] if row.gate is not None else []
-        needed += required_by_params(row.wire, params)
-        for path in needed:
-            if not is_advertised(self.their_capabilities, path):
-                raise CapabilityNotNegotiated(row.wire, path)
+        if row.gate is not None and not is_advertised(self.their_capabilities, row.gate):
+            raise CapabilityNotNegotiated(row.wire, row.gate)
+        if row.wire in PARAMS_GATED:
+            for path in required_by_params(row.wire, params):
+                if not is_advertised(self.their_capabilities, path):
+                    raise CapabilityNotNegotiated(row.wire, path)
 
     @staticmethod
     def _payload(params: Any) -> Any:

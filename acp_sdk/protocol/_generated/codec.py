@@ -1438,7 +1438,10 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_PromptCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_prompt_capabilities
-            if r == _DF_AgentCapabilities_prompt_capabilities:
+            if (
+                r is _DF_AgentCapabilities_prompt_capabilities
+                or r == _DF_AgentCapabilities_prompt_capabilities
+            ):
                 ex = _s.note(ex, "promptCapabilities")
             f_prompt_capabilities = r
     v = d.get("mcpCapabilities", _MISSING)
@@ -1454,7 +1457,10 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_McpCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_mcp_capabilities
-            if r == _DF_AgentCapabilities_mcp_capabilities:
+            if (
+                r is _DF_AgentCapabilities_mcp_capabilities
+                or r == _DF_AgentCapabilities_mcp_capabilities
+            ):
                 ex = _s.note(ex, "mcpCapabilities")
             f_mcp_capabilities = r
     v = d.get("sessionCapabilities", _MISSING)
@@ -1470,7 +1476,10 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_SessionCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_session_capabilities
-            if r == _DF_AgentCapabilities_session_capabilities:
+            if (
+                r is _DF_AgentCapabilities_session_capabilities
+                or r == _DF_AgentCapabilities_session_capabilities
+            ):
                 ex = _s.note(ex, "sessionCapabilities")
             f_session_capabilities = r
     v = d.get("auth", _MISSING)
@@ -1486,7 +1495,7 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_AgentAuthCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_auth
-            if r == _DF_AgentCapabilities_auth:
+            if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
                 ex = _s.note(ex, "auth")
             f_auth = r
     v = d.get("_meta", _MISSING)
@@ -1525,16 +1534,25 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
     if v is not False or "loadSession" in ex:
         d["loadSession"] = v
     v = o.prompt_capabilities
-    if v != _DF_AgentCapabilities_prompt_capabilities or "promptCapabilities" in ex:
+    if (
+        v is not _DF_AgentCapabilities_prompt_capabilities
+        and v != _DF_AgentCapabilities_prompt_capabilities
+    ) or "promptCapabilities" in ex:
         d["promptCapabilities"] = _e_PromptCapabilities(v)
     v = o.mcp_capabilities
-    if v != _DF_AgentCapabilities_mcp_capabilities or "mcpCapabilities" in ex:
+    if (
+        v is not _DF_AgentCapabilities_mcp_capabilities
+        and v != _DF_AgentCapabilities_mcp_capabilities
+    ) or "mcpCapabilities" in ex:
         d["mcpCapabilities"] = _e_McpCapabilities(v)
     v = o.session_capabilities
-    if v != _DF_AgentCapabilities_session_capabilities or "sessionCapabilities" in ex:
+    if (
+        v is not _DF_AgentCapabilities_session_capabilities
+        and v != _DF_AgentCapabilities_session_capabilities
+    ) or "sessionCapabilities" in ex:
         d["sessionCapabilities"] = _e_SessionCapabilities(v)
     v = o.auth
-    if v != _DF_AgentCapabilities_auth or "auth" in ex:
+    if (v is not _DF_AgentCapabilities_auth and v != _DF_AgentCapabilities_auth) or "auth" in ex:
         d["auth"] = _e_AgentAuthCapabilities(v)
     v = o.meta
     if v is not None:
@@ -1610,7 +1628,7 @@ def _e_ContentChunk(o: ContentChunk) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -1695,7 +1713,7 @@ def _e_AgentMessageChunk(o: AgentMessageChunk) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -1780,7 +1798,7 @@ def _e_AgentThoughtChunk(o: AgentThoughtChunk) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -2479,7 +2497,7 @@ def _e_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
     d["description"] = v
     v = o.input
     if v is not None:
-        d["input"] = _encode(v)
+        d["input"] = _encoder_of(type(v), _not_a_model)(v)
     elif "input" in ex:
         d["input"] = None
     v = o.meta
@@ -3053,7 +3071,7 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = _d_FileSystemCapabilities(v)
             except DecodeError:
                 r = _DF_ClientCapabilities_fs
-            if r == _DF_ClientCapabilities_fs:
+            if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
                 ex = _s.note(ex, "fs")
             f_fs = r
     v = d.get("terminal", _MISSING)
@@ -3101,7 +3119,7 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = _d_AuthCapabilities(v)
             except DecodeError:
                 r = _DF_ClientCapabilities_auth
-            if r == _DF_ClientCapabilities_auth:
+            if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
                 ex = _s.note(ex, "auth")
             f_auth = r
     v = d.get("elicitation", _MISSING)
@@ -3153,7 +3171,7 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.fs
-    if v != _DF_ClientCapabilities_fs or "fs" in ex:
+    if (v is not _DF_ClientCapabilities_fs and v != _DF_ClientCapabilities_fs) or "fs" in ex:
         d["fs"] = _e_FileSystemCapabilities(v)
     v = o.terminal
     if v is not False or "terminal" in ex:
@@ -3164,7 +3182,7 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     elif "session" in ex:
         d["session"] = None
     v = o.auth
-    if v != _DF_ClientCapabilities_auth or "auth" in ex:
+    if (v is not _DF_ClientCapabilities_auth and v != _DF_ClientCapabilities_auth) or "auth" in ex:
         d["auth"] = _e_AuthCapabilities(v)
     v = o.elicitation
     if v is not None:
@@ -3455,7 +3473,7 @@ def _e_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.config_options
-    d["configOptions"] = [_encode(x) for x in v]
+    d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -3517,7 +3535,7 @@ def _e_Content(o: Content) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -5053,7 +5071,7 @@ def _e_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
         d["title"] = None
     v = o.properties
     if v:
-        d["properties"] = {k: _encode(x) for k, x in v.items()}
+        d["properties"] = {k: _encoder_of(type(x), _not_a_model)(x) for k, x in v.items()}
     elif "properties" in ex:
         d["properties"] = {}
     v = o.required
@@ -5250,7 +5268,7 @@ def _e_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
     elif "annotations" in ex:
         d["annotations"] = None
     v = o.resource
-    d["resource"] = _encode(v)
+    d["resource"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -5794,7 +5812,10 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
                 r = _d_ClientCapabilities(v)
             except DecodeError:
                 r = _DF_InitializeRequest_client_capabilities
-            if r == _DF_InitializeRequest_client_capabilities:
+            if (
+                r is _DF_InitializeRequest_client_capabilities
+                or r == _DF_InitializeRequest_client_capabilities
+            ):
                 ex = _s.note(ex, "clientCapabilities")
             f_client_capabilities = r
     v = d.get("clientInfo", _MISSING)
@@ -5846,7 +5867,10 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
     v = o.protocol_version
     d["protocolVersion"] = v
     v = o.client_capabilities
-    if v != _DF_InitializeRequest_client_capabilities or "clientCapabilities" in ex:
+    if (
+        v is not _DF_InitializeRequest_client_capabilities
+        and v != _DF_InitializeRequest_client_capabilities
+    ) or "clientCapabilities" in ex:
         d["clientCapabilities"] = _e_ClientCapabilities(v)
     v = o.client_info
     if v is not None:
@@ -5895,7 +5919,10 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
                 r = _d_AgentCapabilities(v)
             except DecodeError:
                 r = _DF_InitializeResponse_agent_capabilities
-            if r == _DF_InitializeResponse_agent_capabilities:
+            if (
+                r is _DF_InitializeResponse_agent_capabilities
+                or r == _DF_InitializeResponse_agent_capabilities
+            ):
                 ex = _s.note(ex, "agentCapabilities")
             f_agent_capabilities = r
     v = d.get("authMethods", _MISSING)
@@ -5964,11 +5991,14 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
     v = o.protocol_version
     d["protocolVersion"] = v
     v = o.agent_capabilities
-    if v != _DF_InitializeResponse_agent_capabilities or "agentCapabilities" in ex:
+    if (
+        v is not _DF_InitializeResponse_agent_capabilities
+        and v != _DF_InitializeResponse_agent_capabilities
+    ) or "agentCapabilities" in ex:
         d["agentCapabilities"] = _e_AgentCapabilities(v)
     v = o.auth_methods
     if v or "authMethods" in ex:
-        d["authMethods"] = [_encode(x) for x in v]
+        d["authMethods"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.agent_info
     if v is not None:
         d["agentInfo"] = _e_Implementation(v)
@@ -6510,7 +6540,7 @@ def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.mcp_servers
-    d["mcpServers"] = [_encode(x) for x in v]
+    d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.cwd
     d["cwd"] = v
     v = o.additional_directories
@@ -6605,7 +6635,7 @@ def _e_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
         d["modes"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = [_encode(x) for x in v]
+        d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -7175,7 +7205,7 @@ def _e_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]
     elif "maxItems" in ex:
         d["maxItems"] = None
     v = o.items
-    d["items"] = _encode(v)
+    d["items"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.default
     if v is not None:
         d["default"] = v
@@ -7270,7 +7300,7 @@ def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
     v = o.mcp_servers
-    d["mcpServers"] = [_encode(x) for x in v]
+    d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -7370,7 +7400,7 @@ def _e_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
         d["modes"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = [_encode(x) for x in v]
+        d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -7825,7 +7855,7 @@ def _e_PromptRequest(o: PromptRequest) -> dict[str, Any]:
     v = o.session_id
     d["sessionId"] = v
     v = o.prompt
-    d["prompt"] = [_encode(x) for x in v]
+    d["prompt"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -8302,7 +8332,7 @@ def _e_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]
     ex = o._explicit
     v: Any
     v = o.outcome
-    d["outcome"] = _encode(v)
+    d["outcome"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -8600,7 +8630,7 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
         d["additionalDirectories"] = v
     v = o.mcp_servers
     if v or "mcpServers" in ex:
-        d["mcpServers"] = [_encode(x) for x in v]
+        d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -8688,7 +8718,7 @@ def _e_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
         d["modes"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = [_encode(x) for x in v]
+        d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -9969,7 +9999,7 @@ def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
     v = o.session_id
     d["sessionId"] = v
     v = o.update
-    d["update"] = _encode(v)
+    d["update"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -10239,7 +10269,7 @@ def _e_SetSessionConfigOptionResponse(o: SetSessionConfigOptionResponse) -> dict
     ex = o._explicit
     v: Any
     v = o.config_options
-    d["configOptions"] = [_encode(x) for x in v]
+    d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -11395,7 +11425,7 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
         d["status"] = None
     v = o.content
     if v or "content" in ex:
-        d["content"] = [_encode(x) for x in v]
+        d["content"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.locations
     if v or "locations" in ex:
         d["locations"] = [_e_ToolCallLocation(x) for x in v]
@@ -11681,7 +11711,7 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         d["title"] = None
     v = o.content
     if v is not None:
-        d["content"] = [_encode(x) for x in v]
+        d["content"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "content" in ex:
         d["content"] = None
     v = o.locations
@@ -11897,7 +11927,7 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
         d["title"] = None
     v = o.content
     if v is not None:
-        d["content"] = [_encode(x) for x in v]
+        d["content"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "content" in ex:
         d["content"] = None
     v = o.locations
@@ -12146,7 +12176,7 @@ def _e_UserMessageChunk(o: UserMessageChunk) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -12849,7 +12879,7 @@ def _d_SessionConfigSelectOptions(v: Any) -> Any:
 
 
 def _e_SessionConfigSelectOptions(v: SessionConfigSelectOptions) -> Any:
-    return [_encode(x) for x in v]
+    return [_encoder_of(type(x), _not_a_model)(x) for x in v]
 
 
 def _d_SessionConfigValueId(v: Any) -> Any:
@@ -13151,12 +13181,12 @@ ENCODERS: Final[Mapping[type, Callable[[Any], dict[str, Any]]]] = {
 """Model class -> function producing its JSON-ready dict."""
 
 
-def _encode(o: Any) -> dict[str, Any]:
-    try:
-        f = ENCODERS[type(o)]
-    except KeyError:
-        raise EncodeError(f"not an ACP model: {type(o).__name__}") from None
-    return f(o)
+_encoder_of: Final = ENCODERS.get
+
+
+def _not_a_model(o: Any) -> dict[str, Any]:
+    """The encoder of whatever is not a model class: refuses it."""
+    raise EncodeError(f"not an ACP model: {type(o).__name__}")
 
 
 DECODERS: Final[Mapping[Any, Callable[[Any], Any]]] = {

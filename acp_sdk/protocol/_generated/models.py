@@ -11,13 +11,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, TypeAlias
 
 import attrs
+from attrs import NOTHING, NothingType
 
 from acp_sdk.protocol._model_support import (
     EMPTY,
+    NO_EXPLICIT,
+    OBJECT_SETATTR,
     UNSET,
     UnknownVariant,
     UnsetType,
     WireModel,
+    model_repr,
 )
 
 
@@ -38,6 +42,36 @@ class AgentAuthCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        logout: LogoutCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "logout", logout)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.logout == other.logout and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.logout == other.logout and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AgentAuthCapabilities", self.logout, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -77,6 +111,52 @@ class PromptCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        image: bool = False,
+        audio: bool = False,
+        embedded_context: bool = False,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "image", image)
+        _setattr(self, "audio", audio)
+        _setattr(self, "embedded_context", embedded_context)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.image == other.image
+            and self.audio == other.audio
+            and self.embedded_context == other.embedded_context
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.image == other.image
+            and self.audio == other.audio
+            and self.embedded_context == other.embedded_context
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("PromptCapabilities", self.image, self.audio, self.embedded_context, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class McpCapabilities(WireModel):
@@ -94,6 +174,46 @@ class McpCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        http: bool = False,
+        sse: bool = False,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "http", http)
+        _setattr(self, "sse", sse)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.http == other.http
+            and self.sse == other.sse
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.http == other.http
+            and self.sse == other.sse
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("McpCapabilities", self.http, self.sse, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -164,6 +284,68 @@ class SessionCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        list: SessionListCapabilities | None = None,
+        delete: SessionDeleteCapabilities | None = None,
+        additional_directories: SessionAdditionalDirectoriesCapabilities | None = None,
+        resume: SessionResumeCapabilities | None = None,
+        close: SessionCloseCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "list", list)
+        _setattr(self, "delete", delete)
+        _setattr(self, "additional_directories", additional_directories)
+        _setattr(self, "resume", resume)
+        _setattr(self, "close", close)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.list == other.list
+            and self.delete == other.delete
+            and self.additional_directories == other.additional_directories
+            and self.resume == other.resume
+            and self.close == other.close
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.list == other.list
+            and self.delete == other.delete
+            and self.additional_directories == other.additional_directories
+            and self.resume == other.resume
+            and self.close == other.close
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "SessionCapabilities",
+                self.list,
+                self.delete,
+                self.additional_directories,
+                self.resume,
+                self.close,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AgentCapabilities(WireModel):
@@ -206,6 +388,80 @@ class AgentCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        load_session: bool = False,
+        prompt_capabilities: PromptCapabilities | NothingType = NOTHING,
+        mcp_capabilities: McpCapabilities | NothingType = NOTHING,
+        session_capabilities: SessionCapabilities | NothingType = NOTHING,
+        auth: AgentAuthCapabilities | NothingType = NOTHING,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "load_session", load_session)
+        _setattr(
+            self,
+            "prompt_capabilities",
+            PromptCapabilities() if prompt_capabilities is NOTHING else prompt_capabilities,
+        )
+        _setattr(
+            self,
+            "mcp_capabilities",
+            McpCapabilities() if mcp_capabilities is NOTHING else mcp_capabilities,
+        )
+        _setattr(
+            self,
+            "session_capabilities",
+            SessionCapabilities() if session_capabilities is NOTHING else session_capabilities,
+        )
+        _setattr(self, "auth", AgentAuthCapabilities() if auth is NOTHING else auth)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.load_session == other.load_session
+            and self.prompt_capabilities == other.prompt_capabilities
+            and self.mcp_capabilities == other.mcp_capabilities
+            and self.session_capabilities == other.session_capabilities
+            and self.auth == other.auth
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.load_session == other.load_session
+            and self.prompt_capabilities == other.prompt_capabilities
+            and self.mcp_capabilities == other.mcp_capabilities
+            and self.session_capabilities == other.session_capabilities
+            and self.auth == other.auth
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "AgentCapabilities",
+                self.load_session,
+                self.prompt_capabilities,
+                self.mcp_capabilities,
+                self.session_capabilities,
+                self.auth,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ContentChunk(WireModel):
@@ -228,6 +484,46 @@ class ContentChunk(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: ContentBlock,
+        message_id: MessageId | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "message_id", message_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ContentChunk", self.content, self.message_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AgentMessageChunk(ContentChunk):
@@ -241,6 +537,46 @@ class AgentMessageChunk(ContentChunk):
     TAG: ClassVar[str] = "agent_message_chunk"
     """The value of `sessionUpdate` that selects this class."""
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: ContentBlock,
+        message_id: MessageId | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "message_id", message_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AgentMessageChunk", self.content, self.message_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AgentThoughtChunk(ContentChunk):
@@ -253,6 +589,46 @@ class AgentThoughtChunk(ContentChunk):
     """The wire property that tells this arm of its union from the others."""
     TAG: ClassVar[str] = "agent_thought_chunk"
     """The value of `sessionUpdate` that selects this class."""
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: ContentBlock,
+        message_id: MessageId | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "message_id", message_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AgentThoughtChunk", self.content, self.message_id, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -276,6 +652,50 @@ class Annotations(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        audience: Sequence[Role] | None = None,
+        last_modified: str | None = None,
+        priority: float | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "audience", audience)
+        _setattr(self, "last_modified", last_modified)
+        _setattr(self, "priority", priority)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.audience == other.audience
+            and self.last_modified == other.last_modified
+            and self.priority == other.priority
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.audience == other.audience
+            and self.last_modified == other.last_modified
+            and self.priority == other.priority
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Annotations", self.audience, self.last_modified, self.priority, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -303,6 +723,50 @@ class AudioContent(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        annotations: Annotations | None = None,
+        data: str,
+        mime_type: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "annotations", annotations)
+        _setattr(self, "data", data)
+        _setattr(self, "mime_type", mime_type)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.data == other.data
+            and self.mime_type == other.mime_type
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.data == other.data
+            and self.mime_type == other.mime_type
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AudioContent", self.annotations, self.data, self.mime_type, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AuthCapabilities(WireModel):
@@ -327,6 +791,42 @@ class AuthCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        terminal: bool = False,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "terminal", terminal)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.terminal == other.terminal
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.terminal == other.terminal
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AuthCapabilities", self.terminal, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AuthMethodAgent(WireModel):
@@ -350,6 +850,50 @@ class AuthMethodAgent(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        id: AuthMethodId,
+        name: str,
+        description: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "id", id)
+        _setattr(self, "name", name)
+        _setattr(self, "description", description)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AuthMethodAgent", self.id, self.name, self.description, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -391,6 +935,68 @@ class AuthMethodTerminal(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        id: AuthMethodId,
+        name: str,
+        description: str | None = None,
+        args: Sequence[str] | NothingType = NOTHING,
+        env: Mapping[str, str] = EMPTY,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "id", id)
+        _setattr(self, "name", name)
+        _setattr(self, "description", description)
+        _setattr(self, "args", [] if args is NOTHING else args)
+        _setattr(self, "env", env)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.args == other.args
+            and self.env == other.env
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.args == other.args
+            and self.env == other.env
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "AuthMethodTerminal",
+                self.id,
+                self.name,
+                self.description,
+                self.args,
+                self.env,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AuthenticateRequest(WireModel):
@@ -411,6 +1017,42 @@ class AuthenticateRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        method_id: AuthMethodId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "method_id", method_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.method_id == other.method_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.method_id == other.method_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AuthenticateRequest", self.method_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AuthenticateResponse(WireModel):
@@ -422,6 +1064,29 @@ class AuthenticateResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("AuthenticateResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -443,6 +1108,50 @@ class AvailableCommand(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        description: str,
+        input: AvailableCommandInput | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "description", description)
+        _setattr(self, "input", input)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.description == other.description
+            and self.input == other.input
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.description == other.description
+            and self.input == other.input
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AvailableCommand", self.name, self.description, self.input, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -466,6 +1175,42 @@ class AvailableCommandsUpdate(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        available_commands: Sequence[AvailableCommand],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "available_commands", available_commands)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.available_commands == other.available_commands
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.available_commands == other.available_commands
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AvailableCommandsUpdate", self.available_commands, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class BlobResourceContents(WireModel):
@@ -487,6 +1232,50 @@ class BlobResourceContents(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        blob: str,
+        mime_type: str | None = None,
+        uri: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "blob", blob)
+        _setattr(self, "mime_type", mime_type)
+        _setattr(self, "uri", uri)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.blob == other.blob
+            and self.mime_type == other.mime_type
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.blob == other.blob
+            and self.mime_type == other.mime_type
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("BlobResourceContents", self.blob, self.mime_type, self.uri, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class BooleanConfigOptionCapabilities(WireModel):
@@ -501,6 +1290,29 @@ class BooleanConfigOptionCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("BooleanConfigOptionCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -539,6 +1351,52 @@ class BooleanPropertySchema(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        title: str | None = None,
+        description: str | None = None,
+        default: bool | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "title", title)
+        _setattr(self, "description", description)
+        _setattr(self, "default", default)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("BooleanPropertySchema", self.title, self.description, self.default, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class CancelNotification(WireModel):
@@ -558,6 +1416,42 @@ class CancelNotification(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CancelNotification", self.session_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class CancelRequestNotification(WireModel):
@@ -575,6 +1469,42 @@ class CancelRequestNotification(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        request_id: RequestId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "request_id", request_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.request_id == other.request_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.request_id == other.request_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CancelRequestNotification", self.request_id, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -594,6 +1524,26 @@ class CancelledPermissionOutcome(WireModel):
     """The wire property that tells this arm of its union from the others."""
     TAG: ClassVar[str] = "cancelled"
     """The value of `outcome` that selects this class."""
+
+    def __init__(self, *, extra: Mapping[str, Any] = EMPTY) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra)
+
+    def __hash__(self) -> int:
+        return hash(("CancelledPermissionOutcome",))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -616,6 +1566,48 @@ class FileSystemCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        read_text_file: bool = False,
+        write_text_file: bool = False,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "read_text_file", read_text_file)
+        _setattr(self, "write_text_file", write_text_file)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.read_text_file == other.read_text_file
+            and self.write_text_file == other.write_text_file
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.read_text_file == other.read_text_file
+            and self.write_text_file == other.write_text_file
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("FileSystemCapabilities", self.read_text_file, self.write_text_file, self.meta)
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -668,6 +1660,68 @@ class ClientCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        fs: FileSystemCapabilities | NothingType = NOTHING,
+        terminal: bool = False,
+        session: ClientSessionCapabilities | None = None,
+        auth: AuthCapabilities | NothingType = NOTHING,
+        elicitation: ElicitationCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "fs", FileSystemCapabilities() if fs is NOTHING else fs)
+        _setattr(self, "terminal", terminal)
+        _setattr(self, "session", session)
+        _setattr(self, "auth", AuthCapabilities() if auth is NOTHING else auth)
+        _setattr(self, "elicitation", elicitation)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.fs == other.fs
+            and self.terminal == other.terminal
+            and self.session == other.session
+            and self.auth == other.auth
+            and self.elicitation == other.elicitation
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.fs == other.fs
+            and self.terminal == other.terminal
+            and self.session == other.session
+            and self.auth == other.auth
+            and self.elicitation == other.elicitation
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ClientCapabilities",
+                self.fs,
+                self.terminal,
+                self.session,
+                self.auth,
+                self.elicitation,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ClientSessionCapabilities(WireModel):
@@ -688,6 +1742,42 @@ class ClientSessionCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        config_options: SessionConfigOptionsCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "config_options", config_options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ClientSessionCapabilities", self.config_options, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -710,6 +1800,42 @@ class CloseSessionRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CloseSessionRequest", self.session_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class CloseSessionResponse(WireModel):
@@ -721,6 +1847,29 @@ class CloseSessionResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("CloseSessionResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -738,6 +1887,42 @@ class CompleteElicitationNotification(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        elicitation_id: ElicitationId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "elicitation_id", elicitation_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CompleteElicitationNotification", self.elicitation_id, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -759,6 +1944,42 @@ class ConfigOptionUpdate(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        config_options: Sequence[SessionConfigOption],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "config_options", config_options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ConfigOptionUpdate", self.config_options, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class Content(WireModel):
@@ -779,6 +2000,38 @@ class Content(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: ContentBlock,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Content", self.content, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class Cost(WireModel):
@@ -796,6 +2049,46 @@ class Cost(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        amount: float,
+        currency: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "amount", amount)
+        _setattr(self, "currency", currency)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.amount == other.amount
+            and self.currency == other.currency
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.amount == other.amount
+            and self.currency == other.currency
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Cost", self.amount, self.currency, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -817,6 +2110,58 @@ class ElicitationFormMode(WireModel):
 
     request_id: RequestId | None = attrs.field(default=None, metadata={"wire": "requestId"})
     """The request this elicitation is tied to."""
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        requested_schema: ElicitationSchema,
+        session_id: SessionId | None = None,
+        tool_call_id: ToolCallId | None = None,
+        request_id: RequestId | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "requested_schema", requested_schema)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "tool_call_id", tool_call_id)
+        _setattr(self, "request_id", request_id)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.requested_schema == other.requested_schema
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.requested_schema == other.requested_schema
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ElicitationFormMode",
+                self.requested_schema,
+                self.session_id,
+                self.tool_call_id,
+                self.request_id,
+            )
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -843,6 +2188,68 @@ class CreateElicitationRequestForm(ElicitationFormMode):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        requested_schema: ElicitationSchema,
+        session_id: SessionId | None = None,
+        tool_call_id: ToolCallId | None = None,
+        request_id: RequestId | None = None,
+        message: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "requested_schema", requested_schema)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "tool_call_id", tool_call_id)
+        _setattr(self, "request_id", request_id)
+        _setattr(self, "message", message)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.requested_schema == other.requested_schema
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+            and self.message == other.message
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.requested_schema == other.requested_schema
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+            and self.message == other.message
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "CreateElicitationRequestForm",
+                self.requested_schema,
+                self.session_id,
+                self.tool_call_id,
+                self.request_id,
+                self.message,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ElicitationUrlMode(WireModel):
@@ -866,6 +2273,63 @@ class ElicitationUrlMode(WireModel):
 
     request_id: RequestId | None = attrs.field(default=None, metadata={"wire": "requestId"})
     """The request this elicitation is tied to."""
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        elicitation_id: ElicitationId,
+        url: str,
+        session_id: SessionId | None = None,
+        tool_call_id: ToolCallId | None = None,
+        request_id: RequestId | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "elicitation_id", elicitation_id)
+        _setattr(self, "url", url)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "tool_call_id", tool_call_id)
+        _setattr(self, "request_id", request_id)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.url == other.url
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.url == other.url
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ElicitationUrlMode",
+                self.elicitation_id,
+                self.url,
+                self.session_id,
+                self.tool_call_id,
+                self.request_id,
+            )
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -892,6 +2356,73 @@ class CreateElicitationRequestUrl(ElicitationUrlMode):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        elicitation_id: ElicitationId,
+        url: str,
+        session_id: SessionId | None = None,
+        tool_call_id: ToolCallId | None = None,
+        request_id: RequestId | None = None,
+        message: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "elicitation_id", elicitation_id)
+        _setattr(self, "url", url)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "tool_call_id", tool_call_id)
+        _setattr(self, "request_id", request_id)
+        _setattr(self, "message", message)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.url == other.url
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+            and self.message == other.message
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.url == other.url
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+            and self.message == other.message
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "CreateElicitationRequestUrl",
+                self.elicitation_id,
+                self.url,
+                self.session_id,
+                self.tool_call_id,
+                self.request_id,
+                self.message,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ElicitationAcceptAction(WireModel):
@@ -901,6 +2432,32 @@ class ElicitationAcceptAction(WireModel):
         default=None, metadata={"wire": "content"}
     )
     """The user-provided content, if any, as an object matching the requested schema."""
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: Mapping[str, ElicitationContentValue] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.content == other.content
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.content == other.content)
+
+    def __hash__(self) -> int:
+        return hash(("ElicitationAcceptAction", self.content))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -924,6 +2481,38 @@ class CreateElicitationResponseAccept(ElicitationAcceptAction):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: Mapping[str, ElicitationContentValue] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CreateElicitationResponseAccept", self.content, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class CreateElicitationResponseCancel(WireModel):
@@ -946,6 +2535,29 @@ class CreateElicitationResponseCancel(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("CreateElicitationResponseCancel", self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class CreateElicitationResponseDecline(WireModel):
@@ -967,6 +2579,29 @@ class CreateElicitationResponseDecline(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("CreateElicitationResponseDecline", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1005,6 +2640,73 @@ class CreateTerminalRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        command: str,
+        args: Sequence[str] | NothingType = NOTHING,
+        env: Sequence[EnvVariable] | NothingType = NOTHING,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "command", command)
+        _setattr(self, "args", [] if args is NOTHING else args)
+        _setattr(self, "env", [] if env is NOTHING else env)
+        _setattr(self, "cwd", cwd)
+        _setattr(self, "output_byte_limit", output_byte_limit)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.command == other.command
+            and self.args == other.args
+            and self.env == other.env
+            and self.cwd == other.cwd
+            and self.output_byte_limit == other.output_byte_limit
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.command == other.command
+            and self.args == other.args
+            and self.env == other.env
+            and self.cwd == other.cwd
+            and self.output_byte_limit == other.output_byte_limit
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "CreateTerminalRequest",
+                self.session_id,
+                self.command,
+                self.args,
+                self.env,
+                self.cwd,
+                self.output_byte_limit,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class CreateTerminalResponse(WireModel):
@@ -1019,6 +2721,42 @@ class CreateTerminalResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        terminal_id: TerminalId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "terminal_id", terminal_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CreateTerminalResponse", self.terminal_id, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1043,6 +2781,42 @@ class CurrentModeUpdate(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        current_mode_id: SessionModeId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "current_mode_id", current_mode_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.current_mode_id == other.current_mode_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_mode_id == other.current_mode_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CurrentModeUpdate", self.current_mode_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class DeleteSessionRequest(WireModel):
@@ -1061,6 +2835,42 @@ class DeleteSessionRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("DeleteSessionRequest", self.session_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class DeleteSessionResponse(WireModel):
@@ -1072,6 +2882,29 @@ class DeleteSessionResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("DeleteSessionResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1104,6 +2937,50 @@ class Diff(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        path: str,
+        old_text: str | None = None,
+        new_text: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "path", path)
+        _setattr(self, "old_text", old_text)
+        _setattr(self, "new_text", new_text)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.path == other.path
+            and self.old_text == other.old_text
+            and self.new_text == other.new_text
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.path == other.path
+            and self.old_text == other.old_text
+            and self.new_text == other.new_text
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Diff", self.path, self.old_text, self.new_text, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ElicitationCapabilities(WireModel):
@@ -1132,6 +3009,46 @@ class ElicitationCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        form: ElicitationFormCapabilities | None = None,
+        url: ElicitationUrlCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "form", form)
+        _setattr(self, "url", url)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.form == other.form
+            and self.url == other.url
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.form == other.form
+            and self.url == other.url
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ElicitationCapabilities", self.form, self.url, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ElicitationFormCapabilities(WireModel):
@@ -1149,6 +3066,29 @@ class ElicitationFormCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("ElicitationFormCapabilities", self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ElicitationRequestScope(WireModel):
@@ -1158,6 +3098,27 @@ class ElicitationRequestScope(WireModel):
 
     request_id: RequestId = attrs.field(metadata={"wire": "requestId"})
     """The request this elicitation is tied to."""
+
+    def __init__(self, *, extra: Mapping[str, Any] = EMPTY, request_id: RequestId) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "request_id", request_id)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.request_id == other.request_id
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.request_id == other.request_id)
+
+    def __hash__(self) -> int:
+        return hash(("ElicitationRequestScope", self.request_id))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1203,6 +3164,68 @@ class ElicitationSchema(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        type: ElicitationSchemaType = "object",
+        title: str | None = None,
+        properties: Mapping[str, ElicitationPropertySchema] = EMPTY,
+        required: Sequence[str] | None = None,
+        description: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "type", type)
+        _setattr(self, "title", title)
+        _setattr(self, "properties", properties)
+        _setattr(self, "required", required)
+        _setattr(self, "description", description)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.type == other.type
+            and self.title == other.title
+            and self.properties == other.properties
+            and self.required == other.required
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.type == other.type
+            and self.title == other.title
+            and self.properties == other.properties
+            and self.required == other.required
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ElicitationSchema",
+                self.type,
+                self.title,
+                self.properties,
+                self.required,
+                self.description,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ElicitationSessionScope(WireModel):
@@ -1223,6 +3246,42 @@ class ElicitationSessionScope(WireModel):
     without a specific tool call.
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        tool_call_id: ToolCallId | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "tool_call_id", tool_call_id)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ElicitationSessionScope", self.session_id, self.tool_call_id))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ElicitationUrlCapabilities(WireModel):
@@ -1239,6 +3298,29 @@ class ElicitationUrlCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("ElicitationUrlCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1262,6 +3344,46 @@ class EmbeddedResource(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        annotations: Annotations | None = None,
+        resource: EmbeddedResourceResource,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "annotations", annotations)
+        _setattr(self, "resource", resource)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.resource == other.resource
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.resource == other.resource
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("EmbeddedResource", self.annotations, self.resource, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1289,6 +3411,50 @@ class EnumOption(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        const: str,
+        title: str,
+        description: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "const", const)
+        _setattr(self, "title", title)
+        _setattr(self, "description", description)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.const == other.const
+            and self.title == other.title
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.const == other.const
+            and self.title == other.title
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("EnumOption", self.const, self.title, self.description, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class EnvVariable(WireModel):
@@ -1306,6 +3472,46 @@ class EnvVariable(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        value: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "value", value)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.value == other.value
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.value == other.value
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("EnvVariable", self.name, self.value, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1333,6 +3539,46 @@ class Error(WireModel):
     This may include debugging information or context-specific details.
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        code: ErrorCode,
+        message: str,
+        data: Any | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "code", code)
+        _setattr(self, "message", message)
+        _setattr(self, "data", data)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.code == other.code
+            and self.message == other.message
+            and self.data == other.data
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.code == other.code
+            and self.message == other.message
+            and self.data == other.data
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Error", self.code, self.message, self.data))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class HttpHeader(WireModel):
@@ -1350,6 +3596,46 @@ class HttpHeader(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        value: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "value", value)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.value == other.value
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.value == other.value
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("HttpHeader", self.name, self.value, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1379,6 +3665,56 @@ class ImageContent(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        annotations: Annotations | None = None,
+        data: str,
+        mime_type: str,
+        uri: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "annotations", annotations)
+        _setattr(self, "data", data)
+        _setattr(self, "mime_type", mime_type)
+        _setattr(self, "uri", uri)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.data == other.data
+            and self.mime_type == other.mime_type
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.data == other.data
+            and self.mime_type == other.mime_type
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("ImageContent", self.annotations, self.data, self.mime_type, self.uri, self.meta)
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1410,6 +3746,50 @@ class Implementation(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        title: str | None = None,
+        version: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "title", title)
+        _setattr(self, "version", version)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.title == other.title
+            and self.version == other.version
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.title == other.title
+            and self.version == other.version
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Implementation", self.name, self.title, self.version, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class InitializeRequest(WireModel):
@@ -1440,6 +3820,62 @@ class InitializeRequest(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        protocol_version: ProtocolVersion,
+        client_capabilities: ClientCapabilities | NothingType = NOTHING,
+        client_info: Implementation | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "protocol_version", protocol_version)
+        _setattr(
+            self,
+            "client_capabilities",
+            ClientCapabilities() if client_capabilities is NOTHING else client_capabilities,
+        )
+        _setattr(self, "client_info", client_info)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.protocol_version == other.protocol_version
+            and self.client_capabilities == other.client_capabilities
+            and self.client_info == other.client_info
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.protocol_version == other.protocol_version
+            and self.client_capabilities == other.client_capabilities
+            and self.client_info == other.client_info
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "InitializeRequest",
+                self.protocol_version,
+                self.client_capabilities,
+                self.client_info,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1478,6 +3914,67 @@ class InitializeResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        protocol_version: ProtocolVersion,
+        agent_capabilities: AgentCapabilities | NothingType = NOTHING,
+        auth_methods: Sequence[AuthMethod] | NothingType = NOTHING,
+        agent_info: Implementation | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "protocol_version", protocol_version)
+        _setattr(
+            self,
+            "agent_capabilities",
+            AgentCapabilities() if agent_capabilities is NOTHING else agent_capabilities,
+        )
+        _setattr(self, "auth_methods", [] if auth_methods is NOTHING else auth_methods)
+        _setattr(self, "agent_info", agent_info)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.protocol_version == other.protocol_version
+            and self.agent_capabilities == other.agent_capabilities
+            and self.auth_methods == other.auth_methods
+            and self.agent_info == other.agent_info
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.protocol_version == other.protocol_version
+            and self.agent_capabilities == other.agent_capabilities
+            and self.auth_methods == other.auth_methods
+            and self.agent_info == other.agent_info
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "InitializeResponse",
+                self.protocol_version,
+                self.agent_capabilities,
+                self.auth_methods,
+                self.agent_info,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1528,6 +4025,68 @@ class IntegerPropertySchema(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        title: str | None = None,
+        description: str | None = None,
+        minimum: int | None = None,
+        maximum: int | None = None,
+        default: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "title", title)
+        _setattr(self, "description", description)
+        _setattr(self, "minimum", minimum)
+        _setattr(self, "maximum", maximum)
+        _setattr(self, "default", default)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.minimum == other.minimum
+            and self.maximum == other.maximum
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.minimum == other.minimum
+            and self.maximum == other.maximum
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "IntegerPropertySchema",
+                self.title,
+                self.description,
+                self.minimum,
+                self.maximum,
+                self.default,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class KillTerminalRequest(WireModel):
@@ -1546,6 +4105,46 @@ class KillTerminalRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        terminal_id: TerminalId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "terminal_id", terminal_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("KillTerminalRequest", self.session_id, self.terminal_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class KillTerminalResponse(WireModel):
@@ -1557,6 +4156,29 @@ class KillTerminalResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("KillTerminalResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1580,6 +4202,46 @@ class ListSessionsRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        cwd: str | None = None,
+        cursor: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "cwd", cwd)
+        _setattr(self, "cursor", cursor)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.cwd == other.cwd
+            and self.cursor == other.cursor
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.cwd == other.cwd
+            and self.cursor == other.cursor
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ListSessionsRequest", self.cwd, self.cursor, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ListSessionsResponse(WireModel):
@@ -1599,6 +4261,46 @@ class ListSessionsResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        sessions: Sequence[SessionInfo],
+        next_cursor: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "sessions", sessions)
+        _setattr(self, "next_cursor", next_cursor)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.sessions == other.sessions
+            and self.next_cursor == other.next_cursor
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.sessions == other.sessions
+            and self.next_cursor == other.next_cursor
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ListSessionsResponse", self.sessions, self.next_cursor, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1637,6 +4339,67 @@ class LoadSessionRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        mcp_servers: Sequence[McpServer],
+        cwd: str,
+        additional_directories: Sequence[str] | NothingType = NOTHING,
+        session_id: SessionId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "mcp_servers", mcp_servers)
+        _setattr(self, "cwd", cwd)
+        _setattr(
+            self,
+            "additional_directories",
+            [] if additional_directories is NOTHING else additional_directories,
+        )
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.mcp_servers == other.mcp_servers
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.mcp_servers == other.mcp_servers
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "LoadSessionRequest",
+                self.mcp_servers,
+                self.cwd,
+                self.additional_directories,
+                self.session_id,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class LoadSessionResponse(WireModel):
@@ -1660,6 +4423,46 @@ class LoadSessionResponse(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        modes: SessionModeState | None = None,
+        config_options: Sequence[SessionConfigOption] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "modes", modes)
+        _setattr(self, "config_options", config_options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("LoadSessionResponse", self.modes, self.config_options, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class LogoutCapabilities(WireModel):
@@ -1674,6 +4477,29 @@ class LogoutCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("LogoutCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1690,6 +4516,29 @@ class LogoutRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("LogoutRequest", self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class LogoutResponse(WireModel):
@@ -1701,6 +4550,29 @@ class LogoutResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("LogoutResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1728,6 +4600,50 @@ class McpServerHttp(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        url: str,
+        headers: Sequence[HttpHeader],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "url", url)
+        _setattr(self, "headers", headers)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.url == other.url
+            and self.headers == other.headers
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.url == other.url
+            and self.headers == other.headers
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("McpServerHttp", self.name, self.url, self.headers, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class McpServerSse(WireModel):
@@ -1754,6 +4670,50 @@ class McpServerSse(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        url: str,
+        headers: Sequence[HttpHeader],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "url", url)
+        _setattr(self, "headers", headers)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.url == other.url
+            and self.headers == other.headers
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.url == other.url
+            and self.headers == other.headers
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("McpServerSse", self.name, self.url, self.headers, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class McpServerStdio(WireModel):
@@ -1777,6 +4737,54 @@ class McpServerStdio(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        command: str,
+        args: Sequence[str],
+        env: Sequence[EnvVariable],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "command", command)
+        _setattr(self, "args", args)
+        _setattr(self, "env", env)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.command == other.command
+            and self.args == other.args
+            and self.env == other.env
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.command == other.command
+            and self.args == other.args
+            and self.env == other.env
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("McpServerStdio", self.name, self.command, self.args, self.env, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1830,6 +4838,73 @@ class MultiSelectPropertySchema(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        title: str | None = None,
+        description: str | None = None,
+        min_items: int | None = None,
+        max_items: int | None = None,
+        items: MultiSelectItems,
+        default: Sequence[str] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "title", title)
+        _setattr(self, "description", description)
+        _setattr(self, "min_items", min_items)
+        _setattr(self, "max_items", max_items)
+        _setattr(self, "items", items)
+        _setattr(self, "default", default)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.min_items == other.min_items
+            and self.max_items == other.max_items
+            and self.items == other.items
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.min_items == other.min_items
+            and self.max_items == other.max_items
+            and self.items == other.items
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "MultiSelectPropertySchema",
+                self.title,
+                self.description,
+                self.min_items,
+                self.max_items,
+                self.items,
+                self.default,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NewSessionRequest(WireModel):
@@ -1860,6 +4935,62 @@ class NewSessionRequest(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        cwd: str,
+        additional_directories: Sequence[str] | NothingType = NOTHING,
+        mcp_servers: Sequence[McpServer],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "cwd", cwd)
+        _setattr(
+            self,
+            "additional_directories",
+            [] if additional_directories is NOTHING else additional_directories,
+        )
+        _setattr(self, "mcp_servers", mcp_servers)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.mcp_servers == other.mcp_servers
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.mcp_servers == other.mcp_servers
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "NewSessionRequest",
+                self.cwd,
+                self.additional_directories,
+                self.mcp_servers,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1893,6 +5024,52 @@ class NewSessionResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        modes: SessionModeState | None = None,
+        config_options: Sequence[SessionConfigOption] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "modes", modes)
+        _setattr(self, "config_options", config_options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("NewSessionResponse", self.session_id, self.modes, self.config_options, self.meta)
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1943,6 +5120,68 @@ class NumberPropertySchema(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        title: str | None = None,
+        description: str | None = None,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        default: float | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "title", title)
+        _setattr(self, "description", description)
+        _setattr(self, "minimum", minimum)
+        _setattr(self, "maximum", maximum)
+        _setattr(self, "default", default)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.minimum == other.minimum
+            and self.maximum == other.maximum
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.minimum == other.minimum
+            and self.maximum == other.maximum
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "NumberPropertySchema",
+                self.title,
+                self.description,
+                self.minimum,
+                self.maximum,
+                self.default,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class PermissionOption(WireModel):
@@ -1963,6 +5202,50 @@ class PermissionOption(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        option_id: PermissionOptionId,
+        name: str,
+        kind: PermissionOptionKind,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "option_id", option_id)
+        _setattr(self, "name", name)
+        _setattr(self, "kind", kind)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.option_id == other.option_id
+            and self.name == other.name
+            and self.kind == other.kind
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.option_id == other.option_id
+            and self.name == other.name
+            and self.kind == other.kind
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("PermissionOption", self.option_id, self.name, self.kind, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1995,6 +5278,38 @@ class Plan(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        entries: Sequence[PlanEntry],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "entries", entries)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra and self.entries == other.entries and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.entries == other.entries and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Plan", self.entries, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class PlanEntry(WireModel):
@@ -2022,6 +5337,50 @@ class PlanEntry(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: str,
+        priority: PlanEntryPriority,
+        status: PlanEntryStatus,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "priority", priority)
+        _setattr(self, "status", status)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.priority == other.priority
+            and self.status == other.status
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.priority == other.priority
+            and self.status == other.status
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("PlanEntry", self.content, self.priority, self.status, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2059,6 +5418,46 @@ class PromptRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        prompt: Sequence[ContentBlock],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "prompt", prompt)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.prompt == other.prompt
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.prompt == other.prompt
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("PromptRequest", self.session_id, self.prompt, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class PromptResponse(WireModel):
@@ -2077,6 +5476,42 @@ class PromptResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        stop_reason: StopReason,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "stop_reason", stop_reason)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.stop_reason == other.stop_reason
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.stop_reason == other.stop_reason
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("PromptResponse", self.stop_reason, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2105,6 +5540,56 @@ class ReadTextFileRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "path", path)
+        _setattr(self, "line", line)
+        _setattr(self, "limit", limit)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.path == other.path
+            and self.line == other.line
+            and self.limit == other.limit
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.path == other.path
+            and self.line == other.line
+            and self.limit == other.limit
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("ReadTextFileRequest", self.session_id, self.path, self.line, self.limit, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ReadTextFileResponse(WireModel):
@@ -2119,6 +5604,38 @@ class ReadTextFileResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ReadTextFileResponse", self.content, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2138,6 +5655,46 @@ class ReleaseTerminalRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        terminal_id: TerminalId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "terminal_id", terminal_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ReleaseTerminalRequest", self.session_id, self.terminal_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ReleaseTerminalResponse(WireModel):
@@ -2149,6 +5706,29 @@ class ReleaseTerminalResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("ReleaseTerminalResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2177,6 +5757,52 @@ class RequestPermissionRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        tool_call: ToolCallUpdate,
+        options: Sequence[PermissionOption],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "tool_call", tool_call)
+        _setattr(self, "options", options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.tool_call == other.tool_call
+            and self.options == other.options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.tool_call == other.tool_call
+            and self.options == other.options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("RequestPermissionRequest", self.session_id, self.tool_call, self.options, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class RequestPermissionResponse(WireModel):
@@ -2191,6 +5817,38 @@ class RequestPermissionResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        outcome: RequestPermissionOutcome,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "outcome", outcome)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra and self.outcome == other.outcome and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.outcome == other.outcome and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("RequestPermissionResponse", self.outcome, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2230,6 +5888,78 @@ class ResourceLink(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        annotations: Annotations | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        name: str,
+        size: int | None = None,
+        title: str | None = None,
+        uri: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "annotations", annotations)
+        _setattr(self, "description", description)
+        _setattr(self, "mime_type", mime_type)
+        _setattr(self, "name", name)
+        _setattr(self, "size", size)
+        _setattr(self, "title", title)
+        _setattr(self, "uri", uri)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.description == other.description
+            and self.mime_type == other.mime_type
+            and self.name == other.name
+            and self.size == other.size
+            and self.title == other.title
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.description == other.description
+            and self.mime_type == other.mime_type
+            and self.name == other.name
+            and self.size == other.size
+            and self.title == other.title
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ResourceLink",
+                self.annotations,
+                self.description,
+                self.mime_type,
+                self.name,
+                self.size,
+                self.title,
+                self.uri,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ResumeSessionRequest(WireModel):
@@ -2267,6 +5997,67 @@ class ResumeSessionRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        cwd: str,
+        additional_directories: Sequence[str] | NothingType = NOTHING,
+        mcp_servers: Sequence[McpServer] | NothingType = NOTHING,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "cwd", cwd)
+        _setattr(
+            self,
+            "additional_directories",
+            [] if additional_directories is NOTHING else additional_directories,
+        )
+        _setattr(self, "mcp_servers", [] if mcp_servers is NOTHING else mcp_servers)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.mcp_servers == other.mcp_servers
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.mcp_servers == other.mcp_servers
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ResumeSessionRequest",
+                self.session_id,
+                self.cwd,
+                self.additional_directories,
+                self.mcp_servers,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ResumeSessionResponse(WireModel):
@@ -2290,6 +6081,46 @@ class ResumeSessionResponse(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        modes: SessionModeState | None = None,
+        config_options: Sequence[SessionConfigOption] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "modes", modes)
+        _setattr(self, "config_options", config_options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ResumeSessionResponse", self.modes, self.config_options, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SelectedPermissionOutcome(WireModel):
@@ -2310,6 +6141,42 @@ class SelectedPermissionOutcome(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        option_id: PermissionOptionId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "option_id", option_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.option_id == other.option_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.option_id == other.option_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SelectedPermissionOutcome", self.option_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionAdditionalDirectoriesCapabilities(WireModel):
@@ -2328,6 +6195,29 @@ class SessionAdditionalDirectoriesCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("SessionAdditionalDirectoriesCapabilities", self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionCloseCapabilities(WireModel):
@@ -2343,6 +6233,29 @@ class SessionCloseCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("SessionCloseCapabilities", self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionConfigBoolean(WireModel):
@@ -2350,6 +6263,27 @@ class SessionConfigBoolean(WireModel):
 
     current_value: bool = attrs.field(metadata={"wire": "currentValue"})
     """The current value of the boolean option."""
+
+    def __init__(self, *, extra: Mapping[str, Any] = EMPTY, current_value: bool) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "current_value", current_value)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.current_value == other.current_value
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.current_value == other.current_value)
+
+    def __hash__(self) -> int:
+        return hash(("SessionConfigBoolean", self.current_value))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2385,6 +6319,68 @@ class SessionConfigOptionBoolean(SessionConfigBoolean):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        current_value: bool,
+        id: SessionConfigId,
+        name: str,
+        description: str | None = None,
+        category: SessionConfigOptionCategory | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "current_value", current_value)
+        _setattr(self, "id", id)
+        _setattr(self, "name", name)
+        _setattr(self, "description", description)
+        _setattr(self, "category", category)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.category == other.category
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.category == other.category
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "SessionConfigOptionBoolean",
+                self.current_value,
+                self.id,
+                self.name,
+                self.description,
+                self.category,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionConfigSelect(WireModel):
@@ -2395,6 +6391,42 @@ class SessionConfigSelect(WireModel):
 
     options: SessionConfigSelectOptions = attrs.field(metadata={"wire": "options"})
     """The set of selectable options."""
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        current_value: SessionConfigValueId,
+        options: SessionConfigSelectOptions,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "current_value", current_value)
+        _setattr(self, "options", options)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.options == other.options
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.options == other.options
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SessionConfigSelect", self.current_value, self.options))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2430,6 +6462,73 @@ class SessionConfigOptionSelect(SessionConfigSelect):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        current_value: SessionConfigValueId,
+        options: SessionConfigSelectOptions,
+        id: SessionConfigId,
+        name: str,
+        description: str | None = None,
+        category: SessionConfigOptionCategory | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "current_value", current_value)
+        _setattr(self, "options", options)
+        _setattr(self, "id", id)
+        _setattr(self, "name", name)
+        _setattr(self, "description", description)
+        _setattr(self, "category", category)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.options == other.options
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.category == other.category
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.options == other.options
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.category == other.category
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "SessionConfigOptionSelect",
+                self.current_value,
+                self.options,
+                self.id,
+                self.name,
+                self.description,
+                self.category,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionConfigOptionsCapabilities(WireModel):
@@ -2452,6 +6551,38 @@ class SessionConfigOptionsCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        boolean: BooleanConfigOptionCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "boolean", boolean)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra and self.boolean == other.boolean and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.boolean == other.boolean and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SessionConfigOptionsCapabilities", self.boolean, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionConfigSelectGroup(WireModel):
@@ -2472,6 +6603,50 @@ class SessionConfigSelectGroup(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        group: SessionConfigGroupId,
+        name: str,
+        options: Sequence[SessionConfigSelectOption],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "group", group)
+        _setattr(self, "name", name)
+        _setattr(self, "options", options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.group == other.group
+            and self.name == other.name
+            and self.options == other.options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.group == other.group
+            and self.name == other.name
+            and self.options == other.options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SessionConfigSelectGroup", self.group, self.name, self.options, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2494,6 +6669,52 @@ class SessionConfigSelectOption(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        value: SessionConfigValueId,
+        name: str,
+        description: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "value", value)
+        _setattr(self, "name", name)
+        _setattr(self, "description", description)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.value == other.value
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.value == other.value
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("SessionConfigSelectOption", self.value, self.name, self.description, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionDeleteCapabilities(WireModel):
@@ -2508,6 +6729,29 @@ class SessionDeleteCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("SessionDeleteCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2542,6 +6786,72 @@ class SessionInfo(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        cwd: str,
+        additional_directories: Sequence[str] | NothingType = NOTHING,
+        title: str | None = None,
+        updated_at: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "cwd", cwd)
+        _setattr(
+            self,
+            "additional_directories",
+            [] if additional_directories is NOTHING else additional_directories,
+        )
+        _setattr(self, "title", title)
+        _setattr(self, "updated_at", updated_at)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.title == other.title
+            and self.updated_at == other.updated_at
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.title == other.title
+            and self.updated_at == other.updated_at
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "SessionInfo",
+                self.session_id,
+                self.cwd,
+                self.additional_directories,
+                self.title,
+                self.updated_at,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionInfoUpdate(WireModel):
@@ -2569,6 +6879,46 @@ class SessionInfoUpdate(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        title: str | UnsetType | None = UNSET,
+        updated_at: str | UnsetType | None = UNSET,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "title", title)
+        _setattr(self, "updated_at", updated_at)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.updated_at == other.updated_at
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.updated_at == other.updated_at
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SessionInfoUpdate", self.title, self.updated_at, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionListCapabilities(WireModel):
@@ -2583,6 +6933,29 @@ class SessionListCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("SessionListCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2608,6 +6981,50 @@ class SessionMode(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        id: SessionModeId,
+        name: str,
+        description: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "id", id)
+        _setattr(self, "name", name)
+        _setattr(self, "description", description)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SessionMode", self.id, self.name, self.description, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionModeState(WireModel):
@@ -2625,6 +7042,46 @@ class SessionModeState(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        current_mode_id: SessionModeId,
+        available_modes: Sequence[SessionMode],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "current_mode_id", current_mode_id)
+        _setattr(self, "available_modes", available_modes)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.current_mode_id == other.current_mode_id
+            and self.available_modes == other.available_modes
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_mode_id == other.current_mode_id
+            and self.available_modes == other.available_modes
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SessionModeState", self.current_mode_id, self.available_modes, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2650,6 +7107,46 @@ class SessionNotification(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        update: SessionUpdate,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "update", update)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.update == other.update
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.update == other.update
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SessionNotification", self.session_id, self.update, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionResumeCapabilities(WireModel):
@@ -2664,6 +7161,29 @@ class SessionResumeCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("SessionResumeCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2694,6 +7214,58 @@ class SetSessionConfigOptionRequestBoolean(WireModel):
     value: bool = attrs.field(metadata={"wire": "value"})
     """The boolean value."""
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        meta: Mapping[str, Any] | None = None,
+        value: bool,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "config_id", config_id)
+        _setattr(self, "meta", meta)
+        _setattr(self, "value", value)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.config_id == other.config_id
+            and self.meta == other.meta
+            and self.value == other.value
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.config_id == other.config_id
+            and self.meta == other.meta
+            and self.value == other.value
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "SetSessionConfigOptionRequestBoolean",
+                self.session_id,
+                self.config_id,
+                self.meta,
+                self.value,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SetSessionConfigOptionRequestValueId(WireModel):
@@ -2721,6 +7293,58 @@ class SetSessionConfigOptionRequestValueId(WireModel):
     value: SessionConfigValueId = attrs.field(metadata={"wire": "value"})
     """The value ID."""
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        meta: Mapping[str, Any] | None = None,
+        value: SessionConfigValueId,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "config_id", config_id)
+        _setattr(self, "meta", meta)
+        _setattr(self, "value", value)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.config_id == other.config_id
+            and self.meta == other.meta
+            and self.value == other.value
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.config_id == other.config_id
+            and self.meta == other.meta
+            and self.value == other.value
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "SetSessionConfigOptionRequestValueId",
+                self.session_id,
+                self.config_id,
+                self.meta,
+                self.value,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SetSessionConfigOptionResponse(WireModel):
@@ -2735,6 +7359,42 @@ class SetSessionConfigOptionResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        config_options: Sequence[SessionConfigOption],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "config_options", config_options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SetSessionConfigOptionResponse", self.config_options, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2754,6 +7414,46 @@ class SetSessionModeRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        mode_id: SessionModeId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "mode_id", mode_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.mode_id == other.mode_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.mode_id == other.mode_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SetSessionModeRequest", self.session_id, self.mode_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SetSessionModeResponse(WireModel):
@@ -2765,6 +7465,29 @@ class SetSessionModeResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("SetSessionModeResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2787,6 +7510,36 @@ class StringMultiSelectItems(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        enum: Sequence[str],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "enum", enum)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.enum == other.enum and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.enum == other.enum and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("StringMultiSelectItems", self.enum, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2862,6 +7615,88 @@ class StringPropertySchema(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        title: str | None = None,
+        description: str | None = None,
+        min_length: int | None = None,
+        max_length: int | None = None,
+        pattern: str | None = None,
+        format: StringFormat | None = None,
+        default: str | None = None,
+        enum: Sequence[str] | None = None,
+        one_of: Sequence[EnumOption] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "title", title)
+        _setattr(self, "description", description)
+        _setattr(self, "min_length", min_length)
+        _setattr(self, "max_length", max_length)
+        _setattr(self, "pattern", pattern)
+        _setattr(self, "format", format)
+        _setattr(self, "default", default)
+        _setattr(self, "enum", enum)
+        _setattr(self, "one_of", one_of)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.min_length == other.min_length
+            and self.max_length == other.max_length
+            and self.pattern == other.pattern
+            and self.format == other.format
+            and self.default == other.default
+            and self.enum == other.enum
+            and self.one_of == other.one_of
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.min_length == other.min_length
+            and self.max_length == other.max_length
+            and self.pattern == other.pattern
+            and self.format == other.format
+            and self.default == other.default
+            and self.enum == other.enum
+            and self.one_of == other.one_of
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "StringPropertySchema",
+                self.title,
+                self.description,
+                self.min_length,
+                self.max_length,
+                self.pattern,
+                self.format,
+                self.default,
+                self.enum,
+                self.one_of,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class Terminal(WireModel):
@@ -2887,6 +7722,42 @@ class Terminal(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        terminal_id: TerminalId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "terminal_id", terminal_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Terminal", self.terminal_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class TerminalExitStatus(WireModel):
@@ -2905,6 +7776,46 @@ class TerminalExitStatus(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        exit_code: int | None = None,
+        signal: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "exit_code", exit_code)
+        _setattr(self, "signal", signal)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.exit_code == other.exit_code
+            and self.signal == other.signal
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.exit_code == other.exit_code
+            and self.signal == other.signal
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("TerminalExitStatus", self.exit_code, self.signal, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class TerminalOutputRequest(WireModel):
@@ -2922,6 +7833,46 @@ class TerminalOutputRequest(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        terminal_id: TerminalId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "terminal_id", terminal_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("TerminalOutputRequest", self.session_id, self.terminal_id, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2946,6 +7897,52 @@ class TerminalOutputResponse(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        output: str,
+        truncated: bool,
+        exit_status: TerminalExitStatus | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "output", output)
+        _setattr(self, "truncated", truncated)
+        _setattr(self, "exit_status", exit_status)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.output == other.output
+            and self.truncated == other.truncated
+            and self.exit_status == other.exit_status
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.output == other.output
+            and self.truncated == other.truncated
+            and self.exit_status == other.exit_status
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("TerminalOutputResponse", self.output, self.truncated, self.exit_status, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class TextContent(WireModel):
@@ -2969,6 +7966,46 @@ class TextContent(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        annotations: Annotations | None = None,
+        text: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "annotations", annotations)
+        _setattr(self, "text", text)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.text == other.text
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.text == other.text
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("TextContent", self.annotations, self.text, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class TextResourceContents(WireModel):
@@ -2990,6 +8027,50 @@ class TextResourceContents(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        mime_type: str | None = None,
+        text: str,
+        uri: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "mime_type", mime_type)
+        _setattr(self, "text", text)
+        _setattr(self, "uri", uri)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.mime_type == other.mime_type
+            and self.text == other.text
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.mime_type == other.mime_type
+            and self.text == other.text
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("TextResourceContents", self.mime_type, self.text, self.uri, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class TitledMultiSelectItems(WireModel):
@@ -3006,6 +8087,36 @@ class TitledMultiSelectItems(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        any_of: Sequence[EnumOption],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "any_of", any_of)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.any_of == other.any_of and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.any_of == other.any_of and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("TitledMultiSelectItems", self.any_of, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3057,6 +8168,83 @@ class ToolCall(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        tool_call_id: ToolCallId,
+        title: str,
+        kind: ToolKind | None = None,
+        status: ToolCallStatus | None = None,
+        content: Sequence[ToolCallContent] | NothingType = NOTHING,
+        locations: Sequence[ToolCallLocation] | NothingType = NOTHING,
+        raw_input: Any | None = None,
+        raw_output: Any | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "tool_call_id", tool_call_id)
+        _setattr(self, "title", title)
+        _setattr(self, "kind", kind)
+        _setattr(self, "status", status)
+        _setattr(self, "content", [] if content is NOTHING else content)
+        _setattr(self, "locations", [] if locations is NOTHING else locations)
+        _setattr(self, "raw_input", raw_input)
+        _setattr(self, "raw_output", raw_output)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.title == other.title
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.title == other.title
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ToolCall",
+                self.tool_call_id,
+                self.title,
+                self.kind,
+                self.status,
+                self.content,
+                self.locations,
+                self.raw_input,
+                self.raw_output,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ToolCallLocation(WireModel):
@@ -3081,6 +8269,46 @@ class ToolCallLocation(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        path: str,
+        line: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "path", path)
+        _setattr(self, "line", line)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.path == other.path
+            and self.line == other.line
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.path == other.path
+            and self.line == other.line
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ToolCallLocation", self.path, self.line, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3128,6 +8356,83 @@ class ToolCallUpdate(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        tool_call_id: ToolCallId,
+        kind: ToolKind | None = None,
+        status: ToolCallStatus | None = None,
+        title: str | None = None,
+        content: Sequence[ToolCallContent] | None = None,
+        locations: Sequence[ToolCallLocation] | None = None,
+        raw_input: Any | None = None,
+        raw_output: Any | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "tool_call_id", tool_call_id)
+        _setattr(self, "kind", kind)
+        _setattr(self, "status", status)
+        _setattr(self, "title", title)
+        _setattr(self, "content", content)
+        _setattr(self, "locations", locations)
+        _setattr(self, "raw_input", raw_input)
+        _setattr(self, "raw_output", raw_output)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.title == other.title
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.title == other.title
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ToolCallUpdate",
+                self.tool_call_id,
+                self.kind,
+                self.status,
+                self.title,
+                self.content,
+                self.locations,
+                self.raw_input,
+                self.raw_output,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ToolCallProgress(ToolCallUpdate):
@@ -3140,6 +8445,83 @@ class ToolCallProgress(ToolCallUpdate):
     """The wire property that tells this arm of its union from the others."""
     TAG: ClassVar[str] = "tool_call_update"
     """The value of `sessionUpdate` that selects this class."""
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        tool_call_id: ToolCallId,
+        kind: ToolKind | None = None,
+        status: ToolCallStatus | None = None,
+        title: str | None = None,
+        content: Sequence[ToolCallContent] | None = None,
+        locations: Sequence[ToolCallLocation] | None = None,
+        raw_input: Any | None = None,
+        raw_output: Any | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "tool_call_id", tool_call_id)
+        _setattr(self, "kind", kind)
+        _setattr(self, "status", status)
+        _setattr(self, "title", title)
+        _setattr(self, "content", content)
+        _setattr(self, "locations", locations)
+        _setattr(self, "raw_input", raw_input)
+        _setattr(self, "raw_output", raw_output)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.title == other.title
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.title == other.title
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ToolCallProgress",
+                self.tool_call_id,
+                self.kind,
+                self.status,
+                self.title,
+                self.content,
+                self.locations,
+                self.raw_input,
+                self.raw_output,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3155,6 +8537,32 @@ class UnstructuredCommandInput(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, hint: str, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "hint", hint)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.hint == other.hint and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.hint == other.hint and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("UnstructuredCommandInput", self.hint, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3182,6 +8590,50 @@ class UsageUpdate(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        used: int,
+        size: int,
+        cost: Cost | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "used", used)
+        _setattr(self, "size", size)
+        _setattr(self, "cost", cost)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.used == other.used
+            and self.size == other.size
+            and self.cost == other.cost
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.used == other.used
+            and self.size == other.size
+            and self.cost == other.cost
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("UsageUpdate", self.used, self.size, self.cost, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class UserMessageChunk(ContentChunk):
@@ -3194,6 +8646,46 @@ class UserMessageChunk(ContentChunk):
     """The wire property that tells this arm of its union from the others."""
     TAG: ClassVar[str] = "user_message_chunk"
     """The value of `sessionUpdate` that selects this class."""
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: ContentBlock,
+        message_id: MessageId | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "message_id", message_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("UserMessageChunk", self.content, self.message_id, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3213,6 +8705,46 @@ class WaitForTerminalExitRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        terminal_id: TerminalId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "terminal_id", terminal_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("WaitForTerminalExitRequest", self.session_id, self.terminal_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class WaitForTerminalExitResponse(WireModel):
@@ -3230,6 +8762,46 @@ class WaitForTerminalExitResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        exit_code: int | None = None,
+        signal: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "exit_code", exit_code)
+        _setattr(self, "signal", signal)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.exit_code == other.exit_code
+            and self.signal == other.signal
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.exit_code == other.exit_code
+            and self.signal == other.signal
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("WaitForTerminalExitResponse", self.exit_code, self.signal, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3255,6 +8827,50 @@ class WriteTextFileRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        path: str,
+        content: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "path", path)
+        _setattr(self, "content", content)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.path == other.path
+            and self.content == other.content
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.path == other.path
+            and self.content == other.content
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("WriteTextFileRequest", self.session_id, self.path, self.content, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class WriteTextFileResponse(WireModel):
@@ -3266,6 +8882,29 @@ class WriteTextFileResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("WriteTextFileResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3281,6 +8920,25 @@ class UnknownCreateElicitationRequest(UnknownVariant):
 
     raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})
     """The whole JSON object as received."""
+
+    def __init__(self, *, raw: Mapping[str, Any]) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "raw", raw)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.raw == other.raw
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
+
+    def __hash__(self) -> int:
+        return hash(("UnknownCreateElicitationRequest", self.raw))
+
+    __repr__ = model_repr
 
     @property
     def tag(self) -> str:
@@ -3303,6 +8961,25 @@ class UnknownCreateElicitationResponse(UnknownVariant):
     raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})
     """The whole JSON object as received."""
 
+    def __init__(self, *, raw: Mapping[str, Any]) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "raw", raw)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.raw == other.raw
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
+
+    def __hash__(self) -> int:
+        return hash(("UnknownCreateElicitationResponse", self.raw))
+
+    __repr__ = model_repr
+
     @property
     def tag(self) -> str:
         """The unrecognised `action` value."""
@@ -3323,6 +9000,25 @@ class UnknownElicitationPropertySchema(UnknownVariant):
 
     raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})
     """The whole JSON object as received."""
+
+    def __init__(self, *, raw: Mapping[str, Any]) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "raw", raw)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.raw == other.raw
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
+
+    def __hash__(self) -> int:
+        return hash(("UnknownElicitationPropertySchema", self.raw))
+
+    __repr__ = model_repr
 
     @property
     def tag(self) -> str:
@@ -3345,6 +9041,25 @@ class UnknownMultiSelectItems(UnknownVariant):
     raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})
     """The whole JSON object as received."""
 
+    def __init__(self, *, raw: Mapping[str, Any]) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "raw", raw)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.raw == other.raw
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
+
+    def __hash__(self) -> int:
+        return hash(("UnknownMultiSelectItems", self.raw))
+
+    __repr__ = model_repr
+
     @property
     def tag(self) -> str:
         """The unrecognised `type` value."""
@@ -3365,6 +9080,25 @@ class UnknownSessionUpdate(UnknownVariant):
 
     raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})
     """The whole JSON object as received."""
+
+    def __init__(self, *, raw: Mapping[str, Any]) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "raw", raw)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.raw == other.raw
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
+
+    def __hash__(self) -> int:
+        return hash(("UnknownSessionUpdate", self.raw))
+
+    __repr__ = model_repr
 
     @property
     def tag(self) -> str:

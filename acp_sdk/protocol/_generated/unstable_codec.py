@@ -2152,7 +2152,10 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_PromptCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_prompt_capabilities
-            if r == _DF_AgentCapabilities_prompt_capabilities:
+            if (
+                r is _DF_AgentCapabilities_prompt_capabilities
+                or r == _DF_AgentCapabilities_prompt_capabilities
+            ):
                 ex = _s.note(ex, "promptCapabilities")
             f_prompt_capabilities = r
     v = d.get("mcpCapabilities", _MISSING)
@@ -2168,7 +2171,10 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_McpCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_mcp_capabilities
-            if r == _DF_AgentCapabilities_mcp_capabilities:
+            if (
+                r is _DF_AgentCapabilities_mcp_capabilities
+                or r == _DF_AgentCapabilities_mcp_capabilities
+            ):
                 ex = _s.note(ex, "mcpCapabilities")
             f_mcp_capabilities = r
     v = d.get("sessionCapabilities", _MISSING)
@@ -2184,7 +2190,10 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_SessionCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_session_capabilities
-            if r == _DF_AgentCapabilities_session_capabilities:
+            if (
+                r is _DF_AgentCapabilities_session_capabilities
+                or r == _DF_AgentCapabilities_session_capabilities
+            ):
                 ex = _s.note(ex, "sessionCapabilities")
             f_session_capabilities = r
     v = d.get("auth", _MISSING)
@@ -2200,7 +2209,7 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _d_AgentAuthCapabilities(v)
             except DecodeError:
                 r = _DF_AgentCapabilities_auth
-            if r == _DF_AgentCapabilities_auth:
+            if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
                 ex = _s.note(ex, "auth")
             f_auth = r
     v = d.get("providers", _MISSING)
@@ -2290,16 +2299,25 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
     if v is not False or "loadSession" in ex:
         d["loadSession"] = v
     v = o.prompt_capabilities
-    if v != _DF_AgentCapabilities_prompt_capabilities or "promptCapabilities" in ex:
+    if (
+        v is not _DF_AgentCapabilities_prompt_capabilities
+        and v != _DF_AgentCapabilities_prompt_capabilities
+    ) or "promptCapabilities" in ex:
         d["promptCapabilities"] = _e_PromptCapabilities(v)
     v = o.mcp_capabilities
-    if v != _DF_AgentCapabilities_mcp_capabilities or "mcpCapabilities" in ex:
+    if (
+        v is not _DF_AgentCapabilities_mcp_capabilities
+        and v != _DF_AgentCapabilities_mcp_capabilities
+    ) or "mcpCapabilities" in ex:
         d["mcpCapabilities"] = _e_McpCapabilities(v)
     v = o.session_capabilities
-    if v != _DF_AgentCapabilities_session_capabilities or "sessionCapabilities" in ex:
+    if (
+        v is not _DF_AgentCapabilities_session_capabilities
+        and v != _DF_AgentCapabilities_session_capabilities
+    ) or "sessionCapabilities" in ex:
         d["sessionCapabilities"] = _e_SessionCapabilities(v)
     v = o.auth
-    if v != _DF_AgentCapabilities_auth or "auth" in ex:
+    if (v is not _DF_AgentCapabilities_auth and v != _DF_AgentCapabilities_auth) or "auth" in ex:
         d["auth"] = _e_AgentAuthCapabilities(v)
     v = o.providers
     if v is not None:
@@ -2390,7 +2408,7 @@ def _e_ContentChunk(o: ContentChunk) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -2475,7 +2493,7 @@ def _e_AgentMessageChunk(o: AgentMessageChunk) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -2560,7 +2578,7 @@ def _e_AgentThoughtChunk(o: AgentThoughtChunk) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -3259,7 +3277,7 @@ def _e_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
     d["description"] = v
     v = o.input
     if v is not None:
-        d["input"] = _encode(v)
+        d["input"] = _encoder_of(type(v), _not_a_model)(v)
     elif "input" in ex:
         d["input"] = None
     v = o.meta
@@ -3836,7 +3854,7 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = _d_FileSystemCapabilities(v)
             except DecodeError:
                 r = _DF_ClientCapabilities_fs
-            if r == _DF_ClientCapabilities_fs:
+            if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
                 ex = _s.note(ex, "fs")
             f_fs = r
     v = d.get("terminal", _MISSING)
@@ -3900,7 +3918,7 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = _d_AuthCapabilities(v)
             except DecodeError:
                 r = _DF_ClientCapabilities_auth
-            if r == _DF_ClientCapabilities_auth:
+            if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
                 ex = _s.note(ex, "auth")
             f_auth = r
     v = d.get("elicitation", _MISSING)
@@ -3987,7 +4005,7 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.fs
-    if v != _DF_ClientCapabilities_fs or "fs" in ex:
+    if (v is not _DF_ClientCapabilities_fs and v != _DF_ClientCapabilities_fs) or "fs" in ex:
         d["fs"] = _e_FileSystemCapabilities(v)
     v = o.terminal
     if v is not False or "terminal" in ex:
@@ -4003,7 +4021,7 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     elif "plan" in ex:
         d["plan"] = None
     v = o.auth
-    if v != _DF_ClientCapabilities_auth or "auth" in ex:
+    if (v is not _DF_ClientCapabilities_auth and v != _DF_ClientCapabilities_auth) or "auth" in ex:
         d["auth"] = _e_AuthCapabilities(v)
     v = o.elicitation
     if v is not None:
@@ -4494,7 +4512,7 @@ def _e_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
     v = o.compaction_id
     d["compactionId"] = v
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -4606,7 +4624,7 @@ def _e_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
     d["status"] = v
     v = o.summary
     if v is not None:
-        d["summary"] = [_encode(x) for x in v]
+        d["summary"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "summary" in ex:
         d["summary"] = None
     v = o.error
@@ -4731,7 +4749,7 @@ def _e_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.config_options
-    d["configOptions"] = [_encode(x) for x in v]
+    d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -4905,7 +4923,7 @@ def _e_Content(o: Content) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -7080,7 +7098,7 @@ def _e_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
         d["title"] = None
     v = o.properties
     if v:
-        d["properties"] = {k: _encode(x) for k, x in v.items()}
+        d["properties"] = {k: _encoder_of(type(x), _not_a_model)(x) for k, x in v.items()}
     elif "properties" in ex:
         d["properties"] = {}
     v = o.required
@@ -7277,7 +7295,7 @@ def _e_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
     elif "annotations" in ex:
         d["annotations"] = None
     v = o.resource
-    d["resource"] = _encode(v)
+    d["resource"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -7611,7 +7629,7 @@ def _e_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
         d["additionalDirectories"] = v
     v = o.mcp_servers
     if v or "mcpServers" in ex:
-        d["mcpServers"] = [_encode(x) for x in v]
+        d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -7711,7 +7729,7 @@ def _e_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
         d["modes"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = [_encode(x) for x in v]
+        d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -8033,7 +8051,10 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
                 r = _d_ClientCapabilities(v)
             except DecodeError:
                 r = _DF_InitializeRequest_client_capabilities
-            if r == _DF_InitializeRequest_client_capabilities:
+            if (
+                r is _DF_InitializeRequest_client_capabilities
+                or r == _DF_InitializeRequest_client_capabilities
+            ):
                 ex = _s.note(ex, "clientCapabilities")
             f_client_capabilities = r
     v = d.get("clientInfo", _MISSING)
@@ -8085,7 +8106,10 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
     v = o.protocol_version
     d["protocolVersion"] = v
     v = o.client_capabilities
-    if v != _DF_InitializeRequest_client_capabilities or "clientCapabilities" in ex:
+    if (
+        v is not _DF_InitializeRequest_client_capabilities
+        and v != _DF_InitializeRequest_client_capabilities
+    ) or "clientCapabilities" in ex:
         d["clientCapabilities"] = _e_ClientCapabilities(v)
     v = o.client_info
     if v is not None:
@@ -8134,7 +8158,10 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
                 r = _d_AgentCapabilities(v)
             except DecodeError:
                 r = _DF_InitializeResponse_agent_capabilities
-            if r == _DF_InitializeResponse_agent_capabilities:
+            if (
+                r is _DF_InitializeResponse_agent_capabilities
+                or r == _DF_InitializeResponse_agent_capabilities
+            ):
                 ex = _s.note(ex, "agentCapabilities")
             f_agent_capabilities = r
     v = d.get("authMethods", _MISSING)
@@ -8203,11 +8230,14 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
     v = o.protocol_version
     d["protocolVersion"] = v
     v = o.agent_capabilities
-    if v != _DF_InitializeResponse_agent_capabilities or "agentCapabilities" in ex:
+    if (
+        v is not _DF_InitializeResponse_agent_capabilities
+        and v != _DF_InitializeResponse_agent_capabilities
+    ) or "agentCapabilities" in ex:
         d["agentCapabilities"] = _e_AgentCapabilities(v)
     v = o.auth_methods
     if v or "authMethods" in ex:
-        d["authMethods"] = [_encode(x) for x in v]
+        d["authMethods"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.agent_info
     if v is not None:
         d["agentInfo"] = _e_Implementation(v)
@@ -8850,7 +8880,7 @@ def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.mcp_servers
-    d["mcpServers"] = [_encode(x) for x in v]
+    d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.cwd
     d["cwd"] = v
     v = o.additional_directories
@@ -8945,7 +8975,7 @@ def _e_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
         d["modes"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = [_encode(x) for x in v]
+        d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -9769,7 +9799,7 @@ def _e_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]
     elif "maxItems" in ex:
         d["maxItems"] = None
     v = o.items
-    d["items"] = _encode(v)
+    d["items"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.default
     if v is not None:
         d["default"] = v
@@ -12399,7 +12429,7 @@ def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
     v = o.mcp_servers
-    d["mcpServers"] = [_encode(x) for x in v]
+    d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -12499,7 +12529,7 @@ def _e_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
         d["modes"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = [_encode(x) for x in v]
+        d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -13368,7 +13398,7 @@ def _e_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.plan
-    d["plan"] = _encode(v)
+    d["plan"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -13505,7 +13535,7 @@ def _e_PromptRequest(o: PromptRequest) -> dict[str, Any]:
     v = o.session_id
     d["sessionId"] = v
     v = o.prompt
-    d["prompt"] = [_encode(x) for x in v]
+    d["prompt"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -14382,7 +14412,7 @@ def _e_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]
     ex = o._explicit
     v: Any
     v = o.outcome
-    d["outcome"] = _encode(v)
+    d["outcome"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -14680,7 +14710,7 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
         d["additionalDirectories"] = v
     v = o.mcp_servers
     if v or "mcpServers" in ex:
-        d["mcpServers"] = [_encode(x) for x in v]
+        d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -14768,7 +14798,7 @@ def _e_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
         d["modes"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = [_encode(x) for x in v]
+        d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -16093,7 +16123,7 @@ def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
     v = o.session_id
     d["sessionId"] = v
     v = o.update
-    d["update"] = _encode(v)
+    d["update"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -16506,7 +16536,7 @@ def _e_SetSessionConfigOptionResponse(o: SetSessionConfigOptionResponse) -> dict
     ex = o._explicit
     v: Any
     v = o.config_options
-    d["configOptions"] = [_encode(x) for x in v]
+    d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -17309,7 +17339,7 @@ def _e_SuggestNesResponse(o: SuggestNesResponse) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.suggestions
-    d["suggestions"] = [_encode(x) for x in v]
+    d["suggestions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -18141,7 +18171,7 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
         d["status"] = None
     v = o.content
     if v or "content" in ex:
-        d["content"] = [_encode(x) for x in v]
+        d["content"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.locations
     if v or "locations" in ex:
         d["locations"] = [_e_ToolCallLocation(x) for x in v]
@@ -18450,7 +18480,7 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         d["name"] = None
     v = o.content
     if v is not None:
-        d["content"] = [_encode(x) for x in v]
+        d["content"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "content" in ex:
         d["content"] = None
     v = o.locations
@@ -18689,7 +18719,7 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
         d["name"] = None
     v = o.content
     if v is not None:
-        d["content"] = [_encode(x) for x in v]
+        d["content"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     elif "content" in ex:
         d["content"] = None
     v = o.locations
@@ -19087,7 +19117,7 @@ def _e_UserMessageChunk(o: UserMessageChunk) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.content
-    d["content"] = _encode(v)
+    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -20011,7 +20041,7 @@ def _d_SessionConfigSelectOptions(v: Any) -> Any:
 
 
 def _e_SessionConfigSelectOptions(v: SessionConfigSelectOptions) -> Any:
-    return [_encode(x) for x in v]
+    return [_encoder_of(type(x), _not_a_model)(x) for x in v]
 
 
 def _d_SessionConfigValueId(v: Any) -> Any:
@@ -20406,12 +20436,12 @@ ENCODERS: Final[Mapping[type, Callable[[Any], dict[str, Any]]]] = {
 """Model class -> function producing its JSON-ready dict."""
 
 
-def _encode(o: Any) -> dict[str, Any]:
-    try:
-        f = ENCODERS[type(o)]
-    except KeyError:
-        raise EncodeError(f"not an ACP model: {type(o).__name__}") from None
-    return f(o)
+_encoder_of: Final = ENCODERS.get
+
+
+def _not_a_model(o: Any) -> dict[str, Any]:
+    """The encoder of whatever is not a model class: refuses it."""
+    raise EncodeError(f"not an ACP model: {type(o).__name__}")
 
 
 DECODERS: Final[Mapping[Any, Callable[[Any], Any]]] = {

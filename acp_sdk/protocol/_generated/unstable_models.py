@@ -11,13 +11,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, TypeAlias
 
 import attrs
+from attrs import NOTHING, NothingType
 
 from acp_sdk.protocol._model_support import (
     EMPTY,
+    NO_EXPLICIT,
+    OBJECT_SETATTR,
     UNSET,
     UnknownVariant,
     UnsetType,
     WireModel,
+    model_repr,
 )
 
 
@@ -38,6 +42,46 @@ class AcceptNesNotification(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        id: NesSuggestionId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "id", id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.id == other.id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.id == other.id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AcceptNesNotification", self.session_id, self.id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AgentAuthCapabilities(WireModel):
@@ -56,6 +100,36 @@ class AgentAuthCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        logout: LogoutCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "logout", logout)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.logout == other.logout and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.logout == other.logout and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AgentAuthCapabilities", self.logout, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -95,6 +169,52 @@ class PromptCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        image: bool = False,
+        audio: bool = False,
+        embedded_context: bool = False,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "image", image)
+        _setattr(self, "audio", audio)
+        _setattr(self, "embedded_context", embedded_context)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.image == other.image
+            and self.audio == other.audio
+            and self.embedded_context == other.embedded_context
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.image == other.image
+            and self.audio == other.audio
+            and self.embedded_context == other.embedded_context
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("PromptCapabilities", self.image, self.audio, self.embedded_context, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class McpCapabilities(WireModel):
@@ -120,6 +240,50 @@ class McpCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        http: bool = False,
+        sse: bool = False,
+        acp: bool = False,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "http", http)
+        _setattr(self, "sse", sse)
+        _setattr(self, "acp", acp)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.http == other.http
+            and self.sse == other.sse
+            and self.acp == other.acp
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.http == other.http
+            and self.sse == other.sse
+            and self.acp == other.acp
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("McpCapabilities", self.http, self.sse, self.acp, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -201,6 +365,73 @@ class SessionCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        list: SessionListCapabilities | None = None,
+        delete: SessionDeleteCapabilities | None = None,
+        additional_directories: SessionAdditionalDirectoriesCapabilities | None = None,
+        fork: SessionForkCapabilities | None = None,
+        resume: SessionResumeCapabilities | None = None,
+        close: SessionCloseCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "list", list)
+        _setattr(self, "delete", delete)
+        _setattr(self, "additional_directories", additional_directories)
+        _setattr(self, "fork", fork)
+        _setattr(self, "resume", resume)
+        _setattr(self, "close", close)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.list == other.list
+            and self.delete == other.delete
+            and self.additional_directories == other.additional_directories
+            and self.fork == other.fork
+            and self.resume == other.resume
+            and self.close == other.close
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.list == other.list
+            and self.delete == other.delete
+            and self.additional_directories == other.additional_directories
+            and self.fork == other.fork
+            and self.resume == other.resume
+            and self.close == other.close
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "SessionCapabilities",
+                self.list,
+                self.delete,
+                self.additional_directories,
+                self.fork,
+                self.resume,
+                self.close,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AgentCapabilities(WireModel):
@@ -276,6 +507,95 @@ class AgentCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        load_session: bool = False,
+        prompt_capabilities: PromptCapabilities | NothingType = NOTHING,
+        mcp_capabilities: McpCapabilities | NothingType = NOTHING,
+        session_capabilities: SessionCapabilities | NothingType = NOTHING,
+        auth: AgentAuthCapabilities | NothingType = NOTHING,
+        providers: ProvidersCapabilities | None = None,
+        nes: NesCapabilities | None = None,
+        position_encoding: PositionEncodingKind | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "load_session", load_session)
+        _setattr(
+            self,
+            "prompt_capabilities",
+            PromptCapabilities() if prompt_capabilities is NOTHING else prompt_capabilities,
+        )
+        _setattr(
+            self,
+            "mcp_capabilities",
+            McpCapabilities() if mcp_capabilities is NOTHING else mcp_capabilities,
+        )
+        _setattr(
+            self,
+            "session_capabilities",
+            SessionCapabilities() if session_capabilities is NOTHING else session_capabilities,
+        )
+        _setattr(self, "auth", AgentAuthCapabilities() if auth is NOTHING else auth)
+        _setattr(self, "providers", providers)
+        _setattr(self, "nes", nes)
+        _setattr(self, "position_encoding", position_encoding)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.load_session == other.load_session
+            and self.prompt_capabilities == other.prompt_capabilities
+            and self.mcp_capabilities == other.mcp_capabilities
+            and self.session_capabilities == other.session_capabilities
+            and self.auth == other.auth
+            and self.providers == other.providers
+            and self.nes == other.nes
+            and self.position_encoding == other.position_encoding
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.load_session == other.load_session
+            and self.prompt_capabilities == other.prompt_capabilities
+            and self.mcp_capabilities == other.mcp_capabilities
+            and self.session_capabilities == other.session_capabilities
+            and self.auth == other.auth
+            and self.providers == other.providers
+            and self.nes == other.nes
+            and self.position_encoding == other.position_encoding
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "AgentCapabilities",
+                self.load_session,
+                self.prompt_capabilities,
+                self.mcp_capabilities,
+                self.session_capabilities,
+                self.auth,
+                self.providers,
+                self.nes,
+                self.position_encoding,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ContentChunk(WireModel):
@@ -298,6 +618,46 @@ class ContentChunk(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: ContentBlock,
+        message_id: MessageId | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "message_id", message_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ContentChunk", self.content, self.message_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AgentMessageChunk(ContentChunk):
@@ -311,6 +671,46 @@ class AgentMessageChunk(ContentChunk):
     TAG: ClassVar[str] = "agent_message_chunk"
     """The value of `sessionUpdate` that selects this class."""
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: ContentBlock,
+        message_id: MessageId | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "message_id", message_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AgentMessageChunk", self.content, self.message_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AgentThoughtChunk(ContentChunk):
@@ -323,6 +723,46 @@ class AgentThoughtChunk(ContentChunk):
     """The wire property that tells this arm of its union from the others."""
     TAG: ClassVar[str] = "agent_thought_chunk"
     """The value of `sessionUpdate` that selects this class."""
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: ContentBlock,
+        message_id: MessageId | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "message_id", message_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AgentThoughtChunk", self.content, self.message_id, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -346,6 +786,50 @@ class Annotations(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        audience: Sequence[Role] | None = None,
+        last_modified: str | None = None,
+        priority: float | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "audience", audience)
+        _setattr(self, "last_modified", last_modified)
+        _setattr(self, "priority", priority)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.audience == other.audience
+            and self.last_modified == other.last_modified
+            and self.priority == other.priority
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.audience == other.audience
+            and self.last_modified == other.last_modified
+            and self.priority == other.priority
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Annotations", self.audience, self.last_modified, self.priority, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -373,6 +857,50 @@ class AudioContent(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        annotations: Annotations | None = None,
+        data: str,
+        mime_type: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "annotations", annotations)
+        _setattr(self, "data", data)
+        _setattr(self, "mime_type", mime_type)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.data == other.data
+            and self.mime_type == other.mime_type
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.data == other.data
+            and self.mime_type == other.mime_type
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AudioContent", self.annotations, self.data, self.mime_type, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AuthCapabilities(WireModel):
@@ -397,6 +925,42 @@ class AuthCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        terminal: bool = False,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "terminal", terminal)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.terminal == other.terminal
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.terminal == other.terminal
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AuthCapabilities", self.terminal, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AuthMethodAgent(WireModel):
@@ -420,6 +984,50 @@ class AuthMethodAgent(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        id: AuthMethodId,
+        name: str,
+        description: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "id", id)
+        _setattr(self, "name", name)
+        _setattr(self, "description", description)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AuthMethodAgent", self.id, self.name, self.description, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -461,6 +1069,68 @@ class AuthMethodTerminal(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        id: AuthMethodId,
+        name: str,
+        description: str | None = None,
+        args: Sequence[str] | NothingType = NOTHING,
+        env: Mapping[str, str] = EMPTY,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "id", id)
+        _setattr(self, "name", name)
+        _setattr(self, "description", description)
+        _setattr(self, "args", [] if args is NOTHING else args)
+        _setattr(self, "env", env)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.args == other.args
+            and self.env == other.env
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.args == other.args
+            and self.env == other.env
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "AuthMethodTerminal",
+                self.id,
+                self.name,
+                self.description,
+                self.args,
+                self.env,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AuthenticateRequest(WireModel):
@@ -481,6 +1151,42 @@ class AuthenticateRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        method_id: AuthMethodId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "method_id", method_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.method_id == other.method_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.method_id == other.method_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AuthenticateRequest", self.method_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AuthenticateResponse(WireModel):
@@ -492,6 +1198,29 @@ class AuthenticateResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("AuthenticateResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -513,6 +1242,50 @@ class AvailableCommand(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        description: str,
+        input: AvailableCommandInput | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "description", description)
+        _setattr(self, "input", input)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.description == other.description
+            and self.input == other.input
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.description == other.description
+            and self.input == other.input
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AvailableCommand", self.name, self.description, self.input, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -536,6 +1309,42 @@ class AvailableCommandsUpdate(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        available_commands: Sequence[AvailableCommand],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "available_commands", available_commands)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.available_commands == other.available_commands
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.available_commands == other.available_commands
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("AvailableCommandsUpdate", self.available_commands, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class BlobResourceContents(WireModel):
@@ -557,6 +1366,50 @@ class BlobResourceContents(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        blob: str,
+        mime_type: str | None = None,
+        uri: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "blob", blob)
+        _setattr(self, "mime_type", mime_type)
+        _setattr(self, "uri", uri)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.blob == other.blob
+            and self.mime_type == other.mime_type
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.blob == other.blob
+            and self.mime_type == other.mime_type
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("BlobResourceContents", self.blob, self.mime_type, self.uri, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class BooleanConfigOptionCapabilities(WireModel):
@@ -571,6 +1424,29 @@ class BooleanConfigOptionCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("BooleanConfigOptionCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -609,6 +1485,52 @@ class BooleanPropertySchema(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        title: str | None = None,
+        description: str | None = None,
+        default: bool | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "title", title)
+        _setattr(self, "description", description)
+        _setattr(self, "default", default)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("BooleanPropertySchema", self.title, self.description, self.default, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class CancelNotification(WireModel):
@@ -628,6 +1550,42 @@ class CancelNotification(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CancelNotification", self.session_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class CancelRequestNotification(WireModel):
@@ -645,6 +1603,42 @@ class CancelRequestNotification(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        request_id: RequestId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "request_id", request_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.request_id == other.request_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.request_id == other.request_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CancelRequestNotification", self.request_id, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -664,6 +1658,26 @@ class CancelledPermissionOutcome(WireModel):
     """The wire property that tells this arm of its union from the others."""
     TAG: ClassVar[str] = "cancelled"
     """The value of `outcome` that selects this class."""
+
+    def __init__(self, *, extra: Mapping[str, Any] = EMPTY) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra)
+
+    def __hash__(self) -> int:
+        return hash(("CancelledPermissionOutcome",))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -686,6 +1700,48 @@ class FileSystemCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        read_text_file: bool = False,
+        write_text_file: bool = False,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "read_text_file", read_text_file)
+        _setattr(self, "write_text_file", write_text_file)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.read_text_file == other.read_text_file
+            and self.write_text_file == other.write_text_file
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.read_text_file == other.read_text_file
+            and self.write_text_file == other.write_text_file
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("FileSystemCapabilities", self.read_text_file, self.write_text_file, self.meta)
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -770,6 +1826,85 @@ class ClientCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        fs: FileSystemCapabilities | NothingType = NOTHING,
+        terminal: bool = False,
+        session: ClientSessionCapabilities | None = None,
+        plan: PlanCapabilities | None = None,
+        auth: AuthCapabilities | NothingType = NOTHING,
+        elicitation: ElicitationCapabilities | None = None,
+        nes: ClientNesCapabilities | None = None,
+        position_encodings: Sequence[PositionEncodingKind] | NothingType = NOTHING,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "fs", FileSystemCapabilities() if fs is NOTHING else fs)
+        _setattr(self, "terminal", terminal)
+        _setattr(self, "session", session)
+        _setattr(self, "plan", plan)
+        _setattr(self, "auth", AuthCapabilities() if auth is NOTHING else auth)
+        _setattr(self, "elicitation", elicitation)
+        _setattr(self, "nes", nes)
+        _setattr(
+            self, "position_encodings", [] if position_encodings is NOTHING else position_encodings
+        )
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.fs == other.fs
+            and self.terminal == other.terminal
+            and self.session == other.session
+            and self.plan == other.plan
+            and self.auth == other.auth
+            and self.elicitation == other.elicitation
+            and self.nes == other.nes
+            and self.position_encodings == other.position_encodings
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.fs == other.fs
+            and self.terminal == other.terminal
+            and self.session == other.session
+            and self.plan == other.plan
+            and self.auth == other.auth
+            and self.elicitation == other.elicitation
+            and self.nes == other.nes
+            and self.position_encodings == other.position_encodings
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ClientCapabilities",
+                self.fs,
+                self.terminal,
+                self.session,
+                self.plan,
+                self.auth,
+                self.elicitation,
+                self.nes,
+                self.position_encodings,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ClientNesCapabilities(WireModel):
@@ -792,6 +1927,52 @@ class ClientNesCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        jump: NesJumpCapabilities | None = None,
+        rename: NesRenameCapabilities | None = None,
+        search_and_replace: NesSearchAndReplaceCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "jump", jump)
+        _setattr(self, "rename", rename)
+        _setattr(self, "search_and_replace", search_and_replace)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.jump == other.jump
+            and self.rename == other.rename
+            and self.search_and_replace == other.search_and_replace
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.jump == other.jump
+            and self.rename == other.rename
+            and self.search_and_replace == other.search_and_replace
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("ClientNesCapabilities", self.jump, self.rename, self.search_and_replace, self.meta)
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -825,6 +2006,46 @@ class ClientSessionCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        compaction: CompactionCapabilities | None = None,
+        config_options: SessionConfigOptionsCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "compaction", compaction)
+        _setattr(self, "config_options", config_options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.compaction == other.compaction
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.compaction == other.compaction
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ClientSessionCapabilities", self.compaction, self.config_options, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class CloseNesRequest(WireModel):
@@ -844,6 +2065,42 @@ class CloseNesRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CloseNesRequest", self.session_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class CloseNesResponse(WireModel):
@@ -855,6 +2112,29 @@ class CloseNesResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("CloseNesResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -877,6 +2157,42 @@ class CloseSessionRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CloseSessionRequest", self.session_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class CloseSessionResponse(WireModel):
@@ -888,6 +2204,29 @@ class CloseSessionResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("CloseSessionResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -914,6 +2253,46 @@ class CompactionSummaryChunk(WireModel):
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        compaction_id: CompactionId,
+        content: ContentBlock,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "compaction_id", compaction_id)
+        _setattr(self, "content", content)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.compaction_id == other.compaction_id
+            and self.content == other.content
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.compaction_id == other.compaction_id
+            and self.content == other.content
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CompactionSummaryChunk", self.compaction_id, self.content, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -952,6 +2331,63 @@ class CompactionUpdate(WireModel):
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
     """Extensible metadata patch for this compaction."""
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        compaction_id: CompactionId,
+        status: CompactionStatus,
+        summary: Sequence[ContentBlock] | None = None,
+        error: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "compaction_id", compaction_id)
+        _setattr(self, "status", status)
+        _setattr(self, "summary", summary)
+        _setattr(self, "error", error)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.compaction_id == other.compaction_id
+            and self.status == other.status
+            and self.summary == other.summary
+            and self.error == other.error
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.compaction_id == other.compaction_id
+            and self.status == other.status
+            and self.summary == other.summary
+            and self.error == other.error
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "CompactionUpdate",
+                self.compaction_id,
+                self.status,
+                self.summary,
+                self.error,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class CompleteElicitationNotification(WireModel):
@@ -968,6 +2404,42 @@ class CompleteElicitationNotification(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        elicitation_id: ElicitationId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "elicitation_id", elicitation_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CompleteElicitationNotification", self.elicitation_id, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -989,6 +2461,42 @@ class ConfigOptionUpdate(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        config_options: Sequence[SessionConfigOption],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "config_options", config_options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ConfigOptionUpdate", self.config_options, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ConnectMcpRequest(WireModel):
@@ -1008,6 +2516,42 @@ class ConnectMcpRequest(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        server_id: McpServerAcpId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "server_id", server_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.server_id == other.server_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.server_id == other.server_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ConnectMcpRequest", self.server_id, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1029,6 +2573,42 @@ class ConnectMcpResponse(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        connection_id: McpConnectionId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "connection_id", connection_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.connection_id == other.connection_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.connection_id == other.connection_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ConnectMcpResponse", self.connection_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class Content(WireModel):
@@ -1049,6 +2629,38 @@ class Content(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: ContentBlock,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Content", self.content, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class Cost(WireModel):
@@ -1066,6 +2678,46 @@ class Cost(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        amount: float,
+        currency: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "amount", amount)
+        _setattr(self, "currency", currency)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.amount == other.amount
+            and self.currency == other.currency
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.amount == other.amount
+            and self.currency == other.currency
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Cost", self.amount, self.currency, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1087,6 +2739,58 @@ class ElicitationFormMode(WireModel):
 
     request_id: RequestId | None = attrs.field(default=None, metadata={"wire": "requestId"})
     """The request this elicitation is tied to."""
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        requested_schema: ElicitationSchema,
+        session_id: SessionId | None = None,
+        tool_call_id: ToolCallId | None = None,
+        request_id: RequestId | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "requested_schema", requested_schema)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "tool_call_id", tool_call_id)
+        _setattr(self, "request_id", request_id)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.requested_schema == other.requested_schema
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.requested_schema == other.requested_schema
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ElicitationFormMode",
+                self.requested_schema,
+                self.session_id,
+                self.tool_call_id,
+                self.request_id,
+            )
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1113,6 +2817,68 @@ class CreateElicitationRequestForm(ElicitationFormMode):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        requested_schema: ElicitationSchema,
+        session_id: SessionId | None = None,
+        tool_call_id: ToolCallId | None = None,
+        request_id: RequestId | None = None,
+        message: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "requested_schema", requested_schema)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "tool_call_id", tool_call_id)
+        _setattr(self, "request_id", request_id)
+        _setattr(self, "message", message)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.requested_schema == other.requested_schema
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+            and self.message == other.message
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.requested_schema == other.requested_schema
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+            and self.message == other.message
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "CreateElicitationRequestForm",
+                self.requested_schema,
+                self.session_id,
+                self.tool_call_id,
+                self.request_id,
+                self.message,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ElicitationUrlMode(WireModel):
@@ -1136,6 +2902,63 @@ class ElicitationUrlMode(WireModel):
 
     request_id: RequestId | None = attrs.field(default=None, metadata={"wire": "requestId"})
     """The request this elicitation is tied to."""
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        elicitation_id: ElicitationId,
+        url: str,
+        session_id: SessionId | None = None,
+        tool_call_id: ToolCallId | None = None,
+        request_id: RequestId | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "elicitation_id", elicitation_id)
+        _setattr(self, "url", url)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "tool_call_id", tool_call_id)
+        _setattr(self, "request_id", request_id)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.url == other.url
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.url == other.url
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ElicitationUrlMode",
+                self.elicitation_id,
+                self.url,
+                self.session_id,
+                self.tool_call_id,
+                self.request_id,
+            )
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1162,6 +2985,73 @@ class CreateElicitationRequestUrl(ElicitationUrlMode):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        elicitation_id: ElicitationId,
+        url: str,
+        session_id: SessionId | None = None,
+        tool_call_id: ToolCallId | None = None,
+        request_id: RequestId | None = None,
+        message: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "elicitation_id", elicitation_id)
+        _setattr(self, "url", url)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "tool_call_id", tool_call_id)
+        _setattr(self, "request_id", request_id)
+        _setattr(self, "message", message)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.url == other.url
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+            and self.message == other.message
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.elicitation_id == other.elicitation_id
+            and self.url == other.url
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+            and self.request_id == other.request_id
+            and self.message == other.message
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "CreateElicitationRequestUrl",
+                self.elicitation_id,
+                self.url,
+                self.session_id,
+                self.tool_call_id,
+                self.request_id,
+                self.message,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ElicitationAcceptAction(WireModel):
@@ -1171,6 +3061,32 @@ class ElicitationAcceptAction(WireModel):
         default=None, metadata={"wire": "content"}
     )
     """The user-provided content, if any, as an object matching the requested schema."""
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: Mapping[str, ElicitationContentValue] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.content == other.content
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.content == other.content)
+
+    def __hash__(self) -> int:
+        return hash(("ElicitationAcceptAction", self.content))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1194,6 +3110,38 @@ class CreateElicitationResponseAccept(ElicitationAcceptAction):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: Mapping[str, ElicitationContentValue] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CreateElicitationResponseAccept", self.content, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class CreateElicitationResponseCancel(WireModel):
@@ -1216,6 +3164,29 @@ class CreateElicitationResponseCancel(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("CreateElicitationResponseCancel", self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class CreateElicitationResponseDecline(WireModel):
@@ -1237,6 +3208,29 @@ class CreateElicitationResponseDecline(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("CreateElicitationResponseDecline", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1275,6 +3269,73 @@ class CreateTerminalRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        command: str,
+        args: Sequence[str] | NothingType = NOTHING,
+        env: Sequence[EnvVariable] | NothingType = NOTHING,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "command", command)
+        _setattr(self, "args", [] if args is NOTHING else args)
+        _setattr(self, "env", [] if env is NOTHING else env)
+        _setattr(self, "cwd", cwd)
+        _setattr(self, "output_byte_limit", output_byte_limit)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.command == other.command
+            and self.args == other.args
+            and self.env == other.env
+            and self.cwd == other.cwd
+            and self.output_byte_limit == other.output_byte_limit
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.command == other.command
+            and self.args == other.args
+            and self.env == other.env
+            and self.cwd == other.cwd
+            and self.output_byte_limit == other.output_byte_limit
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "CreateTerminalRequest",
+                self.session_id,
+                self.command,
+                self.args,
+                self.env,
+                self.cwd,
+                self.output_byte_limit,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class CreateTerminalResponse(WireModel):
@@ -1289,6 +3350,42 @@ class CreateTerminalResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        terminal_id: TerminalId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "terminal_id", terminal_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CreateTerminalResponse", self.terminal_id, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1313,6 +3410,42 @@ class CurrentModeUpdate(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        current_mode_id: SessionModeId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "current_mode_id", current_mode_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.current_mode_id == other.current_mode_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_mode_id == other.current_mode_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("CurrentModeUpdate", self.current_mode_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class DeleteSessionRequest(WireModel):
@@ -1331,6 +3464,42 @@ class DeleteSessionRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("DeleteSessionRequest", self.session_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class DeleteSessionResponse(WireModel):
@@ -1342,6 +3511,29 @@ class DeleteSessionResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("DeleteSessionResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1369,6 +3561,63 @@ class DidChangeDocumentNotification(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        uri: str,
+        version: int,
+        content_changes: Sequence[TextDocumentContentChangeEvent],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "uri", uri)
+        _setattr(self, "version", version)
+        _setattr(self, "content_changes", content_changes)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.version == other.version
+            and self.content_changes == other.content_changes
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.version == other.version
+            and self.content_changes == other.content_changes
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "DidChangeDocumentNotification",
+                self.session_id,
+                self.uri,
+                self.version,
+                self.content_changes,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class DidCloseDocumentNotification(WireModel):
@@ -1386,6 +3635,46 @@ class DidCloseDocumentNotification(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        uri: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "uri", uri)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("DidCloseDocumentNotification", self.session_id, self.uri, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1414,6 +3703,68 @@ class DidFocusDocumentNotification(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        uri: str,
+        version: int,
+        position: Position,
+        visible_range: Range,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "uri", uri)
+        _setattr(self, "version", version)
+        _setattr(self, "position", position)
+        _setattr(self, "visible_range", visible_range)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.version == other.version
+            and self.position == other.position
+            and self.visible_range == other.visible_range
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.version == other.version
+            and self.position == other.position
+            and self.visible_range == other.visible_range
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "DidFocusDocumentNotification",
+                self.session_id,
+                self.uri,
+                self.version,
+                self.position,
+                self.visible_range,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class DidOpenDocumentNotification(WireModel):
@@ -1441,6 +3792,68 @@ class DidOpenDocumentNotification(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        uri: str,
+        language_id: str,
+        version: int,
+        text: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "uri", uri)
+        _setattr(self, "language_id", language_id)
+        _setattr(self, "version", version)
+        _setattr(self, "text", text)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.language_id == other.language_id
+            and self.version == other.version
+            and self.text == other.text
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.language_id == other.language_id
+            and self.version == other.version
+            and self.text == other.text
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "DidOpenDocumentNotification",
+                self.session_id,
+                self.uri,
+                self.language_id,
+                self.version,
+                self.text,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class DidSaveDocumentNotification(WireModel):
@@ -1458,6 +3871,46 @@ class DidSaveDocumentNotification(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        uri: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "uri", uri)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("DidSaveDocumentNotification", self.session_id, self.uri, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1490,6 +3943,50 @@ class Diff(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        path: str,
+        old_text: str | None = None,
+        new_text: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "path", path)
+        _setattr(self, "old_text", old_text)
+        _setattr(self, "new_text", new_text)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.path == other.path
+            and self.old_text == other.old_text
+            and self.new_text == other.new_text
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.path == other.path
+            and self.old_text == other.old_text
+            and self.new_text == other.new_text
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Diff", self.path, self.old_text, self.new_text, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class DisableProviderRequest(WireModel):
@@ -1510,6 +4007,42 @@ class DisableProviderRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        provider_id: ProviderId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "provider_id", provider_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.provider_id == other.provider_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.provider_id == other.provider_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("DisableProviderRequest", self.provider_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class DisableProviderResponse(WireModel):
@@ -1526,6 +4059,29 @@ class DisableProviderResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("DisableProviderResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1547,6 +4103,42 @@ class DisconnectMcpRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        connection_id: McpConnectionId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "connection_id", connection_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.connection_id == other.connection_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.connection_id == other.connection_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("DisconnectMcpRequest", self.connection_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class DisconnectMcpResponse(WireModel):
@@ -1563,6 +4155,29 @@ class DisconnectMcpResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("DisconnectMcpResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1592,6 +4207,46 @@ class ElicitationCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        form: ElicitationFormCapabilities | None = None,
+        url: ElicitationUrlCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "form", form)
+        _setattr(self, "url", url)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.form == other.form
+            and self.url == other.url
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.form == other.form
+            and self.url == other.url
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ElicitationCapabilities", self.form, self.url, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ElicitationFormCapabilities(WireModel):
@@ -1609,6 +4264,29 @@ class ElicitationFormCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("ElicitationFormCapabilities", self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ElicitationRequestScope(WireModel):
@@ -1618,6 +4296,27 @@ class ElicitationRequestScope(WireModel):
 
     request_id: RequestId = attrs.field(metadata={"wire": "requestId"})
     """The request this elicitation is tied to."""
+
+    def __init__(self, *, extra: Mapping[str, Any] = EMPTY, request_id: RequestId) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "request_id", request_id)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.request_id == other.request_id
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.request_id == other.request_id)
+
+    def __hash__(self) -> int:
+        return hash(("ElicitationRequestScope", self.request_id))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1663,6 +4362,68 @@ class ElicitationSchema(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        type: ElicitationSchemaType = "object",
+        title: str | None = None,
+        properties: Mapping[str, ElicitationPropertySchema] = EMPTY,
+        required: Sequence[str] | None = None,
+        description: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "type", type)
+        _setattr(self, "title", title)
+        _setattr(self, "properties", properties)
+        _setattr(self, "required", required)
+        _setattr(self, "description", description)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.type == other.type
+            and self.title == other.title
+            and self.properties == other.properties
+            and self.required == other.required
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.type == other.type
+            and self.title == other.title
+            and self.properties == other.properties
+            and self.required == other.required
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ElicitationSchema",
+                self.type,
+                self.title,
+                self.properties,
+                self.required,
+                self.description,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ElicitationSessionScope(WireModel):
@@ -1683,6 +4444,42 @@ class ElicitationSessionScope(WireModel):
     without a specific tool call.
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        tool_call_id: ToolCallId | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "tool_call_id", tool_call_id)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.tool_call_id == other.tool_call_id
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ElicitationSessionScope", self.session_id, self.tool_call_id))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ElicitationUrlCapabilities(WireModel):
@@ -1699,6 +4496,29 @@ class ElicitationUrlCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("ElicitationUrlCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1722,6 +4542,46 @@ class EmbeddedResource(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        annotations: Annotations | None = None,
+        resource: EmbeddedResourceResource,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "annotations", annotations)
+        _setattr(self, "resource", resource)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.resource == other.resource
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.resource == other.resource
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("EmbeddedResource", self.annotations, self.resource, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1749,6 +4609,50 @@ class EnumOption(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        const: str,
+        title: str,
+        description: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "const", const)
+        _setattr(self, "title", title)
+        _setattr(self, "description", description)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.const == other.const
+            and self.title == other.title
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.const == other.const
+            and self.title == other.title
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("EnumOption", self.const, self.title, self.description, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class EnvVariable(WireModel):
@@ -1766,6 +4670,46 @@ class EnvVariable(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        value: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "value", value)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.value == other.value
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.value == other.value
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("EnvVariable", self.name, self.value, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1792,6 +4736,46 @@ class Error(WireModel):
     """Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details.
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        code: ErrorCode,
+        message: str,
+        data: Any | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "code", code)
+        _setattr(self, "message", message)
+        _setattr(self, "data", data)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.code == other.code
+            and self.message == other.message
+            and self.data == other.data
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.code == other.code
+            and self.message == other.message
+            and self.data == other.data
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Error", self.code, self.message, self.data))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1833,6 +4817,67 @@ class ForkSessionRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        cwd: str,
+        additional_directories: Sequence[str] | NothingType = NOTHING,
+        mcp_servers: Sequence[McpServer] | NothingType = NOTHING,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "cwd", cwd)
+        _setattr(
+            self,
+            "additional_directories",
+            [] if additional_directories is NOTHING else additional_directories,
+        )
+        _setattr(self, "mcp_servers", [] if mcp_servers is NOTHING else mcp_servers)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.mcp_servers == other.mcp_servers
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.mcp_servers == other.mcp_servers
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ForkSessionRequest",
+                self.session_id,
+                self.cwd,
+                self.additional_directories,
+                self.mcp_servers,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ForkSessionResponse(WireModel):
@@ -1864,6 +4909,52 @@ class ForkSessionResponse(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        modes: SessionModeState | None = None,
+        config_options: Sequence[SessionConfigOption] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "modes", modes)
+        _setattr(self, "config_options", config_options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("ForkSessionResponse", self.session_id, self.modes, self.config_options, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class HttpHeader(WireModel):
@@ -1881,6 +4972,46 @@ class HttpHeader(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        value: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "value", value)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.value == other.value
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.value == other.value
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("HttpHeader", self.name, self.value, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1910,6 +5041,56 @@ class ImageContent(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        annotations: Annotations | None = None,
+        data: str,
+        mime_type: str,
+        uri: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "annotations", annotations)
+        _setattr(self, "data", data)
+        _setattr(self, "mime_type", mime_type)
+        _setattr(self, "uri", uri)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.data == other.data
+            and self.mime_type == other.mime_type
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.data == other.data
+            and self.mime_type == other.mime_type
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("ImageContent", self.annotations, self.data, self.mime_type, self.uri, self.meta)
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -1941,6 +5122,50 @@ class Implementation(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        title: str | None = None,
+        version: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "title", title)
+        _setattr(self, "version", version)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.title == other.title
+            and self.version == other.version
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.title == other.title
+            and self.version == other.version
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Implementation", self.name, self.title, self.version, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class InitializeRequest(WireModel):
@@ -1971,6 +5196,62 @@ class InitializeRequest(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        protocol_version: ProtocolVersion,
+        client_capabilities: ClientCapabilities | NothingType = NOTHING,
+        client_info: Implementation | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "protocol_version", protocol_version)
+        _setattr(
+            self,
+            "client_capabilities",
+            ClientCapabilities() if client_capabilities is NOTHING else client_capabilities,
+        )
+        _setattr(self, "client_info", client_info)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.protocol_version == other.protocol_version
+            and self.client_capabilities == other.client_capabilities
+            and self.client_info == other.client_info
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.protocol_version == other.protocol_version
+            and self.client_capabilities == other.client_capabilities
+            and self.client_info == other.client_info
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "InitializeRequest",
+                self.protocol_version,
+                self.client_capabilities,
+                self.client_info,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2009,6 +5290,67 @@ class InitializeResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        protocol_version: ProtocolVersion,
+        agent_capabilities: AgentCapabilities | NothingType = NOTHING,
+        auth_methods: Sequence[AuthMethod] | NothingType = NOTHING,
+        agent_info: Implementation | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "protocol_version", protocol_version)
+        _setattr(
+            self,
+            "agent_capabilities",
+            AgentCapabilities() if agent_capabilities is NOTHING else agent_capabilities,
+        )
+        _setattr(self, "auth_methods", [] if auth_methods is NOTHING else auth_methods)
+        _setattr(self, "agent_info", agent_info)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.protocol_version == other.protocol_version
+            and self.agent_capabilities == other.agent_capabilities
+            and self.auth_methods == other.auth_methods
+            and self.agent_info == other.agent_info
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.protocol_version == other.protocol_version
+            and self.agent_capabilities == other.agent_capabilities
+            and self.auth_methods == other.auth_methods
+            and self.agent_info == other.agent_info
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "InitializeResponse",
+                self.protocol_version,
+                self.agent_capabilities,
+                self.auth_methods,
+                self.agent_info,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2059,6 +5401,68 @@ class IntegerPropertySchema(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        title: str | None = None,
+        description: str | None = None,
+        minimum: int | None = None,
+        maximum: int | None = None,
+        default: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "title", title)
+        _setattr(self, "description", description)
+        _setattr(self, "minimum", minimum)
+        _setattr(self, "maximum", maximum)
+        _setattr(self, "default", default)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.minimum == other.minimum
+            and self.maximum == other.maximum
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.minimum == other.minimum
+            and self.maximum == other.maximum
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "IntegerPropertySchema",
+                self.title,
+                self.description,
+                self.minimum,
+                self.maximum,
+                self.default,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class KillTerminalRequest(WireModel):
@@ -2077,6 +5481,46 @@ class KillTerminalRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        terminal_id: TerminalId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "terminal_id", terminal_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("KillTerminalRequest", self.session_id, self.terminal_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class KillTerminalResponse(WireModel):
@@ -2088,6 +5532,29 @@ class KillTerminalResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("KillTerminalResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2105,6 +5572,29 @@ class ListProvidersRequest(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("ListProvidersRequest", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2125,6 +5615,42 @@ class ListProvidersResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        providers: Sequence[ProviderInfo],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "providers", providers)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.providers == other.providers
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.providers == other.providers
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ListProvidersResponse", self.providers, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2148,6 +5674,46 @@ class ListSessionsRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        cwd: str | None = None,
+        cursor: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "cwd", cwd)
+        _setattr(self, "cursor", cursor)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.cwd == other.cwd
+            and self.cursor == other.cursor
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.cwd == other.cwd
+            and self.cursor == other.cursor
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ListSessionsRequest", self.cwd, self.cursor, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ListSessionsResponse(WireModel):
@@ -2167,6 +5733,46 @@ class ListSessionsResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        sessions: Sequence[SessionInfo],
+        next_cursor: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "sessions", sessions)
+        _setattr(self, "next_cursor", next_cursor)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.sessions == other.sessions
+            and self.next_cursor == other.next_cursor
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.sessions == other.sessions
+            and self.next_cursor == other.next_cursor
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ListSessionsResponse", self.sessions, self.next_cursor, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2205,6 +5811,67 @@ class LoadSessionRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        mcp_servers: Sequence[McpServer],
+        cwd: str,
+        additional_directories: Sequence[str] | NothingType = NOTHING,
+        session_id: SessionId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "mcp_servers", mcp_servers)
+        _setattr(self, "cwd", cwd)
+        _setattr(
+            self,
+            "additional_directories",
+            [] if additional_directories is NOTHING else additional_directories,
+        )
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.mcp_servers == other.mcp_servers
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.mcp_servers == other.mcp_servers
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "LoadSessionRequest",
+                self.mcp_servers,
+                self.cwd,
+                self.additional_directories,
+                self.session_id,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class LoadSessionResponse(WireModel):
@@ -2228,6 +5895,46 @@ class LoadSessionResponse(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        modes: SessionModeState | None = None,
+        config_options: Sequence[SessionConfigOption] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "modes", modes)
+        _setattr(self, "config_options", config_options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("LoadSessionResponse", self.modes, self.config_options, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class LogoutCapabilities(WireModel):
@@ -2242,6 +5949,29 @@ class LogoutCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("LogoutCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2258,6 +5988,29 @@ class LogoutRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("LogoutRequest", self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class LogoutResponse(WireModel):
@@ -2269,6 +6022,29 @@ class LogoutResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("LogoutResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2305,6 +6081,46 @@ class McpServerAcp(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        server_id: McpServerAcpId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "server_id", server_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.server_id == other.server_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.server_id == other.server_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("McpServerAcp", self.name, self.server_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class McpServerHttp(WireModel):
@@ -2330,6 +6146,50 @@ class McpServerHttp(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        url: str,
+        headers: Sequence[HttpHeader],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "url", url)
+        _setattr(self, "headers", headers)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.url == other.url
+            and self.headers == other.headers
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.url == other.url
+            and self.headers == other.headers
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("McpServerHttp", self.name, self.url, self.headers, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2357,6 +6217,50 @@ class McpServerSse(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        url: str,
+        headers: Sequence[HttpHeader],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "url", url)
+        _setattr(self, "headers", headers)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.url == other.url
+            and self.headers == other.headers
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.url == other.url
+            and self.headers == other.headers
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("McpServerSse", self.name, self.url, self.headers, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class McpServerStdio(WireModel):
@@ -2380,6 +6284,54 @@ class McpServerStdio(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        command: str,
+        args: Sequence[str],
+        env: Sequence[EnvVariable],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "command", command)
+        _setattr(self, "args", args)
+        _setattr(self, "env", env)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.command == other.command
+            and self.args == other.args
+            and self.env == other.env
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.command == other.command
+            and self.args == other.args
+            and self.env == other.env
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("McpServerStdio", self.name, self.command, self.args, self.env, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2413,6 +6365,52 @@ class MessageMcpNotification(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        connection_id: McpConnectionId,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "connection_id", connection_id)
+        _setattr(self, "method", method)
+        _setattr(self, "params", params)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.connection_id == other.connection_id
+            and self.method == other.method
+            and self.params == other.params
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.connection_id == other.connection_id
+            and self.method == other.method
+            and self.params == other.params
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("MessageMcpNotification", self.connection_id, self.method, self.params, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class MessageMcpRequest(WireModel):
@@ -2441,6 +6439,50 @@ class MessageMcpRequest(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        connection_id: McpConnectionId,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "connection_id", connection_id)
+        _setattr(self, "method", method)
+        _setattr(self, "params", params)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.connection_id == other.connection_id
+            and self.method == other.method
+            and self.params == other.params
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.connection_id == other.connection_id
+            and self.method == other.method
+            and self.params == other.params
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("MessageMcpRequest", self.connection_id, self.method, self.params, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2494,6 +6536,73 @@ class MultiSelectPropertySchema(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        title: str | None = None,
+        description: str | None = None,
+        min_items: int | None = None,
+        max_items: int | None = None,
+        items: MultiSelectItems,
+        default: Sequence[str] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "title", title)
+        _setattr(self, "description", description)
+        _setattr(self, "min_items", min_items)
+        _setattr(self, "max_items", max_items)
+        _setattr(self, "items", items)
+        _setattr(self, "default", default)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.min_items == other.min_items
+            and self.max_items == other.max_items
+            and self.items == other.items
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.min_items == other.min_items
+            and self.max_items == other.max_items
+            and self.items == other.items
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "MultiSelectPropertySchema",
+                self.title,
+                self.description,
+                self.min_items,
+                self.max_items,
+                self.items,
+                self.default,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesCapabilities(WireModel):
@@ -2511,6 +6620,46 @@ class NesCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        events: NesEventCapabilities | None = None,
+        context: NesContextCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "events", events)
+        _setattr(self, "context", context)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.events == other.events
+            and self.context == other.context
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.events == other.events
+            and self.context == other.context
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("NesCapabilities", self.events, self.context, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2554,6 +6703,73 @@ class NesContextCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        recent_files: NesRecentFilesCapabilities | None = None,
+        related_snippets: NesRelatedSnippetsCapabilities | None = None,
+        edit_history: NesEditHistoryCapabilities | None = None,
+        user_actions: NesUserActionsCapabilities | None = None,
+        open_files: NesOpenFilesCapabilities | None = None,
+        diagnostics: NesDiagnosticsCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "recent_files", recent_files)
+        _setattr(self, "related_snippets", related_snippets)
+        _setattr(self, "edit_history", edit_history)
+        _setattr(self, "user_actions", user_actions)
+        _setattr(self, "open_files", open_files)
+        _setattr(self, "diagnostics", diagnostics)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.recent_files == other.recent_files
+            and self.related_snippets == other.related_snippets
+            and self.edit_history == other.edit_history
+            and self.user_actions == other.user_actions
+            and self.open_files == other.open_files
+            and self.diagnostics == other.diagnostics
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.recent_files == other.recent_files
+            and self.related_snippets == other.related_snippets
+            and self.edit_history == other.edit_history
+            and self.user_actions == other.user_actions
+            and self.open_files == other.open_files
+            and self.diagnostics == other.diagnostics
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "NesContextCapabilities",
+                self.recent_files,
+                self.related_snippets,
+                self.edit_history,
+                self.user_actions,
+                self.open_files,
+                self.diagnostics,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesDiagnostic(WireModel):
@@ -2578,6 +6794,54 @@ class NesDiagnostic(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        uri: str,
+        range: Range,
+        severity: NesDiagnosticSeverity,
+        message: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "uri", uri)
+        _setattr(self, "range", range)
+        _setattr(self, "severity", severity)
+        _setattr(self, "message", message)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.range == other.range
+            and self.severity == other.severity
+            and self.message == other.message
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.range == other.range
+            and self.severity == other.severity
+            and self.message == other.message
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("NesDiagnostic", self.uri, self.range, self.severity, self.message, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesDiagnosticsCapabilities(WireModel):
@@ -2589,6 +6853,29 @@ class NesDiagnosticsCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("NesDiagnosticsCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2605,6 +6892,42 @@ class NesDocumentDidChangeCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        sync_kind: TextDocumentSyncKind,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "sync_kind", sync_kind)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.sync_kind == other.sync_kind
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.sync_kind == other.sync_kind
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("NesDocumentDidChangeCapabilities", self.sync_kind, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesDocumentDidCloseCapabilities(WireModel):
@@ -2616,6 +6939,29 @@ class NesDocumentDidCloseCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("NesDocumentDidCloseCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2629,6 +6975,29 @@ class NesDocumentDidFocusCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("NesDocumentDidFocusCapabilities", self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesDocumentDidOpenCapabilities(WireModel):
@@ -2641,6 +7010,29 @@ class NesDocumentDidOpenCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("NesDocumentDidOpenCapabilities", self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesDocumentDidSaveCapabilities(WireModel):
@@ -2652,6 +7044,29 @@ class NesDocumentDidSaveCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("NesDocumentDidSaveCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2690,6 +7105,68 @@ class NesDocumentEventCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        did_open: NesDocumentDidOpenCapabilities | None = None,
+        did_change: NesDocumentDidChangeCapabilities | None = None,
+        did_close: NesDocumentDidCloseCapabilities | None = None,
+        did_save: NesDocumentDidSaveCapabilities | None = None,
+        did_focus: NesDocumentDidFocusCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "did_open", did_open)
+        _setattr(self, "did_change", did_change)
+        _setattr(self, "did_close", did_close)
+        _setattr(self, "did_save", did_save)
+        _setattr(self, "did_focus", did_focus)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.did_open == other.did_open
+            and self.did_change == other.did_change
+            and self.did_close == other.did_close
+            and self.did_save == other.did_save
+            and self.did_focus == other.did_focus
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.did_open == other.did_open
+            and self.did_change == other.did_change
+            and self.did_close == other.did_close
+            and self.did_save == other.did_save
+            and self.did_focus == other.did_focus
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "NesDocumentEventCapabilities",
+                self.did_open,
+                self.did_change,
+                self.did_close,
+                self.did_save,
+                self.did_focus,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesEditHistoryCapabilities(WireModel):
@@ -2704,6 +7181,42 @@ class NesEditHistoryCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        max_count: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "max_count", max_count)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.max_count == other.max_count
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.max_count == other.max_count
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("NesEditHistoryCapabilities", self.max_count, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2722,6 +7235,46 @@ class NesEditHistoryEntry(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        uri: str,
+        diff: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "uri", uri)
+        _setattr(self, "diff", diff)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.diff == other.diff
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.diff == other.diff
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("NesEditHistoryEntry", self.uri, self.diff, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2754,6 +7307,56 @@ class NesEditSuggestion(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        id: NesSuggestionId,
+        uri: str,
+        edits: Sequence[NesTextEdit],
+        cursor_position: Position | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "id", id)
+        _setattr(self, "uri", uri)
+        _setattr(self, "edits", edits)
+        _setattr(self, "cursor_position", cursor_position)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.uri == other.uri
+            and self.edits == other.edits
+            and self.cursor_position == other.cursor_position
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.uri == other.uri
+            and self.edits == other.edits
+            and self.cursor_position == other.cursor_position
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("NesEditSuggestion", self.id, self.uri, self.edits, self.cursor_position, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesEventCapabilities(WireModel):
@@ -2770,6 +7373,42 @@ class NesEventCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        document: NesDocumentEventCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "document", document)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.document == other.document
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.document == other.document
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("NesEventCapabilities", self.document, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2792,6 +7431,50 @@ class NesExcerpt(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        start_line: int,
+        end_line: int,
+        text: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "start_line", start_line)
+        _setattr(self, "end_line", end_line)
+        _setattr(self, "text", text)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.start_line == other.start_line
+            and self.end_line == other.end_line
+            and self.text == other.text
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.start_line == other.start_line
+            and self.end_line == other.end_line
+            and self.text == other.text
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("NesExcerpt", self.start_line, self.end_line, self.text, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesJumpCapabilities(WireModel):
@@ -2803,6 +7486,29 @@ class NesJumpCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("NesJumpCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2830,6 +7536,50 @@ class NesJumpSuggestion(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        id: NesSuggestionId,
+        uri: str,
+        position: Position,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "id", id)
+        _setattr(self, "uri", uri)
+        _setattr(self, "position", position)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.uri == other.uri
+            and self.position == other.position
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.uri == other.uri
+            and self.position == other.position
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("NesJumpSuggestion", self.id, self.uri, self.position, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesOpenFile(WireModel):
@@ -2854,6 +7604,63 @@ class NesOpenFile(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        uri: str,
+        language_id: str,
+        visible_range: Range | None = None,
+        last_focused_ms: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "uri", uri)
+        _setattr(self, "language_id", language_id)
+        _setattr(self, "visible_range", visible_range)
+        _setattr(self, "last_focused_ms", last_focused_ms)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.language_id == other.language_id
+            and self.visible_range == other.visible_range
+            and self.last_focused_ms == other.last_focused_ms
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.language_id == other.language_id
+            and self.visible_range == other.visible_range
+            and self.last_focused_ms == other.last_focused_ms
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "NesOpenFile",
+                self.uri,
+                self.language_id,
+                self.visible_range,
+                self.last_focused_ms,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesOpenFilesCapabilities(WireModel):
@@ -2865,6 +7672,29 @@ class NesOpenFilesCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("NesOpenFilesCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2887,6 +7717,50 @@ class NesRecentFile(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        uri: str,
+        language_id: str,
+        text: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "uri", uri)
+        _setattr(self, "language_id", language_id)
+        _setattr(self, "text", text)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.language_id == other.language_id
+            and self.text == other.text
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.language_id == other.language_id
+            and self.text == other.text
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("NesRecentFile", self.uri, self.language_id, self.text, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesRecentFilesCapabilities(WireModel):
@@ -2901,6 +7775,42 @@ class NesRecentFilesCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        max_count: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "max_count", max_count)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.max_count == other.max_count
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.max_count == other.max_count
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("NesRecentFilesCapabilities", self.max_count, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2920,6 +7830,46 @@ class NesRelatedSnippet(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        uri: str,
+        excerpts: Sequence[NesExcerpt],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "uri", uri)
+        _setattr(self, "excerpts", excerpts)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.excerpts == other.excerpts
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.excerpts == other.excerpts
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("NesRelatedSnippet", self.uri, self.excerpts, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesRelatedSnippetsCapabilities(WireModel):
@@ -2932,6 +7882,29 @@ class NesRelatedSnippetsCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("NesRelatedSnippetsCapabilities", self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesRenameCapabilities(WireModel):
@@ -2943,6 +7916,29 @@ class NesRenameCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("NesRenameCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -2973,6 +7969,56 @@ class NesRenameSuggestion(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        id: NesSuggestionId,
+        uri: str,
+        position: Position,
+        new_name: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "id", id)
+        _setattr(self, "uri", uri)
+        _setattr(self, "position", position)
+        _setattr(self, "new_name", new_name)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.uri == other.uri
+            and self.position == other.position
+            and self.new_name == other.new_name
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.uri == other.uri
+            and self.position == other.position
+            and self.new_name == other.new_name
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("NesRenameSuggestion", self.id, self.uri, self.position, self.new_name, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesRepository(WireModel):
@@ -2994,6 +8040,50 @@ class NesRepository(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        name: str,
+        owner: str,
+        remote_url: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "name", name)
+        _setattr(self, "owner", owner)
+        _setattr(self, "remote_url", remote_url)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.owner == other.owner
+            and self.remote_url == other.remote_url
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.name == other.name
+            and self.owner == other.owner
+            and self.remote_url == other.remote_url
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("NesRepository", self.name, self.owner, self.remote_url, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesSearchAndReplaceCapabilities(WireModel):
@@ -3005,6 +8095,29 @@ class NesSearchAndReplaceCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("NesSearchAndReplaceCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3037,6 +8150,68 @@ class NesSearchAndReplaceSuggestion(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        id: NesSuggestionId,
+        uri: str,
+        search: str,
+        replace: str,
+        is_regex: bool | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "id", id)
+        _setattr(self, "uri", uri)
+        _setattr(self, "search", search)
+        _setattr(self, "replace", replace)
+        _setattr(self, "is_regex", is_regex)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.uri == other.uri
+            and self.search == other.search
+            and self.replace == other.replace
+            and self.is_regex == other.is_regex
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.uri == other.uri
+            and self.search == other.search
+            and self.replace == other.replace
+            and self.is_regex == other.is_regex
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "NesSearchAndReplaceSuggestion",
+                self.id,
+                self.uri,
+                self.search,
+                self.replace,
+                self.is_regex,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3080,6 +8255,73 @@ class NesSuggestContext(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        recent_files: Sequence[NesRecentFile] | None = None,
+        related_snippets: Sequence[NesRelatedSnippet] | None = None,
+        edit_history: Sequence[NesEditHistoryEntry] | None = None,
+        user_actions: Sequence[NesUserAction] | None = None,
+        open_files: Sequence[NesOpenFile] | None = None,
+        diagnostics: Sequence[NesDiagnostic] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "recent_files", recent_files)
+        _setattr(self, "related_snippets", related_snippets)
+        _setattr(self, "edit_history", edit_history)
+        _setattr(self, "user_actions", user_actions)
+        _setattr(self, "open_files", open_files)
+        _setattr(self, "diagnostics", diagnostics)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.recent_files == other.recent_files
+            and self.related_snippets == other.related_snippets
+            and self.edit_history == other.edit_history
+            and self.user_actions == other.user_actions
+            and self.open_files == other.open_files
+            and self.diagnostics == other.diagnostics
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.recent_files == other.recent_files
+            and self.related_snippets == other.related_snippets
+            and self.edit_history == other.edit_history
+            and self.user_actions == other.user_actions
+            and self.open_files == other.open_files
+            and self.diagnostics == other.diagnostics
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "NesSuggestContext",
+                self.recent_files,
+                self.related_snippets,
+                self.edit_history,
+                self.user_actions,
+                self.open_files,
+                self.diagnostics,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesTextEdit(WireModel):
@@ -3097,6 +8339,46 @@ class NesTextEdit(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        range: Range,
+        new_text: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "range", range)
+        _setattr(self, "new_text", new_text)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.range == other.range
+            and self.new_text == other.new_text
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.range == other.range
+            and self.new_text == other.new_text
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("NesTextEdit", self.range, self.new_text, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3122,6 +8404,56 @@ class NesUserAction(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        action: str,
+        uri: str,
+        position: Position,
+        timestamp_ms: int,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "action", action)
+        _setattr(self, "uri", uri)
+        _setattr(self, "position", position)
+        _setattr(self, "timestamp_ms", timestamp_ms)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.action == other.action
+            and self.uri == other.uri
+            and self.position == other.position
+            and self.timestamp_ms == other.timestamp_ms
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.action == other.action
+            and self.uri == other.uri
+            and self.position == other.position
+            and self.timestamp_ms == other.timestamp_ms
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("NesUserAction", self.action, self.uri, self.position, self.timestamp_ms, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class NesUserActionsCapabilities(WireModel):
@@ -3136,6 +8468,42 @@ class NesUserActionsCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        max_count: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "max_count", max_count)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.max_count == other.max_count
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.max_count == other.max_count
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("NesUserActionsCapabilities", self.max_count, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3167,6 +8535,62 @@ class NewSessionRequest(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        cwd: str,
+        additional_directories: Sequence[str] | NothingType = NOTHING,
+        mcp_servers: Sequence[McpServer],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "cwd", cwd)
+        _setattr(
+            self,
+            "additional_directories",
+            [] if additional_directories is NOTHING else additional_directories,
+        )
+        _setattr(self, "mcp_servers", mcp_servers)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.mcp_servers == other.mcp_servers
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.mcp_servers == other.mcp_servers
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "NewSessionRequest",
+                self.cwd,
+                self.additional_directories,
+                self.mcp_servers,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3200,6 +8624,52 @@ class NewSessionResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        modes: SessionModeState | None = None,
+        config_options: Sequence[SessionConfigOption] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "modes", modes)
+        _setattr(self, "config_options", config_options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("NewSessionResponse", self.session_id, self.modes, self.config_options, self.meta)
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3239,6 +8709,50 @@ class Notice(WireModel):
 
     Omitted and `null` are equivalent and mean no metadata was supplied.
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        severity: NoticeSeverity,
+        title: str,
+        description: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "severity", severity)
+        _setattr(self, "title", title)
+        _setattr(self, "description", description)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.severity == other.severity
+            and self.title == other.title
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.severity == other.severity
+            and self.title == other.title
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Notice", self.severity, self.title, self.description, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3289,6 +8803,68 @@ class NumberPropertySchema(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        title: str | None = None,
+        description: str | None = None,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        default: float | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "title", title)
+        _setattr(self, "description", description)
+        _setattr(self, "minimum", minimum)
+        _setattr(self, "maximum", maximum)
+        _setattr(self, "default", default)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.minimum == other.minimum
+            and self.maximum == other.maximum
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.minimum == other.minimum
+            and self.maximum == other.maximum
+            and self.default == other.default
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "NumberPropertySchema",
+                self.title,
+                self.description,
+                self.minimum,
+                self.maximum,
+                self.default,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class PermissionOption(WireModel):
@@ -3309,6 +8885,50 @@ class PermissionOption(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        option_id: PermissionOptionId,
+        name: str,
+        kind: PermissionOptionKind,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "option_id", option_id)
+        _setattr(self, "name", name)
+        _setattr(self, "kind", kind)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.option_id == other.option_id
+            and self.name == other.name
+            and self.kind == other.kind
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.option_id == other.option_id
+            and self.name == other.name
+            and self.kind == other.kind
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("PermissionOption", self.option_id, self.name, self.kind, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3341,6 +8961,38 @@ class Plan(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        entries: Sequence[PlanEntry],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "entries", entries)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra and self.entries == other.entries and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.entries == other.entries and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Plan", self.entries, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class PlanCapabilities(WireModel):
@@ -3357,6 +9009,29 @@ class PlanCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("PlanCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3386,6 +9061,50 @@ class PlanEntry(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: str,
+        priority: PlanEntryPriority,
+        status: PlanEntryStatus,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "priority", priority)
+        _setattr(self, "status", status)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.priority == other.priority
+            and self.status == other.status
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.priority == other.priority
+            and self.status == other.status
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("PlanEntry", self.content, self.priority, self.status, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class PlanFile(WireModel):
@@ -3413,6 +9132,46 @@ class PlanFile(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        plan_id: PlanId,
+        uri: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "plan_id", plan_id)
+        _setattr(self, "uri", uri)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.plan_id == other.plan_id
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.plan_id == other.plan_id
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("PlanFile", self.plan_id, self.uri, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3446,6 +9205,46 @@ class PlanItems(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        plan_id: PlanId,
+        entries: Sequence[PlanEntry],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "plan_id", plan_id)
+        _setattr(self, "entries", entries)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.plan_id == other.plan_id
+            and self.entries == other.entries
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.plan_id == other.plan_id
+            and self.entries == other.entries
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("PlanItems", self.plan_id, self.entries, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class PlanMarkdown(WireModel):
@@ -3474,6 +9273,46 @@ class PlanMarkdown(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        plan_id: PlanId,
+        content: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "plan_id", plan_id)
+        _setattr(self, "content", content)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.plan_id == other.plan_id
+            and self.content == other.content
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.plan_id == other.plan_id
+            and self.content == other.content
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("PlanMarkdown", self.plan_id, self.content, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class PlanRemoved(WireModel):
@@ -3498,6 +9337,38 @@ class PlanRemoved(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        plan_id: PlanId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "plan_id", plan_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra and self.plan_id == other.plan_id and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.plan_id == other.plan_id and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("PlanRemoved", self.plan_id, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3524,6 +9395,36 @@ class PlanUpdate(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        plan: PlanUpdateContent,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "plan", plan)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.plan == other.plan and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.plan == other.plan and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("PlanUpdate", self.plan, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class Position(WireModel):
@@ -3544,6 +9445,46 @@ class Position(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        line: int,
+        character: int,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "line", line)
+        _setattr(self, "character", character)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.line == other.line
+            and self.character == other.character
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.line == other.line
+            and self.character == other.character
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Position", self.line, self.character, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3581,6 +9522,46 @@ class PromptRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        prompt: Sequence[ContentBlock],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "prompt", prompt)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.prompt == other.prompt
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.prompt == other.prompt
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("PromptRequest", self.session_id, self.prompt, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class PromptResponse(WireModel):
@@ -3608,6 +9589,46 @@ class PromptResponse(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        stop_reason: StopReason,
+        usage: Usage | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "stop_reason", stop_reason)
+        _setattr(self, "usage", usage)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.stop_reason == other.stop_reason
+            and self.usage == other.usage
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.stop_reason == other.stop_reason
+            and self.usage == other.usage
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("PromptResponse", self.stop_reason, self.usage, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ProviderCurrentConfig(WireModel):
@@ -3630,6 +9651,46 @@ class ProviderCurrentConfig(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        api_type: LlmProtocol,
+        base_url: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "api_type", api_type)
+        _setattr(self, "base_url", base_url)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.api_type == other.api_type
+            and self.base_url == other.base_url
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.api_type == other.api_type
+            and self.base_url == other.base_url
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ProviderCurrentConfig", self.api_type, self.base_url, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3662,6 +9723,63 @@ class ProviderInfo(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        provider_id: ProviderId,
+        supported: Sequence[LlmProtocol],
+        required: bool,
+        current: ProviderCurrentConfig | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "provider_id", provider_id)
+        _setattr(self, "supported", supported)
+        _setattr(self, "required", required)
+        _setattr(self, "current", current)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.provider_id == other.provider_id
+            and self.supported == other.supported
+            and self.required == other.required
+            and self.current == other.current
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.provider_id == other.provider_id
+            and self.supported == other.supported
+            and self.required == other.required
+            and self.current == other.current
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ProviderInfo",
+                self.provider_id,
+                self.supported,
+                self.required,
+                self.current,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ProvidersCapabilities(WireModel):
@@ -3681,6 +9799,29 @@ class ProvidersCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("ProvidersCapabilities", self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class Range(WireModel):
@@ -3698,6 +9839,46 @@ class Range(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        start: Position,
+        end: Position,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "start", start)
+        _setattr(self, "end", end)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.start == other.start
+            and self.end == other.end
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.start == other.start
+            and self.end == other.end
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Range", self.start, self.end, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3726,6 +9907,56 @@ class ReadTextFileRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "path", path)
+        _setattr(self, "line", line)
+        _setattr(self, "limit", limit)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.path == other.path
+            and self.line == other.line
+            and self.limit == other.limit
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.path == other.path
+            and self.line == other.line
+            and self.limit == other.limit
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("ReadTextFileRequest", self.session_id, self.path, self.line, self.limit, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ReadTextFileResponse(WireModel):
@@ -3740,6 +9971,38 @@ class ReadTextFileResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.content == other.content and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ReadTextFileResponse", self.content, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3762,6 +10025,50 @@ class RejectNesNotification(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        id: NesSuggestionId,
+        reason: NesRejectReason | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "id", id)
+        _setattr(self, "reason", reason)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.id == other.id
+            and self.reason == other.reason
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.id == other.id
+            and self.reason == other.reason
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("RejectNesNotification", self.session_id, self.id, self.reason, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ReleaseTerminalRequest(WireModel):
@@ -3780,6 +10087,46 @@ class ReleaseTerminalRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        terminal_id: TerminalId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "terminal_id", terminal_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ReleaseTerminalRequest", self.session_id, self.terminal_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ReleaseTerminalResponse(WireModel):
@@ -3791,6 +10138,29 @@ class ReleaseTerminalResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("ReleaseTerminalResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3819,6 +10189,52 @@ class RequestPermissionRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        tool_call: ToolCallUpdate,
+        options: Sequence[PermissionOption],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "tool_call", tool_call)
+        _setattr(self, "options", options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.tool_call == other.tool_call
+            and self.options == other.options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.tool_call == other.tool_call
+            and self.options == other.options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("RequestPermissionRequest", self.session_id, self.tool_call, self.options, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class RequestPermissionResponse(WireModel):
@@ -3833,6 +10249,38 @@ class RequestPermissionResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        outcome: RequestPermissionOutcome,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "outcome", outcome)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra and self.outcome == other.outcome and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.outcome == other.outcome and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("RequestPermissionResponse", self.outcome, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -3872,6 +10320,78 @@ class ResourceLink(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        annotations: Annotations | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        name: str,
+        size: int | None = None,
+        title: str | None = None,
+        uri: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "annotations", annotations)
+        _setattr(self, "description", description)
+        _setattr(self, "mime_type", mime_type)
+        _setattr(self, "name", name)
+        _setattr(self, "size", size)
+        _setattr(self, "title", title)
+        _setattr(self, "uri", uri)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.description == other.description
+            and self.mime_type == other.mime_type
+            and self.name == other.name
+            and self.size == other.size
+            and self.title == other.title
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.description == other.description
+            and self.mime_type == other.mime_type
+            and self.name == other.name
+            and self.size == other.size
+            and self.title == other.title
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ResourceLink",
+                self.annotations,
+                self.description,
+                self.mime_type,
+                self.name,
+                self.size,
+                self.title,
+                self.uri,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ResumeSessionRequest(WireModel):
@@ -3909,6 +10429,67 @@ class ResumeSessionRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        cwd: str,
+        additional_directories: Sequence[str] | NothingType = NOTHING,
+        mcp_servers: Sequence[McpServer] | NothingType = NOTHING,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "cwd", cwd)
+        _setattr(
+            self,
+            "additional_directories",
+            [] if additional_directories is NOTHING else additional_directories,
+        )
+        _setattr(self, "mcp_servers", [] if mcp_servers is NOTHING else mcp_servers)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.mcp_servers == other.mcp_servers
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.mcp_servers == other.mcp_servers
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ResumeSessionRequest",
+                self.session_id,
+                self.cwd,
+                self.additional_directories,
+                self.mcp_servers,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ResumeSessionResponse(WireModel):
@@ -3932,6 +10513,46 @@ class ResumeSessionResponse(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        modes: SessionModeState | None = None,
+        config_options: Sequence[SessionConfigOption] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "modes", modes)
+        _setattr(self, "config_options", config_options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.modes == other.modes
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ResumeSessionResponse", self.modes, self.config_options, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SelectedPermissionOutcome(WireModel):
@@ -3952,6 +10573,42 @@ class SelectedPermissionOutcome(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        option_id: PermissionOptionId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "option_id", option_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.option_id == other.option_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.option_id == other.option_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SelectedPermissionOutcome", self.option_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionAdditionalDirectoriesCapabilities(WireModel):
@@ -3970,6 +10627,29 @@ class SessionAdditionalDirectoriesCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("SessionAdditionalDirectoriesCapabilities", self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionCloseCapabilities(WireModel):
@@ -3985,6 +10665,29 @@ class SessionCloseCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("SessionCloseCapabilities", self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionConfigBoolean(WireModel):
@@ -3992,6 +10695,27 @@ class SessionConfigBoolean(WireModel):
 
     current_value: bool = attrs.field(metadata={"wire": "currentValue"})
     """The current value of the boolean option."""
+
+    def __init__(self, *, extra: Mapping[str, Any] = EMPTY, current_value: bool) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "current_value", current_value)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.current_value == other.current_value
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.current_value == other.current_value)
+
+    def __hash__(self) -> int:
+        return hash(("SessionConfigBoolean", self.current_value))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4027,6 +10751,68 @@ class SessionConfigOptionBoolean(SessionConfigBoolean):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        current_value: bool,
+        id: SessionConfigId,
+        name: str,
+        description: str | None = None,
+        category: SessionConfigOptionCategory | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "current_value", current_value)
+        _setattr(self, "id", id)
+        _setattr(self, "name", name)
+        _setattr(self, "description", description)
+        _setattr(self, "category", category)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.category == other.category
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.category == other.category
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "SessionConfigOptionBoolean",
+                self.current_value,
+                self.id,
+                self.name,
+                self.description,
+                self.category,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionConfigSelect(WireModel):
@@ -4037,6 +10823,42 @@ class SessionConfigSelect(WireModel):
 
     options: SessionConfigSelectOptions = attrs.field(metadata={"wire": "options"})
     """The set of selectable options."""
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        current_value: SessionConfigValueId,
+        options: SessionConfigSelectOptions,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "current_value", current_value)
+        _setattr(self, "options", options)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.options == other.options
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.options == other.options
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SessionConfigSelect", self.current_value, self.options))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4072,6 +10894,73 @@ class SessionConfigOptionSelect(SessionConfigSelect):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        current_value: SessionConfigValueId,
+        options: SessionConfigSelectOptions,
+        id: SessionConfigId,
+        name: str,
+        description: str | None = None,
+        category: SessionConfigOptionCategory | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "current_value", current_value)
+        _setattr(self, "options", options)
+        _setattr(self, "id", id)
+        _setattr(self, "name", name)
+        _setattr(self, "description", description)
+        _setattr(self, "category", category)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.options == other.options
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.category == other.category
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_value == other.current_value
+            and self.options == other.options
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.category == other.category
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "SessionConfigOptionSelect",
+                self.current_value,
+                self.options,
+                self.id,
+                self.name,
+                self.description,
+                self.category,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionConfigOptionsCapabilities(WireModel):
@@ -4094,6 +10983,38 @@ class SessionConfigOptionsCapabilities(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        boolean: BooleanConfigOptionCapabilities | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "boolean", boolean)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra and self.boolean == other.boolean and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.boolean == other.boolean and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SessionConfigOptionsCapabilities", self.boolean, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionConfigSelectGroup(WireModel):
@@ -4114,6 +11035,50 @@ class SessionConfigSelectGroup(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        group: SessionConfigGroupId,
+        name: str,
+        options: Sequence[SessionConfigSelectOption],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "group", group)
+        _setattr(self, "name", name)
+        _setattr(self, "options", options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.group == other.group
+            and self.name == other.name
+            and self.options == other.options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.group == other.group
+            and self.name == other.name
+            and self.options == other.options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SessionConfigSelectGroup", self.group, self.name, self.options, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4136,6 +11101,52 @@ class SessionConfigSelectOption(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        value: SessionConfigValueId,
+        name: str,
+        description: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "value", value)
+        _setattr(self, "name", name)
+        _setattr(self, "description", description)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.value == other.value
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.value == other.value
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("SessionConfigSelectOption", self.value, self.name, self.description, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionDeleteCapabilities(WireModel):
@@ -4150,6 +11161,29 @@ class SessionDeleteCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("SessionDeleteCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4169,6 +11203,29 @@ class SessionForkCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("SessionForkCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4203,6 +11260,72 @@ class SessionInfo(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        cwd: str,
+        additional_directories: Sequence[str] | NothingType = NOTHING,
+        title: str | None = None,
+        updated_at: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "cwd", cwd)
+        _setattr(
+            self,
+            "additional_directories",
+            [] if additional_directories is NOTHING else additional_directories,
+        )
+        _setattr(self, "title", title)
+        _setattr(self, "updated_at", updated_at)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.title == other.title
+            and self.updated_at == other.updated_at
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.cwd == other.cwd
+            and self.additional_directories == other.additional_directories
+            and self.title == other.title
+            and self.updated_at == other.updated_at
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "SessionInfo",
+                self.session_id,
+                self.cwd,
+                self.additional_directories,
+                self.title,
+                self.updated_at,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionInfoUpdate(WireModel):
@@ -4230,6 +11353,46 @@ class SessionInfoUpdate(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        title: str | UnsetType | None = UNSET,
+        updated_at: str | UnsetType | None = UNSET,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "title", title)
+        _setattr(self, "updated_at", updated_at)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.updated_at == other.updated_at
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.updated_at == other.updated_at
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SessionInfoUpdate", self.title, self.updated_at, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionListCapabilities(WireModel):
@@ -4244,6 +11407,29 @@ class SessionListCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("SessionListCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4269,6 +11455,50 @@ class SessionMode(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        id: SessionModeId,
+        name: str,
+        description: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "id", id)
+        _setattr(self, "name", name)
+        _setattr(self, "description", description)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.id == other.id
+            and self.name == other.name
+            and self.description == other.description
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SessionMode", self.id, self.name, self.description, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionModeState(WireModel):
@@ -4286,6 +11516,46 @@ class SessionModeState(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        current_mode_id: SessionModeId,
+        available_modes: Sequence[SessionMode],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "current_mode_id", current_mode_id)
+        _setattr(self, "available_modes", available_modes)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.current_mode_id == other.current_mode_id
+            and self.available_modes == other.available_modes
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.current_mode_id == other.current_mode_id
+            and self.available_modes == other.available_modes
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SessionModeState", self.current_mode_id, self.available_modes, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4311,6 +11581,46 @@ class SessionNotification(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        update: SessionUpdate,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "update", update)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.update == other.update
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.update == other.update
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SessionNotification", self.session_id, self.update, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SessionResumeCapabilities(WireModel):
@@ -4325,6 +11635,29 @@ class SessionResumeCapabilities(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("SessionResumeCapabilities", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4359,6 +11692,63 @@ class SetProviderRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        provider_id: ProviderId,
+        api_type: LlmProtocol,
+        base_url: str,
+        headers: Mapping[str, str] = EMPTY,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "provider_id", provider_id)
+        _setattr(self, "api_type", api_type)
+        _setattr(self, "base_url", base_url)
+        _setattr(self, "headers", headers)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.provider_id == other.provider_id
+            and self.api_type == other.api_type
+            and self.base_url == other.base_url
+            and self.headers == other.headers
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.provider_id == other.provider_id
+            and self.api_type == other.api_type
+            and self.base_url == other.base_url
+            and self.headers == other.headers
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "SetProviderRequest",
+                self.provider_id,
+                self.api_type,
+                self.base_url,
+                self.headers,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SetProviderResponse(WireModel):
@@ -4375,6 +11765,29 @@ class SetProviderResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("SetProviderResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4405,6 +11818,58 @@ class SetSessionConfigOptionRequestBoolean(WireModel):
     value: bool = attrs.field(metadata={"wire": "value"})
     """The boolean value."""
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        meta: Mapping[str, Any] | None = None,
+        value: bool,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "config_id", config_id)
+        _setattr(self, "meta", meta)
+        _setattr(self, "value", value)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.config_id == other.config_id
+            and self.meta == other.meta
+            and self.value == other.value
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.config_id == other.config_id
+            and self.meta == other.meta
+            and self.value == other.value
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "SetSessionConfigOptionRequestBoolean",
+                self.session_id,
+                self.config_id,
+                self.meta,
+                self.value,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SetSessionConfigOptionRequestValueId(WireModel):
@@ -4432,6 +11897,58 @@ class SetSessionConfigOptionRequestValueId(WireModel):
     value: SessionConfigValueId = attrs.field(metadata={"wire": "value"})
     """The value ID."""
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        meta: Mapping[str, Any] | None = None,
+        value: SessionConfigValueId,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "config_id", config_id)
+        _setattr(self, "meta", meta)
+        _setattr(self, "value", value)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.config_id == other.config_id
+            and self.meta == other.meta
+            and self.value == other.value
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.config_id == other.config_id
+            and self.meta == other.meta
+            and self.value == other.value
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "SetSessionConfigOptionRequestValueId",
+                self.session_id,
+                self.config_id,
+                self.meta,
+                self.value,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SetSessionConfigOptionResponse(WireModel):
@@ -4446,6 +11963,42 @@ class SetSessionConfigOptionResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        config_options: Sequence[SessionConfigOption],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "config_options", config_options)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.config_options == other.config_options
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SetSessionConfigOptionResponse", self.config_options, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4465,6 +12018,46 @@ class SetSessionModeRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        mode_id: SessionModeId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "mode_id", mode_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.mode_id == other.mode_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.mode_id == other.mode_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SetSessionModeRequest", self.session_id, self.mode_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SetSessionModeResponse(WireModel):
@@ -4476,6 +12069,29 @@ class SetSessionModeResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("SetSessionModeResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4500,6 +12116,58 @@ class StartNesRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        workspace_uri: str | None = None,
+        workspace_folders: Sequence[WorkspaceFolder] | None = None,
+        repository: NesRepository | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "workspace_uri", workspace_uri)
+        _setattr(self, "workspace_folders", workspace_folders)
+        _setattr(self, "repository", repository)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.workspace_uri == other.workspace_uri
+            and self.workspace_folders == other.workspace_folders
+            and self.repository == other.repository
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.workspace_uri == other.workspace_uri
+            and self.workspace_folders == other.workspace_folders
+            and self.repository == other.repository
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "StartNesRequest",
+                self.workspace_uri,
+                self.workspace_folders,
+                self.repository,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class StartNesResponse(WireModel):
@@ -4514,6 +12182,42 @@ class StartNesResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("StartNesResponse", self.session_id, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4536,6 +12240,36 @@ class StringMultiSelectItems(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        enum: Sequence[str],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "enum", enum)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.enum == other.enum and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.enum == other.enum and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("StringMultiSelectItems", self.enum, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4611,6 +12345,88 @@ class StringPropertySchema(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        title: str | None = None,
+        description: str | None = None,
+        min_length: int | None = None,
+        max_length: int | None = None,
+        pattern: str | None = None,
+        format: StringFormat | None = None,
+        default: str | None = None,
+        enum: Sequence[str] | None = None,
+        one_of: Sequence[EnumOption] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "title", title)
+        _setattr(self, "description", description)
+        _setattr(self, "min_length", min_length)
+        _setattr(self, "max_length", max_length)
+        _setattr(self, "pattern", pattern)
+        _setattr(self, "format", format)
+        _setattr(self, "default", default)
+        _setattr(self, "enum", enum)
+        _setattr(self, "one_of", one_of)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.min_length == other.min_length
+            and self.max_length == other.max_length
+            and self.pattern == other.pattern
+            and self.format == other.format
+            and self.default == other.default
+            and self.enum == other.enum
+            and self.one_of == other.one_of
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.title == other.title
+            and self.description == other.description
+            and self.min_length == other.min_length
+            and self.max_length == other.max_length
+            and self.pattern == other.pattern
+            and self.format == other.format
+            and self.default == other.default
+            and self.enum == other.enum
+            and self.one_of == other.one_of
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "StringPropertySchema",
+                self.title,
+                self.description,
+                self.min_length,
+                self.max_length,
+                self.pattern,
+                self.format,
+                self.default,
+                self.enum,
+                self.one_of,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SuggestNesRequest(WireModel):
@@ -4644,6 +12460,78 @@ class SuggestNesRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        uri: str,
+        version: int,
+        position: Position,
+        selection: Range | None = None,
+        trigger_kind: NesTriggerKind,
+        context: NesSuggestContext | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "uri", uri)
+        _setattr(self, "version", version)
+        _setattr(self, "position", position)
+        _setattr(self, "selection", selection)
+        _setattr(self, "trigger_kind", trigger_kind)
+        _setattr(self, "context", context)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.version == other.version
+            and self.position == other.position
+            and self.selection == other.selection
+            and self.trigger_kind == other.trigger_kind
+            and self.context == other.context
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.uri == other.uri
+            and self.version == other.version
+            and self.position == other.position
+            and self.selection == other.selection
+            and self.trigger_kind == other.trigger_kind
+            and self.context == other.context
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "SuggestNesRequest",
+                self.session_id,
+                self.uri,
+                self.version,
+                self.position,
+                self.selection,
+                self.trigger_kind,
+                self.context,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class SuggestNesResponse(WireModel):
@@ -4658,6 +12546,42 @@ class SuggestNesResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        suggestions: Sequence[NesSuggestion],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "suggestions", suggestions)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.suggestions == other.suggestions
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.suggestions == other.suggestions
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("SuggestNesResponse", self.suggestions, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4684,6 +12608,42 @@ class Terminal(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        terminal_id: TerminalId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "terminal_id", terminal_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Terminal", self.terminal_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class TerminalExitStatus(WireModel):
@@ -4702,6 +12662,46 @@ class TerminalExitStatus(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        exit_code: int | None = None,
+        signal: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "exit_code", exit_code)
+        _setattr(self, "signal", signal)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.exit_code == other.exit_code
+            and self.signal == other.signal
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.exit_code == other.exit_code
+            and self.signal == other.signal
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("TerminalExitStatus", self.exit_code, self.signal, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class TerminalOutputRequest(WireModel):
@@ -4719,6 +12719,46 @@ class TerminalOutputRequest(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        terminal_id: TerminalId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "terminal_id", terminal_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("TerminalOutputRequest", self.session_id, self.terminal_id, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4743,6 +12783,52 @@ class TerminalOutputResponse(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        output: str,
+        truncated: bool,
+        exit_status: TerminalExitStatus | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "output", output)
+        _setattr(self, "truncated", truncated)
+        _setattr(self, "exit_status", exit_status)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.output == other.output
+            and self.truncated == other.truncated
+            and self.exit_status == other.exit_status
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.output == other.output
+            and self.truncated == other.truncated
+            and self.exit_status == other.exit_status
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            ("TerminalOutputResponse", self.output, self.truncated, self.exit_status, self.meta)
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class TextContent(WireModel):
@@ -4766,6 +12852,46 @@ class TextContent(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        annotations: Annotations | None = None,
+        text: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "annotations", annotations)
+        _setattr(self, "text", text)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.text == other.text
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.annotations == other.annotations
+            and self.text == other.text
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("TextContent", self.annotations, self.text, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class TextDocumentContentChangeEvent(WireModel):
@@ -4788,6 +12914,46 @@ class TextDocumentContentChangeEvent(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        range: Range | None = None,
+        text: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "range", range)
+        _setattr(self, "text", text)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.range == other.range
+            and self.text == other.text
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.range == other.range
+            and self.text == other.text
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("TextDocumentContentChangeEvent", self.range, self.text, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class TextResourceContents(WireModel):
@@ -4809,6 +12975,50 @@ class TextResourceContents(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        mime_type: str | None = None,
+        text: str,
+        uri: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "mime_type", mime_type)
+        _setattr(self, "text", text)
+        _setattr(self, "uri", uri)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.mime_type == other.mime_type
+            and self.text == other.text
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.mime_type == other.mime_type
+            and self.text == other.text
+            and self.uri == other.uri
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("TextResourceContents", self.mime_type, self.text, self.uri, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class TitledMultiSelectItems(WireModel):
@@ -4825,6 +13035,36 @@ class TitledMultiSelectItems(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        any_of: Sequence[EnumOption],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "any_of", any_of)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.any_of == other.any_of and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.any_of == other.any_of and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("TitledMultiSelectItems", self.any_of, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4886,6 +13126,88 @@ class ToolCall(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        tool_call_id: ToolCallId,
+        title: str,
+        name: str | None = None,
+        kind: ToolKind | None = None,
+        status: ToolCallStatus | None = None,
+        content: Sequence[ToolCallContent] | NothingType = NOTHING,
+        locations: Sequence[ToolCallLocation] | NothingType = NOTHING,
+        raw_input: Any | None = None,
+        raw_output: Any | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "tool_call_id", tool_call_id)
+        _setattr(self, "title", title)
+        _setattr(self, "name", name)
+        _setattr(self, "kind", kind)
+        _setattr(self, "status", status)
+        _setattr(self, "content", [] if content is NOTHING else content)
+        _setattr(self, "locations", [] if locations is NOTHING else locations)
+        _setattr(self, "raw_input", raw_input)
+        _setattr(self, "raw_output", raw_output)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.title == other.title
+            and self.name == other.name
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.title == other.title
+            and self.name == other.name
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ToolCall",
+                self.tool_call_id,
+                self.title,
+                self.name,
+                self.kind,
+                self.status,
+                self.content,
+                self.locations,
+                self.raw_input,
+                self.raw_output,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ToolCallLocation(WireModel):
@@ -4910,6 +13232,46 @@ class ToolCallLocation(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        path: str,
+        line: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "path", path)
+        _setattr(self, "line", line)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.path == other.path
+            and self.line == other.line
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.path == other.path
+            and self.line == other.line
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ToolCallLocation", self.path, self.line, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4968,6 +13330,88 @@ class ToolCallUpdate(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        tool_call_id: ToolCallId,
+        kind: ToolKind | None = None,
+        status: ToolCallStatus | None = None,
+        title: str | None = None,
+        name: str | None = None,
+        content: Sequence[ToolCallContent] | None = None,
+        locations: Sequence[ToolCallLocation] | None = None,
+        raw_input: Any | None = None,
+        raw_output: Any | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "tool_call_id", tool_call_id)
+        _setattr(self, "kind", kind)
+        _setattr(self, "status", status)
+        _setattr(self, "title", title)
+        _setattr(self, "name", name)
+        _setattr(self, "content", content)
+        _setattr(self, "locations", locations)
+        _setattr(self, "raw_input", raw_input)
+        _setattr(self, "raw_output", raw_output)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.title == other.title
+            and self.name == other.name
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.title == other.title
+            and self.name == other.name
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ToolCallUpdate",
+                self.tool_call_id,
+                self.kind,
+                self.status,
+                self.title,
+                self.name,
+                self.content,
+                self.locations,
+                self.raw_input,
+                self.raw_output,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class ToolCallProgress(ToolCallUpdate):
@@ -4980,6 +13424,88 @@ class ToolCallProgress(ToolCallUpdate):
     """The wire property that tells this arm of its union from the others."""
     TAG: ClassVar[str] = "tool_call_update"
     """The value of `sessionUpdate` that selects this class."""
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        tool_call_id: ToolCallId,
+        kind: ToolKind | None = None,
+        status: ToolCallStatus | None = None,
+        title: str | None = None,
+        name: str | None = None,
+        content: Sequence[ToolCallContent] | None = None,
+        locations: Sequence[ToolCallLocation] | None = None,
+        raw_input: Any | None = None,
+        raw_output: Any | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "tool_call_id", tool_call_id)
+        _setattr(self, "kind", kind)
+        _setattr(self, "status", status)
+        _setattr(self, "title", title)
+        _setattr(self, "name", name)
+        _setattr(self, "content", content)
+        _setattr(self, "locations", locations)
+        _setattr(self, "raw_input", raw_input)
+        _setattr(self, "raw_output", raw_output)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.title == other.title
+            and self.name == other.name
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.tool_call_id == other.tool_call_id
+            and self.kind == other.kind
+            and self.status == other.status
+            and self.title == other.title
+            and self.name == other.name
+            and self.content == other.content
+            and self.locations == other.locations
+            and self.raw_input == other.raw_input
+            and self.raw_output == other.raw_output
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "ToolCallProgress",
+                self.tool_call_id,
+                self.kind,
+                self.status,
+                self.title,
+                self.name,
+                self.content,
+                self.locations,
+                self.raw_input,
+                self.raw_output,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -4995,6 +13521,32 @@ class UnstructuredCommandInput(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, hint: str, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "hint", hint)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.hint == other.hint and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra and self.hint == other.hint and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("UnstructuredCommandInput", self.hint, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -5035,6 +13587,73 @@ class Usage(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        total_tokens: int,
+        input_tokens: int,
+        output_tokens: int,
+        thought_tokens: int | None = None,
+        cached_read_tokens: int | None = None,
+        cached_write_tokens: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "total_tokens", total_tokens)
+        _setattr(self, "input_tokens", input_tokens)
+        _setattr(self, "output_tokens", output_tokens)
+        _setattr(self, "thought_tokens", thought_tokens)
+        _setattr(self, "cached_read_tokens", cached_read_tokens)
+        _setattr(self, "cached_write_tokens", cached_write_tokens)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.total_tokens == other.total_tokens
+            and self.input_tokens == other.input_tokens
+            and self.output_tokens == other.output_tokens
+            and self.thought_tokens == other.thought_tokens
+            and self.cached_read_tokens == other.cached_read_tokens
+            and self.cached_write_tokens == other.cached_write_tokens
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.total_tokens == other.total_tokens
+            and self.input_tokens == other.input_tokens
+            and self.output_tokens == other.output_tokens
+            and self.thought_tokens == other.thought_tokens
+            and self.cached_read_tokens == other.cached_read_tokens
+            and self.cached_write_tokens == other.cached_write_tokens
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                "Usage",
+                self.total_tokens,
+                self.input_tokens,
+                self.output_tokens,
+                self.thought_tokens,
+                self.cached_read_tokens,
+                self.cached_write_tokens,
+                self.meta,
+            )
+        )
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class UsageUpdate(WireModel):
@@ -5061,6 +13680,50 @@ class UsageUpdate(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        used: int,
+        size: int,
+        cost: Cost | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "used", used)
+        _setattr(self, "size", size)
+        _setattr(self, "cost", cost)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.used == other.used
+            and self.size == other.size
+            and self.cost == other.cost
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.used == other.used
+            and self.size == other.size
+            and self.cost == other.cost
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("UsageUpdate", self.used, self.size, self.cost, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class UserMessageChunk(ContentChunk):
@@ -5073,6 +13736,46 @@ class UserMessageChunk(ContentChunk):
     """The wire property that tells this arm of its union from the others."""
     TAG: ClassVar[str] = "user_message_chunk"
     """The value of `sessionUpdate` that selects this class."""
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        content: ContentBlock,
+        message_id: MessageId | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "content", content)
+        _setattr(self, "message_id", message_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.content == other.content
+            and self.message_id == other.message_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("UserMessageChunk", self.content, self.message_id, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -5092,6 +13795,46 @@ class WaitForTerminalExitRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        terminal_id: TerminalId,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "terminal_id", terminal_id)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.terminal_id == other.terminal_id
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("WaitForTerminalExitRequest", self.session_id, self.terminal_id, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class WaitForTerminalExitResponse(WireModel):
@@ -5110,6 +13853,46 @@ class WaitForTerminalExitResponse(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        exit_code: int | None = None,
+        signal: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "exit_code", exit_code)
+        _setattr(self, "signal", signal)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.exit_code == other.exit_code
+            and self.signal == other.signal
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.exit_code == other.exit_code
+            and self.signal == other.signal
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("WaitForTerminalExitResponse", self.exit_code, self.signal, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class WorkspaceFolder(WireModel):
@@ -5127,6 +13910,46 @@ class WorkspaceFolder(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        uri: str,
+        name: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "uri", uri)
+        _setattr(self, "name", name)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.name == other.name
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.uri == other.uri
+            and self.name == other.name
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("WorkspaceFolder", self.uri, self.name, self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -5152,6 +13975,50 @@ class WriteTextFileRequest(WireModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
+    def __init__(
+        self,
+        *,
+        extra: Mapping[str, Any] = EMPTY,
+        session_id: SessionId,
+        path: str,
+        content: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "session_id", session_id)
+        _setattr(self, "path", path)
+        _setattr(self, "content", content)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.path == other.path
+            and self.content == other.content
+            and self.meta == other.meta
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (
+            self.extra == other.extra
+            and self.session_id == other.session_id
+            and self.path == other.path
+            and self.content == other.content
+            and self.meta == other.meta
+        )
+
+    def __hash__(self) -> int:
+        return hash(("WriteTextFileRequest", self.session_id, self.path, self.content, self.meta))
+
+    __repr__ = model_repr
+
 
 @attrs.frozen(kw_only=True, order=False)
 class WriteTextFileResponse(WireModel):
@@ -5163,6 +14030,29 @@ class WriteTextFileResponse(WireModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+    def __init__(
+        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "extra", extra)
+        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr(self, "meta", meta)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.extra == other.extra and self.meta == other.meta
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.extra == other.extra and self.meta == other.meta)
+
+    def __hash__(self) -> int:
+        return hash(("WriteTextFileResponse", self.meta))
+
+    __repr__ = model_repr
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -5178,6 +14068,25 @@ class UnknownCreateElicitationRequest(UnknownVariant):
 
     raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})
     """The whole JSON object as received."""
+
+    def __init__(self, *, raw: Mapping[str, Any]) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "raw", raw)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.raw == other.raw
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
+
+    def __hash__(self) -> int:
+        return hash(("UnknownCreateElicitationRequest", self.raw))
+
+    __repr__ = model_repr
 
     @property
     def tag(self) -> str:
@@ -5200,6 +14109,25 @@ class UnknownCreateElicitationResponse(UnknownVariant):
     raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})
     """The whole JSON object as received."""
 
+    def __init__(self, *, raw: Mapping[str, Any]) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "raw", raw)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.raw == other.raw
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
+
+    def __hash__(self) -> int:
+        return hash(("UnknownCreateElicitationResponse", self.raw))
+
+    __repr__ = model_repr
+
     @property
     def tag(self) -> str:
         """The unrecognised `action` value."""
@@ -5220,6 +14148,25 @@ class UnknownElicitationPropertySchema(UnknownVariant):
 
     raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})
     """The whole JSON object as received."""
+
+    def __init__(self, *, raw: Mapping[str, Any]) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "raw", raw)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.raw == other.raw
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
+
+    def __hash__(self) -> int:
+        return hash(("UnknownElicitationPropertySchema", self.raw))
+
+    __repr__ = model_repr
 
     @property
     def tag(self) -> str:
@@ -5242,6 +14189,25 @@ class UnknownMultiSelectItems(UnknownVariant):
     raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})
     """The whole JSON object as received."""
 
+    def __init__(self, *, raw: Mapping[str, Any]) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "raw", raw)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.raw == other.raw
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
+
+    def __hash__(self) -> int:
+        return hash(("UnknownMultiSelectItems", self.raw))
+
+    __repr__ = model_repr
+
     @property
     def tag(self) -> str:
         """The unrecognised `type` value."""
@@ -5262,6 +14228,25 @@ class UnknownSessionUpdate(UnknownVariant):
 
     raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})
     """The whole JSON object as received."""
+
+    def __init__(self, *, raw: Mapping[str, Any]) -> None:
+        _setattr = OBJECT_SETATTR
+        _setattr(self, "raw", raw)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.raw == other.raw
+
+    def __ne__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not (self.raw == other.raw)
+
+    def __hash__(self) -> int:
+        return hash(("UnknownSessionUpdate", self.raw))
+
+    __repr__ = model_repr
 
     @property
     def tag(self) -> str:
