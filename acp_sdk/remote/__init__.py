@@ -1,0 +1,13 @@
+"""Remote agents: ACP over WebSocket and Streamable HTTP (see docs/remote.md).
+
+Server: `asgi_app(agent_or_command)`, a plain ASGI application for uvicorn (extra
+`server`), and `python -m acp_sdk serve -- <agent command>`. Client:
+`Client.connect_url(url)` / `AsyncClient.connect_url(url)` (extras `ws`, `http`).
+The optional dependencies are imported only when a transport is used.
+"""
+
+from __future__ import annotations
+
+from acp_sdk.remote._server import asgi_app as asgi_app
+
+__all__ = ["asgi_app"]
