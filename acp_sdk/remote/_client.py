@@ -158,6 +158,18 @@ class HttpTransport:
         self._client = httpx.AsyncClient(
             headers=self.headers, timeout=httpx.Timeout(self.timeout), http2=http2
         )
+        # Fail here, with the reason, when the server refuses us outright (a wrong token,
+        # a wrong path): a GET without a connection id is otherwise answered 400.
+        try:
+            probe = await self._client.get(self.url, headers={"Accept": "text/event-stream"})
+        except Exception as error:
+            await self._client.aclose()
+            raise ConnectionClosed(f"could not connect to {self.url}: {error}") from error
+        if probe.status_code in CONNECTION_FAILURE:
+            await self._client.aclose()
+            raise ConnectionClosed(
+                f"{self.url} refused the connection: HTTP {probe.status_code} {probe.text[:500]}"
+            )
 
     async def recv(self) -> bytes | None:
         message = await self._inbox.get()
@@ -204,9 +216,11 @@ class HttpTransport:
             raise ConnectionClosed(f"could not connect to {self.url}: {error}") from error
         connection_id = response.headers.get(CONNECTION_ID)
         if response.status_code != 200 or not connection_id:
-            raise ConnectionClosed(
-                f"initialize over HTTP failed: {response.status_code} {response.text[:2000]}"
-            )
+            # The caller's initialize fails with what the server said; the connection ends.
+            request_id = orjson.loads(message).get("id")
+            self._inbox.put_nowait(_error_answer(request_id, response.status_code, response.text))
+            self._end(f"initialize failed: HTTP {response.status_code}")
+            return
         self.connection_id = connection_id
         self._start_stream(None)
         self._inbox.put_nowait(response.content)

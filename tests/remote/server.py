@@ -24,7 +24,11 @@ def running(app: ASGIApp, **config: Any) -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    options: dict[str, Any] = {"log_level": "warning", "ws_max_size": 64 * 1024 * 1024}
+    options: dict[str, Any] = {
+        "log_level": "warning",
+        "ws": "websockets-sansio",
+        "ws_max_size": 64 * 1024 * 1024,
+    }
     options.update(config)
     server = uvicorn.Server(uvicorn.Config(app, lifespan="on", **options))
     loop = asyncio.new_event_loop()
