@@ -6,6 +6,7 @@ compactly before it goes in."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -20,6 +21,8 @@ log = logging.getLogger("acp_sdk.remote")
 
 OUTPUT_BUFFER: Final = 4 * 1024 * 1024
 """Bytes of an in-process agent's output queued before its writes wait."""
+INPUT_BUFFER: Final = 4 * 1024 * 1024
+"""Bytes of a client's messages waiting for an in-process agent before the client waits."""
 
 
 class Backend(Protocol):
@@ -73,12 +76,55 @@ class _Lines:
         return message
 
 
+class _Input:
+    """The agent's input: bytes in order, at most `INPUT_BUFFER` waiting (the client is
+    made to wait beyond that, as a pipe would make it)."""
+
+    def __init__(self) -> None:
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._size = 0
+        self._eof = False
+        self._arrived = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
+
+    def at_eof(self) -> bool:
+        return self._eof
+
+    async def put(self, data: bytes) -> None:
+        await self._room.wait()
+        if self._eof:
+            raise ConnectionResetError("the agent is gone")
+        self._chunks.append(data)
+        self._size += len(data)
+        if self._size > INPUT_BUFFER:
+            self._room.clear()
+        self._arrived.set()
+
+    def end(self) -> None:
+        self._eof = True
+        self._arrived.set()
+        self._room.set()
+
+    async def read(self, n: int = -1, /) -> bytes:
+        while not self._chunks:
+            if self._eof:
+                return b""
+            self._arrived.clear()
+            await self._arrived.wait()
+        data = self._chunks.popleft()
+        self._size -= len(data)
+        if self._size <= INPUT_BUFFER:
+            self._room.set()
+        return data
+
+
 class AgentBackend:
     """An in-process `Agent`, served by `serve_agent` over in-memory streams."""
 
     def __init__(self, agent: Any, max_message_size: int) -> None:
         self.agent = agent
-        self._input = asyncio.StreamReader(limit=max_message_size)
+        self._input = _Input()
         self._output = _Lines(max_message_size)
         self._task: asyncio.Task[None] | None = None
 
@@ -90,16 +136,15 @@ class AgentBackend:
         )
 
     async def send(self, message: bytes) -> None:
-        if self._input.at_eof():
+        if self._input.at_eof() or (self._task is not None and self._task.done()):
             raise ConnectionResetError("the agent is gone")
-        self._input.feed_data(one_line(message) + b"\n")
+        await self._input.put(one_line(message) + b"\n")
 
     async def recv(self) -> bytes | None:
         return await self._output.get()
 
     async def aclose(self) -> None:
-        if not self._input.at_eof():
-            self._input.feed_eof()
+        self._input.end()
         if self._task is not None:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(self._task), 10)

@@ -206,6 +206,8 @@ class HttpTransport:
             raise ConnectionResetError(text)
         if "method" in decoded and "id" in decoded:  # the request fails, not the connection
             self._inbox.put_nowait(_error_answer(decoded["id"], response.status_code, text))
+        else:
+            log.warning("the server refused a message: HTTP %d %s", response.status_code, text)
 
     async def _initialize(self, message: bytes) -> None:
         try:
