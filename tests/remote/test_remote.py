@@ -401,7 +401,7 @@ def test_closing_a_client_mid_turn_frees_its_agent_process(scheme: str, facade: 
         driver: Driver = SyncDriver() if facade == "sync" else AsyncDriver()
         driver.client = type(driver.client).connect_url(f"{scheme}://{address}/acp", timeout=10)
         with driver:
-            session = driver.new_session()
+            session: Any = driver.new_session()
             if isinstance(driver, SyncDriver):
                 assert next(iter(session.prompt("stream 100000")))
             else:
