@@ -1,4 +1,4 @@
-"""`python -m acp_sdk`: see `acp_sdk.tools.cli` (demo, prompt, chat, agent)."""
+"""`python -m acp_sdk`: see `acp_sdk.tools.cli` (demo, prompt, chat, serve, agent)."""
 
 from __future__ import annotations
 

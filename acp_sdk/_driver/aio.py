@@ -85,7 +85,9 @@ class AsyncDriver:
         process: AgentProcess | None = None,
         stderr: AsyncByteReader | None = None,
         closers: tuple[Callable[[], Any], ...] = (),
+        messages: bool = False,
     ) -> None:
+        self._messages = messages  # each read is one whole message (acp_sdk.remote)
         self._reader = reader
         self._writer = writer
         self._stderr = stderr
@@ -111,7 +113,10 @@ class AsyncDriver:
 
     def start(self) -> None:
         engine = self.engine
-        loops = [flows.read_loop(engine, self.process), flows.write_loop(engine)]
+        loops = [
+            flows.read_loop(engine, self.process, self._messages),
+            flows.write_loop(engine),
+        ]
         if self.process is not None and self._stderr is not None:
             loops.append(flows.stderr_loop(self.process))
         loop = asyncio.get_running_loop()
@@ -183,7 +188,9 @@ class AsyncDriver:
                         break
                     await asyncio.sleep(0.005)
             with contextlib.suppress(Exception):
-                self._writer.close()
+                closing = self._writer.close()
+                if inspect.isawaitable(closing):  # a remote transport's goodbye
+                    await closing
             return None
         raise TypeError(f"unknown operation {op!r}")
 

@@ -382,6 +382,13 @@ class Engine(Generic[S]):
             self._dispatch(self.connection.events())
             self._queue_frame(self.connection.data_to_send(), reply=True)
 
+    def feed_message(self, message: bytes) -> None:
+        """One whole message from a message-framed transport (WebSocket, HTTP)."""
+        with self.lock:
+            self.connection.receive_message(message)
+            self._dispatch(self.connection.events())
+            self._queue_frame(self.connection.data_to_send(), reply=True)
+
     def end_of_input(self, reason: ConnectionClosed) -> None:
         """The peer closed its output. Pending calls fail with `reason`; the connection
         cancels running prompt turns (their answers may still reach a half-closed peer)."""

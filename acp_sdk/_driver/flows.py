@@ -257,9 +257,13 @@ def settle(engine: Engine[Any]) -> Flow[None]:
 # ---------------------------------------------------------------------- the driver's own
 
 
-def read_loop(engine: Engine[Any], process: AgentProcess | None) -> Flow[None]:
+def read_loop(
+    engine: Engine[Any], process: AgentProcess | None, messages: bool = False
+) -> Flow[None]:
     """Bytes from the peer into the engine, pausing while consumers lag; at the end,
-    tell the engine why the input ended (the agent's exit status, its stderr)."""
+    tell the engine why the input ended (the agent's exit status, its stderr). With
+    `messages`, each read is one whole message (a message-framed transport)."""
+    feed = engine.feed_message if messages else engine.feed
     try:
         while True:
             if not engine.reader_may_read():
@@ -267,7 +271,7 @@ def read_loop(engine: Engine[Any], process: AgentProcess | None) -> Flow[None]:
             data: bytes = yield Read()
             if not data:
                 break
-            engine.feed(data)
+            feed(data)
         reason = ConnectionClosed("the peer closed the connection")
         if process is not None:
             for delay in process.exit_steps():

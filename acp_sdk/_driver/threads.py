@@ -87,6 +87,9 @@ class StreamTransport:
         self.close_write = close
         self.try_write: Callable[[bytes], int] | None = None
         self.process: AgentProcess | None = None
+        self.messages = False
+        """True for a message-framed transport: each read is one whole message, each
+        write one frame (see `acp_sdk.remote`)."""
 
     @classmethod
     def of_process(cls, process: AgentProcess) -> StreamTransport:
@@ -166,7 +169,7 @@ class ThreadDriver:
         engine = self.engine
         self._callback_thread: threading.Thread | None = None
         loops: list[tuple[str, Flow[None]]] = [
-            ("reader", flows.read_loop(engine, self.process)),
+            ("reader", flows.read_loop(engine, self.process, transport.messages)),
             ("writer", flows.write_loop(engine)),
             ("callbacks", flows.callback_loop(engine)),
         ]

@@ -23,6 +23,7 @@ from acp_sdk._version import __version__
 from acp_sdk.client.session_state import SessionState, ToolCallView
 from acp_sdk.handlers import HandlerSet
 from acp_sdk.methods import INITIALIZE
+from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
 from acp_sdk.protocol._rows import Method, MethodTable, Row, Side
 from acp_sdk.protocol.connection import SUPPORTED_PROTOCOL_VERSIONS, Connection
 from acp_sdk.protocol.errors import RequestError
@@ -105,6 +106,21 @@ class SpawnSpec:
         )
 
 
+@attrs.frozen(kw_only=True, order=False)
+class RemoteSpec:
+    """Where a remote agent listens (`connect_url`): ws(s):// or http(s)://."""
+
+    url: str
+    headers: Mapping[str, str] | None = None
+    timeout: float = 30.0
+    max_message_size: int = DEFAULT_MAX_FRAME_SIZE
+
+    def transport(self) -> Any:
+        from acp_sdk.remote._client import transport_for  # needs the ws or http extra
+
+        return transport_for(self.url, self.headers, self.timeout, self.max_message_size)
+
+
 class ClientState(Generic[H]):
     """The facade-independent half of a client: options, handlers, the agent process,
     and what initialize told us. `Client` and `AsyncClient` add how callers wait.
@@ -129,6 +145,7 @@ class ClientState(Generic[H]):
     """
 
     _driver: Any
+    _remote: RemoteSpec | None = None  # set by connect_url
 
     def __init__(
         self,
@@ -192,6 +209,33 @@ class ClientState(Generic[H]):
             stderr=stderr,
             close_timeout=close_timeout,
             terminate_timeout=terminate_timeout,
+        )
+        return client
+
+    @classmethod
+    def connect_url(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        max_message_size: int = DEFAULT_MAX_FRAME_SIZE,
+        **options: Any,
+    ) -> Self:
+        """A client for a remote agent (connected on `with`/`async with` or `open()`).
+
+        `ws://` and `wss://` URLs use WebSocket (the `ws` extra: `websockets`);
+        `http://` and `https://` use Streamable HTTP with server-sent events (the `http`
+        extra: `httpx`). Everything works as over stdio: sessions, turns, handlers,
+        cancel. `headers` go on every request and the WebSocket upgrade (e.g.
+        `{"Authorization": "Bearer ..."}`); `timeout` bounds connecting and each HTTP
+        request (never an open event stream); messages over `max_message_size` bytes
+        are refused. Nothing is replayed after a dropped connection: see
+        `acp_sdk.remote.reconnect`. The other options are `ClientState`'s.
+        """
+        client = cls(**options)
+        client._remote = RemoteSpec(
+            url=url, headers=headers, timeout=timeout, max_message_size=max_message_size
         )
         return client
 

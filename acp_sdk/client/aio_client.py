@@ -170,11 +170,19 @@ class AsyncClient(
             return self
         stderr: AsyncByteReader | None = None
         closers: tuple[Callable[[], Any], ...] = ()
+        messages = False
         if self._spawn is not None:
             self._process = self._spawn.start()
             reader, writer, stderr, closers = await _pipes(self._process)
         elif self._streams is not None:
             reader, writer = self._streams
+        elif self._remote is not None:
+            from acp_sdk.remote._client import AsyncStreams, _open_bounded
+
+            transport = self._remote.transport()
+            await _open_bounded(transport, self._remote.timeout)
+            reader = writer = AsyncStreams(transport)
+            messages = True
         else:
             raise RuntimeError("use AsyncClient.spawn(...) or AsyncClient.connect(...)")
         self._pool = concurrent.futures.ThreadPoolExecutor(
@@ -191,6 +199,7 @@ class AsyncClient(
             process=self._process,
             stderr=stderr,
             closers=closers,
+            messages=messages,
         )
         self._attach(self._driver.engine)
         self._driver.start()

@@ -137,7 +137,8 @@ class Client(
         Turn,
     ],
 ):
-    """A blocking ACP client. Use `Client.spawn(argv)` or `Client.connect(reader, writer)`;
+    """A blocking ACP client. Use `Client.spawn(argv)`, `Client.connect(reader, writer)` or
+    `Client.connect_url(url)`;
     the options are `ClientState`'s. Handlers run in a pool of `workers` threads."""
 
     _driver: ThreadDriver | None
@@ -162,6 +163,10 @@ class Client(
             transport = StreamTransport.of_process(self._process)
         elif self._streams is not None:
             transport = StreamTransport.of_files(*self._streams)
+        elif self._remote is not None:
+            from acp_sdk.remote._client import bridge_to_threads
+
+            transport = bridge_to_threads(self._remote.transport(), self._remote.timeout)
         else:
             raise RuntimeError("use Client.spawn(...) or Client.connect(...)")
         self._driver = ThreadDriver(

@@ -110,3 +110,12 @@ class LineFramer:
         if line.strip():
             out.append(line)
         return out
+
+
+def split_frames(data: bytes) -> list[bytes]:
+    """The frames of a batch of our own encoded frames (each ends with `\\n` and holds no
+    other newline: compact JSON escapes control characters), newline dropped: what a
+    message-framed transport (WebSocket, HTTP) sends one by one."""
+    frames = data.split(b"\n")
+    frames.pop()  # what follows the last newline: b""
+    return frames

@@ -237,6 +237,21 @@ class Connection:
         if not data:
             self._close(Trigger.END_OF_INPUT, ConnectionClosed("the peer closed the connection"))
 
+    def receive_message(self, message: bytes) -> None:
+        """Feed one whole message from a message-framed transport (a WebSocket text
+        frame, an HTTP body, a server-sent event): no newline framing, so a message may
+        hold newlines; the same size limit and checks as a line. End of input is still
+        `receive_data(b"")`."""
+        if self.state is State.CLOSED:
+            return
+        if len(message) > self._framer.max_frame_size:
+            limit = self._framer.max_frame_size
+            self._reject(None, ErrorCode.INVALID_REQUEST, f"frame over {limit} bytes")
+            return
+        if _wire.isEnabledFor(logging.DEBUG):
+            _wire.debug("<- %s", message[:_WIRE_LOG_BYTES].decode("utf-8", "replace"))
+        self._handle(rpc.classify(message))
+
     def next_event(self) -> Event | NeedData:
         """The next event from received data, or `NEED_DATA` when more bytes are needed."""
         return self._events.popleft() if self._events else NEED_DATA

@@ -41,6 +41,7 @@ from acp_sdk.tools._live import (
     EXIT_OK,
     EXIT_PROTOCOL,
     EXIT_TIMEOUT,
+    EXIT_USAGE,
     GIVE_UP_AFTER_CANCEL,
     SCENARIO_AGENT,
     Permissions,
@@ -131,6 +132,28 @@ def cmd_agent(args: argparse.Namespace) -> int:
     from acp_sdk.tools.scenario_agent import main as agent_main
 
     agent_main()
+    return EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from acp_sdk.remote._serve import UnsafeBind, serve
+
+    token = args.token or os.environ.get("ACP_SERVE_TOKEN") or None
+    try:
+        serve(
+            args.command,
+            host=args.host,
+            port=args.port,
+            token=token,
+            insecure=args.insecure,
+            allowed_origins=args.allow_origin,
+            max_connections=args.max_connections,
+            idle_timeout=args.idle_timeout,
+        )
+    except UnsafeBind as error:
+        raise _CliError(str(error), EXIT_USAGE) from None
+    except ImportError as error:
+        raise _CliError(str(error), EXIT_USAGE) from None
     return EXIT_OK
 
 
@@ -225,6 +248,44 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("command", nargs="+", metavar="COMMAND", help="the agent command, after --")
     with_client_options(chat, DEFAULT_PERMISSIONS)
     chat.set_defaults(func=cmd_chat)
+
+    serve = commands.add_parser(
+        "serve",
+        help="serve a stdio agent over WebSocket and HTTP: serve [OPTIONS] -- COMMAND [ARGS...]",
+        description="Serve COMMAND (a stdio agent, one process per remote connection) on "
+        "ws://HOST:PORT/acp and http://HOST:PORT/acp. Binding anything but loopback needs "
+        "--token (or --insecure): an agent runs commands.",
+    )
+    serve.add_argument("command", nargs="+", metavar="COMMAND", help="the agent command, after --")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    serve.add_argument(
+        "--token",
+        default=None,
+        help="require 'Authorization: Bearer TOKEN' on every request and WebSocket upgrade "
+        "(default: $ACP_SERVE_TOKEN)",
+    )
+    serve.add_argument(
+        "--insecure", action="store_true", help="allow a non-loopback bind without a token"
+    )
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser origin allowed besides the server's own (repeatable; '*': any)",
+    )
+    serve.add_argument(
+        "--max-connections", type=int, default=16, help="connections at once (default: 16)"
+    )
+    serve.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="close a connection idle this long, stopping its agent (default: 300)",
+    )
+    serve.set_defaults(func=cmd_serve)
 
     agent = commands.add_parser("agent", help="run the deterministic scenario agent over stdio")
     agent.set_defaults(func=cmd_agent)

@@ -36,6 +36,7 @@ def test_every_example_is_covered() -> None:
         "agent_tool_permission.py",
         "agent_fs_terminal.py",
         "extension_method.py",
+        "remote_agent.py",
     }
     assert {p.name for p in EXAMPLES.glob("*.py")} == covered
 
@@ -102,3 +103,11 @@ def test_agent_fs_terminal(tmp_path: Path) -> None:
 
 def test_extension_method() -> None:
     assert run("extension_method.py").strip() == "HELLO EXTENSIONS (16 characters)"
+
+
+def test_remote_agent() -> None:
+    assert run("remote_agent.py").splitlines() == [
+        "ws: hello over a websocket",
+        "replayed: hello over a websocket",
+        "http: and again over http",
+    ]

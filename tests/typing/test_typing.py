@@ -56,7 +56,8 @@ def _code_blocks() -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with only the wheel built from this tree (and its dependencies)."""
+    """A fresh venv with only the wheel built from this tree (and its dependencies, with
+    the remote extras: the docs and examples on remote agents import them)."""
     work = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(work), str(ROOT)],
@@ -68,7 +69,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
     subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", str(wheel)], check=True, capture_output=True
+        [str(python), "-m", "pip", "install", "-q", f"{wheel}[server,ws,http]"],
+        check=True,
+        capture_output=True,
     )
     return python
 

@@ -170,7 +170,31 @@ const app = acp
     live.get(params.sessionId)?.abort();
   });
 
-const connection = app.connect(
-  acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)),
-);
-await connection.closed;
+if (process.env.ACP_PEER_LISTEN) {
+  // Remote mode: the SDK's experimental server (Streamable HTTP and WebSocket, through its
+  // node adapter and the `ws` package) on 127.0.0.1:ACP_PEER_LISTEN; prints
+  // "listening: PORT" once it accepts connections, and stops when stdin closes.
+  const { createServer } = await import("node:http");
+  const { WebSocketServer } = await import("ws");
+  const { AcpServer } = await import("@agentclientprotocol/sdk/experimental/server");
+  const { createNodeHttpHandler, createNodeWebSocketUpgradeHandler } = await import(
+    "@agentclientprotocol/sdk/experimental/node"
+  );
+  const server = new AcpServer({ agent: app });
+  const http = createServer(createNodeHttpHandler(server));
+  const sockets = new WebSocketServer({ noServer: true });
+  http.on("upgrade", createNodeWebSocketUpgradeHandler(server, sockets));
+  http.listen(Number(process.env.ACP_PEER_LISTEN), "127.0.0.1", () => {
+    process.stdout.write(`listening: ${http.address().port}\n`);
+  });
+  await new Promise((resolve) => process.stdin.on("close", resolve).resume());
+  http.closeAllConnections?.();
+  await server.close();
+  sockets.close();
+  http.close();
+} else {
+  const connection = app.connect(
+    acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)),
+  );
+  await connection.closed;
+}

@@ -5,6 +5,11 @@
 // ships no example programs, so the tests bring their own peers.
 //
 //     node client.mjs [--prompt TEXT] [--cwd DIR] -- AGENT_COMMAND [ARGS...]
+//     node client.mjs [--prompt TEXT] [--cwd DIR] --url ws://HOST:PORT/acp      (or http://)
+//
+// With --url it connects to a remote agent with the SDK's experimental WebSocket client
+// (ws://) or Streamable HTTP client (http://) instead of starting one; ACP_PEER_TOKEN, if
+// set, is sent as a bearer token.
 //
 // It starts AGENT_COMMAND, initializes (advertising fs.readTextFile and fs.writeTextFile,
 // served from the local disk), opens a session in DIR (default: the current directory),
@@ -30,6 +35,9 @@ import { createInterface } from "node:readline";
 import { Readable, Writable } from "node:stream";
 
 import * as acp from "@agentclientprotocol/sdk";
+import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
+import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
+import { WebSocket } from "ws";
 
 function usage(problem) {
   process.stderr.write(
@@ -39,15 +47,17 @@ function usage(problem) {
 }
 
 function parseCommandLine(args) {
-  const options = { prompt: "hello", cwd: process.cwd(), agent: [] };
+  const options = { prompt: "hello", cwd: process.cwd(), agent: [], url: null };
   let i = 0;
   for (; i < args.length && args[i] !== "--"; i += 2) {
     const value = args[i + 1];
     if (value === undefined) usage(`${args[i]} needs a value`);
     if (args[i] === "--prompt") options.prompt = value;
     else if (args[i] === "--cwd") options.cwd = value;
+    else if (args[i] === "--url") options.url = value;
     else usage(`unknown option ${args[i]}`);
   }
+  if (options.url !== null) return options;
   options.agent = args.slice(i + 1);
   if (options.agent.length === 0) usage("no agent command after --");
   return options;
@@ -148,10 +158,21 @@ function show({ update }) {
 
 // ------------------------------------------------------------------ main
 
-async function runOneTurn({ prompt, cwd, agent: argv }) {
-  const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-  const spawnFailed = new Promise((_, reject) => child.once("error", reject));
-  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+function remoteStream(url) {
+  const token = process.env.ACP_PEER_TOKEN;
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  return url.startsWith("ws")
+    ? createWebSocketStream(url, { headers, WebSocket })
+    : createHttpStream(url, { headers });
+}
+
+async function runOneTurn({ prompt, cwd, agent: argv, url }) {
+  const child = url === null ? spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] }) : null;
+  const spawnFailed = child === null ? new Promise(() => {}) : new Promise((_, reject) => child.once("error", reject));
+  const stream =
+    child === null
+      ? remoteStream(url)
+      : acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
 
   const app = acp
     .client({ name: "acp-sdk-interop-client" })
@@ -185,7 +206,7 @@ async function runOneTurn({ prompt, cwd, agent: argv }) {
     console.error(`client failed: ${error?.stack ?? error}`);
     return 1;
   } finally {
-    child.kill();
+    child?.kill();
   }
 }
 

@@ -1,0 +1,263 @@
+"""What a remote connection talks to on the server: an in-process `Agent`, or a stdio
+agent subprocess (one per connection). Both take and give whole messages; underneath
+they speak ACP's newline-framed stdio, so a message holding a raw newline is re-encoded
+compactly before it goes in."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, Protocol
+
+import orjson
+
+from acp_sdk._driver.process import AgentProcess
+from acp_sdk.protocol._framing import FRAME_TOO_LARGE, LineFramer
+
+log = logging.getLogger("acp_sdk.remote")
+
+OUTPUT_BUFFER: Final = 4 * 1024 * 1024
+"""Bytes of an in-process agent's output queued before its writes wait."""
+INPUT_BUFFER: Final = 4 * 1024 * 1024
+"""Bytes of a client's messages waiting for an in-process agent before the client waits."""
+
+
+class Backend(Protocol):
+    async def start(self) -> None: ...
+    async def send(self, message: bytes) -> None: ...
+    async def recv(self) -> bytes | None: ...
+    async def aclose(self) -> None: ...
+
+
+def one_line(message: bytes) -> bytes:
+    """The message as one stdio line (without its newline)."""
+    if b"\n" not in message and b"\r" not in message:
+        return message
+    try:
+        return orjson.dumps(orjson.loads(message))
+    except orjson.JSONDecodeError:
+        return b"\x00"  # still malformed, so the agent answers a parse error
+
+
+class _Lines:
+    """Frames out of a byte stream, into a queue with a byte bound."""
+
+    def __init__(self, max_message_size: int) -> None:
+        self.framer = LineFramer(max_message_size)
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.queued = 0
+        self.room = asyncio.Event()
+        self.room.set()
+
+    def feed(self, data: bytes) -> None:
+        for frame in self.framer.feed(data):
+            if frame is FRAME_TOO_LARGE:
+                log.warning("dropped an agent message over %d bytes", self.framer.max_frame_size)
+                continue
+            assert isinstance(frame, bytes)
+            self.queue.put_nowait(frame)
+            self.queued += len(frame)
+        if not data:
+            self.queue.put_nowait(None)
+        if self.queued > OUTPUT_BUFFER:
+            self.room.clear()
+
+    async def get(self) -> bytes | None:
+        message = await self.queue.get()
+        if message is None:
+            self.queue.put_nowait(None)
+            return None
+        self.queued -= len(message)
+        if self.queued <= OUTPUT_BUFFER:
+            self.room.set()
+        return message
+
+
+class _Input:
+    """The agent's input: bytes in order, at most `INPUT_BUFFER` waiting (the client is
+    made to wait beyond that, as a pipe would make it)."""
+
+    def __init__(self) -> None:
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._size = 0
+        self._eof = False
+        self._arrived = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
+
+    def at_eof(self) -> bool:
+        return self._eof
+
+    async def put(self, data: bytes) -> None:
+        await self._room.wait()
+        if self._eof:
+            raise ConnectionResetError("the agent is gone")
+        self._chunks.append(data)
+        self._size += len(data)
+        if self._size > INPUT_BUFFER:
+            self._room.clear()
+        self._arrived.set()
+
+    def end(self) -> None:
+        self._eof = True
+        self._arrived.set()
+        self._room.set()
+
+    async def read(self, n: int = -1, /) -> bytes:
+        while not self._chunks:
+            if self._eof:
+                return b""
+            self._arrived.clear()
+            await self._arrived.wait()
+        data = self._chunks.popleft()
+        self._size -= len(data)
+        if self._size <= INPUT_BUFFER:
+            self._room.set()
+        return data
+
+
+class AgentBackend:
+    """An in-process `Agent`, served by `serve_agent` over in-memory streams."""
+
+    def __init__(self, agent: Any, max_message_size: int) -> None:
+        self.agent = agent
+        self._input = _Input()
+        self._output = _Lines(max_message_size)
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        from acp_sdk.agent._runtime import serve_agent
+
+        self._task = asyncio.get_running_loop().create_task(
+            serve_agent(self.agent, self._input, _OutputWriter(self._output))
+        )
+
+    async def send(self, message: bytes) -> None:
+        if self._input.at_eof() or (self._task is not None and self._task.done()):
+            raise ConnectionResetError("the agent is gone")
+        await self._input.put(one_line(message) + b"\n")
+
+    async def recv(self) -> bytes | None:
+        return await self._output.get()
+
+    async def aclose(self) -> None:
+        self._input.end()
+        if self._task is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(self._task), 10)
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+        self._output.feed(b"")
+
+
+class _OutputWriter:
+    def __init__(self, lines: _Lines) -> None:
+        self._lines = lines
+        self._closed = False
+
+    def write(self, data: bytes, /) -> None:
+        if self._closed:
+            raise BrokenPipeError("closed")
+        self._lines.feed(data)
+
+    async def drain(self) -> None:
+        await self._lines.room.wait()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._lines.feed(b"")
+
+
+class ProcessBackend:
+    """A stdio agent subprocess in its own process group (one per remote connection),
+    stopped with the same escalation as a spawned client's agent."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None,
+        cwd: str | None,
+        max_message_size: int,
+        stderr: Callable[[str], Any] | None = None,
+        close_timeout: float = 2.0,
+        terminate_timeout: float = 2.0,
+    ) -> None:
+        self.argv = tuple(argv)
+        self.env = env
+        self.cwd = cwd
+        self.stderr = stderr
+        self.close_timeout = close_timeout
+        self.terminate_timeout = terminate_timeout
+        self.process: AgentProcess | None = None
+        self._output = _Lines(max_message_size)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._writer: Any = None
+        self._closers: tuple[Callable[[], Any], ...] = ()
+        self._closed = False
+
+    async def start(self) -> None:
+        from acp_sdk.client._common import log_agent_stderr
+        from acp_sdk.client.aio_client import _pipes
+
+        self.process = AgentProcess(
+            self.argv, env=self.env, cwd=self.cwd, stderr=self.stderr or log_agent_stderr
+        )
+        stdout, self._writer, stderr, self._closers = await _pipes(self.process)
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._pump(stdout, self._output.feed)),
+            loop.create_task(self._pump(stderr, self.process.stderr.feed)),
+        ]
+
+    async def _pump(self, stream: Any, feed: Callable[[bytes], None]) -> None:
+        while True:
+            try:
+                data = await stream.read(1 << 16)
+            except (OSError, ValueError):
+                data = b""
+            feed(data)
+            if not data:
+                return
+            if feed == self._output.feed:
+                await self._output.room.wait()
+
+    async def send(self, message: bytes) -> None:
+        if self._closed:
+            raise ConnectionResetError("the agent is gone")
+        try:
+            self._writer.write(one_line(message) + b"\n")
+            await self._writer.drain()
+        except (OSError, RuntimeError) as error:
+            raise ConnectionResetError(f"the agent is gone: {error}") from error
+
+    async def recv(self) -> bytes | None:
+        return await self._output.get()
+
+    async def aclose(self) -> None:
+        """Close the agent's stdin, then SIGTERM and SIGKILL its group if it lingers."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                self._writer.close()
+        if self.process is not None:
+            for delay in self.process.stop_steps(self.close_timeout, self.terminate_timeout):
+                await asyncio.sleep(delay)
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(BaseException):
+                await task
+        for close in self._closers:
+            with contextlib.suppress(Exception):
+                close()
+        if self.process is not None:
+            self.process.close_pipes()
+        self._output.feed(b"")

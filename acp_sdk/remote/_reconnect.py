@@ -1,0 +1,48 @@
+"""Reconnecting after a dropped remote connection: a new connection, `initialize`, then
+`session/load`. Nothing is replayed by the transport: what the agent replays (the
+session's history, as `session/update` notifications before the load answer) reaches the
+new client's `on_update`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from acp_sdk.protocol.errors import CapabilityNotNegotiated
+
+C = TypeVar("C")
+
+
+def _check(client: Any) -> None:
+    if not client.agent_capabilities.load_session:
+        raise CapabilityNotNegotiated("session/load", "agentCapabilities.loadSession")
+
+
+def reconnect(make_client: Callable[[], C], session_id: str, cwd: str) -> tuple[C, Any]:
+    """Open a new client from `make_client()` (e.g. `lambda: Client.connect_url(url,
+    on_update=...)`), initialize, and `session/load` `session_id`: returns the open
+    client and the loaded `Session`. Close the client when done. Raises
+    `CapabilityNotNegotiated` when the agent cannot load sessions."""
+    client: Any = make_client()
+    client.open()
+    try:
+        _check(client)
+        session = client.load_session(session_id=session_id, cwd=cwd)
+    except BaseException:
+        client.close()
+        raise
+    return client, session
+
+
+async def areconnect(make_client: Callable[[], C], session_id: str, cwd: str) -> tuple[C, Any]:
+    """`reconnect` for `AsyncClient`: returns the open client and the loaded
+    `AsyncSession`. Close it (`await client.aclose()`) when done."""
+    client: Any = make_client()
+    await client.open()
+    try:
+        _check(client)
+        session = await client.load_session(session_id=session_id, cwd=cwd)
+    except BaseException:
+        await client.aclose()
+        raise
+    return client, session

@@ -1,0 +1,87 @@
+"""`python -m acp_sdk serve`: any stdio agent, served remotely (one process per connection)."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import sys
+from collections.abc import Sequence
+
+from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
+from acp_sdk.remote._deps import require
+from acp_sdk.remote._server import asgi_app
+
+log = logging.getLogger("acp_sdk.remote")
+
+GRACEFUL_SHUTDOWN = 3.0
+"""Seconds open event streams get at shutdown before they are cut."""
+PING_INTERVAL = 20.0
+"""WebSocket pings find clients that vanished without closing (their agents stop)."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class UnsafeBind(ValueError):
+    """A non-loopback bind without a token (and without --insecure)."""
+
+
+def check_bind(host: str, token: str | None, insecure: bool) -> None:
+    """An agent runs commands: an open port without a token is remote code execution."""
+    if token is None and not insecure and not is_loopback(host):
+        raise UnsafeBind(
+            f"refusing to listen on {host} without --token: anyone who reaches the port "
+            "could run the agent, which runs commands (pass --insecure to do it anyway)"
+        )
+
+
+def serve(
+    command: Sequence[str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    token: str | None = None,
+    insecure: bool = False,
+    allowed_origins: Sequence[str] = (),
+    max_connections: int = 16,
+    idle_timeout: float = 300.0,
+    max_message_size: int = DEFAULT_MAX_FRAME_SIZE,
+) -> None:
+    """Serve the stdio agent `command` on ws://HOST:PORT/acp and http://HOST:PORT/acp
+    under uvicorn until interrupted (then every agent process is stopped)."""
+    check_bind(host, token, insecure)
+    uvicorn = require("uvicorn", "server")
+    require("websockets", "server")
+    app = asgi_app(
+        command=command,
+        token=token,
+        allowed_origins=allowed_origins,
+        max_connections=max_connections,
+        idle_timeout=idle_timeout,
+        max_message_size=max_message_size,
+    )
+    shown = f"[{host}]" if ":" in host else host
+    print(
+        f"serving {' '.join(command)} on ws://{shown}:{port}/acp and http://{shown}:{port}/acp"
+        + (" (bearer token required)" if token else ""),
+        file=sys.stderr,
+        flush=True,
+    )
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        lifespan="on",
+        ws="websockets-sansio",
+        ws_max_size=max_message_size,
+        ws_ping_interval=PING_INTERVAL,
+        ws_ping_timeout=PING_INTERVAL,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
+        log_level="warning",
+    )

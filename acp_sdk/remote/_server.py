@@ -1,0 +1,579 @@
+"""The server: a plain ASGI application serving ACP on one path over WebSocket and
+Streamable HTTP (no web framework; run it under uvicorn or any ASGI server)."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import hmac
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from typing import Any, Final
+
+import orjson
+
+from acp_sdk.protocol import _routes
+from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
+from acp_sdk.remote._backends import AgentBackend, Backend, ProcessBackend
+
+log = logging.getLogger("acp_sdk.remote")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+KEEP_ALIVE: Final = 15.0
+"""Seconds between SSE comments on a quiet event stream."""
+STREAM_BUFFER: Final = 16 * 1024 * 1024
+"""Bytes of a connection's output waiting for its event streams before the agent waits."""
+INITIALIZE_TIMEOUT: Final = 60.0
+
+
+class _Mailbox:
+    """One event stream's messages, kept until its receiver (one at a time) takes them."""
+
+    def __init__(self, owner: _Connection) -> None:
+        self.owner = owner
+        self.messages: collections.deque[bytes] = collections.deque()
+        self.arrived = asyncio.Event()
+        self.receiver = False
+
+    def push(self, message: bytes) -> None:
+        self.messages.append(message)
+        self.owner.buffered += len(message)
+        self.arrived.set()
+
+    def take(self) -> list[bytes]:
+        taken = list(self.messages)
+        self.messages.clear()
+        self.arrived.clear()
+        self.owner.buffered -= sum(len(m) for m in taken)
+        if self.owner.buffered <= STREAM_BUFFER:
+            self.owner.room.set()
+        return taken
+
+
+class _Connection:
+    def __init__(self, server: _Server, backend: Backend, kind: str) -> None:
+        self.id = str(uuid.uuid4())
+        self.server = server
+        self.backend = backend
+        self.kind = kind
+        self.routes = _routes.Routes()
+        self.streams: dict[str, _Mailbox] = {}
+        self.buffered = 0
+        self.room = asyncio.Event()
+        self.room.set()
+        self.last_active = time.monotonic()
+        self.closed = asyncio.Event()
+        self.initial: tuple[str, asyncio.Future[bytes]] | None = None
+        self.tasks: list[asyncio.Task[Any]] = []
+
+    def touch(self) -> None:
+        self.last_active = time.monotonic()
+
+    def mailbox(self, route: str) -> _Mailbox:
+        box = self.streams.get(route)
+        if box is None:
+            box = self.streams[route] = _Mailbox(self)
+        return box
+
+    def attached(self) -> bool:
+        return any(box.receiver for box in self.streams.values())
+
+    async def route_output(self) -> None:
+        """HTTP: each agent message to its event stream (waiting while they lag)."""
+        while True:
+            message = await self.backend.recv()
+            if message is None:
+                break
+            self.touch()
+            try:
+                decoded = orjson.loads(message)
+            except orjson.JSONDecodeError:
+                decoded = None
+            if not isinstance(decoded, dict):
+                self.mailbox(_routes.CONNECTION).push(message)
+                continue
+            if self.initial is not None and _routes.id_key(decoded) == self.initial[0]:
+                if not self.initial[1].done():
+                    self.initial[1].set_result(message)
+                self.initial = None
+                continue
+            self.mailbox(self.routes.outbound(decoded)).push(message)
+            if self.buffered > STREAM_BUFFER:
+                self.room.clear()
+                await self.room.wait()
+        await self.close("the agent ended the connection")
+
+    async def watch_idle(self, idle_timeout: float) -> None:
+        while not self.closed.is_set():
+            await asyncio.sleep(min(idle_timeout / 4, 5.0))
+            if self.kind == "http" and self.attached():
+                continue
+            if time.monotonic() - self.last_active > idle_timeout:
+                await self.close(f"idle for {idle_timeout} s")
+                return
+
+    async def close(self, why: str) -> None:
+        if self.closed.is_set():
+            return
+        self.closed.set()
+        log.info("connection %s closed: %s", self.id, why)
+        self.server.connections.pop(self.id, None)
+        for box in self.streams.values():
+            box.arrived.set()
+        if self.initial is not None and not self.initial[1].done():
+            self.initial[1].set_exception(ConnectionResetError(why))
+        await self.backend.aclose()
+        current = asyncio.current_task()
+        for task in self.tasks:
+            if task is not current:
+                task.cancel()
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+class _Server:
+    def __init__(
+        self,
+        new_backend: Callable[[], Backend],
+        *,
+        token: str | None,
+        path: str,
+        allowed_origins: Sequence[str],
+        max_connections: int,
+        idle_timeout: float,
+        max_message_size: int,
+    ) -> None:
+        self.new_backend = new_backend
+        self.token = token
+        self.path = path
+        self.allowed_origins = frozenset(o.rstrip("/").lower() for o in allowed_origins)
+        self.max_connections = max_connections
+        self.idle_timeout = idle_timeout
+        self.max_message_size = max_message_size
+        self.connections: dict[str, _Connection] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "websocket":
+            await self._websocket(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def aclose(self) -> None:
+        """Close every connection (their agents stop)."""
+        await asyncio.gather(
+            *(c.close("the server is shutting down") for c in list(self.connections.values()))
+        )
+
+    def _authorized(self, scope: Scope) -> bool:
+        if self.token is None:
+            return True
+        given = _header(scope, b"authorization") or ""
+        return hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode())
+
+    def _origin_allowed(self, scope: Scope) -> bool:
+        origin = _header(scope, b"origin")
+        if origin is None:
+            return True  # not a browser
+        origin = origin.rstrip("/").lower()
+        if origin in self.allowed_origins or "*" in self.allowed_origins:
+            return True
+        host = (_header(scope, b"host") or "").lower()
+        return origin in (f"http://{host}", f"https://{host}")
+
+    # ------------------------------------------------------------------ HTTP
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["path"].rstrip("/") != self.path.rstrip("/"):
+            await _text(send, 404, "Not Found")
+            return
+        if not self._authorized(scope):
+            await _text(send, 401, "Unauthorized", [(b"www-authenticate", b"Bearer")])
+            return
+        if not self._origin_allowed(scope):
+            await _text(send, 403, "Forbidden origin")
+            return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(scope, receive, send)
+        elif method == "GET":
+            if (_header(scope, b"upgrade") or "").lower() == "websocket":
+                await _text(send, 426, "WebSocket upgrade is not supported by this server")
+            else:
+                await self._get(scope, receive, send)
+        elif method == "DELETE":
+            await self._delete(scope, send)
+        else:
+            await _text(send, 405, "Method Not Allowed", [(b"allow", b"GET, POST, DELETE")])
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        content_type = (_header(scope, b"content-type") or "").split(";", 1)[0].strip().lower()
+        if content_type != "application/json":
+            await _text(send, 415, "Unsupported Media Type")
+            return
+        body = await _read_body(receive, self.max_message_size)
+        if body is None:
+            await _text(send, 413, f"Message over {self.max_message_size} bytes")
+            return
+        try:
+            decoded = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            await _text(send, 400, "Invalid JSON")
+            return
+        if isinstance(decoded, list):
+            error = {"code": -32600, "message": "JSON-RPC batches are not supported"}
+            await _json(send, 501, orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
+            return
+        if not isinstance(decoded, dict):
+            await _text(send, 400, "Invalid JSON-RPC message")
+            return
+        connection_id = _header(scope, b"acp-connection-id")
+        if decoded.get("method") == "initialize" and "id" in decoded:
+            if connection_id:
+                await _text(send, 400, "Initialize not allowed on existing connection")
+            else:
+                await self._initialize(body, decoded, send)
+            return
+        if not connection_id:
+            await _text(send, 400, "Missing Acp-Connection-Id")
+            return
+        connection = self.connections.get(connection_id)
+        if connection is None or connection.kind != "http":
+            await _text(send, 404, "Unknown Acp-Connection-Id")
+            return
+        try:
+            connection.routes.inbound(decoded, _header(scope, b"acp-session-id"))
+        except _routes.Refused as refused:
+            await _text(send, refused.status, refused.text)
+            return
+        connection.touch()
+        try:
+            await connection.backend.send(body)
+        except ConnectionError:
+            await _text(send, 404, "Unknown Acp-Connection-Id")
+            return
+        await send({"type": "http.response.start", "status": 202, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _initialize(self, body: bytes, decoded: dict[str, Any], send: Send) -> None:
+        if len(self.connections) >= self.max_connections:
+            await _text(send, 503, "Too many connections")
+            return
+        connection = await self._open(kind="http")
+        key = _routes.id_key(decoded)
+        assert key is not None
+        answered: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        connection.initial = (key, answered)
+        connection.tasks.append(asyncio.get_running_loop().create_task(connection.route_output()))
+        try:
+            await connection.backend.send(body)
+            answer = await asyncio.wait_for(answered, INITIALIZE_TIMEOUT)
+        except (ConnectionError, asyncio.TimeoutError) as error:
+            await connection.close(f"initialize failed: {error!r}")
+            message = {"code": -32603, "message": "Initialize failed", "data": str(error)}
+            payload = {"jsonrpc": "2.0", "id": decoded["id"], "error": message}
+            await _json(send, 500, orjson.dumps(payload))
+            return
+        await _json(send, 200, answer, [(b"acp-connection-id", connection.id.encode())])
+
+    async def _open(self, kind: str) -> _Connection:
+        connection = _Connection(self, self.new_backend(), kind)
+        self.connections[connection.id] = connection
+        await connection.backend.start()
+        loop = asyncio.get_running_loop()
+        connection.tasks.append(loop.create_task(connection.watch_idle(self.idle_timeout)))
+        return connection
+
+    async def _get(self, scope: Scope, receive: Receive, send: Send) -> None:
+        accept = (_header(scope, b"accept") or "").lower()
+        if "text/event-stream" not in accept:
+            await _text(send, 406, "Not Acceptable")
+            return
+        connection_id = _header(scope, b"acp-connection-id")
+        if not connection_id:
+            await _text(send, 400, "Missing Acp-Connection-Id")
+            return
+        connection = self.connections.get(connection_id)
+        if connection is None or connection.kind != "http":
+            await _text(send, 404, "Unknown Acp-Connection-Id")
+            return
+        box = connection.mailbox(_header(scope, b"acp-session-id") or _routes.CONNECTION)
+        if box.receiver:
+            await _text(send, 409, "Outbound stream already has an active receiver")
+            return
+        box.receiver = True
+        try:
+            await self._stream(connection, box, receive, send)
+        finally:
+            box.receiver = False
+            connection.touch()
+
+    async def _stream(
+        self, connection: _Connection, box: _Mailbox, receive: Receive, send: Send
+    ) -> None:
+        headers = [
+            (b"content-type", b"text/event-stream"),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        gone = asyncio.get_running_loop().create_task(_disconnected(receive))
+        try:
+            while not gone.done():
+                if box.messages:
+                    chunk = b"".join(b"data: " + m + b"\n\n" for m in box.take())
+                elif connection.closed.is_set():
+                    break
+                else:
+                    arrived = asyncio.ensure_future(box.arrived.wait())
+                    await asyncio.wait(
+                        {arrived, gone}, timeout=KEEP_ALIVE, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    arrived.cancel()
+                    if box.messages or gone.done() or connection.closed.is_set():
+                        continue
+                    chunk = b": keep-alive\n\n"
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            if not gone.done():
+                await send({"type": "http.response.body", "body": b""})
+        except OSError:
+            pass  # the client went away
+        finally:
+            gone.cancel()
+
+    async def _delete(self, scope: Scope, send: Send) -> None:
+        connection_id = _header(scope, b"acp-connection-id")
+        if not connection_id:
+            await _text(send, 400, "Missing Acp-Connection-Id")
+            return
+        connection = self.connections.get(connection_id)
+        if connection is None or connection.kind != "http":
+            await _text(send, 404, "Unknown Acp-Connection-Id")
+            return
+        await connection.close("the client ended the connection (DELETE)")
+        await send({"type": "http.response.start", "status": 202, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    # ------------------------------------------------------------------ WebSocket
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "websocket.connect":
+            return
+        if scope["path"].rstrip("/") != self.path.rstrip("/"):
+            await _refuse_upgrade(scope, send, 404, "Not Found")
+            return
+        if not self._authorized(scope):
+            await _refuse_upgrade(scope, send, 401, "Unauthorized")
+            return
+        if not self._origin_allowed(scope):
+            await _refuse_upgrade(scope, send, 403, "Forbidden origin")
+            return
+        if len(self.connections) >= self.max_connections:
+            await _refuse_upgrade(scope, send, 503, "Too many connections")
+            return
+        connection = await self._open(kind="ws")
+        await send(
+            {
+                "type": "websocket.accept",
+                "headers": [(b"acp-connection-id", connection.id.encode())],
+            }
+        )
+        loop = asyncio.get_running_loop()
+        outbound = loop.create_task(self._to_websocket(connection, send))
+        connection.tasks.append(outbound)
+        try:
+            await self._from_websocket(connection, receive, send)
+        finally:
+            await connection.close("the WebSocket closed")
+            with contextlib.suppress(BaseException):
+                await outbound
+
+    async def _from_websocket(self, connection: _Connection, receive: Receive, send: Send) -> None:
+        while not connection.closed.is_set():
+            message = await receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            if message["type"] != "websocket.receive":
+                continue
+            connection.touch()
+            text = message.get("text")
+            if text is None:
+                continue  # binary frames are ignored (RFD)
+            data = text.encode()
+            if len(data) > self.max_message_size:
+                with contextlib.suppress(Exception):
+                    await send({"type": "websocket.close", "code": 1009, "reason": "too big"})
+                return
+            try:
+                await connection.backend.send(data)
+            except ConnectionError:
+                return
+
+    async def _to_websocket(self, connection: _Connection, send: Send) -> None:
+        try:
+            while True:
+                message = await connection.backend.recv()
+                if message is None:
+                    break
+                connection.touch()
+                await send({"type": "websocket.send", "text": message.decode()})
+            await send({"type": "websocket.close", "code": 1000})
+        except (OSError, RuntimeError):
+            pass  # the client went away
+        except Exception:
+            # ASGI servers raise their own "client disconnected" errors
+            log.debug("sending to a WebSocket failed", exc_info=True)
+
+
+async def _disconnected(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b""
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _text(
+    send: Send, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain; charset=utf-8"), *(headers or [])],
+        }
+    )
+    await send({"type": "http.response.body", "body": text.encode()})
+
+
+async def _json(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), *(headers or [])],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _refuse_upgrade(scope: Scope, send: Send, status: int, text: str) -> None:
+    """An HTTP answer to a WebSocket upgrade, where the server supports it (uvicorn
+    does); otherwise a plain refusal (the server answers 403)."""
+    if "websocket.http.response" in scope.get("extensions", {}):
+        await send(
+            {
+                "type": "websocket.http.response.start",
+                "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8")],
+            }
+        )
+        await send({"type": "websocket.http.response.body", "body": text.encode()})
+    else:
+        await send({"type": "websocket.close", "code": 1008})
+
+
+def asgi_app(
+    agent: Any = None,
+    *,
+    command: Sequence[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    token: str | None = None,
+    path: str = "/acp",
+    allowed_origins: Sequence[str] = (),
+    max_connections: int = 16,
+    idle_timeout: float = 300.0,
+    max_message_size: int = DEFAULT_MAX_FRAME_SIZE,
+) -> ASGIApp:
+    """An ASGI application serving ACP on `path` over WebSocket and Streamable HTTP.
+
+    Serve either `agent` in this process (an `Agent` instance shared by every
+    connection, or a zero-argument callable making one per connection) or `command`, a
+    stdio agent started once per remote connection (its process group is stopped when
+    the connection ends). Run it with any ASGI server, e.g.
+    `uvicorn.run(asgi_app(MyAgent), host="127.0.0.1", ws_max_size=...)`.
+
+    Args:
+        token: When set, every request and WebSocket upgrade must carry
+            `Authorization: Bearer <token>` (401 otherwise).
+        allowed_origins: Browser origins allowed besides the server's own (an `Origin`
+            header naming another site is refused with 403; non-browser clients send
+            none). `"*"` allows any.
+        max_connections: Connections at once; more are refused with 503.
+        idle_timeout: Seconds after which a connection is closed: a WebSocket with no
+            message either way, an HTTP connection with no event stream open and no
+            request.
+        max_message_size: Longest accepted message, in bytes (HTTP: 413; WebSocket:
+            closed with 1009). Configure the ASGI server's own WebSocket limit to match
+            (uvicorn's `ws_max_size` defaults to 16 MiB).
+    """
+    if (agent is None) == (command is None):
+        raise ValueError("serve either an agent or a command")
+    if agent is not None:
+        from acp_sdk.agent import Agent
+
+        def new_backend() -> Backend:
+            instance = agent if isinstance(agent, Agent) else agent()
+            return AgentBackend(instance, max_message_size)
+    else:
+        assert command is not None
+        argv = tuple(command)
+        if not argv:
+            raise ValueError("the agent command is empty")
+
+        def new_backend() -> Backend:
+            return ProcessBackend(argv, env=env, cwd=cwd, max_message_size=max_message_size)
+
+    return _Server(
+        new_backend,
+        token=token,
+        path=path,
+        allowed_origins=allowed_origins,
+        max_connections=max_connections,
+        idle_timeout=idle_timeout,
+        max_message_size=max_message_size,
+    )

@@ -1,0 +1,498 @@
+"""Remote transports over a real uvicorn on 127.0.0.1: the behaviour suite once, run on
+both facades over both transports; then the hostile cases, with the RFD's status codes."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+import websockets.exceptions
+import websockets.sync.client
+
+from acp_sdk import AsyncClient, Client
+from acp_sdk.agent import Agent
+from acp_sdk.handlers import AllowOnce, LocalFileSystem, RejectAll
+from acp_sdk.protocol.errors import CapabilityNotNegotiated, ConnectionClosed
+from acp_sdk.remote import areconnect, asgi_app, reconnect
+from acp_sdk.remote._backends import ProcessBackend
+from acp_sdk.remote._server import _Server
+from acp_sdk.schema import AgentMessageChunk, SessionNotification, TextContent
+from acp_sdk.tools.scenario_agent import ScenarioAgent
+from tests.facades.drivers import AsyncDriver, SyncDriver
+from tests.remote.server import running
+
+pytestmark = pytest.mark.timeout(60)
+
+AGENT = [sys.executable, "-m", "acp_sdk", "agent"]
+INIT = orjson.dumps(
+    {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+)
+JSON = {"Content-Type": "application/json"}
+Driver = SyncDriver | AsyncDriver
+MakeDriver = Callable[..., Driver]
+
+
+@pytest.fixture(scope="module")
+def address() -> Iterator[str]:
+    with running(asgi_app(ScenarioAgent)) as address:
+        yield address
+
+
+@pytest.fixture(params=["ws", "http"])
+def url(request: pytest.FixtureRequest, address: str) -> str:
+    return f"{request.param}://{address}/acp"
+
+
+@pytest.fixture(params=["sync", "async"])
+def make(request: pytest.FixtureRequest, url: str) -> MakeDriver:
+    def make(**options: Any) -> Driver:
+        driver: Driver
+        if request.param == "sync":
+            driver = SyncDriver()
+            driver.client = type(driver.client).connect_url(url, timeout=10, **options)
+        else:
+            driver = AsyncDriver()
+            driver.client = type(driver.client).connect_url(url, timeout=10, **options)
+        return driver
+
+    return make
+
+
+def ws_open(url: str, **options: Any) -> websockets.sync.client.ClientConnection:
+    """A blocking WebSocket (entered, as websockets >= 17.1 wants; closed by the test)."""
+    connection: websockets.sync.client.ClientConnection = websockets.sync.client.connect(
+        url, **options
+    ).__enter__()
+    return connection
+
+
+def text_of(updates: list[Any]) -> str:
+    return "".join(
+        u.content.text
+        for u in updates
+        if isinstance(u, AgentMessageChunk) and isinstance(u.content, TextContent)
+    )
+
+
+# ---------------------------------------------------------------------- behaviour
+
+
+def test_full_turn(make: MakeDriver) -> None:
+    with make() as driver:
+        assert driver.agent_info is not None
+        session = driver.new_session()
+        updates, response = driver.prompt(session, "echo hello remote world")
+        assert text_of(updates).split() == ["hello", "remote", "world"]
+        assert response.stop_reason == "end_turn"
+        # a second session on the same connection, and a second turn
+        other = driver.new_session()
+        assert other.session_id != session.session_id
+        updates, response = driver.prompt(other, "echo again")
+        assert text_of(updates).strip() == "again"
+
+
+@pytest.mark.parametrize(
+    ("policy", "said"), [(AllowOnce(), "Permission granted."), (RejectAll(), "rejected")]
+)
+def test_permission_request(make: MakeDriver, policy: Any, said: str) -> None:
+    with make(handlers=[policy]) as driver:
+        updates, response = driver.prompt(driver.new_session(), "permission")
+        assert response.stop_reason == "end_turn"
+        assert said in text_of(updates)
+
+
+def test_fs_handler(make: MakeDriver, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("remote file contents\n", encoding="utf-8")
+    with make(handlers=[LocalFileSystem(tmp_path)]) as driver:
+        session = driver.new_session(cwd=str(tmp_path))
+        updates, _ = driver.prompt(session, f"read {tmp_path / 'notes.txt'}")
+        assert "remote file contents" in text_of(updates) + repr(updates)
+
+
+def test_cancel(make: MakeDriver) -> None:
+    with make() as driver:
+        session = driver.new_session()
+        _, response = driver.prompt_and_cancel(session, "wait", after=0.3)
+        assert response.stop_reason == "cancelled"
+        # the connection goes on after the cancelled turn
+        updates, response = driver.prompt(session, "echo still here")
+        assert (text_of(updates).split(), response.stop_reason) == (["still", "here"], "end_turn")
+
+
+def test_ten_thousand_updates(make: MakeDriver) -> None:
+    with make() as driver:
+        updates, response = driver.prompt(driver.new_session(), "stream 10000")
+        assert len(updates) == 10000
+        assert response.stop_reason == "end_turn"
+
+
+def test_message_over_websockets_default_cap(make: MakeDriver) -> None:
+    """websockets caps messages at 1 MiB by default: both ends raise it to the SDK's cap."""
+    word = "x" * (3 * 1024 * 1024)
+    with make() as driver:
+        updates, response = driver.prompt(driver.new_session(), f"echo {word}")
+        assert text_of(updates).strip() == word
+        assert response.stop_reason == "end_turn"
+
+
+# ---------------------------------------------------------------------- hostile peers
+
+
+def _server_of(app: Any) -> _Server:
+    assert isinstance(app, _Server)
+    return app
+
+
+def _agent_pids(app: Any) -> list[int]:
+    pids = []
+    for connection in _server_of(app).connections.values():
+        backend = connection.backend
+        assert isinstance(backend, ProcessBackend)
+        assert backend.process is not None
+        pids.append(backend.process.pid)
+    return pids
+
+
+def _gone(app: Any, pid: int, within: float = 15.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not _agent_pids(app) and not Path(f"/proc/{pid}").exists():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _open_session(ws: websockets.sync.client.ClientConnection) -> str:
+    """initialize, then session/new, over a raw WebSocket: the session id."""
+    ws.send(INIT.decode())
+    assert orjson.loads(ws.recv(timeout=10))["id"] == 0
+    new = {"cwd": "/tmp", "mcpServers": []}
+    ws.send(
+        orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": new}).decode()
+    )
+    while True:
+        message = orjson.loads(ws.recv(timeout=10))
+        if message.get("id") == 1:
+            session: str = message["result"]["sessionId"]
+            return session
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="reads /proc")
+def test_websocket_client_vanishing_mid_turn_frees_its_agent_process() -> None:
+    app = asgi_app(command=AGENT)
+    with running(app) as address:
+        ws = ws_open(f"ws://{address}/acp")
+        session = _open_session(ws)
+        prompt = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "wait"}]},
+        }
+        ws.send(orjson.dumps(prompt).decode())
+        (pid,) = _agent_pids(app)
+        ws.socket.close()  # no closing handshake: the client just vanishes
+        assert _gone(app, pid)
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="reads /proc")
+def test_http_client_vanishing_mid_turn_frees_its_agent_process() -> None:
+    app = asgi_app(command=AGENT, idle_timeout=1.0)
+    with running(app) as address, httpx.Client(timeout=10) as http:
+        url = f"http://{address}/acp"
+        answer = http.post(url, content=INIT, headers=JSON)
+        connection = {"Acp-Connection-Id": answer.headers["acp-connection-id"]}
+        with http.stream(
+            "GET", url, headers={**connection, "Accept": "text/event-stream"}
+        ) as events:
+            new = {"cwd": "/tmp", "mcpServers": []}
+            body = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": new}
+            assert http.post(url, json=body, headers=connection).status_code == 202
+            line = next(line for line in events.iter_lines() if line.startswith("data:"))
+            session = orjson.loads(line[5:])["result"]["sessionId"]
+            prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "wait"}]}
+            body = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt}
+            headers = {**connection, "Acp-Session-Id": session}
+            assert http.post(url, json=body, headers=headers).status_code == 202
+            (pid,) = _agent_pids(app)
+        # the stream is gone and no DELETE comes: the idle timeout frees the agent
+        assert _gone(app, pid)
+
+
+def test_http_delete_frees_the_agent_process() -> None:
+    app = asgi_app(command=AGENT)
+    with running(app) as address, httpx.Client(timeout=10) as http:
+        url = f"http://{address}/acp"
+        answer = http.post(url, content=INIT, headers=JSON)
+        assert answer.status_code == 200
+        assert orjson.loads(answer.content)["result"]["protocolVersion"] == 1
+        connection = {"Acp-Connection-Id": answer.headers["acp-connection-id"]}
+        (pid,) = _agent_pids(app)
+        assert http.delete(url, headers=connection).status_code == 202
+        assert _gone(app, pid)
+        assert http.delete(url, headers=connection).status_code == 404
+
+
+@pytest.mark.parametrize("scheme", ["ws", "http"])
+@pytest.mark.parametrize("facade", ["sync", "async"])
+def test_wrong_token_is_refused(scheme: str, facade: str) -> None:
+    with running(asgi_app(ScenarioAgent, token="s3cret")) as address:
+        url = f"{scheme}://{address}/acp"
+        driver: Driver = SyncDriver() if facade == "sync" else AsyncDriver()
+        wrong = {"Authorization": "Bearer nope"}
+        driver.client = type(driver.client).connect_url(url, headers=wrong, timeout=10)
+        with pytest.raises(ConnectionClosed, match="401"), driver:
+            pass
+        if facade == "async":
+            assert isinstance(driver, AsyncDriver)
+            driver.__exit__()
+        right = {"Authorization": "Bearer s3cret"}
+        driver = SyncDriver() if facade == "sync" else AsyncDriver()
+        driver.client = type(driver.client).connect_url(url, headers=right, timeout=10)
+        with driver:
+            _, response = driver.prompt(driver.new_session(), "echo ok")
+            assert response.stop_reason == "end_turn"
+
+
+def test_token_checked_on_every_request() -> None:
+    with running(asgi_app(ScenarioAgent, token="s3cret")) as address, httpx.Client() as http:
+        url = f"http://{address}/acp"
+        assert http.post(url, content=INIT, headers=JSON).status_code == 401
+        bad = {**JSON, "Authorization": "Bearer s3cre"}
+        assert http.post(url, content=INIT, headers=bad).status_code == 401
+        good = {"Authorization": "Bearer s3cret"}
+        answer = http.post(url, content=INIT, headers={**JSON, **good})
+        assert answer.status_code == 200
+        connection = {"Acp-Connection-Id": answer.headers["acp-connection-id"]}
+        events = {**connection, "Accept": "text/event-stream"}
+        assert http.get(url, headers=events).status_code == 401
+        assert http.delete(url, headers=connection).status_code == 401
+        assert http.delete(url, headers={**connection, **good}).status_code == 202
+        with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+            ws_open(f"ws://{address}/acp")
+        assert refused.value.response.status_code == 401
+
+
+def test_oversized_messages_are_refused() -> None:
+    app = asgi_app(ScenarioAgent, max_message_size=1000)
+    with running(app) as address, httpx.Client(timeout=10) as http:
+        url = f"http://{address}/acp"
+        padded = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"x": "y" * 2000}}
+        assert http.post(url, json=padded).status_code == 413
+        ws = ws_open(f"ws://{address}/acp")
+        ws.send(orjson.dumps(padded).decode())
+        with pytest.raises(websockets.exceptions.ConnectionClosed) as closed:
+            ws.recv(timeout=10)
+        assert closed.value.rcvd is not None
+        assert closed.value.rcvd.code == 1009
+        assert not _server_of(app).connections
+
+
+def test_bad_methods_and_headers_get_the_rfd_status_codes() -> None:
+    with running(asgi_app(ScenarioAgent)) as address, httpx.Client(timeout=10) as http:
+        url = f"http://{address}/acp"
+        assert http.put(url, content=INIT, headers=JSON).status_code == 405
+        assert http.post(f"http://{address}/other", content=INIT, headers=JSON).status_code == 404
+        assert (
+            http.post(url, content=INIT, headers={"Content-Type": "text/plain"}).status_code == 415
+        )
+        assert http.post(url, content=b"{not json", headers=JSON).status_code == 400
+        batch = http.post(url, content=b"[" + INIT + b"]", headers=JSON)
+        assert batch.status_code == 501
+        assert orjson.loads(batch.content)["error"]["code"] == -32600
+        notice = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}
+        assert http.post(url, json=notice).status_code == 400  # no Acp-Connection-Id
+        unknown = {"Acp-Connection-Id": "nope"}
+        assert http.post(url, json=notice, headers=unknown).status_code == 404
+        assert http.get(url, headers={"Accept": "text/event-stream"}).status_code == 400
+        assert http.get(url, headers={**unknown, "Accept": "text/event-stream"}).status_code == 404
+        assert http.delete(url).status_code == 400
+
+        answer = http.post(url, content=INIT, headers=JSON)
+        connection = {"Acp-Connection-Id": answer.headers["acp-connection-id"]}
+        assert http.post(url, content=INIT, headers={**JSON, **connection}).status_code == 400
+        assert http.get(url, headers=connection).status_code == 406  # Accept lacks SSE
+        # a session-scoped POST without Acp-Session-Id, or with another session's
+        assert http.post(url, json=notice, headers=connection).status_code == 400
+        mismatched = {**connection, "Acp-Session-Id": "other"}
+        assert http.post(url, json=notice, headers=mismatched).status_code == 400
+        matched = {**connection, "Acp-Session-Id": "s"}
+        assert http.post(url, json=notice, headers=matched).status_code == 202
+        # one receiver per stream
+        events = {**connection, "Accept": "text/event-stream"}
+        with http.stream("GET", url, headers=events) as first:
+            assert first.status_code == 200
+            assert http.get(url, headers=events).status_code == 409
+        assert http.delete(url, headers=connection).status_code == 202
+
+
+def test_websocket_origin_is_checked() -> None:
+    app = asgi_app(ScenarioAgent, allowed_origins=["https://editor.example"])
+    with running(app) as address:
+        with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+            ws_open(
+                f"ws://{address}/acp",
+                origin="https://evil.example",
+            )
+        assert refused.value.response.status_code == 403
+        for origin in ("https://editor.example", f"http://{address}"):
+            ws = ws_open(
+                f"ws://{address}/acp",
+                origin=origin,
+            )
+            ws.send(INIT.decode())
+            assert orjson.loads(ws.recv(timeout=10))["id"] == 0
+            ws.close()
+
+
+def test_connection_cap() -> None:
+    with running(asgi_app(ScenarioAgent, max_connections=1)) as address, httpx.Client() as http:
+        url = f"http://{address}/acp"
+        assert http.post(url, content=INIT, headers=JSON).status_code == 200
+        assert http.post(url, content=INIT, headers=JSON).status_code == 503
+        with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+            ws_open(f"ws://{address}/acp")
+        assert refused.value.response.status_code == 503
+
+
+def test_websocket_idle_timeout_closes_the_connection() -> None:
+    app = asgi_app(ScenarioAgent, idle_timeout=0.5)
+    with running(app) as address:
+        ws = ws_open(f"ws://{address}/acp")
+        ws.send(INIT.decode())
+        ws.recv(timeout=10)
+        with pytest.raises(websockets.exceptions.ConnectionClosed):
+            ws.recv(timeout=10)
+        assert not _server_of(app).connections
+
+
+def test_binary_websocket_frames_are_ignored() -> None:
+    with running(asgi_app(ScenarioAgent)) as address:
+        ws = ws_open(f"ws://{address}/acp")
+        ws.send(b"\x00\x01 binary")
+        ws.send(INIT.decode())
+        assert orjson.loads(ws.recv(timeout=10))["id"] == 0
+        ws.close()
+
+
+def test_a_message_with_newlines_is_one_message() -> None:
+    """Pretty-printed JSON is one message on a framed transport (no newline framing)."""
+    app = asgi_app(command=AGENT)
+    with running(app) as address:
+        ws = ws_open(f"ws://{address}/acp")
+        ws.send(orjson.dumps(orjson.loads(INIT), option=orjson.OPT_INDENT_2).decode())
+        assert orjson.loads(ws.recv(timeout=10))["id"] == 0
+        ws.close()
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="reads /proc")
+@pytest.mark.parametrize("scheme", ["ws", "http"])
+@pytest.mark.parametrize("facade", ["sync", "async"])
+def test_closing_a_client_mid_turn_frees_its_agent_process(scheme: str, facade: str) -> None:
+    app = asgi_app(command=AGENT)
+    with running(app) as address:
+        driver: Driver = SyncDriver() if facade == "sync" else AsyncDriver()
+        driver.client = type(driver.client).connect_url(f"{scheme}://{address}/acp", timeout=10)
+        with driver:
+            session: Any = driver.new_session()
+            if isinstance(driver, SyncDriver):
+                assert next(iter(session.prompt("stream 100000")))
+            else:
+                driver.run(lambda: _first_update(session))
+            (pid,) = _agent_pids(app)
+        # the agent was still streaming (the client stopped reading after one update)
+        assert _gone(app, pid)
+
+
+async def _first_update(session: Any) -> None:
+    async for _ in session.prompt("stream 100000"):
+        break
+
+
+@pytest.mark.parametrize("facade", ["sync", "async"])
+def test_reconnect_loads_the_session_on_a_new_connection(facade: str) -> None:
+    with running(asgi_app(ScenarioAgent())) as address:  # one agent: sessions outlive links
+        seen: list[str] = []
+
+        def on_update(note: SessionNotification) -> None:
+            update = note.update
+            if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContent):
+                seen.append(update.content.text)
+
+        with Client.connect_url(f"ws://{address}/acp") as first:
+            session = first.new_session(cwd="/tmp")
+            assert session.prompt("echo remembered").wait().stop_reason == "end_turn"
+        url = f"http://{address}/acp"
+        if facade == "sync":
+            client, loaded = reconnect(
+                lambda: Client.connect_url(url, on_update=on_update), session.session_id, "/tmp"
+            )
+            with client:
+                assert loaded.prompt("echo more").wait().stop_reason == "end_turn"
+        else:
+
+            async def go() -> None:
+                client, loaded = await areconnect(
+                    lambda: AsyncClient.connect_url(url, on_update=on_update),
+                    session.session_id,
+                    "/tmp",
+                )
+                async with client:
+                    assert (await loaded.prompt("echo more")).stop_reason == "end_turn"
+
+            asyncio.run(go())
+        assert "".join(seen).strip() == "remembered"
+
+
+def test_reconnect_needs_load_session() -> None:
+    class NoLoad(ScenarioAgent):
+        load_session = Agent.load_session  # not overridden: not advertised
+
+    with running(asgi_app(NoLoad())) as address, pytest.raises(CapabilityNotNegotiated):
+        reconnect(lambda: Client.connect_url(f"ws://{address}/acp"), "s", "/tmp")
+
+
+class StickyCookie:
+    """An ASGI wrapper acting as a load balancer with sticky sessions: the initialize
+    answer sets a cookie, and every later request of that connection must bring it."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.refused = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers", ()))
+        needs_cookie = scope["type"] == "http" and b"acp-connection-id" in headers
+        if needs_cookie and b"affinity=node-7" not in headers.get(b"cookie", b""):
+            self.refused += 1
+            await send({"type": "http.response.start", "status": 403, "headers": []})
+            await send({"type": "http.response.body", "body": b"no affinity cookie"})
+            return
+
+        async def send_with_cookie(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = dict(message)
+                cookie = (b"set-cookie", b"affinity=node-7; Path=/")
+                message["headers"] = [*message.get("headers", []), cookie]
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)
+
+
+@pytest.mark.parametrize("facade", ["sync", "async"])
+def test_the_http_client_keeps_cookies(facade: str) -> None:
+    app = StickyCookie(asgi_app(ScenarioAgent))
+    with running(app) as address:
+        driver: Driver = SyncDriver() if facade == "sync" else AsyncDriver()
+        driver.client = type(driver.client).connect_url(f"http://{address}/acp", timeout=10)
+        with driver:
+            updates, response = driver.prompt(driver.new_session(), "echo sticky")
+            assert (text_of(updates).strip(), response.stop_reason) == ("sticky", "end_turn")
+    assert app.refused == 0
