@@ -220,7 +220,7 @@ class ClientState(Generic[H]):
         headers: Mapping[str, str] | None = None,
         timeout: float = 30.0,
         max_message_size: int = DEFAULT_MAX_FRAME_SIZE,
-        **options: Any,
+        **options: Unpack[ClientOptions[H]],
     ) -> Self:
         """A client for a remote agent (connected on `with`/`async with` or `open()`).
 

@@ -52,6 +52,7 @@ def codec(raw: bytes) -> None:
 def spawn_options() -> None:
     Client.spawn(["agent"], reqest_timeout=5.0)  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
     Client.spawn(["agent"], workers="8")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    Client.connect_url("ws://127.0.0.1:8000/acp", track_stat=True)  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
     Client.spawn(["agent"], handlers=[print])  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]
 
 
