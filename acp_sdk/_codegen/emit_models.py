@@ -168,8 +168,7 @@ def emit(model: Model, header: str) -> str:
         "",
         "import attrs",
         "",
-        "from attrs import NOTHING, NothingType",
-        "",
+        "__NOTHING_IMPORT__",
         "from acp_sdk.protocol._model_support import (",
         "    OBJECT_SETATTR,",
         "    EMPTY,",
@@ -196,4 +195,9 @@ def emit(model: Model, header: str) -> str:
     lines += ["", "", "__all__ = ["]
     lines += [f'    "{name}",' for name in names]
     lines += ["]", ""]
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    # `attrs.NOTHING` is the default of a factory field's `__init__` parameter.
+    uses_nothing = "= NOTHING" in text
+    return text.replace(
+        "__NOTHING_IMPORT__\n", "from attrs import NOTHING, NothingType\n\n" if uses_nothing else ""
+    )
