@@ -355,7 +355,7 @@ class Engine(Generic[S]):
         Called with `lock` held, by the writer."""
         if not self._queue or self.output_dropped:
             return None
-        frames = []
+        frames: list[bytes] = []
         replies = 0
         while self._queue:
             frame, reply = self._queue.popleft()
@@ -420,7 +420,7 @@ class Engine(Generic[S]):
                 self._cancel_handler(event.request_id)
             elif isinstance(event, FrameRejected):
                 log.debug("frame rejected: %s", event.reason)
-            elif isinstance(event, ConnectionClosedEvent):
+            elif isinstance(event, ConnectionClosedEvent):  # pyright: ignore[reportUnnecessaryIsInstance] - the last kind, named for readers
                 self.input_ended = True
 
     def _resolve(self, request_id: RequestId, outcome: Outcome[Any]) -> None:

@@ -6,6 +6,12 @@ number is an `int` or `float` but never a `bool`. Errors name the expected JSON 
 the type received, never the value.
 """
 
+# JSON values arrive as Any and are narrowed by exact type checks (`type(v) is dict`),
+# which pyright types as dict[Unknown, Unknown]; a cast per value would cost a call on the
+# per-frame path, and every value is checked before use.
+# pyright: reportUnknownVariableType=false, reportUnknownArgumentType=false
+# pyright: reportUnknownMemberType=false
+
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping

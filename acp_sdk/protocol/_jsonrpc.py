@@ -17,6 +17,12 @@ Valid ids are strings and integers within int64 (never booleans or floats); they
 their exact type, so `1` and `"1"` are different requests.
 """
 
+# JSON values arrive as Any and are narrowed by exact type checks (`type(v) is dict`),
+# which pyright types as dict[Unknown, Unknown]; a cast per value would cost a call on the
+# per-frame path, and every value is checked before use.
+# pyright: reportUnknownVariableType=false, reportUnknownArgumentType=false
+# pyright: reportUnknownMemberType=false
+
 from __future__ import annotations
 
 from collections.abc import Mapping

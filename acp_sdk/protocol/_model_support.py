@@ -35,7 +35,7 @@ def model_repr(self: Any) -> str:
     try:
         active: set[int] = _repr_context.active
     except AttributeError:
-        active = _repr_context.active = set()
+        active = _repr_context.active = set[int]()
     key = id(self)
     if key in active:
         return "..."

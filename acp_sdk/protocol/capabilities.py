@@ -100,7 +100,7 @@ def required_by_params(method: str, params: Any) -> list[str]:
     elif method == "elicitation/create":
         mode = getattr(params, "TAG", None)
         if mode is None:  # an unknown mode: it cannot have been advertised
-            raw = getattr(params, "raw", {})
-            mode = raw.get("mode") if isinstance(raw, Mapping) else None
+            raw: object = getattr(params, "raw", {})
+            mode = raw.get("mode") if isinstance(raw, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         needed.append(f"clientCapabilities.elicitation.{mode}")
     return needed

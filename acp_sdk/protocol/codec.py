@@ -8,6 +8,11 @@ with ACP's strict scalar rules. Nothing here runs at import: the generated code 
 converter load on first use, so `import acp_sdk` stays cheap.
 """
 
+# Decoding takes JSON of any shape and narrows it by exact type checks, which pyright types
+# as containers of Unknown; every value is checked before use.
+# pyright: reportUnknownVariableType=false, reportUnknownArgumentType=false
+# pyright: reportUnknownMemberType=false
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping

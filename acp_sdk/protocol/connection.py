@@ -390,7 +390,7 @@ class Connection:
                 ErrorReceived(request_id=rid, row=row, error=RequestError.from_wire(message.error))
             )
             return
-        raw = message.result if message.result is not None else {}
+        raw: Any = message.result if message.result is not None else {}
         assert row.result_type is not None  # a pending call's row is a request row
         try:
             result = decode(raw, row.result_type)

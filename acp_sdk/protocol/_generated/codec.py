@@ -13181,7 +13181,9 @@ ENCODERS: Final[Mapping[type, Callable[[Any], dict[str, Any]]]] = {
 """Model class -> function producing its JSON-ready dict."""
 
 
-_encoder_of: Final = ENCODERS.get
+_encoder_of: Final[
+    Callable[[type, Callable[[Any], dict[str, Any]]], Callable[[Any], dict[str, Any]]]
+] = ENCODERS.get
 
 
 def _not_a_model(o: Any) -> dict[str, Any]:
