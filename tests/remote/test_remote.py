@@ -3,6 +3,7 @@ both facades over both transports; then the hostile cases, with the RFD's status
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -15,12 +16,14 @@ import pytest
 import websockets.exceptions
 import websockets.sync.client
 
+from acp_sdk import AsyncClient, Client
+from acp_sdk.agent import Agent
 from acp_sdk.handlers import AllowOnce, LocalFileSystem, RejectAll
-from acp_sdk.protocol.errors import ConnectionClosed
-from acp_sdk.remote import asgi_app
+from acp_sdk.protocol.errors import CapabilityNotNegotiated, ConnectionClosed
+from acp_sdk.remote import areconnect, asgi_app, reconnect
 from acp_sdk.remote._backends import ProcessBackend
 from acp_sdk.remote._server import _Server
-from acp_sdk.schema import AgentMessageChunk, TextContent
+from acp_sdk.schema import AgentMessageChunk, SessionNotification, TextContent
 from acp_sdk.tools.scenario_agent import ScenarioAgent
 from tests.facades.drivers import AsyncDriver, SyncDriver
 from tests.remote.server import running
@@ -387,3 +390,70 @@ def test_a_message_with_newlines_is_one_message() -> None:
         ws.send(orjson.dumps(orjson.loads(INIT), option=orjson.OPT_INDENT_2).decode())
         assert orjson.loads(ws.recv(timeout=10))["id"] == 0
         ws.close()
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="reads /proc")
+@pytest.mark.parametrize("scheme", ["ws", "http"])
+@pytest.mark.parametrize("facade", ["sync", "async"])
+def test_closing_a_client_mid_turn_frees_its_agent_process(scheme: str, facade: str) -> None:
+    app = asgi_app(command=AGENT)
+    with running(app) as address:
+        driver: Driver = SyncDriver() if facade == "sync" else AsyncDriver()
+        driver.client = type(driver.client).connect_url(f"{scheme}://{address}/acp", timeout=10)
+        with driver:
+            session: Any = driver.new_session()
+            if isinstance(driver, SyncDriver):
+                assert next(iter(session.prompt("stream 100000")))
+            else:
+                driver.run(lambda: _first_update(session))
+            (pid,) = _agent_pids(app)
+        # the agent was still streaming (the client stopped reading after one update)
+        assert _gone(app, pid)
+
+
+async def _first_update(session: Any) -> None:
+    async for _ in session.prompt("stream 100000"):
+        break
+
+
+@pytest.mark.parametrize("facade", ["sync", "async"])
+def test_reconnect_loads_the_session_on_a_new_connection(facade: str) -> None:
+    with running(asgi_app(ScenarioAgent())) as address:  # one agent: sessions outlive links
+        seen: list[str] = []
+
+        def on_update(note: SessionNotification) -> None:
+            update = note.update
+            if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContent):
+                seen.append(update.content.text)
+
+        with Client.connect_url(f"ws://{address}/acp") as first:
+            session = first.new_session(cwd="/tmp")
+            assert session.prompt("echo remembered").wait().stop_reason == "end_turn"
+        url = f"http://{address}/acp"
+        if facade == "sync":
+            client, loaded = reconnect(
+                lambda: Client.connect_url(url, on_update=on_update), session.session_id, "/tmp"
+            )
+            with client:
+                assert loaded.prompt("echo more").wait().stop_reason == "end_turn"
+        else:
+
+            async def go() -> None:
+                client, loaded = await areconnect(
+                    lambda: AsyncClient.connect_url(url, on_update=on_update),
+                    session.session_id,
+                    "/tmp",
+                )
+                async with client:
+                    assert (await loaded.prompt("echo more")).stop_reason == "end_turn"
+
+            asyncio.run(go())
+        assert "".join(seen).strip() == "remembered"
+
+
+def test_reconnect_needs_load_session() -> None:
+    class NoLoad(ScenarioAgent):
+        load_session = Agent.load_session  # not overridden: not advertised
+
+    with running(asgi_app(NoLoad())) as address, pytest.raises(CapabilityNotNegotiated):
+        reconnect(lambda: Client.connect_url(f"ws://{address}/acp"), "s", "/tmp")
