@@ -14,17 +14,18 @@ import asyncio
 import collections
 import concurrent.futures
 import contextlib
+import functools
 import logging
 import threading
-from collections.abc import AsyncIterator, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from typing import Any, Final, Protocol, TypeVar
 
 import orjson
 
 from acp_sdk._driver.threads import StreamTransport
+from acp_sdk.protocol import _routes
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE, split_frames
 from acp_sdk.protocol.errors import ConnectionClosed
-from acp_sdk.remote import _routes
 from acp_sdk.remote._deps import require
 
 T = TypeVar("T")
@@ -397,26 +398,47 @@ def bridge_to_threads(transport: MessageTransport, timeout: float) -> StreamTran
     thread = threading.Thread(target=loop.run_forever, name="acp-remote", daemon=True)
     thread.start()
     closed = threading.Event()
+    lock = threading.Lock()  # nothing is submitted to the loop once it is stopping
 
-    def run(coroutine: Coroutine[Any, Any, T], wait: float | None = None) -> T:
-        return asyncio.run_coroutine_threadsafe(coroutine, loop).result(wait)
+    def submit(make: Callable[[], Coroutine[Any, Any, T]]) -> concurrent.futures.Future[T] | None:
+        with lock:
+            if closed.is_set():
+                return None
+            return asyncio.run_coroutine_threadsafe(make(), loop)
+
+    def run(make: Callable[[], Coroutine[Any, Any, T]], wait: float | None = None) -> T:
+        future = submit(make)
+        if future is None:
+            raise BrokenPipeError("the remote transport is closed")
+        return future.result(wait)
 
     def stop() -> None:
+        with lock:
+            closed.set()
+
+        async def cancel_the_rest() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(cancel_the_rest(), loop).result(timeout)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout)
         if not thread.is_alive():
             loop.close()
 
     try:
-        run(_open_bounded(transport, timeout))
+        run(lambda: _open_bounded(transport, timeout))
     except BaseException:
         stop()
         raise
 
     def read(n: int) -> bytes:
-        if closed.is_set():
+        future = submit(transport.recv)
+        if future is None:
             return b""
-        future = asyncio.run_coroutine_threadsafe(transport.recv(), loop)
         while True:
             try:
                 message = future.result(READ_POLL)
@@ -425,24 +447,23 @@ def bridge_to_threads(transport: MessageTransport, timeout: float) -> StreamTran
                     future.cancel()
                     return b""
                 continue
+            except (concurrent.futures.CancelledError, OSError):
+                return b""
             if message is None:
                 return b""
             return message or b" "
 
     def write(data: bytes) -> None:
         for frame in split_frames(data):
-            if closed.is_set():
-                raise BrokenPipeError("the remote transport is closed")
-            run(transport.send(frame))
+            run(functools.partial(transport.send, frame))
 
     def close() -> None:
         if closed.is_set():
             return
         try:
             with contextlib.suppress(Exception):
-                run(transport.aclose(), timeout + 1)
+                run(transport.aclose, timeout + 1)
         finally:
-            closed.set()
             stop()
 
     bridged = StreamTransport(read, write, close)

@@ -15,8 +15,8 @@ from typing import Any, Final
 
 import orjson
 
+from acp_sdk.protocol import _routes
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
-from acp_sdk.remote import _routes
 from acp_sdk.remote._backends import AgentBackend, Backend, ProcessBackend
 
 log = logging.getLogger("acp_sdk.remote")
