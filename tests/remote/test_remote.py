@@ -457,3 +457,42 @@ def test_reconnect_needs_load_session() -> None:
 
     with running(asgi_app(NoLoad())) as address, pytest.raises(CapabilityNotNegotiated):
         reconnect(lambda: Client.connect_url(f"ws://{address}/acp"), "s", "/tmp")
+
+
+class StickyCookie:
+    """An ASGI wrapper acting as a load balancer with sticky sessions: the initialize
+    answer sets a cookie, and every later request of that connection must bring it."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.refused = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers", ()))
+        needs_cookie = scope["type"] == "http" and b"acp-connection-id" in headers
+        if needs_cookie and b"affinity=node-7" not in headers.get(b"cookie", b""):
+            self.refused += 1
+            await send({"type": "http.response.start", "status": 403, "headers": []})
+            await send({"type": "http.response.body", "body": b"no affinity cookie"})
+            return
+
+        async def send_with_cookie(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = dict(message)
+                cookie = (b"set-cookie", b"affinity=node-7; Path=/")
+                message["headers"] = [*message.get("headers", []), cookie]
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)
+
+
+@pytest.mark.parametrize("facade", ["sync", "async"])
+def test_the_http_client_keeps_cookies(facade: str) -> None:
+    app = StickyCookie(asgi_app(ScenarioAgent))
+    with running(app) as address:
+        driver: Driver = SyncDriver() if facade == "sync" else AsyncDriver()
+        driver.client = type(driver.client).connect_url(f"http://{address}/acp", timeout=10)
+        with driver:
+            updates, response = driver.prompt(driver.new_session(), "echo sticky")
+            assert (text_of(updates).strip(), response.stop_reason) == ("sticky", "end_turn")
+    assert app.refused == 0
