@@ -304,6 +304,9 @@ class _Server:
     async def _open(self, kind: str) -> _Connection:
         connection = _Connection(self, self.new_backend(), kind)
         self.connections[connection.id] = connection
+        log.info(
+            "connection %s opened (%s)", connection.id, "WebSocket" if kind == "ws" else "HTTP"
+        )
         await connection.backend.start()
         loop = asyncio.get_running_loop()
         connection.tasks.append(loop.create_task(connection.watch_idle(self.idle_timeout)))
