@@ -325,7 +325,8 @@ class _Server:
         if connection is None or connection.kind != "http":
             await _text(send, 404, "Unknown Acp-Connection-Id")
             return
-        box = connection.mailbox(_header(scope, b"acp-session-id") or _routes.CONNECTION)
+        route = _header(scope, b"acp-session-id") or _routes.CONNECTION
+        box = connection.mailbox(route)
         if box.receiver:
             await _text(send, 409, "Outbound stream already has an active receiver")
             return
@@ -335,6 +336,8 @@ class _Server:
         finally:
             box.receiver = False
             connection.touch()
+            if route != _routes.CONNECTION and not box.messages:
+                connection.streams.pop(route, None)  # kept only while messages wait
 
     async def _stream(
         self, connection: _Connection, box: _Mailbox, receive: Receive, send: Send
