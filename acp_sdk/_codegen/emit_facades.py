@@ -31,13 +31,21 @@ WRAPPED = {
 }
 
 
+# Required lists a call may leave out, sending `[]`: an empty list is the usual value
+# (`client.new_session(cwd=".")` with no MCP servers). Every other required list (a
+# prompt's blocks, a permission request's options) must be passed, as on the models.
+EMPTY_BY_DEFAULT_IN_CALLS = frozenset({"mcpServers"})
+
+
 def _param(model: Model, owner: str, field: Field) -> tuple[str, str]:
     """(signature fragment, expression passed to the params class)."""
     default = default_of(model, owner, field)
     hint = annotation(model, owner, field)
     if default is None:
         if field.type.__class__.__name__ == "TList" and not field.nullable:
-            return f"{field.py}: {hint} = ()", f"list({field.py})"
+            if field.wire in EMPTY_BY_DEFAULT_IN_CALLS:
+                return f"{field.py}: {hint} = ()", f"list({field.py})"
+            return f"{field.py}: {hint}", f"list({field.py})"
         return f"{field.py}: {hint}", field.py
     if default.kind == "factory":
         return (

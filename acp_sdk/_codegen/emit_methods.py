@@ -150,6 +150,7 @@ ROW_TYPES = (
     "Row",
     "Side",
     "Stability",
+    "UnknownMethodGate",
 )
 
 

@@ -94,10 +94,6 @@ def _class(model: Model, cls: ClassDef) -> list[str]:
                 args.append("factory=list")
             else:
                 args.append(f"default={default.python}")
-        elif isinstance(field.type, TList) and not field.nullable:
-            # Required on the wire, but an empty list is a fine start in Python:
-            # `NewSessionRequest(cwd="/")` sends `"mcpServers": []`.
-            args.append("factory=list")
         args.append(f'metadata={{"wire": "{field.wire}"}}')
         lines.append("")
         lines.append(
@@ -112,7 +108,7 @@ def _unknown(arm: UnknownArmDef) -> list[str]:
         "",
         "",
         "@attrs.frozen(kw_only=True, order=False)",
-        f"class {arm.name}:",
+        f"class {arm.name}(UnknownVariant):",
         *docstring(arm.description, "    "),
         "",
         f'    TAG_PROPERTY: ClassVar[str] = "{arm.tag_prop}"',
@@ -140,7 +136,13 @@ def emit(model: Model, header: str) -> str:
         "",
         "import attrs",
         "",
-        "from acp_sdk.protocol._model_support import EMPTY, UNSET, UnsetType, WireModel",
+        "from acp_sdk.protocol._model_support import (",
+        "    EMPTY,",
+        "    UNSET,",
+        "    UnknownVariant,",
+        "    UnsetType,",
+        "    WireModel,",
+        ")",
     ]
     for cls in class_order(model):
         lines += _class(model, cls)

@@ -113,13 +113,10 @@ class AgentProcess:
         cwd: str | os.PathLike[str] | None,
         stderr: Callable[[str], Any],
     ) -> None:
-        options: dict[str, Any] = {}
-        if _POSIX:
-            # Its own session: Ctrl-C in the terminal reaches us (we send session/cancel),
-            # not the agent; and its whole group can be stopped at close.
-            options["start_new_session"] = True
-        else:  # pragma: no cover - Windows
-            options["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined,unused-ignore]
+        # POSIX: its own session, so Ctrl-C in the terminal reaches us (we send
+        # session/cancel), not the agent, and its whole group can be stopped at close.
+        # Windows: its own process group, for the same reasons.
+        group_flag: int = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
         self.popen = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
@@ -128,7 +125,8 @@ class AgentProcess:
             env=dict(env) if env is not None else None,
             cwd=cwd,
             bufsize=0,
-            **options,
+            start_new_session=_POSIX,
+            creationflags=0 if _POSIX else group_flag,
         )
         self.pid = self.popen.pid
         self.stderr = StderrTail(stderr)

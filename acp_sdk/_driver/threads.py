@@ -18,7 +18,15 @@ from collections.abc import Callable
 from typing import IO, Any, Final, TypeVar
 
 from acp_sdk._driver import flows
-from acp_sdk._driver.engine import Callback, Cancellable, Engine, Limits, Serve, time_left
+from acp_sdk._driver.engine import (
+    Callback,
+    Cancellable,
+    Engine,
+    Limits,
+    Outcome,
+    Serve,
+    time_left,
+)
 from acp_sdk._driver.flows import Flow
 from acp_sdk._driver.process import CLOSE_SLACK, AgentProcess
 from acp_sdk.protocol._rows import Row
@@ -111,6 +119,10 @@ class StreamTransport:
         return cls(read1 if read1 is not None else reader.read, write, writer.close)
 
 
+def _new_future() -> concurrent.futures.Future[Outcome[Any]]:
+    return concurrent.futures.Future()
+
+
 class ThreadDriver:
     """Runs one engine's flows on threads; what the blocking `Client` is built on."""
 
@@ -136,7 +148,7 @@ class ThreadDriver:
             connection,
             limits=limits,
             new_signal=lambda: _Condition(lock),
-            new_waiter=concurrent.futures.Future,
+            new_waiter=_new_future,
             start_handler=self._start_handler,
             notification_callbacks=notification_callbacks,
             on_update=on_update,

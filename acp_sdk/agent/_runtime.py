@@ -25,8 +25,8 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Final
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, ClassVar, Final, TypeAlias, TypeVar
 
 from acp_sdk._driver import flows
 from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
@@ -79,7 +79,10 @@ from acp_sdk.schema import (
     SetSessionModeResponse,
 )
 
-__all__ = ["Agent", "AgentContext", "run_agent", "serve_agent"]
+__all__ = ["Agent", "AgentContext", "ExtensionHandler", "run_agent", "serve_agent"]
+
+P = TypeVar("P")
+R = TypeVar("R")
 
 log = logging.getLogger("acp_sdk.agent")
 ANSWER_GRACE: Final = 5.0
@@ -101,11 +104,13 @@ class AgentContext(AgentCalls):
 
     @property
     def client_capabilities(self) -> ClientCapabilities:
+        """What the client advertised at initialize (empty until then)."""
         caps = self._driver.engine.connection.their_capabilities
         return caps if isinstance(caps, ClientCapabilities) else ClientCapabilities()
 
     @property
     def client_info(self) -> Implementation | None:
+        """The client's name and version, if it sent them at initialize."""
         info = self._driver.engine.connection.their_info
         return info if isinstance(info, Implementation) else None
 
@@ -122,11 +127,32 @@ class AgentContext(AgentCalls):
         """
         await self.session_update(session_id=session_id, update=update)
 
-    async def request(self, row: Method[Any, Any], params: Any) -> Any:
-        """Call any method row the client handles, including extension rows."""
-        return await self._driver.run(flows.call(self._driver.engine, row, params, None))
+    async def request(self, row: Method[P, R], params: P) -> R:
+        """Call any method row the client handles, including extension rows.
 
-    async def notify(self, row: Notification[Any], params: Any) -> None:
+        Args:
+            row: The method (`acp_sdk.methods.FS_READ_TEXT_FILE`, or a
+                `Method.extension(...)` row of the connection's table).
+            params: Its params, of the row's params type.
+
+        Returns:
+            The client's result, decoded as the row's result type.
+
+        Raises:
+            CapabilityNotNegotiated: The row is gated and the client did not advertise it.
+            RequestError: The client answered with an error.
+            ConnectionClosed: The client went away first.
+        """
+        result: R = await self._driver.run(flows.call(self._driver.engine, row, params, None))
+        return result
+
+    async def notify(self, row: Notification[P], params: P) -> None:
+        """Send a notification row the client handles (no answer comes back).
+
+        Raises:
+            CapabilityNotNegotiated: The row is gated and the client did not advertise it.
+            ConnectionClosed: The client went away first.
+        """
         await self._driver.run(flows.notify(self._driver.engine, row, params, None))
 
     async def _request(self, row: Method[Any, Any], params: Any) -> Any:
@@ -134,6 +160,14 @@ class AgentContext(AgentCalls):
 
     async def _notify(self, row: Notification[Any], params: Any) -> None:
         await self.notify(row, params)
+
+
+ExtensionHandler: TypeAlias = Callable[[Any, AgentContext], Awaitable[object]]
+"""An extension method's handler: `async def handler(params, ctx) -> result`.
+
+Its params are the extension row's params type, decoded; its result is encoded with the
+row's result type. A plain (not `async`) function, or one without the `ctx` parameter,
+is a type error."""
 
 
 class Agent:
@@ -189,50 +223,81 @@ class Agent:
     async def authenticate(
         self, params: AuthenticateRequest, ctx: AgentContext
     ) -> AuthenticateResponse:
+        """`authenticate`: log the client in with one of `auth_methods` (by `params.method_id`).
+
+        Override when the agent advertises auth methods; raise
+        `RequestError.auth_required()` from other methods until it succeeds."""
         raise RequestError.method_not_found("authenticate")
 
     async def logout(self, params: LogoutRequest, ctx: AgentContext) -> LogoutResponse:
+        """`logout`: end the authenticated state. Overriding it advertises `auth.logout`."""
         raise RequestError.method_not_found("logout")
 
     async def new_session(self, params: NewSessionRequest, ctx: AgentContext) -> NewSessionResponse:
+        """`session/new`: create a session in `params.cwd` (with `params.mcp_servers`).
+
+        Returns the new session's id (and optionally its modes and config options)."""
         raise RequestError.method_not_found("session/new")
 
     async def load_session(
         self, params: LoadSessionRequest, ctx: AgentContext
     ) -> LoadSessionResponse:
+        """`session/load`: replay a stored session to the client, then answer.
+
+        Stream its history with `ctx.send_update` before returning. Overriding it
+        advertises `loadSession`."""
         raise RequestError.method_not_found("session/load")
 
     async def list_sessions(
         self, params: ListSessionsRequest, ctx: AgentContext
     ) -> ListSessionsResponse:
+        """`session/list`: the sessions the client may load or resume (paged by `cursor`).
+
+        Overriding it advertises `sessionCapabilities.list`."""
         raise RequestError.method_not_found("session/list")
 
     async def delete_session(
         self, params: DeleteSessionRequest, ctx: AgentContext
     ) -> DeleteSessionResponse:
+        """`session/delete`: forget a stored session. Overriding it advertises
+        `sessionCapabilities.delete`."""
         raise RequestError.method_not_found("session/delete")
 
     async def resume_session(
         self, params: ResumeSessionRequest, ctx: AgentContext
     ) -> ResumeSessionResponse:
+        """`session/resume`: continue a session without replaying its history.
+
+        Overriding it advertises `sessionCapabilities.resume`."""
         raise RequestError.method_not_found("session/resume")
 
     async def close_session(
         self, params: CloseSessionRequest, ctx: AgentContext
     ) -> CloseSessionResponse:
+        """`session/close`: release a session's resources. Overriding it advertises
+        `sessionCapabilities.close`."""
         raise RequestError.method_not_found("session/close")
 
     async def set_mode(
         self, params: SetSessionModeRequest, ctx: AgentContext
     ) -> SetSessionModeResponse:
+        """`session/set_mode`: switch the session to one of the modes it offered."""
         raise RequestError.method_not_found("session/set_mode")
 
     async def set_config_option(
         self, params: SetSessionConfigOptionRequest, ctx: AgentContext
     ) -> SetSessionConfigOptionResponse:
+        """`session/set_config_option`: change one of the session's config options;
+        answer with every option's new state."""
         raise RequestError.method_not_found("session/set_config_option")
 
     async def prompt(self, params: PromptRequest, ctx: AgentContext) -> PromptResponse:
+        """`session/prompt`: run one turn of the conversation.
+
+        Stream progress with `ctx.send_update(session_id, update)` (message chunks, tool
+        calls, plans), call the client through `ctx` (files, terminals, permission),
+        and return the stop reason. On `session/cancel` the task running this method
+        is cancelled; the client then receives stop reason `cancelled`."""
         raise RequestError.method_not_found("session/prompt")
 
     async def cancel(self, params: CancelNotification, ctx: AgentContext) -> None:
@@ -245,7 +310,7 @@ async def serve_agent(
     writer: AsyncByteWriter,
     *,
     table: MethodTable | None = None,
-    extensions: dict[str, Any] | None = None,
+    extensions: Mapping[str, ExtensionHandler] | None = None,
     max_send_buffer: int = Limits().max_send_buffer,
 ) -> None:
     """Serve `agent` over a pair of asyncio byte streams until the client hangs up.
@@ -266,7 +331,7 @@ async def serve_agent(
     async def serve(row: Row, params: Any) -> Any:
         if row.handler_name in handlers:
             return await handlers[row.handler_name](params, context[0])
-        method = getattr(agent, row.handler_name, None)
+        method: ExtensionHandler | None = getattr(agent, row.handler_name, None)
         if method is None or not callable(method):
             raise RequestError.method_not_found(row.wire)
         return await method(params, context[0])
@@ -297,7 +362,7 @@ def run_agent(
     agent: Agent,
     *,
     table: MethodTable | None = None,
-    extensions: dict[str, Any] | None = None,
+    extensions: Mapping[str, ExtensionHandler] | None = None,
     max_send_buffer: int = Limits().max_send_buffer,
 ) -> None:
     """Serve `agent` over this process's stdin/stdout until stdin closes.
@@ -320,7 +385,7 @@ async def _serve_stdio(
     agent: Agent,
     out_fd: int,
     table: MethodTable | None,
-    extensions: dict[str, Any] | None,
+    extensions: Mapping[str, ExtensionHandler] | None,
     max_send_buffer: int,
 ) -> None:
     reader, writer, transports = await _stdio.open_fd_streams(sys.stdin.fileno(), out_fd)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Generic, TypeVar
 
 import attrs
-from typing_extensions import Self
+from typing_extensions import Self, TypedDict, Unpack
 
 from acp_sdk._driver.engine import Callback, Limits, Outcome, Sink
 from acp_sdk._driver.flows import TurnClock
@@ -117,6 +117,25 @@ class RemoteSpec:
         return transport_for(self.url, self.headers, self.timeout, self.max_message_size)
 
 
+class ClientOptions(TypedDict, Generic[H], total=False):
+    """The keyword options of `spawn(...)` and `connect(...)`, checked by name and type.
+
+    They are the constructor's arguments (see `ClientState`); `H` is the facade's
+    handler type (`ClientHandlers` for `Client`, `AnyHandlers` for `AsyncClient`).
+    """
+
+    handlers: H | Sequence[H] | None
+    on_update: Callable[[SessionNotification], object] | None
+    client_info: Implementation | None
+    initialize: bool
+    table: MethodTable | None
+    request_timeout: float | None
+    workers: int
+    max_send_buffer: int
+    max_buffered_updates: int
+    track_state: bool
+
+
 class ClientState(Generic[H]):
     """The facade-independent half of a client: options, handlers, the agent process,
     and what initialize told us. `Client` and `AsyncClient` add how callers wait.
@@ -147,7 +166,7 @@ class ClientState(Generic[H]):
         self,
         *,
         handlers: H | Sequence[H] | None = None,
-        on_update: Callable[[SessionNotification], Any] | None = None,
+        on_update: Callable[[SessionNotification], object] | None = None,
         client_info: Implementation | None = None,
         initialize: bool = True,
         table: MethodTable | None = None,
@@ -185,7 +204,7 @@ class ClientState(Generic[H]):
         stderr: Callable[[str], Any] | None = None,
         close_timeout: float = 2.0,
         terminate_timeout: float = 2.0,
-        **options: Any,
+        **options: Unpack[ClientOptions[H]],
     ) -> Self:
         """A client for an agent subprocess (started on `with`/`async with` or `open()`).
 
@@ -216,7 +235,7 @@ class ClientState(Generic[H]):
         headers: Mapping[str, str] | None = None,
         timeout: float = 30.0,
         max_message_size: int = DEFAULT_MAX_FRAME_SIZE,
-        **options: Any,
+        **options: Unpack[ClientOptions[H]],
     ) -> Self:
         """A client for a remote agent (connected on `with`/`async with` or `open()`).
 
@@ -296,6 +315,8 @@ class ClientState(Generic[H]):
 
     @property
     def agent_info(self) -> Implementation | None:
+        """The agent's name and version from its initialize answer (None before, or
+        if it sent none)."""
         info = self._connection.their_info if self._connection else None
         return info if isinstance(info, Implementation) else None
 
@@ -368,10 +389,12 @@ class TurnHandle(Generic[C]):
 
     @property
     def session_id(self) -> str:
+        """The id of the session this turn runs in."""
         return self.params.session_id
 
     @property
     def stop_reason(self) -> StopReason | None:
+        """Why the turn ended (`end_turn`, `cancelled`, ...); None while it runs."""
         return self.response.stop_reason if self.response is not None else None
 
     @property

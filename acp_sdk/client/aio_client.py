@@ -20,11 +20,19 @@ from collections.abc import AsyncIterator, Callable, Generator, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
+from typing_extensions import Unpack
+
 from acp_sdk._driver import flows
 from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
 from acp_sdk._driver.engine import Limits
 from acp_sdk._driver.process import AgentProcess
-from acp_sdk.client._common import ClientState, SessionHandle, TurnHandle, prompt_request
+from acp_sdk.client._common import (
+    ClientOptions,
+    ClientState,
+    SessionHandle,
+    TurnHandle,
+    prompt_request,
+)
 from acp_sdk.client._common import session_id_of as _session_id_of
 from acp_sdk.handlers import AnyHandlers
 from acp_sdk.methods import INITIALIZE, SESSION_PROMPT
@@ -120,6 +128,7 @@ class AsyncSession(SessionHandle["AsyncClient", R]):
         return AsyncTurn(self.client, request, on_update, timeout=timeout)
 
     async def cancel(self) -> None:
+        """Send `session/cancel` for this session: the running turn ends with `cancelled`."""
         await self.client.cancel(session_id=self.session_id)
 
 
@@ -143,7 +152,10 @@ class AsyncClient(
 
     @classmethod
     def connect(
-        cls, reader: AsyncByteReader, writer: AsyncByteWriter, **options: Any
+        cls,
+        reader: AsyncByteReader,
+        writer: AsyncByteWriter,
+        **options: Unpack[ClientOptions[AnyHandlers]],
     ) -> AsyncClient:
         """A client over any pair of asyncio byte streams (read/write+drain/close)."""
         client = cls(**options)
@@ -228,6 +240,7 @@ class AsyncClient(
 
     @property
     def process(self) -> subprocess.Popen[bytes] | None:
+        """The agent's `Popen` once started by `spawn` (None for `connect`, or before `open`)."""
         return self._process.popen if self._process is not None else None
 
     # ------------------------------------------------------------------ calls

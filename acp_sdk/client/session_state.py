@@ -245,9 +245,11 @@ class SessionState:
             )
         if isinstance(update, UsageUpdate):
             return attrs.evolve(self, usage=update)
-        if isinstance(update, UnknownSessionUpdate):
+        # Checked although the annotation says nothing else is left: over the unstable
+        # table, updates are `acp_sdk.unstable` models, which fall through.
+        if isinstance(update, UnknownSessionUpdate):  # pyright: ignore[reportUnnecessaryIsInstance]
             return attrs.evolve(self, unknown_updates=(*self.unknown_updates, update))
-        return self  # not a stable-schema update (e.g. an `acp_sdk.unstable` model)
+        return self
 
     def apply_all(self, updates: Iterable[SessionUpdate | ToolCallUpdate]) -> SessionState:
         """Fold many updates: the same state as applying them one by one, but a run of

@@ -21,10 +21,18 @@ from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import IO, Any, TypeVar
 
+from typing_extensions import Unpack
+
 from acp_sdk._driver import flows
 from acp_sdk._driver.engine import Limits
 from acp_sdk._driver.threads import StreamTransport, ThreadDriver
-from acp_sdk.client._common import ClientState, SessionHandle, TurnHandle, prompt_request
+from acp_sdk.client._common import (
+    ClientOptions,
+    ClientState,
+    SessionHandle,
+    TurnHandle,
+    prompt_request,
+)
 from acp_sdk.client._common import session_id_of as _session_id_of
 from acp_sdk.handlers import ClientHandlers
 from acp_sdk.methods import INITIALIZE, SESSION_PROMPT
@@ -114,6 +122,7 @@ class Session(SessionHandle["Client", R]):
         return Turn(self.client, request, on_update, timeout=timeout)
 
     def cancel(self) -> None:
+        """Send `session/cancel` for this session: the running turn ends with `cancelled`."""
         self.client.cancel(session_id=self.session_id)
 
 
@@ -135,7 +144,9 @@ class Client(
     # ------------------------------------------------------------------ construction
 
     @classmethod
-    def connect(cls, reader: IO[bytes], writer: IO[bytes], **options: Any) -> Client:
+    def connect(
+        cls, reader: IO[bytes], writer: IO[bytes], **options: Unpack[ClientOptions[ClientHandlers]]
+    ) -> Client:
         """A client over any pair of binary streams (pipes, sockets' files, ...)."""
         client = cls(**options)
         client._streams = (reader, writer)
@@ -202,6 +213,7 @@ class Client(
 
     @property
     def process(self) -> subprocess.Popen[bytes] | None:
+        """The agent's `Popen` once started by `spawn` (None for `connect`, or before `open`)."""
         return self._process.popen if self._process is not None else None
 
     # ------------------------------------------------------------------ calls

@@ -23,6 +23,7 @@ from acp_sdk.handlers._files import DEFAULT_MAX_READ_BYTES as DEFAULT_MAX_READ_B
 from acp_sdk.handlers._files import LocalFileSystem as LocalFileSystem
 from acp_sdk.handlers._permissions import AllowOnce as AllowOnce
 from acp_sdk.handlers._permissions import AskPermission as AskPermission
+from acp_sdk.handlers._permissions import PermissionChoice as PermissionChoice
 from acp_sdk.handlers._permissions import RejectAll as RejectAll
 from acp_sdk.handlers._permissions import reject_by_default as reject_by_default
 from acp_sdk.handlers._set import HandlerSet as HandlerSet
@@ -39,6 +40,7 @@ __all__ = [
     "HandlerSet",
     "LocalFileSystem",
     "LocalTerminals",
+    "PermissionChoice",
     "RejectAll",
     "reject_by_default",
 ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeAlias, overload
 
 from acp_sdk.client.session_state import SessionState, ToolCallView
 from acp_sdk.handlers._base import ClientHandlers
@@ -71,6 +71,11 @@ class RejectAll(ClientHandlers):
         return RequestPermissionResponse(outcome=CancelledPermissionOutcome())
 
 
+PermissionChoice: TypeAlias = str | Awaitable[str | None] | None
+"""What an `AskPermission` callback returns: an offered option id, None to cancel, or
+(on `AsyncClient`) an awaitable of either."""
+
+
 class AskPermission(ClientHandlers):
     """Permission policy: ask a callback, which returns an option id or None (cancel).
 
@@ -81,7 +86,13 @@ class AskPermission(ClientHandlers):
     needs a plain one.
     """
 
-    def __init__(self, ask: Callable[..., str | Awaitable[str | None] | None]) -> None:
+    @overload
+    def __init__(self, ask: Callable[[RequestPermissionRequest], PermissionChoice]) -> None: ...
+    @overload
+    def __init__(
+        self, ask: Callable[[RequestPermissionRequest, ToolCallView], PermissionChoice]
+    ) -> None: ...
+    def __init__(self, ask: Callable[..., PermissionChoice]) -> None:
         self._ask = ask
         self._wants_view = _positional_count(ask) >= 2
         self._state_of: Callable[[str], SessionState] | None = None

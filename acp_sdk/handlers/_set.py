@@ -72,6 +72,8 @@ class HandlerSet:
         self._closed = False
 
     def get(self, name: str) -> Callable[[Any], Any] | None:
+        """The first handler serving method `name` (a handler name such as
+        `read_text_file`), or None."""
         handler = self._by_name.get(name)
         if handler is None and name == "request_permission":
             return self._default_permission

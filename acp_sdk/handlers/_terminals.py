@@ -231,6 +231,7 @@ class LocalTerminals(ClientHandlers):
             target=terminal.pump, daemon=True, name="acp-terminal-output"
         )
         terminal.reader.start()
+        terminal_id = ""
         with self._lock:
             closed = self._closed
             if not closed:

@@ -51,3 +51,9 @@ class WireModel:
     _explicit: frozenset[str] = attrs.field(
         init=False, default=NO_EXPLICIT, eq=False, repr=False, hash=False, metadata={"wire": None}
     )
+
+
+@attrs.frozen(kw_only=True, order=False)
+class UnknownVariant:
+    """Base of the generated `Unknown*` classes: a member of an open union (a session
+    update, a content block, ...) that this SDK does not know, kept whole in `raw`."""

@@ -21,6 +21,7 @@ from types import MappingProxyType, NoneType, UnionType
 from typing import Any, ClassVar, Final, Generic, TypeVar, Union
 
 import attrs
+from typing_extensions import TypeForm
 
 __all__ = [
     "GATE_UNKNOWN_METHOD",
@@ -33,14 +34,19 @@ __all__ = [
     "Row",
     "Side",
     "Stability",
+    "UnknownMethodGate",
 ]
 
 P = TypeVar("P")
 R = TypeVar("R")
+# A classmethod's own type variables: the class's P and R would stay unsolved (Unknown
+# under pyright) when `Method.extension(...)` is called on the bare class.
+ExtP = TypeVar("ExtP")
+ExtR = TypeVar("ExtR")
 
 
 class Side(enum.Enum):
-    """Which peer handles (receives) a method."""
+    """Which peer handles (receives) a method: `AGENT`, `CLIENT` or `BOTH`."""
 
     AGENT = "agent"
     CLIENT = "client"
@@ -48,10 +54,13 @@ class Side(enum.Enum):
 
     @property
     def peer(self) -> Side:
+        """The other side (`BOTH` stays `BOTH`)."""
         return {Side.AGENT: Side.CLIENT, Side.CLIENT: Side.AGENT, Side.BOTH: Side.BOTH}[self]
 
 
 class Kind(enum.Enum):
+    """Whether a row is a request (answered) or a notification (not answered)."""
+
     REQUEST = "request"
     NOTIFICATION = "notification"
 
@@ -65,6 +74,8 @@ class Layer(enum.Enum):
 
 
 class Stability(enum.Enum):
+    """Where a row comes from: schema.json, schema.unstable.json, or a user extension."""
+
     STABLE = "stable"
     UNSTABLE = "unstable"
     EXTENSION = "extension"
@@ -89,8 +100,8 @@ class Method(Generic[P, R]):
     kind: ClassVar[Kind] = Kind.REQUEST
     wire: str
     handled_by: Side
-    params_type: Any
-    result_type: Any
+    params_type: TypeForm[P]
+    result_type: TypeForm[R]
     handler_name: str
     gate: str | None = None
     layer: Layer = Layer.APP
@@ -102,11 +113,20 @@ class Method(Generic[P, R]):
         wire: str,
         *,
         handled_by: Side,
-        params_type: type[P],
-        result_type: type[R],
+        params_type: TypeForm[ExtP],
+        result_type: TypeForm[ExtR],
         handler_name: str | None = None,
-    ) -> Method[P, R]:
-        """A typed row for a vendor method (`_vendor/...`), usable like any core row."""
+    ) -> Method[ExtP, ExtR]:
+        """A typed row for a vendor method (`_vendor/...`), usable like any core row.
+
+        Args:
+            wire: The method name; extension names start with `_` (`_acme/echo`).
+            handled_by: The side that answers it.
+            params_type: The params class (an attrs class, or any type cattrs builds).
+            result_type: The result class.
+            handler_name: The handler's Python name (default: `ext_` + the wire name
+                in snake case, e.g. `ext_acme_echo`).
+        """
         return Method(
             wire=wire,
             handled_by=handled_by,
@@ -124,7 +144,7 @@ class Notification(Generic[P]):
     kind: ClassVar[Kind] = Kind.NOTIFICATION
     wire: str
     handled_by: Side
-    params_type: Any
+    params_type: TypeForm[P]
     handler_name: str
     gate: str | None = None
     layer: Layer = Layer.APP
@@ -133,9 +153,15 @@ class Notification(Generic[P]):
 
     @classmethod
     def extension(
-        cls, wire: str, *, handled_by: Side, params_type: type[P], handler_name: str | None = None
-    ) -> Notification[P]:
-        """A typed row for a vendor notification (`_vendor/...`)."""
+        cls,
+        wire: str,
+        *,
+        handled_by: Side,
+        params_type: TypeForm[ExtP],
+        handler_name: str | None = None,
+    ) -> Notification[ExtP]:
+        """A typed row for a vendor notification (`_vendor/...`); arguments as for
+        `Method.extension`."""
         return Notification(
             wire=wire,
             handled_by=handled_by,
@@ -156,11 +182,13 @@ class MethodTableError(ValueError):
     """A set of rows breaks one of the method table's invariants."""
 
 
-class _GateUnknown(enum.Enum):
+class UnknownMethodGate(enum.Enum):
+    """The type of `GATE_UNKNOWN_METHOD` (a one-member enum, so checkers can narrow it)."""
+
     UNKNOWN_METHOD = "unknown method"
 
 
-GATE_UNKNOWN_METHOD: Final = _GateUnknown.UNKNOWN_METHOD
+GATE_UNKNOWN_METHOD: Final = UnknownMethodGate.UNKNOWN_METHOD
 """What `MethodTable.gate_for` answers for a method name the table does not hold."""
 
 
@@ -230,6 +258,7 @@ class MethodTable:
 
     @property
     def rows(self) -> tuple[Row, ...]:
+        """Every row, in the order given."""
         return self._rows
 
     def get(self, handled_by: Side, wire: str, kind: Kind) -> Row | None:
@@ -240,6 +269,8 @@ class MethodTable:
         return row
 
     def by_wire(self, wire: str) -> tuple[Row, ...]:
+        """The rows with this wire name (two for a name that is both a request and
+        a notification)."""
         return self._by_wire.get(wire, ())
 
     def handled_by(self, side: Side) -> tuple[Row, ...]:
@@ -250,7 +281,7 @@ class MethodTable:
         """Rows the given side may send (the direction `side` -> peer)."""
         return tuple(r for r in self._rows if r.handled_by in (side.peer, Side.BOTH))
 
-    def gate_for(self, wire: str, handled_by: Side) -> str | _GateUnknown | None:
+    def gate_for(self, wire: str, handled_by: Side) -> str | UnknownMethodGate | None:
         """The capability gate of a method, None for a baseline method, or
         `GATE_UNKNOWN_METHOD` when the table holds no such method for that side."""
         rows = [r for r in self._by_wire.get(wire, ()) if r.handled_by in (handled_by, Side.BOTH)]

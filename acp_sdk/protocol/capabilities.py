@@ -14,11 +14,24 @@ directories; elicitation modes. `required_by_params` lists those paths.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 import attrs
 
-__all__ = ["is_advertised", "required_by_params"]
+if TYPE_CHECKING:
+    from acp_sdk.protocol._generated import models, unstable_models
+
+__all__ = ["Capabilities", "Info", "is_advertised", "required_by_params"]
+
+Capabilities = Union[
+    "models.AgentCapabilities",
+    "models.ClientCapabilities",
+    "unstable_models.AgentCapabilities",
+    "unstable_models.ClientCapabilities",
+]
+"""Either side's advertised capabilities, from the stable or the unstable schema."""
+Info = Union["models.Implementation", "unstable_models.Implementation"]
+"""A peer's name and version, from the stable or the unstable schema."""
 
 
 _WIRE_TO_ATTRIBUTE: dict[type, Mapping[str, str]] = {}
@@ -32,14 +45,14 @@ def _wire_to_attribute(cls: Any) -> Mapping[str, str]:
     return found
 
 
-def is_advertised(capabilities: Any, gate: str) -> bool:
+def is_advertised(capabilities: Capabilities | None, gate: str) -> bool:
     """Whether `gate` is advertised by `capabilities` (the object its first segment names).
 
     Args:
         capabilities: An `AgentCapabilities` or `ClientCapabilities` (or None).
         gate: e.g. `clientCapabilities.fs.readTextFile`.
     """
-    node = capabilities
+    node: object = capabilities
     for segment in gate.split(".")[1:]:
         if node is None or not attrs.has(type(node)):
             return False

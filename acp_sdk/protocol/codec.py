@@ -11,16 +11,21 @@ converter load on first use, so `import acp_sdk` stays cheap.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import orjson
+from typing_extensions import TypeForm
 
+from acp_sdk.protocol._model_support import UnknownVariant, WireModel
 from acp_sdk.protocol.errors import DecodeError, EncodeError
 
 if TYPE_CHECKING:
     import cattrs
 
-__all__ = ["decode", "encode", "get_converter"]
+__all__ = ["Model", "decode", "encode", "get_converter"]
+
+Model: TypeAlias = WireModel | UnknownVariant
+"""Any generated ACP model: a `WireModel` class or an `Unknown*` union member."""
 
 T = TypeVar("T")
 
@@ -81,11 +86,7 @@ def _parse(data: Any) -> Any:
 _DECODER_CACHE: dict[Any, Callable[[Any], Any]] = {}
 
 
-@overload
-def decode(data: JSONInput, type_: type[T]) -> T: ...
-@overload
-def decode(data: JSONInput, type_: Any) -> Any: ...
-def decode(data: JSONInput, type_: Any) -> Any:
+def decode(data: JSONInput, type_: TypeForm[T]) -> T:
     """Decode JSON into an ACP model.
 
     Args:
@@ -95,7 +96,8 @@ def decode(data: JSONInput, type_: Any) -> Any:
             can build, such as an extension method's params class.
 
     Returns:
-        The decoded, immutable model.
+        The decoded, immutable model, typed as `type_` (a union alias gives the union:
+        `decode(raw, SessionUpdate)` is an `AgentMessageChunk | ToolCall | ...`).
 
     Raises:
         DecodeError: For any input that is not valid JSON of that type, with the JSON
@@ -113,7 +115,8 @@ def decode(data: JSONInput, type_: Any) -> Any:
                 raise DecodeError(f"invalid JSON at byte {error.pos}") from None
         else:
             parsed = _parse(data)
-        return decoder(parsed)
+        decoded: T = decoder(parsed)  # the decoder registered for (or built from) type_
+        return decoded
     except DecodeError:
         raise
     except RecursionError:
@@ -137,8 +140,12 @@ def _from_cattrs(error: Exception) -> DecodeError:
     return DecodeError(f"does not decode ({type(error).__name__})")
 
 
-def encode(obj: Any) -> bytes:
-    """Encode an ACP model (or a cattrs-serialisable value) as compact JSON, no newline.
+def encode(obj: Model) -> bytes:
+    """Encode an ACP model as compact JSON, with no newline.
+
+    Only ACP models type-check here. Your own attrs classes (an extension method's
+    params) are encoded by the connection through their row; to serialise one yourself,
+    use `orjson.dumps(get_converter().unstructure(value))`.
 
     Raises:
         EncodeError: The object is not an ACP model and cattrs cannot serialise it, or

@@ -48,7 +48,7 @@ from acp_sdk.protocol import _jsonrpc as rpc
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE, FRAME_TOO_LARGE, LineFramer
 from acp_sdk.protocol._rows import Kind, Method, MethodTable, Notification, Row, Side
 from acp_sdk.protocol._state import Lifecycle, State, Trigger, refusal, step
-from acp_sdk.protocol.capabilities import is_advertised, required_by_params
+from acp_sdk.protocol.capabilities import Capabilities, Info, is_advertised, required_by_params
 from acp_sdk.protocol.codec import decode, to_json_value
 from acp_sdk.protocol.errors import (
     ACPError,
@@ -140,9 +140,14 @@ class Connection:
         self.protocol_versions = tuple(protocol_versions)
         self._lifecycle = Lifecycle()
         self.protocol_version: int | None = None
-        self.our_capabilities: Any = None
-        self.their_capabilities: Any = None
-        self.their_info: Any = None
+        self.our_capabilities: Capabilities | None = None
+        """What we advertised at initialize (None before)."""
+        self.their_capabilities: Capabilities | None = None
+        """What the peer advertised at initialize: `AgentCapabilities` on a client,
+        `ClientCapabilities` on an agent (their `acp_sdk.unstable` twins over the
+        unstable table); None before initialize or when the peer sent none."""
+        self.their_info: Info | None = None
+        """The peer's `Implementation` (name, version), if it sent one."""
         self._framer = LineFramer(max_frame_size)
         self._events: deque[Event] = deque()
         self._outbox = bytearray()
@@ -164,6 +169,7 @@ class Connection:
 
     @property
     def their_state(self) -> State:
+        """The peer's side of the lifecycle, as this side has seen it."""
         return self.state
 
     @property
@@ -216,6 +222,7 @@ class Connection:
         self._handle(rpc.classify(message))
 
     def next_event(self) -> Event | NeedData:
+        """The next event from received data, or `NEED_DATA` when more bytes are needed."""
         return self._events.popleft() if self._events else NEED_DATA
 
     def events(self) -> list[Event]:
@@ -353,6 +360,7 @@ class Connection:
             )
             return
         raw = message.result if message.result is not None else {}
+        assert row.result_type is not None  # a pending call's row is a request row
         try:
             result = decode(raw, row.result_type)
         except DecodeError as error:
@@ -494,6 +502,7 @@ class Connection:
         """
         call = self._peek_inbound(request_id)
         if call.cancelled and call.row.wire == _PROMPT:
+            assert call.row.result_type is not None
             return self.send_response(
                 request_id, decode({"stopReason": "cancelled"}, call.row.result_type)
             )

@@ -58,6 +58,7 @@ class DecodeError(ACPError, ValueError):
 
     @property
     def path(self) -> tuple[str | int, ...]:
+        """Where in the JSON the decoding failed: keys and list indexes, outermost first."""
         return tuple(reversed(self._reversed_path))
 
     @property
@@ -260,6 +261,7 @@ class RequestError(ACPError):
         return hash((self.code, self.message))
 
     def to_wire(self) -> dict[str, Any]:
+        """The JSON-RPC `error` object: `code`, `message` and `data` if any."""
         error: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.data is not None:
             error["data"] = self.data
@@ -272,36 +274,44 @@ class RequestError(ACPError):
 
     @classmethod
     def parse_error(cls, data: Any = None) -> RequestError:
+        """-32700: the message was not valid JSON."""
         return cls(ErrorCode.PARSE_ERROR, "Parse error", data)
 
     @classmethod
     def invalid_request(cls, data: Any = None) -> RequestError:
+        """-32600: not a valid JSON-RPC request."""
         return cls(ErrorCode.INVALID_REQUEST, "Invalid request", data)
 
     @classmethod
     def method_not_found(cls, method: str | None = None) -> RequestError:
+        """-32601: no such method here (`data` names it)."""
         return cls(
             ErrorCode.METHOD_NOT_FOUND, "Method not found", {"method": method} if method else None
         )
 
     @classmethod
     def invalid_params(cls, data: Any = None) -> RequestError:
+        """-32602: the params are invalid for the method."""
         return cls(ErrorCode.INVALID_PARAMS, "Invalid params", data)
 
     @classmethod
     def internal_error(cls, data: Any = None) -> RequestError:
+        """-32603: the handler failed."""
         return cls(ErrorCode.INTERNAL_ERROR, "Internal error", data)
 
     @classmethod
     def request_cancelled(cls, data: Any = None) -> RequestError:
+        """-32800: the request was cancelled (`$/cancel_request`)."""
         return cls(ErrorCode.REQUEST_CANCELLED, "Request cancelled", data)
 
     @classmethod
     def auth_required(cls, data: Any = None) -> RequestError:
+        """-32000: the agent needs `authenticate` first."""
         return cls(ErrorCode.AUTH_REQUIRED, "Authentication required", data)
 
     @classmethod
     def resource_not_found(cls, uri: str | None = None) -> RequestError:
+        """-32002: a resource (a file, a session) does not exist (`data` names its URI)."""
         return cls(
             ErrorCode.RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri} if uri else None
         )

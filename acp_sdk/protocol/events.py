@@ -43,6 +43,8 @@ class RequestReceived:
 
 @attrs.frozen(kw_only=True, order=False)
 class NotificationReceived:
+    """The peer sent a notification (no answer is owed): its row and decoded params."""
+
     row: Row
     params: Any
 
@@ -111,6 +113,8 @@ class ConnectionClosedEvent:
 
 
 class NeedData:
+    """Type of `NEED_DATA`: `next_event()` has nothing until more bytes arrive."""
+
     __slots__ = ()
 
     def __repr__(self) -> str:

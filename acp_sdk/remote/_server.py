@@ -94,10 +94,10 @@ class _Connection:
                 break
             self.touch()
             try:
-                decoded = orjson.loads(message)
+                decoded = _routes.as_message(orjson.loads(message))
             except orjson.JSONDecodeError:
                 decoded = None
-            if not isinstance(decoded, dict):
+            if decoded is None:
                 self.mailbox(_routes.CONNECTION).push(message)
                 continue
             if self.initial is not None and _routes.id_key(decoded) == self.initial[0]:
@@ -241,15 +241,16 @@ class _Server:
             await _text(send, 413, f"Message over {self.max_message_size} bytes")
             return
         try:
-            decoded = orjson.loads(body)
+            parsed: object = orjson.loads(body)
         except orjson.JSONDecodeError:
             await _text(send, 400, "Invalid JSON")
             return
-        if isinstance(decoded, list):
+        if isinstance(parsed, list):
             error = {"code": -32600, "message": "JSON-RPC batches are not supported"}
             await _json(send, 501, orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
             return
-        if not isinstance(decoded, dict):
+        decoded = _routes.as_message(parsed)
+        if decoded is None:
             await _text(send, 400, "Invalid JSON-RPC message")
             return
         connection_id = _header(scope, b"acp-connection-id")

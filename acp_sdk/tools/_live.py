@@ -187,7 +187,7 @@ class _Ui:
         self.progress: Progress | None = None
 
 
-class _Permissions(ClientHandlers):
+class Permissions(ClientHandlers):
     """Allow (`--yes`), ask on a terminal, or reject; the main thread shows the decision."""
 
     def __init__(self, mode: str, ui: _Ui) -> None:
@@ -237,7 +237,7 @@ def _ignore_sigint() -> Callable[[], None]:
     return _set_sigint(signal.SIG_IGN)
 
 
-def _run_turn(agent: _Agent, session: Any, text: str, args: argparse.Namespace, ui: _Ui) -> str:
+def run_turn(agent: _Agent, session: Any, text: str, args: argparse.Namespace, ui: _Ui) -> str:
     """One turn, rendered (or as JSON lines); returns the stop reason."""
     renderer = ui.renderer
     turn = session.prompt(text)
@@ -496,7 +496,7 @@ class _Agent:
 
     def auth_methods(self) -> list[tuple[str, str, Any]]:
         response = getattr(self.client, "initialize_response", None)
-        methods = getattr(response, "auth_methods", None) or []
+        methods: list[Any] = getattr(response, "auth_methods", None) or []
         return [(str(getattr(m, "id", "?")), str(getattr(m, "name", "")), m) for m in methods]
 
     def _auth_list(self) -> str:

@@ -44,11 +44,11 @@ from acp_sdk.tools._live import (
     EXIT_USAGE,
     GIVE_UP_AFTER_CANCEL,
     SCENARIO_AGENT,
+    Permissions,
     _Agent,
     _CliError,
-    _Permissions,
-    _run_turn,
     _Ui,
+    run_turn,
 )
 from acp_sdk.tools._render import Renderer, neutralize
 
@@ -57,7 +57,7 @@ log = logging.getLogger("acp_sdk.cli")
 
 def _handlers(args: argparse.Namespace, ui: _Ui, default_mode: str) -> list[ClientHandlers]:
     mode = "allow" if getattr(args, "yes", False) else default_mode
-    handlers: list[ClientHandlers] = [_Permissions(mode, ui)]
+    handlers: list[ClientHandlers] = [Permissions(mode, ui)]
     if getattr(args, "fs", False):
         handlers.append(LocalFileSystem(args.cwd))
     if getattr(args, "terminal", False):
@@ -92,7 +92,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print("Connected.")
         session = _start(agent, client, args)
         print(f"Session {neutralize(session.session_id)}. Prompt: demo\n")
-        _run_turn(agent, session, "demo", args, ui)
+        run_turn(agent, session, "demo", args, ui)
     return EXIT_OK
 
 
@@ -102,13 +102,13 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     agent = _Agent(args.command, args, _handlers(args, ui, default))
     with agent as client:
         session = _start(agent, client, args)
-        _run_turn(agent, session, args.text, args, ui)
+        run_turn(agent, session, args.text, args, ui)
     return EXIT_OK
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
     with contextlib.suppress(ImportError):  # not on every platform
-        import readline  # noqa: F401 - line editing and history for input()
+        import readline  # noqa: F401  # pyright: ignore[reportUnusedImport] - line editing for input()
     ui = _Ui(_renderer(args))
     default = "ask" if sys.stdin.isatty() else "reject"
     agent = _Agent(args.command, args, _handlers(args, ui, default))
@@ -125,7 +125,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 print(file=sys.stderr)
                 return EXIT_INTERRUPTED
             if text.strip():
-                _run_turn(agent, session, text, args, ui)
+                run_turn(agent, session, text, args, ui)
 
 
 def cmd_agent(args: argparse.Namespace) -> int:

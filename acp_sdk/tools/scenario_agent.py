@@ -453,4 +453,5 @@ class _Turn:
 
 
 def main() -> None:
+    """Run the scenario agent over stdio (`python -m acp_sdk.scenario_agent`)."""
     run_agent(ScenarioAgent())

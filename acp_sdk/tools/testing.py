@@ -39,6 +39,8 @@ class ConnectionPair:
         return self.agent.events()
 
     def deliver_to_client(self, data: bytes) -> list[Event]:
+        """Feed bytes to the client side; return its events. Its auto-replies go back to
+        the agent side."""
         self.client.receive_data(data)
         replies = self.client.data_to_send()
         if replies:

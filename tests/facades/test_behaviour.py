@@ -26,6 +26,7 @@ from acp_sdk.handlers import (
 from acp_sdk.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    ClientCapabilities,
     CreateElicitationRequest,
     CreateElicitationResponse,
     CreateElicitationResponseAccept,
@@ -294,9 +295,11 @@ def test_capabilities_follow_handlers(make: MakeDriver) -> None:
     driver = make(handlers=[LocalFileSystem("/tmp"), LocalTerminals()])
     conn = driver.client.connection
     assert conn is not None
-    assert conn.our_capabilities.fs.read_text_file is True
-    assert conn.our_capabilities.terminal is True
-    assert conn.our_capabilities.elicitation is None
+    ours = conn.our_capabilities
+    assert isinstance(ours, ClientCapabilities)
+    assert ours.fs.read_text_file is True
+    assert ours.terminal is True
+    assert ours.elicitation is None
     plain = make()
     assert plain.client.connection.our_capabilities.terminal is False  # type: ignore[union-attr]
 

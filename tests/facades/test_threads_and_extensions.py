@@ -189,7 +189,9 @@ def test_a_client_on_the_unstable_table_streams_unstable_models() -> None:
     from acp_sdk import unstable
 
     with Client.spawn(SCENARIO, table=unstable.TABLE) as client:
-        session = client.request(unstable.SESSION_NEW, unstable.NewSessionRequest(cwd="/tmp"))
+        session = client.request(
+            unstable.SESSION_NEW, unstable.NewSessionRequest(cwd="/tmp", mcp_servers=[])
+        )
         turn = client.session(session.session_id).prompt("echo hi")
         # Statically a turn yields stable updates; on the unstable table they are the
         # unstable schema's classes (documented in docs/unstable.md).

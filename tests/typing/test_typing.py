@@ -1,14 +1,22 @@
 """Typing tests against what users install: the built wheel, in a fresh virtual environment.
 
-mypy --strict must report every mistake in `negative/` (each marked with the error code
-it must raise; `--warn-unused-ignores` fails the run if one stops being reported) and
-nothing in `positive/`, in the README, in docs/ or in examples/. pyright (basic mode)
-checks the same positive code. Both run from outside the source tree, so only the
-installed package is visible.
+Two checkers, both strict: `mypy --strict` and pyright in strict mode (the checker most
+editors run). `positive/`, every python block of the README and docs/, and examples/ must
+be clean under both. Each line of `negative/` is a mistake a user makes, marked with the
+mypy error code and the pyright rule it must raise:
+
+    client.new_session(cwdd=".")  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
+
+mypy runs with --warn-unused-ignores and pyright with reportUnnecessaryTypeIgnoreComment
+(and without honouring `# type: ignore`), so a mistake that stops being reported, or is
+reported under another code, fails the run; with the markers stripped, exactly the marked
+lines must fail. Both run from outside the source tree, so only the installed package
+is visible.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -24,6 +32,15 @@ HERE = Path(__file__).resolve().parent
 pytestmark = pytest.mark.timeout(900)
 
 MYPY_FLAGS = ["--strict", "--warn-unused-ignores", "--python-version", "3.10", "--no-incremental"]
+PYRIGHT_CONFIG = {
+    "typeCheckingMode": "strict",
+    "pythonVersion": "3.10",
+    "enableTypeIgnoreComments": False,
+    "reportUnnecessaryTypeIgnoreComment": "error",
+}
+MARKED = re.compile(r"  # type: ignore\[[a-z-, ]+\]  # pyright: ignore\[[A-Za-z, ]+\]$")
+CHECKERS = ["mypy", "pyright"]
+NEGATIVE = sorted(p.name for p in (HERE / "negative").glob("*.py"))
 
 
 def _code_blocks() -> dict[str, str]:
@@ -69,6 +86,7 @@ def checked_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (tree / "positive" / name).write_text(code, encoding="utf-8")
     for example in sorted((ROOT / "examples").glob("*.py")):
         shutil.copy(example, tree / "positive" / f"example_{example.name}")
+    (tree / "pyrightconfig.json").write_text(json.dumps(PYRIGHT_CONFIG), encoding="utf-8")
     return tree
 
 
@@ -100,42 +118,61 @@ def test_wheel_ships_typing_marker_and_no_generator(installed: Path) -> None:
     assert str(ROOT) not in site
 
 
-def test_positive_code_is_clean(installed: Path, checked_tree: Path) -> None:
-    result = _mypy(installed, checked_tree, "positive")
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-@pytest.mark.parametrize("case", sorted(p.name for p in (HERE / "negative").glob("*.py")))
-def test_mistakes_are_reported(installed: Path, checked_tree: Path, case: str) -> None:
-    result = _mypy(installed, checked_tree, f"negative/{case}")
-    # Success means every `# type: ignore[code]` suppressed exactly the error expected.
-    assert result.returncode == 0, result.stdout + result.stderr
-    marked = (HERE / "negative" / case).read_text(encoding="utf-8").count("# type: ignore[")
-    unmarked = _mypy(
-        installed, checked_tree, "--disable-error-code", "unused-ignore", f"negative/{case}"
-    )
-    assert unmarked.returncode == 0
-    # Stripping the ignores must surface one error per marked line.
-    stripped = checked_tree / "negative" / f"stripped_{case}"
-    stripped.write_text(
-        re.sub(
-            r"  # type: ignore\[[a-z-]+\]",
-            "",
-            (HERE / "negative" / case).read_text(encoding="utf-8"),
-        ),
-        encoding="utf-8",
-    )
-    raw = _mypy(installed, checked_tree, f"negative/stripped_{case}")
-    errors = [line for line in raw.stdout.splitlines() if ": error:" in line]
-    assert len({line.split(":")[1] for line in errors}) == marked, raw.stdout
-
-
-def test_pyright_accepts_the_positive_code(installed: Path, checked_tree: Path) -> None:
+def _pyright(python: Path, cwd: Path, *targets: str) -> subprocess.CompletedProcess[str]:
     pyright = shutil.which("pyright") or str(Path(sys.executable).parent / "pyright")
-    result = subprocess.run(
-        [pyright, "--pythonpath", str(installed), "positive"],
-        cwd=checked_tree,
+    return subprocess.run(
+        [pyright, "--outputjson", "--pythonpath", str(python), *targets],
+        cwd=cwd,
         capture_output=True,
         text=True,
     )
+
+
+def _error_lines(checker: str, result: subprocess.CompletedProcess[str]) -> set[int]:
+    """Line numbers with at least one error, from a checker's output."""
+    if checker == "mypy":
+        return {
+            int(line.split(":")[1]) for line in result.stdout.splitlines() if ": error:" in line
+        }
+    report = json.loads(result.stdout)
+    return {
+        d["range"]["start"]["line"] + 1
+        for d in report["generalDiagnostics"]
+        if d["severity"] == "error"
+    }
+
+
+def _check(checker: str, python: Path, cwd: Path, target: str) -> subprocess.CompletedProcess[str]:
+    return (_mypy if checker == "mypy" else _pyright)(python, cwd, target)
+
+
+@pytest.mark.parametrize("checker", CHECKERS)
+def test_positive_code_is_clean(installed: Path, checked_tree: Path, checker: str) -> None:
+    result = _check(checker, installed, checked_tree, "positive")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_mistake_is_marked_for_both_checkers() -> None:
+    for case in NEGATIVE:
+        for number, line in enumerate((HERE / "negative" / case).read_text().splitlines(), 1):
+            if "# type: ignore" in line or "# pyright: ignore" in line:
+                assert MARKED.search(line), f"{case}:{number}: mark both checkers, in order"
+
+
+@pytest.mark.parametrize("checker", CHECKERS)
+@pytest.mark.parametrize("case", NEGATIVE)
+def test_mistakes_are_reported(
+    installed: Path, checked_tree: Path, case: str, checker: str
+) -> None:
+    source = (HERE / "negative" / case).read_text(encoding="utf-8")
+    # Clean with the markers: each one suppressed exactly the error it names.
+    marked_run = _check(checker, installed, checked_tree, f"negative/{case}")
+    assert marked_run.returncode == 0, marked_run.stdout + marked_run.stderr
+    # Without them, exactly the marked lines fail.
+    marked = {n for n, line in enumerate(source.splitlines(), 1) if MARKED.search(line)}
+    stripped = checked_tree / "negative" / f"stripped_{checker}_{case}"
+    stripped.write_text(
+        "\n".join(MARKED.sub("", line) for line in source.splitlines()) + "\n", encoding="utf-8"
+    )
+    raw = _check(checker, installed, checked_tree, str(stripped.relative_to(checked_tree)))
+    assert _error_lines(checker, raw) == marked, raw.stdout

@@ -272,7 +272,7 @@ def test_encode_is_compact_without_newline() -> None:
 
 def test_encode_rejects_what_it_cannot_encode() -> None:
     with pytest.raises(acp_sdk.EncodeError):
-        acp_sdk.encode(object())
+        acp_sdk.encode(object())  # type: ignore[arg-type]  # what an untyped caller may pass
     with pytest.raises(acp_sdk.EncodeError):
         acp_sdk.encode(schema.PromptResponse(stop_reason="end_turn", meta={"x": {1, 2}}))
 

@@ -478,7 +478,9 @@ def test_constructed_states_compare_with_folded() -> None:
 
 def test_apply_accepts_models_built_in_code() -> None:
     state = SessionState().apply(AgentMessageChunk(content=TextContent(text="x")))
-    state = state.apply(CurrentModeUpdate(current_mode_id="ask")).apply(ConfigOptionUpdate())
+    state = state.apply(CurrentModeUpdate(current_mode_id="ask")).apply(
+        ConfigOptionUpdate(config_options=[])
+    )
     assert state.text == "x"
     assert state.current_mode_id == "ask"
     assert state.config_options == ()

@@ -128,7 +128,7 @@ class AgentCalls:
         *,
         session_id: SessionId,
         tool_call: ToolCallUpdate,
-        options: Sequence[PermissionOption] = (),
+        options: Sequence[PermissionOption],
         meta: Mapping[str, Any] | None = None,
     ) -> RequestPermissionResponse:
         """`session/request_permission`: Request for user permission to execute a tool call.

@@ -223,7 +223,7 @@ class ClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
         self,
         *,
         session_id: SessionId,
-        prompt: Sequence[ContentBlock] = (),
+        prompt: Sequence[ContentBlock],
         meta: Mapping[str, Any] | None = None,
     ) -> TurnT:
         """`session/prompt`: Request parameters for sending a user prompt to the agent.

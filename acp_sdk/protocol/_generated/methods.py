@@ -89,6 +89,9 @@ from acp_sdk.protocol._rows import (
 from acp_sdk.protocol._rows import (
     Stability as Stability,
 )
+from acp_sdk.protocol._rows import (
+    UnknownMethodGate as UnknownMethodGate,
+)
 
 CANCEL_REQUEST: Final[Notification[CancelRequestNotification]] = Notification(
     wire="$/cancel_request",
@@ -444,4 +447,5 @@ __all__ = [
     "TERMINAL_OUTPUT",
     "TERMINAL_RELEASE",
     "TERMINAL_WAIT_FOR_EXIT",
+    "UnknownMethodGate",
 ]

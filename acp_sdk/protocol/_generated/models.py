@@ -12,7 +12,13 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 import attrs
 
-from acp_sdk.protocol._model_support import EMPTY, UNSET, UnsetType, WireModel
+from acp_sdk.protocol._model_support import (
+    EMPTY,
+    UNSET,
+    UnknownVariant,
+    UnsetType,
+    WireModel,
+)
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -449,7 +455,7 @@ class AvailableCommandsUpdate(WireModel):
     """The value of `sessionUpdate` that selects this class."""
 
     available_commands: Sequence[AvailableCommand] = attrs.field(
-        factory=list, metadata={"wire": "availableCommands"}
+        metadata={"wire": "availableCommands"}
     )
     """Commands the agent can execute"""
 
@@ -743,9 +749,7 @@ class ConfigOptionUpdate(WireModel):
     TAG: ClassVar[str] = "config_option_update"
     """The value of `sessionUpdate` that selects this class."""
 
-    config_options: Sequence[SessionConfigOption] = attrs.field(
-        factory=list, metadata={"wire": "configOptions"}
-    )
+    config_options: Sequence[SessionConfigOption] = attrs.field(metadata={"wire": "configOptions"})
     """The full set of configuration options and their current values."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -1581,7 +1585,7 @@ class ListSessionsRequest(WireModel):
 class ListSessionsResponse(WireModel):
     """Response from listing sessions."""
 
-    sessions: Sequence[SessionInfo] = attrs.field(factory=list, metadata={"wire": "sessions"})
+    sessions: Sequence[SessionInfo] = attrs.field(metadata={"wire": "sessions"})
     """Array of session information objects"""
 
     next_cursor: str | None = attrs.field(default=None, metadata={"wire": "nextCursor"})
@@ -1607,7 +1611,7 @@ class LoadSessionRequest(WireModel):
     Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
     """
 
-    mcp_servers: Sequence[McpServer] = attrs.field(factory=list, metadata={"wire": "mcpServers"})
+    mcp_servers: Sequence[McpServer] = attrs.field(metadata={"wire": "mcpServers"})
     """List of MCP servers to connect to for this session."""
 
     cwd: str = attrs.field(metadata={"wire": "cwd"})
@@ -1714,7 +1718,7 @@ class McpServerHttp(WireModel):
     url: str = attrs.field(metadata={"wire": "url"})
     """URL to the MCP server."""
 
-    headers: Sequence[HttpHeader] = attrs.field(factory=list, metadata={"wire": "headers"})
+    headers: Sequence[HttpHeader] = attrs.field(metadata={"wire": "headers"})
     """HTTP headers to set when making requests to the MCP server."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -1740,7 +1744,7 @@ class McpServerSse(WireModel):
     url: str = attrs.field(metadata={"wire": "url"})
     """URL to the MCP server."""
 
-    headers: Sequence[HttpHeader] = attrs.field(factory=list, metadata={"wire": "headers"})
+    headers: Sequence[HttpHeader] = attrs.field(metadata={"wire": "headers"})
     """HTTP headers to set when making requests to the MCP server."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -1761,10 +1765,10 @@ class McpServerStdio(WireModel):
     command: str = attrs.field(metadata={"wire": "command"})
     """Absolute path to the MCP server executable."""
 
-    args: Sequence[str] = attrs.field(factory=list, metadata={"wire": "args"})
+    args: Sequence[str] = attrs.field(metadata={"wire": "args"})
     """Command-line arguments to pass to the MCP server."""
 
-    env: Sequence[EnvVariable] = attrs.field(factory=list, metadata={"wire": "env"})
+    env: Sequence[EnvVariable] = attrs.field(metadata={"wire": "env"})
     """Environment variables to set when launching the MCP server."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -1847,7 +1851,7 @@ class NewSessionRequest(WireModel):
     relative paths. When omitted or empty, no additional roots are activated for the new session.
     """
 
-    mcp_servers: Sequence[McpServer] = attrs.field(factory=list, metadata={"wire": "mcpServers"})
+    mcp_servers: Sequence[McpServer] = attrs.field(metadata={"wire": "mcpServers"})
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -1977,7 +1981,7 @@ class Plan(WireModel):
     TAG: ClassVar[str] = "plan"
     """The value of `sessionUpdate` that selects this class."""
 
-    entries: Sequence[PlanEntry] = attrs.field(factory=list, metadata={"wire": "entries"})
+    entries: Sequence[PlanEntry] = attrs.field(metadata={"wire": "entries"})
     """The list of tasks to be accomplished.
 
     When updating a plan, the agent must send a complete list of all entries with their current
@@ -2033,7 +2037,7 @@ class PromptRequest(WireModel):
     session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
     """The ID of the session to send this user message to"""
 
-    prompt: Sequence[ContentBlock] = attrs.field(factory=list, metadata={"wire": "prompt"})
+    prompt: Sequence[ContentBlock] = attrs.field(metadata={"wire": "prompt"})
     """The blocks of content that compose the user's message.
 
     As a baseline, the Agent MUST support [`ContentBlock::Text`] and [`ContentBlock::ResourceLink`],
@@ -2163,7 +2167,7 @@ class RequestPermissionRequest(WireModel):
     tool_call: ToolCallUpdate = attrs.field(metadata={"wire": "toolCall"})
     """Details about the tool call requiring permission."""
 
-    options: Sequence[PermissionOption] = attrs.field(factory=list, metadata={"wire": "options"})
+    options: Sequence[PermissionOption] = attrs.field(metadata={"wire": "options"})
     """Available permission options for the user to choose from."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -2459,9 +2463,7 @@ class SessionConfigSelectGroup(WireModel):
     name: str = attrs.field(metadata={"wire": "name"})
     """Human-readable label for this group."""
 
-    options: Sequence[SessionConfigSelectOption] = attrs.field(
-        factory=list, metadata={"wire": "options"}
-    )
+    options: Sequence[SessionConfigSelectOption] = attrs.field(metadata={"wire": "options"})
     """The set of option values in this group."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -2614,9 +2616,7 @@ class SessionModeState(WireModel):
     current_mode_id: SessionModeId = attrs.field(metadata={"wire": "currentModeId"})
     """The current mode the Agent is in."""
 
-    available_modes: Sequence[SessionMode] = attrs.field(
-        factory=list, metadata={"wire": "availableModes"}
-    )
+    available_modes: Sequence[SessionMode] = attrs.field(metadata={"wire": "availableModes"})
     """The set of modes that the Agent can operate in"""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -2726,9 +2726,7 @@ class SetSessionConfigOptionRequestValueId(WireModel):
 class SetSessionConfigOptionResponse(WireModel):
     """Response to `session/set_config_option` method."""
 
-    config_options: Sequence[SessionConfigOption] = attrs.field(
-        factory=list, metadata={"wire": "configOptions"}
-    )
+    config_options: Sequence[SessionConfigOption] = attrs.field(metadata={"wire": "configOptions"})
     """The full set of configuration options and their current values."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -2778,7 +2776,7 @@ class StringMultiSelectItems(WireModel):
     TAG: ClassVar[str] = "string"
     """The value of `type` that selects this class."""
 
-    enum: Sequence[str] = attrs.field(factory=list, metadata={"wire": "enum"})
+    enum: Sequence[str] = attrs.field(metadata={"wire": "enum"})
     """Allowed enum values."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -2997,7 +2995,7 @@ class TextResourceContents(WireModel):
 class TitledMultiSelectItems(WireModel):
     """Items definition for titled multi-select enum properties."""
 
-    any_of: Sequence[EnumOption] = attrs.field(factory=list, metadata={"wire": "anyOf"})
+    any_of: Sequence[EnumOption] = attrs.field(metadata={"wire": "anyOf"})
     """Titled enum options."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -3271,7 +3269,7 @@ class WriteTextFileResponse(WireModel):
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownCreateElicitationRequest:
+class UnknownCreateElicitationRequest(UnknownVariant):
     """A `CreateElicitationRequest` whose `mode` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -3292,7 +3290,7 @@ class UnknownCreateElicitationRequest:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownCreateElicitationResponse:
+class UnknownCreateElicitationResponse(UnknownVariant):
     """A `CreateElicitationResponse` whose `action` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -3313,7 +3311,7 @@ class UnknownCreateElicitationResponse:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownElicitationPropertySchema:
+class UnknownElicitationPropertySchema(UnknownVariant):
     """A `ElicitationPropertySchema` whose `type` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -3334,7 +3332,7 @@ class UnknownElicitationPropertySchema:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownMultiSelectItems:
+class UnknownMultiSelectItems(UnknownVariant):
     """A `MultiSelectItems` whose `type` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -3355,7 +3353,7 @@ class UnknownMultiSelectItems:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownSessionUpdate:
+class UnknownSessionUpdate(UnknownVariant):
     """A `SessionUpdate` whose `sessionUpdate` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted

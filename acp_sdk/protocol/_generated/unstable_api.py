@@ -173,6 +173,9 @@ from acp_sdk.protocol._generated.unstable_methods import (
 from acp_sdk.protocol._generated.unstable_methods import (
     Stability as Stability,
 )
+from acp_sdk.protocol._generated.unstable_methods import (
+    UnknownMethodGate as UnknownMethodGate,
+)
 from acp_sdk.protocol._generated.unstable_models import (
     AcceptNesNotification as AcceptNesNotification,
 )
@@ -1340,6 +1343,7 @@ __all__ = [
     "UnknownCreateElicitationRequest",
     "UnknownCreateElicitationResponse",
     "UnknownElicitationPropertySchema",
+    "UnknownMethodGate",
     "UnknownMultiSelectItems",
     "UnknownSessionUpdate",
     "UnstructuredCommandInput",

@@ -117,6 +117,9 @@ from acp_sdk.protocol._rows import (
 from acp_sdk.protocol._rows import (
     Stability as Stability,
 )
+from acp_sdk.protocol._rows import (
+    UnknownMethodGate as UnknownMethodGate,
+)
 
 CANCEL_REQUEST: Final[Notification[CancelRequestNotification]] = Notification(
     wire="$/cancel_request",
@@ -698,4 +701,5 @@ __all__ = [
     "TERMINAL_OUTPUT",
     "TERMINAL_RELEASE",
     "TERMINAL_WAIT_FOR_EXIT",
+    "UnknownMethodGate",
 ]

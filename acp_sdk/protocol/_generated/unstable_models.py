@@ -12,7 +12,13 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 import attrs
 
-from acp_sdk.protocol._model_support import EMPTY, UNSET, UnsetType, WireModel
+from acp_sdk.protocol._model_support import (
+    EMPTY,
+    UNSET,
+    UnknownVariant,
+    UnsetType,
+    WireModel,
+)
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -519,7 +525,7 @@ class AvailableCommandsUpdate(WireModel):
     """The value of `sessionUpdate` that selects this class."""
 
     available_commands: Sequence[AvailableCommand] = attrs.field(
-        factory=list, metadata={"wire": "availableCommands"}
+        metadata={"wire": "availableCommands"}
     )
     """Commands the agent can execute"""
 
@@ -973,9 +979,7 @@ class ConfigOptionUpdate(WireModel):
     TAG: ClassVar[str] = "config_option_update"
     """The value of `sessionUpdate` that selects this class."""
 
-    config_options: Sequence[SessionConfigOption] = attrs.field(
-        factory=list, metadata={"wire": "configOptions"}
-    )
+    config_options: Sequence[SessionConfigOption] = attrs.field(metadata={"wire": "configOptions"})
     """The full set of configuration options and their current values."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -1354,7 +1358,7 @@ class DidChangeDocumentNotification(WireModel):
     """The new version number of the document."""
 
     content_changes: Sequence[TextDocumentContentChangeEvent] = attrs.field(
-        factory=list, metadata={"wire": "contentChanges"}
+        metadata={"wire": "contentChanges"}
     )
     """The content changes."""
 
@@ -2112,7 +2116,7 @@ class ListProvidersResponse(WireModel):
     Response to `providers/list`.
     """
 
-    providers: Sequence[ProviderInfo] = attrs.field(factory=list, metadata={"wire": "providers"})
+    providers: Sequence[ProviderInfo] = attrs.field(metadata={"wire": "providers"})
     """Configurable providers with current routing info suitable for UI display."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -2149,7 +2153,7 @@ class ListSessionsRequest(WireModel):
 class ListSessionsResponse(WireModel):
     """Response from listing sessions."""
 
-    sessions: Sequence[SessionInfo] = attrs.field(factory=list, metadata={"wire": "sessions"})
+    sessions: Sequence[SessionInfo] = attrs.field(metadata={"wire": "sessions"})
     """Array of session information objects"""
 
     next_cursor: str | None = attrs.field(default=None, metadata={"wire": "nextCursor"})
@@ -2175,7 +2179,7 @@ class LoadSessionRequest(WireModel):
     Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
     """
 
-    mcp_servers: Sequence[McpServer] = attrs.field(factory=list, metadata={"wire": "mcpServers"})
+    mcp_servers: Sequence[McpServer] = attrs.field(metadata={"wire": "mcpServers"})
     """List of MCP servers to connect to for this session."""
 
     cwd: str = attrs.field(metadata={"wire": "cwd"})
@@ -2317,7 +2321,7 @@ class McpServerHttp(WireModel):
     url: str = attrs.field(metadata={"wire": "url"})
     """URL to the MCP server."""
 
-    headers: Sequence[HttpHeader] = attrs.field(factory=list, metadata={"wire": "headers"})
+    headers: Sequence[HttpHeader] = attrs.field(metadata={"wire": "headers"})
     """HTTP headers to set when making requests to the MCP server."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -2343,7 +2347,7 @@ class McpServerSse(WireModel):
     url: str = attrs.field(metadata={"wire": "url"})
     """URL to the MCP server."""
 
-    headers: Sequence[HttpHeader] = attrs.field(factory=list, metadata={"wire": "headers"})
+    headers: Sequence[HttpHeader] = attrs.field(metadata={"wire": "headers"})
     """HTTP headers to set when making requests to the MCP server."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -2364,10 +2368,10 @@ class McpServerStdio(WireModel):
     command: str = attrs.field(metadata={"wire": "command"})
     """Absolute path to the MCP server executable."""
 
-    args: Sequence[str] = attrs.field(factory=list, metadata={"wire": "args"})
+    args: Sequence[str] = attrs.field(metadata={"wire": "args"})
     """Command-line arguments to pass to the MCP server."""
 
-    env: Sequence[EnvVariable] = attrs.field(factory=list, metadata={"wire": "env"})
+    env: Sequence[EnvVariable] = attrs.field(metadata={"wire": "env"})
     """Environment variables to set when launching the MCP server."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -2735,7 +2739,7 @@ class NesEditSuggestion(WireModel):
     uri: str = attrs.field(metadata={"wire": "uri"})
     """The URI of the file to edit."""
 
-    edits: Sequence[NesTextEdit] = attrs.field(factory=list, metadata={"wire": "edits"})
+    edits: Sequence[NesTextEdit] = attrs.field(metadata={"wire": "edits"})
     """The text edits to apply."""
 
     cursor_position: Position | None = attrs.field(
@@ -2906,7 +2910,7 @@ class NesRelatedSnippet(WireModel):
     uri: str = attrs.field(metadata={"wire": "uri"})
     """The URI of the file containing the snippets."""
 
-    excerpts: Sequence[NesExcerpt] = attrs.field(factory=list, metadata={"wire": "excerpts"})
+    excerpts: Sequence[NesExcerpt] = attrs.field(metadata={"wire": "excerpts"})
     """The code excerpts."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -3154,7 +3158,7 @@ class NewSessionRequest(WireModel):
     relative paths. When omitted or empty, no additional roots are activated for the new session.
     """
 
-    mcp_servers: Sequence[McpServer] = attrs.field(factory=list, metadata={"wire": "mcpServers"})
+    mcp_servers: Sequence[McpServer] = attrs.field(metadata={"wire": "mcpServers"})
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -3323,7 +3327,7 @@ class Plan(WireModel):
     TAG: ClassVar[str] = "plan"
     """The value of `sessionUpdate` that selects this class."""
 
-    entries: Sequence[PlanEntry] = attrs.field(factory=list, metadata={"wire": "entries"})
+    entries: Sequence[PlanEntry] = attrs.field(metadata={"wire": "entries"})
     """The list of tasks to be accomplished.
 
     When updating a plan, the agent must send a complete list of all entries with their current
@@ -3428,7 +3432,7 @@ class PlanItems(WireModel):
     plan_id: PlanId = attrs.field(metadata={"wire": "planId"})
     """The plan ID to update."""
 
-    entries: Sequence[PlanEntry] = attrs.field(factory=list, metadata={"wire": "entries"})
+    entries: Sequence[PlanEntry] = attrs.field(metadata={"wire": "entries"})
     """The list of tasks to be accomplished.
 
     When updating an item-based plan, the agent must send a complete list of all entries with their
@@ -3555,7 +3559,7 @@ class PromptRequest(WireModel):
     session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
     """The ID of the session to send this user message to"""
 
-    prompt: Sequence[ContentBlock] = attrs.field(factory=list, metadata={"wire": "prompt"})
+    prompt: Sequence[ContentBlock] = attrs.field(metadata={"wire": "prompt"})
     """The blocks of content that compose the user's message.
 
     As a baseline, the Agent MUST support [`ContentBlock::Text`] and [`ContentBlock::ResourceLink`],
@@ -3640,7 +3644,7 @@ class ProviderInfo(WireModel):
     provider_id: ProviderId = attrs.field(metadata={"wire": "providerId"})
     """Provider identifier, for example "main" or "openai"."""
 
-    supported: Sequence[LlmProtocol] = attrs.field(factory=list, metadata={"wire": "supported"})
+    supported: Sequence[LlmProtocol] = attrs.field(metadata={"wire": "supported"})
     """Supported protocol types for this provider."""
 
     required: bool = attrs.field(metadata={"wire": "required"})
@@ -3805,7 +3809,7 @@ class RequestPermissionRequest(WireModel):
     tool_call: ToolCallUpdate = attrs.field(metadata={"wire": "toolCall"})
     """Details about the tool call requiring permission."""
 
-    options: Sequence[PermissionOption] = attrs.field(factory=list, metadata={"wire": "options"})
+    options: Sequence[PermissionOption] = attrs.field(metadata={"wire": "options"})
     """Available permission options for the user to choose from."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -4101,9 +4105,7 @@ class SessionConfigSelectGroup(WireModel):
     name: str = attrs.field(metadata={"wire": "name"})
     """Human-readable label for this group."""
 
-    options: Sequence[SessionConfigSelectOption] = attrs.field(
-        factory=list, metadata={"wire": "options"}
-    )
+    options: Sequence[SessionConfigSelectOption] = attrs.field(metadata={"wire": "options"})
     """The set of option values in this group."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -4275,9 +4277,7 @@ class SessionModeState(WireModel):
     current_mode_id: SessionModeId = attrs.field(metadata={"wire": "currentModeId"})
     """The current mode the Agent is in."""
 
-    available_modes: Sequence[SessionMode] = attrs.field(
-        factory=list, metadata={"wire": "availableModes"}
-    )
+    available_modes: Sequence[SessionMode] = attrs.field(metadata={"wire": "availableModes"})
     """The set of modes that the Agent can operate in"""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -4437,9 +4437,7 @@ class SetSessionConfigOptionRequestValueId(WireModel):
 class SetSessionConfigOptionResponse(WireModel):
     """Response to `session/set_config_option` method."""
 
-    config_options: Sequence[SessionConfigOption] = attrs.field(
-        factory=list, metadata={"wire": "configOptions"}
-    )
+    config_options: Sequence[SessionConfigOption] = attrs.field(metadata={"wire": "configOptions"})
     """The full set of configuration options and their current values."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -4527,7 +4525,7 @@ class StringMultiSelectItems(WireModel):
     TAG: ClassVar[str] = "string"
     """The value of `type` that selects this class."""
 
-    enum: Sequence[str] = attrs.field(factory=list, metadata={"wire": "enum"})
+    enum: Sequence[str] = attrs.field(metadata={"wire": "enum"})
     """Allowed enum values."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -4651,9 +4649,7 @@ class SuggestNesRequest(WireModel):
 class SuggestNesResponse(WireModel):
     """Response to `nes/suggest`."""
 
-    suggestions: Sequence[NesSuggestion] = attrs.field(
-        factory=list, metadata={"wire": "suggestions"}
-    )
+    suggestions: Sequence[NesSuggestion] = attrs.field(metadata={"wire": "suggestions"})
     """The list of suggestions."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -4818,7 +4814,7 @@ class TextResourceContents(WireModel):
 class TitledMultiSelectItems(WireModel):
     """Items definition for titled multi-select enum properties."""
 
-    any_of: Sequence[EnumOption] = attrs.field(factory=list, metadata={"wire": "anyOf"})
+    any_of: Sequence[EnumOption] = attrs.field(metadata={"wire": "anyOf"})
     """Titled enum options."""
 
     meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
@@ -5170,7 +5166,7 @@ class WriteTextFileResponse(WireModel):
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownCreateElicitationRequest:
+class UnknownCreateElicitationRequest(UnknownVariant):
     """A `CreateElicitationRequest` whose `mode` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -5191,7 +5187,7 @@ class UnknownCreateElicitationRequest:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownCreateElicitationResponse:
+class UnknownCreateElicitationResponse(UnknownVariant):
     """A `CreateElicitationResponse` whose `action` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -5212,7 +5208,7 @@ class UnknownCreateElicitationResponse:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownElicitationPropertySchema:
+class UnknownElicitationPropertySchema(UnknownVariant):
     """A `ElicitationPropertySchema` whose `type` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -5233,7 +5229,7 @@ class UnknownElicitationPropertySchema:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownMultiSelectItems:
+class UnknownMultiSelectItems(UnknownVariant):
     """A `MultiSelectItems` whose `type` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
@@ -5254,7 +5250,7 @@ class UnknownMultiSelectItems:
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnknownSessionUpdate:
+class UnknownSessionUpdate(UnknownVariant):
     """A `SessionUpdate` whose `sessionUpdate` this SDK does not know.
 
     The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted

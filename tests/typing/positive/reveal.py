@@ -32,7 +32,9 @@ def blocking(client: Client) -> None:
     assert_type(turn.wait(), PromptResponse)
     assert_type(turn.stop_reason, StopReason | None)
     assert_type(client.request(SESSION_LIST, ListSessionsRequest()), ListSessionsResponse)
-    assert_type(client.request(SESSION_NEW, NewSessionRequest(cwd=".")), NewSessionResponse)
+    assert_type(
+        client.request(SESSION_NEW, NewSessionRequest(cwd=".", mcp_servers=[])), NewSessionResponse
+    )
     assert_type(client.list_sessions(), ListSessionsResponse)
 
 
