@@ -11,7 +11,7 @@ with 400. Pure functions and one small table per connection: no I/O.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, cast
 
 SESSION_SCOPED: Final = frozenset(
     {
@@ -33,24 +33,26 @@ CONNECTION: Final = ""
 """The route of the connection-scoped stream (a session route is its session id)."""
 
 
+def as_message(value: object) -> dict[str, Any] | None:
+    """A parsed JSON value as a message object (None when it is not an object)."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+
+
+def _field(holder: object, name: str) -> str | None:
+    """`holder[name]` when `holder` is an object and that field a string."""
+    found = as_message(holder)
+    value = found.get(name) if found is not None else None
+    return value if isinstance(value, str) else None
+
+
 def session_of(message: dict[str, Any]) -> str | None:
     """The `params.sessionId` of a request or notification, when it is a string."""
-    params = message.get("params")
-    if isinstance(params, dict):
-        session = params.get("sessionId")
-        if isinstance(session, str):
-            return session
-    return None
+    return _field(message.get("params"), "sessionId")
 
 
 def result_session(message: dict[str, Any]) -> str | None:
     """The `result.sessionId` of a response (session/new and friends), when a string."""
-    result = message.get("result")
-    if isinstance(result, dict):
-        session = result.get("sessionId")
-        if isinstance(session, str):
-            return session
-    return None
+    return _field(message.get("result"), "sessionId")
 
 
 def id_key(message: dict[str, Any]) -> str | None:

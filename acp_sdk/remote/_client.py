@@ -281,10 +281,10 @@ class HttpTransport:
     def _received(self, message: bytes, session: str | None) -> None:
         if b'"sessionId"' in message or (session is not None and b'"method"' in message):
             try:
-                decoded = orjson.loads(message)
+                decoded = _routes.as_message(orjson.loads(message))
             except orjson.JSONDecodeError:
                 decoded = None
-            if isinstance(decoded, dict):
+            if decoded is not None:
                 opened = _routes.result_session(decoded)
                 if opened is not None and opened not in self._streams and not self._closed:
                     self._start_stream(opened)

@@ -94,10 +94,10 @@ class _Connection:
                 break
             self.touch()
             try:
-                decoded = orjson.loads(message)
+                decoded = _routes.as_message(orjson.loads(message))
             except orjson.JSONDecodeError:
                 decoded = None
-            if not isinstance(decoded, dict):
+            if decoded is None:
                 self.mailbox(_routes.CONNECTION).push(message)
                 continue
             if self.initial is not None and _routes.id_key(decoded) == self.initial[0]:
@@ -241,15 +241,16 @@ class _Server:
             await _text(send, 413, f"Message over {self.max_message_size} bytes")
             return
         try:
-            decoded = orjson.loads(body)
+            parsed: object = orjson.loads(body)
         except orjson.JSONDecodeError:
             await _text(send, 400, "Invalid JSON")
             return
-        if isinstance(decoded, list):
+        if isinstance(parsed, list):
             error = {"code": -32600, "message": "JSON-RPC batches are not supported"}
             await _json(send, 501, orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
             return
-        if not isinstance(decoded, dict):
+        decoded = _routes.as_message(parsed)
+        if decoded is None:
             await _text(send, 400, "Invalid JSON-RPC message")
             return
         connection_id = _header(scope, b"acp-connection-id")
@@ -304,6 +305,9 @@ class _Server:
     async def _open(self, kind: str) -> _Connection:
         connection = _Connection(self, self.new_backend(), kind)
         self.connections[connection.id] = connection
+        log.info(
+            "connection %s opened (%s)", connection.id, "WebSocket" if kind == "ws" else "HTTP"
+        )
         await connection.backend.start()
         loop = asyncio.get_running_loop()
         connection.tasks.append(loop.create_task(connection.watch_idle(self.idle_timeout)))
@@ -322,7 +326,8 @@ class _Server:
         if connection is None or connection.kind != "http":
             await _text(send, 404, "Unknown Acp-Connection-Id")
             return
-        box = connection.mailbox(_header(scope, b"acp-session-id") or _routes.CONNECTION)
+        route = _header(scope, b"acp-session-id") or _routes.CONNECTION
+        box = connection.mailbox(route)
         if box.receiver:
             await _text(send, 409, "Outbound stream already has an active receiver")
             return
@@ -332,6 +337,8 @@ class _Server:
         finally:
             box.receiver = False
             connection.touch()
+            if route != _routes.CONNECTION and not box.messages:
+                connection.streams.pop(route, None)  # kept only while messages wait
 
     async def _stream(
         self, connection: _Connection, box: _Mailbox, receive: Receive, send: Send

@@ -139,6 +139,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from acp_sdk.remote._serve import UnsafeBind, serve
 
     token = args.token or os.environ.get("ACP_SERVE_TOKEN") or None
+    # Connections opening and closing, and each agent's stderr, on our stderr.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Neutralizing("[%(name)s] %(message)s"))
+    for name in ("acp_sdk.remote", "acp_sdk.agent.stderr"):
+        logger = logging.getLogger(name)
+        logger.addHandler(handler)
+        logger.setLevel(min(logger.getEffectiveLevel(), logging.INFO))
     try:
         serve(
             args.command,

@@ -8,7 +8,7 @@ Do not edit: change the generator and regenerate.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 from acp_sdk.protocol import _codec_support as _s
 from acp_sdk.protocol._generated.unstable_models import (
@@ -20436,9 +20436,8 @@ ENCODERS: Final[Mapping[type, Callable[[Any], dict[str, Any]]]] = {
 """Model class -> function producing its JSON-ready dict."""
 
 
-_encoder_of: Final[
-    Callable[[type, Callable[[Any], dict[str, Any]]], Callable[[Any], dict[str, Any]]]
-] = ENCODERS.get
+_Encoder: TypeAlias = Callable[[Any], dict[str, Any]]
+_encoder_of: Final[Callable[[type, _Encoder], _Encoder]] = ENCODERS.get
 
 
 def _not_a_model(o: Any) -> dict[str, Any]:
