@@ -65,8 +65,8 @@ def transport_for(
 # ---------------------------------------------------------------------- WebSocket
 
 
-class WebSocketTransport:
-    """One JSON-RPC message per WebSocket text frame; binary frames are ignored (RFD)."""
+class _RemoteTransport:
+    """Where a remote transport connects, and the limits both kinds share."""
 
     def __init__(
         self,
@@ -80,7 +80,16 @@ class WebSocketTransport:
         self.timeout = timeout
         self.max_message_size = max_message_size
         self.connection_id: str | None = None
-        self._ws: Any = None
+        self._start_state()
+
+    def _start_state(self) -> None:
+        """Set up what a kind of transport keeps per connection (before `open`)."""
+
+
+class WebSocketTransport(_RemoteTransport):
+    """One JSON-RPC message per WebSocket text frame; binary frames are ignored (RFD)."""
+
+    _ws: Any = None  # the open websockets connection
 
     async def open(self) -> None:
         client = require("websockets.asyncio.client", "ws")
@@ -124,7 +133,7 @@ class WebSocketTransport:
 # ---------------------------------------------------------------------- Streamable HTTP
 
 
-class HttpTransport:
+class HttpTransport(_RemoteTransport):
     """Streamable HTTP as the TypeScript SDK 2.4.0 speaks it: POST each message
     (`initialize` answers in its body, with `Acp-Connection-Id`), one server-sent event
     stream for the connection and one per session (opened before the first POST of that
@@ -132,19 +141,9 @@ class HttpTransport:
     the server sets are kept for the connection. HTTP/2 is used where the server offers
     it over TLS; plain http:// speaks HTTP/1.1 (one TCP connection per open stream)."""
 
-    def __init__(
-        self,
-        url: str,
-        headers: Mapping[str, str] | None = None,
-        timeout: float = 30.0,
-        max_message_size: int = DEFAULT_MAX_FRAME_SIZE,
-    ) -> None:
-        self.url = url
-        self.headers = dict(headers or {})
-        self.timeout = timeout
-        self.max_message_size = max_message_size
-        self.connection_id: str | None = None
-        self._client: Any = None
+    _client: Any = None  # the httpx.AsyncClient, once open
+
+    def _start_state(self) -> None:
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._streams: dict[str, asyncio.Future[None]] = {}  # session -> opened
         self._tasks: set[asyncio.Task[None]] = set()

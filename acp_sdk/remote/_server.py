@@ -253,19 +253,14 @@ class _Server:
         if decoded is None:
             await _text(send, 400, "Invalid JSON-RPC message")
             return
-        connection_id = _header(scope, b"acp-connection-id")
         if decoded.get("method") == "initialize" and "id" in decoded:
-            if connection_id:
+            if _header(scope, b"acp-connection-id"):
                 await _text(send, 400, "Initialize not allowed on existing connection")
             else:
                 await self._initialize(body, decoded, send)
             return
-        if not connection_id:
-            await _text(send, 400, "Missing Acp-Connection-Id")
-            return
-        connection = self.connections.get(connection_id)
-        if connection is None or connection.kind != "http":
-            await _text(send, 404, "Unknown Acp-Connection-Id")
+        connection = await self._http_connection(scope, send)
+        if connection is None:
             return
         try:
             connection.routes.inbound(decoded, _header(scope, b"acp-session-id"))
@@ -280,6 +275,18 @@ class _Server:
             return
         await send({"type": "http.response.start", "status": 202, "headers": []})
         await send({"type": "http.response.body", "body": b""})
+
+    async def _http_connection(self, scope: Scope, send: Send) -> _Connection | None:
+        """The HTTP connection `Acp-Connection-Id` names; None after answering 400/404."""
+        connection_id = _header(scope, b"acp-connection-id")
+        if not connection_id:
+            await _text(send, 400, "Missing Acp-Connection-Id")
+            return None
+        connection = self.connections.get(connection_id)
+        if connection is None or connection.kind != "http":
+            await _text(send, 404, "Unknown Acp-Connection-Id")
+            return None
+        return connection
 
     async def _initialize(self, body: bytes, decoded: dict[str, Any], send: Send) -> None:
         if len(self.connections) >= self.max_connections:
@@ -318,13 +325,8 @@ class _Server:
         if "text/event-stream" not in accept:
             await _text(send, 406, "Not Acceptable")
             return
-        connection_id = _header(scope, b"acp-connection-id")
-        if not connection_id:
-            await _text(send, 400, "Missing Acp-Connection-Id")
-            return
-        connection = self.connections.get(connection_id)
-        if connection is None or connection.kind != "http":
-            await _text(send, 404, "Unknown Acp-Connection-Id")
+        connection = await self._http_connection(scope, send)
+        if connection is None:
             return
         route = _header(scope, b"acp-session-id") or _routes.CONNECTION
         box = connection.mailbox(route)
@@ -374,13 +376,8 @@ class _Server:
             gone.cancel()
 
     async def _delete(self, scope: Scope, send: Send) -> None:
-        connection_id = _header(scope, b"acp-connection-id")
-        if not connection_id:
-            await _text(send, 400, "Missing Acp-Connection-Id")
-            return
-        connection = self.connections.get(connection_id)
-        if connection is None or connection.kind != "http":
-            await _text(send, 404, "Unknown Acp-Connection-Id")
+        connection = await self._http_connection(scope, send)
+        if connection is None:
             return
         await connection.close("the client ended the connection (DELETE)")
         await send({"type": "http.response.start", "status": 202, "headers": []})
