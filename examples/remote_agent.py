@@ -66,14 +66,14 @@ def main() -> None:
         if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContent):
             replayed.append(update.content.text)
 
-    client, session = reconnect(
+    client, loaded = reconnect(
         lambda: Client.connect_url(f"http://{address}/acp", on_update=on_update),
         session_id,
         cwd="/tmp",
     )
     with client:
         print("replayed:", "".join(replayed))
-        turn = session.prompt("echo and again over http")
+        turn = loaded.prompt("echo and again over http")
         print("http:", text(turn))
     server.should_exit = True
 

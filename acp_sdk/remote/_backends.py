@@ -10,12 +10,15 @@ import collections
 import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import orjson
 
 from acp_sdk._driver.process import AgentProcess
 from acp_sdk.protocol._framing import FRAME_TOO_LARGE, LineFramer
+
+if TYPE_CHECKING:
+    from acp_sdk.agent import Agent
 
 log = logging.getLogger("acp_sdk.remote")
 
@@ -122,7 +125,7 @@ class _Input:
 class AgentBackend:
     """An in-process `Agent`, served by `serve_agent` over in-memory streams."""
 
-    def __init__(self, agent: Any, max_message_size: int) -> None:
+    def __init__(self, agent: Agent, max_message_size: int) -> None:
         self.agent = agent
         self._input = _Input()
         self._output = _Lines(max_message_size)

@@ -6,24 +6,33 @@ new client's `on_update`."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from acp_sdk.protocol.errors import CapabilityNotNegotiated
 
-C = TypeVar("C")
+if TYPE_CHECKING:
+    from acp_sdk.client._common import ClientState
+    from acp_sdk.client.aio_client import AsyncClient, AsyncSession
+    from acp_sdk.client.sync_client import Client, Session
+    from acp_sdk.schema import LoadSessionResponse
+
+C = TypeVar("C", bound="Client")
+A = TypeVar("A", bound="AsyncClient")
 
 
-def _check(client: Any) -> None:
+def _check(client: ClientState[Any]) -> None:
     if not client.agent_capabilities.load_session:
         raise CapabilityNotNegotiated("session/load", "agentCapabilities.loadSession")
 
 
-def reconnect(make_client: Callable[[], C], session_id: str, cwd: str) -> tuple[C, Any]:
+def reconnect(
+    make_client: Callable[[], C], session_id: str, cwd: str
+) -> tuple[C, Session[LoadSessionResponse]]:
     """Open a new client from `make_client()` (e.g. `lambda: Client.connect_url(url,
     on_update=...)`), initialize, and `session/load` `session_id`: returns the open
     client and the loaded `Session`. Close the client when done. Raises
     `CapabilityNotNegotiated` when the agent cannot load sessions."""
-    client: Any = make_client()
+    client = make_client()
     client.open()
     try:
         _check(client)
@@ -34,10 +43,12 @@ def reconnect(make_client: Callable[[], C], session_id: str, cwd: str) -> tuple[
     return client, session
 
 
-async def areconnect(make_client: Callable[[], C], session_id: str, cwd: str) -> tuple[C, Any]:
+async def areconnect(
+    make_client: Callable[[], A], session_id: str, cwd: str
+) -> tuple[A, AsyncSession[LoadSessionResponse]]:
     """`reconnect` for `AsyncClient`: returns the open client and the loaded
     `AsyncSession`. Close it (`await client.aclose()`) when done."""
-    client: Any = make_client()
+    client = make_client()
     await client.open()
     try:
         _check(client)

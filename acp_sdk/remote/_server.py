@@ -11,13 +11,16 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
 from acp_sdk.protocol import _routes
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
 from acp_sdk.remote._backends import AgentBackend, Backend, ProcessBackend
+
+if TYPE_CHECKING:
+    from acp_sdk.agent import Agent
 
 log = logging.getLogger("acp_sdk.remote")
 
@@ -521,7 +524,7 @@ async def _refuse_upgrade(scope: Scope, send: Send, status: int, text: str) -> N
 
 
 def asgi_app(
-    agent: Any = None,
+    agent: Agent | Callable[[], Agent] | None = None,
     *,
     command: Sequence[str] | None = None,
     env: Mapping[str, str] | None = None,
@@ -558,10 +561,10 @@ def asgi_app(
     if (agent is None) == (command is None):
         raise ValueError("serve either an agent or a command")
     if agent is not None:
-        from acp_sdk.agent import Agent
+        from acp_sdk.agent import Agent as AgentClass
 
         def new_backend() -> Backend:
-            instance = agent if isinstance(agent, Agent) else agent()
+            instance = agent if isinstance(agent, AgentClass) else agent()
             return AgentBackend(instance, max_message_size)
     else:
         assert command is not None

@@ -18,6 +18,7 @@ from acp_sdk.capabilities import is_advertised
 from acp_sdk.connection import Connection
 from acp_sdk.handlers import AskPermission, AsyncClientHandlers, ClientHandlers
 from acp_sdk.methods import FS_READ_TEXT_FILE, SESSION_CANCEL
+from acp_sdk.remote import asgi_app
 from acp_sdk.schema import (
     CancelNotification,
     ReadTextFileRequest,
@@ -42,6 +43,11 @@ async def calls(client: AsyncClient) -> None:
     await client.notify(SESSION_CANCEL, ReadTextFileRequest(session_id="s", path="/x"))  # type: ignore[misc]  # pyright: ignore[reportArgumentType]
     session = await client.new_session(cwd=".")
     await session.prompt("hi", on_update=lambda update: update.session_id)  # type: ignore[union-attr]  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def remote() -> None:
+    AsyncClient.connect_url("ws://127.0.0.1:8000/acp", timeout="30")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    asgi_app("python -m my_agent")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
 
 
 def connection(conn: Connection) -> None:

@@ -18,10 +18,12 @@ from acp_sdk.methods import (
     Side,
     UnknownMethodGate,
 )
+from acp_sdk.remote import areconnect, asgi_app, reconnect
 from acp_sdk.schema import (
     AgentCapabilities,
     ClientCapabilities,
     ContentBlock,
+    LoadSessionResponse,
     NewSessionRequest,
     NewSessionResponse,
     ReadTextFileRequest,
@@ -103,3 +105,18 @@ async def on_update(params: SessionNotification, ctx: AgentContext) -> None:
 
 def agent() -> None:
     run_agent(Agent(), table=TABLE.extend([ECHO, PING]), extensions={ECHO.handler_name: echo})
+
+
+def remote() -> None:
+    client, session = reconnect(lambda: Client.connect_url("ws://127.0.0.1:8000/acp"), "s", "/")
+    assert_type(client, Client)
+    assert_type(session.response, LoadSessionResponse)
+    asgi_app(Agent())
+    asgi_app(Agent, token="t")
+    asgi_app(command=["python", "-m", "acp_sdk", "agent"])
+
+
+async def remote_async() -> None:
+    client, session = await areconnect(lambda: AsyncClient.connect_url("http://h/acp"), "s", "/")
+    assert_type(client, AsyncClient)
+    assert_type(session.response, LoadSessionResponse)
