@@ -31,6 +31,7 @@ PUBLIC_MODULES = [
     "acp_sdk.events",
     "acp_sdk.handlers",
     "acp_sdk.methods",
+    "acp_sdk.remote",
     "acp_sdk.scenario_agent",
     "acp_sdk.schema",
     "acp_sdk.client.session_state",
