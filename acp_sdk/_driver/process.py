@@ -45,6 +45,18 @@ STDERR_TAIL: Final = 64 * 1024
 _POSIX: Final = os.name == "posix"
 
 
+def argv_of(command: Sequence[str]) -> tuple[str, ...]:
+    """A command line as a tuple of arguments. A lone string is refused: `str` is a
+    `Sequence[str]` to a type checker, and `tuple("my-agent --acp")` would run a
+    program called "m" with one argument per character."""
+    if isinstance(command, str):
+        raise TypeError(f"pass the command as a list of arguments, not a string: {command!r}")
+    argv = tuple(command)
+    if not argv:
+        raise ValueError("the agent command is empty")
+    return argv
+
+
 class StderrTail:
     """Splits an agent's stderr into lines for a sink, bounded in memory.
 

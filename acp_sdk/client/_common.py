@@ -18,7 +18,7 @@ import attrs
 
 from acp_sdk._driver.engine import Callback, Limits, Outcome, Sink
 from acp_sdk._driver.flows import TurnClock
-from acp_sdk._driver.process import AgentProcess
+from acp_sdk._driver.process import AgentProcess, argv_of
 from acp_sdk._version import __version__
 from acp_sdk.client.session_state import SessionState, ToolCallView
 from acp_sdk.handlers import HandlerSet
@@ -203,7 +203,7 @@ class ClientState(Generic[H]):
         """
         client = cls(**options)
         client._spawn = SpawnSpec(
-            argv=tuple(argv),
+            argv=argv_of(argv),
             env=env,
             cwd=cwd,
             stderr=stderr,

@@ -53,7 +53,7 @@ _DEFAULTS = Limits()
 PIPE_LIMIT = 1 << 16
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
+    from typing_extensions import Self, Unpack
 
     from acp_sdk.client.options import ClientOptions
 
@@ -158,13 +158,13 @@ class AsyncClient(
         reader: AsyncByteReader,
         writer: AsyncByteWriter,
         **options: Unpack[ClientOptions[AnyHandlers]],
-    ) -> AsyncClient:
+    ) -> Self:
         """A client over any pair of asyncio byte streams (read/write+drain/close)."""
         client = cls(**options)
         client._streams = (reader, writer)
         return client
 
-    async def open(self) -> AsyncClient:
+    async def open(self) -> Self:
         """Start the agent (or attach to the streams) and initialize. Idempotent."""
         if self._driver is not None:
             return self
@@ -211,7 +211,7 @@ class AsyncClient(
                 raise
         return self
 
-    async def __aenter__(self) -> AsyncClient:
+    async def __aenter__(self) -> Self:
         return await self.open()
 
     async def __aexit__(

@@ -46,7 +46,7 @@ from acp_sdk.schema import (
 )
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
+    from typing_extensions import Self, Unpack
 
     from acp_sdk.client.options import ClientOptions
 
@@ -98,7 +98,7 @@ class Turn(TurnHandle["Client"]):
         """Run the turn to its end (calling `on_update` per update); the response."""
         for update in self:
             if self._on_update is not None:
-                self._on_update(update)
+                _refuse_awaitable(self._on_update(update), "an async on_update")
         assert self.response is not None
         return self.response
 
@@ -148,13 +148,13 @@ class Client(
     @classmethod
     def connect(
         cls, reader: IO[bytes], writer: IO[bytes], **options: Unpack[ClientOptions[ClientHandlers]]
-    ) -> Client:
+    ) -> Self:
         """A client over any pair of binary streams (pipes, sockets' files, ...)."""
         client = cls(**options)
         client._streams = (reader, writer)
         return client
 
-    def open(self) -> Client:
+    def open(self) -> Self:
         """Start the agent (or attach to the streams) and initialize. Idempotent."""
         if self._driver is not None:
             return self
@@ -188,7 +188,7 @@ class Client(
                 raise
         return self
 
-    def __enter__(self) -> Client:
+    def __enter__(self) -> Self:
         return self.open()
 
     def __exit__(
@@ -253,9 +253,15 @@ class Client(
 
     def _serve(self, row: Any, params: Any) -> Any:
         result = self._handler_for(row)(params)
-        if inspect.isawaitable(result):
-            close = getattr(result, "close", None)
-            if callable(close):
-                close()  # never awaited: say so instead of warning later
-            raise TypeError("an async handler callback needs AsyncClient, not Client")
+        _refuse_awaitable(result, "an async handler callback")
         return result
+
+
+def _refuse_awaitable(result: object, what: str) -> None:
+    """The blocking client cannot await: a coroutine a callback returned is closed (never
+    awaited, and said so now rather than as a warning later) and refused."""
+    if inspect.isawaitable(result):
+        close = getattr(result, "close", None)
+        if callable(close):
+            close()
+        raise TypeError(f"{what} needs AsyncClient, not Client")

@@ -9,6 +9,7 @@ import asyncio
 import collections
 import contextlib
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -185,7 +186,7 @@ class ProcessBackend:
         argv: Sequence[str],
         *,
         env: Mapping[str, str] | None,
-        cwd: str | None,
+        cwd: str | os.PathLike[str] | None,
         max_message_size: int,
         stderr: Callable[[str], Any] | None = None,
         close_timeout: float = 2.0,

@@ -8,13 +8,15 @@ import collections
 import contextlib
 import hmac
 import logging
+import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, overload
 
 import orjson
 
+from acp_sdk._driver.process import argv_of
 from acp_sdk.protocol import _routes
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
 from acp_sdk.remote._backends import AgentBackend, Backend, ProcessBackend
@@ -523,12 +525,38 @@ async def _refuse_upgrade(scope: Scope, send: Send, status: int, text: str) -> N
         await send({"type": "websocket.close", "code": 1008})
 
 
+@overload
+def asgi_app(
+    agent: Agent | Callable[[], Agent],
+    *,
+    command: None = None,
+    token: str | None = None,
+    path: str = "/acp",
+    allowed_origins: Sequence[str] = (),
+    max_connections: int = 16,
+    idle_timeout: float = 300.0,
+    max_message_size: int = DEFAULT_MAX_FRAME_SIZE,
+) -> ASGIApp: ...
+@overload
+def asgi_app(
+    agent: None = None,
+    *,
+    command: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    token: str | None = None,
+    path: str = "/acp",
+    allowed_origins: Sequence[str] = (),
+    max_connections: int = 16,
+    idle_timeout: float = 300.0,
+    max_message_size: int = DEFAULT_MAX_FRAME_SIZE,
+) -> ASGIApp: ...
 def asgi_app(
     agent: Agent | Callable[[], Agent] | None = None,
     *,
     command: Sequence[str] | None = None,
     env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     token: str | None = None,
     path: str = "/acp",
     allowed_origins: Sequence[str] = (),
@@ -568,9 +596,7 @@ def asgi_app(
             return AgentBackend(instance, max_message_size)
     else:
         assert command is not None
-        argv = tuple(command)
-        if not argv:
-            raise ValueError("the agent command is empty")
+        argv = argv_of(command)
 
         def new_backend() -> Backend:
             return ProcessBackend(argv, env=env, cwd=cwd, max_message_size=max_message_size)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 
-from acp_sdk import AsyncClient
+from acp_sdk import Agent, AsyncClient
 from acp_sdk.capabilities import is_advertised
 from acp_sdk.connection import Connection
 from acp_sdk.handlers import AskPermission, AsyncClientHandlers, ClientHandlers
@@ -47,7 +47,9 @@ async def calls(client: AsyncClient) -> None:
 
 def remote() -> None:
     AsyncClient.connect_url("ws://127.0.0.1:8000/acp", timeout="30")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
-    asgi_app("python -m my_agent")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    asgi_app("python -m my_agent")  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+    asgi_app()  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]
+    asgi_app(Agent(), command=["my-agent"])  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue, reportArgumentType]
 
 
 def connection(conn: Connection) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import attrs
 from typing_extensions import TypeForm, assert_type
 
@@ -107,13 +109,25 @@ def agent() -> None:
     run_agent(Agent(), table=TABLE.extend([ECHO, PING]), extensions={ECHO.handler_name: echo})
 
 
+class MyClient(Client):
+    def ask(self) -> str:
+        return "a subclass keeps its own type through spawn, connect, open and with"
+
+
+def subclass() -> None:
+    with MyClient.spawn(["agent"]) as client:
+        assert_type(client, MyClient)
+        print(client.ask())
+    assert_type(MyClient.spawn(["agent"]).open(), MyClient)
+
+
 def remote() -> None:
     client, session = reconnect(lambda: Client.connect_url("ws://127.0.0.1:8000/acp"), "s", "/")
     assert_type(client, Client)
     assert_type(session.response, LoadSessionResponse)
     asgi_app(Agent())
     asgi_app(Agent, token="t")
-    asgi_app(command=["python", "-m", "acp_sdk", "agent"])
+    asgi_app(command=["python", "-m", "acp_sdk", "agent"], cwd=Path("/srv"))
 
 
 async def remote_async() -> None:

@@ -1,0 +1,26 @@
+"""The blocking `Client` cannot await: a coroutine callback is refused with a clear error
+(not silently dropped with a "never awaited" warning later)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from acp_sdk import Client
+from acp_sdk.schema import SessionUpdate
+
+pytestmark = pytest.mark.timeout(60)
+AGENT = [sys.executable, "-m", "acp_sdk", "agent"]
+
+
+def test_an_async_on_update_is_refused_by_the_blocking_client() -> None:
+    async def on_update(update: SessionUpdate) -> None:
+        print(update)
+
+    with Client.spawn(AGENT) as client:
+        session = client.new_session(cwd="/tmp")
+        with pytest.raises(TypeError, match="needs AsyncClient"):
+            session.prompt("echo hi", on_update=on_update).wait()
+        # The connection survives: the next turn runs.
+        assert session.prompt("echo again").wait().stop_reason == "end_turn"
