@@ -14,6 +14,7 @@ import sys
 import attrs
 
 from acp_sdk import Agent, AgentContext, Client, run_agent
+from acp_sdk.agent import extension
 from acp_sdk.methods import TABLE, Method, Side
 from acp_sdk.schema import AgentCapabilities
 
@@ -57,6 +58,8 @@ def run_client_side() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["agent"]:
-        run_agent(AcmeAgent(), table=EXTENDED, extensions={ECHO.handler_name: echo})
+        # The pairing is type-checked: `echo` must take EchoParams and return EchoResult.
+        # Rows the agent's table lacks (here ECHO) are added to it.
+        run_agent(AcmeAgent(), extensions=[extension(ECHO, echo)])
     else:
         run_client_side()

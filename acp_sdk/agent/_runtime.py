@@ -26,7 +26,7 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, ClassVar, Final, TypeAlias, TypeVar
+from typing import Any, ClassVar, Final, TypeAlias, TypeVar, overload
 
 from acp_sdk._driver import flows
 from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
@@ -79,7 +79,15 @@ from acp_sdk.schema import (
     SetSessionModeResponse,
 )
 
-__all__ = ["Agent", "AgentContext", "ExtensionHandler", "run_agent", "serve_agent"]
+__all__ = [
+    "Agent",
+    "AgentContext",
+    "Extension",
+    "ExtensionHandler",
+    "extension",
+    "run_agent",
+    "serve_agent",
+]
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -168,6 +176,63 @@ ExtensionHandler: TypeAlias = Callable[[Any, AgentContext], Awaitable[object]]
 Its params are the extension row's params type, decoded; its result is encoded with the
 row's result type. A plain (not `async`) function, or one without the `ctx` parameter,
 is a type error."""
+
+
+class Extension:
+    """An extension row paired with its handler: make one with `extension(ROW, handler)`
+    and pass a list of them as `run_agent(..., extensions=[...])`."""
+
+    __slots__ = ("handler", "row")
+
+    def __init__(self, row: Row, handler: ExtensionHandler) -> None:
+        self.row = row
+        self.handler = handler
+
+
+@overload
+def extension(
+    row: Method[P, R], handler: Callable[[P, AgentContext], Awaitable[R]]
+) -> Extension: ...
+@overload
+def extension(
+    row: Notification[P], handler: Callable[[P, AgentContext], Awaitable[None]]
+) -> Extension: ...
+def extension(row: Row, handler: ExtensionHandler) -> Extension:
+    """Pair an extension row with its handler, so a type checker compares them: the
+    handler takes the row's params type (and the context) and returns its result type.
+
+        ECHO = Method.extension("_acme/echo", handled_by=Side.AGENT,
+                                params_type=EchoParams, result_type=EchoResult)
+
+        async def echo(params: EchoParams, ctx: AgentContext) -> EchoResult: ...
+
+        run_agent(MyAgent(), extensions=[extension(ECHO, echo)])
+
+    Rows the agent's table lacks are added to it.
+    """
+    return Extension(row, handler)
+
+
+Extensions: TypeAlias = "Sequence[Extension] | Mapping[str, ExtensionHandler]"
+
+
+def _bind_extensions(
+    table: MethodTable | None, extensions: Extensions | None
+) -> tuple[MethodTable | None, dict[str, ExtensionHandler]]:
+    """The table to serve (extended with paired rows it lacks) and handlers by name."""
+    if extensions is None:
+        return table, {}
+    if isinstance(extensions, Mapping):
+        return table, dict(extensions)
+    paired = list(extensions)
+    if table is None:
+        from acp_sdk.methods import TABLE
+
+        table = TABLE
+    missing = [pair.row for pair in paired if pair.row not in table.rows]
+    if missing:
+        table = table.extend(missing)
+    return table, {pair.row.handler_name: pair.handler for pair in paired}
 
 
 class Agent:
@@ -310,7 +375,7 @@ async def serve_agent(
     writer: AsyncByteWriter,
     *,
     table: MethodTable | None = None,
-    extensions: Mapping[str, ExtensionHandler] | None = None,
+    extensions: Extensions | None = None,
     max_send_buffer: int = Limits().max_send_buffer,
 ) -> None:
     """Serve `agent` over a pair of asyncio byte streams until the client hangs up.
@@ -320,12 +385,13 @@ async def serve_agent(
     answers still owed are flushed for a few seconds, and this returns.
 
     Args:
-        extensions: handlers for extension rows in `table`, by handler name.
+        extensions: `[extension(ROW, handler), ...]` (rows the table lacks are added),
+            or handlers for extension rows of `table` by handler name.
         max_send_buffer: Bytes queued for the client before `send_update` and calls wait
             for it to read (memory stays bounded when the client stops reading).
     """
+    table, handlers = _bind_extensions(table, extensions)
     connection = Connection(Side.AGENT, table=table, protocol_versions=agent.protocol_versions)
-    handlers = dict(extensions or {})
     context: list[AgentContext] = []
 
     async def serve(row: Row, params: Any) -> Any:
@@ -362,7 +428,7 @@ def run_agent(
     agent: Agent,
     *,
     table: MethodTable | None = None,
-    extensions: Mapping[str, ExtensionHandler] | None = None,
+    extensions: Extensions | None = None,
     max_send_buffer: int = Limits().max_send_buffer,
 ) -> None:
     """Serve `agent` over this process's stdin/stdout until stdin closes.
@@ -373,7 +439,9 @@ def run_agent(
 
     Args:
         table: A method table with extension rows (`TABLE.extend([...])`).
-        extensions: Their handlers, by handler name: `async (params, ctx) -> result`.
+        extensions: `[extension(ROW, handler), ...]`, type-checked pairs (rows the
+            table lacks are added); or handlers by handler name,
+            `{ROW.handler_name: handler}`, for the rows of `table`.
         max_send_buffer: Bytes queued for the client before `send_update` waits.
     """
     protocol_out = _stdio.reserve_stdout_for_protocol()
@@ -385,7 +453,7 @@ async def _serve_stdio(
     agent: Agent,
     out_fd: int,
     table: MethodTable | None,
-    extensions: Mapping[str, ExtensionHandler] | None,
+    extensions: Extensions | None,
     max_send_buffer: int,
 ) -> None:
     reader, writer, transports = await _stdio.open_fd_streams(sys.stdin.fileno(), out_fd)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import attrs
 
 from acp_sdk import Agent, AgentContext, run_agent
+from acp_sdk.agent import extension
 from acp_sdk.methods import FS_READ_TEXT_FILE, SESSION_UPDATE, TABLE, Method, Side
 from acp_sdk.schema import (
     NewSessionRequest,
@@ -69,6 +70,10 @@ async def extension_calls(ctx: AgentContext) -> None:
     await ctx.request(ECHO, EchoResult(text="hi"))  # type: ignore[misc]  # pyright: ignore[reportArgumentType]
 
 
+async def wrong_params(params: PromptRequest, ctx: AgentContext) -> EchoResult:
+    return EchoResult(text=params.session_id)
+
+
 def not_async(params: EchoParams, ctx: AgentContext) -> EchoResult:
     return EchoResult(text=params.text)
 
@@ -81,4 +86,6 @@ def serving(update: SessionNotification) -> None:
     table = TABLE.extend([ECHO])
     run_agent(Agent(), table=table, extensions={"ext_acme_echo": not_async})  # type: ignore[dict-item]  # pyright: ignore[reportArgumentType]
     run_agent(Agent(), table=table, extensions={"ext_acme_echo": without_context})  # type: ignore[dict-item]  # pyright: ignore[reportArgumentType]
+    run_agent(Agent(), extensions=[extension(ECHO, wrong_params)])  # type: ignore[arg-type]  # pyright: ignore[reportCallIssue, reportArgumentType]
+    run_agent(Agent(), extensions=[extension(ECHO, not_async)])  # type: ignore[arg-type]  # pyright: ignore[reportCallIssue, reportArgumentType]
     run_agent(Agent(), tabel=table)  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]

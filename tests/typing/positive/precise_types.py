@@ -8,6 +8,7 @@ import attrs
 from typing_extensions import TypeForm, assert_type
 
 from acp_sdk import Agent, AgentContext, AsyncClient, Client, decode, encode, run_agent
+from acp_sdk.agent import extension
 from acp_sdk.capabilities import Capabilities, Info, is_advertised
 from acp_sdk.connection import Connection
 from acp_sdk.handlers import AskPermission
@@ -105,8 +106,13 @@ async def on_update(params: SessionNotification, ctx: AgentContext) -> None:
     print(params.update)
 
 
+async def on_ping(params: EchoParams, ctx: AgentContext) -> None:
+    print(params.text)
+
+
 def agent() -> None:
     run_agent(Agent(), table=TABLE.extend([ECHO, PING]), extensions={ECHO.handler_name: echo})
+    run_agent(Agent(), extensions=[extension(ECHO, echo), extension(PING, on_ping)])
 
 
 class MyClient(Client):
