@@ -22,5 +22,6 @@ def test_an_async_on_update_is_refused_by_the_blocking_client() -> None:
         session = client.new_session(cwd="/tmp")
         with pytest.raises(TypeError, match="needs AsyncClient"):
             session.prompt("echo hi", on_update=on_update).wait()
-        # The connection survives: the next turn runs.
-        assert session.prompt("echo again").wait().stop_reason == "end_turn"
+        # The connection survives: a turn in another session runs.
+        other = client.new_session(cwd="/tmp")
+        assert other.prompt("echo again").wait().stop_reason == "end_turn"
