@@ -213,7 +213,7 @@ def extension(row: Row, handler: ExtensionHandler) -> Extension:
     return Extension(row, handler)
 
 
-Extensions: TypeAlias = "Sequence[Extension] | Mapping[str, ExtensionHandler]"
+Extensions: TypeAlias = Sequence[Extension] | Mapping[str, ExtensionHandler]
 
 
 def _bind_extensions(
