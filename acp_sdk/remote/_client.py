@@ -35,6 +35,10 @@ CONNECTION_ID: Final = "Acp-Connection-Id"
 SESSION_ID: Final = "Acp-Session-Id"
 CONNECTION_FAILURE: Final = frozenset({401, 403, 404, 410})
 """Statuses after which the HTTP connection is gone (as the TypeScript client says)."""
+INBOX_LIMIT: Final = 256
+"""Messages read from the event streams and not yet taken by the driver. Past it the
+streams stop reading, so a client that stops consuming holds bounded memory and the
+server's own buffer (then the agent) is made to wait, as over a pipe."""
 
 
 class MessageTransport(Protocol):
@@ -144,7 +148,7 @@ class HttpTransport(_RemoteTransport):
     _client: Any = None  # the httpx.AsyncClient, once open
 
     def _start_state(self) -> None:
-        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue(INBOX_LIMIT)
         self._streams: dict[str, asyncio.Future[None]] = {}  # session -> opened
         self._tasks: set[asyncio.Task[None]] = set()
         self._answer_sessions: dict[str, str] = {}  # the agent's request id -> session
@@ -172,10 +176,18 @@ class HttpTransport(_RemoteTransport):
             )
 
     async def recv(self) -> bytes | None:
+        if self._closed and self._inbox.empty():
+            return None
         message = await self._inbox.get()
         if message is None:
-            self._inbox.put_nowait(None)  # every later recv ends too
+            self._wake()  # every later recv ends too
         return message
+
+    def _wake(self) -> None:
+        """End a `recv` waiting on an empty inbox (a full one is drained first, and then
+        `recv` sees the connection closed)."""
+        with contextlib.suppress(asyncio.QueueFull):
+            self._inbox.put_nowait(None)
 
     async def send(self, message: bytes) -> None:
         if self._closed:
@@ -205,7 +217,7 @@ class HttpTransport(_RemoteTransport):
             self._end(f"the server answered {response.status_code}: {text}")
             raise ConnectionResetError(text)
         if "method" in decoded and "id" in decoded:  # the request fails, not the connection
-            self._inbox.put_nowait(_error_answer(decoded["id"], response.status_code, text))
+            await self._inbox.put(_error_answer(decoded["id"], response.status_code, text))
         else:
             log.warning("the server refused a message: HTTP %d %s", response.status_code, text)
 
@@ -220,12 +232,12 @@ class HttpTransport(_RemoteTransport):
         if response.status_code != 200 or not connection_id:
             # The caller's initialize fails with what the server said; the connection ends.
             request_id = orjson.loads(message).get("id")
-            self._inbox.put_nowait(_error_answer(request_id, response.status_code, response.text))
+            await self._inbox.put(_error_answer(request_id, response.status_code, response.text))
             self._end(f"initialize failed: HTTP {response.status_code}")
             return
         self.connection_id = connection_id
         self._start_stream(None)
-        self._inbox.put_nowait(response.content)
+        await self._inbox.put(response.content)
 
     def _start_stream(self, session: str | None) -> asyncio.Future[None]:
         opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -260,7 +272,7 @@ class HttpTransport(_RemoteTransport):
                 if not opened.done():
                     opened.set_result(None)
                 async for message in sse_messages(response.aiter_lines(), self.max_message_size):
-                    self._received(message, session)
+                    await self._received(message, session)
             if session is None:
                 self._end("the server ended the connection's event stream")
         except asyncio.CancelledError:
@@ -277,7 +289,7 @@ class HttpTransport(_RemoteTransport):
             if session is not None and self._streams.get(session) is opened:
                 del self._streams[session]
 
-    def _received(self, message: bytes, session: str | None) -> None:
+    async def _received(self, message: bytes, session: str | None) -> None:
         if b'"sessionId"' in message or (session is not None and b'"method"' in message):
             try:
                 decoded = _routes.as_message(orjson.loads(message))
@@ -290,13 +302,13 @@ class HttpTransport(_RemoteTransport):
                 key = _routes.id_key(decoded)
                 if session is not None and "method" in decoded and key is not None:
                     self._answer_sessions[key] = session
-        self._inbox.put_nowait(message)
+        await self._inbox.put(message)  # waits while the inbox is full: backpressure
 
     def _end(self, why: str) -> None:
         if not self._closed:
             log.info("remote connection ended: %s", why)
         self._closed = True
-        self._inbox.put_nowait(None)
+        self._wake()
 
     async def aclose(self) -> None:
         already = self._closed
@@ -311,7 +323,7 @@ class HttpTransport(_RemoteTransport):
                     await self._client.delete(self.url, headers={CONNECTION_ID: self.connection_id})
             with contextlib.suppress(Exception):
                 await self._client.aclose()
-        self._inbox.put_nowait(None)
+        self._wake()
 
 
 def _error_answer(request_id: Any, status: int, body: str) -> bytes:

@@ -96,3 +96,36 @@ def test_unsupported_schemes_are_refused() -> None:
 
     with pytest.raises(ValueError, match="ws://"):
         transport_for("ftp://example/acp", None, 1.0, 100)
+
+
+def test_the_http_inbox_is_bounded_and_still_ends_when_full() -> None:
+    """A client that stops taking messages stops the event streams from reading (the
+    server's buffer, then the agent, wait), and a connection that ends with a full inbox
+    still hands out what it holds, then the end."""
+    import asyncio
+
+    from acp_sdk.remote._client import INBOX_LIMIT, HttpTransport
+
+    async def scenario() -> None:
+        transport = HttpTransport("http://127.0.0.1:1/acp")
+        messages = [b'{"n":%d}' % i for i in range(INBOX_LIMIT + 5)]
+
+        async def stream() -> None:
+            for message in messages:
+                await transport._received(message, None)
+
+        reader = asyncio.ensure_future(stream())
+        await asyncio.sleep(0.05)
+        assert not reader.done()  # stuck on the full inbox, not buffering without end
+        assert transport._inbox.qsize() == INBOX_LIMIT
+        assert await transport.recv() == messages[0]
+        await asyncio.sleep(0.05)
+        assert transport._inbox.qsize() == INBOX_LIMIT  # one taken, one more read
+        transport._end("the test ends it")  # with the inbox full
+        reader.cancel()
+        taken = [await asyncio.wait_for(transport.recv(), 1) for _ in range(INBOX_LIMIT)]
+        assert taken == messages[1 : INBOX_LIMIT + 1]
+        assert await asyncio.wait_for(transport.recv(), 1) is None
+        assert await asyncio.wait_for(transport.recv(), 1) is None
+
+    asyncio.run(asyncio.wait_for(scenario(), 10))
