@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import inspect
 import os
 import select
 import threading
@@ -134,6 +135,16 @@ def _new_future() -> concurrent.futures.Future[Outcome[Any]]:
     return concurrent.futures.Future()
 
 
+def refuse_awaitable(result: object, what: str) -> None:
+    """The blocking driver cannot await: a coroutine user code returned is closed (never
+    awaited, and said so now rather than as a warning later) and refused."""
+    if inspect.isawaitable(result):
+        close = getattr(result, "close", None)
+        if callable(close):
+            close()
+        raise TypeError(f"{what} needs AsyncClient, not Client")
+
+
 class ThreadDriver:
     """Runs one engine's flows on threads; what the blocking `Client` is built on."""
 
@@ -218,7 +229,9 @@ class ThreadDriver:
                 return False
             return True
         if isinstance(op, flows.Run):
-            return op.function(*op.argument)
+            result = op.function(*op.argument)
+            refuse_awaitable(result, "a coroutine callback")
+            return result
         if isinstance(op, flows.Sleep):
             time.sleep(op.seconds)
             return None

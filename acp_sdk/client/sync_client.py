@@ -15,7 +15,6 @@ turn ends with the agent's `cancelled` answer; a second Ctrl-C stops waiting.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
@@ -23,7 +22,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from acp_sdk._driver import flows
 from acp_sdk._driver.engine import Limits
-from acp_sdk._driver.threads import StreamTransport, ThreadDriver
+from acp_sdk._driver.threads import StreamTransport, ThreadDriver, refuse_awaitable
 from acp_sdk.client._common import (
     ClientState,
     SessionHandle,
@@ -98,7 +97,7 @@ class Turn(TurnHandle["Client"]):
         """Run the turn to its end (calling `on_update` per update); the response."""
         for update in self:
             if self._on_update is not None:
-                _refuse_awaitable(self._on_update(update), "an async on_update")
+                refuse_awaitable(self._on_update(update), "an async on_update")
         assert self.response is not None
         return self.response
 
@@ -253,15 +252,5 @@ class Client(
 
     def _serve(self, row: Any, params: Any) -> Any:
         result = self._handler_for(row)(params)
-        _refuse_awaitable(result, "an async handler callback")
+        refuse_awaitable(result, "an async handler callback")
         return result
-
-
-def _refuse_awaitable(result: object, what: str) -> None:
-    """The blocking client cannot await: a coroutine a callback returned is closed (never
-    awaited, and said so now rather than as a warning later) and refused."""
-    if inspect.isawaitable(result):
-        close = getattr(result, "close", None)
-        if callable(close):
-            close()
-        raise TypeError(f"{what} needs AsyncClient, not Client")
