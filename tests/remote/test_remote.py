@@ -25,7 +25,7 @@ from acp_sdk.remote._backends import ProcessBackend
 from acp_sdk.remote._server import _Server
 from acp_sdk.schema import AgentMessageChunk, SessionNotification, TextContent
 from acp_sdk.tools.scenario_agent import ScenarioAgent
-from tests.facades.drivers import AsyncDriver, SyncDriver
+from tests.facades.drivers import AsyncDriver, SyncDriver, guarded
 from tests.remote.server import running
 
 pytestmark = pytest.mark.timeout(60)
@@ -496,3 +496,52 @@ def test_the_http_client_keeps_cookies(facade: str) -> None:
             updates, response = driver.prompt(driver.new_session(), "echo sticky")
             assert (text_of(updates).strip(), response.stop_reason) == ("sticky", "end_turn")
     assert app.refused == 0
+
+
+# ---------------------------------------------------------------------- hostile agents
+
+RAW_AGENT = [sys.executable, str(Path(__file__).parents[1] / "facades" / "peers" / "raw_agent.py")]
+STEP = 15.0
+
+
+def _remote_driver(scheme: str, facade: str, address: str) -> Driver:
+    driver: Driver = SyncDriver() if facade == "sync" else AsyncDriver()
+    driver.client = type(driver.client).connect_url(f"{scheme}://{address}/acp", timeout=10)
+    return driver
+
+
+def _numbers(updates: list[Any]) -> list[str]:
+    return [
+        u.content.text[:7]
+        for u in updates
+        if isinstance(u, AgentMessageChunk) and isinstance(u.content, TextContent)
+    ]
+
+
+@pytest.mark.parametrize("scheme", ["ws", "http"])
+@pytest.mark.parametrize("facade", ["sync", "async"])
+def test_an_agent_dying_mid_turn_ends_the_remote_turn(scheme: str, facade: str) -> None:
+    with running(asgi_app(command=[*RAW_AGENT, "--die", "exit3", "--stream", "10"])) as address:
+        driver = _remote_driver(scheme, facade, address)
+        with driver:
+            session: Any = guarded(driver.new_session, STEP, "session/new")
+            turn = session.prompt("go")
+            updates, error = guarded(lambda: driver.drain(turn), STEP, "a turn whose agent died")
+            assert _numbers(updates) == [f"{i:07d}" for i in range(2)]  # nothing lost before
+            assert isinstance(error, ConnectionClosed), repr(error)
+
+
+@pytest.mark.parametrize("junk", ["not-json", "array", "unknown-id", "scalar", "bad-params"])
+@pytest.mark.parametrize("scheme", ["ws", "http"])
+@pytest.mark.parametrize("facade", ["sync", "async"])
+def test_one_malformed_message_from_a_remote_agent_loses_nothing(
+    scheme: str, facade: str, junk: str
+) -> None:
+    with running(asgi_app(command=[*RAW_AGENT, "--stream", "50", "--junk", junk])) as address:
+        driver = _remote_driver(scheme, facade, address)
+        with driver:
+            session: Any = guarded(driver.new_session, STEP, "session/new")
+            for _ in range(2):  # and the client stays usable
+                updates, response = guarded(lambda: driver.prompt(session, "go"), STEP, "turn")
+                assert _numbers(updates) == [f"{i:07d}" for i in range(50)]
+                assert response.stop_reason == "end_turn"
