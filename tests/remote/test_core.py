@@ -114,12 +114,16 @@ def test_the_http_inbox_is_bounded_and_still_ends_when_full() -> None:
             for message in messages:
                 await transport._received(message, None)
 
+        async def settle() -> None:  # let the reader run until it blocks (no clock)
+            for _ in range(INBOX_LIMIT * 4):
+                await asyncio.sleep(0)
+
         reader = asyncio.ensure_future(stream())
-        await asyncio.sleep(0.05)
+        await settle()
         assert not reader.done()  # stuck on the full inbox, not buffering without end
         assert transport._inbox.qsize() == INBOX_LIMIT
         assert await transport.recv() == messages[0]
-        await asyncio.sleep(0.05)
+        await settle()
         assert transport._inbox.qsize() == INBOX_LIMIT  # one taken, one more read
         transport._end("the test ends it")  # with the inbox full
         reader.cancel()
