@@ -545,3 +545,42 @@ def test_one_malformed_message_from_a_remote_agent_loses_nothing(
                 updates, response = guarded(lambda: driver.prompt(session, "go"), STEP, "turn")
                 assert _numbers(updates) == [f"{i:07d}" for i in range(50)]
                 assert response.stop_reason == "end_turn"
+
+
+def test_a_websocket_client_that_stops_reading_holds_the_agent_back(tmp_path: Path) -> None:
+    """A connected client that reads nothing: the server holds a bounded amount (its
+    output buffer per agent, its buffer per event stream), then the agent waits as over
+    a pipe. Nothing grows without limit."""
+    from acp_sdk.remote._backends import OUTPUT_BUFFER
+    from acp_sdk.remote._server import STREAM_BUFFER
+
+    progress = tmp_path / "progress"
+    argv = [*RAW_AGENT, "--stream", "200000", "--size", "1024", "--progress", str(progress)]
+    app = asgi_app(command=argv)
+    with running(app) as address:
+        ws = ws_open(f"ws://{address}/acp", max_size=None)
+        try:
+            ws.send(INIT.decode())
+            ws.recv(timeout=10)
+            ws.send('{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/"}}')
+            session = orjson.loads(ws.recv(timeout=10))["result"]["sessionId"]
+            prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}
+            request = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt}
+            ws.send(orjson.dumps(request).decode())
+            # Read nothing more; wait until the agent stops advancing.
+            seen, deadline = "", time.monotonic() + 30
+            while time.monotonic() < deadline:
+                time.sleep(1.0)
+                now = progress.read_text() if progress.exists() else ""
+                if now and now == seen:
+                    break
+                seen = now
+            assert seen != "done"  # the agent was made to wait
+            (connection,) = _server_of(app).connections.values()
+            backend = connection.backend
+            assert isinstance(backend, ProcessBackend)
+            slack = 2 * 1024 * 1024  # one message over the mark, at most
+            assert backend._output.queued <= OUTPUT_BUFFER + slack
+            assert connection.buffered <= STREAM_BUFFER + slack
+        finally:
+            ws.close()
