@@ -6,23 +6,15 @@ new client's `on_update`."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
-
-from acp_sdk.protocol.errors import CapabilityNotNegotiated
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from acp_sdk.client._common import ClientState
     from acp_sdk.client.aio_client import AsyncClient, AsyncSession
     from acp_sdk.client.sync_client import Client, Session
     from acp_sdk.schema import LoadSessionResponse
 
 C = TypeVar("C", bound="Client")
 A = TypeVar("A", bound="AsyncClient")
-
-
-def _check(client: ClientState[Any]) -> None:
-    if not client.agent_capabilities.load_session:
-        raise CapabilityNotNegotiated("session/load", "agentCapabilities.loadSession")
 
 
 def reconnect(
@@ -35,7 +27,8 @@ def reconnect(
     client = make_client()
     client.open()
     try:
-        _check(client)
+        # The connection refuses session/load (CapabilityNotNegotiated, nothing sent)
+        # when the agent did not advertise loadSession.
         session = client.load_session(session_id=session_id, cwd=cwd)
     except BaseException:
         client.close()
@@ -51,7 +44,6 @@ async def areconnect(
     client = make_client()
     await client.open()
     try:
-        _check(client)
         session = await client.load_session(session_id=session_id, cwd=cwd)
     except BaseException:
         await client.aclose()
