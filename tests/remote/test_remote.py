@@ -451,12 +451,18 @@ def test_reconnect_loads_the_session_on_a_new_connection(facade: str) -> None:
         assert "".join(seen).strip() == "remembered"
 
 
-def test_reconnect_needs_load_session() -> None:
+@pytest.mark.parametrize("facade", ["sync", "async"])
+def test_reconnect_needs_load_session(facade: str) -> None:
     class NoLoad(ScenarioAgent):
         load_session = Agent.load_session  # not overridden: not advertised
 
+    def attempt(url: str) -> object:
+        if facade == "sync":
+            return reconnect(lambda: Client.connect_url(url), "s", "/tmp")
+        return asyncio.run(areconnect(lambda: AsyncClient.connect_url(url), "s", "/tmp"))
+
     with running(asgi_app(NoLoad())) as address, pytest.raises(CapabilityNotNegotiated):
-        reconnect(lambda: Client.connect_url(f"ws://{address}/acp"), "s", "/tmp")
+        attempt(f"ws://{address}/acp")
 
 
 class StickyCookie:
