@@ -129,9 +129,17 @@ class WebSocketTransport(_RemoteTransport):
             raise ConnectionResetError(str(error)) from error
 
     async def aclose(self) -> None:
-        if self._ws is not None:
+        if self._ws is None:
+            return
+        try:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._ws.close(), self.timeout)
+        finally:
+            # A peer that stopped reading never lets the closing handshake out: drop
+            # the socket rather than leave it (and its buffered frames) behind.
+            transport = getattr(self._ws, "transport", None)
+            if transport is not None and not transport.is_closing():
+                transport.abort()
 
 
 # ---------------------------------------------------------------------- Streamable HTTP
@@ -421,7 +429,12 @@ def bridge_to_threads(transport: MessageTransport, timeout: float) -> StreamTran
         future = submit(make)
         if future is None:
             raise BrokenPipeError("the remote transport is closed")
-        return future.result(wait)
+        try:
+            return future.result(wait)
+        except concurrent.futures.CancelledError:
+            # Closing stops the loop under a call still waiting (a send to a peer that
+            # stopped reading): to the driver, the transport is gone.
+            raise BrokenPipeError("the remote transport is closed") from None
 
     def stop() -> None:
         with lock:

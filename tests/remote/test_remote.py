@@ -590,3 +590,72 @@ def test_a_websocket_client_that_stops_reading_holds_the_agent_back(tmp_path: Pa
             assert connection.buffered <= STREAM_BUFFER + slack
         finally:
             ws.close()
+
+
+@pytest.mark.parametrize("facade", ["sync", "async"])
+def test_closing_a_client_whose_server_stopped_reading_returns(facade: str) -> None:
+    """A WebSocket server that stops reading: sends back up until the send buffer is
+    full, and closing the client still returns within its bound, with no thread left
+    failing behind it (the test fails on an unhandled thread exception)."""
+    import threading
+
+    import attrs
+    import websockets.sync.server
+
+    from acp_sdk import RequestTimeout
+    from acp_sdk.methods import TABLE, Notification, Side
+
+    @attrs.frozen(kw_only=True, order=False)
+    class Blob:
+        text: str
+
+    big = Notification.extension("_test/big", handled_by=Side.AGENT, params_type=Blob)
+    table = TABLE.extend([big])
+    blob = Blob(text="x" * (1 << 20))
+    stop = threading.Event()
+
+    def handler(ws: websockets.sync.server.ServerConnection) -> None:
+        request = orjson.loads(ws.recv())
+        answer = {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}
+        ws.send(orjson.dumps({"jsonrpc": "2.0", "id": request["id"], "result": answer}).decode())
+        stop.wait(30)  # and never read again
+
+    def sync_case(url: str) -> None:
+        client = Client.connect_url(url, timeout=5, table=table)
+        try:
+            guarded(client.open, STEP, "opening")
+
+            def flood() -> None:
+                for _ in range(200):
+                    client.notify(big, blob, timeout=2)
+
+            with pytest.raises(RequestTimeout):  # the server stopped reading
+                guarded(flood, 30, "sending until the buffer is full")
+        finally:
+            guarded(client.close, 15, "closing over a blocked send")
+
+    async def async_case(url: str) -> None:
+        client = AsyncClient.connect_url(url, timeout=5, table=table)
+
+        async def flood() -> None:
+            for _ in range(200):
+                await client.notify(big, blob, timeout=2)
+
+        try:
+            await asyncio.wait_for(client.open(), STEP)
+            with pytest.raises(RequestTimeout):  # the server stopped reading
+                await asyncio.wait_for(flood(), 30)
+        finally:
+            await asyncio.wait_for(client.aclose(), 15)
+
+    with websockets.sync.server.serve(handler, "127.0.0.1", 0, max_size=None) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"ws://127.0.0.1:{server.socket.getsockname()[1]}/acp"
+        try:
+            if facade == "sync":
+                sync_case(url)
+            else:
+                asyncio.run(async_case(url))
+        finally:
+            stop.set()
+            server.shutdown()
