@@ -6,6 +6,9 @@ All implementations are measured interleaved in the same process and run (round-
 `ROUNDS` rounds of about 50 ms each; the median round is reported, with the min-max), so
 machine noise hits them alike. "orjson" is the floor:
 `orjson.loads` to a dict and `orjson.dumps` of that dict, with no typing at all. The
+"typed bound" is the least any codec producing our frozen slotted attrs objects must pay
+(`typed_bound.py`: create every object and store every slot, or read every slot and
+build every dict, with no lookups or checks). The
 incumbent is the official `agent-client-protocol` package (pydantic models), using its
 `model_validate_json` and `model_dump_json(by_alias=True, exclude_none=True)`.
 """
@@ -24,6 +27,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from messages import MESSAGES
+from typed_bound import decode_bound, encode_bound
 
 import acp_sdk
 
@@ -75,10 +79,12 @@ def run(rounds: int = ROUNDS) -> list[tuple[str, str, dict[str, list[float]]]]:
         decode_cases: dict[str, Callable[[], Any]] = {
             "orjson": lambda wire=wire: orjson.loads(wire),
             "acp_sdk": lambda wire=wire, type_=type_: acp_sdk.decode(wire, type_),
+            "typed bound": decode_bound(wire, model),
         }
         encode_cases: dict[str, Callable[[], Any]] = {
             "orjson": lambda plain=plain: orjson.dumps(plain),
             "acp_sdk": lambda model=model: acp_sdk.encode(model),
+            "typed bound": encode_bound(model),
         }
         if incumbent is not None:
             cls = getattr(incumbent, incumbent_name)
@@ -97,7 +103,7 @@ def main() -> None:
 
     header = (
         f"{'message':28} {'op':7} {'orjson ns':>10} {'acp_sdk ns':>11} {'incumbent ns':>13} "
-        f"{'acp/orjson':>11} {'incumbent/acp':>14}"
+        f"{'bound ns':>9} {'acp/orjson':>11} {'bound/orjson':>13} {'incumbent/acp':>14}"
     )
     print(header)
     print("-" * len(header))
@@ -109,7 +115,8 @@ def main() -> None:
         speedup = f"{theirs / ours:.1f}x" if theirs else "n/a"
         print(
             f"{label:28} {op:7} {floor:10.0f} {ours:11.0f} {theirs_ns:>13} "
-            f"{ours / floor:10.2f}x {speedup:>14}"
+            f"{result['typed bound']:9.0f} {ours / floor:10.2f}x "
+            f"{result['typed bound'] / floor:12.2f}x {speedup:>14}"
         )
 
 

@@ -213,14 +213,19 @@ def report(out: dict[str, Any]) -> None:
         for key, row in section["rows"].items():
             print(f"  {key:40} {spread(row, '.1f'):>28} us  {row['vs_floor']:5.2f}x floor")
     if "codec" in out:
-        print("\ncodec, ns per operation: orjson floor | acp_sdk (x floor) | incumbent (x floor)")
+        print(
+            "\ncodec, ns per operation: orjson floor | acp_sdk (x floor) | incumbent (x floor)"
+            " | typed bound (x floor)"
+        )
         print(f"  target: {TARGETS['codec']}")
         for row in out["codec"]["rows"]:
             theirs = row.get("incumbent")
             tail = f"{theirs['median']:7.0f} ({theirs['vs_floor']:5.2f}x)" if theirs else "    n/a"
+            bound = row["typed bound"]
             print(
                 f"  {row['message']:27} {row['op']:6} {row['orjson']['median']:6.0f} | "
                 f"{row['acp_sdk']['median']:6.0f} ({row['acp_sdk']['vs_floor']:5.2f}x) | {tail}"
+                f" | {bound['median']:6.0f} ({bound['vs_floor']:5.2f}x)"
             )
     if "import" in out:
         section = out["import"]
