@@ -227,8 +227,23 @@ class _Emitter:
                 f'            raise _s.bad_literal(v, ("{value}",)).at("{prop}")',
                 "        n += 1",
             ]
+        # Required fields first: when they (and the tag) are all the keys there are, every
+        # optional field is absent and takes its default without a lookup (the usual case
+        # for streamed chunks).
+        optional = [f for f in fields if default_of(self.model, name, f) is not None]
         for field in fields:
-            self.emit_field_decode(name, field)
+            if field not in optional:
+                self.emit_field_decode(name, field)
+        if optional:
+            out.append("    if n == len(d):")
+            for field in optional:
+                value = self.default_value(name, field, default_of(self.model, name, field))
+                out.append(f"        f_{field.py} = {value}")
+            out.append("    else:")
+            start = len(out)
+            for field in optional:
+                self.emit_field_decode(name, field)
+            out[start:] = ["    " + line for line in out[start:]]
         # Fill the slots directly: the values are checked already, and attrs' frozen
         # __init__ would cost about twice as much for the same stores.
         out.append(f"    o: {name} = _new({name})")

@@ -986,38 +986,42 @@ def _d_AgentAuthCapabilities(d: Any) -> AgentAuthCapabilities:
     r: Any
     f_logout: Any
     f_meta: Any
-    v = d.get("logout", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_logout = None
-    else:
-        n += 1
-        if v is None:
-            f_logout = None
-            ex = _s.note(ex, "logout")
-        else:
-            try:
-                r = _d_LogoutCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "logout")
-            f_logout = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("logout", _MISSING)
+        if v is _MISSING:
+            f_logout = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_logout = None
+                ex = _s.note(ex, "logout")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_LogoutCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "logout")
+                f_logout = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AgentAuthCapabilities = _new(AgentAuthCapabilities)
     _S_AgentAuthCapabilities_logout(o, f_logout)
     _S_AgentAuthCapabilities_meta(o, f_meta)
@@ -1055,70 +1059,76 @@ def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
     f_audio: Any
     f_embedded_context: Any
     f_meta: Any
-    v = d.get("image", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_image = False
-    else:
-        n += 1
-        if v is None:
-            f_image = False
-            ex = _s.note(ex, "image")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "image")
-            f_image = r
-    v = d.get("audio", _MISSING)
-    if v is _MISSING:
         f_audio = False
-    else:
-        n += 1
-        if v is None:
-            f_audio = False
-            ex = _s.note(ex, "audio")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "audio")
-            f_audio = r
-    v = d.get("embeddedContext", _MISSING)
-    if v is _MISSING:
         f_embedded_context = False
-    else:
-        n += 1
-        if v is None:
-            f_embedded_context = False
-            ex = _s.note(ex, "embeddedContext")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "embeddedContext")
-            f_embedded_context = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("image", _MISSING)
+        if v is _MISSING:
+            f_image = False
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_image = False
+                ex = _s.note(ex, "image")
             else:
-                r = v
-            if r is None:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "image")
+                f_image = r
+        v = d.get("audio", _MISSING)
+        if v is _MISSING:
+            f_audio = False
+        else:
+            n += 1
+            if v is None:
+                f_audio = False
+                ex = _s.note(ex, "audio")
+            else:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "audio")
+                f_audio = r
+        v = d.get("embeddedContext", _MISSING)
+        if v is _MISSING:
+            f_embedded_context = False
+        else:
+            n += 1
+            if v is None:
+                f_embedded_context = False
+                ex = _s.note(ex, "embeddedContext")
+            else:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "embeddedContext")
+                f_embedded_context = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PromptCapabilities = _new(PromptCapabilities)
     _S_PromptCapabilities_image(o, f_image)
     _S_PromptCapabilities_audio(o, f_audio)
@@ -1161,54 +1171,59 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
     f_http: Any
     f_sse: Any
     f_meta: Any
-    v = d.get("http", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_http = False
-    else:
-        n += 1
-        if v is None:
-            f_http = False
-            ex = _s.note(ex, "http")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "http")
-            f_http = r
-    v = d.get("sse", _MISSING)
-    if v is _MISSING:
         f_sse = False
-    else:
-        n += 1
-        if v is None:
-            f_sse = False
-            ex = _s.note(ex, "sse")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "sse")
-            f_sse = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("http", _MISSING)
+        if v is _MISSING:
+            f_http = False
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_http = False
+                ex = _s.note(ex, "http")
             else:
-                r = v
-            if r is None:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "http")
+                f_http = r
+        v = d.get("sse", _MISSING)
+        if v is _MISSING:
+            f_sse = False
+        else:
+            n += 1
+            if v is None:
+                f_sse = False
+                ex = _s.note(ex, "sse")
+            else:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "sse")
+                f_sse = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: McpCapabilities = _new(McpCapabilities)
     _S_McpCapabilities_http(o, f_http)
     _S_McpCapabilities_sse(o, f_sse)
@@ -1250,102 +1265,110 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
     f_resume: Any
     f_close: Any
     f_meta: Any
-    v = d.get("list", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_list = None
-    else:
-        n += 1
-        if v is None:
-            f_list = None
-            ex = _s.note(ex, "list")
-        else:
-            try:
-                r = _d_SessionListCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "list")
-            f_list = r
-    v = d.get("delete", _MISSING)
-    if v is _MISSING:
         f_delete = None
-    else:
-        n += 1
-        if v is None:
-            f_delete = None
-            ex = _s.note(ex, "delete")
-        else:
-            try:
-                r = _d_SessionDeleteCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "delete")
-            f_delete = r
-    v = d.get("additionalDirectories", _MISSING)
-    if v is _MISSING:
         f_additional_directories = None
-    else:
-        n += 1
-        if v is None:
-            f_additional_directories = None
-            ex = _s.note(ex, "additionalDirectories")
-        else:
-            try:
-                r = _d_SessionAdditionalDirectoriesCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "additionalDirectories")
-            f_additional_directories = r
-    v = d.get("resume", _MISSING)
-    if v is _MISSING:
         f_resume = None
-    else:
-        n += 1
-        if v is None:
-            f_resume = None
-            ex = _s.note(ex, "resume")
-        else:
-            try:
-                r = _d_SessionResumeCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "resume")
-            f_resume = r
-    v = d.get("close", _MISSING)
-    if v is _MISSING:
         f_close = None
-    else:
-        n += 1
-        if v is None:
-            f_close = None
-            ex = _s.note(ex, "close")
-        else:
-            try:
-                r = _d_SessionCloseCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "close")
-            f_close = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("list", _MISSING)
+        if v is _MISSING:
+            f_list = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_list = None
+                ex = _s.note(ex, "list")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_SessionListCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "list")
+                f_list = r
+        v = d.get("delete", _MISSING)
+        if v is _MISSING:
+            f_delete = None
+        else:
+            n += 1
+            if v is None:
+                f_delete = None
+                ex = _s.note(ex, "delete")
+            else:
+                try:
+                    r = _d_SessionDeleteCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "delete")
+                f_delete = r
+        v = d.get("additionalDirectories", _MISSING)
+        if v is _MISSING:
+            f_additional_directories = None
+        else:
+            n += 1
+            if v is None:
+                f_additional_directories = None
+                ex = _s.note(ex, "additionalDirectories")
+            else:
+                try:
+                    r = _d_SessionAdditionalDirectoriesCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "additionalDirectories")
+                f_additional_directories = r
+        v = d.get("resume", _MISSING)
+        if v is _MISSING:
+            f_resume = None
+        else:
+            n += 1
+            if v is None:
+                f_resume = None
+                ex = _s.note(ex, "resume")
+            else:
+                try:
+                    r = _d_SessionResumeCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "resume")
+                f_resume = r
+        v = d.get("close", _MISSING)
+        if v is _MISSING:
+            f_close = None
+        else:
+            n += 1
+            if v is None:
+                f_close = None
+                ex = _s.note(ex, "close")
+            else:
+                try:
+                    r = _d_SessionCloseCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "close")
+                f_close = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionCapabilities = _new(SessionCapabilities)
     _S_SessionCapabilities_list(o, f_list)
     _S_SessionCapabilities_delete(o, f_delete)
@@ -1409,111 +1432,119 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
     f_session_capabilities: Any
     f_auth: Any
     f_meta: Any
-    v = d.get("loadSession", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_load_session = False
-    else:
-        n += 1
-        if v is None:
-            f_load_session = False
-            ex = _s.note(ex, "loadSession")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "loadSession")
-            f_load_session = r
-    v = d.get("promptCapabilities", _MISSING)
-    if v is _MISSING:
         f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
-    else:
-        n += 1
-        if v is None:
-            f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
-            ex = _s.note(ex, "promptCapabilities")
-        else:
-            try:
-                r = _d_PromptCapabilities(v)
-            except DecodeError:
-                r = _DF_AgentCapabilities_prompt_capabilities
-            if (
-                r is _DF_AgentCapabilities_prompt_capabilities
-                or r == _DF_AgentCapabilities_prompt_capabilities
-            ):
-                ex = _s.note(ex, "promptCapabilities")
-            f_prompt_capabilities = r
-    v = d.get("mcpCapabilities", _MISSING)
-    if v is _MISSING:
         f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
-    else:
-        n += 1
-        if v is None:
-            f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
-            ex = _s.note(ex, "mcpCapabilities")
-        else:
-            try:
-                r = _d_McpCapabilities(v)
-            except DecodeError:
-                r = _DF_AgentCapabilities_mcp_capabilities
-            if (
-                r is _DF_AgentCapabilities_mcp_capabilities
-                or r == _DF_AgentCapabilities_mcp_capabilities
-            ):
-                ex = _s.note(ex, "mcpCapabilities")
-            f_mcp_capabilities = r
-    v = d.get("sessionCapabilities", _MISSING)
-    if v is _MISSING:
         f_session_capabilities = _DF_AgentCapabilities_session_capabilities
-    else:
-        n += 1
-        if v is None:
-            f_session_capabilities = _DF_AgentCapabilities_session_capabilities
-            ex = _s.note(ex, "sessionCapabilities")
-        else:
-            try:
-                r = _d_SessionCapabilities(v)
-            except DecodeError:
-                r = _DF_AgentCapabilities_session_capabilities
-            if (
-                r is _DF_AgentCapabilities_session_capabilities
-                or r == _DF_AgentCapabilities_session_capabilities
-            ):
-                ex = _s.note(ex, "sessionCapabilities")
-            f_session_capabilities = r
-    v = d.get("auth", _MISSING)
-    if v is _MISSING:
         f_auth = _DF_AgentCapabilities_auth
-    else:
-        n += 1
-        if v is None:
-            f_auth = _DF_AgentCapabilities_auth
-            ex = _s.note(ex, "auth")
-        else:
-            try:
-                r = _d_AgentAuthCapabilities(v)
-            except DecodeError:
-                r = _DF_AgentCapabilities_auth
-            if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
-                ex = _s.note(ex, "auth")
-            f_auth = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("loadSession", _MISSING)
+        if v is _MISSING:
+            f_load_session = False
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_load_session = False
+                ex = _s.note(ex, "loadSession")
             else:
-                r = v
-            if r is None:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "loadSession")
+                f_load_session = r
+        v = d.get("promptCapabilities", _MISSING)
+        if v is _MISSING:
+            f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+        else:
+            n += 1
+            if v is None:
+                f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+                ex = _s.note(ex, "promptCapabilities")
+            else:
+                try:
+                    r = _d_PromptCapabilities(v)
+                except DecodeError:
+                    r = _DF_AgentCapabilities_prompt_capabilities
+                if (
+                    r is _DF_AgentCapabilities_prompt_capabilities
+                    or r == _DF_AgentCapabilities_prompt_capabilities
+                ):
+                    ex = _s.note(ex, "promptCapabilities")
+                f_prompt_capabilities = r
+        v = d.get("mcpCapabilities", _MISSING)
+        if v is _MISSING:
+            f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+        else:
+            n += 1
+            if v is None:
+                f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+                ex = _s.note(ex, "mcpCapabilities")
+            else:
+                try:
+                    r = _d_McpCapabilities(v)
+                except DecodeError:
+                    r = _DF_AgentCapabilities_mcp_capabilities
+                if (
+                    r is _DF_AgentCapabilities_mcp_capabilities
+                    or r == _DF_AgentCapabilities_mcp_capabilities
+                ):
+                    ex = _s.note(ex, "mcpCapabilities")
+                f_mcp_capabilities = r
+        v = d.get("sessionCapabilities", _MISSING)
+        if v is _MISSING:
+            f_session_capabilities = _DF_AgentCapabilities_session_capabilities
+        else:
+            n += 1
+            if v is None:
+                f_session_capabilities = _DF_AgentCapabilities_session_capabilities
+                ex = _s.note(ex, "sessionCapabilities")
+            else:
+                try:
+                    r = _d_SessionCapabilities(v)
+                except DecodeError:
+                    r = _DF_AgentCapabilities_session_capabilities
+                if (
+                    r is _DF_AgentCapabilities_session_capabilities
+                    or r == _DF_AgentCapabilities_session_capabilities
+                ):
+                    ex = _s.note(ex, "sessionCapabilities")
+                f_session_capabilities = r
+        v = d.get("auth", _MISSING)
+        if v is _MISSING:
+            f_auth = _DF_AgentCapabilities_auth
+        else:
+            n += 1
+            if v is None:
+                f_auth = _DF_AgentCapabilities_auth
+                ex = _s.note(ex, "auth")
+            else:
+                try:
+                    r = _d_AgentAuthCapabilities(v)
+                except DecodeError:
+                    r = _DF_AgentCapabilities_auth
+                if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
+                    ex = _s.note(ex, "auth")
+                f_auth = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AgentCapabilities = _new(AgentCapabilities)
     _S_AgentCapabilities_load_session(o, f_load_session)
     _S_AgentCapabilities_prompt_capabilities(o, f_prompt_capabilities)
@@ -1582,38 +1613,42 @@ def _d_ContentChunk(d: Any) -> ContentChunk:
     except DecodeError as e:
         raise e.at("content") from None
     f_content = r
-    v = d.get("messageId", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_message_id = None
-    else:
-        n += 1
-        if v is None:
-            f_message_id = None
-            ex = _s.note(ex, "messageId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "messageId")
-            f_message_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("messageId", _MISSING)
+        if v is _MISSING:
+            f_message_id = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_message_id = None
+                ex = _s.note(ex, "messageId")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "messageId")
+                f_message_id = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ContentChunk = _new(ContentChunk)
     _S_ContentChunk_content(o, f_content)
     _S_ContentChunk_message_id(o, f_message_id)
@@ -1667,38 +1702,42 @@ def _d_AgentMessageChunk(d: Any) -> AgentMessageChunk:
     except DecodeError as e:
         raise e.at("content") from None
     f_content = r
-    v = d.get("messageId", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_message_id = None
-    else:
-        n += 1
-        if v is None:
-            f_message_id = None
-            ex = _s.note(ex, "messageId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "messageId")
-            f_message_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("messageId", _MISSING)
+        if v is _MISSING:
+            f_message_id = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_message_id = None
+                ex = _s.note(ex, "messageId")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "messageId")
+                f_message_id = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AgentMessageChunk = _new(AgentMessageChunk)
     _S_ContentChunk_content(o, f_content)
     _S_ContentChunk_message_id(o, f_message_id)
@@ -1752,38 +1791,42 @@ def _d_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
     except DecodeError as e:
         raise e.at("content") from None
     f_content = r
-    v = d.get("messageId", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_message_id = None
-    else:
-        n += 1
-        if v is None:
-            f_message_id = None
-            ex = _s.note(ex, "messageId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "messageId")
-            f_message_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("messageId", _MISSING)
+        if v is _MISSING:
+            f_message_id = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_message_id = None
+                ex = _s.note(ex, "messageId")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "messageId")
+                f_message_id = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AgentThoughtChunk = _new(AgentThoughtChunk)
     _S_ContentChunk_content(o, f_content)
     _S_ContentChunk_message_id(o, f_message_id)
@@ -1824,70 +1867,76 @@ def _d_Annotations(d: Any) -> Annotations:
     f_last_modified: Any
     f_priority: Any
     f_meta: Any
-    v = d.get("audience", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_audience = None
-    else:
-        n += 1
-        if v is None:
-            f_audience = None
-            ex = _s.note(ex, "audience")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_Role)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "audience")
-            f_audience = r
-    v = d.get("lastModified", _MISSING)
-    if v is _MISSING:
         f_last_modified = None
-    else:
-        n += 1
-        if v is None:
-            f_last_modified = None
-            ex = _s.note(ex, "lastModified")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "lastModified")
-            f_last_modified = r
-    v = d.get("priority", _MISSING)
-    if v is _MISSING:
         f_priority = None
-    else:
-        n += 1
-        if v is None:
-            f_priority = None
-            ex = _s.note(ex, "priority")
-        else:
-            if type(v) is not float and type(v) is not int:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "priority")
-            f_priority = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("audience", _MISSING)
+        if v is _MISSING:
+            f_audience = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_audience = None
+                ex = _s.note(ex, "audience")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_list_skip(v, _d_Role)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "audience")
+                f_audience = r
+        v = d.get("lastModified", _MISSING)
+        if v is _MISSING:
+            f_last_modified = None
+        else:
+            n += 1
+            if v is None:
+                f_last_modified = None
+                ex = _s.note(ex, "lastModified")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "lastModified")
+                f_last_modified = r
+        v = d.get("priority", _MISSING)
+        if v is _MISSING:
+            f_priority = None
+        else:
+            n += 1
+            if v is None:
+                f_priority = None
+                ex = _s.note(ex, "priority")
+            else:
+                if type(v) is not float and type(v) is not int:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "priority")
+                f_priority = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Annotations = _new(Annotations)
     _S_Annotations_audience(o, f_audience)
     _S_Annotations_last_modified(o, f_last_modified)
@@ -1942,22 +1991,6 @@ def _d_AudioContent(d: Any) -> AudioContent:
         if v != "audio":
             raise _s.bad_literal(v, ("audio",)).at("type")
         n += 1
-    v = d.get("annotations", _MISSING)
-    if v is _MISSING:
-        f_annotations = None
-    else:
-        n += 1
-        if v is None:
-            f_annotations = None
-            ex = _s.note(ex, "annotations")
-        else:
-            try:
-                r = _d_Annotations(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "annotations")
-            f_annotations = r
     v = d.get("data", _MISSING)
     if v is _MISSING:
         raise _s.missing("data")
@@ -1974,22 +2007,42 @@ def _d_AudioContent(d: Any) -> AudioContent:
         raise _s.wrong("a string", v).at("mimeType")
     r = v
     f_mime_type = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_annotations = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("annotations", _MISSING)
+        if v is _MISSING:
+            f_annotations = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_annotations = None
+                ex = _s.note(ex, "annotations")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Annotations(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "annotations")
+                f_annotations = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AudioContent = _new(AudioContent)
     _S_AudioContent_annotations(o, f_annotations)
     _S_AudioContent_data(o, f_data)
@@ -2031,38 +2084,42 @@ def _d_AuthCapabilities(d: Any) -> AuthCapabilities:
     r: Any
     f_terminal: Any
     f_meta: Any
-    v = d.get("terminal", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_terminal = False
-    else:
-        n += 1
-        if v is None:
-            f_terminal = False
-            ex = _s.note(ex, "terminal")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "terminal")
-            f_terminal = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("terminal", _MISSING)
+        if v is _MISSING:
+            f_terminal = False
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_terminal = False
+                ex = _s.note(ex, "terminal")
             else:
-                r = v
-            if r is None:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "terminal")
+                f_terminal = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AuthCapabilities = _new(AuthCapabilities)
     _S_AuthCapabilities_terminal(o, f_terminal)
     _S_AuthCapabilities_meta(o, f_meta)
@@ -2114,38 +2171,42 @@ def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AuthMethodAgent = _new(AuthMethodAgent)
     _S_AuthMethodAgent_id(o, f_id)
     _S_AuthMethodAgent_name(o, f_name)
@@ -2212,70 +2273,76 @@ def _d_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("args", _MISSING)
-    if v is _MISSING:
         f_args = []
-    else:
-        n += 1
-        if v is None:
-            f_args = []
-            ex = _s.note(ex, "args")
-        else:
-            try:
-                r = _s.d_list_skip(v, _s.d_str)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "args")
-            f_args = r
-    v = d.get("env", _MISSING)
-    if v is _MISSING:
         f_env = _EMPTY
-    else:
-        n += 1
-        if v is None:
-            f_env = {}
-            ex = _s.note(ex, "env")
-        else:
-            try:
-                r = _s.d_map(v, _s.d_str)
-            except DecodeError:
-                r = {}
-            if not r:
-                ex = _s.note(ex, "env")
-            f_env = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("args", _MISSING)
+        if v is _MISSING:
+            f_args = []
+        else:
+            n += 1
+            if v is None:
+                f_args = []
+                ex = _s.note(ex, "args")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _s.d_str)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "args")
+                f_args = r
+        v = d.get("env", _MISSING)
+        if v is _MISSING:
+            f_env = _EMPTY
+        else:
+            n += 1
+            if v is None:
+                f_env = {}
+                ex = _s.note(ex, "env")
+            else:
+                try:
+                    r = _s.d_map(v, _s.d_str)
+                except DecodeError:
+                    r = {}
+                if not r:
+                    ex = _s.note(ex, "env")
+                f_env = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AuthMethodTerminal = _new(AuthMethodTerminal)
     _S_AuthMethodTerminal_id(o, f_id)
     _S_AuthMethodTerminal_name(o, f_name)
@@ -2335,22 +2402,25 @@ def _d_AuthenticateRequest(d: Any) -> AuthenticateRequest:
         raise _s.wrong("a string", v).at("methodId")
     r = v
     f_method_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AuthenticateRequest = _new(AuthenticateRequest)
     _S_AuthenticateRequest_method_id(o, f_method_id)
     _S_AuthenticateRequest_meta(o, f_meta)
@@ -2382,22 +2452,25 @@ def _d_AuthenticateResponse(d: Any) -> AuthenticateResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AuthenticateResponse = _new(AuthenticateResponse)
     _S_AuthenticateResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateResponse))
@@ -2445,38 +2518,42 @@ def _d_AvailableCommand(d: Any) -> AvailableCommand:
         raise _s.wrong("a string", v).at("description")
     r = v
     f_description = r
-    v = d.get("input", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_input = None
-    else:
-        n += 1
-        if v is None:
-            f_input = None
-            ex = _s.note(ex, "input")
-        else:
-            try:
-                r = _d_AvailableCommandInput(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "input")
-            f_input = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("input", _MISSING)
+        if v is _MISSING:
+            f_input = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_input = None
+                ex = _s.note(ex, "input")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_AvailableCommandInput(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "input")
+                f_input = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AvailableCommand = _new(AvailableCommand)
     _S_AvailableCommand_name(o, f_name)
     _S_AvailableCommand_description(o, f_description)
@@ -2532,22 +2609,25 @@ def _d_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
     except DecodeError:
         r = []
     f_available_commands = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AvailableCommandsUpdate = _new(AvailableCommandsUpdate)
     _S_AvailableCommandsUpdate_available_commands(o, f_available_commands)
     _S_AvailableCommandsUpdate_meta(o, f_meta)
@@ -2590,22 +2670,6 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
         raise _s.wrong("a string", v).at("blob")
     r = v
     f_blob = r
-    v = d.get("mimeType", _MISSING)
-    if v is _MISSING:
-        f_mime_type = None
-    else:
-        n += 1
-        if v is None:
-            f_mime_type = None
-            ex = _s.note(ex, "mimeType")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "mimeType")
-            f_mime_type = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
@@ -2614,22 +2678,42 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
         raise _s.wrong("a string", v).at("uri")
     r = v
     f_uri = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_mime_type = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("mimeType", _MISSING)
+        if v is _MISSING:
+            f_mime_type = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_mime_type = None
+                ex = _s.note(ex, "mimeType")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "mimeType")
+                f_mime_type = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: BlobResourceContents = _new(BlobResourceContents)
     _S_BlobResourceContents_blob(o, f_blob)
     _S_BlobResourceContents_mime_type(o, f_mime_type)
@@ -2670,22 +2754,25 @@ def _d_BooleanConfigOptionCapabilities(d: Any) -> BooleanConfigOptionCapabilitie
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: BooleanConfigOptionCapabilities = _new(BooleanConfigOptionCapabilities)
     _S_BooleanConfigOptionCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BooleanConfigOptionCapabilities))
@@ -2722,70 +2809,76 @@ def _d_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
         if v != "boolean":
             raise _s.bad_literal(v, ("boolean",)).at("type")
         n += 1
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("default", _MISSING)
-    if v is _MISSING:
         f_default = None
-    else:
-        n += 1
-        if v is None:
-            f_default = None
-            ex = _s.note(ex, "default")
-        else:
-            if type(v) is not bool:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "default")
-            f_default = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
+        else:
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("default", _MISSING)
+        if v is _MISSING:
+            f_default = None
+        else:
+            n += 1
+            if v is None:
+                f_default = None
+                ex = _s.note(ex, "default")
+            else:
+                if type(v) is not bool:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "default")
+                f_default = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: BooleanPropertySchema = _new(BooleanPropertySchema)
     _S_BooleanPropertySchema_title(o, f_title)
     _S_BooleanPropertySchema_description(o, f_description)
@@ -2841,22 +2934,25 @@ def _d_CancelNotification(d: Any) -> CancelNotification:
         raise _s.wrong("a string", v).at("sessionId")
     r = v
     f_session_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CancelNotification = _new(CancelNotification)
     _S_CancelNotification_session_id(o, f_session_id)
     _S_CancelNotification_meta(o, f_meta)
@@ -2898,22 +2994,25 @@ def _d_CancelRequestNotification(d: Any) -> CancelRequestNotification:
     except DecodeError as e:
         raise e.at("requestId") from None
     f_request_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CancelRequestNotification = _new(CancelRequestNotification)
     _S_CancelRequestNotification_request_id(o, f_request_id)
     _S_CancelRequestNotification_meta(o, f_meta)
@@ -2969,54 +3068,59 @@ def _d_FileSystemCapabilities(d: Any) -> FileSystemCapabilities:
     f_read_text_file: Any
     f_write_text_file: Any
     f_meta: Any
-    v = d.get("readTextFile", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_read_text_file = False
-    else:
-        n += 1
-        if v is None:
-            f_read_text_file = False
-            ex = _s.note(ex, "readTextFile")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "readTextFile")
-            f_read_text_file = r
-    v = d.get("writeTextFile", _MISSING)
-    if v is _MISSING:
         f_write_text_file = False
-    else:
-        n += 1
-        if v is None:
-            f_write_text_file = False
-            ex = _s.note(ex, "writeTextFile")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "writeTextFile")
-            f_write_text_file = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("readTextFile", _MISSING)
+        if v is _MISSING:
+            f_read_text_file = False
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_read_text_file = False
+                ex = _s.note(ex, "readTextFile")
             else:
-                r = v
-            if r is None:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "readTextFile")
+                f_read_text_file = r
+        v = d.get("writeTextFile", _MISSING)
+        if v is _MISSING:
+            f_write_text_file = False
+        else:
+            n += 1
+            if v is None:
+                f_write_text_file = False
+                ex = _s.note(ex, "writeTextFile")
+            else:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "writeTextFile")
+                f_write_text_file = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: FileSystemCapabilities = _new(FileSystemCapabilities)
     _S_FileSystemCapabilities_read_text_file(o, f_read_text_file)
     _S_FileSystemCapabilities_write_text_file(o, f_write_text_file)
@@ -3058,102 +3162,110 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
     f_auth: Any
     f_elicitation: Any
     f_meta: Any
-    v = d.get("fs", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_fs = _DF_ClientCapabilities_fs
-    else:
-        n += 1
-        if v is None:
-            f_fs = _DF_ClientCapabilities_fs
-            ex = _s.note(ex, "fs")
-        else:
-            try:
-                r = _d_FileSystemCapabilities(v)
-            except DecodeError:
-                r = _DF_ClientCapabilities_fs
-            if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
-                ex = _s.note(ex, "fs")
-            f_fs = r
-    v = d.get("terminal", _MISSING)
-    if v is _MISSING:
         f_terminal = False
-    else:
-        n += 1
-        if v is None:
-            f_terminal = False
-            ex = _s.note(ex, "terminal")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "terminal")
-            f_terminal = r
-    v = d.get("session", _MISSING)
-    if v is _MISSING:
         f_session = None
-    else:
-        n += 1
-        if v is None:
-            f_session = None
-            ex = _s.note(ex, "session")
-        else:
-            try:
-                r = _d_ClientSessionCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "session")
-            f_session = r
-    v = d.get("auth", _MISSING)
-    if v is _MISSING:
         f_auth = _DF_ClientCapabilities_auth
-    else:
-        n += 1
-        if v is None:
-            f_auth = _DF_ClientCapabilities_auth
-            ex = _s.note(ex, "auth")
-        else:
-            try:
-                r = _d_AuthCapabilities(v)
-            except DecodeError:
-                r = _DF_ClientCapabilities_auth
-            if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
-                ex = _s.note(ex, "auth")
-            f_auth = r
-    v = d.get("elicitation", _MISSING)
-    if v is _MISSING:
         f_elicitation = None
-    else:
-        n += 1
-        if v is None:
-            f_elicitation = None
-            ex = _s.note(ex, "elicitation")
-        else:
-            try:
-                r = _d_ElicitationCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "elicitation")
-            f_elicitation = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("fs", _MISSING)
+        if v is _MISSING:
+            f_fs = _DF_ClientCapabilities_fs
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_fs = _DF_ClientCapabilities_fs
+                ex = _s.note(ex, "fs")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_FileSystemCapabilities(v)
+                except DecodeError:
+                    r = _DF_ClientCapabilities_fs
+                if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
+                    ex = _s.note(ex, "fs")
+                f_fs = r
+        v = d.get("terminal", _MISSING)
+        if v is _MISSING:
+            f_terminal = False
+        else:
+            n += 1
+            if v is None:
+                f_terminal = False
+                ex = _s.note(ex, "terminal")
+            else:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "terminal")
+                f_terminal = r
+        v = d.get("session", _MISSING)
+        if v is _MISSING:
+            f_session = None
+        else:
+            n += 1
+            if v is None:
+                f_session = None
+                ex = _s.note(ex, "session")
+            else:
+                try:
+                    r = _d_ClientSessionCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "session")
+                f_session = r
+        v = d.get("auth", _MISSING)
+        if v is _MISSING:
+            f_auth = _DF_ClientCapabilities_auth
+        else:
+            n += 1
+            if v is None:
+                f_auth = _DF_ClientCapabilities_auth
+                ex = _s.note(ex, "auth")
+            else:
+                try:
+                    r = _d_AuthCapabilities(v)
+                except DecodeError:
+                    r = _DF_ClientCapabilities_auth
+                if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
+                    ex = _s.note(ex, "auth")
+                f_auth = r
+        v = d.get("elicitation", _MISSING)
+        if v is _MISSING:
+            f_elicitation = None
+        else:
+            n += 1
+            if v is None:
+                f_elicitation = None
+                ex = _s.note(ex, "elicitation")
+            else:
+                try:
+                    r = _d_ElicitationCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "elicitation")
+                f_elicitation = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ClientCapabilities = _new(ClientCapabilities)
     _S_ClientCapabilities_fs(o, f_fs)
     _S_ClientCapabilities_terminal(o, f_terminal)
@@ -3207,38 +3319,42 @@ def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
     r: Any
     f_config_options: Any
     f_meta: Any
-    v = d.get("configOptions", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_config_options = None
-    else:
-        n += 1
-        if v is None:
-            f_config_options = None
-            ex = _s.note(ex, "configOptions")
-        else:
-            try:
-                r = _d_SessionConfigOptionsCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "configOptions")
-            f_config_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("configOptions", _MISSING)
+        if v is _MISSING:
+            f_config_options = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_config_options = None
+                ex = _s.note(ex, "configOptions")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_SessionConfigOptionsCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "configOptions")
+                f_config_options = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ClientSessionCapabilities = _new(ClientSessionCapabilities)
     _S_ClientSessionCapabilities_config_options(o, f_config_options)
     _S_ClientSessionCapabilities_meta(o, f_meta)
@@ -3282,22 +3398,25 @@ def _d_CloseSessionRequest(d: Any) -> CloseSessionRequest:
         raise _s.wrong("a string", v).at("sessionId")
     r = v
     f_session_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CloseSessionRequest = _new(CloseSessionRequest)
     _S_CloseSessionRequest_session_id(o, f_session_id)
     _S_CloseSessionRequest_meta(o, f_meta)
@@ -3329,22 +3448,25 @@ def _d_CloseSessionResponse(d: Any) -> CloseSessionResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CloseSessionResponse = _new(CloseSessionResponse)
     _S_CloseSessionResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionResponse))
@@ -3382,22 +3504,25 @@ def _d_CompleteElicitationNotification(d: Any) -> CompleteElicitationNotificatio
         raise _s.wrong("a string", v).at("elicitationId")
     r = v
     f_elicitation_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CompleteElicitationNotification = _new(CompleteElicitationNotification)
     _S_CompleteElicitationNotification_elicitation_id(o, f_elicitation_id)
     _S_CompleteElicitationNotification_meta(o, f_meta)
@@ -3444,22 +3569,25 @@ def _d_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
     except DecodeError:
         r = []
     f_config_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ConfigOptionUpdate = _new(ConfigOptionUpdate)
     _S_ConfigOptionUpdate_config_options(o, f_config_options)
     _S_ConfigOptionUpdate_meta(o, f_meta)
@@ -3506,22 +3634,25 @@ def _d_Content(d: Any) -> Content:
     except DecodeError as e:
         raise e.at("content") from None
     f_content = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Content = _new(Content)
     _S_Content_content(o, f_content)
     _S_Content_meta(o, f_meta)
@@ -3571,22 +3702,25 @@ def _d_Cost(d: Any) -> Cost:
         raise _s.wrong("a string", v).at("currency")
     r = v
     f_currency = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Cost = _new(Cost)
     _S_Cost_amount(o, f_amount)
     _S_Cost_currency(o, f_currency)
@@ -3633,45 +3767,50 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
     except DecodeError as e:
         raise e.at("requestedSchema") from None
     f_requested_schema = r
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_session_id = None
-    else:
-        n += 1
-        if type(v) is not str:
-            raise _s.wrong("a string", v).at("sessionId")
-        r = v
-        if r is None:
-            ex = _s.note(ex, "sessionId")
-        f_session_id = r
-    v = d.get("toolCallId", _MISSING)
-    if v is _MISSING:
         f_tool_call_id = None
-    else:
-        n += 1
-        if v is None:
-            f_tool_call_id = None
-            ex = _s.note(ex, "toolCallId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "toolCallId")
-            f_tool_call_id = r
-    v = d.get("requestId", _MISSING)
-    if v is _MISSING:
         f_request_id = None
     else:
-        n += 1
-        try:
-            r = _d_RequestId(v)
-        except DecodeError as e:
-            raise e.at("requestId") from None
-        if r is None:
-            ex = _s.note(ex, "requestId")
-        f_request_id = r
+        v = d.get("sessionId", _MISSING)
+        if v is _MISSING:
+            f_session_id = None
+        else:
+            n += 1
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("sessionId")
+            r = v
+            if r is None:
+                ex = _s.note(ex, "sessionId")
+            f_session_id = r
+        v = d.get("toolCallId", _MISSING)
+        if v is _MISSING:
+            f_tool_call_id = None
+        else:
+            n += 1
+            if v is None:
+                f_tool_call_id = None
+                ex = _s.note(ex, "toolCallId")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "toolCallId")
+                f_tool_call_id = r
+        v = d.get("requestId", _MISSING)
+        if v is _MISSING:
+            f_request_id = None
+        else:
+            n += 1
+            try:
+                r = _d_RequestId(v)
+            except DecodeError as e:
+                raise e.at("requestId") from None
+            if r is None:
+                ex = _s.note(ex, "requestId")
+            f_request_id = r
     o: ElicitationFormMode = _new(ElicitationFormMode)
     _S_ElicitationFormMode_requested_schema(o, f_requested_schema)
     _S_ElicitationFormMode_session_id(o, f_session_id)
@@ -3734,45 +3873,6 @@ def _d_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
     except DecodeError as e:
         raise e.at("requestedSchema") from None
     f_requested_schema = r
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        f_session_id = None
-    else:
-        n += 1
-        if type(v) is not str:
-            raise _s.wrong("a string", v).at("sessionId")
-        r = v
-        if r is None:
-            ex = _s.note(ex, "sessionId")
-        f_session_id = r
-    v = d.get("toolCallId", _MISSING)
-    if v is _MISSING:
-        f_tool_call_id = None
-    else:
-        n += 1
-        if v is None:
-            f_tool_call_id = None
-            ex = _s.note(ex, "toolCallId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "toolCallId")
-            f_tool_call_id = r
-    v = d.get("requestId", _MISSING)
-    if v is _MISSING:
-        f_request_id = None
-    else:
-        n += 1
-        try:
-            r = _d_RequestId(v)
-        except DecodeError as e:
-            raise e.at("requestId") from None
-        if r is None:
-            ex = _s.note(ex, "requestId")
-        f_request_id = r
     v = d.get("message", _MISSING)
     if v is _MISSING:
         raise _s.missing("message")
@@ -3781,22 +3881,67 @@ def _d_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
         raise _s.wrong("a string", v).at("message")
     r = v
     f_message = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_session_id = None
+        f_tool_call_id = None
+        f_request_id = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("sessionId", _MISSING)
+        if v is _MISSING:
+            f_session_id = None
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
+            n += 1
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("sessionId")
+            r = v
             if r is None:
+                ex = _s.note(ex, "sessionId")
+            f_session_id = r
+        v = d.get("toolCallId", _MISSING)
+        if v is _MISSING:
+            f_tool_call_id = None
+        else:
+            n += 1
+            if v is None:
+                f_tool_call_id = None
+                ex = _s.note(ex, "toolCallId")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "toolCallId")
+                f_tool_call_id = r
+        v = d.get("requestId", _MISSING)
+        if v is _MISSING:
+            f_request_id = None
+        else:
+            n += 1
+            try:
+                r = _d_RequestId(v)
+            except DecodeError as e:
+                raise e.at("requestId") from None
+            if r is None:
+                ex = _s.note(ex, "requestId")
+            f_request_id = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CreateElicitationRequestForm = _new(CreateElicitationRequestForm)
     _S_ElicitationFormMode_requested_schema(o, f_requested_schema)
     _S_ElicitationFormMode_session_id(o, f_session_id)
@@ -3869,45 +4014,50 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
         raise _s.wrong("a string", v).at("url")
     r = v
     f_url = r
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_session_id = None
-    else:
-        n += 1
-        if type(v) is not str:
-            raise _s.wrong("a string", v).at("sessionId")
-        r = v
-        if r is None:
-            ex = _s.note(ex, "sessionId")
-        f_session_id = r
-    v = d.get("toolCallId", _MISSING)
-    if v is _MISSING:
         f_tool_call_id = None
-    else:
-        n += 1
-        if v is None:
-            f_tool_call_id = None
-            ex = _s.note(ex, "toolCallId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "toolCallId")
-            f_tool_call_id = r
-    v = d.get("requestId", _MISSING)
-    if v is _MISSING:
         f_request_id = None
     else:
-        n += 1
-        try:
-            r = _d_RequestId(v)
-        except DecodeError as e:
-            raise e.at("requestId") from None
-        if r is None:
-            ex = _s.note(ex, "requestId")
-        f_request_id = r
+        v = d.get("sessionId", _MISSING)
+        if v is _MISSING:
+            f_session_id = None
+        else:
+            n += 1
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("sessionId")
+            r = v
+            if r is None:
+                ex = _s.note(ex, "sessionId")
+            f_session_id = r
+        v = d.get("toolCallId", _MISSING)
+        if v is _MISSING:
+            f_tool_call_id = None
+        else:
+            n += 1
+            if v is None:
+                f_tool_call_id = None
+                ex = _s.note(ex, "toolCallId")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "toolCallId")
+                f_tool_call_id = r
+        v = d.get("requestId", _MISSING)
+        if v is _MISSING:
+            f_request_id = None
+        else:
+            n += 1
+            try:
+                r = _d_RequestId(v)
+            except DecodeError as e:
+                raise e.at("requestId") from None
+            if r is None:
+                ex = _s.note(ex, "requestId")
+            f_request_id = r
     o: ElicitationUrlMode = _new(ElicitationUrlMode)
     _S_ElicitationUrlMode_elicitation_id(o, f_elicitation_id)
     _S_ElicitationUrlMode_url(o, f_url)
@@ -3981,45 +4131,6 @@ def _d_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
         raise _s.wrong("a string", v).at("url")
     r = v
     f_url = r
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        f_session_id = None
-    else:
-        n += 1
-        if type(v) is not str:
-            raise _s.wrong("a string", v).at("sessionId")
-        r = v
-        if r is None:
-            ex = _s.note(ex, "sessionId")
-        f_session_id = r
-    v = d.get("toolCallId", _MISSING)
-    if v is _MISSING:
-        f_tool_call_id = None
-    else:
-        n += 1
-        if v is None:
-            f_tool_call_id = None
-            ex = _s.note(ex, "toolCallId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "toolCallId")
-            f_tool_call_id = r
-    v = d.get("requestId", _MISSING)
-    if v is _MISSING:
-        f_request_id = None
-    else:
-        n += 1
-        try:
-            r = _d_RequestId(v)
-        except DecodeError as e:
-            raise e.at("requestId") from None
-        if r is None:
-            ex = _s.note(ex, "requestId")
-        f_request_id = r
     v = d.get("message", _MISSING)
     if v is _MISSING:
         raise _s.missing("message")
@@ -4028,22 +4139,67 @@ def _d_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
         raise _s.wrong("a string", v).at("message")
     r = v
     f_message = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_session_id = None
+        f_tool_call_id = None
+        f_request_id = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("sessionId", _MISSING)
+        if v is _MISSING:
+            f_session_id = None
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
+            n += 1
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("sessionId")
+            r = v
             if r is None:
+                ex = _s.note(ex, "sessionId")
+            f_session_id = r
+        v = d.get("toolCallId", _MISSING)
+        if v is _MISSING:
+            f_tool_call_id = None
+        else:
+            n += 1
+            if v is None:
+                f_tool_call_id = None
+                ex = _s.note(ex, "toolCallId")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "toolCallId")
+                f_tool_call_id = r
+        v = d.get("requestId", _MISSING)
+        if v is _MISSING:
+            f_request_id = None
+        else:
+            n += 1
+            try:
+                r = _d_RequestId(v)
+            except DecodeError as e:
+                raise e.at("requestId") from None
+            if r is None:
+                ex = _s.note(ex, "requestId")
+            f_request_id = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CreateElicitationRequestUrl = _new(CreateElicitationRequestUrl)
     _S_ElicitationUrlMode_elicitation_id(o, f_elicitation_id)
     _S_ElicitationUrlMode_url(o, f_url)
@@ -4099,22 +4255,25 @@ def _d_ElicitationAcceptAction(d: Any) -> ElicitationAcceptAction:
     n = 0
     r: Any
     f_content: Any
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_content = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("content", _MISSING)
+        if v is _MISSING:
             f_content = None
-            ex = _s.note(ex, "content")
         else:
-            try:
-                r = _s.d_map(v, _d_ElicitationContentValue)
-            except DecodeError as e:
-                raise e.at("content") from None
-            if r is None:
+            n += 1
+            if v is None:
+                f_content = None
                 ex = _s.note(ex, "content")
-            f_content = r
+            else:
+                try:
+                    r = _s.d_map(v, _d_ElicitationContentValue)
+                except DecodeError as e:
+                    raise e.at("content") from None
+                if r is None:
+                    ex = _s.note(ex, "content")
+                f_content = r
     o: ElicitationAcceptAction = _new(ElicitationAcceptAction)
     _S_ElicitationAcceptAction_content(o, f_content)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationAcceptAction))
@@ -4149,38 +4308,42 @@ def _d_CreateElicitationResponseAccept(d: Any) -> CreateElicitationResponseAccep
         if v != "accept":
             raise _s.bad_literal(v, ("accept",)).at("action")
         n += 1
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_content = None
-    else:
-        n += 1
-        if v is None:
-            f_content = None
-            ex = _s.note(ex, "content")
-        else:
-            try:
-                r = _s.d_map(v, _d_ElicitationContentValue)
-            except DecodeError as e:
-                raise e.at("content") from None
-            if r is None:
-                ex = _s.note(ex, "content")
-            f_content = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("content", _MISSING)
+        if v is _MISSING:
+            f_content = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_content = None
+                ex = _s.note(ex, "content")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_map(v, _d_ElicitationContentValue)
+                except DecodeError as e:
+                    raise e.at("content") from None
+                if r is None:
+                    ex = _s.note(ex, "content")
+                f_content = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CreateElicitationResponseAccept = _new(CreateElicitationResponseAccept)
     _S_ElicitationAcceptAction_content(o, f_content)
     _S_CreateElicitationResponseAccept_meta(o, f_meta)
@@ -4220,22 +4383,25 @@ def _d_CreateElicitationResponseCancel(d: Any) -> CreateElicitationResponseCance
         if v != "cancel":
             raise _s.bad_literal(v, ("cancel",)).at("action")
         n += 1
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CreateElicitationResponseCancel = _new(CreateElicitationResponseCancel)
     _S_CreateElicitationResponseCancel_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseCancel))
@@ -4269,22 +4435,25 @@ def _d_CreateElicitationResponseDecline(d: Any) -> CreateElicitationResponseDecl
         if v != "decline":
             raise _s.bad_literal(v, ("decline",)).at("action")
         n += 1
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CreateElicitationResponseDecline = _new(CreateElicitationResponseDecline)
     _S_CreateElicitationResponseDecline_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseDecline))
@@ -4335,86 +4504,93 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
         raise _s.wrong("a string", v).at("command")
     r = v
     f_command = r
-    v = d.get("args", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_args = []
-    else:
-        n += 1
-        if v is None:
-            f_args = []
-            ex = _s.note(ex, "args")
-        else:
-            try:
-                r = _s.d_list_skip(v, _s.d_str)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "args")
-            f_args = r
-    v = d.get("env", _MISSING)
-    if v is _MISSING:
         f_env = []
-    else:
-        n += 1
-        if v is None:
-            f_env = []
-            ex = _s.note(ex, "env")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_EnvVariable)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "env")
-            f_env = r
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
         f_cwd = None
-    else:
-        n += 1
-        if v is None:
-            f_cwd = None
-            ex = _s.note(ex, "cwd")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "cwd")
-            f_cwd = r
-    v = d.get("outputByteLimit", _MISSING)
-    if v is _MISSING:
         f_output_byte_limit = None
-    else:
-        n += 1
-        if v is None:
-            f_output_byte_limit = None
-            ex = _s.note(ex, "outputByteLimit")
-        else:
-            if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "outputByteLimit")
-            f_output_byte_limit = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("args", _MISSING)
+        if v is _MISSING:
+            f_args = []
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_args = []
+                ex = _s.note(ex, "args")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_list_skip(v, _s.d_str)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "args")
+                f_args = r
+        v = d.get("env", _MISSING)
+        if v is _MISSING:
+            f_env = []
+        else:
+            n += 1
+            if v is None:
+                f_env = []
+                ex = _s.note(ex, "env")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_EnvVariable)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "env")
+                f_env = r
+        v = d.get("cwd", _MISSING)
+        if v is _MISSING:
+            f_cwd = None
+        else:
+            n += 1
+            if v is None:
+                f_cwd = None
+                ex = _s.note(ex, "cwd")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "cwd")
+                f_cwd = r
+        v = d.get("outputByteLimit", _MISSING)
+        if v is _MISSING:
+            f_output_byte_limit = None
+        else:
+            n += 1
+            if v is None:
+                f_output_byte_limit = None
+                ex = _s.note(ex, "outputByteLimit")
+            else:
+                if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "outputByteLimit")
+                f_output_byte_limit = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CreateTerminalRequest = _new(CreateTerminalRequest)
     _S_CreateTerminalRequest_session_id(o, f_session_id)
     _S_CreateTerminalRequest_command(o, f_command)
@@ -4478,22 +4654,25 @@ def _d_CreateTerminalResponse(d: Any) -> CreateTerminalResponse:
         raise _s.wrong("a string", v).at("terminalId")
     r = v
     f_terminal_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CreateTerminalResponse = _new(CreateTerminalResponse)
     _S_CreateTerminalResponse_terminal_id(o, f_terminal_id)
     _S_CreateTerminalResponse_meta(o, f_meta)
@@ -4539,22 +4718,25 @@ def _d_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
         raise _s.wrong("a string", v).at("currentModeId")
     r = v
     f_current_mode_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CurrentModeUpdate = _new(CurrentModeUpdate)
     _S_CurrentModeUpdate_current_mode_id(o, f_current_mode_id)
     _S_CurrentModeUpdate_meta(o, f_meta)
@@ -4595,22 +4777,25 @@ def _d_DeleteSessionRequest(d: Any) -> DeleteSessionRequest:
         raise _s.wrong("a string", v).at("sessionId")
     r = v
     f_session_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: DeleteSessionRequest = _new(DeleteSessionRequest)
     _S_DeleteSessionRequest_session_id(o, f_session_id)
     _S_DeleteSessionRequest_meta(o, f_meta)
@@ -4642,22 +4827,25 @@ def _d_DeleteSessionResponse(d: Any) -> DeleteSessionResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: DeleteSessionResponse = _new(DeleteSessionResponse)
     _S_DeleteSessionResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionResponse))
@@ -4702,22 +4890,6 @@ def _d_Diff(d: Any) -> Diff:
         raise _s.wrong("a string", v).at("path")
     r = v
     f_path = r
-    v = d.get("oldText", _MISSING)
-    if v is _MISSING:
-        f_old_text = None
-    else:
-        n += 1
-        if v is None:
-            f_old_text = None
-            ex = _s.note(ex, "oldText")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "oldText")
-            f_old_text = r
     v = d.get("newText", _MISSING)
     if v is _MISSING:
         raise _s.missing("newText")
@@ -4726,22 +4898,42 @@ def _d_Diff(d: Any) -> Diff:
         raise _s.wrong("a string", v).at("newText")
     r = v
     f_new_text = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_old_text = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("oldText", _MISSING)
+        if v is _MISSING:
+            f_old_text = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_old_text = None
+                ex = _s.note(ex, "oldText")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "oldText")
+                f_old_text = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Diff = _new(Diff)
     _S_Diff_path(o, f_path)
     _S_Diff_old_text(o, f_old_text)
@@ -4784,54 +4976,59 @@ def _d_ElicitationCapabilities(d: Any) -> ElicitationCapabilities:
     f_form: Any
     f_url: Any
     f_meta: Any
-    v = d.get("form", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_form = None
-    else:
-        n += 1
-        if v is None:
-            f_form = None
-            ex = _s.note(ex, "form")
-        else:
-            try:
-                r = _d_ElicitationFormCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "form")
-            f_form = r
-    v = d.get("url", _MISSING)
-    if v is _MISSING:
         f_url = None
-    else:
-        n += 1
-        if v is None:
-            f_url = None
-            ex = _s.note(ex, "url")
-        else:
-            try:
-                r = _d_ElicitationUrlCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "url")
-            f_url = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("form", _MISSING)
+        if v is _MISSING:
+            f_form = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_form = None
+                ex = _s.note(ex, "form")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_ElicitationFormCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "form")
+                f_form = r
+        v = d.get("url", _MISSING)
+        if v is _MISSING:
+            f_url = None
+        else:
+            n += 1
+            if v is None:
+                f_url = None
+                ex = _s.note(ex, "url")
+            else:
+                try:
+                    r = _d_ElicitationUrlCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "url")
+                f_url = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ElicitationCapabilities = _new(ElicitationCapabilities)
     _S_ElicitationCapabilities_form(o, f_form)
     _S_ElicitationCapabilities_url(o, f_url)
@@ -4872,22 +5069,25 @@ def _d_ElicitationFormCapabilities(d: Any) -> ElicitationFormCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ElicitationFormCapabilities = _new(ElicitationFormCapabilities)
     _S_ElicitationFormCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormCapabilities))
@@ -4953,98 +5153,106 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
     f_required: Any
     f_description: Any
     f_meta: Any
-    v = d.get("type", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_type = "object"
-    else:
-        n += 1
-        if v is None:
-            f_type = "object"
-            ex = _s.note(ex, "type")
-        else:
-            if type(v) is not str or v not in _L_ElicitationSchemaType:
-                r = "object"
-            else:
-                r = v
-            if r == "object":
-                ex = _s.note(ex, "type")
-            f_type = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("properties", _MISSING)
-    if v is _MISSING:
         f_properties = _EMPTY
-    else:
-        n += 1
-        try:
-            r = _s.d_map(v, _d_ElicitationPropertySchema)
-        except DecodeError as e:
-            raise e.at("properties") from None
-        if not r:
-            ex = _s.note(ex, "properties")
-        f_properties = r
-    v = d.get("required", _MISSING)
-    if v is _MISSING:
         f_required = None
-    else:
-        n += 1
-        if v is None:
-            f_required = None
-            ex = _s.note(ex, "required")
-        else:
-            try:
-                r = _s.d_list(v, _s.d_str)
-            except DecodeError as e:
-                raise e.at("required") from None
-            if r is None:
-                ex = _s.note(ex, "required")
-            f_required = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("type", _MISSING)
+        if v is _MISSING:
+            f_type = "object"
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_type = "object"
+                ex = _s.note(ex, "type")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str or v not in _L_ElicitationSchemaType:
+                    r = "object"
+                else:
+                    r = v
+                if r == "object":
+                    ex = _s.note(ex, "type")
+                f_type = r
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
+        else:
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("properties", _MISSING)
+        if v is _MISSING:
+            f_properties = _EMPTY
+        else:
+            n += 1
+            try:
+                r = _s.d_map(v, _d_ElicitationPropertySchema)
+            except DecodeError as e:
+                raise e.at("properties") from None
+            if not r:
+                ex = _s.note(ex, "properties")
+            f_properties = r
+        v = d.get("required", _MISSING)
+        if v is _MISSING:
+            f_required = None
+        else:
+            n += 1
+            if v is None:
+                f_required = None
+                ex = _s.note(ex, "required")
+            else:
+                try:
+                    r = _s.d_list(v, _s.d_str)
+                except DecodeError as e:
+                    raise e.at("required") from None
+                if r is None:
+                    ex = _s.note(ex, "required")
+                f_required = r
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
+        else:
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ElicitationSchema = _new(ElicitationSchema)
     _S_ElicitationSchema_type(o, f_type)
     _S_ElicitationSchema_title(o, f_title)
@@ -5110,22 +5318,25 @@ def _d_ElicitationSessionScope(d: Any) -> ElicitationSessionScope:
         raise _s.wrong("a string", v).at("sessionId")
     r = v
     f_session_id = r
-    v = d.get("toolCallId", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_tool_call_id = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("toolCallId", _MISSING)
+        if v is _MISSING:
             f_tool_call_id = None
-            ex = _s.note(ex, "toolCallId")
         else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_tool_call_id = None
                 ex = _s.note(ex, "toolCallId")
-            f_tool_call_id = r
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "toolCallId")
+                f_tool_call_id = r
     o: ElicitationSessionScope = _new(ElicitationSessionScope)
     _S_ElicitationSessionScope_session_id(o, f_session_id)
     _S_ElicitationSessionScope_tool_call_id(o, f_tool_call_id)
@@ -5157,22 +5368,25 @@ def _d_ElicitationUrlCapabilities(d: Any) -> ElicitationUrlCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ElicitationUrlCapabilities = _new(ElicitationUrlCapabilities)
     _S_ElicitationUrlCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlCapabilities))
@@ -5208,22 +5422,6 @@ def _d_EmbeddedResource(d: Any) -> EmbeddedResource:
         if v != "resource":
             raise _s.bad_literal(v, ("resource",)).at("type")
         n += 1
-    v = d.get("annotations", _MISSING)
-    if v is _MISSING:
-        f_annotations = None
-    else:
-        n += 1
-        if v is None:
-            f_annotations = None
-            ex = _s.note(ex, "annotations")
-        else:
-            try:
-                r = _d_Annotations(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "annotations")
-            f_annotations = r
     v = d.get("resource", _MISSING)
     if v is _MISSING:
         raise _s.missing("resource")
@@ -5233,22 +5431,42 @@ def _d_EmbeddedResource(d: Any) -> EmbeddedResource:
     except DecodeError as e:
         raise e.at("resource") from None
     f_resource = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_annotations = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("annotations", _MISSING)
+        if v is _MISSING:
+            f_annotations = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_annotations = None
+                ex = _s.note(ex, "annotations")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Annotations(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "annotations")
+                f_annotations = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: EmbeddedResource = _new(EmbeddedResource)
     _S_EmbeddedResource_annotations(o, f_annotations)
     _S_EmbeddedResource_resource(o, f_resource)
@@ -5305,38 +5523,42 @@ def _d_EnumOption(d: Any) -> EnumOption:
         raise _s.wrong("a string", v).at("title")
     r = v
     f_title = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: EnumOption = _new(EnumOption)
     _S_EnumOption_const(o, f_const)
     _S_EnumOption_title(o, f_title)
@@ -5395,22 +5617,25 @@ def _d_EnvVariable(d: Any) -> EnvVariable:
         raise _s.wrong("a string", v).at("value")
     r = v
     f_value = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: EnvVariable = _new(EnvVariable)
     _S_EnvVariable_name(o, f_name)
     _S_EnvVariable_value(o, f_value)
@@ -5463,19 +5688,22 @@ def _d_Error(d: Any) -> Error:
         raise _s.wrong("a string", v).at("message")
     r = v
     f_message = r
-    v = d.get("data", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_data = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("data", _MISSING)
+        if v is _MISSING:
             f_data = None
-            ex = _s.note(ex, "data")
         else:
-            r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_data = None
                 ex = _s.note(ex, "data")
-            f_data = r
+            else:
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "data")
+                f_data = r
     o: Error = _new(Error)
     _S_Error_code(o, f_code)
     _S_Error_message(o, f_message)
@@ -5528,22 +5756,25 @@ def _d_HttpHeader(d: Any) -> HttpHeader:
         raise _s.wrong("a string", v).at("value")
     r = v
     f_value = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: HttpHeader = _new(HttpHeader)
     _S_HttpHeader_name(o, f_name)
     _S_HttpHeader_value(o, f_value)
@@ -5587,22 +5818,6 @@ def _d_ImageContent(d: Any) -> ImageContent:
         if v != "image":
             raise _s.bad_literal(v, ("image",)).at("type")
         n += 1
-    v = d.get("annotations", _MISSING)
-    if v is _MISSING:
-        f_annotations = None
-    else:
-        n += 1
-        if v is None:
-            f_annotations = None
-            ex = _s.note(ex, "annotations")
-        else:
-            try:
-                r = _d_Annotations(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "annotations")
-            f_annotations = r
     v = d.get("data", _MISSING)
     if v is _MISSING:
         raise _s.missing("data")
@@ -5619,38 +5834,59 @@ def _d_ImageContent(d: Any) -> ImageContent:
         raise _s.wrong("a string", v).at("mimeType")
     r = v
     f_mime_type = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_annotations = None
         f_uri = None
-    else:
-        n += 1
-        if v is None:
-            f_uri = None
-            ex = _s.note(ex, "uri")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "uri")
-            f_uri = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("annotations", _MISSING)
+        if v is _MISSING:
+            f_annotations = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_annotations = None
+                ex = _s.note(ex, "annotations")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Annotations(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "annotations")
+                f_annotations = r
+        v = d.get("uri", _MISSING)
+        if v is _MISSING:
+            f_uri = None
+        else:
+            n += 1
+            if v is None:
+                f_uri = None
+                ex = _s.note(ex, "uri")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "uri")
+                f_uri = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ImageContent = _new(ImageContent)
     _S_ImageContent_annotations(o, f_annotations)
     _S_ImageContent_data(o, f_data)
@@ -5708,22 +5944,6 @@ def _d_Implementation(d: Any) -> Implementation:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
     v = d.get("version", _MISSING)
     if v is _MISSING:
         raise _s.missing("version")
@@ -5732,22 +5952,42 @@ def _d_Implementation(d: Any) -> Implementation:
         raise _s.wrong("a string", v).at("version")
     r = v
     f_version = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_title = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Implementation = _new(Implementation)
     _S_Implementation_name(o, f_name)
     _S_Implementation_title(o, f_title)
@@ -5799,57 +6039,62 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
     r = v
     f_protocol_version = r
-    v = d.get("clientCapabilities", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_client_capabilities = _DF_InitializeRequest_client_capabilities
-    else:
-        n += 1
-        if v is None:
-            f_client_capabilities = _DF_InitializeRequest_client_capabilities
-            ex = _s.note(ex, "clientCapabilities")
-        else:
-            try:
-                r = _d_ClientCapabilities(v)
-            except DecodeError:
-                r = _DF_InitializeRequest_client_capabilities
-            if (
-                r is _DF_InitializeRequest_client_capabilities
-                or r == _DF_InitializeRequest_client_capabilities
-            ):
-                ex = _s.note(ex, "clientCapabilities")
-            f_client_capabilities = r
-    v = d.get("clientInfo", _MISSING)
-    if v is _MISSING:
         f_client_info = None
-    else:
-        n += 1
-        if v is None:
-            f_client_info = None
-            ex = _s.note(ex, "clientInfo")
-        else:
-            try:
-                r = _d_Implementation(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "clientInfo")
-            f_client_info = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("clientCapabilities", _MISSING)
+        if v is _MISSING:
+            f_client_capabilities = _DF_InitializeRequest_client_capabilities
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_client_capabilities = _DF_InitializeRequest_client_capabilities
+                ex = _s.note(ex, "clientCapabilities")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_ClientCapabilities(v)
+                except DecodeError:
+                    r = _DF_InitializeRequest_client_capabilities
+                if (
+                    r is _DF_InitializeRequest_client_capabilities
+                    or r == _DF_InitializeRequest_client_capabilities
+                ):
+                    ex = _s.note(ex, "clientCapabilities")
+                f_client_capabilities = r
+        v = d.get("clientInfo", _MISSING)
+        if v is _MISSING:
+            f_client_info = None
+        else:
+            n += 1
+            if v is None:
+                f_client_info = None
+                ex = _s.note(ex, "clientInfo")
+            else:
+                try:
+                    r = _d_Implementation(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "clientInfo")
+                f_client_info = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: InitializeRequest = _new(InitializeRequest)
     _S_InitializeRequest_protocol_version(o, f_protocol_version)
     _S_InitializeRequest_client_capabilities(o, f_client_capabilities)
@@ -5906,73 +6151,79 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
     r = v
     f_protocol_version = r
-    v = d.get("agentCapabilities", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
-    else:
-        n += 1
-        if v is None:
-            f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
-            ex = _s.note(ex, "agentCapabilities")
-        else:
-            try:
-                r = _d_AgentCapabilities(v)
-            except DecodeError:
-                r = _DF_InitializeResponse_agent_capabilities
-            if (
-                r is _DF_InitializeResponse_agent_capabilities
-                or r == _DF_InitializeResponse_agent_capabilities
-            ):
-                ex = _s.note(ex, "agentCapabilities")
-            f_agent_capabilities = r
-    v = d.get("authMethods", _MISSING)
-    if v is _MISSING:
         f_auth_methods = []
-    else:
-        n += 1
-        if v is None:
-            f_auth_methods = []
-            ex = _s.note(ex, "authMethods")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_AuthMethod)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "authMethods")
-            f_auth_methods = r
-    v = d.get("agentInfo", _MISSING)
-    if v is _MISSING:
         f_agent_info = None
-    else:
-        n += 1
-        if v is None:
-            f_agent_info = None
-            ex = _s.note(ex, "agentInfo")
-        else:
-            try:
-                r = _d_Implementation(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "agentInfo")
-            f_agent_info = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("agentCapabilities", _MISSING)
+        if v is _MISSING:
+            f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
+                ex = _s.note(ex, "agentCapabilities")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_AgentCapabilities(v)
+                except DecodeError:
+                    r = _DF_InitializeResponse_agent_capabilities
+                if (
+                    r is _DF_InitializeResponse_agent_capabilities
+                    or r == _DF_InitializeResponse_agent_capabilities
+                ):
+                    ex = _s.note(ex, "agentCapabilities")
+                f_agent_capabilities = r
+        v = d.get("authMethods", _MISSING)
+        if v is _MISSING:
+            f_auth_methods = []
+        else:
+            n += 1
+            if v is None:
+                f_auth_methods = []
+                ex = _s.note(ex, "authMethods")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_AuthMethod)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "authMethods")
+                f_auth_methods = r
+        v = d.get("agentInfo", _MISSING)
+        if v is _MISSING:
+            f_agent_info = None
+        else:
+            n += 1
+            if v is None:
+                f_agent_info = None
+                ex = _s.note(ex, "agentInfo")
+            else:
+                try:
+                    r = _d_Implementation(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "agentInfo")
+                f_agent_info = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: InitializeResponse = _new(InitializeResponse)
     _S_InitializeResponse_protocol_version(o, f_protocol_version)
     _S_InitializeResponse_agent_capabilities(o, f_agent_capabilities)
@@ -6031,100 +6282,108 @@ def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
         if v != "integer":
             raise _s.bad_literal(v, ("integer",)).at("type")
         n += 1
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("minimum", _MISSING)
-    if v is _MISSING:
         f_minimum = None
-    else:
-        n += 1
-        if v is None:
-            f_minimum = None
-            ex = _s.note(ex, "minimum")
-        else:
-            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                raise _s.bad_int(v, "int64").at("minimum")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "minimum")
-            f_minimum = r
-    v = d.get("maximum", _MISSING)
-    if v is _MISSING:
         f_maximum = None
-    else:
-        n += 1
-        if v is None:
-            f_maximum = None
-            ex = _s.note(ex, "maximum")
-        else:
-            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                raise _s.bad_int(v, "int64").at("maximum")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "maximum")
-            f_maximum = r
-    v = d.get("default", _MISSING)
-    if v is _MISSING:
         f_default = None
-    else:
-        n += 1
-        if v is None:
-            f_default = None
-            ex = _s.note(ex, "default")
-        else:
-            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "default")
-            f_default = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
             else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
+        else:
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("minimum", _MISSING)
+        if v is _MISSING:
+            f_minimum = None
+        else:
+            n += 1
+            if v is None:
+                f_minimum = None
+                ex = _s.note(ex, "minimum")
+            else:
+                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                    raise _s.bad_int(v, "int64").at("minimum")
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "minimum")
+                f_minimum = r
+        v = d.get("maximum", _MISSING)
+        if v is _MISSING:
+            f_maximum = None
+        else:
+            n += 1
+            if v is None:
+                f_maximum = None
+                ex = _s.note(ex, "maximum")
+            else:
+                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                    raise _s.bad_int(v, "int64").at("maximum")
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "maximum")
+                f_maximum = r
+        v = d.get("default", _MISSING)
+        if v is _MISSING:
+            f_default = None
+        else:
+            n += 1
+            if v is None:
+                f_default = None
+                ex = _s.note(ex, "default")
+            else:
+                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "default")
+                f_default = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: IntegerPropertySchema = _new(IntegerPropertySchema)
     _S_IntegerPropertySchema_title(o, f_title)
     _S_IntegerPropertySchema_description(o, f_description)
@@ -6201,22 +6460,25 @@ def _d_KillTerminalRequest(d: Any) -> KillTerminalRequest:
         raise _s.wrong("a string", v).at("terminalId")
     r = v
     f_terminal_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: KillTerminalRequest = _new(KillTerminalRequest)
     _S_KillTerminalRequest_session_id(o, f_session_id)
     _S_KillTerminalRequest_terminal_id(o, f_terminal_id)
@@ -6251,22 +6513,25 @@ def _d_KillTerminalResponse(d: Any) -> KillTerminalResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: KillTerminalResponse = _new(KillTerminalResponse)
     _S_KillTerminalResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalResponse))
@@ -6297,52 +6562,57 @@ def _d_ListSessionsRequest(d: Any) -> ListSessionsRequest:
     f_cwd: Any
     f_cursor: Any
     f_meta: Any
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_cwd = None
-    else:
-        n += 1
-        if v is None:
-            f_cwd = None
-            ex = _s.note(ex, "cwd")
-        else:
-            if type(v) is not str:
-                raise _s.wrong("a string", v).at("cwd")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "cwd")
-            f_cwd = r
-    v = d.get("cursor", _MISSING)
-    if v is _MISSING:
         f_cursor = None
-    else:
-        n += 1
-        if v is None:
-            f_cursor = None
-            ex = _s.note(ex, "cursor")
-        else:
-            if type(v) is not str:
-                raise _s.wrong("a string", v).at("cursor")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "cursor")
-            f_cursor = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("cwd", _MISSING)
+        if v is _MISSING:
+            f_cwd = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_cwd = None
+                ex = _s.note(ex, "cwd")
             else:
+                if type(v) is not str:
+                    raise _s.wrong("a string", v).at("cwd")
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "cwd")
+                f_cwd = r
+        v = d.get("cursor", _MISSING)
+        if v is _MISSING:
+            f_cursor = None
+        else:
+            n += 1
+            if v is None:
+                f_cursor = None
+                ex = _s.note(ex, "cursor")
+            else:
+                if type(v) is not str:
+                    raise _s.wrong("a string", v).at("cursor")
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "cursor")
+                f_cursor = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ListSessionsRequest = _new(ListSessionsRequest)
     _S_ListSessionsRequest_cwd(o, f_cwd)
     _S_ListSessionsRequest_cursor(o, f_cursor)
@@ -6394,38 +6664,42 @@ def _d_ListSessionsResponse(d: Any) -> ListSessionsResponse:
     except DecodeError:
         r = []
     f_sessions = r
-    v = d.get("nextCursor", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_next_cursor = None
-    else:
-        n += 1
-        if v is None:
-            f_next_cursor = None
-            ex = _s.note(ex, "nextCursor")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "nextCursor")
-            f_next_cursor = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("nextCursor", _MISSING)
+        if v is _MISSING:
+            f_next_cursor = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_next_cursor = None
+                ex = _s.note(ex, "nextCursor")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "nextCursor")
+                f_next_cursor = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ListSessionsResponse = _new(ListSessionsResponse)
     _S_ListSessionsResponse_sessions(o, f_sessions)
     _S_ListSessionsResponse_next_cursor(o, f_next_cursor)
@@ -6484,22 +6758,6 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
         raise _s.wrong("a string", v).at("cwd")
     r = v
     f_cwd = r
-    v = d.get("additionalDirectories", _MISSING)
-    if v is _MISSING:
-        f_additional_directories = []
-    else:
-        n += 1
-        if v is None:
-            f_additional_directories = []
-            ex = _s.note(ex, "additionalDirectories")
-        else:
-            try:
-                r = _s.d_list_skip(v, _s.d_str)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "additionalDirectories")
-            f_additional_directories = r
     v = d.get("sessionId", _MISSING)
     if v is _MISSING:
         raise _s.missing("sessionId")
@@ -6508,22 +6766,42 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
         raise _s.wrong("a string", v).at("sessionId")
     r = v
     f_session_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_additional_directories = []
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("additionalDirectories", _MISSING)
+        if v is _MISSING:
+            f_additional_directories = []
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_additional_directories = []
+                ex = _s.note(ex, "additionalDirectories")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_list_skip(v, _s.d_str)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "additionalDirectories")
+                f_additional_directories = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: LoadSessionRequest = _new(LoadSessionRequest)
     _S_LoadSessionRequest_mcp_servers(o, f_mcp_servers)
     _S_LoadSessionRequest_cwd(o, f_cwd)
@@ -6567,54 +6845,59 @@ def _d_LoadSessionResponse(d: Any) -> LoadSessionResponse:
     f_modes: Any
     f_config_options: Any
     f_meta: Any
-    v = d.get("modes", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_modes = None
-    else:
-        n += 1
-        if v is None:
-            f_modes = None
-            ex = _s.note(ex, "modes")
-        else:
-            try:
-                r = _d_SessionModeState(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "modes")
-            f_modes = r
-    v = d.get("configOptions", _MISSING)
-    if v is _MISSING:
         f_config_options = None
-    else:
-        n += 1
-        if v is None:
-            f_config_options = None
-            ex = _s.note(ex, "configOptions")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_SessionConfigOption)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "configOptions")
-            f_config_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("modes", _MISSING)
+        if v is _MISSING:
+            f_modes = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_modes = None
+                ex = _s.note(ex, "modes")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_SessionModeState(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "modes")
+                f_modes = r
+        v = d.get("configOptions", _MISSING)
+        if v is _MISSING:
+            f_config_options = None
+        else:
+            n += 1
+            if v is None:
+                f_config_options = None
+                ex = _s.note(ex, "configOptions")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_SessionConfigOption)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "configOptions")
+                f_config_options = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: LoadSessionResponse = _new(LoadSessionResponse)
     _S_LoadSessionResponse_modes(o, f_modes)
     _S_LoadSessionResponse_config_options(o, f_config_options)
@@ -6655,22 +6938,25 @@ def _d_LogoutCapabilities(d: Any) -> LogoutCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: LogoutCapabilities = _new(LogoutCapabilities)
     _S_LogoutCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutCapabilities))
@@ -6699,22 +6985,25 @@ def _d_LogoutRequest(d: Any) -> LogoutRequest:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: LogoutRequest = _new(LogoutRequest)
     _S_LogoutRequest_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutRequest))
@@ -6743,22 +7032,25 @@ def _d_LogoutResponse(d: Any) -> LogoutResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: LogoutResponse = _new(LogoutResponse)
     _S_LogoutResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutResponse))
@@ -6820,22 +7112,25 @@ def _d_McpServerHttp(d: Any) -> McpServerHttp:
     except DecodeError as e:
         raise e.at("headers") from None
     f_headers = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: McpServerHttp = _new(McpServerHttp)
     _S_McpServerHttp_name(o, f_name)
     _S_McpServerHttp_url(o, f_url)
@@ -6906,22 +7201,25 @@ def _d_McpServerSse(d: Any) -> McpServerSse:
     except DecodeError as e:
         raise e.at("headers") from None
     f_headers = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: McpServerSse = _new(McpServerSse)
     _S_McpServerSse_name(o, f_name)
     _S_McpServerSse_url(o, f_url)
@@ -6997,22 +7295,25 @@ def _d_McpServerStdio(d: Any) -> McpServerStdio:
     except DecodeError as e:
         raise e.at("env") from None
     f_env = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: McpServerStdio = _new(McpServerStdio)
     _S_McpServerStdio_name(o, f_name)
     _S_McpServerStdio_command(o, f_command)
@@ -7064,68 +7365,6 @@ def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
         if v != "array":
             raise _s.bad_literal(v, ("array",)).at("type")
         n += 1
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
-        f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("minItems", _MISSING)
-    if v is _MISSING:
-        f_min_items = None
-    else:
-        n += 1
-        if v is None:
-            f_min_items = None
-            ex = _s.note(ex, "minItems")
-        else:
-            if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                raise _s.bad_int(v, "uint64").at("minItems")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "minItems")
-            f_min_items = r
-    v = d.get("maxItems", _MISSING)
-    if v is _MISSING:
-        f_max_items = None
-    else:
-        n += 1
-        if v is None:
-            f_max_items = None
-            ex = _s.note(ex, "maxItems")
-        else:
-            if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                raise _s.bad_int(v, "uint64").at("maxItems")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "maxItems")
-            f_max_items = r
     v = d.get("items", _MISSING)
     if v is _MISSING:
         raise _s.missing("items")
@@ -7135,38 +7374,108 @@ def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
     except DecodeError as e:
         raise e.at("items") from None
     f_items = r
-    v = d.get("default", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_title = None
+        f_description = None
+        f_min_items = None
+        f_max_items = None
         f_default = None
-    else:
-        n += 1
-        if v is None:
-            f_default = None
-            ex = _s.note(ex, "default")
-        else:
-            try:
-                r = _s.d_list_skip(v, _s.d_str)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "default")
-            f_default = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
             else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
+        else:
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("minItems", _MISSING)
+        if v is _MISSING:
+            f_min_items = None
+        else:
+            n += 1
+            if v is None:
+                f_min_items = None
+                ex = _s.note(ex, "minItems")
+            else:
+                if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                    raise _s.bad_int(v, "uint64").at("minItems")
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "minItems")
+                f_min_items = r
+        v = d.get("maxItems", _MISSING)
+        if v is _MISSING:
+            f_max_items = None
+        else:
+            n += 1
+            if v is None:
+                f_max_items = None
+                ex = _s.note(ex, "maxItems")
+            else:
+                if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                    raise _s.bad_int(v, "uint64").at("maxItems")
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "maxItems")
+                f_max_items = r
+        v = d.get("default", _MISSING)
+        if v is _MISSING:
+            f_default = None
+        else:
+            n += 1
+            if v is None:
+                f_default = None
+                ex = _s.note(ex, "default")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _s.d_str)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "default")
+                f_default = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: MultiSelectPropertySchema = _new(MultiSelectPropertySchema)
     _S_MultiSelectPropertySchema_title(o, f_title)
     _S_MultiSelectPropertySchema_description(o, f_description)
@@ -7239,22 +7548,6 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
         raise _s.wrong("a string", v).at("cwd")
     r = v
     f_cwd = r
-    v = d.get("additionalDirectories", _MISSING)
-    if v is _MISSING:
-        f_additional_directories = []
-    else:
-        n += 1
-        if v is None:
-            f_additional_directories = []
-            ex = _s.note(ex, "additionalDirectories")
-        else:
-            try:
-                r = _s.d_list_skip(v, _s.d_str)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "additionalDirectories")
-            f_additional_directories = r
     v = d.get("mcpServers", _MISSING)
     if v is _MISSING:
         raise _s.missing("mcpServers")
@@ -7264,22 +7557,42 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
     except DecodeError:
         r = []
     f_mcp_servers = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_additional_directories = []
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("additionalDirectories", _MISSING)
+        if v is _MISSING:
+            f_additional_directories = []
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_additional_directories = []
+                ex = _s.note(ex, "additionalDirectories")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_list_skip(v, _s.d_str)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "additionalDirectories")
+                f_additional_directories = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NewSessionRequest = _new(NewSessionRequest)
     _S_NewSessionRequest_cwd(o, f_cwd)
     _S_NewSessionRequest_additional_directories(o, f_additional_directories)
@@ -7329,54 +7642,59 @@ def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
         raise _s.wrong("a string", v).at("sessionId")
     r = v
     f_session_id = r
-    v = d.get("modes", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_modes = None
-    else:
-        n += 1
-        if v is None:
-            f_modes = None
-            ex = _s.note(ex, "modes")
-        else:
-            try:
-                r = _d_SessionModeState(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "modes")
-            f_modes = r
-    v = d.get("configOptions", _MISSING)
-    if v is _MISSING:
         f_config_options = None
-    else:
-        n += 1
-        if v is None:
-            f_config_options = None
-            ex = _s.note(ex, "configOptions")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_SessionConfigOption)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "configOptions")
-            f_config_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("modes", _MISSING)
+        if v is _MISSING:
+            f_modes = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_modes = None
+                ex = _s.note(ex, "modes")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_SessionModeState(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "modes")
+                f_modes = r
+        v = d.get("configOptions", _MISSING)
+        if v is _MISSING:
+            f_config_options = None
+        else:
+            n += 1
+            if v is None:
+                f_config_options = None
+                ex = _s.note(ex, "configOptions")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_SessionConfigOption)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "configOptions")
+                f_config_options = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NewSessionResponse = _new(NewSessionResponse)
     _S_NewSessionResponse_session_id(o, f_session_id)
     _S_NewSessionResponse_modes(o, f_modes)
@@ -7430,100 +7748,108 @@ def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
         if v != "number":
             raise _s.bad_literal(v, ("number",)).at("type")
         n += 1
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("minimum", _MISSING)
-    if v is _MISSING:
         f_minimum = None
-    else:
-        n += 1
-        if v is None:
-            f_minimum = None
-            ex = _s.note(ex, "minimum")
-        else:
-            if type(v) is not float and type(v) is not int:
-                raise _s.wrong("a number", v).at("minimum")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "minimum")
-            f_minimum = r
-    v = d.get("maximum", _MISSING)
-    if v is _MISSING:
         f_maximum = None
-    else:
-        n += 1
-        if v is None:
-            f_maximum = None
-            ex = _s.note(ex, "maximum")
-        else:
-            if type(v) is not float and type(v) is not int:
-                raise _s.wrong("a number", v).at("maximum")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "maximum")
-            f_maximum = r
-    v = d.get("default", _MISSING)
-    if v is _MISSING:
         f_default = None
-    else:
-        n += 1
-        if v is None:
-            f_default = None
-            ex = _s.note(ex, "default")
-        else:
-            if type(v) is not float and type(v) is not int:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "default")
-            f_default = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
             else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
+        else:
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("minimum", _MISSING)
+        if v is _MISSING:
+            f_minimum = None
+        else:
+            n += 1
+            if v is None:
+                f_minimum = None
+                ex = _s.note(ex, "minimum")
+            else:
+                if type(v) is not float and type(v) is not int:
+                    raise _s.wrong("a number", v).at("minimum")
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "minimum")
+                f_minimum = r
+        v = d.get("maximum", _MISSING)
+        if v is _MISSING:
+            f_maximum = None
+        else:
+            n += 1
+            if v is None:
+                f_maximum = None
+                ex = _s.note(ex, "maximum")
+            else:
+                if type(v) is not float and type(v) is not int:
+                    raise _s.wrong("a number", v).at("maximum")
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "maximum")
+                f_maximum = r
+        v = d.get("default", _MISSING)
+        if v is _MISSING:
+            f_default = None
+        else:
+            n += 1
+            if v is None:
+                f_default = None
+                ex = _s.note(ex, "default")
+            else:
+                if type(v) is not float and type(v) is not int:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "default")
+                f_default = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NumberPropertySchema = _new(NumberPropertySchema)
     _S_NumberPropertySchema_title(o, f_title)
     _S_NumberPropertySchema_description(o, f_description)
@@ -7609,22 +7935,25 @@ def _d_PermissionOption(d: Any) -> PermissionOption:
         raise _s.bad_literal(v, _L_PermissionOptionKind).at("kind")
     r = v
     f_kind = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PermissionOption = _new(PermissionOption)
     _S_PermissionOption_option_id(o, f_option_id)
     _S_PermissionOption_name(o, f_name)
@@ -7677,22 +8006,25 @@ def _d_Plan(d: Any) -> Plan:
     except DecodeError:
         r = []
     f_entries = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Plan = _new(Plan)
     _S_Plan_entries(o, f_entries)
     _S_Plan_meta(o, f_meta)
@@ -7751,22 +8083,25 @@ def _d_PlanEntry(d: Any) -> PlanEntry:
         raise _s.bad_literal(v, _L_PlanEntryStatus).at("status")
     r = v
     f_status = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PlanEntry = _new(PlanEntry)
     _S_PlanEntry_content(o, f_content)
     _S_PlanEntry_priority(o, f_priority)
@@ -7823,22 +8158,25 @@ def _d_PromptRequest(d: Any) -> PromptRequest:
     except DecodeError as e:
         raise e.at("prompt") from None
     f_prompt = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PromptRequest = _new(PromptRequest)
     _S_PromptRequest_session_id(o, f_session_id)
     _S_PromptRequest_prompt(o, f_prompt)
@@ -7882,22 +8220,25 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
         raise _s.bad_literal(v, _L_StopReason).at("stopReason")
     r = v
     f_stop_reason = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PromptResponse = _new(PromptResponse)
     _S_PromptResponse_stop_reason(o, f_stop_reason)
     _S_PromptResponse_meta(o, f_meta)
@@ -7949,54 +8290,59 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
         raise _s.wrong("a string", v).at("path")
     r = v
     f_path = r
-    v = d.get("line", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_line = None
-    else:
-        n += 1
-        if v is None:
-            f_line = None
-            ex = _s.note(ex, "line")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "line")
-            f_line = r
-    v = d.get("limit", _MISSING)
-    if v is _MISSING:
         f_limit = None
-    else:
-        n += 1
-        if v is None:
-            f_limit = None
-            ex = _s.note(ex, "limit")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "limit")
-            f_limit = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("line", _MISSING)
+        if v is _MISSING:
+            f_line = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_line = None
+                ex = _s.note(ex, "line")
             else:
-                r = v
-            if r is None:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "line")
+                f_line = r
+        v = d.get("limit", _MISSING)
+        if v is _MISSING:
+            f_limit = None
+        else:
+            n += 1
+            if v is None:
+                f_limit = None
+                ex = _s.note(ex, "limit")
+            else:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "limit")
+                f_limit = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ReadTextFileRequest = _new(ReadTextFileRequest)
     _S_ReadTextFileRequest_session_id(o, f_session_id)
     _S_ReadTextFileRequest_path(o, f_path)
@@ -8052,22 +8398,25 @@ def _d_ReadTextFileResponse(d: Any) -> ReadTextFileResponse:
         raise _s.wrong("a string", v).at("content")
     r = v
     f_content = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ReadTextFileResponse = _new(ReadTextFileResponse)
     _S_ReadTextFileResponse_content(o, f_content)
     _S_ReadTextFileResponse_meta(o, f_meta)
@@ -8117,22 +8466,25 @@ def _d_ReleaseTerminalRequest(d: Any) -> ReleaseTerminalRequest:
         raise _s.wrong("a string", v).at("terminalId")
     r = v
     f_terminal_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ReleaseTerminalRequest = _new(ReleaseTerminalRequest)
     _S_ReleaseTerminalRequest_session_id(o, f_session_id)
     _S_ReleaseTerminalRequest_terminal_id(o, f_terminal_id)
@@ -8167,22 +8519,25 @@ def _d_ReleaseTerminalResponse(d: Any) -> ReleaseTerminalResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ReleaseTerminalResponse = _new(ReleaseTerminalResponse)
     _S_ReleaseTerminalResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalResponse))
@@ -8240,22 +8595,25 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
     except DecodeError as e:
         raise e.at("options") from None
     f_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: RequestPermissionRequest = _new(RequestPermissionRequest)
     _S_RequestPermissionRequest_session_id(o, f_session_id)
     _S_RequestPermissionRequest_tool_call(o, f_tool_call)
@@ -8303,22 +8661,25 @@ def _d_RequestPermissionResponse(d: Any) -> RequestPermissionResponse:
     except DecodeError as e:
         raise e.at("outcome") from None
     f_outcome = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: RequestPermissionResponse = _new(RequestPermissionResponse)
     _S_RequestPermissionResponse_outcome(o, f_outcome)
     _S_RequestPermissionResponse_meta(o, f_meta)
@@ -8362,54 +8723,6 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
         if v != "resource_link":
             raise _s.bad_literal(v, ("resource_link",)).at("type")
         n += 1
-    v = d.get("annotations", _MISSING)
-    if v is _MISSING:
-        f_annotations = None
-    else:
-        n += 1
-        if v is None:
-            f_annotations = None
-            ex = _s.note(ex, "annotations")
-        else:
-            try:
-                r = _d_Annotations(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "annotations")
-            f_annotations = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
-        f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("mimeType", _MISSING)
-    if v is _MISSING:
-        f_mime_type = None
-    else:
-        n += 1
-        if v is None:
-            f_mime_type = None
-            ex = _s.note(ex, "mimeType")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "mimeType")
-            f_mime_type = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
@@ -8418,38 +8731,6 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("size", _MISSING)
-    if v is _MISSING:
-        f_size = None
-    else:
-        n += 1
-        if v is None:
-            f_size = None
-            ex = _s.note(ex, "size")
-        else:
-            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "size")
-            f_size = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
@@ -8458,22 +8739,110 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
         raise _s.wrong("a string", v).at("uri")
     r = v
     f_uri = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_annotations = None
+        f_description = None
+        f_mime_type = None
+        f_size = None
+        f_title = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("annotations", _MISSING)
+        if v is _MISSING:
+            f_annotations = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_annotations = None
+                ex = _s.note(ex, "annotations")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Annotations(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "annotations")
+                f_annotations = r
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
+        else:
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("mimeType", _MISSING)
+        if v is _MISSING:
+            f_mime_type = None
+        else:
+            n += 1
+            if v is None:
+                f_mime_type = None
+                ex = _s.note(ex, "mimeType")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "mimeType")
+                f_mime_type = r
+        v = d.get("size", _MISSING)
+        if v is _MISSING:
+            f_size = None
+        else:
+            n += 1
+            if v is None:
+                f_size = None
+                ex = _s.note(ex, "size")
+            else:
+                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "size")
+                f_size = r
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
+        else:
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ResourceLink = _new(ResourceLink)
     _S_ResourceLink_annotations(o, f_annotations)
     _S_ResourceLink_description(o, f_description)
@@ -8558,54 +8927,59 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
         raise _s.wrong("a string", v).at("cwd")
     r = v
     f_cwd = r
-    v = d.get("additionalDirectories", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_additional_directories = []
-    else:
-        n += 1
-        if v is None:
-            f_additional_directories = []
-            ex = _s.note(ex, "additionalDirectories")
-        else:
-            try:
-                r = _s.d_list_skip(v, _s.d_str)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "additionalDirectories")
-            f_additional_directories = r
-    v = d.get("mcpServers", _MISSING)
-    if v is _MISSING:
         f_mcp_servers = []
-    else:
-        n += 1
-        if v is None:
-            f_mcp_servers = []
-            ex = _s.note(ex, "mcpServers")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_McpServer)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "mcpServers")
-            f_mcp_servers = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("additionalDirectories", _MISSING)
+        if v is _MISSING:
+            f_additional_directories = []
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_additional_directories = []
+                ex = _s.note(ex, "additionalDirectories")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_list_skip(v, _s.d_str)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "additionalDirectories")
+                f_additional_directories = r
+        v = d.get("mcpServers", _MISSING)
+        if v is _MISSING:
+            f_mcp_servers = []
+        else:
+            n += 1
+            if v is None:
+                f_mcp_servers = []
+                ex = _s.note(ex, "mcpServers")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_McpServer)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "mcpServers")
+                f_mcp_servers = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ResumeSessionRequest = _new(ResumeSessionRequest)
     _S_ResumeSessionRequest_session_id(o, f_session_id)
     _S_ResumeSessionRequest_cwd(o, f_cwd)
@@ -8650,54 +9024,59 @@ def _d_ResumeSessionResponse(d: Any) -> ResumeSessionResponse:
     f_modes: Any
     f_config_options: Any
     f_meta: Any
-    v = d.get("modes", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_modes = None
-    else:
-        n += 1
-        if v is None:
-            f_modes = None
-            ex = _s.note(ex, "modes")
-        else:
-            try:
-                r = _d_SessionModeState(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "modes")
-            f_modes = r
-    v = d.get("configOptions", _MISSING)
-    if v is _MISSING:
         f_config_options = None
-    else:
-        n += 1
-        if v is None:
-            f_config_options = None
-            ex = _s.note(ex, "configOptions")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_SessionConfigOption)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "configOptions")
-            f_config_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("modes", _MISSING)
+        if v is _MISSING:
+            f_modes = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_modes = None
+                ex = _s.note(ex, "modes")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_SessionModeState(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "modes")
+                f_modes = r
+        v = d.get("configOptions", _MISSING)
+        if v is _MISSING:
+            f_config_options = None
+        else:
+            n += 1
+            if v is None:
+                f_config_options = None
+                ex = _s.note(ex, "configOptions")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_SessionConfigOption)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "configOptions")
+                f_config_options = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ResumeSessionResponse = _new(ResumeSessionResponse)
     _S_ResumeSessionResponse_modes(o, f_modes)
     _S_ResumeSessionResponse_config_options(o, f_config_options)
@@ -8752,22 +9131,25 @@ def _d_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
         raise _s.wrong("a string", v).at("optionId")
     r = v
     f_option_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SelectedPermissionOutcome = _new(SelectedPermissionOutcome)
     _S_SelectedPermissionOutcome_option_id(o, f_option_id)
     _S_SelectedPermissionOutcome_meta(o, f_meta)
@@ -8799,22 +9181,25 @@ def _d_SessionAdditionalDirectoriesCapabilities(d: Any) -> SessionAdditionalDire
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionAdditionalDirectoriesCapabilities = _new(SessionAdditionalDirectoriesCapabilities)
     _S_SessionAdditionalDirectoriesCapabilities_meta(o, f_meta)
     _S_extra(
@@ -8847,22 +9232,25 @@ def _d_SessionCloseCapabilities(d: Any) -> SessionCloseCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionCloseCapabilities = _new(SessionCloseCapabilities)
     _S_SessionCloseCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionCloseCapabilities))
@@ -8956,54 +9344,59 @@ def _d_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("category", _MISSING)
-    if v is _MISSING:
         f_category = None
-    else:
-        n += 1
-        if v is None:
-            f_category = None
-            ex = _s.note(ex, "category")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "category")
-            f_category = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("category", _MISSING)
+        if v is _MISSING:
+            f_category = None
+        else:
+            n += 1
+            if v is None:
+                f_category = None
+                ex = _s.note(ex, "category")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "category")
+                f_category = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionConfigOptionBoolean = _new(SessionConfigOptionBoolean)
     _S_SessionConfigBoolean_current_value(o, f_current_value)
     _S_SessionConfigOptionBoolean_id(o, f_id)
@@ -9141,54 +9534,59 @@ def _d_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("category", _MISSING)
-    if v is _MISSING:
         f_category = None
-    else:
-        n += 1
-        if v is None:
-            f_category = None
-            ex = _s.note(ex, "category")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "category")
-            f_category = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("category", _MISSING)
+        if v is _MISSING:
+            f_category = None
+        else:
+            n += 1
+            if v is None:
+                f_category = None
+                ex = _s.note(ex, "category")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "category")
+                f_category = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionConfigOptionSelect = _new(SessionConfigOptionSelect)
     _S_SessionConfigSelect_current_value(o, f_current_value)
     _S_SessionConfigSelect_options(o, f_options)
@@ -9242,38 +9640,42 @@ def _d_SessionConfigOptionsCapabilities(d: Any) -> SessionConfigOptionsCapabilit
     r: Any
     f_boolean: Any
     f_meta: Any
-    v = d.get("boolean", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_boolean = None
-    else:
-        n += 1
-        if v is None:
-            f_boolean = None
-            ex = _s.note(ex, "boolean")
-        else:
-            try:
-                r = _d_BooleanConfigOptionCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "boolean")
-            f_boolean = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("boolean", _MISSING)
+        if v is _MISSING:
+            f_boolean = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_boolean = None
+                ex = _s.note(ex, "boolean")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_BooleanConfigOptionCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "boolean")
+                f_boolean = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionConfigOptionsCapabilities = _new(SessionConfigOptionsCapabilities)
     _S_SessionConfigOptionsCapabilities_boolean(o, f_boolean)
     _S_SessionConfigOptionsCapabilities_meta(o, f_meta)
@@ -9336,22 +9738,25 @@ def _d_SessionConfigSelectGroup(d: Any) -> SessionConfigSelectGroup:
     except DecodeError:
         r = []
     f_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionConfigSelectGroup = _new(SessionConfigSelectGroup)
     _S_SessionConfigSelectGroup_group(o, f_group)
     _S_SessionConfigSelectGroup_name(o, f_name)
@@ -9408,38 +9813,42 @@ def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionConfigSelectOption = _new(SessionConfigSelectOption)
     _S_SessionConfigSelectOption_value(o, f_value)
     _S_SessionConfigSelectOption_name(o, f_name)
@@ -9480,22 +9889,25 @@ def _d_SessionDeleteCapabilities(d: Any) -> SessionDeleteCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionDeleteCapabilities = _new(SessionDeleteCapabilities)
     _S_SessionDeleteCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionDeleteCapabilities))
@@ -9545,70 +9957,76 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
         raise _s.wrong("a string", v).at("cwd")
     r = v
     f_cwd = r
-    v = d.get("additionalDirectories", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_additional_directories = []
-    else:
-        n += 1
-        if v is None:
-            f_additional_directories = []
-            ex = _s.note(ex, "additionalDirectories")
-        else:
-            try:
-                r = _s.d_list_skip(v, _s.d_str)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "additionalDirectories")
-            f_additional_directories = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("updatedAt", _MISSING)
-    if v is _MISSING:
         f_updated_at = None
-    else:
-        n += 1
-        if v is None:
-            f_updated_at = None
-            ex = _s.note(ex, "updatedAt")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "updatedAt")
-            f_updated_at = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("additionalDirectories", _MISSING)
+        if v is _MISSING:
+            f_additional_directories = []
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_additional_directories = []
+                ex = _s.note(ex, "additionalDirectories")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_list_skip(v, _s.d_str)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "additionalDirectories")
+                f_additional_directories = r
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
+        else:
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("updatedAt", _MISSING)
+        if v is _MISSING:
+            f_updated_at = None
+        else:
+            n += 1
+            if v is None:
+                f_updated_at = None
+                ex = _s.note(ex, "updatedAt")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "updatedAt")
+                f_updated_at = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionInfo = _new(SessionInfo)
     _S_SessionInfo_session_id(o, f_session_id)
     _S_SessionInfo_cwd(o, f_cwd)
@@ -9666,48 +10084,53 @@ def _d_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
         if v != "session_info_update":
             raise _s.bad_literal(v, ("session_info_update",)).at("sessionUpdate")
         n += 1
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_title = _UNSET
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-        else:
-            if type(v) is not str:
-                r = _UNSET
-            else:
-                r = v
-            f_title = r
-    v = d.get("updatedAt", _MISSING)
-    if v is _MISSING:
         f_updated_at = _UNSET
-    else:
-        n += 1
-        if v is None:
-            f_updated_at = None
-        else:
-            if type(v) is not str:
-                r = _UNSET
-            else:
-                r = v
-            f_updated_at = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = _UNSET
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_title = None
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = _UNSET
+                else:
+                    r = v
+                f_title = r
+        v = d.get("updatedAt", _MISSING)
+        if v is _MISSING:
+            f_updated_at = _UNSET
+        else:
+            n += 1
+            if v is None:
+                f_updated_at = None
+            else:
+                if type(v) is not str:
+                    r = _UNSET
+                else:
+                    r = v
+                f_updated_at = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionInfoUpdate = _new(SessionInfoUpdate)
     _S_SessionInfoUpdate_title(o, f_title)
     _S_SessionInfoUpdate_updated_at(o, f_updated_at)
@@ -9744,22 +10167,25 @@ def _d_SessionListCapabilities(d: Any) -> SessionListCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionListCapabilities = _new(SessionListCapabilities)
     _S_SessionListCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionListCapabilities))
@@ -9807,38 +10233,42 @@ def _d_SessionMode(d: Any) -> SessionMode:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionMode = _new(SessionMode)
     _S_SessionMode_id(o, f_id)
     _S_SessionMode_name(o, f_name)
@@ -9898,22 +10328,25 @@ def _d_SessionModeState(d: Any) -> SessionModeState:
     except DecodeError:
         r = []
     f_available_modes = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionModeState = _new(SessionModeState)
     _S_SessionModeState_current_mode_id(o, f_current_mode_id)
     _S_SessionModeState_available_modes(o, f_available_modes)
@@ -9967,22 +10400,25 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
     except DecodeError as e:
         raise e.at("update") from None
     f_update = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionNotification = _new(SessionNotification)
     _S_SessionNotification_session_id(o, f_session_id)
     _S_SessionNotification_update(o, f_update)
@@ -10017,22 +10453,25 @@ def _d_SessionResumeCapabilities(d: Any) -> SessionResumeCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionResumeCapabilities = _new(SessionResumeCapabilities)
     _S_SessionResumeCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionResumeCapabilities))
@@ -10085,22 +10524,6 @@ def _d_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
         raise _s.wrong("a string", v).at("configId")
     r = v
     f_config_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
-        f_meta = None
-    else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
-        else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "_meta")
-            f_meta = r
     v = d.get("value", _MISSING)
     if v is _MISSING:
         raise _s.missing("value")
@@ -10109,6 +10532,25 @@ def _d_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
         raise _s.wrong("a boolean", v).at("value")
     r = v
     f_value = r
+    if n == len(d):
+        f_meta = None
+    else:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
+                ex = _s.note(ex, "_meta")
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SetSessionConfigOptionRequestBoolean = _new(SetSessionConfigOptionRequestBoolean)
     _S_SetSessionConfigOptionRequestBoolean_session_id(o, f_session_id)
     _S_SetSessionConfigOptionRequestBoolean_config_id(o, f_config_id)
@@ -10167,22 +10609,6 @@ def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionReq
         raise _s.wrong("a string", v).at("configId")
     r = v
     f_config_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
-        f_meta = None
-    else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
-        else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "_meta")
-            f_meta = r
     v = d.get("value", _MISSING)
     if v is _MISSING:
         raise _s.missing("value")
@@ -10191,6 +10617,25 @@ def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionReq
         raise _s.wrong("a string", v).at("value")
     r = v
     f_value = r
+    if n == len(d):
+        f_meta = None
+    else:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
+                ex = _s.note(ex, "_meta")
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SetSessionConfigOptionRequestValueId = _new(SetSessionConfigOptionRequestValueId)
     _S_SetSessionConfigOptionRequestValueId_session_id(o, f_session_id)
     _S_SetSessionConfigOptionRequestValueId_config_id(o, f_config_id)
@@ -10240,22 +10685,25 @@ def _d_SetSessionConfigOptionResponse(d: Any) -> SetSessionConfigOptionResponse:
     except DecodeError:
         r = []
     f_config_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SetSessionConfigOptionResponse = _new(SetSessionConfigOptionResponse)
     _S_SetSessionConfigOptionResponse_config_options(o, f_config_options)
     _S_SetSessionConfigOptionResponse_meta(o, f_meta)
@@ -10305,22 +10753,25 @@ def _d_SetSessionModeRequest(d: Any) -> SetSessionModeRequest:
         raise _s.wrong("a string", v).at("modeId")
     r = v
     f_mode_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SetSessionModeRequest = _new(SetSessionModeRequest)
     _S_SetSessionModeRequest_session_id(o, f_session_id)
     _S_SetSessionModeRequest_mode_id(o, f_mode_id)
@@ -10355,22 +10806,25 @@ def _d_SetSessionModeResponse(d: Any) -> SetSessionModeResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SetSessionModeResponse = _new(SetSessionModeResponse)
     _S_SetSessionModeResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeResponse))
@@ -10414,22 +10868,25 @@ def _d_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
     except DecodeError as e:
         raise e.at("enum") from None
     f_enum = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: StringMultiSelectItems = _new(StringMultiSelectItems)
     _S_StringMultiSelectItems_enum(o, f_enum)
     _S_StringMultiSelectItems_meta(o, f_meta)
@@ -10475,162 +10932,174 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
         if v != "string":
             raise _s.bad_literal(v, ("string",)).at("type")
         n += 1
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("minLength", _MISSING)
-    if v is _MISSING:
         f_min_length = None
-    else:
-        n += 1
-        if v is None:
-            f_min_length = None
-            ex = _s.note(ex, "minLength")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                raise _s.bad_int(v, "uint32").at("minLength")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "minLength")
-            f_min_length = r
-    v = d.get("maxLength", _MISSING)
-    if v is _MISSING:
         f_max_length = None
-    else:
-        n += 1
-        if v is None:
-            f_max_length = None
-            ex = _s.note(ex, "maxLength")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                raise _s.bad_int(v, "uint32").at("maxLength")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "maxLength")
-            f_max_length = r
-    v = d.get("pattern", _MISSING)
-    if v is _MISSING:
         f_pattern = None
-    else:
-        n += 1
-        if v is None:
-            f_pattern = None
-            ex = _s.note(ex, "pattern")
-        else:
-            if type(v) is not str:
-                raise _s.wrong("a string", v).at("pattern")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "pattern")
-            f_pattern = r
-    v = d.get("format", _MISSING)
-    if v is _MISSING:
         f_format = None
-    else:
-        n += 1
-        if v is None:
-            f_format = None
-            ex = _s.note(ex, "format")
-        else:
-            if type(v) is not str or v not in _L_StringFormat:
-                raise _s.bad_literal(v, _L_StringFormat).at("format")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "format")
-            f_format = r
-    v = d.get("default", _MISSING)
-    if v is _MISSING:
         f_default = None
-    else:
-        n += 1
-        if v is None:
-            f_default = None
-            ex = _s.note(ex, "default")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "default")
-            f_default = r
-    v = d.get("enum", _MISSING)
-    if v is _MISSING:
         f_enum = None
-    else:
-        n += 1
-        if v is None:
-            f_enum = None
-            ex = _s.note(ex, "enum")
-        else:
-            try:
-                r = _s.d_list(v, _s.d_str)
-            except DecodeError as e:
-                raise e.at("enum") from None
-            if r is None:
-                ex = _s.note(ex, "enum")
-            f_enum = r
-    v = d.get("oneOf", _MISSING)
-    if v is _MISSING:
         f_one_of = None
-    else:
-        n += 1
-        if v is None:
-            f_one_of = None
-            ex = _s.note(ex, "oneOf")
-        else:
-            try:
-                r = _s.d_list(v, _d_EnumOption)
-            except DecodeError as e:
-                raise e.at("oneOf") from None
-            if r is None:
-                ex = _s.note(ex, "oneOf")
-            f_one_of = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
             else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
+        else:
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("minLength", _MISSING)
+        if v is _MISSING:
+            f_min_length = None
+        else:
+            n += 1
+            if v is None:
+                f_min_length = None
+                ex = _s.note(ex, "minLength")
+            else:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    raise _s.bad_int(v, "uint32").at("minLength")
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "minLength")
+                f_min_length = r
+        v = d.get("maxLength", _MISSING)
+        if v is _MISSING:
+            f_max_length = None
+        else:
+            n += 1
+            if v is None:
+                f_max_length = None
+                ex = _s.note(ex, "maxLength")
+            else:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    raise _s.bad_int(v, "uint32").at("maxLength")
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "maxLength")
+                f_max_length = r
+        v = d.get("pattern", _MISSING)
+        if v is _MISSING:
+            f_pattern = None
+        else:
+            n += 1
+            if v is None:
+                f_pattern = None
+                ex = _s.note(ex, "pattern")
+            else:
+                if type(v) is not str:
+                    raise _s.wrong("a string", v).at("pattern")
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "pattern")
+                f_pattern = r
+        v = d.get("format", _MISSING)
+        if v is _MISSING:
+            f_format = None
+        else:
+            n += 1
+            if v is None:
+                f_format = None
+                ex = _s.note(ex, "format")
+            else:
+                if type(v) is not str or v not in _L_StringFormat:
+                    raise _s.bad_literal(v, _L_StringFormat).at("format")
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "format")
+                f_format = r
+        v = d.get("default", _MISSING)
+        if v is _MISSING:
+            f_default = None
+        else:
+            n += 1
+            if v is None:
+                f_default = None
+                ex = _s.note(ex, "default")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "default")
+                f_default = r
+        v = d.get("enum", _MISSING)
+        if v is _MISSING:
+            f_enum = None
+        else:
+            n += 1
+            if v is None:
+                f_enum = None
+                ex = _s.note(ex, "enum")
+            else:
+                try:
+                    r = _s.d_list(v, _s.d_str)
+                except DecodeError as e:
+                    raise e.at("enum") from None
+                if r is None:
+                    ex = _s.note(ex, "enum")
+                f_enum = r
+        v = d.get("oneOf", _MISSING)
+        if v is _MISSING:
+            f_one_of = None
+        else:
+            n += 1
+            if v is None:
+                f_one_of = None
+                ex = _s.note(ex, "oneOf")
+            else:
+                try:
+                    r = _s.d_list(v, _d_EnumOption)
+                except DecodeError as e:
+                    raise e.at("oneOf") from None
+                if r is None:
+                    ex = _s.note(ex, "oneOf")
+                f_one_of = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: StringPropertySchema = _new(StringPropertySchema)
     _S_StringPropertySchema_title(o, f_title)
     _S_StringPropertySchema_description(o, f_description)
@@ -10727,22 +11196,25 @@ def _d_Terminal(d: Any) -> Terminal:
         raise _s.wrong("a string", v).at("terminalId")
     r = v
     f_terminal_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Terminal = _new(Terminal)
     _S_Terminal_terminal_id(o, f_terminal_id)
     _S_Terminal_meta(o, f_meta)
@@ -10776,54 +11248,59 @@ def _d_TerminalExitStatus(d: Any) -> TerminalExitStatus:
     f_exit_code: Any
     f_signal: Any
     f_meta: Any
-    v = d.get("exitCode", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_exit_code = None
-    else:
-        n += 1
-        if v is None:
-            f_exit_code = None
-            ex = _s.note(ex, "exitCode")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "exitCode")
-            f_exit_code = r
-    v = d.get("signal", _MISSING)
-    if v is _MISSING:
         f_signal = None
-    else:
-        n += 1
-        if v is None:
-            f_signal = None
-            ex = _s.note(ex, "signal")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "signal")
-            f_signal = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("exitCode", _MISSING)
+        if v is _MISSING:
+            f_exit_code = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_exit_code = None
+                ex = _s.note(ex, "exitCode")
             else:
-                r = v
-            if r is None:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "exitCode")
+                f_exit_code = r
+        v = d.get("signal", _MISSING)
+        if v is _MISSING:
+            f_signal = None
+        else:
+            n += 1
+            if v is None:
+                f_signal = None
+                ex = _s.note(ex, "signal")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "signal")
+                f_signal = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: TerminalExitStatus = _new(TerminalExitStatus)
     _S_TerminalExitStatus_exit_code(o, f_exit_code)
     _S_TerminalExitStatus_signal(o, f_signal)
@@ -10882,22 +11359,25 @@ def _d_TerminalOutputRequest(d: Any) -> TerminalOutputRequest:
         raise _s.wrong("a string", v).at("terminalId")
     r = v
     f_terminal_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: TerminalOutputRequest = _new(TerminalOutputRequest)
     _S_TerminalOutputRequest_session_id(o, f_session_id)
     _S_TerminalOutputRequest_terminal_id(o, f_terminal_id)
@@ -10951,38 +11431,42 @@ def _d_TerminalOutputResponse(d: Any) -> TerminalOutputResponse:
         raise _s.wrong("a boolean", v).at("truncated")
     r = v
     f_truncated = r
-    v = d.get("exitStatus", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_exit_status = None
-    else:
-        n += 1
-        if v is None:
-            f_exit_status = None
-            ex = _s.note(ex, "exitStatus")
-        else:
-            try:
-                r = _d_TerminalExitStatus(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "exitStatus")
-            f_exit_status = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("exitStatus", _MISSING)
+        if v is _MISSING:
+            f_exit_status = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_exit_status = None
+                ex = _s.note(ex, "exitStatus")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_TerminalExitStatus(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "exitStatus")
+                f_exit_status = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: TerminalOutputResponse = _new(TerminalOutputResponse)
     _S_TerminalOutputResponse_output(o, f_output)
     _S_TerminalOutputResponse_truncated(o, f_truncated)
@@ -11030,22 +11514,6 @@ def _d_TextContent(d: Any) -> TextContent:
         if v != "text":
             raise _s.bad_literal(v, ("text",)).at("type")
         n += 1
-    v = d.get("annotations", _MISSING)
-    if v is _MISSING:
-        f_annotations = None
-    else:
-        n += 1
-        if v is None:
-            f_annotations = None
-            ex = _s.note(ex, "annotations")
-        else:
-            try:
-                r = _d_Annotations(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "annotations")
-            f_annotations = r
     v = d.get("text", _MISSING)
     if v is _MISSING:
         raise _s.missing("text")
@@ -11054,22 +11522,42 @@ def _d_TextContent(d: Any) -> TextContent:
         raise _s.wrong("a string", v).at("text")
     r = v
     f_text = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_annotations = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("annotations", _MISSING)
+        if v is _MISSING:
+            f_annotations = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_annotations = None
+                ex = _s.note(ex, "annotations")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Annotations(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "annotations")
+                f_annotations = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: TextContent = _new(TextContent)
     _S_TextContent_annotations(o, f_annotations)
     _S_TextContent_text(o, f_text)
@@ -11110,22 +11598,6 @@ def _d_TextResourceContents(d: Any) -> TextResourceContents:
     f_text: Any
     f_uri: Any
     f_meta: Any
-    v = d.get("mimeType", _MISSING)
-    if v is _MISSING:
-        f_mime_type = None
-    else:
-        n += 1
-        if v is None:
-            f_mime_type = None
-            ex = _s.note(ex, "mimeType")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "mimeType")
-            f_mime_type = r
     v = d.get("text", _MISSING)
     if v is _MISSING:
         raise _s.missing("text")
@@ -11142,22 +11614,42 @@ def _d_TextResourceContents(d: Any) -> TextResourceContents:
         raise _s.wrong("a string", v).at("uri")
     r = v
     f_uri = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_mime_type = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("mimeType", _MISSING)
+        if v is _MISSING:
+            f_mime_type = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_mime_type = None
+                ex = _s.note(ex, "mimeType")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "mimeType")
+                f_mime_type = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: TextResourceContents = _new(TextResourceContents)
     _S_TextResourceContents_mime_type(o, f_mime_type)
     _S_TextResourceContents_text(o, f_text)
@@ -11208,22 +11700,25 @@ def _d_TitledMultiSelectItems(d: Any) -> TitledMultiSelectItems:
     except DecodeError as e:
         raise e.at("anyOf") from None
     f_any_of = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: TitledMultiSelectItems = _new(TitledMultiSelectItems)
     _S_TitledMultiSelectItems_any_of(o, f_any_of)
     _S_TitledMultiSelectItems_meta(o, f_meta)
@@ -11284,112 +11779,121 @@ def _d_ToolCall(d: Any) -> ToolCall:
         raise _s.wrong("a string", v).at("title")
     r = v
     f_title = r
-    v = d.get("kind", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_kind = None
-    else:
-        n += 1
-        if v is None:
-            f_kind = None
-            ex = _s.note(ex, "kind")
-        else:
-            if type(v) is not str or v not in _L_ToolKind:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "kind")
-            f_kind = r
-    v = d.get("status", _MISSING)
-    if v is _MISSING:
         f_status = None
-    else:
-        n += 1
-        if v is None:
-            f_status = None
-            ex = _s.note(ex, "status")
-        else:
-            if type(v) is not str or v not in _L_ToolCallStatus:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "status")
-            f_status = r
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
         f_content = []
-    else:
-        n += 1
-        if v is None:
-            f_content = []
-            ex = _s.note(ex, "content")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_ToolCallContent)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "content")
-            f_content = r
-    v = d.get("locations", _MISSING)
-    if v is _MISSING:
         f_locations = []
-    else:
-        n += 1
-        if v is None:
-            f_locations = []
-            ex = _s.note(ex, "locations")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_ToolCallLocation)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "locations")
-            f_locations = r
-    v = d.get("rawInput", _MISSING)
-    if v is _MISSING:
         f_raw_input = None
-    else:
-        n += 1
-        if v is None:
-            f_raw_input = None
-            ex = _s.note(ex, "rawInput")
-        else:
-            r = v
-            if r is None:
-                ex = _s.note(ex, "rawInput")
-            f_raw_input = r
-    v = d.get("rawOutput", _MISSING)
-    if v is _MISSING:
         f_raw_output = None
-    else:
-        n += 1
-        if v is None:
-            f_raw_output = None
-            ex = _s.note(ex, "rawOutput")
-        else:
-            r = v
-            if r is None:
-                ex = _s.note(ex, "rawOutput")
-            f_raw_output = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("kind", _MISSING)
+        if v is _MISSING:
+            f_kind = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_kind = None
+                ex = _s.note(ex, "kind")
+            else:
+                if type(v) is not str or v not in _L_ToolKind:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "kind")
+                f_kind = r
+        v = d.get("status", _MISSING)
+        if v is _MISSING:
+            f_status = None
+        else:
+            n += 1
+            if v is None:
+                f_status = None
+                ex = _s.note(ex, "status")
+            else:
+                if type(v) is not str or v not in _L_ToolCallStatus:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "status")
+                f_status = r
+        v = d.get("content", _MISSING)
+        if v is _MISSING:
+            f_content = []
+        else:
+            n += 1
+            if v is None:
+                f_content = []
+                ex = _s.note(ex, "content")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_ToolCallContent)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "content")
+                f_content = r
+        v = d.get("locations", _MISSING)
+        if v is _MISSING:
+            f_locations = []
+        else:
+            n += 1
+            if v is None:
+                f_locations = []
+                ex = _s.note(ex, "locations")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_ToolCallLocation)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "locations")
+                f_locations = r
+        v = d.get("rawInput", _MISSING)
+        if v is _MISSING:
+            f_raw_input = None
+        else:
+            n += 1
+            if v is None:
+                f_raw_input = None
+                ex = _s.note(ex, "rawInput")
             else:
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "rawInput")
+                f_raw_input = r
+        v = d.get("rawOutput", _MISSING)
+        if v is _MISSING:
+            f_raw_output = None
+        else:
+            n += 1
+            if v is None:
+                f_raw_output = None
+                ex = _s.note(ex, "rawOutput")
+            else:
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "rawOutput")
+                f_raw_output = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ToolCall = _new(ToolCall)
     _S_ToolCall_tool_call_id(o, f_tool_call_id)
     _S_ToolCall_title(o, f_title)
@@ -11466,38 +11970,42 @@ def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
         raise _s.wrong("a string", v).at("path")
     r = v
     f_path = r
-    v = d.get("line", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_line = None
-    else:
-        n += 1
-        if v is None:
-            f_line = None
-            ex = _s.note(ex, "line")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "line")
-            f_line = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("line", _MISSING)
+        if v is _MISSING:
+            f_line = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_line = None
+                ex = _s.note(ex, "line")
             else:
-                r = v
-            if r is None:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "line")
+                f_line = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ToolCallLocation = _new(ToolCallLocation)
     _S_ToolCallLocation_path(o, f_path)
     _S_ToolCallLocation_line(o, f_line)
@@ -11551,128 +12059,138 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
         raise _s.wrong("a string", v).at("toolCallId")
     r = v
     f_tool_call_id = r
-    v = d.get("kind", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_kind = None
-    else:
-        n += 1
-        if v is None:
-            f_kind = None
-            ex = _s.note(ex, "kind")
-        else:
-            if type(v) is not str or v not in _L_ToolKind:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "kind")
-            f_kind = r
-    v = d.get("status", _MISSING)
-    if v is _MISSING:
         f_status = None
-    else:
-        n += 1
-        if v is None:
-            f_status = None
-            ex = _s.note(ex, "status")
-        else:
-            if type(v) is not str or v not in _L_ToolCallStatus:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "status")
-            f_status = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
         f_content = None
-    else:
-        n += 1
-        if v is None:
-            f_content = None
-            ex = _s.note(ex, "content")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_ToolCallContent)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "content")
-            f_content = r
-    v = d.get("locations", _MISSING)
-    if v is _MISSING:
         f_locations = None
-    else:
-        n += 1
-        if v is None:
-            f_locations = None
-            ex = _s.note(ex, "locations")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_ToolCallLocation)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "locations")
-            f_locations = r
-    v = d.get("rawInput", _MISSING)
-    if v is _MISSING:
         f_raw_input = None
-    else:
-        n += 1
-        if v is None:
-            f_raw_input = None
-            ex = _s.note(ex, "rawInput")
-        else:
-            r = v
-            if r is None:
-                ex = _s.note(ex, "rawInput")
-            f_raw_input = r
-    v = d.get("rawOutput", _MISSING)
-    if v is _MISSING:
         f_raw_output = None
-    else:
-        n += 1
-        if v is None:
-            f_raw_output = None
-            ex = _s.note(ex, "rawOutput")
-        else:
-            r = v
-            if r is None:
-                ex = _s.note(ex, "rawOutput")
-            f_raw_output = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("kind", _MISSING)
+        if v is _MISSING:
+            f_kind = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_kind = None
+                ex = _s.note(ex, "kind")
+            else:
+                if type(v) is not str or v not in _L_ToolKind:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "kind")
+                f_kind = r
+        v = d.get("status", _MISSING)
+        if v is _MISSING:
+            f_status = None
+        else:
+            n += 1
+            if v is None:
+                f_status = None
+                ex = _s.note(ex, "status")
+            else:
+                if type(v) is not str or v not in _L_ToolCallStatus:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "status")
+                f_status = r
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
+        else:
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("content", _MISSING)
+        if v is _MISSING:
+            f_content = None
+        else:
+            n += 1
+            if v is None:
+                f_content = None
+                ex = _s.note(ex, "content")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_ToolCallContent)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "content")
+                f_content = r
+        v = d.get("locations", _MISSING)
+        if v is _MISSING:
+            f_locations = None
+        else:
+            n += 1
+            if v is None:
+                f_locations = None
+                ex = _s.note(ex, "locations")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_ToolCallLocation)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "locations")
+                f_locations = r
+        v = d.get("rawInput", _MISSING)
+        if v is _MISSING:
+            f_raw_input = None
+        else:
+            n += 1
+            if v is None:
+                f_raw_input = None
+                ex = _s.note(ex, "rawInput")
             else:
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "rawInput")
+                f_raw_input = r
+        v = d.get("rawOutput", _MISSING)
+        if v is _MISSING:
+            f_raw_output = None
+        else:
+            n += 1
+            if v is None:
+                f_raw_output = None
+                ex = _s.note(ex, "rawOutput")
+            else:
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "rawOutput")
+                f_raw_output = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ToolCallUpdate = _new(ToolCallUpdate)
     _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
     _S_ToolCallUpdate_kind(o, f_kind)
@@ -11767,128 +12285,138 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
         raise _s.wrong("a string", v).at("toolCallId")
     r = v
     f_tool_call_id = r
-    v = d.get("kind", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_kind = None
-    else:
-        n += 1
-        if v is None:
-            f_kind = None
-            ex = _s.note(ex, "kind")
-        else:
-            if type(v) is not str or v not in _L_ToolKind:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "kind")
-            f_kind = r
-    v = d.get("status", _MISSING)
-    if v is _MISSING:
         f_status = None
-    else:
-        n += 1
-        if v is None:
-            f_status = None
-            ex = _s.note(ex, "status")
-        else:
-            if type(v) is not str or v not in _L_ToolCallStatus:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "status")
-            f_status = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
         f_content = None
-    else:
-        n += 1
-        if v is None:
-            f_content = None
-            ex = _s.note(ex, "content")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_ToolCallContent)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "content")
-            f_content = r
-    v = d.get("locations", _MISSING)
-    if v is _MISSING:
         f_locations = None
-    else:
-        n += 1
-        if v is None:
-            f_locations = None
-            ex = _s.note(ex, "locations")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_ToolCallLocation)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "locations")
-            f_locations = r
-    v = d.get("rawInput", _MISSING)
-    if v is _MISSING:
         f_raw_input = None
-    else:
-        n += 1
-        if v is None:
-            f_raw_input = None
-            ex = _s.note(ex, "rawInput")
-        else:
-            r = v
-            if r is None:
-                ex = _s.note(ex, "rawInput")
-            f_raw_input = r
-    v = d.get("rawOutput", _MISSING)
-    if v is _MISSING:
         f_raw_output = None
-    else:
-        n += 1
-        if v is None:
-            f_raw_output = None
-            ex = _s.note(ex, "rawOutput")
-        else:
-            r = v
-            if r is None:
-                ex = _s.note(ex, "rawOutput")
-            f_raw_output = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("kind", _MISSING)
+        if v is _MISSING:
+            f_kind = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_kind = None
+                ex = _s.note(ex, "kind")
+            else:
+                if type(v) is not str or v not in _L_ToolKind:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "kind")
+                f_kind = r
+        v = d.get("status", _MISSING)
+        if v is _MISSING:
+            f_status = None
+        else:
+            n += 1
+            if v is None:
+                f_status = None
+                ex = _s.note(ex, "status")
+            else:
+                if type(v) is not str or v not in _L_ToolCallStatus:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "status")
+                f_status = r
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
+        else:
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("content", _MISSING)
+        if v is _MISSING:
+            f_content = None
+        else:
+            n += 1
+            if v is None:
+                f_content = None
+                ex = _s.note(ex, "content")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_ToolCallContent)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "content")
+                f_content = r
+        v = d.get("locations", _MISSING)
+        if v is _MISSING:
+            f_locations = None
+        else:
+            n += 1
+            if v is None:
+                f_locations = None
+                ex = _s.note(ex, "locations")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_ToolCallLocation)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "locations")
+                f_locations = r
+        v = d.get("rawInput", _MISSING)
+        if v is _MISSING:
+            f_raw_input = None
+        else:
+            n += 1
+            if v is None:
+                f_raw_input = None
+                ex = _s.note(ex, "rawInput")
             else:
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "rawInput")
+                f_raw_input = r
+        v = d.get("rawOutput", _MISSING)
+        if v is _MISSING:
+            f_raw_output = None
+        else:
+            n += 1
+            if v is None:
+                f_raw_output = None
+                ex = _s.note(ex, "rawOutput")
+            else:
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "rawOutput")
+                f_raw_output = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ToolCallProgress = _new(ToolCallProgress)
     _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
     _S_ToolCallUpdate_kind(o, f_kind)
@@ -11971,22 +12499,25 @@ def _d_UnstructuredCommandInput(d: Any) -> UnstructuredCommandInput:
         raise _s.wrong("a string", v).at("hint")
     r = v
     f_hint = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: UnstructuredCommandInput = _new(UnstructuredCommandInput)
     _S_UnstructuredCommandInput_hint(o, f_hint)
     _S_UnstructuredCommandInput_meta(o, f_meta)
@@ -12042,38 +12573,42 @@ def _d_UsageUpdate(d: Any) -> UsageUpdate:
         raise _s.bad_int(v, "uint64").at("size")
     r = v
     f_size = r
-    v = d.get("cost", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_cost = None
-    else:
-        n += 1
-        if v is None:
-            f_cost = None
-            ex = _s.note(ex, "cost")
-        else:
-            try:
-                r = _d_Cost(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "cost")
-            f_cost = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("cost", _MISSING)
+        if v is _MISSING:
+            f_cost = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_cost = None
+                ex = _s.note(ex, "cost")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Cost(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "cost")
+                f_cost = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: UsageUpdate = _new(UsageUpdate)
     _S_UsageUpdate_used(o, f_used)
     _S_UsageUpdate_size(o, f_size)
@@ -12130,38 +12665,42 @@ def _d_UserMessageChunk(d: Any) -> UserMessageChunk:
     except DecodeError as e:
         raise e.at("content") from None
     f_content = r
-    v = d.get("messageId", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_message_id = None
-    else:
-        n += 1
-        if v is None:
-            f_message_id = None
-            ex = _s.note(ex, "messageId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "messageId")
-            f_message_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("messageId", _MISSING)
+        if v is _MISSING:
+            f_message_id = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_message_id = None
+                ex = _s.note(ex, "messageId")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "messageId")
+                f_message_id = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: UserMessageChunk = _new(UserMessageChunk)
     _S_ContentChunk_content(o, f_content)
     _S_ContentChunk_message_id(o, f_message_id)
@@ -12217,22 +12756,25 @@ def _d_WaitForTerminalExitRequest(d: Any) -> WaitForTerminalExitRequest:
         raise _s.wrong("a string", v).at("terminalId")
     r = v
     f_terminal_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: WaitForTerminalExitRequest = _new(WaitForTerminalExitRequest)
     _S_WaitForTerminalExitRequest_session_id(o, f_session_id)
     _S_WaitForTerminalExitRequest_terminal_id(o, f_terminal_id)
@@ -12269,54 +12811,59 @@ def _d_WaitForTerminalExitResponse(d: Any) -> WaitForTerminalExitResponse:
     f_exit_code: Any
     f_signal: Any
     f_meta: Any
-    v = d.get("exitCode", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_exit_code = None
-    else:
-        n += 1
-        if v is None:
-            f_exit_code = None
-            ex = _s.note(ex, "exitCode")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "exitCode")
-            f_exit_code = r
-    v = d.get("signal", _MISSING)
-    if v is _MISSING:
         f_signal = None
-    else:
-        n += 1
-        if v is None:
-            f_signal = None
-            ex = _s.note(ex, "signal")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "signal")
-            f_signal = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("exitCode", _MISSING)
+        if v is _MISSING:
+            f_exit_code = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_exit_code = None
+                ex = _s.note(ex, "exitCode")
             else:
-                r = v
-            if r is None:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "exitCode")
+                f_exit_code = r
+        v = d.get("signal", _MISSING)
+        if v is _MISSING:
+            f_signal = None
+        else:
+            n += 1
+            if v is None:
+                f_signal = None
+                ex = _s.note(ex, "signal")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "signal")
+                f_signal = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: WaitForTerminalExitResponse = _new(WaitForTerminalExitResponse)
     _S_WaitForTerminalExitResponse_exit_code(o, f_exit_code)
     _S_WaitForTerminalExitResponse_signal(o, f_signal)
@@ -12384,22 +12931,25 @@ def _d_WriteTextFileRequest(d: Any) -> WriteTextFileRequest:
         raise _s.wrong("a string", v).at("content")
     r = v
     f_content = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: WriteTextFileRequest = _new(WriteTextFileRequest)
     _S_WriteTextFileRequest_session_id(o, f_session_id)
     _S_WriteTextFileRequest_path(o, f_path)
@@ -12437,22 +12987,25 @@ def _d_WriteTextFileResponse(d: Any) -> WriteTextFileResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: WriteTextFileResponse = _new(WriteTextFileResponse)
     _S_WriteTextFileResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileResponse))

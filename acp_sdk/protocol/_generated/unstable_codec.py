@@ -1602,22 +1602,25 @@ def _d_AcceptNesNotification(d: Any) -> AcceptNesNotification:
         raise _s.wrong("a string", v).at("id")
     r = v
     f_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AcceptNesNotification = _new(AcceptNesNotification)
     _S_AcceptNesNotification_session_id(o, f_session_id)
     _S_AcceptNesNotification_id(o, f_id)
@@ -1653,38 +1656,42 @@ def _d_AgentAuthCapabilities(d: Any) -> AgentAuthCapabilities:
     r: Any
     f_logout: Any
     f_meta: Any
-    v = d.get("logout", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_logout = None
-    else:
-        n += 1
-        if v is None:
-            f_logout = None
-            ex = _s.note(ex, "logout")
-        else:
-            try:
-                r = _d_LogoutCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "logout")
-            f_logout = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("logout", _MISSING)
+        if v is _MISSING:
+            f_logout = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_logout = None
+                ex = _s.note(ex, "logout")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_LogoutCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "logout")
+                f_logout = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AgentAuthCapabilities = _new(AgentAuthCapabilities)
     _S_AgentAuthCapabilities_logout(o, f_logout)
     _S_AgentAuthCapabilities_meta(o, f_meta)
@@ -1722,70 +1729,76 @@ def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
     f_audio: Any
     f_embedded_context: Any
     f_meta: Any
-    v = d.get("image", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_image = False
-    else:
-        n += 1
-        if v is None:
-            f_image = False
-            ex = _s.note(ex, "image")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "image")
-            f_image = r
-    v = d.get("audio", _MISSING)
-    if v is _MISSING:
         f_audio = False
-    else:
-        n += 1
-        if v is None:
-            f_audio = False
-            ex = _s.note(ex, "audio")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "audio")
-            f_audio = r
-    v = d.get("embeddedContext", _MISSING)
-    if v is _MISSING:
         f_embedded_context = False
-    else:
-        n += 1
-        if v is None:
-            f_embedded_context = False
-            ex = _s.note(ex, "embeddedContext")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "embeddedContext")
-            f_embedded_context = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("image", _MISSING)
+        if v is _MISSING:
+            f_image = False
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_image = False
+                ex = _s.note(ex, "image")
             else:
-                r = v
-            if r is None:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "image")
+                f_image = r
+        v = d.get("audio", _MISSING)
+        if v is _MISSING:
+            f_audio = False
+        else:
+            n += 1
+            if v is None:
+                f_audio = False
+                ex = _s.note(ex, "audio")
+            else:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "audio")
+                f_audio = r
+        v = d.get("embeddedContext", _MISSING)
+        if v is _MISSING:
+            f_embedded_context = False
+        else:
+            n += 1
+            if v is None:
+                f_embedded_context = False
+                ex = _s.note(ex, "embeddedContext")
+            else:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "embeddedContext")
+                f_embedded_context = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PromptCapabilities = _new(PromptCapabilities)
     _S_PromptCapabilities_image(o, f_image)
     _S_PromptCapabilities_audio(o, f_audio)
@@ -1829,70 +1842,76 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
     f_sse: Any
     f_acp: Any
     f_meta: Any
-    v = d.get("http", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_http = False
-    else:
-        n += 1
-        if v is None:
-            f_http = False
-            ex = _s.note(ex, "http")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "http")
-            f_http = r
-    v = d.get("sse", _MISSING)
-    if v is _MISSING:
         f_sse = False
-    else:
-        n += 1
-        if v is None:
-            f_sse = False
-            ex = _s.note(ex, "sse")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "sse")
-            f_sse = r
-    v = d.get("acp", _MISSING)
-    if v is _MISSING:
         f_acp = False
-    else:
-        n += 1
-        if v is None:
-            f_acp = False
-            ex = _s.note(ex, "acp")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "acp")
-            f_acp = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("http", _MISSING)
+        if v is _MISSING:
+            f_http = False
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_http = False
+                ex = _s.note(ex, "http")
             else:
-                r = v
-            if r is None:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "http")
+                f_http = r
+        v = d.get("sse", _MISSING)
+        if v is _MISSING:
+            f_sse = False
+        else:
+            n += 1
+            if v is None:
+                f_sse = False
+                ex = _s.note(ex, "sse")
+            else:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "sse")
+                f_sse = r
+        v = d.get("acp", _MISSING)
+        if v is _MISSING:
+            f_acp = False
+        else:
+            n += 1
+            if v is None:
+                f_acp = False
+                ex = _s.note(ex, "acp")
+            else:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "acp")
+                f_acp = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: McpCapabilities = _new(McpCapabilities)
     _S_McpCapabilities_http(o, f_http)
     _S_McpCapabilities_sse(o, f_sse)
@@ -1939,118 +1958,127 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
     f_resume: Any
     f_close: Any
     f_meta: Any
-    v = d.get("list", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_list = None
-    else:
-        n += 1
-        if v is None:
-            f_list = None
-            ex = _s.note(ex, "list")
-        else:
-            try:
-                r = _d_SessionListCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "list")
-            f_list = r
-    v = d.get("delete", _MISSING)
-    if v is _MISSING:
         f_delete = None
-    else:
-        n += 1
-        if v is None:
-            f_delete = None
-            ex = _s.note(ex, "delete")
-        else:
-            try:
-                r = _d_SessionDeleteCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "delete")
-            f_delete = r
-    v = d.get("additionalDirectories", _MISSING)
-    if v is _MISSING:
         f_additional_directories = None
-    else:
-        n += 1
-        if v is None:
-            f_additional_directories = None
-            ex = _s.note(ex, "additionalDirectories")
-        else:
-            try:
-                r = _d_SessionAdditionalDirectoriesCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "additionalDirectories")
-            f_additional_directories = r
-    v = d.get("fork", _MISSING)
-    if v is _MISSING:
         f_fork = None
-    else:
-        n += 1
-        if v is None:
-            f_fork = None
-            ex = _s.note(ex, "fork")
-        else:
-            try:
-                r = _d_SessionForkCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "fork")
-            f_fork = r
-    v = d.get("resume", _MISSING)
-    if v is _MISSING:
         f_resume = None
-    else:
-        n += 1
-        if v is None:
-            f_resume = None
-            ex = _s.note(ex, "resume")
-        else:
-            try:
-                r = _d_SessionResumeCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "resume")
-            f_resume = r
-    v = d.get("close", _MISSING)
-    if v is _MISSING:
         f_close = None
-    else:
-        n += 1
-        if v is None:
-            f_close = None
-            ex = _s.note(ex, "close")
-        else:
-            try:
-                r = _d_SessionCloseCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "close")
-            f_close = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("list", _MISSING)
+        if v is _MISSING:
+            f_list = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_list = None
+                ex = _s.note(ex, "list")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_SessionListCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "list")
+                f_list = r
+        v = d.get("delete", _MISSING)
+        if v is _MISSING:
+            f_delete = None
+        else:
+            n += 1
+            if v is None:
+                f_delete = None
+                ex = _s.note(ex, "delete")
+            else:
+                try:
+                    r = _d_SessionDeleteCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "delete")
+                f_delete = r
+        v = d.get("additionalDirectories", _MISSING)
+        if v is _MISSING:
+            f_additional_directories = None
+        else:
+            n += 1
+            if v is None:
+                f_additional_directories = None
+                ex = _s.note(ex, "additionalDirectories")
+            else:
+                try:
+                    r = _d_SessionAdditionalDirectoriesCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "additionalDirectories")
+                f_additional_directories = r
+        v = d.get("fork", _MISSING)
+        if v is _MISSING:
+            f_fork = None
+        else:
+            n += 1
+            if v is None:
+                f_fork = None
+                ex = _s.note(ex, "fork")
+            else:
+                try:
+                    r = _d_SessionForkCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "fork")
+                f_fork = r
+        v = d.get("resume", _MISSING)
+        if v is _MISSING:
+            f_resume = None
+        else:
+            n += 1
+            if v is None:
+                f_resume = None
+                ex = _s.note(ex, "resume")
+            else:
+                try:
+                    r = _d_SessionResumeCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "resume")
+                f_resume = r
+        v = d.get("close", _MISSING)
+        if v is _MISSING:
+            f_close = None
+        else:
+            n += 1
+            if v is None:
+                f_close = None
+                ex = _s.note(ex, "close")
+            else:
+                try:
+                    r = _d_SessionCloseCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "close")
+                f_close = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionCapabilities = _new(SessionCapabilities)
     _S_SessionCapabilities_list(o, f_list)
     _S_SessionCapabilities_delete(o, f_delete)
@@ -2123,159 +2151,170 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
     f_nes: Any
     f_position_encoding: Any
     f_meta: Any
-    v = d.get("loadSession", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_load_session = False
-    else:
-        n += 1
-        if v is None:
-            f_load_session = False
-            ex = _s.note(ex, "loadSession")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "loadSession")
-            f_load_session = r
-    v = d.get("promptCapabilities", _MISSING)
-    if v is _MISSING:
         f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
-    else:
-        n += 1
-        if v is None:
-            f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
-            ex = _s.note(ex, "promptCapabilities")
-        else:
-            try:
-                r = _d_PromptCapabilities(v)
-            except DecodeError:
-                r = _DF_AgentCapabilities_prompt_capabilities
-            if (
-                r is _DF_AgentCapabilities_prompt_capabilities
-                or r == _DF_AgentCapabilities_prompt_capabilities
-            ):
-                ex = _s.note(ex, "promptCapabilities")
-            f_prompt_capabilities = r
-    v = d.get("mcpCapabilities", _MISSING)
-    if v is _MISSING:
         f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
-    else:
-        n += 1
-        if v is None:
-            f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
-            ex = _s.note(ex, "mcpCapabilities")
-        else:
-            try:
-                r = _d_McpCapabilities(v)
-            except DecodeError:
-                r = _DF_AgentCapabilities_mcp_capabilities
-            if (
-                r is _DF_AgentCapabilities_mcp_capabilities
-                or r == _DF_AgentCapabilities_mcp_capabilities
-            ):
-                ex = _s.note(ex, "mcpCapabilities")
-            f_mcp_capabilities = r
-    v = d.get("sessionCapabilities", _MISSING)
-    if v is _MISSING:
         f_session_capabilities = _DF_AgentCapabilities_session_capabilities
-    else:
-        n += 1
-        if v is None:
-            f_session_capabilities = _DF_AgentCapabilities_session_capabilities
-            ex = _s.note(ex, "sessionCapabilities")
-        else:
-            try:
-                r = _d_SessionCapabilities(v)
-            except DecodeError:
-                r = _DF_AgentCapabilities_session_capabilities
-            if (
-                r is _DF_AgentCapabilities_session_capabilities
-                or r == _DF_AgentCapabilities_session_capabilities
-            ):
-                ex = _s.note(ex, "sessionCapabilities")
-            f_session_capabilities = r
-    v = d.get("auth", _MISSING)
-    if v is _MISSING:
         f_auth = _DF_AgentCapabilities_auth
-    else:
-        n += 1
-        if v is None:
-            f_auth = _DF_AgentCapabilities_auth
-            ex = _s.note(ex, "auth")
-        else:
-            try:
-                r = _d_AgentAuthCapabilities(v)
-            except DecodeError:
-                r = _DF_AgentCapabilities_auth
-            if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
-                ex = _s.note(ex, "auth")
-            f_auth = r
-    v = d.get("providers", _MISSING)
-    if v is _MISSING:
         f_providers = None
-    else:
-        n += 1
-        if v is None:
-            f_providers = None
-            ex = _s.note(ex, "providers")
-        else:
-            try:
-                r = _d_ProvidersCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "providers")
-            f_providers = r
-    v = d.get("nes", _MISSING)
-    if v is _MISSING:
         f_nes = None
-    else:
-        n += 1
-        if v is None:
-            f_nes = None
-            ex = _s.note(ex, "nes")
-        else:
-            try:
-                r = _d_NesCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "nes")
-            f_nes = r
-    v = d.get("positionEncoding", _MISSING)
-    if v is _MISSING:
         f_position_encoding = None
-    else:
-        n += 1
-        if v is None:
-            f_position_encoding = None
-            ex = _s.note(ex, "positionEncoding")
-        else:
-            if type(v) is not str or v not in _L_PositionEncodingKind:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "positionEncoding")
-            f_position_encoding = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("loadSession", _MISSING)
+        if v is _MISSING:
+            f_load_session = False
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_load_session = False
+                ex = _s.note(ex, "loadSession")
             else:
-                r = v
-            if r is None:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "loadSession")
+                f_load_session = r
+        v = d.get("promptCapabilities", _MISSING)
+        if v is _MISSING:
+            f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+        else:
+            n += 1
+            if v is None:
+                f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+                ex = _s.note(ex, "promptCapabilities")
+            else:
+                try:
+                    r = _d_PromptCapabilities(v)
+                except DecodeError:
+                    r = _DF_AgentCapabilities_prompt_capabilities
+                if (
+                    r is _DF_AgentCapabilities_prompt_capabilities
+                    or r == _DF_AgentCapabilities_prompt_capabilities
+                ):
+                    ex = _s.note(ex, "promptCapabilities")
+                f_prompt_capabilities = r
+        v = d.get("mcpCapabilities", _MISSING)
+        if v is _MISSING:
+            f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+        else:
+            n += 1
+            if v is None:
+                f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+                ex = _s.note(ex, "mcpCapabilities")
+            else:
+                try:
+                    r = _d_McpCapabilities(v)
+                except DecodeError:
+                    r = _DF_AgentCapabilities_mcp_capabilities
+                if (
+                    r is _DF_AgentCapabilities_mcp_capabilities
+                    or r == _DF_AgentCapabilities_mcp_capabilities
+                ):
+                    ex = _s.note(ex, "mcpCapabilities")
+                f_mcp_capabilities = r
+        v = d.get("sessionCapabilities", _MISSING)
+        if v is _MISSING:
+            f_session_capabilities = _DF_AgentCapabilities_session_capabilities
+        else:
+            n += 1
+            if v is None:
+                f_session_capabilities = _DF_AgentCapabilities_session_capabilities
+                ex = _s.note(ex, "sessionCapabilities")
+            else:
+                try:
+                    r = _d_SessionCapabilities(v)
+                except DecodeError:
+                    r = _DF_AgentCapabilities_session_capabilities
+                if (
+                    r is _DF_AgentCapabilities_session_capabilities
+                    or r == _DF_AgentCapabilities_session_capabilities
+                ):
+                    ex = _s.note(ex, "sessionCapabilities")
+                f_session_capabilities = r
+        v = d.get("auth", _MISSING)
+        if v is _MISSING:
+            f_auth = _DF_AgentCapabilities_auth
+        else:
+            n += 1
+            if v is None:
+                f_auth = _DF_AgentCapabilities_auth
+                ex = _s.note(ex, "auth")
+            else:
+                try:
+                    r = _d_AgentAuthCapabilities(v)
+                except DecodeError:
+                    r = _DF_AgentCapabilities_auth
+                if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
+                    ex = _s.note(ex, "auth")
+                f_auth = r
+        v = d.get("providers", _MISSING)
+        if v is _MISSING:
+            f_providers = None
+        else:
+            n += 1
+            if v is None:
+                f_providers = None
+                ex = _s.note(ex, "providers")
+            else:
+                try:
+                    r = _d_ProvidersCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "providers")
+                f_providers = r
+        v = d.get("nes", _MISSING)
+        if v is _MISSING:
+            f_nes = None
+        else:
+            n += 1
+            if v is None:
+                f_nes = None
+                ex = _s.note(ex, "nes")
+            else:
+                try:
+                    r = _d_NesCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "nes")
+                f_nes = r
+        v = d.get("positionEncoding", _MISSING)
+        if v is _MISSING:
+            f_position_encoding = None
+        else:
+            n += 1
+            if v is None:
+                f_position_encoding = None
+                ex = _s.note(ex, "positionEncoding")
+            else:
+                if type(v) is not str or v not in _L_PositionEncodingKind:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "positionEncoding")
+                f_position_encoding = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AgentCapabilities = _new(AgentCapabilities)
     _S_AgentCapabilities_load_session(o, f_load_session)
     _S_AgentCapabilities_prompt_capabilities(o, f_prompt_capabilities)
@@ -2362,38 +2401,42 @@ def _d_ContentChunk(d: Any) -> ContentChunk:
     except DecodeError as e:
         raise e.at("content") from None
     f_content = r
-    v = d.get("messageId", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_message_id = None
-    else:
-        n += 1
-        if v is None:
-            f_message_id = None
-            ex = _s.note(ex, "messageId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "messageId")
-            f_message_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("messageId", _MISSING)
+        if v is _MISSING:
+            f_message_id = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_message_id = None
+                ex = _s.note(ex, "messageId")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "messageId")
+                f_message_id = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ContentChunk = _new(ContentChunk)
     _S_ContentChunk_content(o, f_content)
     _S_ContentChunk_message_id(o, f_message_id)
@@ -2447,38 +2490,42 @@ def _d_AgentMessageChunk(d: Any) -> AgentMessageChunk:
     except DecodeError as e:
         raise e.at("content") from None
     f_content = r
-    v = d.get("messageId", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_message_id = None
-    else:
-        n += 1
-        if v is None:
-            f_message_id = None
-            ex = _s.note(ex, "messageId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "messageId")
-            f_message_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("messageId", _MISSING)
+        if v is _MISSING:
+            f_message_id = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_message_id = None
+                ex = _s.note(ex, "messageId")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "messageId")
+                f_message_id = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AgentMessageChunk = _new(AgentMessageChunk)
     _S_ContentChunk_content(o, f_content)
     _S_ContentChunk_message_id(o, f_message_id)
@@ -2532,38 +2579,42 @@ def _d_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
     except DecodeError as e:
         raise e.at("content") from None
     f_content = r
-    v = d.get("messageId", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_message_id = None
-    else:
-        n += 1
-        if v is None:
-            f_message_id = None
-            ex = _s.note(ex, "messageId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "messageId")
-            f_message_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("messageId", _MISSING)
+        if v is _MISSING:
+            f_message_id = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_message_id = None
+                ex = _s.note(ex, "messageId")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "messageId")
+                f_message_id = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AgentThoughtChunk = _new(AgentThoughtChunk)
     _S_ContentChunk_content(o, f_content)
     _S_ContentChunk_message_id(o, f_message_id)
@@ -2604,70 +2655,76 @@ def _d_Annotations(d: Any) -> Annotations:
     f_last_modified: Any
     f_priority: Any
     f_meta: Any
-    v = d.get("audience", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_audience = None
-    else:
-        n += 1
-        if v is None:
-            f_audience = None
-            ex = _s.note(ex, "audience")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_Role)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "audience")
-            f_audience = r
-    v = d.get("lastModified", _MISSING)
-    if v is _MISSING:
         f_last_modified = None
-    else:
-        n += 1
-        if v is None:
-            f_last_modified = None
-            ex = _s.note(ex, "lastModified")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "lastModified")
-            f_last_modified = r
-    v = d.get("priority", _MISSING)
-    if v is _MISSING:
         f_priority = None
-    else:
-        n += 1
-        if v is None:
-            f_priority = None
-            ex = _s.note(ex, "priority")
-        else:
-            if type(v) is not float and type(v) is not int:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "priority")
-            f_priority = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("audience", _MISSING)
+        if v is _MISSING:
+            f_audience = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_audience = None
+                ex = _s.note(ex, "audience")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_list_skip(v, _d_Role)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "audience")
+                f_audience = r
+        v = d.get("lastModified", _MISSING)
+        if v is _MISSING:
+            f_last_modified = None
+        else:
+            n += 1
+            if v is None:
+                f_last_modified = None
+                ex = _s.note(ex, "lastModified")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "lastModified")
+                f_last_modified = r
+        v = d.get("priority", _MISSING)
+        if v is _MISSING:
+            f_priority = None
+        else:
+            n += 1
+            if v is None:
+                f_priority = None
+                ex = _s.note(ex, "priority")
+            else:
+                if type(v) is not float and type(v) is not int:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "priority")
+                f_priority = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Annotations = _new(Annotations)
     _S_Annotations_audience(o, f_audience)
     _S_Annotations_last_modified(o, f_last_modified)
@@ -2722,22 +2779,6 @@ def _d_AudioContent(d: Any) -> AudioContent:
         if v != "audio":
             raise _s.bad_literal(v, ("audio",)).at("type")
         n += 1
-    v = d.get("annotations", _MISSING)
-    if v is _MISSING:
-        f_annotations = None
-    else:
-        n += 1
-        if v is None:
-            f_annotations = None
-            ex = _s.note(ex, "annotations")
-        else:
-            try:
-                r = _d_Annotations(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "annotations")
-            f_annotations = r
     v = d.get("data", _MISSING)
     if v is _MISSING:
         raise _s.missing("data")
@@ -2754,22 +2795,42 @@ def _d_AudioContent(d: Any) -> AudioContent:
         raise _s.wrong("a string", v).at("mimeType")
     r = v
     f_mime_type = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_annotations = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("annotations", _MISSING)
+        if v is _MISSING:
+            f_annotations = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_annotations = None
+                ex = _s.note(ex, "annotations")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Annotations(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "annotations")
+                f_annotations = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AudioContent = _new(AudioContent)
     _S_AudioContent_annotations(o, f_annotations)
     _S_AudioContent_data(o, f_data)
@@ -2811,38 +2872,42 @@ def _d_AuthCapabilities(d: Any) -> AuthCapabilities:
     r: Any
     f_terminal: Any
     f_meta: Any
-    v = d.get("terminal", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_terminal = False
-    else:
-        n += 1
-        if v is None:
-            f_terminal = False
-            ex = _s.note(ex, "terminal")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "terminal")
-            f_terminal = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("terminal", _MISSING)
+        if v is _MISSING:
+            f_terminal = False
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_terminal = False
+                ex = _s.note(ex, "terminal")
             else:
-                r = v
-            if r is None:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "terminal")
+                f_terminal = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AuthCapabilities = _new(AuthCapabilities)
     _S_AuthCapabilities_terminal(o, f_terminal)
     _S_AuthCapabilities_meta(o, f_meta)
@@ -2894,38 +2959,42 @@ def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AuthMethodAgent = _new(AuthMethodAgent)
     _S_AuthMethodAgent_id(o, f_id)
     _S_AuthMethodAgent_name(o, f_name)
@@ -2992,70 +3061,76 @@ def _d_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("args", _MISSING)
-    if v is _MISSING:
         f_args = []
-    else:
-        n += 1
-        if v is None:
-            f_args = []
-            ex = _s.note(ex, "args")
-        else:
-            try:
-                r = _s.d_list_skip(v, _s.d_str)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "args")
-            f_args = r
-    v = d.get("env", _MISSING)
-    if v is _MISSING:
         f_env = _EMPTY
-    else:
-        n += 1
-        if v is None:
-            f_env = {}
-            ex = _s.note(ex, "env")
-        else:
-            try:
-                r = _s.d_map(v, _s.d_str)
-            except DecodeError:
-                r = {}
-            if not r:
-                ex = _s.note(ex, "env")
-            f_env = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("args", _MISSING)
+        if v is _MISSING:
+            f_args = []
+        else:
+            n += 1
+            if v is None:
+                f_args = []
+                ex = _s.note(ex, "args")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _s.d_str)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "args")
+                f_args = r
+        v = d.get("env", _MISSING)
+        if v is _MISSING:
+            f_env = _EMPTY
+        else:
+            n += 1
+            if v is None:
+                f_env = {}
+                ex = _s.note(ex, "env")
+            else:
+                try:
+                    r = _s.d_map(v, _s.d_str)
+                except DecodeError:
+                    r = {}
+                if not r:
+                    ex = _s.note(ex, "env")
+                f_env = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AuthMethodTerminal = _new(AuthMethodTerminal)
     _S_AuthMethodTerminal_id(o, f_id)
     _S_AuthMethodTerminal_name(o, f_name)
@@ -3115,22 +3190,25 @@ def _d_AuthenticateRequest(d: Any) -> AuthenticateRequest:
         raise _s.wrong("a string", v).at("methodId")
     r = v
     f_method_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AuthenticateRequest = _new(AuthenticateRequest)
     _S_AuthenticateRequest_method_id(o, f_method_id)
     _S_AuthenticateRequest_meta(o, f_meta)
@@ -3162,22 +3240,25 @@ def _d_AuthenticateResponse(d: Any) -> AuthenticateResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AuthenticateResponse = _new(AuthenticateResponse)
     _S_AuthenticateResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateResponse))
@@ -3225,38 +3306,42 @@ def _d_AvailableCommand(d: Any) -> AvailableCommand:
         raise _s.wrong("a string", v).at("description")
     r = v
     f_description = r
-    v = d.get("input", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_input = None
-    else:
-        n += 1
-        if v is None:
-            f_input = None
-            ex = _s.note(ex, "input")
-        else:
-            try:
-                r = _d_AvailableCommandInput(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "input")
-            f_input = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("input", _MISSING)
+        if v is _MISSING:
+            f_input = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_input = None
+                ex = _s.note(ex, "input")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_AvailableCommandInput(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "input")
+                f_input = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AvailableCommand = _new(AvailableCommand)
     _S_AvailableCommand_name(o, f_name)
     _S_AvailableCommand_description(o, f_description)
@@ -3312,22 +3397,25 @@ def _d_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
     except DecodeError:
         r = []
     f_available_commands = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: AvailableCommandsUpdate = _new(AvailableCommandsUpdate)
     _S_AvailableCommandsUpdate_available_commands(o, f_available_commands)
     _S_AvailableCommandsUpdate_meta(o, f_meta)
@@ -3370,22 +3458,6 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
         raise _s.wrong("a string", v).at("blob")
     r = v
     f_blob = r
-    v = d.get("mimeType", _MISSING)
-    if v is _MISSING:
-        f_mime_type = None
-    else:
-        n += 1
-        if v is None:
-            f_mime_type = None
-            ex = _s.note(ex, "mimeType")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "mimeType")
-            f_mime_type = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
@@ -3394,22 +3466,42 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
         raise _s.wrong("a string", v).at("uri")
     r = v
     f_uri = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_mime_type = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("mimeType", _MISSING)
+        if v is _MISSING:
+            f_mime_type = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_mime_type = None
+                ex = _s.note(ex, "mimeType")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "mimeType")
+                f_mime_type = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: BlobResourceContents = _new(BlobResourceContents)
     _S_BlobResourceContents_blob(o, f_blob)
     _S_BlobResourceContents_mime_type(o, f_mime_type)
@@ -3450,22 +3542,25 @@ def _d_BooleanConfigOptionCapabilities(d: Any) -> BooleanConfigOptionCapabilitie
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: BooleanConfigOptionCapabilities = _new(BooleanConfigOptionCapabilities)
     _S_BooleanConfigOptionCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BooleanConfigOptionCapabilities))
@@ -3502,70 +3597,76 @@ def _d_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
         if v != "boolean":
             raise _s.bad_literal(v, ("boolean",)).at("type")
         n += 1
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("default", _MISSING)
-    if v is _MISSING:
         f_default = None
-    else:
-        n += 1
-        if v is None:
-            f_default = None
-            ex = _s.note(ex, "default")
-        else:
-            if type(v) is not bool:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "default")
-            f_default = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
+        else:
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("default", _MISSING)
+        if v is _MISSING:
+            f_default = None
+        else:
+            n += 1
+            if v is None:
+                f_default = None
+                ex = _s.note(ex, "default")
+            else:
+                if type(v) is not bool:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "default")
+                f_default = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: BooleanPropertySchema = _new(BooleanPropertySchema)
     _S_BooleanPropertySchema_title(o, f_title)
     _S_BooleanPropertySchema_description(o, f_description)
@@ -3621,22 +3722,25 @@ def _d_CancelNotification(d: Any) -> CancelNotification:
         raise _s.wrong("a string", v).at("sessionId")
     r = v
     f_session_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CancelNotification = _new(CancelNotification)
     _S_CancelNotification_session_id(o, f_session_id)
     _S_CancelNotification_meta(o, f_meta)
@@ -3678,22 +3782,25 @@ def _d_CancelRequestNotification(d: Any) -> CancelRequestNotification:
     except DecodeError as e:
         raise e.at("requestId") from None
     f_request_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CancelRequestNotification = _new(CancelRequestNotification)
     _S_CancelRequestNotification_request_id(o, f_request_id)
     _S_CancelRequestNotification_meta(o, f_meta)
@@ -3749,54 +3856,59 @@ def _d_FileSystemCapabilities(d: Any) -> FileSystemCapabilities:
     f_read_text_file: Any
     f_write_text_file: Any
     f_meta: Any
-    v = d.get("readTextFile", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_read_text_file = False
-    else:
-        n += 1
-        if v is None:
-            f_read_text_file = False
-            ex = _s.note(ex, "readTextFile")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "readTextFile")
-            f_read_text_file = r
-    v = d.get("writeTextFile", _MISSING)
-    if v is _MISSING:
         f_write_text_file = False
-    else:
-        n += 1
-        if v is None:
-            f_write_text_file = False
-            ex = _s.note(ex, "writeTextFile")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "writeTextFile")
-            f_write_text_file = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("readTextFile", _MISSING)
+        if v is _MISSING:
+            f_read_text_file = False
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_read_text_file = False
+                ex = _s.note(ex, "readTextFile")
             else:
-                r = v
-            if r is None:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "readTextFile")
+                f_read_text_file = r
+        v = d.get("writeTextFile", _MISSING)
+        if v is _MISSING:
+            f_write_text_file = False
+        else:
+            n += 1
+            if v is None:
+                f_write_text_file = False
+                ex = _s.note(ex, "writeTextFile")
+            else:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "writeTextFile")
+                f_write_text_file = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: FileSystemCapabilities = _new(FileSystemCapabilities)
     _S_FileSystemCapabilities_read_text_file(o, f_read_text_file)
     _S_FileSystemCapabilities_write_text_file(o, f_write_text_file)
@@ -3841,150 +3953,161 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
     f_nes: Any
     f_position_encodings: Any
     f_meta: Any
-    v = d.get("fs", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_fs = _DF_ClientCapabilities_fs
-    else:
-        n += 1
-        if v is None:
-            f_fs = _DF_ClientCapabilities_fs
-            ex = _s.note(ex, "fs")
-        else:
-            try:
-                r = _d_FileSystemCapabilities(v)
-            except DecodeError:
-                r = _DF_ClientCapabilities_fs
-            if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
-                ex = _s.note(ex, "fs")
-            f_fs = r
-    v = d.get("terminal", _MISSING)
-    if v is _MISSING:
         f_terminal = False
-    else:
-        n += 1
-        if v is None:
-            f_terminal = False
-            ex = _s.note(ex, "terminal")
-        else:
-            if type(v) is not bool:
-                r = False
-            else:
-                r = v
-            if r is False:
-                ex = _s.note(ex, "terminal")
-            f_terminal = r
-    v = d.get("session", _MISSING)
-    if v is _MISSING:
         f_session = None
-    else:
-        n += 1
-        if v is None:
-            f_session = None
-            ex = _s.note(ex, "session")
-        else:
-            try:
-                r = _d_ClientSessionCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "session")
-            f_session = r
-    v = d.get("plan", _MISSING)
-    if v is _MISSING:
         f_plan = None
-    else:
-        n += 1
-        if v is None:
-            f_plan = None
-            ex = _s.note(ex, "plan")
-        else:
-            try:
-                r = _d_PlanCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "plan")
-            f_plan = r
-    v = d.get("auth", _MISSING)
-    if v is _MISSING:
         f_auth = _DF_ClientCapabilities_auth
-    else:
-        n += 1
-        if v is None:
-            f_auth = _DF_ClientCapabilities_auth
-            ex = _s.note(ex, "auth")
-        else:
-            try:
-                r = _d_AuthCapabilities(v)
-            except DecodeError:
-                r = _DF_ClientCapabilities_auth
-            if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
-                ex = _s.note(ex, "auth")
-            f_auth = r
-    v = d.get("elicitation", _MISSING)
-    if v is _MISSING:
         f_elicitation = None
-    else:
-        n += 1
-        if v is None:
-            f_elicitation = None
-            ex = _s.note(ex, "elicitation")
-        else:
-            try:
-                r = _d_ElicitationCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "elicitation")
-            f_elicitation = r
-    v = d.get("nes", _MISSING)
-    if v is _MISSING:
         f_nes = None
-    else:
-        n += 1
-        if v is None:
-            f_nes = None
-            ex = _s.note(ex, "nes")
-        else:
-            try:
-                r = _d_ClientNesCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "nes")
-            f_nes = r
-    v = d.get("positionEncodings", _MISSING)
-    if v is _MISSING:
         f_position_encodings = []
-    else:
-        n += 1
-        if v is None:
-            f_position_encodings = []
-            ex = _s.note(ex, "positionEncodings")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_PositionEncodingKind)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "positionEncodings")
-            f_position_encodings = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("fs", _MISSING)
+        if v is _MISSING:
+            f_fs = _DF_ClientCapabilities_fs
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_fs = _DF_ClientCapabilities_fs
+                ex = _s.note(ex, "fs")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_FileSystemCapabilities(v)
+                except DecodeError:
+                    r = _DF_ClientCapabilities_fs
+                if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
+                    ex = _s.note(ex, "fs")
+                f_fs = r
+        v = d.get("terminal", _MISSING)
+        if v is _MISSING:
+            f_terminal = False
+        else:
+            n += 1
+            if v is None:
+                f_terminal = False
+                ex = _s.note(ex, "terminal")
+            else:
+                if type(v) is not bool:
+                    r = False
+                else:
+                    r = v
+                if r is False:
+                    ex = _s.note(ex, "terminal")
+                f_terminal = r
+        v = d.get("session", _MISSING)
+        if v is _MISSING:
+            f_session = None
+        else:
+            n += 1
+            if v is None:
+                f_session = None
+                ex = _s.note(ex, "session")
+            else:
+                try:
+                    r = _d_ClientSessionCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "session")
+                f_session = r
+        v = d.get("plan", _MISSING)
+        if v is _MISSING:
+            f_plan = None
+        else:
+            n += 1
+            if v is None:
+                f_plan = None
+                ex = _s.note(ex, "plan")
+            else:
+                try:
+                    r = _d_PlanCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "plan")
+                f_plan = r
+        v = d.get("auth", _MISSING)
+        if v is _MISSING:
+            f_auth = _DF_ClientCapabilities_auth
+        else:
+            n += 1
+            if v is None:
+                f_auth = _DF_ClientCapabilities_auth
+                ex = _s.note(ex, "auth")
+            else:
+                try:
+                    r = _d_AuthCapabilities(v)
+                except DecodeError:
+                    r = _DF_ClientCapabilities_auth
+                if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
+                    ex = _s.note(ex, "auth")
+                f_auth = r
+        v = d.get("elicitation", _MISSING)
+        if v is _MISSING:
+            f_elicitation = None
+        else:
+            n += 1
+            if v is None:
+                f_elicitation = None
+                ex = _s.note(ex, "elicitation")
+            else:
+                try:
+                    r = _d_ElicitationCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "elicitation")
+                f_elicitation = r
+        v = d.get("nes", _MISSING)
+        if v is _MISSING:
+            f_nes = None
+        else:
+            n += 1
+            if v is None:
+                f_nes = None
+                ex = _s.note(ex, "nes")
+            else:
+                try:
+                    r = _d_ClientNesCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "nes")
+                f_nes = r
+        v = d.get("positionEncodings", _MISSING)
+        if v is _MISSING:
+            f_position_encodings = []
+        else:
+            n += 1
+            if v is None:
+                f_position_encodings = []
+                ex = _s.note(ex, "positionEncodings")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_PositionEncodingKind)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "positionEncodings")
+                f_position_encodings = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ClientCapabilities = _new(ClientCapabilities)
     _S_ClientCapabilities_fs(o, f_fs)
     _S_ClientCapabilities_terminal(o, f_terminal)
@@ -4056,70 +4179,76 @@ def _d_ClientNesCapabilities(d: Any) -> ClientNesCapabilities:
     f_rename: Any
     f_search_and_replace: Any
     f_meta: Any
-    v = d.get("jump", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_jump = None
-    else:
-        n += 1
-        if v is None:
-            f_jump = None
-            ex = _s.note(ex, "jump")
-        else:
-            try:
-                r = _d_NesJumpCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "jump")
-            f_jump = r
-    v = d.get("rename", _MISSING)
-    if v is _MISSING:
         f_rename = None
-    else:
-        n += 1
-        if v is None:
-            f_rename = None
-            ex = _s.note(ex, "rename")
-        else:
-            try:
-                r = _d_NesRenameCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "rename")
-            f_rename = r
-    v = d.get("searchAndReplace", _MISSING)
-    if v is _MISSING:
         f_search_and_replace = None
-    else:
-        n += 1
-        if v is None:
-            f_search_and_replace = None
-            ex = _s.note(ex, "searchAndReplace")
-        else:
-            try:
-                r = _d_NesSearchAndReplaceCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "searchAndReplace")
-            f_search_and_replace = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("jump", _MISSING)
+        if v is _MISSING:
+            f_jump = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_jump = None
+                ex = _s.note(ex, "jump")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_NesJumpCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "jump")
+                f_jump = r
+        v = d.get("rename", _MISSING)
+        if v is _MISSING:
+            f_rename = None
+        else:
+            n += 1
+            if v is None:
+                f_rename = None
+                ex = _s.note(ex, "rename")
+            else:
+                try:
+                    r = _d_NesRenameCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "rename")
+                f_rename = r
+        v = d.get("searchAndReplace", _MISSING)
+        if v is _MISSING:
+            f_search_and_replace = None
+        else:
+            n += 1
+            if v is None:
+                f_search_and_replace = None
+                ex = _s.note(ex, "searchAndReplace")
+            else:
+                try:
+                    r = _d_NesSearchAndReplaceCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "searchAndReplace")
+                f_search_and_replace = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ClientNesCapabilities = _new(ClientNesCapabilities)
     _S_ClientNesCapabilities_jump(o, f_jump)
     _S_ClientNesCapabilities_rename(o, f_rename)
@@ -4168,54 +4297,59 @@ def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
     f_compaction: Any
     f_config_options: Any
     f_meta: Any
-    v = d.get("compaction", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_compaction = None
-    else:
-        n += 1
-        if v is None:
-            f_compaction = None
-            ex = _s.note(ex, "compaction")
-        else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "compaction")
-            f_compaction = r
-    v = d.get("configOptions", _MISSING)
-    if v is _MISSING:
         f_config_options = None
-    else:
-        n += 1
-        if v is None:
-            f_config_options = None
-            ex = _s.note(ex, "configOptions")
-        else:
-            try:
-                r = _d_SessionConfigOptionsCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "configOptions")
-            f_config_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("compaction", _MISSING)
+        if v is _MISSING:
+            f_compaction = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_compaction = None
+                ex = _s.note(ex, "compaction")
             else:
-                r = v
-            if r is None:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "compaction")
+                f_compaction = r
+        v = d.get("configOptions", _MISSING)
+        if v is _MISSING:
+            f_config_options = None
+        else:
+            n += 1
+            if v is None:
+                f_config_options = None
+                ex = _s.note(ex, "configOptions")
+            else:
+                try:
+                    r = _d_SessionConfigOptionsCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "configOptions")
+                f_config_options = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ClientSessionCapabilities = _new(ClientSessionCapabilities)
     _S_ClientSessionCapabilities_compaction(o, f_compaction)
     _S_ClientSessionCapabilities_config_options(o, f_config_options)
@@ -4265,22 +4399,25 @@ def _d_CloseNesRequest(d: Any) -> CloseNesRequest:
         raise _s.wrong("a string", v).at("sessionId")
     r = v
     f_session_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CloseNesRequest = _new(CloseNesRequest)
     _S_CloseNesRequest_session_id(o, f_session_id)
     _S_CloseNesRequest_meta(o, f_meta)
@@ -4312,22 +4449,25 @@ def _d_CloseNesResponse(d: Any) -> CloseNesResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CloseNesResponse = _new(CloseNesResponse)
     _S_CloseNesResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseNesResponse))
@@ -4365,22 +4505,25 @@ def _d_CloseSessionRequest(d: Any) -> CloseSessionRequest:
         raise _s.wrong("a string", v).at("sessionId")
     r = v
     f_session_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CloseSessionRequest = _new(CloseSessionRequest)
     _S_CloseSessionRequest_session_id(o, f_session_id)
     _S_CloseSessionRequest_meta(o, f_meta)
@@ -4412,22 +4555,25 @@ def _d_CloseSessionResponse(d: Any) -> CloseSessionResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CloseSessionResponse = _new(CloseSessionResponse)
     _S_CloseSessionResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionResponse))
@@ -4480,22 +4626,25 @@ def _d_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
     except DecodeError as e:
         raise e.at("content") from None
     f_content = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CompactionSummaryChunk = _new(CompactionSummaryChunk)
     _S_CompactionSummaryChunk_compaction_id(o, f_compaction_id)
     _S_CompactionSummaryChunk_content(o, f_content)
@@ -4555,54 +4704,59 @@ def _d_CompactionUpdate(d: Any) -> CompactionUpdate:
         raise _s.wrong("a string", v).at("status")
     r = v
     f_status = r
-    v = d.get("summary", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_summary = None
-    else:
-        n += 1
-        if v is None:
-            f_summary = None
-            ex = _s.note(ex, "summary")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_ContentBlock)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "summary")
-            f_summary = r
-    v = d.get("error", _MISSING)
-    if v is _MISSING:
         f_error = None
-    else:
-        n += 1
-        if v is None:
-            f_error = None
-            ex = _s.note(ex, "error")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "error")
-            f_error = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("summary", _MISSING)
+        if v is _MISSING:
+            f_summary = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_summary = None
+                ex = _s.note(ex, "summary")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_list_skip(v, _d_ContentBlock)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "summary")
+                f_summary = r
+        v = d.get("error", _MISSING)
+        if v is _MISSING:
+            f_error = None
+        else:
+            n += 1
+            if v is None:
+                f_error = None
+                ex = _s.note(ex, "error")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "error")
+                f_error = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CompactionUpdate = _new(CompactionUpdate)
     _S_CompactionUpdate_compaction_id(o, f_compaction_id)
     _S_CompactionUpdate_status(o, f_status)
@@ -4658,22 +4812,25 @@ def _d_CompleteElicitationNotification(d: Any) -> CompleteElicitationNotificatio
         raise _s.wrong("a string", v).at("elicitationId")
     r = v
     f_elicitation_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CompleteElicitationNotification = _new(CompleteElicitationNotification)
     _S_CompleteElicitationNotification_elicitation_id(o, f_elicitation_id)
     _S_CompleteElicitationNotification_meta(o, f_meta)
@@ -4720,22 +4877,25 @@ def _d_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
     except DecodeError:
         r = []
     f_config_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ConfigOptionUpdate = _new(ConfigOptionUpdate)
     _S_ConfigOptionUpdate_config_options(o, f_config_options)
     _S_ConfigOptionUpdate_meta(o, f_meta)
@@ -4776,22 +4936,25 @@ def _d_ConnectMcpRequest(d: Any) -> ConnectMcpRequest:
         raise _s.wrong("a string", v).at("serverId")
     r = v
     f_server_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ConnectMcpRequest = _new(ConnectMcpRequest)
     _S_ConnectMcpRequest_server_id(o, f_server_id)
     _S_ConnectMcpRequest_meta(o, f_meta)
@@ -4832,22 +4995,25 @@ def _d_ConnectMcpResponse(d: Any) -> ConnectMcpResponse:
         raise _s.wrong("a string", v).at("connectionId")
     r = v
     f_connection_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ConnectMcpResponse = _new(ConnectMcpResponse)
     _S_ConnectMcpResponse_connection_id(o, f_connection_id)
     _S_ConnectMcpResponse_meta(o, f_meta)
@@ -4894,22 +5060,25 @@ def _d_Content(d: Any) -> Content:
     except DecodeError as e:
         raise e.at("content") from None
     f_content = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Content = _new(Content)
     _S_Content_content(o, f_content)
     _S_Content_meta(o, f_meta)
@@ -4959,22 +5128,25 @@ def _d_Cost(d: Any) -> Cost:
         raise _s.wrong("a string", v).at("currency")
     r = v
     f_currency = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Cost = _new(Cost)
     _S_Cost_amount(o, f_amount)
     _S_Cost_currency(o, f_currency)
@@ -5021,45 +5193,50 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
     except DecodeError as e:
         raise e.at("requestedSchema") from None
     f_requested_schema = r
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_session_id = None
-    else:
-        n += 1
-        if type(v) is not str:
-            raise _s.wrong("a string", v).at("sessionId")
-        r = v
-        if r is None:
-            ex = _s.note(ex, "sessionId")
-        f_session_id = r
-    v = d.get("toolCallId", _MISSING)
-    if v is _MISSING:
         f_tool_call_id = None
-    else:
-        n += 1
-        if v is None:
-            f_tool_call_id = None
-            ex = _s.note(ex, "toolCallId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "toolCallId")
-            f_tool_call_id = r
-    v = d.get("requestId", _MISSING)
-    if v is _MISSING:
         f_request_id = None
     else:
-        n += 1
-        try:
-            r = _d_RequestId(v)
-        except DecodeError as e:
-            raise e.at("requestId") from None
-        if r is None:
-            ex = _s.note(ex, "requestId")
-        f_request_id = r
+        v = d.get("sessionId", _MISSING)
+        if v is _MISSING:
+            f_session_id = None
+        else:
+            n += 1
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("sessionId")
+            r = v
+            if r is None:
+                ex = _s.note(ex, "sessionId")
+            f_session_id = r
+        v = d.get("toolCallId", _MISSING)
+        if v is _MISSING:
+            f_tool_call_id = None
+        else:
+            n += 1
+            if v is None:
+                f_tool_call_id = None
+                ex = _s.note(ex, "toolCallId")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "toolCallId")
+                f_tool_call_id = r
+        v = d.get("requestId", _MISSING)
+        if v is _MISSING:
+            f_request_id = None
+        else:
+            n += 1
+            try:
+                r = _d_RequestId(v)
+            except DecodeError as e:
+                raise e.at("requestId") from None
+            if r is None:
+                ex = _s.note(ex, "requestId")
+            f_request_id = r
     o: ElicitationFormMode = _new(ElicitationFormMode)
     _S_ElicitationFormMode_requested_schema(o, f_requested_schema)
     _S_ElicitationFormMode_session_id(o, f_session_id)
@@ -5122,45 +5299,6 @@ def _d_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
     except DecodeError as e:
         raise e.at("requestedSchema") from None
     f_requested_schema = r
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        f_session_id = None
-    else:
-        n += 1
-        if type(v) is not str:
-            raise _s.wrong("a string", v).at("sessionId")
-        r = v
-        if r is None:
-            ex = _s.note(ex, "sessionId")
-        f_session_id = r
-    v = d.get("toolCallId", _MISSING)
-    if v is _MISSING:
-        f_tool_call_id = None
-    else:
-        n += 1
-        if v is None:
-            f_tool_call_id = None
-            ex = _s.note(ex, "toolCallId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "toolCallId")
-            f_tool_call_id = r
-    v = d.get("requestId", _MISSING)
-    if v is _MISSING:
-        f_request_id = None
-    else:
-        n += 1
-        try:
-            r = _d_RequestId(v)
-        except DecodeError as e:
-            raise e.at("requestId") from None
-        if r is None:
-            ex = _s.note(ex, "requestId")
-        f_request_id = r
     v = d.get("message", _MISSING)
     if v is _MISSING:
         raise _s.missing("message")
@@ -5169,22 +5307,67 @@ def _d_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
         raise _s.wrong("a string", v).at("message")
     r = v
     f_message = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_session_id = None
+        f_tool_call_id = None
+        f_request_id = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("sessionId", _MISSING)
+        if v is _MISSING:
+            f_session_id = None
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
+            n += 1
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("sessionId")
+            r = v
             if r is None:
+                ex = _s.note(ex, "sessionId")
+            f_session_id = r
+        v = d.get("toolCallId", _MISSING)
+        if v is _MISSING:
+            f_tool_call_id = None
+        else:
+            n += 1
+            if v is None:
+                f_tool_call_id = None
+                ex = _s.note(ex, "toolCallId")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "toolCallId")
+                f_tool_call_id = r
+        v = d.get("requestId", _MISSING)
+        if v is _MISSING:
+            f_request_id = None
+        else:
+            n += 1
+            try:
+                r = _d_RequestId(v)
+            except DecodeError as e:
+                raise e.at("requestId") from None
+            if r is None:
+                ex = _s.note(ex, "requestId")
+            f_request_id = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CreateElicitationRequestForm = _new(CreateElicitationRequestForm)
     _S_ElicitationFormMode_requested_schema(o, f_requested_schema)
     _S_ElicitationFormMode_session_id(o, f_session_id)
@@ -5257,45 +5440,50 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
         raise _s.wrong("a string", v).at("url")
     r = v
     f_url = r
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_session_id = None
-    else:
-        n += 1
-        if type(v) is not str:
-            raise _s.wrong("a string", v).at("sessionId")
-        r = v
-        if r is None:
-            ex = _s.note(ex, "sessionId")
-        f_session_id = r
-    v = d.get("toolCallId", _MISSING)
-    if v is _MISSING:
         f_tool_call_id = None
-    else:
-        n += 1
-        if v is None:
-            f_tool_call_id = None
-            ex = _s.note(ex, "toolCallId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "toolCallId")
-            f_tool_call_id = r
-    v = d.get("requestId", _MISSING)
-    if v is _MISSING:
         f_request_id = None
     else:
-        n += 1
-        try:
-            r = _d_RequestId(v)
-        except DecodeError as e:
-            raise e.at("requestId") from None
-        if r is None:
-            ex = _s.note(ex, "requestId")
-        f_request_id = r
+        v = d.get("sessionId", _MISSING)
+        if v is _MISSING:
+            f_session_id = None
+        else:
+            n += 1
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("sessionId")
+            r = v
+            if r is None:
+                ex = _s.note(ex, "sessionId")
+            f_session_id = r
+        v = d.get("toolCallId", _MISSING)
+        if v is _MISSING:
+            f_tool_call_id = None
+        else:
+            n += 1
+            if v is None:
+                f_tool_call_id = None
+                ex = _s.note(ex, "toolCallId")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "toolCallId")
+                f_tool_call_id = r
+        v = d.get("requestId", _MISSING)
+        if v is _MISSING:
+            f_request_id = None
+        else:
+            n += 1
+            try:
+                r = _d_RequestId(v)
+            except DecodeError as e:
+                raise e.at("requestId") from None
+            if r is None:
+                ex = _s.note(ex, "requestId")
+            f_request_id = r
     o: ElicitationUrlMode = _new(ElicitationUrlMode)
     _S_ElicitationUrlMode_elicitation_id(o, f_elicitation_id)
     _S_ElicitationUrlMode_url(o, f_url)
@@ -5369,45 +5557,6 @@ def _d_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
         raise _s.wrong("a string", v).at("url")
     r = v
     f_url = r
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        f_session_id = None
-    else:
-        n += 1
-        if type(v) is not str:
-            raise _s.wrong("a string", v).at("sessionId")
-        r = v
-        if r is None:
-            ex = _s.note(ex, "sessionId")
-        f_session_id = r
-    v = d.get("toolCallId", _MISSING)
-    if v is _MISSING:
-        f_tool_call_id = None
-    else:
-        n += 1
-        if v is None:
-            f_tool_call_id = None
-            ex = _s.note(ex, "toolCallId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "toolCallId")
-            f_tool_call_id = r
-    v = d.get("requestId", _MISSING)
-    if v is _MISSING:
-        f_request_id = None
-    else:
-        n += 1
-        try:
-            r = _d_RequestId(v)
-        except DecodeError as e:
-            raise e.at("requestId") from None
-        if r is None:
-            ex = _s.note(ex, "requestId")
-        f_request_id = r
     v = d.get("message", _MISSING)
     if v is _MISSING:
         raise _s.missing("message")
@@ -5416,22 +5565,67 @@ def _d_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
         raise _s.wrong("a string", v).at("message")
     r = v
     f_message = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_session_id = None
+        f_tool_call_id = None
+        f_request_id = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("sessionId", _MISSING)
+        if v is _MISSING:
+            f_session_id = None
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
+            n += 1
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("sessionId")
+            r = v
             if r is None:
+                ex = _s.note(ex, "sessionId")
+            f_session_id = r
+        v = d.get("toolCallId", _MISSING)
+        if v is _MISSING:
+            f_tool_call_id = None
+        else:
+            n += 1
+            if v is None:
+                f_tool_call_id = None
+                ex = _s.note(ex, "toolCallId")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "toolCallId")
+                f_tool_call_id = r
+        v = d.get("requestId", _MISSING)
+        if v is _MISSING:
+            f_request_id = None
+        else:
+            n += 1
+            try:
+                r = _d_RequestId(v)
+            except DecodeError as e:
+                raise e.at("requestId") from None
+            if r is None:
+                ex = _s.note(ex, "requestId")
+            f_request_id = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CreateElicitationRequestUrl = _new(CreateElicitationRequestUrl)
     _S_ElicitationUrlMode_elicitation_id(o, f_elicitation_id)
     _S_ElicitationUrlMode_url(o, f_url)
@@ -5487,22 +5681,25 @@ def _d_ElicitationAcceptAction(d: Any) -> ElicitationAcceptAction:
     n = 0
     r: Any
     f_content: Any
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_content = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("content", _MISSING)
+        if v is _MISSING:
             f_content = None
-            ex = _s.note(ex, "content")
         else:
-            try:
-                r = _s.d_map(v, _d_ElicitationContentValue)
-            except DecodeError as e:
-                raise e.at("content") from None
-            if r is None:
+            n += 1
+            if v is None:
+                f_content = None
                 ex = _s.note(ex, "content")
-            f_content = r
+            else:
+                try:
+                    r = _s.d_map(v, _d_ElicitationContentValue)
+                except DecodeError as e:
+                    raise e.at("content") from None
+                if r is None:
+                    ex = _s.note(ex, "content")
+                f_content = r
     o: ElicitationAcceptAction = _new(ElicitationAcceptAction)
     _S_ElicitationAcceptAction_content(o, f_content)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationAcceptAction))
@@ -5537,38 +5734,42 @@ def _d_CreateElicitationResponseAccept(d: Any) -> CreateElicitationResponseAccep
         if v != "accept":
             raise _s.bad_literal(v, ("accept",)).at("action")
         n += 1
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_content = None
-    else:
-        n += 1
-        if v is None:
-            f_content = None
-            ex = _s.note(ex, "content")
-        else:
-            try:
-                r = _s.d_map(v, _d_ElicitationContentValue)
-            except DecodeError as e:
-                raise e.at("content") from None
-            if r is None:
-                ex = _s.note(ex, "content")
-            f_content = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("content", _MISSING)
+        if v is _MISSING:
+            f_content = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_content = None
+                ex = _s.note(ex, "content")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_map(v, _d_ElicitationContentValue)
+                except DecodeError as e:
+                    raise e.at("content") from None
+                if r is None:
+                    ex = _s.note(ex, "content")
+                f_content = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CreateElicitationResponseAccept = _new(CreateElicitationResponseAccept)
     _S_ElicitationAcceptAction_content(o, f_content)
     _S_CreateElicitationResponseAccept_meta(o, f_meta)
@@ -5608,22 +5809,25 @@ def _d_CreateElicitationResponseCancel(d: Any) -> CreateElicitationResponseCance
         if v != "cancel":
             raise _s.bad_literal(v, ("cancel",)).at("action")
         n += 1
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CreateElicitationResponseCancel = _new(CreateElicitationResponseCancel)
     _S_CreateElicitationResponseCancel_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseCancel))
@@ -5657,22 +5861,25 @@ def _d_CreateElicitationResponseDecline(d: Any) -> CreateElicitationResponseDecl
         if v != "decline":
             raise _s.bad_literal(v, ("decline",)).at("action")
         n += 1
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CreateElicitationResponseDecline = _new(CreateElicitationResponseDecline)
     _S_CreateElicitationResponseDecline_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseDecline))
@@ -5723,86 +5930,93 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
         raise _s.wrong("a string", v).at("command")
     r = v
     f_command = r
-    v = d.get("args", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_args = []
-    else:
-        n += 1
-        if v is None:
-            f_args = []
-            ex = _s.note(ex, "args")
-        else:
-            try:
-                r = _s.d_list_skip(v, _s.d_str)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "args")
-            f_args = r
-    v = d.get("env", _MISSING)
-    if v is _MISSING:
         f_env = []
-    else:
-        n += 1
-        if v is None:
-            f_env = []
-            ex = _s.note(ex, "env")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_EnvVariable)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "env")
-            f_env = r
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
         f_cwd = None
-    else:
-        n += 1
-        if v is None:
-            f_cwd = None
-            ex = _s.note(ex, "cwd")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "cwd")
-            f_cwd = r
-    v = d.get("outputByteLimit", _MISSING)
-    if v is _MISSING:
         f_output_byte_limit = None
-    else:
-        n += 1
-        if v is None:
-            f_output_byte_limit = None
-            ex = _s.note(ex, "outputByteLimit")
-        else:
-            if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "outputByteLimit")
-            f_output_byte_limit = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("args", _MISSING)
+        if v is _MISSING:
+            f_args = []
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_args = []
+                ex = _s.note(ex, "args")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_list_skip(v, _s.d_str)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "args")
+                f_args = r
+        v = d.get("env", _MISSING)
+        if v is _MISSING:
+            f_env = []
+        else:
+            n += 1
+            if v is None:
+                f_env = []
+                ex = _s.note(ex, "env")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_EnvVariable)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "env")
+                f_env = r
+        v = d.get("cwd", _MISSING)
+        if v is _MISSING:
+            f_cwd = None
+        else:
+            n += 1
+            if v is None:
+                f_cwd = None
+                ex = _s.note(ex, "cwd")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "cwd")
+                f_cwd = r
+        v = d.get("outputByteLimit", _MISSING)
+        if v is _MISSING:
+            f_output_byte_limit = None
+        else:
+            n += 1
+            if v is None:
+                f_output_byte_limit = None
+                ex = _s.note(ex, "outputByteLimit")
+            else:
+                if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "outputByteLimit")
+                f_output_byte_limit = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CreateTerminalRequest = _new(CreateTerminalRequest)
     _S_CreateTerminalRequest_session_id(o, f_session_id)
     _S_CreateTerminalRequest_command(o, f_command)
@@ -5866,22 +6080,25 @@ def _d_CreateTerminalResponse(d: Any) -> CreateTerminalResponse:
         raise _s.wrong("a string", v).at("terminalId")
     r = v
     f_terminal_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CreateTerminalResponse = _new(CreateTerminalResponse)
     _S_CreateTerminalResponse_terminal_id(o, f_terminal_id)
     _S_CreateTerminalResponse_meta(o, f_meta)
@@ -5927,22 +6144,25 @@ def _d_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
         raise _s.wrong("a string", v).at("currentModeId")
     r = v
     f_current_mode_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: CurrentModeUpdate = _new(CurrentModeUpdate)
     _S_CurrentModeUpdate_current_mode_id(o, f_current_mode_id)
     _S_CurrentModeUpdate_meta(o, f_meta)
@@ -5983,22 +6203,25 @@ def _d_DeleteSessionRequest(d: Any) -> DeleteSessionRequest:
         raise _s.wrong("a string", v).at("sessionId")
     r = v
     f_session_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: DeleteSessionRequest = _new(DeleteSessionRequest)
     _S_DeleteSessionRequest_session_id(o, f_session_id)
     _S_DeleteSessionRequest_meta(o, f_meta)
@@ -6030,22 +6253,25 @@ def _d_DeleteSessionResponse(d: Any) -> DeleteSessionResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: DeleteSessionResponse = _new(DeleteSessionResponse)
     _S_DeleteSessionResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionResponse))
@@ -6111,22 +6337,25 @@ def _d_DidChangeDocumentNotification(d: Any) -> DidChangeDocumentNotification:
     except DecodeError:
         r = []
     f_content_changes = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: DidChangeDocumentNotification = _new(DidChangeDocumentNotification)
     _S_DidChangeDocumentNotification_session_id(o, f_session_id)
     _S_DidChangeDocumentNotification_uri(o, f_uri)
@@ -6185,22 +6414,25 @@ def _d_DidCloseDocumentNotification(d: Any) -> DidCloseDocumentNotification:
         raise _s.wrong("a string", v).at("uri")
     r = v
     f_uri = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: DidCloseDocumentNotification = _new(DidCloseDocumentNotification)
     _S_DidCloseDocumentNotification_session_id(o, f_session_id)
     _S_DidCloseDocumentNotification_uri(o, f_uri)
@@ -6282,22 +6514,25 @@ def _d_DidFocusDocumentNotification(d: Any) -> DidFocusDocumentNotification:
     except DecodeError as e:
         raise e.at("visibleRange") from None
     f_visible_range = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: DidFocusDocumentNotification = _new(DidFocusDocumentNotification)
     _S_DidFocusDocumentNotification_session_id(o, f_session_id)
     _S_DidFocusDocumentNotification_uri(o, f_uri)
@@ -6386,22 +6621,25 @@ def _d_DidOpenDocumentNotification(d: Any) -> DidOpenDocumentNotification:
         raise _s.wrong("a string", v).at("text")
     r = v
     f_text = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: DidOpenDocumentNotification = _new(DidOpenDocumentNotification)
     _S_DidOpenDocumentNotification_session_id(o, f_session_id)
     _S_DidOpenDocumentNotification_uri(o, f_uri)
@@ -6463,22 +6701,25 @@ def _d_DidSaveDocumentNotification(d: Any) -> DidSaveDocumentNotification:
         raise _s.wrong("a string", v).at("uri")
     r = v
     f_uri = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: DidSaveDocumentNotification = _new(DidSaveDocumentNotification)
     _S_DidSaveDocumentNotification_session_id(o, f_session_id)
     _S_DidSaveDocumentNotification_uri(o, f_uri)
@@ -6529,22 +6770,6 @@ def _d_Diff(d: Any) -> Diff:
         raise _s.wrong("a string", v).at("path")
     r = v
     f_path = r
-    v = d.get("oldText", _MISSING)
-    if v is _MISSING:
-        f_old_text = None
-    else:
-        n += 1
-        if v is None:
-            f_old_text = None
-            ex = _s.note(ex, "oldText")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "oldText")
-            f_old_text = r
     v = d.get("newText", _MISSING)
     if v is _MISSING:
         raise _s.missing("newText")
@@ -6553,22 +6778,42 @@ def _d_Diff(d: Any) -> Diff:
         raise _s.wrong("a string", v).at("newText")
     r = v
     f_new_text = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_old_text = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("oldText", _MISSING)
+        if v is _MISSING:
+            f_old_text = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_old_text = None
+                ex = _s.note(ex, "oldText")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "oldText")
+                f_old_text = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Diff = _new(Diff)
     _S_Diff_path(o, f_path)
     _S_Diff_old_text(o, f_old_text)
@@ -6618,22 +6863,25 @@ def _d_DisableProviderRequest(d: Any) -> DisableProviderRequest:
         raise _s.wrong("a string", v).at("providerId")
     r = v
     f_provider_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: DisableProviderRequest = _new(DisableProviderRequest)
     _S_DisableProviderRequest_provider_id(o, f_provider_id)
     _S_DisableProviderRequest_meta(o, f_meta)
@@ -6665,22 +6913,25 @@ def _d_DisableProviderResponse(d: Any) -> DisableProviderResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: DisableProviderResponse = _new(DisableProviderResponse)
     _S_DisableProviderResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisableProviderResponse))
@@ -6718,22 +6969,25 @@ def _d_DisconnectMcpRequest(d: Any) -> DisconnectMcpRequest:
         raise _s.wrong("a string", v).at("connectionId")
     r = v
     f_connection_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: DisconnectMcpRequest = _new(DisconnectMcpRequest)
     _S_DisconnectMcpRequest_connection_id(o, f_connection_id)
     _S_DisconnectMcpRequest_meta(o, f_meta)
@@ -6765,22 +7019,25 @@ def _d_DisconnectMcpResponse(d: Any) -> DisconnectMcpResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: DisconnectMcpResponse = _new(DisconnectMcpResponse)
     _S_DisconnectMcpResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisconnectMcpResponse))
@@ -6811,54 +7068,59 @@ def _d_ElicitationCapabilities(d: Any) -> ElicitationCapabilities:
     f_form: Any
     f_url: Any
     f_meta: Any
-    v = d.get("form", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_form = None
-    else:
-        n += 1
-        if v is None:
-            f_form = None
-            ex = _s.note(ex, "form")
-        else:
-            try:
-                r = _d_ElicitationFormCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "form")
-            f_form = r
-    v = d.get("url", _MISSING)
-    if v is _MISSING:
         f_url = None
-    else:
-        n += 1
-        if v is None:
-            f_url = None
-            ex = _s.note(ex, "url")
-        else:
-            try:
-                r = _d_ElicitationUrlCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "url")
-            f_url = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("form", _MISSING)
+        if v is _MISSING:
+            f_form = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_form = None
+                ex = _s.note(ex, "form")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_ElicitationFormCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "form")
+                f_form = r
+        v = d.get("url", _MISSING)
+        if v is _MISSING:
+            f_url = None
+        else:
+            n += 1
+            if v is None:
+                f_url = None
+                ex = _s.note(ex, "url")
+            else:
+                try:
+                    r = _d_ElicitationUrlCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "url")
+                f_url = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ElicitationCapabilities = _new(ElicitationCapabilities)
     _S_ElicitationCapabilities_form(o, f_form)
     _S_ElicitationCapabilities_url(o, f_url)
@@ -6899,22 +7161,25 @@ def _d_ElicitationFormCapabilities(d: Any) -> ElicitationFormCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ElicitationFormCapabilities = _new(ElicitationFormCapabilities)
     _S_ElicitationFormCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormCapabilities))
@@ -6980,98 +7245,106 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
     f_required: Any
     f_description: Any
     f_meta: Any
-    v = d.get("type", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_type = "object"
-    else:
-        n += 1
-        if v is None:
-            f_type = "object"
-            ex = _s.note(ex, "type")
-        else:
-            if type(v) is not str or v not in _L_ElicitationSchemaType:
-                r = "object"
-            else:
-                r = v
-            if r == "object":
-                ex = _s.note(ex, "type")
-            f_type = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("properties", _MISSING)
-    if v is _MISSING:
         f_properties = _EMPTY
-    else:
-        n += 1
-        try:
-            r = _s.d_map(v, _d_ElicitationPropertySchema)
-        except DecodeError as e:
-            raise e.at("properties") from None
-        if not r:
-            ex = _s.note(ex, "properties")
-        f_properties = r
-    v = d.get("required", _MISSING)
-    if v is _MISSING:
         f_required = None
-    else:
-        n += 1
-        if v is None:
-            f_required = None
-            ex = _s.note(ex, "required")
-        else:
-            try:
-                r = _s.d_list(v, _s.d_str)
-            except DecodeError as e:
-                raise e.at("required") from None
-            if r is None:
-                ex = _s.note(ex, "required")
-            f_required = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("type", _MISSING)
+        if v is _MISSING:
+            f_type = "object"
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_type = "object"
+                ex = _s.note(ex, "type")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str or v not in _L_ElicitationSchemaType:
+                    r = "object"
+                else:
+                    r = v
+                if r == "object":
+                    ex = _s.note(ex, "type")
+                f_type = r
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
+        else:
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("properties", _MISSING)
+        if v is _MISSING:
+            f_properties = _EMPTY
+        else:
+            n += 1
+            try:
+                r = _s.d_map(v, _d_ElicitationPropertySchema)
+            except DecodeError as e:
+                raise e.at("properties") from None
+            if not r:
+                ex = _s.note(ex, "properties")
+            f_properties = r
+        v = d.get("required", _MISSING)
+        if v is _MISSING:
+            f_required = None
+        else:
+            n += 1
+            if v is None:
+                f_required = None
+                ex = _s.note(ex, "required")
+            else:
+                try:
+                    r = _s.d_list(v, _s.d_str)
+                except DecodeError as e:
+                    raise e.at("required") from None
+                if r is None:
+                    ex = _s.note(ex, "required")
+                f_required = r
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
+        else:
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ElicitationSchema = _new(ElicitationSchema)
     _S_ElicitationSchema_type(o, f_type)
     _S_ElicitationSchema_title(o, f_title)
@@ -7137,22 +7410,25 @@ def _d_ElicitationSessionScope(d: Any) -> ElicitationSessionScope:
         raise _s.wrong("a string", v).at("sessionId")
     r = v
     f_session_id = r
-    v = d.get("toolCallId", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_tool_call_id = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("toolCallId", _MISSING)
+        if v is _MISSING:
             f_tool_call_id = None
-            ex = _s.note(ex, "toolCallId")
         else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_tool_call_id = None
                 ex = _s.note(ex, "toolCallId")
-            f_tool_call_id = r
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "toolCallId")
+                f_tool_call_id = r
     o: ElicitationSessionScope = _new(ElicitationSessionScope)
     _S_ElicitationSessionScope_session_id(o, f_session_id)
     _S_ElicitationSessionScope_tool_call_id(o, f_tool_call_id)
@@ -7184,22 +7460,25 @@ def _d_ElicitationUrlCapabilities(d: Any) -> ElicitationUrlCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ElicitationUrlCapabilities = _new(ElicitationUrlCapabilities)
     _S_ElicitationUrlCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlCapabilities))
@@ -7235,22 +7514,6 @@ def _d_EmbeddedResource(d: Any) -> EmbeddedResource:
         if v != "resource":
             raise _s.bad_literal(v, ("resource",)).at("type")
         n += 1
-    v = d.get("annotations", _MISSING)
-    if v is _MISSING:
-        f_annotations = None
-    else:
-        n += 1
-        if v is None:
-            f_annotations = None
-            ex = _s.note(ex, "annotations")
-        else:
-            try:
-                r = _d_Annotations(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "annotations")
-            f_annotations = r
     v = d.get("resource", _MISSING)
     if v is _MISSING:
         raise _s.missing("resource")
@@ -7260,22 +7523,42 @@ def _d_EmbeddedResource(d: Any) -> EmbeddedResource:
     except DecodeError as e:
         raise e.at("resource") from None
     f_resource = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_annotations = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("annotations", _MISSING)
+        if v is _MISSING:
+            f_annotations = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_annotations = None
+                ex = _s.note(ex, "annotations")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Annotations(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "annotations")
+                f_annotations = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: EmbeddedResource = _new(EmbeddedResource)
     _S_EmbeddedResource_annotations(o, f_annotations)
     _S_EmbeddedResource_resource(o, f_resource)
@@ -7332,38 +7615,42 @@ def _d_EnumOption(d: Any) -> EnumOption:
         raise _s.wrong("a string", v).at("title")
     r = v
     f_title = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: EnumOption = _new(EnumOption)
     _S_EnumOption_const(o, f_const)
     _S_EnumOption_title(o, f_title)
@@ -7422,22 +7709,25 @@ def _d_EnvVariable(d: Any) -> EnvVariable:
         raise _s.wrong("a string", v).at("value")
     r = v
     f_value = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: EnvVariable = _new(EnvVariable)
     _S_EnvVariable_name(o, f_name)
     _S_EnvVariable_value(o, f_value)
@@ -7490,19 +7780,22 @@ def _d_Error(d: Any) -> Error:
         raise _s.wrong("a string", v).at("message")
     r = v
     f_message = r
-    v = d.get("data", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_data = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("data", _MISSING)
+        if v is _MISSING:
             f_data = None
-            ex = _s.note(ex, "data")
         else:
-            r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_data = None
                 ex = _s.note(ex, "data")
-            f_data = r
+            else:
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "data")
+                f_data = r
     o: Error = _new(Error)
     _S_Error_code(o, f_code)
     _S_Error_message(o, f_message)
@@ -7557,54 +7850,59 @@ def _d_ForkSessionRequest(d: Any) -> ForkSessionRequest:
         raise _s.wrong("a string", v).at("cwd")
     r = v
     f_cwd = r
-    v = d.get("additionalDirectories", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_additional_directories = []
-    else:
-        n += 1
-        if v is None:
-            f_additional_directories = []
-            ex = _s.note(ex, "additionalDirectories")
-        else:
-            try:
-                r = _s.d_list_skip(v, _s.d_str)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "additionalDirectories")
-            f_additional_directories = r
-    v = d.get("mcpServers", _MISSING)
-    if v is _MISSING:
         f_mcp_servers = []
-    else:
-        n += 1
-        if v is None:
-            f_mcp_servers = []
-            ex = _s.note(ex, "mcpServers")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_McpServer)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "mcpServers")
-            f_mcp_servers = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("additionalDirectories", _MISSING)
+        if v is _MISSING:
+            f_additional_directories = []
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_additional_directories = []
+                ex = _s.note(ex, "additionalDirectories")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_list_skip(v, _s.d_str)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "additionalDirectories")
+                f_additional_directories = r
+        v = d.get("mcpServers", _MISSING)
+        if v is _MISSING:
+            f_mcp_servers = []
+        else:
+            n += 1
+            if v is None:
+                f_mcp_servers = []
+                ex = _s.note(ex, "mcpServers")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_McpServer)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "mcpServers")
+                f_mcp_servers = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ForkSessionRequest = _new(ForkSessionRequest)
     _S_ForkSessionRequest_session_id(o, f_session_id)
     _S_ForkSessionRequest_cwd(o, f_cwd)
@@ -7658,54 +7956,59 @@ def _d_ForkSessionResponse(d: Any) -> ForkSessionResponse:
         raise _s.wrong("a string", v).at("sessionId")
     r = v
     f_session_id = r
-    v = d.get("modes", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_modes = None
-    else:
-        n += 1
-        if v is None:
-            f_modes = None
-            ex = _s.note(ex, "modes")
-        else:
-            try:
-                r = _d_SessionModeState(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "modes")
-            f_modes = r
-    v = d.get("configOptions", _MISSING)
-    if v is _MISSING:
         f_config_options = None
-    else:
-        n += 1
-        if v is None:
-            f_config_options = None
-            ex = _s.note(ex, "configOptions")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_SessionConfigOption)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "configOptions")
-            f_config_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("modes", _MISSING)
+        if v is _MISSING:
+            f_modes = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_modes = None
+                ex = _s.note(ex, "modes")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_SessionModeState(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "modes")
+                f_modes = r
+        v = d.get("configOptions", _MISSING)
+        if v is _MISSING:
+            f_config_options = None
+        else:
+            n += 1
+            if v is None:
+                f_config_options = None
+                ex = _s.note(ex, "configOptions")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_SessionConfigOption)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "configOptions")
+                f_config_options = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ForkSessionResponse = _new(ForkSessionResponse)
     _S_ForkSessionResponse_session_id(o, f_session_id)
     _S_ForkSessionResponse_modes(o, f_modes)
@@ -7767,22 +8070,25 @@ def _d_HttpHeader(d: Any) -> HttpHeader:
         raise _s.wrong("a string", v).at("value")
     r = v
     f_value = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: HttpHeader = _new(HttpHeader)
     _S_HttpHeader_name(o, f_name)
     _S_HttpHeader_value(o, f_value)
@@ -7826,22 +8132,6 @@ def _d_ImageContent(d: Any) -> ImageContent:
         if v != "image":
             raise _s.bad_literal(v, ("image",)).at("type")
         n += 1
-    v = d.get("annotations", _MISSING)
-    if v is _MISSING:
-        f_annotations = None
-    else:
-        n += 1
-        if v is None:
-            f_annotations = None
-            ex = _s.note(ex, "annotations")
-        else:
-            try:
-                r = _d_Annotations(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "annotations")
-            f_annotations = r
     v = d.get("data", _MISSING)
     if v is _MISSING:
         raise _s.missing("data")
@@ -7858,38 +8148,59 @@ def _d_ImageContent(d: Any) -> ImageContent:
         raise _s.wrong("a string", v).at("mimeType")
     r = v
     f_mime_type = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_annotations = None
         f_uri = None
-    else:
-        n += 1
-        if v is None:
-            f_uri = None
-            ex = _s.note(ex, "uri")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "uri")
-            f_uri = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("annotations", _MISSING)
+        if v is _MISSING:
+            f_annotations = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_annotations = None
+                ex = _s.note(ex, "annotations")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Annotations(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "annotations")
+                f_annotations = r
+        v = d.get("uri", _MISSING)
+        if v is _MISSING:
+            f_uri = None
+        else:
+            n += 1
+            if v is None:
+                f_uri = None
+                ex = _s.note(ex, "uri")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "uri")
+                f_uri = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ImageContent = _new(ImageContent)
     _S_ImageContent_annotations(o, f_annotations)
     _S_ImageContent_data(o, f_data)
@@ -7947,22 +8258,6 @@ def _d_Implementation(d: Any) -> Implementation:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
     v = d.get("version", _MISSING)
     if v is _MISSING:
         raise _s.missing("version")
@@ -7971,22 +8266,42 @@ def _d_Implementation(d: Any) -> Implementation:
         raise _s.wrong("a string", v).at("version")
     r = v
     f_version = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_title = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Implementation = _new(Implementation)
     _S_Implementation_name(o, f_name)
     _S_Implementation_title(o, f_title)
@@ -8038,57 +8353,62 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
     r = v
     f_protocol_version = r
-    v = d.get("clientCapabilities", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_client_capabilities = _DF_InitializeRequest_client_capabilities
-    else:
-        n += 1
-        if v is None:
-            f_client_capabilities = _DF_InitializeRequest_client_capabilities
-            ex = _s.note(ex, "clientCapabilities")
-        else:
-            try:
-                r = _d_ClientCapabilities(v)
-            except DecodeError:
-                r = _DF_InitializeRequest_client_capabilities
-            if (
-                r is _DF_InitializeRequest_client_capabilities
-                or r == _DF_InitializeRequest_client_capabilities
-            ):
-                ex = _s.note(ex, "clientCapabilities")
-            f_client_capabilities = r
-    v = d.get("clientInfo", _MISSING)
-    if v is _MISSING:
         f_client_info = None
-    else:
-        n += 1
-        if v is None:
-            f_client_info = None
-            ex = _s.note(ex, "clientInfo")
-        else:
-            try:
-                r = _d_Implementation(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "clientInfo")
-            f_client_info = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("clientCapabilities", _MISSING)
+        if v is _MISSING:
+            f_client_capabilities = _DF_InitializeRequest_client_capabilities
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_client_capabilities = _DF_InitializeRequest_client_capabilities
+                ex = _s.note(ex, "clientCapabilities")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_ClientCapabilities(v)
+                except DecodeError:
+                    r = _DF_InitializeRequest_client_capabilities
+                if (
+                    r is _DF_InitializeRequest_client_capabilities
+                    or r == _DF_InitializeRequest_client_capabilities
+                ):
+                    ex = _s.note(ex, "clientCapabilities")
+                f_client_capabilities = r
+        v = d.get("clientInfo", _MISSING)
+        if v is _MISSING:
+            f_client_info = None
+        else:
+            n += 1
+            if v is None:
+                f_client_info = None
+                ex = _s.note(ex, "clientInfo")
+            else:
+                try:
+                    r = _d_Implementation(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "clientInfo")
+                f_client_info = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: InitializeRequest = _new(InitializeRequest)
     _S_InitializeRequest_protocol_version(o, f_protocol_version)
     _S_InitializeRequest_client_capabilities(o, f_client_capabilities)
@@ -8145,73 +8465,79 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
     r = v
     f_protocol_version = r
-    v = d.get("agentCapabilities", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
-    else:
-        n += 1
-        if v is None:
-            f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
-            ex = _s.note(ex, "agentCapabilities")
-        else:
-            try:
-                r = _d_AgentCapabilities(v)
-            except DecodeError:
-                r = _DF_InitializeResponse_agent_capabilities
-            if (
-                r is _DF_InitializeResponse_agent_capabilities
-                or r == _DF_InitializeResponse_agent_capabilities
-            ):
-                ex = _s.note(ex, "agentCapabilities")
-            f_agent_capabilities = r
-    v = d.get("authMethods", _MISSING)
-    if v is _MISSING:
         f_auth_methods = []
-    else:
-        n += 1
-        if v is None:
-            f_auth_methods = []
-            ex = _s.note(ex, "authMethods")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_AuthMethod)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "authMethods")
-            f_auth_methods = r
-    v = d.get("agentInfo", _MISSING)
-    if v is _MISSING:
         f_agent_info = None
-    else:
-        n += 1
-        if v is None:
-            f_agent_info = None
-            ex = _s.note(ex, "agentInfo")
-        else:
-            try:
-                r = _d_Implementation(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "agentInfo")
-            f_agent_info = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("agentCapabilities", _MISSING)
+        if v is _MISSING:
+            f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
+                ex = _s.note(ex, "agentCapabilities")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_AgentCapabilities(v)
+                except DecodeError:
+                    r = _DF_InitializeResponse_agent_capabilities
+                if (
+                    r is _DF_InitializeResponse_agent_capabilities
+                    or r == _DF_InitializeResponse_agent_capabilities
+                ):
+                    ex = _s.note(ex, "agentCapabilities")
+                f_agent_capabilities = r
+        v = d.get("authMethods", _MISSING)
+        if v is _MISSING:
+            f_auth_methods = []
+        else:
+            n += 1
+            if v is None:
+                f_auth_methods = []
+                ex = _s.note(ex, "authMethods")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_AuthMethod)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "authMethods")
+                f_auth_methods = r
+        v = d.get("agentInfo", _MISSING)
+        if v is _MISSING:
+            f_agent_info = None
+        else:
+            n += 1
+            if v is None:
+                f_agent_info = None
+                ex = _s.note(ex, "agentInfo")
+            else:
+                try:
+                    r = _d_Implementation(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "agentInfo")
+                f_agent_info = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: InitializeResponse = _new(InitializeResponse)
     _S_InitializeResponse_protocol_version(o, f_protocol_version)
     _S_InitializeResponse_agent_capabilities(o, f_agent_capabilities)
@@ -8270,100 +8596,108 @@ def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
         if v != "integer":
             raise _s.bad_literal(v, ("integer",)).at("type")
         n += 1
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("minimum", _MISSING)
-    if v is _MISSING:
         f_minimum = None
-    else:
-        n += 1
-        if v is None:
-            f_minimum = None
-            ex = _s.note(ex, "minimum")
-        else:
-            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                raise _s.bad_int(v, "int64").at("minimum")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "minimum")
-            f_minimum = r
-    v = d.get("maximum", _MISSING)
-    if v is _MISSING:
         f_maximum = None
-    else:
-        n += 1
-        if v is None:
-            f_maximum = None
-            ex = _s.note(ex, "maximum")
-        else:
-            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                raise _s.bad_int(v, "int64").at("maximum")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "maximum")
-            f_maximum = r
-    v = d.get("default", _MISSING)
-    if v is _MISSING:
         f_default = None
-    else:
-        n += 1
-        if v is None:
-            f_default = None
-            ex = _s.note(ex, "default")
-        else:
-            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "default")
-            f_default = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
             else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
+        else:
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("minimum", _MISSING)
+        if v is _MISSING:
+            f_minimum = None
+        else:
+            n += 1
+            if v is None:
+                f_minimum = None
+                ex = _s.note(ex, "minimum")
+            else:
+                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                    raise _s.bad_int(v, "int64").at("minimum")
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "minimum")
+                f_minimum = r
+        v = d.get("maximum", _MISSING)
+        if v is _MISSING:
+            f_maximum = None
+        else:
+            n += 1
+            if v is None:
+                f_maximum = None
+                ex = _s.note(ex, "maximum")
+            else:
+                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                    raise _s.bad_int(v, "int64").at("maximum")
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "maximum")
+                f_maximum = r
+        v = d.get("default", _MISSING)
+        if v is _MISSING:
+            f_default = None
+        else:
+            n += 1
+            if v is None:
+                f_default = None
+                ex = _s.note(ex, "default")
+            else:
+                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "default")
+                f_default = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: IntegerPropertySchema = _new(IntegerPropertySchema)
     _S_IntegerPropertySchema_title(o, f_title)
     _S_IntegerPropertySchema_description(o, f_description)
@@ -8440,22 +8774,25 @@ def _d_KillTerminalRequest(d: Any) -> KillTerminalRequest:
         raise _s.wrong("a string", v).at("terminalId")
     r = v
     f_terminal_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: KillTerminalRequest = _new(KillTerminalRequest)
     _S_KillTerminalRequest_session_id(o, f_session_id)
     _S_KillTerminalRequest_terminal_id(o, f_terminal_id)
@@ -8490,22 +8827,25 @@ def _d_KillTerminalResponse(d: Any) -> KillTerminalResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: KillTerminalResponse = _new(KillTerminalResponse)
     _S_KillTerminalResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalResponse))
@@ -8534,22 +8874,25 @@ def _d_ListProvidersRequest(d: Any) -> ListProvidersRequest:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ListProvidersRequest = _new(ListProvidersRequest)
     _S_ListProvidersRequest_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListProvidersRequest))
@@ -8588,22 +8931,25 @@ def _d_ListProvidersResponse(d: Any) -> ListProvidersResponse:
     except DecodeError as e:
         raise e.at("providers") from None
     f_providers = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ListProvidersResponse = _new(ListProvidersResponse)
     _S_ListProvidersResponse_providers(o, f_providers)
     _S_ListProvidersResponse_meta(o, f_meta)
@@ -8637,52 +8983,57 @@ def _d_ListSessionsRequest(d: Any) -> ListSessionsRequest:
     f_cwd: Any
     f_cursor: Any
     f_meta: Any
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_cwd = None
-    else:
-        n += 1
-        if v is None:
-            f_cwd = None
-            ex = _s.note(ex, "cwd")
-        else:
-            if type(v) is not str:
-                raise _s.wrong("a string", v).at("cwd")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "cwd")
-            f_cwd = r
-    v = d.get("cursor", _MISSING)
-    if v is _MISSING:
         f_cursor = None
-    else:
-        n += 1
-        if v is None:
-            f_cursor = None
-            ex = _s.note(ex, "cursor")
-        else:
-            if type(v) is not str:
-                raise _s.wrong("a string", v).at("cursor")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "cursor")
-            f_cursor = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("cwd", _MISSING)
+        if v is _MISSING:
+            f_cwd = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_cwd = None
+                ex = _s.note(ex, "cwd")
             else:
+                if type(v) is not str:
+                    raise _s.wrong("a string", v).at("cwd")
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "cwd")
+                f_cwd = r
+        v = d.get("cursor", _MISSING)
+        if v is _MISSING:
+            f_cursor = None
+        else:
+            n += 1
+            if v is None:
+                f_cursor = None
+                ex = _s.note(ex, "cursor")
+            else:
+                if type(v) is not str:
+                    raise _s.wrong("a string", v).at("cursor")
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "cursor")
+                f_cursor = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ListSessionsRequest = _new(ListSessionsRequest)
     _S_ListSessionsRequest_cwd(o, f_cwd)
     _S_ListSessionsRequest_cursor(o, f_cursor)
@@ -8734,38 +9085,42 @@ def _d_ListSessionsResponse(d: Any) -> ListSessionsResponse:
     except DecodeError:
         r = []
     f_sessions = r
-    v = d.get("nextCursor", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_next_cursor = None
-    else:
-        n += 1
-        if v is None:
-            f_next_cursor = None
-            ex = _s.note(ex, "nextCursor")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "nextCursor")
-            f_next_cursor = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("nextCursor", _MISSING)
+        if v is _MISSING:
+            f_next_cursor = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_next_cursor = None
+                ex = _s.note(ex, "nextCursor")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "nextCursor")
+                f_next_cursor = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ListSessionsResponse = _new(ListSessionsResponse)
     _S_ListSessionsResponse_sessions(o, f_sessions)
     _S_ListSessionsResponse_next_cursor(o, f_next_cursor)
@@ -8824,22 +9179,6 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
         raise _s.wrong("a string", v).at("cwd")
     r = v
     f_cwd = r
-    v = d.get("additionalDirectories", _MISSING)
-    if v is _MISSING:
-        f_additional_directories = []
-    else:
-        n += 1
-        if v is None:
-            f_additional_directories = []
-            ex = _s.note(ex, "additionalDirectories")
-        else:
-            try:
-                r = _s.d_list_skip(v, _s.d_str)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "additionalDirectories")
-            f_additional_directories = r
     v = d.get("sessionId", _MISSING)
     if v is _MISSING:
         raise _s.missing("sessionId")
@@ -8848,22 +9187,42 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
         raise _s.wrong("a string", v).at("sessionId")
     r = v
     f_session_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_additional_directories = []
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("additionalDirectories", _MISSING)
+        if v is _MISSING:
+            f_additional_directories = []
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_additional_directories = []
+                ex = _s.note(ex, "additionalDirectories")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_list_skip(v, _s.d_str)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "additionalDirectories")
+                f_additional_directories = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: LoadSessionRequest = _new(LoadSessionRequest)
     _S_LoadSessionRequest_mcp_servers(o, f_mcp_servers)
     _S_LoadSessionRequest_cwd(o, f_cwd)
@@ -8907,54 +9266,59 @@ def _d_LoadSessionResponse(d: Any) -> LoadSessionResponse:
     f_modes: Any
     f_config_options: Any
     f_meta: Any
-    v = d.get("modes", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_modes = None
-    else:
-        n += 1
-        if v is None:
-            f_modes = None
-            ex = _s.note(ex, "modes")
-        else:
-            try:
-                r = _d_SessionModeState(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "modes")
-            f_modes = r
-    v = d.get("configOptions", _MISSING)
-    if v is _MISSING:
         f_config_options = None
-    else:
-        n += 1
-        if v is None:
-            f_config_options = None
-            ex = _s.note(ex, "configOptions")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_SessionConfigOption)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "configOptions")
-            f_config_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("modes", _MISSING)
+        if v is _MISSING:
+            f_modes = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_modes = None
+                ex = _s.note(ex, "modes")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_SessionModeState(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "modes")
+                f_modes = r
+        v = d.get("configOptions", _MISSING)
+        if v is _MISSING:
+            f_config_options = None
+        else:
+            n += 1
+            if v is None:
+                f_config_options = None
+                ex = _s.note(ex, "configOptions")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_SessionConfigOption)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "configOptions")
+                f_config_options = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: LoadSessionResponse = _new(LoadSessionResponse)
     _S_LoadSessionResponse_modes(o, f_modes)
     _S_LoadSessionResponse_config_options(o, f_config_options)
@@ -8995,22 +9359,25 @@ def _d_LogoutCapabilities(d: Any) -> LogoutCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: LogoutCapabilities = _new(LogoutCapabilities)
     _S_LogoutCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutCapabilities))
@@ -9039,22 +9406,25 @@ def _d_LogoutRequest(d: Any) -> LogoutRequest:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: LogoutRequest = _new(LogoutRequest)
     _S_LogoutRequest_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutRequest))
@@ -9083,22 +9453,25 @@ def _d_LogoutResponse(d: Any) -> LogoutResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: LogoutResponse = _new(LogoutResponse)
     _S_LogoutResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutResponse))
@@ -9150,22 +9523,25 @@ def _d_McpServerAcp(d: Any) -> McpServerAcp:
         raise _s.wrong("a string", v).at("serverId")
     r = v
     f_server_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: McpServerAcp = _new(McpServerAcp)
     _S_McpServerAcp_name(o, f_name)
     _S_McpServerAcp_server_id(o, f_server_id)
@@ -9233,22 +9609,25 @@ def _d_McpServerHttp(d: Any) -> McpServerHttp:
     except DecodeError as e:
         raise e.at("headers") from None
     f_headers = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: McpServerHttp = _new(McpServerHttp)
     _S_McpServerHttp_name(o, f_name)
     _S_McpServerHttp_url(o, f_url)
@@ -9319,22 +9698,25 @@ def _d_McpServerSse(d: Any) -> McpServerSse:
     except DecodeError as e:
         raise e.at("headers") from None
     f_headers = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: McpServerSse = _new(McpServerSse)
     _S_McpServerSse_name(o, f_name)
     _S_McpServerSse_url(o, f_url)
@@ -9410,22 +9792,25 @@ def _d_McpServerStdio(d: Any) -> McpServerStdio:
     except DecodeError as e:
         raise e.at("env") from None
     f_env = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: McpServerStdio = _new(McpServerStdio)
     _S_McpServerStdio_name(o, f_name)
     _S_McpServerStdio_command(o, f_command)
@@ -9485,38 +9870,42 @@ def _d_MessageMcpNotification(d: Any) -> MessageMcpNotification:
         raise _s.wrong("a string", v).at("method")
     r = v
     f_method = r
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_params = None
-    else:
-        n += 1
-        if v is None:
-            f_params = None
-            ex = _s.note(ex, "params")
-        else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "params")
-            f_params = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("params", _MISSING)
+        if v is _MISSING:
+            f_params = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_params = None
+                ex = _s.note(ex, "params")
             else:
-                r = v
-            if r is None:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "params")
+                f_params = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: MessageMcpNotification = _new(MessageMcpNotification)
     _S_MessageMcpNotification_connection_id(o, f_connection_id)
     _S_MessageMcpNotification_method(o, f_method)
@@ -9576,37 +9965,41 @@ def _d_MessageMcpRequest(d: Any) -> MessageMcpRequest:
         raise _s.wrong("a string", v).at("method")
     r = v
     f_method = r
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_params = None
-    else:
-        n += 1
-        if v is None:
-            f_params = None
-            ex = _s.note(ex, "params")
-        else:
-            if type(v) is not dict:
-                raise _s.wrong("an object", v).at("params")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "params")
-            f_params = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("params", _MISSING)
+        if v is _MISSING:
+            f_params = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_params = None
+                ex = _s.note(ex, "params")
             else:
+                if type(v) is not dict:
+                    raise _s.wrong("an object", v).at("params")
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "params")
+                f_params = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: MessageMcpRequest = _new(MessageMcpRequest)
     _S_MessageMcpRequest_connection_id(o, f_connection_id)
     _S_MessageMcpRequest_method(o, f_method)
@@ -9658,68 +10051,6 @@ def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
         if v != "array":
             raise _s.bad_literal(v, ("array",)).at("type")
         n += 1
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
-        f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("minItems", _MISSING)
-    if v is _MISSING:
-        f_min_items = None
-    else:
-        n += 1
-        if v is None:
-            f_min_items = None
-            ex = _s.note(ex, "minItems")
-        else:
-            if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                raise _s.bad_int(v, "uint64").at("minItems")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "minItems")
-            f_min_items = r
-    v = d.get("maxItems", _MISSING)
-    if v is _MISSING:
-        f_max_items = None
-    else:
-        n += 1
-        if v is None:
-            f_max_items = None
-            ex = _s.note(ex, "maxItems")
-        else:
-            if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                raise _s.bad_int(v, "uint64").at("maxItems")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "maxItems")
-            f_max_items = r
     v = d.get("items", _MISSING)
     if v is _MISSING:
         raise _s.missing("items")
@@ -9729,38 +10060,108 @@ def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
     except DecodeError as e:
         raise e.at("items") from None
     f_items = r
-    v = d.get("default", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_title = None
+        f_description = None
+        f_min_items = None
+        f_max_items = None
         f_default = None
-    else:
-        n += 1
-        if v is None:
-            f_default = None
-            ex = _s.note(ex, "default")
-        else:
-            try:
-                r = _s.d_list_skip(v, _s.d_str)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "default")
-            f_default = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
             else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
+        else:
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("minItems", _MISSING)
+        if v is _MISSING:
+            f_min_items = None
+        else:
+            n += 1
+            if v is None:
+                f_min_items = None
+                ex = _s.note(ex, "minItems")
+            else:
+                if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                    raise _s.bad_int(v, "uint64").at("minItems")
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "minItems")
+                f_min_items = r
+        v = d.get("maxItems", _MISSING)
+        if v is _MISSING:
+            f_max_items = None
+        else:
+            n += 1
+            if v is None:
+                f_max_items = None
+                ex = _s.note(ex, "maxItems")
+            else:
+                if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                    raise _s.bad_int(v, "uint64").at("maxItems")
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "maxItems")
+                f_max_items = r
+        v = d.get("default", _MISSING)
+        if v is _MISSING:
+            f_default = None
+        else:
+            n += 1
+            if v is None:
+                f_default = None
+                ex = _s.note(ex, "default")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _s.d_str)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "default")
+                f_default = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: MultiSelectPropertySchema = _new(MultiSelectPropertySchema)
     _S_MultiSelectPropertySchema_title(o, f_title)
     _S_MultiSelectPropertySchema_description(o, f_description)
@@ -9824,54 +10225,59 @@ def _d_NesCapabilities(d: Any) -> NesCapabilities:
     f_events: Any
     f_context: Any
     f_meta: Any
-    v = d.get("events", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_events = None
-    else:
-        n += 1
-        if v is None:
-            f_events = None
-            ex = _s.note(ex, "events")
-        else:
-            try:
-                r = _d_NesEventCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "events")
-            f_events = r
-    v = d.get("context", _MISSING)
-    if v is _MISSING:
         f_context = None
-    else:
-        n += 1
-        if v is None:
-            f_context = None
-            ex = _s.note(ex, "context")
-        else:
-            try:
-                r = _d_NesContextCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "context")
-            f_context = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("events", _MISSING)
+        if v is _MISSING:
+            f_events = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_events = None
+                ex = _s.note(ex, "events")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_NesEventCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "events")
+                f_events = r
+        v = d.get("context", _MISSING)
+        if v is _MISSING:
+            f_context = None
+        else:
+            n += 1
+            if v is None:
+                f_context = None
+                ex = _s.note(ex, "context")
+            else:
+                try:
+                    r = _d_NesContextCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "context")
+                f_context = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesCapabilities = _new(NesCapabilities)
     _S_NesCapabilities_events(o, f_events)
     _S_NesCapabilities_context(o, f_context)
@@ -9918,118 +10324,127 @@ def _d_NesContextCapabilities(d: Any) -> NesContextCapabilities:
     f_open_files: Any
     f_diagnostics: Any
     f_meta: Any
-    v = d.get("recentFiles", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_recent_files = None
-    else:
-        n += 1
-        if v is None:
-            f_recent_files = None
-            ex = _s.note(ex, "recentFiles")
-        else:
-            try:
-                r = _d_NesRecentFilesCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "recentFiles")
-            f_recent_files = r
-    v = d.get("relatedSnippets", _MISSING)
-    if v is _MISSING:
         f_related_snippets = None
-    else:
-        n += 1
-        if v is None:
-            f_related_snippets = None
-            ex = _s.note(ex, "relatedSnippets")
-        else:
-            try:
-                r = _d_NesRelatedSnippetsCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "relatedSnippets")
-            f_related_snippets = r
-    v = d.get("editHistory", _MISSING)
-    if v is _MISSING:
         f_edit_history = None
-    else:
-        n += 1
-        if v is None:
-            f_edit_history = None
-            ex = _s.note(ex, "editHistory")
-        else:
-            try:
-                r = _d_NesEditHistoryCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "editHistory")
-            f_edit_history = r
-    v = d.get("userActions", _MISSING)
-    if v is _MISSING:
         f_user_actions = None
-    else:
-        n += 1
-        if v is None:
-            f_user_actions = None
-            ex = _s.note(ex, "userActions")
-        else:
-            try:
-                r = _d_NesUserActionsCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "userActions")
-            f_user_actions = r
-    v = d.get("openFiles", _MISSING)
-    if v is _MISSING:
         f_open_files = None
-    else:
-        n += 1
-        if v is None:
-            f_open_files = None
-            ex = _s.note(ex, "openFiles")
-        else:
-            try:
-                r = _d_NesOpenFilesCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "openFiles")
-            f_open_files = r
-    v = d.get("diagnostics", _MISSING)
-    if v is _MISSING:
         f_diagnostics = None
-    else:
-        n += 1
-        if v is None:
-            f_diagnostics = None
-            ex = _s.note(ex, "diagnostics")
-        else:
-            try:
-                r = _d_NesDiagnosticsCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "diagnostics")
-            f_diagnostics = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("recentFiles", _MISSING)
+        if v is _MISSING:
+            f_recent_files = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_recent_files = None
+                ex = _s.note(ex, "recentFiles")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_NesRecentFilesCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "recentFiles")
+                f_recent_files = r
+        v = d.get("relatedSnippets", _MISSING)
+        if v is _MISSING:
+            f_related_snippets = None
+        else:
+            n += 1
+            if v is None:
+                f_related_snippets = None
+                ex = _s.note(ex, "relatedSnippets")
+            else:
+                try:
+                    r = _d_NesRelatedSnippetsCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "relatedSnippets")
+                f_related_snippets = r
+        v = d.get("editHistory", _MISSING)
+        if v is _MISSING:
+            f_edit_history = None
+        else:
+            n += 1
+            if v is None:
+                f_edit_history = None
+                ex = _s.note(ex, "editHistory")
+            else:
+                try:
+                    r = _d_NesEditHistoryCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "editHistory")
+                f_edit_history = r
+        v = d.get("userActions", _MISSING)
+        if v is _MISSING:
+            f_user_actions = None
+        else:
+            n += 1
+            if v is None:
+                f_user_actions = None
+                ex = _s.note(ex, "userActions")
+            else:
+                try:
+                    r = _d_NesUserActionsCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "userActions")
+                f_user_actions = r
+        v = d.get("openFiles", _MISSING)
+        if v is _MISSING:
+            f_open_files = None
+        else:
+            n += 1
+            if v is None:
+                f_open_files = None
+                ex = _s.note(ex, "openFiles")
+            else:
+                try:
+                    r = _d_NesOpenFilesCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "openFiles")
+                f_open_files = r
+        v = d.get("diagnostics", _MISSING)
+        if v is _MISSING:
+            f_diagnostics = None
+        else:
+            n += 1
+            if v is None:
+                f_diagnostics = None
+                ex = _s.note(ex, "diagnostics")
+            else:
+                try:
+                    r = _d_NesDiagnosticsCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "diagnostics")
+                f_diagnostics = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesContextCapabilities = _new(NesContextCapabilities)
     _S_NesContextCapabilities_recent_files(o, f_recent_files)
     _S_NesContextCapabilities_related_snippets(o, f_related_snippets)
@@ -10131,22 +10546,25 @@ def _d_NesDiagnostic(d: Any) -> NesDiagnostic:
         raise _s.wrong("a string", v).at("message")
     r = v
     f_message = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesDiagnostic = _new(NesDiagnostic)
     _S_NesDiagnostic_uri(o, f_uri)
     _S_NesDiagnostic_range(o, f_range)
@@ -10187,22 +10605,25 @@ def _d_NesDiagnosticsCapabilities(d: Any) -> NesDiagnosticsCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesDiagnosticsCapabilities = _new(NesDiagnosticsCapabilities)
     _S_NesDiagnosticsCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDiagnosticsCapabilities))
@@ -10240,22 +10661,25 @@ def _d_NesDocumentDidChangeCapabilities(d: Any) -> NesDocumentDidChangeCapabilit
         raise _s.bad_literal(v, _L_TextDocumentSyncKind).at("syncKind")
     r = v
     f_sync_kind = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesDocumentDidChangeCapabilities = _new(NesDocumentDidChangeCapabilities)
     _S_NesDocumentDidChangeCapabilities_sync_kind(o, f_sync_kind)
     _S_NesDocumentDidChangeCapabilities_meta(o, f_meta)
@@ -10287,22 +10711,25 @@ def _d_NesDocumentDidCloseCapabilities(d: Any) -> NesDocumentDidCloseCapabilitie
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesDocumentDidCloseCapabilities = _new(NesDocumentDidCloseCapabilities)
     _S_NesDocumentDidCloseCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidCloseCapabilities))
@@ -10331,22 +10758,25 @@ def _d_NesDocumentDidFocusCapabilities(d: Any) -> NesDocumentDidFocusCapabilitie
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesDocumentDidFocusCapabilities = _new(NesDocumentDidFocusCapabilities)
     _S_NesDocumentDidFocusCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidFocusCapabilities))
@@ -10375,22 +10805,25 @@ def _d_NesDocumentDidOpenCapabilities(d: Any) -> NesDocumentDidOpenCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesDocumentDidOpenCapabilities = _new(NesDocumentDidOpenCapabilities)
     _S_NesDocumentDidOpenCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidOpenCapabilities))
@@ -10419,22 +10852,25 @@ def _d_NesDocumentDidSaveCapabilities(d: Any) -> NesDocumentDidSaveCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesDocumentDidSaveCapabilities = _new(NesDocumentDidSaveCapabilities)
     _S_NesDocumentDidSaveCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidSaveCapabilities))
@@ -10468,102 +10904,110 @@ def _d_NesDocumentEventCapabilities(d: Any) -> NesDocumentEventCapabilities:
     f_did_save: Any
     f_did_focus: Any
     f_meta: Any
-    v = d.get("didOpen", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_did_open = None
-    else:
-        n += 1
-        if v is None:
-            f_did_open = None
-            ex = _s.note(ex, "didOpen")
-        else:
-            try:
-                r = _d_NesDocumentDidOpenCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "didOpen")
-            f_did_open = r
-    v = d.get("didChange", _MISSING)
-    if v is _MISSING:
         f_did_change = None
-    else:
-        n += 1
-        if v is None:
-            f_did_change = None
-            ex = _s.note(ex, "didChange")
-        else:
-            try:
-                r = _d_NesDocumentDidChangeCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "didChange")
-            f_did_change = r
-    v = d.get("didClose", _MISSING)
-    if v is _MISSING:
         f_did_close = None
-    else:
-        n += 1
-        if v is None:
-            f_did_close = None
-            ex = _s.note(ex, "didClose")
-        else:
-            try:
-                r = _d_NesDocumentDidCloseCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "didClose")
-            f_did_close = r
-    v = d.get("didSave", _MISSING)
-    if v is _MISSING:
         f_did_save = None
-    else:
-        n += 1
-        if v is None:
-            f_did_save = None
-            ex = _s.note(ex, "didSave")
-        else:
-            try:
-                r = _d_NesDocumentDidSaveCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "didSave")
-            f_did_save = r
-    v = d.get("didFocus", _MISSING)
-    if v is _MISSING:
         f_did_focus = None
-    else:
-        n += 1
-        if v is None:
-            f_did_focus = None
-            ex = _s.note(ex, "didFocus")
-        else:
-            try:
-                r = _d_NesDocumentDidFocusCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "didFocus")
-            f_did_focus = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("didOpen", _MISSING)
+        if v is _MISSING:
+            f_did_open = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_did_open = None
+                ex = _s.note(ex, "didOpen")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_NesDocumentDidOpenCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "didOpen")
+                f_did_open = r
+        v = d.get("didChange", _MISSING)
+        if v is _MISSING:
+            f_did_change = None
+        else:
+            n += 1
+            if v is None:
+                f_did_change = None
+                ex = _s.note(ex, "didChange")
+            else:
+                try:
+                    r = _d_NesDocumentDidChangeCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "didChange")
+                f_did_change = r
+        v = d.get("didClose", _MISSING)
+        if v is _MISSING:
+            f_did_close = None
+        else:
+            n += 1
+            if v is None:
+                f_did_close = None
+                ex = _s.note(ex, "didClose")
+            else:
+                try:
+                    r = _d_NesDocumentDidCloseCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "didClose")
+                f_did_close = r
+        v = d.get("didSave", _MISSING)
+        if v is _MISSING:
+            f_did_save = None
+        else:
+            n += 1
+            if v is None:
+                f_did_save = None
+                ex = _s.note(ex, "didSave")
+            else:
+                try:
+                    r = _d_NesDocumentDidSaveCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "didSave")
+                f_did_save = r
+        v = d.get("didFocus", _MISSING)
+        if v is _MISSING:
+            f_did_focus = None
+        else:
+            n += 1
+            if v is None:
+                f_did_focus = None
+                ex = _s.note(ex, "didFocus")
+            else:
+                try:
+                    r = _d_NesDocumentDidFocusCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "didFocus")
+                f_did_focus = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesDocumentEventCapabilities = _new(NesDocumentEventCapabilities)
     _S_NesDocumentEventCapabilities_did_open(o, f_did_open)
     _S_NesDocumentEventCapabilities_did_change(o, f_did_change)
@@ -10623,38 +11067,42 @@ def _d_NesEditHistoryCapabilities(d: Any) -> NesEditHistoryCapabilities:
     r: Any
     f_max_count: Any
     f_meta: Any
-    v = d.get("maxCount", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_max_count = None
-    else:
-        n += 1
-        if v is None:
-            f_max_count = None
-            ex = _s.note(ex, "maxCount")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "maxCount")
-            f_max_count = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("maxCount", _MISSING)
+        if v is _MISSING:
+            f_max_count = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_max_count = None
+                ex = _s.note(ex, "maxCount")
             else:
-                r = v
-            if r is None:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "maxCount")
+                f_max_count = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesEditHistoryCapabilities = _new(NesEditHistoryCapabilities)
     _S_NesEditHistoryCapabilities_max_count(o, f_max_count)
     _S_NesEditHistoryCapabilities_meta(o, f_meta)
@@ -10707,22 +11155,25 @@ def _d_NesEditHistoryEntry(d: Any) -> NesEditHistoryEntry:
         raise _s.wrong("a string", v).at("diff")
     r = v
     f_diff = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesEditHistoryEntry = _new(NesEditHistoryEntry)
     _S_NesEditHistoryEntry_uri(o, f_uri)
     _S_NesEditHistoryEntry_diff(o, f_diff)
@@ -10791,38 +11242,42 @@ def _d_NesEditSuggestion(d: Any) -> NesEditSuggestion:
     except DecodeError as e:
         raise e.at("edits") from None
     f_edits = r
-    v = d.get("cursorPosition", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_cursor_position = None
-    else:
-        n += 1
-        if v is None:
-            f_cursor_position = None
-            ex = _s.note(ex, "cursorPosition")
-        else:
-            try:
-                r = _d_Position(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "cursorPosition")
-            f_cursor_position = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("cursorPosition", _MISSING)
+        if v is _MISSING:
+            f_cursor_position = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_cursor_position = None
+                ex = _s.note(ex, "cursorPosition")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Position(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "cursorPosition")
+                f_cursor_position = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesEditSuggestion = _new(NesEditSuggestion)
     _S_NesEditSuggestion_id(o, f_id)
     _S_NesEditSuggestion_uri(o, f_uri)
@@ -10867,38 +11322,42 @@ def _d_NesEventCapabilities(d: Any) -> NesEventCapabilities:
     r: Any
     f_document: Any
     f_meta: Any
-    v = d.get("document", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_document = None
-    else:
-        n += 1
-        if v is None:
-            f_document = None
-            ex = _s.note(ex, "document")
-        else:
-            try:
-                r = _d_NesDocumentEventCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "document")
-            f_document = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("document", _MISSING)
+        if v is _MISSING:
+            f_document = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_document = None
+                ex = _s.note(ex, "document")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_NesDocumentEventCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "document")
+                f_document = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesEventCapabilities = _new(NesEventCapabilities)
     _S_NesEventCapabilities_document(o, f_document)
     _S_NesEventCapabilities_meta(o, f_meta)
@@ -10960,22 +11419,25 @@ def _d_NesExcerpt(d: Any) -> NesExcerpt:
         raise _s.wrong("a string", v).at("text")
     r = v
     f_text = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesExcerpt = _new(NesExcerpt)
     _S_NesExcerpt_start_line(o, f_start_line)
     _S_NesExcerpt_end_line(o, f_end_line)
@@ -11013,22 +11475,25 @@ def _d_NesJumpCapabilities(d: Any) -> NesJumpCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesJumpCapabilities = _new(NesJumpCapabilities)
     _S_NesJumpCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesJumpCapabilities))
@@ -11090,22 +11555,25 @@ def _d_NesJumpSuggestion(d: Any) -> NesJumpSuggestion:
     except DecodeError as e:
         raise e.at("position") from None
     f_position = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesJumpSuggestion = _new(NesJumpSuggestion)
     _S_NesJumpSuggestion_id(o, f_id)
     _S_NesJumpSuggestion_uri(o, f_uri)
@@ -11163,54 +11631,59 @@ def _d_NesOpenFile(d: Any) -> NesOpenFile:
         raise _s.wrong("a string", v).at("languageId")
     r = v
     f_language_id = r
-    v = d.get("visibleRange", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_visible_range = None
-    else:
-        n += 1
-        if v is None:
-            f_visible_range = None
-            ex = _s.note(ex, "visibleRange")
-        else:
-            try:
-                r = _d_Range(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "visibleRange")
-            f_visible_range = r
-    v = d.get("lastFocusedMs", _MISSING)
-    if v is _MISSING:
         f_last_focused_ms = None
-    else:
-        n += 1
-        if v is None:
-            f_last_focused_ms = None
-            ex = _s.note(ex, "lastFocusedMs")
-        else:
-            if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "lastFocusedMs")
-            f_last_focused_ms = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("visibleRange", _MISSING)
+        if v is _MISSING:
+            f_visible_range = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_visible_range = None
+                ex = _s.note(ex, "visibleRange")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Range(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "visibleRange")
+                f_visible_range = r
+        v = d.get("lastFocusedMs", _MISSING)
+        if v is _MISSING:
+            f_last_focused_ms = None
+        else:
+            n += 1
+            if v is None:
+                f_last_focused_ms = None
+                ex = _s.note(ex, "lastFocusedMs")
+            else:
+                if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "lastFocusedMs")
+                f_last_focused_ms = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesOpenFile = _new(NesOpenFile)
     _S_NesOpenFile_uri(o, f_uri)
     _S_NesOpenFile_language_id(o, f_language_id)
@@ -11257,22 +11730,25 @@ def _d_NesOpenFilesCapabilities(d: Any) -> NesOpenFilesCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesOpenFilesCapabilities = _new(NesOpenFilesCapabilities)
     _S_NesOpenFilesCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesOpenFilesCapabilities))
@@ -11328,22 +11804,25 @@ def _d_NesRecentFile(d: Any) -> NesRecentFile:
         raise _s.wrong("a string", v).at("text")
     r = v
     f_text = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesRecentFile = _new(NesRecentFile)
     _S_NesRecentFile_uri(o, f_uri)
     _S_NesRecentFile_language_id(o, f_language_id)
@@ -11382,38 +11861,42 @@ def _d_NesRecentFilesCapabilities(d: Any) -> NesRecentFilesCapabilities:
     r: Any
     f_max_count: Any
     f_meta: Any
-    v = d.get("maxCount", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_max_count = None
-    else:
-        n += 1
-        if v is None:
-            f_max_count = None
-            ex = _s.note(ex, "maxCount")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "maxCount")
-            f_max_count = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("maxCount", _MISSING)
+        if v is _MISSING:
+            f_max_count = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_max_count = None
+                ex = _s.note(ex, "maxCount")
             else:
-                r = v
-            if r is None:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "maxCount")
+                f_max_count = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesRecentFilesCapabilities = _new(NesRecentFilesCapabilities)
     _S_NesRecentFilesCapabilities_max_count(o, f_max_count)
     _S_NesRecentFilesCapabilities_meta(o, f_meta)
@@ -11467,22 +11950,25 @@ def _d_NesRelatedSnippet(d: Any) -> NesRelatedSnippet:
     except DecodeError as e:
         raise e.at("excerpts") from None
     f_excerpts = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesRelatedSnippet = _new(NesRelatedSnippet)
     _S_NesRelatedSnippet_uri(o, f_uri)
     _S_NesRelatedSnippet_excerpts(o, f_excerpts)
@@ -11517,22 +12003,25 @@ def _d_NesRelatedSnippetsCapabilities(d: Any) -> NesRelatedSnippetsCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesRelatedSnippetsCapabilities = _new(NesRelatedSnippetsCapabilities)
     _S_NesRelatedSnippetsCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRelatedSnippetsCapabilities))
@@ -11561,22 +12050,25 @@ def _d_NesRenameCapabilities(d: Any) -> NesRenameCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesRenameCapabilities = _new(NesRenameCapabilities)
     _S_NesRenameCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRenameCapabilities))
@@ -11647,22 +12139,25 @@ def _d_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
         raise _s.wrong("a string", v).at("newName")
     r = v
     f_new_name = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesRenameSuggestion = _new(NesRenameSuggestion)
     _S_NesRenameSuggestion_id(o, f_id)
     _S_NesRenameSuggestion_uri(o, f_uri)
@@ -11730,22 +12225,25 @@ def _d_NesRepository(d: Any) -> NesRepository:
         raise _s.wrong("a string", v).at("remoteUrl")
     r = v
     f_remote_url = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesRepository = _new(NesRepository)
     _S_NesRepository_name(o, f_name)
     _S_NesRepository_owner(o, f_owner)
@@ -11783,22 +12281,25 @@ def _d_NesSearchAndReplaceCapabilities(d: Any) -> NesSearchAndReplaceCapabilitie
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesSearchAndReplaceCapabilities = _new(NesSearchAndReplaceCapabilities)
     _S_NesSearchAndReplaceCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesSearchAndReplaceCapabilities))
@@ -11869,37 +12370,41 @@ def _d_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
         raise _s.wrong("a string", v).at("replace")
     r = v
     f_replace = r
-    v = d.get("isRegex", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_is_regex = None
-    else:
-        n += 1
-        if v is None:
-            f_is_regex = None
-            ex = _s.note(ex, "isRegex")
-        else:
-            if type(v) is not bool:
-                raise _s.wrong("a boolean", v).at("isRegex")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "isRegex")
-            f_is_regex = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("isRegex", _MISSING)
+        if v is _MISSING:
+            f_is_regex = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_is_regex = None
+                ex = _s.note(ex, "isRegex")
             else:
+                if type(v) is not bool:
+                    raise _s.wrong("a boolean", v).at("isRegex")
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "isRegex")
+                f_is_regex = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesSearchAndReplaceSuggestion = _new(NesSearchAndReplaceSuggestion)
     _S_NesSearchAndReplaceSuggestion_id(o, f_id)
     _S_NesSearchAndReplaceSuggestion_uri(o, f_uri)
@@ -11952,118 +12457,127 @@ def _d_NesSuggestContext(d: Any) -> NesSuggestContext:
     f_open_files: Any
     f_diagnostics: Any
     f_meta: Any
-    v = d.get("recentFiles", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_recent_files = None
-    else:
-        n += 1
-        if v is None:
-            f_recent_files = None
-            ex = _s.note(ex, "recentFiles")
-        else:
-            try:
-                r = _s.d_list(v, _d_NesRecentFile)
-            except DecodeError as e:
-                raise e.at("recentFiles") from None
-            if r is None:
-                ex = _s.note(ex, "recentFiles")
-            f_recent_files = r
-    v = d.get("relatedSnippets", _MISSING)
-    if v is _MISSING:
         f_related_snippets = None
-    else:
-        n += 1
-        if v is None:
-            f_related_snippets = None
-            ex = _s.note(ex, "relatedSnippets")
-        else:
-            try:
-                r = _s.d_list(v, _d_NesRelatedSnippet)
-            except DecodeError as e:
-                raise e.at("relatedSnippets") from None
-            if r is None:
-                ex = _s.note(ex, "relatedSnippets")
-            f_related_snippets = r
-    v = d.get("editHistory", _MISSING)
-    if v is _MISSING:
         f_edit_history = None
-    else:
-        n += 1
-        if v is None:
-            f_edit_history = None
-            ex = _s.note(ex, "editHistory")
-        else:
-            try:
-                r = _s.d_list(v, _d_NesEditHistoryEntry)
-            except DecodeError as e:
-                raise e.at("editHistory") from None
-            if r is None:
-                ex = _s.note(ex, "editHistory")
-            f_edit_history = r
-    v = d.get("userActions", _MISSING)
-    if v is _MISSING:
         f_user_actions = None
-    else:
-        n += 1
-        if v is None:
-            f_user_actions = None
-            ex = _s.note(ex, "userActions")
-        else:
-            try:
-                r = _s.d_list(v, _d_NesUserAction)
-            except DecodeError as e:
-                raise e.at("userActions") from None
-            if r is None:
-                ex = _s.note(ex, "userActions")
-            f_user_actions = r
-    v = d.get("openFiles", _MISSING)
-    if v is _MISSING:
         f_open_files = None
-    else:
-        n += 1
-        if v is None:
-            f_open_files = None
-            ex = _s.note(ex, "openFiles")
-        else:
-            try:
-                r = _s.d_list(v, _d_NesOpenFile)
-            except DecodeError as e:
-                raise e.at("openFiles") from None
-            if r is None:
-                ex = _s.note(ex, "openFiles")
-            f_open_files = r
-    v = d.get("diagnostics", _MISSING)
-    if v is _MISSING:
         f_diagnostics = None
-    else:
-        n += 1
-        if v is None:
-            f_diagnostics = None
-            ex = _s.note(ex, "diagnostics")
-        else:
-            try:
-                r = _s.d_list(v, _d_NesDiagnostic)
-            except DecodeError as e:
-                raise e.at("diagnostics") from None
-            if r is None:
-                ex = _s.note(ex, "diagnostics")
-            f_diagnostics = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("recentFiles", _MISSING)
+        if v is _MISSING:
+            f_recent_files = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_recent_files = None
+                ex = _s.note(ex, "recentFiles")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_list(v, _d_NesRecentFile)
+                except DecodeError as e:
+                    raise e.at("recentFiles") from None
+                if r is None:
+                    ex = _s.note(ex, "recentFiles")
+                f_recent_files = r
+        v = d.get("relatedSnippets", _MISSING)
+        if v is _MISSING:
+            f_related_snippets = None
+        else:
+            n += 1
+            if v is None:
+                f_related_snippets = None
+                ex = _s.note(ex, "relatedSnippets")
+            else:
+                try:
+                    r = _s.d_list(v, _d_NesRelatedSnippet)
+                except DecodeError as e:
+                    raise e.at("relatedSnippets") from None
+                if r is None:
+                    ex = _s.note(ex, "relatedSnippets")
+                f_related_snippets = r
+        v = d.get("editHistory", _MISSING)
+        if v is _MISSING:
+            f_edit_history = None
+        else:
+            n += 1
+            if v is None:
+                f_edit_history = None
+                ex = _s.note(ex, "editHistory")
+            else:
+                try:
+                    r = _s.d_list(v, _d_NesEditHistoryEntry)
+                except DecodeError as e:
+                    raise e.at("editHistory") from None
+                if r is None:
+                    ex = _s.note(ex, "editHistory")
+                f_edit_history = r
+        v = d.get("userActions", _MISSING)
+        if v is _MISSING:
+            f_user_actions = None
+        else:
+            n += 1
+            if v is None:
+                f_user_actions = None
+                ex = _s.note(ex, "userActions")
+            else:
+                try:
+                    r = _s.d_list(v, _d_NesUserAction)
+                except DecodeError as e:
+                    raise e.at("userActions") from None
+                if r is None:
+                    ex = _s.note(ex, "userActions")
+                f_user_actions = r
+        v = d.get("openFiles", _MISSING)
+        if v is _MISSING:
+            f_open_files = None
+        else:
+            n += 1
+            if v is None:
+                f_open_files = None
+                ex = _s.note(ex, "openFiles")
+            else:
+                try:
+                    r = _s.d_list(v, _d_NesOpenFile)
+                except DecodeError as e:
+                    raise e.at("openFiles") from None
+                if r is None:
+                    ex = _s.note(ex, "openFiles")
+                f_open_files = r
+        v = d.get("diagnostics", _MISSING)
+        if v is _MISSING:
+            f_diagnostics = None
+        else:
+            n += 1
+            if v is None:
+                f_diagnostics = None
+                ex = _s.note(ex, "diagnostics")
+            else:
+                try:
+                    r = _s.d_list(v, _d_NesDiagnostic)
+                except DecodeError as e:
+                    raise e.at("diagnostics") from None
+                if r is None:
+                    ex = _s.note(ex, "diagnostics")
+                f_diagnostics = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesSuggestContext = _new(NesSuggestContext)
     _S_NesSuggestContext_recent_files(o, f_recent_files)
     _S_NesSuggestContext_related_snippets(o, f_related_snippets)
@@ -12147,22 +12661,25 @@ def _d_NesTextEdit(d: Any) -> NesTextEdit:
         raise _s.wrong("a string", v).at("newText")
     r = v
     f_new_text = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesTextEdit = _new(NesTextEdit)
     _S_NesTextEdit_range(o, f_range)
     _S_NesTextEdit_new_text(o, f_new_text)
@@ -12234,22 +12751,25 @@ def _d_NesUserAction(d: Any) -> NesUserAction:
         raise _s.bad_int(v, "uint64").at("timestampMs")
     r = v
     f_timestamp_ms = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesUserAction = _new(NesUserAction)
     _S_NesUserAction_action(o, f_action)
     _S_NesUserAction_uri(o, f_uri)
@@ -12291,38 +12811,42 @@ def _d_NesUserActionsCapabilities(d: Any) -> NesUserActionsCapabilities:
     r: Any
     f_max_count: Any
     f_meta: Any
-    v = d.get("maxCount", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_max_count = None
-    else:
-        n += 1
-        if v is None:
-            f_max_count = None
-            ex = _s.note(ex, "maxCount")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "maxCount")
-            f_max_count = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("maxCount", _MISSING)
+        if v is _MISSING:
+            f_max_count = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_max_count = None
+                ex = _s.note(ex, "maxCount")
             else:
-                r = v
-            if r is None:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "maxCount")
+                f_max_count = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NesUserActionsCapabilities = _new(NesUserActionsCapabilities)
     _S_NesUserActionsCapabilities_max_count(o, f_max_count)
     _S_NesUserActionsCapabilities_meta(o, f_meta)
@@ -12368,22 +12892,6 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
         raise _s.wrong("a string", v).at("cwd")
     r = v
     f_cwd = r
-    v = d.get("additionalDirectories", _MISSING)
-    if v is _MISSING:
-        f_additional_directories = []
-    else:
-        n += 1
-        if v is None:
-            f_additional_directories = []
-            ex = _s.note(ex, "additionalDirectories")
-        else:
-            try:
-                r = _s.d_list_skip(v, _s.d_str)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "additionalDirectories")
-            f_additional_directories = r
     v = d.get("mcpServers", _MISSING)
     if v is _MISSING:
         raise _s.missing("mcpServers")
@@ -12393,22 +12901,42 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
     except DecodeError:
         r = []
     f_mcp_servers = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_additional_directories = []
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("additionalDirectories", _MISSING)
+        if v is _MISSING:
+            f_additional_directories = []
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_additional_directories = []
+                ex = _s.note(ex, "additionalDirectories")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_list_skip(v, _s.d_str)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "additionalDirectories")
+                f_additional_directories = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NewSessionRequest = _new(NewSessionRequest)
     _S_NewSessionRequest_cwd(o, f_cwd)
     _S_NewSessionRequest_additional_directories(o, f_additional_directories)
@@ -12458,54 +12986,59 @@ def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
         raise _s.wrong("a string", v).at("sessionId")
     r = v
     f_session_id = r
-    v = d.get("modes", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_modes = None
-    else:
-        n += 1
-        if v is None:
-            f_modes = None
-            ex = _s.note(ex, "modes")
-        else:
-            try:
-                r = _d_SessionModeState(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "modes")
-            f_modes = r
-    v = d.get("configOptions", _MISSING)
-    if v is _MISSING:
         f_config_options = None
-    else:
-        n += 1
-        if v is None:
-            f_config_options = None
-            ex = _s.note(ex, "configOptions")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_SessionConfigOption)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "configOptions")
-            f_config_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("modes", _MISSING)
+        if v is _MISSING:
+            f_modes = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_modes = None
+                ex = _s.note(ex, "modes")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_SessionModeState(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "modes")
+                f_modes = r
+        v = d.get("configOptions", _MISSING)
+        if v is _MISSING:
+            f_config_options = None
+        else:
+            n += 1
+            if v is None:
+                f_config_options = None
+                ex = _s.note(ex, "configOptions")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_SessionConfigOption)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "configOptions")
+                f_config_options = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NewSessionResponse = _new(NewSessionResponse)
     _S_NewSessionResponse_session_id(o, f_session_id)
     _S_NewSessionResponse_modes(o, f_modes)
@@ -12573,38 +13106,42 @@ def _d_Notice(d: Any) -> Notice:
         raise _s.wrong("a string", v).at("title")
     r = v
     f_title = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Notice = _new(Notice)
     _S_Notice_severity(o, f_severity)
     _S_Notice_title(o, f_title)
@@ -12655,100 +13192,108 @@ def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
         if v != "number":
             raise _s.bad_literal(v, ("number",)).at("type")
         n += 1
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("minimum", _MISSING)
-    if v is _MISSING:
         f_minimum = None
-    else:
-        n += 1
-        if v is None:
-            f_minimum = None
-            ex = _s.note(ex, "minimum")
-        else:
-            if type(v) is not float and type(v) is not int:
-                raise _s.wrong("a number", v).at("minimum")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "minimum")
-            f_minimum = r
-    v = d.get("maximum", _MISSING)
-    if v is _MISSING:
         f_maximum = None
-    else:
-        n += 1
-        if v is None:
-            f_maximum = None
-            ex = _s.note(ex, "maximum")
-        else:
-            if type(v) is not float and type(v) is not int:
-                raise _s.wrong("a number", v).at("maximum")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "maximum")
-            f_maximum = r
-    v = d.get("default", _MISSING)
-    if v is _MISSING:
         f_default = None
-    else:
-        n += 1
-        if v is None:
-            f_default = None
-            ex = _s.note(ex, "default")
-        else:
-            if type(v) is not float and type(v) is not int:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "default")
-            f_default = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
             else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
+        else:
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("minimum", _MISSING)
+        if v is _MISSING:
+            f_minimum = None
+        else:
+            n += 1
+            if v is None:
+                f_minimum = None
+                ex = _s.note(ex, "minimum")
+            else:
+                if type(v) is not float and type(v) is not int:
+                    raise _s.wrong("a number", v).at("minimum")
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "minimum")
+                f_minimum = r
+        v = d.get("maximum", _MISSING)
+        if v is _MISSING:
+            f_maximum = None
+        else:
+            n += 1
+            if v is None:
+                f_maximum = None
+                ex = _s.note(ex, "maximum")
+            else:
+                if type(v) is not float and type(v) is not int:
+                    raise _s.wrong("a number", v).at("maximum")
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "maximum")
+                f_maximum = r
+        v = d.get("default", _MISSING)
+        if v is _MISSING:
+            f_default = None
+        else:
+            n += 1
+            if v is None:
+                f_default = None
+                ex = _s.note(ex, "default")
+            else:
+                if type(v) is not float and type(v) is not int:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "default")
+                f_default = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: NumberPropertySchema = _new(NumberPropertySchema)
     _S_NumberPropertySchema_title(o, f_title)
     _S_NumberPropertySchema_description(o, f_description)
@@ -12834,22 +13379,25 @@ def _d_PermissionOption(d: Any) -> PermissionOption:
         raise _s.bad_literal(v, _L_PermissionOptionKind).at("kind")
     r = v
     f_kind = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PermissionOption = _new(PermissionOption)
     _S_PermissionOption_option_id(o, f_option_id)
     _S_PermissionOption_name(o, f_name)
@@ -12902,22 +13450,25 @@ def _d_Plan(d: Any) -> Plan:
     except DecodeError:
         r = []
     f_entries = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Plan = _new(Plan)
     _S_Plan_entries(o, f_entries)
     _S_Plan_meta(o, f_meta)
@@ -12949,22 +13500,25 @@ def _d_PlanCapabilities(d: Any) -> PlanCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PlanCapabilities = _new(PlanCapabilities)
     _S_PlanCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanCapabilities))
@@ -13020,22 +13574,25 @@ def _d_PlanEntry(d: Any) -> PlanEntry:
         raise _s.bad_literal(v, _L_PlanEntryStatus).at("status")
     r = v
     f_status = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PlanEntry = _new(PlanEntry)
     _S_PlanEntry_content(o, f_content)
     _S_PlanEntry_priority(o, f_priority)
@@ -13096,22 +13653,25 @@ def _d_PlanFile(d: Any) -> PlanFile:
         raise _s.wrong("a string", v).at("uri")
     r = v
     f_uri = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PlanFile = _new(PlanFile)
     _S_PlanFile_plan_id(o, f_plan_id)
     _S_PlanFile_uri(o, f_uri)
@@ -13170,22 +13730,25 @@ def _d_PlanItems(d: Any) -> PlanItems:
     except DecodeError:
         r = []
     f_entries = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PlanItems = _new(PlanItems)
     _S_PlanItems_plan_id(o, f_plan_id)
     _S_PlanItems_entries(o, f_entries)
@@ -13243,22 +13806,25 @@ def _d_PlanMarkdown(d: Any) -> PlanMarkdown:
         raise _s.wrong("a string", v).at("content")
     r = v
     f_content = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PlanMarkdown = _new(PlanMarkdown)
     _S_PlanMarkdown_plan_id(o, f_plan_id)
     _S_PlanMarkdown_content(o, f_content)
@@ -13307,22 +13873,25 @@ def _d_PlanRemoved(d: Any) -> PlanRemoved:
         raise _s.wrong("a string", v).at("planId")
     r = v
     f_plan_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PlanRemoved = _new(PlanRemoved)
     _S_PlanRemoved_plan_id(o, f_plan_id)
     _S_PlanRemoved_meta(o, f_meta)
@@ -13369,22 +13938,25 @@ def _d_PlanUpdate(d: Any) -> PlanUpdate:
     except DecodeError as e:
         raise e.at("plan") from None
     f_plan = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PlanUpdate = _new(PlanUpdate)
     _S_PlanUpdate_plan(o, f_plan)
     _S_PlanUpdate_meta(o, f_meta)
@@ -13434,22 +14006,25 @@ def _d_Position(d: Any) -> Position:
         raise _s.bad_int(v, "uint32").at("character")
     r = v
     f_character = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Position = _new(Position)
     _S_Position_line(o, f_line)
     _S_Position_character(o, f_character)
@@ -13503,22 +14078,25 @@ def _d_PromptRequest(d: Any) -> PromptRequest:
     except DecodeError as e:
         raise e.at("prompt") from None
     f_prompt = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PromptRequest = _new(PromptRequest)
     _S_PromptRequest_session_id(o, f_session_id)
     _S_PromptRequest_prompt(o, f_prompt)
@@ -13563,38 +14141,42 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
         raise _s.bad_literal(v, _L_StopReason).at("stopReason")
     r = v
     f_stop_reason = r
-    v = d.get("usage", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_usage = None
-    else:
-        n += 1
-        if v is None:
-            f_usage = None
-            ex = _s.note(ex, "usage")
-        else:
-            try:
-                r = _d_Usage(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "usage")
-            f_usage = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("usage", _MISSING)
+        if v is _MISSING:
+            f_usage = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_usage = None
+                ex = _s.note(ex, "usage")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Usage(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "usage")
+                f_usage = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: PromptResponse = _new(PromptResponse)
     _S_PromptResponse_stop_reason(o, f_stop_reason)
     _S_PromptResponse_usage(o, f_usage)
@@ -13650,22 +14232,25 @@ def _d_ProviderCurrentConfig(d: Any) -> ProviderCurrentConfig:
         raise _s.wrong("a string", v).at("baseUrl")
     r = v
     f_base_url = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ProviderCurrentConfig = _new(ProviderCurrentConfig)
     _S_ProviderCurrentConfig_api_type(o, f_api_type)
     _S_ProviderCurrentConfig_base_url(o, f_base_url)
@@ -13729,38 +14314,42 @@ def _d_ProviderInfo(d: Any) -> ProviderInfo:
         raise _s.wrong("a boolean", v).at("required")
     r = v
     f_required = r
-    v = d.get("current", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_current = None
-    else:
-        n += 1
-        if v is None:
-            f_current = None
-            ex = _s.note(ex, "current")
-        else:
-            try:
-                r = _d_ProviderCurrentConfig(v)
-            except DecodeError as e:
-                raise e.at("current") from None
-            if r is None:
-                ex = _s.note(ex, "current")
-            f_current = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("current", _MISSING)
+        if v is _MISSING:
+            f_current = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_current = None
+                ex = _s.note(ex, "current")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_ProviderCurrentConfig(v)
+                except DecodeError as e:
+                    raise e.at("current") from None
+                if r is None:
+                    ex = _s.note(ex, "current")
+                f_current = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ProviderInfo = _new(ProviderInfo)
     _S_ProviderInfo_provider_id(o, f_provider_id)
     _S_ProviderInfo_supported(o, f_supported)
@@ -13804,22 +14393,25 @@ def _d_ProvidersCapabilities(d: Any) -> ProvidersCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ProvidersCapabilities = _new(ProvidersCapabilities)
     _S_ProvidersCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ProvidersCapabilities))
@@ -13868,22 +14460,25 @@ def _d_Range(d: Any) -> Range:
     except DecodeError as e:
         raise e.at("end") from None
     f_end = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Range = _new(Range)
     _S_Range_start(o, f_start)
     _S_Range_end(o, f_end)
@@ -13938,54 +14533,59 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
         raise _s.wrong("a string", v).at("path")
     r = v
     f_path = r
-    v = d.get("line", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_line = None
-    else:
-        n += 1
-        if v is None:
-            f_line = None
-            ex = _s.note(ex, "line")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "line")
-            f_line = r
-    v = d.get("limit", _MISSING)
-    if v is _MISSING:
         f_limit = None
-    else:
-        n += 1
-        if v is None:
-            f_limit = None
-            ex = _s.note(ex, "limit")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "limit")
-            f_limit = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("line", _MISSING)
+        if v is _MISSING:
+            f_line = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_line = None
+                ex = _s.note(ex, "line")
             else:
-                r = v
-            if r is None:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "line")
+                f_line = r
+        v = d.get("limit", _MISSING)
+        if v is _MISSING:
+            f_limit = None
+        else:
+            n += 1
+            if v is None:
+                f_limit = None
+                ex = _s.note(ex, "limit")
+            else:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "limit")
+                f_limit = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ReadTextFileRequest = _new(ReadTextFileRequest)
     _S_ReadTextFileRequest_session_id(o, f_session_id)
     _S_ReadTextFileRequest_path(o, f_path)
@@ -14041,22 +14641,25 @@ def _d_ReadTextFileResponse(d: Any) -> ReadTextFileResponse:
         raise _s.wrong("a string", v).at("content")
     r = v
     f_content = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ReadTextFileResponse = _new(ReadTextFileResponse)
     _S_ReadTextFileResponse_content(o, f_content)
     _S_ReadTextFileResponse_meta(o, f_meta)
@@ -14107,38 +14710,42 @@ def _d_RejectNesNotification(d: Any) -> RejectNesNotification:
         raise _s.wrong("a string", v).at("id")
     r = v
     f_id = r
-    v = d.get("reason", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_reason = None
-    else:
-        n += 1
-        if v is None:
-            f_reason = None
-            ex = _s.note(ex, "reason")
-        else:
-            if type(v) is not str or v not in _L_NesRejectReason:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "reason")
-            f_reason = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("reason", _MISSING)
+        if v is _MISSING:
+            f_reason = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_reason = None
+                ex = _s.note(ex, "reason")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str or v not in _L_NesRejectReason:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "reason")
+                f_reason = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: RejectNesNotification = _new(RejectNesNotification)
     _S_RejectNesNotification_session_id(o, f_session_id)
     _S_RejectNesNotification_id(o, f_id)
@@ -14197,22 +14804,25 @@ def _d_ReleaseTerminalRequest(d: Any) -> ReleaseTerminalRequest:
         raise _s.wrong("a string", v).at("terminalId")
     r = v
     f_terminal_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ReleaseTerminalRequest = _new(ReleaseTerminalRequest)
     _S_ReleaseTerminalRequest_session_id(o, f_session_id)
     _S_ReleaseTerminalRequest_terminal_id(o, f_terminal_id)
@@ -14247,22 +14857,25 @@ def _d_ReleaseTerminalResponse(d: Any) -> ReleaseTerminalResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ReleaseTerminalResponse = _new(ReleaseTerminalResponse)
     _S_ReleaseTerminalResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalResponse))
@@ -14320,22 +14933,25 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
     except DecodeError as e:
         raise e.at("options") from None
     f_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: RequestPermissionRequest = _new(RequestPermissionRequest)
     _S_RequestPermissionRequest_session_id(o, f_session_id)
     _S_RequestPermissionRequest_tool_call(o, f_tool_call)
@@ -14383,22 +14999,25 @@ def _d_RequestPermissionResponse(d: Any) -> RequestPermissionResponse:
     except DecodeError as e:
         raise e.at("outcome") from None
     f_outcome = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: RequestPermissionResponse = _new(RequestPermissionResponse)
     _S_RequestPermissionResponse_outcome(o, f_outcome)
     _S_RequestPermissionResponse_meta(o, f_meta)
@@ -14442,54 +15061,6 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
         if v != "resource_link":
             raise _s.bad_literal(v, ("resource_link",)).at("type")
         n += 1
-    v = d.get("annotations", _MISSING)
-    if v is _MISSING:
-        f_annotations = None
-    else:
-        n += 1
-        if v is None:
-            f_annotations = None
-            ex = _s.note(ex, "annotations")
-        else:
-            try:
-                r = _d_Annotations(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "annotations")
-            f_annotations = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
-        f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("mimeType", _MISSING)
-    if v is _MISSING:
-        f_mime_type = None
-    else:
-        n += 1
-        if v is None:
-            f_mime_type = None
-            ex = _s.note(ex, "mimeType")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "mimeType")
-            f_mime_type = r
     v = d.get("name", _MISSING)
     if v is _MISSING:
         raise _s.missing("name")
@@ -14498,38 +15069,6 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("size", _MISSING)
-    if v is _MISSING:
-        f_size = None
-    else:
-        n += 1
-        if v is None:
-            f_size = None
-            ex = _s.note(ex, "size")
-        else:
-            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "size")
-            f_size = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
     v = d.get("uri", _MISSING)
     if v is _MISSING:
         raise _s.missing("uri")
@@ -14538,22 +15077,110 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
         raise _s.wrong("a string", v).at("uri")
     r = v
     f_uri = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_annotations = None
+        f_description = None
+        f_mime_type = None
+        f_size = None
+        f_title = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("annotations", _MISSING)
+        if v is _MISSING:
+            f_annotations = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_annotations = None
+                ex = _s.note(ex, "annotations")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Annotations(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "annotations")
+                f_annotations = r
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
+        else:
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("mimeType", _MISSING)
+        if v is _MISSING:
+            f_mime_type = None
+        else:
+            n += 1
+            if v is None:
+                f_mime_type = None
+                ex = _s.note(ex, "mimeType")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "mimeType")
+                f_mime_type = r
+        v = d.get("size", _MISSING)
+        if v is _MISSING:
+            f_size = None
+        else:
+            n += 1
+            if v is None:
+                f_size = None
+                ex = _s.note(ex, "size")
+            else:
+                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "size")
+                f_size = r
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
+        else:
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ResourceLink = _new(ResourceLink)
     _S_ResourceLink_annotations(o, f_annotations)
     _S_ResourceLink_description(o, f_description)
@@ -14638,54 +15265,59 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
         raise _s.wrong("a string", v).at("cwd")
     r = v
     f_cwd = r
-    v = d.get("additionalDirectories", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_additional_directories = []
-    else:
-        n += 1
-        if v is None:
-            f_additional_directories = []
-            ex = _s.note(ex, "additionalDirectories")
-        else:
-            try:
-                r = _s.d_list_skip(v, _s.d_str)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "additionalDirectories")
-            f_additional_directories = r
-    v = d.get("mcpServers", _MISSING)
-    if v is _MISSING:
         f_mcp_servers = []
-    else:
-        n += 1
-        if v is None:
-            f_mcp_servers = []
-            ex = _s.note(ex, "mcpServers")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_McpServer)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "mcpServers")
-            f_mcp_servers = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("additionalDirectories", _MISSING)
+        if v is _MISSING:
+            f_additional_directories = []
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_additional_directories = []
+                ex = _s.note(ex, "additionalDirectories")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_list_skip(v, _s.d_str)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "additionalDirectories")
+                f_additional_directories = r
+        v = d.get("mcpServers", _MISSING)
+        if v is _MISSING:
+            f_mcp_servers = []
+        else:
+            n += 1
+            if v is None:
+                f_mcp_servers = []
+                ex = _s.note(ex, "mcpServers")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_McpServer)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "mcpServers")
+                f_mcp_servers = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ResumeSessionRequest = _new(ResumeSessionRequest)
     _S_ResumeSessionRequest_session_id(o, f_session_id)
     _S_ResumeSessionRequest_cwd(o, f_cwd)
@@ -14730,54 +15362,59 @@ def _d_ResumeSessionResponse(d: Any) -> ResumeSessionResponse:
     f_modes: Any
     f_config_options: Any
     f_meta: Any
-    v = d.get("modes", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_modes = None
-    else:
-        n += 1
-        if v is None:
-            f_modes = None
-            ex = _s.note(ex, "modes")
-        else:
-            try:
-                r = _d_SessionModeState(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "modes")
-            f_modes = r
-    v = d.get("configOptions", _MISSING)
-    if v is _MISSING:
         f_config_options = None
-    else:
-        n += 1
-        if v is None:
-            f_config_options = None
-            ex = _s.note(ex, "configOptions")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_SessionConfigOption)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "configOptions")
-            f_config_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("modes", _MISSING)
+        if v is _MISSING:
+            f_modes = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_modes = None
+                ex = _s.note(ex, "modes")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_SessionModeState(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "modes")
+                f_modes = r
+        v = d.get("configOptions", _MISSING)
+        if v is _MISSING:
+            f_config_options = None
+        else:
+            n += 1
+            if v is None:
+                f_config_options = None
+                ex = _s.note(ex, "configOptions")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_SessionConfigOption)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "configOptions")
+                f_config_options = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ResumeSessionResponse = _new(ResumeSessionResponse)
     _S_ResumeSessionResponse_modes(o, f_modes)
     _S_ResumeSessionResponse_config_options(o, f_config_options)
@@ -14832,22 +15469,25 @@ def _d_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
         raise _s.wrong("a string", v).at("optionId")
     r = v
     f_option_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SelectedPermissionOutcome = _new(SelectedPermissionOutcome)
     _S_SelectedPermissionOutcome_option_id(o, f_option_id)
     _S_SelectedPermissionOutcome_meta(o, f_meta)
@@ -14879,22 +15519,25 @@ def _d_SessionAdditionalDirectoriesCapabilities(d: Any) -> SessionAdditionalDire
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionAdditionalDirectoriesCapabilities = _new(SessionAdditionalDirectoriesCapabilities)
     _S_SessionAdditionalDirectoriesCapabilities_meta(o, f_meta)
     _S_extra(
@@ -14927,22 +15570,25 @@ def _d_SessionCloseCapabilities(d: Any) -> SessionCloseCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionCloseCapabilities = _new(SessionCloseCapabilities)
     _S_SessionCloseCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionCloseCapabilities))
@@ -15036,54 +15682,59 @@ def _d_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("category", _MISSING)
-    if v is _MISSING:
         f_category = None
-    else:
-        n += 1
-        if v is None:
-            f_category = None
-            ex = _s.note(ex, "category")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "category")
-            f_category = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("category", _MISSING)
+        if v is _MISSING:
+            f_category = None
+        else:
+            n += 1
+            if v is None:
+                f_category = None
+                ex = _s.note(ex, "category")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "category")
+                f_category = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionConfigOptionBoolean = _new(SessionConfigOptionBoolean)
     _S_SessionConfigBoolean_current_value(o, f_current_value)
     _S_SessionConfigOptionBoolean_id(o, f_id)
@@ -15221,54 +15872,59 @@ def _d_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("category", _MISSING)
-    if v is _MISSING:
         f_category = None
-    else:
-        n += 1
-        if v is None:
-            f_category = None
-            ex = _s.note(ex, "category")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "category")
-            f_category = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("category", _MISSING)
+        if v is _MISSING:
+            f_category = None
+        else:
+            n += 1
+            if v is None:
+                f_category = None
+                ex = _s.note(ex, "category")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "category")
+                f_category = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionConfigOptionSelect = _new(SessionConfigOptionSelect)
     _S_SessionConfigSelect_current_value(o, f_current_value)
     _S_SessionConfigSelect_options(o, f_options)
@@ -15322,38 +15978,42 @@ def _d_SessionConfigOptionsCapabilities(d: Any) -> SessionConfigOptionsCapabilit
     r: Any
     f_boolean: Any
     f_meta: Any
-    v = d.get("boolean", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_boolean = None
-    else:
-        n += 1
-        if v is None:
-            f_boolean = None
-            ex = _s.note(ex, "boolean")
-        else:
-            try:
-                r = _d_BooleanConfigOptionCapabilities(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "boolean")
-            f_boolean = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("boolean", _MISSING)
+        if v is _MISSING:
+            f_boolean = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_boolean = None
+                ex = _s.note(ex, "boolean")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_BooleanConfigOptionCapabilities(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "boolean")
+                f_boolean = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionConfigOptionsCapabilities = _new(SessionConfigOptionsCapabilities)
     _S_SessionConfigOptionsCapabilities_boolean(o, f_boolean)
     _S_SessionConfigOptionsCapabilities_meta(o, f_meta)
@@ -15416,22 +16076,25 @@ def _d_SessionConfigSelectGroup(d: Any) -> SessionConfigSelectGroup:
     except DecodeError:
         r = []
     f_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionConfigSelectGroup = _new(SessionConfigSelectGroup)
     _S_SessionConfigSelectGroup_group(o, f_group)
     _S_SessionConfigSelectGroup_name(o, f_name)
@@ -15488,38 +16151,42 @@ def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionConfigSelectOption = _new(SessionConfigSelectOption)
     _S_SessionConfigSelectOption_value(o, f_value)
     _S_SessionConfigSelectOption_name(o, f_name)
@@ -15560,22 +16227,25 @@ def _d_SessionDeleteCapabilities(d: Any) -> SessionDeleteCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionDeleteCapabilities = _new(SessionDeleteCapabilities)
     _S_SessionDeleteCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionDeleteCapabilities))
@@ -15604,22 +16274,25 @@ def _d_SessionForkCapabilities(d: Any) -> SessionForkCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionForkCapabilities = _new(SessionForkCapabilities)
     _S_SessionForkCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionForkCapabilities))
@@ -15669,70 +16342,76 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
         raise _s.wrong("a string", v).at("cwd")
     r = v
     f_cwd = r
-    v = d.get("additionalDirectories", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_additional_directories = []
-    else:
-        n += 1
-        if v is None:
-            f_additional_directories = []
-            ex = _s.note(ex, "additionalDirectories")
-        else:
-            try:
-                r = _s.d_list_skip(v, _s.d_str)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "additionalDirectories")
-            f_additional_directories = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("updatedAt", _MISSING)
-    if v is _MISSING:
         f_updated_at = None
-    else:
-        n += 1
-        if v is None:
-            f_updated_at = None
-            ex = _s.note(ex, "updatedAt")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "updatedAt")
-            f_updated_at = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("additionalDirectories", _MISSING)
+        if v is _MISSING:
+            f_additional_directories = []
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_additional_directories = []
+                ex = _s.note(ex, "additionalDirectories")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _s.d_list_skip(v, _s.d_str)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "additionalDirectories")
+                f_additional_directories = r
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
+        else:
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("updatedAt", _MISSING)
+        if v is _MISSING:
+            f_updated_at = None
+        else:
+            n += 1
+            if v is None:
+                f_updated_at = None
+                ex = _s.note(ex, "updatedAt")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "updatedAt")
+                f_updated_at = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionInfo = _new(SessionInfo)
     _S_SessionInfo_session_id(o, f_session_id)
     _S_SessionInfo_cwd(o, f_cwd)
@@ -15790,48 +16469,53 @@ def _d_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
         if v != "session_info_update":
             raise _s.bad_literal(v, ("session_info_update",)).at("sessionUpdate")
         n += 1
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_title = _UNSET
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-        else:
-            if type(v) is not str:
-                r = _UNSET
-            else:
-                r = v
-            f_title = r
-    v = d.get("updatedAt", _MISSING)
-    if v is _MISSING:
         f_updated_at = _UNSET
-    else:
-        n += 1
-        if v is None:
-            f_updated_at = None
-        else:
-            if type(v) is not str:
-                r = _UNSET
-            else:
-                r = v
-            f_updated_at = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = _UNSET
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_title = None
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = _UNSET
+                else:
+                    r = v
+                f_title = r
+        v = d.get("updatedAt", _MISSING)
+        if v is _MISSING:
+            f_updated_at = _UNSET
+        else:
+            n += 1
+            if v is None:
+                f_updated_at = None
+            else:
+                if type(v) is not str:
+                    r = _UNSET
+                else:
+                    r = v
+                f_updated_at = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionInfoUpdate = _new(SessionInfoUpdate)
     _S_SessionInfoUpdate_title(o, f_title)
     _S_SessionInfoUpdate_updated_at(o, f_updated_at)
@@ -15868,22 +16552,25 @@ def _d_SessionListCapabilities(d: Any) -> SessionListCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionListCapabilities = _new(SessionListCapabilities)
     _S_SessionListCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionListCapabilities))
@@ -15931,38 +16618,42 @@ def _d_SessionMode(d: Any) -> SessionMode:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionMode = _new(SessionMode)
     _S_SessionMode_id(o, f_id)
     _S_SessionMode_name(o, f_name)
@@ -16022,22 +16713,25 @@ def _d_SessionModeState(d: Any) -> SessionModeState:
     except DecodeError:
         r = []
     f_available_modes = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionModeState = _new(SessionModeState)
     _S_SessionModeState_current_mode_id(o, f_current_mode_id)
     _S_SessionModeState_available_modes(o, f_available_modes)
@@ -16091,22 +16785,25 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
     except DecodeError as e:
         raise e.at("update") from None
     f_update = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionNotification = _new(SessionNotification)
     _S_SessionNotification_session_id(o, f_session_id)
     _S_SessionNotification_update(o, f_update)
@@ -16141,22 +16838,25 @@ def _d_SessionResumeCapabilities(d: Any) -> SessionResumeCapabilities:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SessionResumeCapabilities = _new(SessionResumeCapabilities)
     _S_SessionResumeCapabilities_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionResumeCapabilities))
@@ -16213,34 +16913,38 @@ def _d_SetProviderRequest(d: Any) -> SetProviderRequest:
         raise _s.wrong("a string", v).at("baseUrl")
     r = v
     f_base_url = r
-    v = d.get("headers", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_headers = _EMPTY
-    else:
-        n += 1
-        try:
-            r = _s.d_map(v, _s.d_str)
-        except DecodeError as e:
-            raise e.at("headers") from None
-        if not r:
-            ex = _s.note(ex, "headers")
-        f_headers = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("headers", _MISSING)
+        if v is _MISSING:
+            f_headers = _EMPTY
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            try:
+                r = _s.d_map(v, _s.d_str)
+            except DecodeError as e:
+                raise e.at("headers") from None
+            if not r:
+                ex = _s.note(ex, "headers")
+            f_headers = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SetProviderRequest = _new(SetProviderRequest)
     _S_SetProviderRequest_provider_id(o, f_provider_id)
     _S_SetProviderRequest_api_type(o, f_api_type)
@@ -16284,22 +16988,25 @@ def _d_SetProviderResponse(d: Any) -> SetProviderResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SetProviderResponse = _new(SetProviderResponse)
     _S_SetProviderResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetProviderResponse))
@@ -16352,22 +17059,6 @@ def _d_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
         raise _s.wrong("a string", v).at("configId")
     r = v
     f_config_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
-        f_meta = None
-    else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
-        else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "_meta")
-            f_meta = r
     v = d.get("value", _MISSING)
     if v is _MISSING:
         raise _s.missing("value")
@@ -16376,6 +17067,25 @@ def _d_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
         raise _s.wrong("a boolean", v).at("value")
     r = v
     f_value = r
+    if n == len(d):
+        f_meta = None
+    else:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
+                ex = _s.note(ex, "_meta")
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SetSessionConfigOptionRequestBoolean = _new(SetSessionConfigOptionRequestBoolean)
     _S_SetSessionConfigOptionRequestBoolean_session_id(o, f_session_id)
     _S_SetSessionConfigOptionRequestBoolean_config_id(o, f_config_id)
@@ -16434,22 +17144,6 @@ def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionReq
         raise _s.wrong("a string", v).at("configId")
     r = v
     f_config_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
-        f_meta = None
-    else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
-        else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "_meta")
-            f_meta = r
     v = d.get("value", _MISSING)
     if v is _MISSING:
         raise _s.missing("value")
@@ -16458,6 +17152,25 @@ def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionReq
         raise _s.wrong("a string", v).at("value")
     r = v
     f_value = r
+    if n == len(d):
+        f_meta = None
+    else:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
+                ex = _s.note(ex, "_meta")
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SetSessionConfigOptionRequestValueId = _new(SetSessionConfigOptionRequestValueId)
     _S_SetSessionConfigOptionRequestValueId_session_id(o, f_session_id)
     _S_SetSessionConfigOptionRequestValueId_config_id(o, f_config_id)
@@ -16507,22 +17220,25 @@ def _d_SetSessionConfigOptionResponse(d: Any) -> SetSessionConfigOptionResponse:
     except DecodeError:
         r = []
     f_config_options = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SetSessionConfigOptionResponse = _new(SetSessionConfigOptionResponse)
     _S_SetSessionConfigOptionResponse_config_options(o, f_config_options)
     _S_SetSessionConfigOptionResponse_meta(o, f_meta)
@@ -16572,22 +17288,25 @@ def _d_SetSessionModeRequest(d: Any) -> SetSessionModeRequest:
         raise _s.wrong("a string", v).at("modeId")
     r = v
     f_mode_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SetSessionModeRequest = _new(SetSessionModeRequest)
     _S_SetSessionModeRequest_session_id(o, f_session_id)
     _S_SetSessionModeRequest_mode_id(o, f_mode_id)
@@ -16622,22 +17341,25 @@ def _d_SetSessionModeResponse(d: Any) -> SetSessionModeResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SetSessionModeResponse = _new(SetSessionModeResponse)
     _S_SetSessionModeResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeResponse))
@@ -16669,70 +17391,76 @@ def _d_StartNesRequest(d: Any) -> StartNesRequest:
     f_workspace_folders: Any
     f_repository: Any
     f_meta: Any
-    v = d.get("workspaceUri", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_workspace_uri = None
-    else:
-        n += 1
-        if v is None:
-            f_workspace_uri = None
-            ex = _s.note(ex, "workspaceUri")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "workspaceUri")
-            f_workspace_uri = r
-    v = d.get("workspaceFolders", _MISSING)
-    if v is _MISSING:
         f_workspace_folders = None
-    else:
-        n += 1
-        if v is None:
-            f_workspace_folders = None
-            ex = _s.note(ex, "workspaceFolders")
-        else:
-            try:
-                r = _s.d_list(v, _d_WorkspaceFolder)
-            except DecodeError as e:
-                raise e.at("workspaceFolders") from None
-            if r is None:
-                ex = _s.note(ex, "workspaceFolders")
-            f_workspace_folders = r
-    v = d.get("repository", _MISSING)
-    if v is _MISSING:
         f_repository = None
-    else:
-        n += 1
-        if v is None:
-            f_repository = None
-            ex = _s.note(ex, "repository")
-        else:
-            try:
-                r = _d_NesRepository(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "repository")
-            f_repository = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("workspaceUri", _MISSING)
+        if v is _MISSING:
+            f_workspace_uri = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_workspace_uri = None
+                ex = _s.note(ex, "workspaceUri")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "workspaceUri")
+                f_workspace_uri = r
+        v = d.get("workspaceFolders", _MISSING)
+        if v is _MISSING:
+            f_workspace_folders = None
+        else:
+            n += 1
+            if v is None:
+                f_workspace_folders = None
+                ex = _s.note(ex, "workspaceFolders")
+            else:
+                try:
+                    r = _s.d_list(v, _d_WorkspaceFolder)
+                except DecodeError as e:
+                    raise e.at("workspaceFolders") from None
+                if r is None:
+                    ex = _s.note(ex, "workspaceFolders")
+                f_workspace_folders = r
+        v = d.get("repository", _MISSING)
+        if v is _MISSING:
+            f_repository = None
+        else:
+            n += 1
+            if v is None:
+                f_repository = None
+                ex = _s.note(ex, "repository")
+            else:
+                try:
+                    r = _d_NesRepository(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "repository")
+                f_repository = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: StartNesRequest = _new(StartNesRequest)
     _S_StartNesRequest_workspace_uri(o, f_workspace_uri)
     _S_StartNesRequest_workspace_folders(o, f_workspace_folders)
@@ -16788,22 +17516,25 @@ def _d_StartNesResponse(d: Any) -> StartNesResponse:
         raise _s.wrong("a string", v).at("sessionId")
     r = v
     f_session_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: StartNesResponse = _new(StartNesResponse)
     _S_StartNesResponse_session_id(o, f_session_id)
     _S_StartNesResponse_meta(o, f_meta)
@@ -16850,22 +17581,25 @@ def _d_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
     except DecodeError as e:
         raise e.at("enum") from None
     f_enum = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: StringMultiSelectItems = _new(StringMultiSelectItems)
     _S_StringMultiSelectItems_enum(o, f_enum)
     _S_StringMultiSelectItems_meta(o, f_meta)
@@ -16911,162 +17645,174 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
         if v != "string":
             raise _s.bad_literal(v, ("string",)).at("type")
         n += 1
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
         f_description = None
-    else:
-        n += 1
-        if v is None:
-            f_description = None
-            ex = _s.note(ex, "description")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "description")
-            f_description = r
-    v = d.get("minLength", _MISSING)
-    if v is _MISSING:
         f_min_length = None
-    else:
-        n += 1
-        if v is None:
-            f_min_length = None
-            ex = _s.note(ex, "minLength")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                raise _s.bad_int(v, "uint32").at("minLength")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "minLength")
-            f_min_length = r
-    v = d.get("maxLength", _MISSING)
-    if v is _MISSING:
         f_max_length = None
-    else:
-        n += 1
-        if v is None:
-            f_max_length = None
-            ex = _s.note(ex, "maxLength")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                raise _s.bad_int(v, "uint32").at("maxLength")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "maxLength")
-            f_max_length = r
-    v = d.get("pattern", _MISSING)
-    if v is _MISSING:
         f_pattern = None
-    else:
-        n += 1
-        if v is None:
-            f_pattern = None
-            ex = _s.note(ex, "pattern")
-        else:
-            if type(v) is not str:
-                raise _s.wrong("a string", v).at("pattern")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "pattern")
-            f_pattern = r
-    v = d.get("format", _MISSING)
-    if v is _MISSING:
         f_format = None
-    else:
-        n += 1
-        if v is None:
-            f_format = None
-            ex = _s.note(ex, "format")
-        else:
-            if type(v) is not str or v not in _L_StringFormat:
-                raise _s.bad_literal(v, _L_StringFormat).at("format")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "format")
-            f_format = r
-    v = d.get("default", _MISSING)
-    if v is _MISSING:
         f_default = None
-    else:
-        n += 1
-        if v is None:
-            f_default = None
-            ex = _s.note(ex, "default")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "default")
-            f_default = r
-    v = d.get("enum", _MISSING)
-    if v is _MISSING:
         f_enum = None
-    else:
-        n += 1
-        if v is None:
-            f_enum = None
-            ex = _s.note(ex, "enum")
-        else:
-            try:
-                r = _s.d_list(v, _s.d_str)
-            except DecodeError as e:
-                raise e.at("enum") from None
-            if r is None:
-                ex = _s.note(ex, "enum")
-            f_enum = r
-    v = d.get("oneOf", _MISSING)
-    if v is _MISSING:
         f_one_of = None
-    else:
-        n += 1
-        if v is None:
-            f_one_of = None
-            ex = _s.note(ex, "oneOf")
-        else:
-            try:
-                r = _s.d_list(v, _d_EnumOption)
-            except DecodeError as e:
-                raise e.at("oneOf") from None
-            if r is None:
-                ex = _s.note(ex, "oneOf")
-            f_one_of = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
             else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("description", _MISSING)
+        if v is _MISSING:
+            f_description = None
+        else:
+            n += 1
+            if v is None:
+                f_description = None
+                ex = _s.note(ex, "description")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "description")
+                f_description = r
+        v = d.get("minLength", _MISSING)
+        if v is _MISSING:
+            f_min_length = None
+        else:
+            n += 1
+            if v is None:
+                f_min_length = None
+                ex = _s.note(ex, "minLength")
+            else:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    raise _s.bad_int(v, "uint32").at("minLength")
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "minLength")
+                f_min_length = r
+        v = d.get("maxLength", _MISSING)
+        if v is _MISSING:
+            f_max_length = None
+        else:
+            n += 1
+            if v is None:
+                f_max_length = None
+                ex = _s.note(ex, "maxLength")
+            else:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    raise _s.bad_int(v, "uint32").at("maxLength")
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "maxLength")
+                f_max_length = r
+        v = d.get("pattern", _MISSING)
+        if v is _MISSING:
+            f_pattern = None
+        else:
+            n += 1
+            if v is None:
+                f_pattern = None
+                ex = _s.note(ex, "pattern")
+            else:
+                if type(v) is not str:
+                    raise _s.wrong("a string", v).at("pattern")
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "pattern")
+                f_pattern = r
+        v = d.get("format", _MISSING)
+        if v is _MISSING:
+            f_format = None
+        else:
+            n += 1
+            if v is None:
+                f_format = None
+                ex = _s.note(ex, "format")
+            else:
+                if type(v) is not str or v not in _L_StringFormat:
+                    raise _s.bad_literal(v, _L_StringFormat).at("format")
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "format")
+                f_format = r
+        v = d.get("default", _MISSING)
+        if v is _MISSING:
+            f_default = None
+        else:
+            n += 1
+            if v is None:
+                f_default = None
+                ex = _s.note(ex, "default")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "default")
+                f_default = r
+        v = d.get("enum", _MISSING)
+        if v is _MISSING:
+            f_enum = None
+        else:
+            n += 1
+            if v is None:
+                f_enum = None
+                ex = _s.note(ex, "enum")
+            else:
+                try:
+                    r = _s.d_list(v, _s.d_str)
+                except DecodeError as e:
+                    raise e.at("enum") from None
+                if r is None:
+                    ex = _s.note(ex, "enum")
+                f_enum = r
+        v = d.get("oneOf", _MISSING)
+        if v is _MISSING:
+            f_one_of = None
+        else:
+            n += 1
+            if v is None:
+                f_one_of = None
+                ex = _s.note(ex, "oneOf")
+            else:
+                try:
+                    r = _s.d_list(v, _d_EnumOption)
+                except DecodeError as e:
+                    raise e.at("oneOf") from None
+                if r is None:
+                    ex = _s.note(ex, "oneOf")
+                f_one_of = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: StringPropertySchema = _new(StringPropertySchema)
     _S_StringPropertySchema_title(o, f_title)
     _S_StringPropertySchema_description(o, f_description)
@@ -17189,22 +17935,6 @@ def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
     except DecodeError as e:
         raise e.at("position") from None
     f_position = r
-    v = d.get("selection", _MISSING)
-    if v is _MISSING:
-        f_selection = None
-    else:
-        n += 1
-        if v is None:
-            f_selection = None
-            ex = _s.note(ex, "selection")
-        else:
-            try:
-                r = _d_Range(v)
-            except DecodeError as e:
-                raise e.at("selection") from None
-            if r is None:
-                ex = _s.note(ex, "selection")
-            f_selection = r
     v = d.get("triggerKind", _MISSING)
     if v is _MISSING:
         raise _s.missing("triggerKind")
@@ -17213,38 +17943,59 @@ def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
         raise _s.bad_literal(v, _L_NesTriggerKind).at("triggerKind")
     r = v
     f_trigger_kind = r
-    v = d.get("context", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_selection = None
         f_context = None
-    else:
-        n += 1
-        if v is None:
-            f_context = None
-            ex = _s.note(ex, "context")
-        else:
-            try:
-                r = _d_NesSuggestContext(v)
-            except DecodeError as e:
-                raise e.at("context") from None
-            if r is None:
-                ex = _s.note(ex, "context")
-            f_context = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("selection", _MISSING)
+        if v is _MISSING:
+            f_selection = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_selection = None
+                ex = _s.note(ex, "selection")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Range(v)
+                except DecodeError as e:
+                    raise e.at("selection") from None
+                if r is None:
+                    ex = _s.note(ex, "selection")
+                f_selection = r
+        v = d.get("context", _MISSING)
+        if v is _MISSING:
+            f_context = None
+        else:
+            n += 1
+            if v is None:
+                f_context = None
+                ex = _s.note(ex, "context")
+            else:
+                try:
+                    r = _d_NesSuggestContext(v)
+                except DecodeError as e:
+                    raise e.at("context") from None
+                if r is None:
+                    ex = _s.note(ex, "context")
+                f_context = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SuggestNesRequest = _new(SuggestNesRequest)
     _S_SuggestNesRequest_session_id(o, f_session_id)
     _S_SuggestNesRequest_uri(o, f_uri)
@@ -17310,22 +18061,25 @@ def _d_SuggestNesResponse(d: Any) -> SuggestNesResponse:
     except DecodeError as e:
         raise e.at("suggestions") from None
     f_suggestions = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: SuggestNesResponse = _new(SuggestNesResponse)
     _S_SuggestNesResponse_suggestions(o, f_suggestions)
     _S_SuggestNesResponse_meta(o, f_meta)
@@ -17371,22 +18125,25 @@ def _d_Terminal(d: Any) -> Terminal:
         raise _s.wrong("a string", v).at("terminalId")
     r = v
     f_terminal_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Terminal = _new(Terminal)
     _S_Terminal_terminal_id(o, f_terminal_id)
     _S_Terminal_meta(o, f_meta)
@@ -17420,54 +18177,59 @@ def _d_TerminalExitStatus(d: Any) -> TerminalExitStatus:
     f_exit_code: Any
     f_signal: Any
     f_meta: Any
-    v = d.get("exitCode", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_exit_code = None
-    else:
-        n += 1
-        if v is None:
-            f_exit_code = None
-            ex = _s.note(ex, "exitCode")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "exitCode")
-            f_exit_code = r
-    v = d.get("signal", _MISSING)
-    if v is _MISSING:
         f_signal = None
-    else:
-        n += 1
-        if v is None:
-            f_signal = None
-            ex = _s.note(ex, "signal")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "signal")
-            f_signal = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("exitCode", _MISSING)
+        if v is _MISSING:
+            f_exit_code = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_exit_code = None
+                ex = _s.note(ex, "exitCode")
             else:
-                r = v
-            if r is None:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "exitCode")
+                f_exit_code = r
+        v = d.get("signal", _MISSING)
+        if v is _MISSING:
+            f_signal = None
+        else:
+            n += 1
+            if v is None:
+                f_signal = None
+                ex = _s.note(ex, "signal")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "signal")
+                f_signal = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: TerminalExitStatus = _new(TerminalExitStatus)
     _S_TerminalExitStatus_exit_code(o, f_exit_code)
     _S_TerminalExitStatus_signal(o, f_signal)
@@ -17526,22 +18288,25 @@ def _d_TerminalOutputRequest(d: Any) -> TerminalOutputRequest:
         raise _s.wrong("a string", v).at("terminalId")
     r = v
     f_terminal_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: TerminalOutputRequest = _new(TerminalOutputRequest)
     _S_TerminalOutputRequest_session_id(o, f_session_id)
     _S_TerminalOutputRequest_terminal_id(o, f_terminal_id)
@@ -17595,38 +18360,42 @@ def _d_TerminalOutputResponse(d: Any) -> TerminalOutputResponse:
         raise _s.wrong("a boolean", v).at("truncated")
     r = v
     f_truncated = r
-    v = d.get("exitStatus", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_exit_status = None
-    else:
-        n += 1
-        if v is None:
-            f_exit_status = None
-            ex = _s.note(ex, "exitStatus")
-        else:
-            try:
-                r = _d_TerminalExitStatus(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "exitStatus")
-            f_exit_status = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("exitStatus", _MISSING)
+        if v is _MISSING:
+            f_exit_status = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_exit_status = None
+                ex = _s.note(ex, "exitStatus")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_TerminalExitStatus(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "exitStatus")
+                f_exit_status = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: TerminalOutputResponse = _new(TerminalOutputResponse)
     _S_TerminalOutputResponse_output(o, f_output)
     _S_TerminalOutputResponse_truncated(o, f_truncated)
@@ -17674,22 +18443,6 @@ def _d_TextContent(d: Any) -> TextContent:
         if v != "text":
             raise _s.bad_literal(v, ("text",)).at("type")
         n += 1
-    v = d.get("annotations", _MISSING)
-    if v is _MISSING:
-        f_annotations = None
-    else:
-        n += 1
-        if v is None:
-            f_annotations = None
-            ex = _s.note(ex, "annotations")
-        else:
-            try:
-                r = _d_Annotations(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "annotations")
-            f_annotations = r
     v = d.get("text", _MISSING)
     if v is _MISSING:
         raise _s.missing("text")
@@ -17698,22 +18451,42 @@ def _d_TextContent(d: Any) -> TextContent:
         raise _s.wrong("a string", v).at("text")
     r = v
     f_text = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_annotations = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("annotations", _MISSING)
+        if v is _MISSING:
+            f_annotations = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_annotations = None
+                ex = _s.note(ex, "annotations")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Annotations(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "annotations")
+                f_annotations = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: TextContent = _new(TextContent)
     _S_TextContent_annotations(o, f_annotations)
     _S_TextContent_text(o, f_text)
@@ -17753,22 +18526,6 @@ def _d_TextDocumentContentChangeEvent(d: Any) -> TextDocumentContentChangeEvent:
     f_range: Any
     f_text: Any
     f_meta: Any
-    v = d.get("range", _MISSING)
-    if v is _MISSING:
-        f_range = None
-    else:
-        n += 1
-        if v is None:
-            f_range = None
-            ex = _s.note(ex, "range")
-        else:
-            try:
-                r = _d_Range(v)
-            except DecodeError as e:
-                raise e.at("range") from None
-            if r is None:
-                ex = _s.note(ex, "range")
-            f_range = r
     v = d.get("text", _MISSING)
     if v is _MISSING:
         raise _s.missing("text")
@@ -17777,22 +18534,42 @@ def _d_TextDocumentContentChangeEvent(d: Any) -> TextDocumentContentChangeEvent:
         raise _s.wrong("a string", v).at("text")
     r = v
     f_text = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_range = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("range", _MISSING)
+        if v is _MISSING:
+            f_range = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_range = None
+                ex = _s.note(ex, "range")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Range(v)
+                except DecodeError as e:
+                    raise e.at("range") from None
+                if r is None:
+                    ex = _s.note(ex, "range")
+                f_range = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: TextDocumentContentChangeEvent = _new(TextDocumentContentChangeEvent)
     _S_TextDocumentContentChangeEvent_range(o, f_range)
     _S_TextDocumentContentChangeEvent_text(o, f_text)
@@ -17833,22 +18610,6 @@ def _d_TextResourceContents(d: Any) -> TextResourceContents:
     f_text: Any
     f_uri: Any
     f_meta: Any
-    v = d.get("mimeType", _MISSING)
-    if v is _MISSING:
-        f_mime_type = None
-    else:
-        n += 1
-        if v is None:
-            f_mime_type = None
-            ex = _s.note(ex, "mimeType")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "mimeType")
-            f_mime_type = r
     v = d.get("text", _MISSING)
     if v is _MISSING:
         raise _s.missing("text")
@@ -17865,22 +18626,42 @@ def _d_TextResourceContents(d: Any) -> TextResourceContents:
         raise _s.wrong("a string", v).at("uri")
     r = v
     f_uri = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
+        f_mime_type = None
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("mimeType", _MISSING)
+        if v is _MISSING:
+            f_mime_type = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_mime_type = None
+                ex = _s.note(ex, "mimeType")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "mimeType")
+                f_mime_type = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: TextResourceContents = _new(TextResourceContents)
     _S_TextResourceContents_mime_type(o, f_mime_type)
     _S_TextResourceContents_text(o, f_text)
@@ -17931,22 +18712,25 @@ def _d_TitledMultiSelectItems(d: Any) -> TitledMultiSelectItems:
     except DecodeError as e:
         raise e.at("anyOf") from None
     f_any_of = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: TitledMultiSelectItems = _new(TitledMultiSelectItems)
     _S_TitledMultiSelectItems_any_of(o, f_any_of)
     _S_TitledMultiSelectItems_meta(o, f_meta)
@@ -18008,128 +18792,138 @@ def _d_ToolCall(d: Any) -> ToolCall:
         raise _s.wrong("a string", v).at("title")
     r = v
     f_title = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_name = None
-    else:
-        n += 1
-        if v is None:
-            f_name = None
-            ex = _s.note(ex, "name")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "name")
-            f_name = r
-    v = d.get("kind", _MISSING)
-    if v is _MISSING:
         f_kind = None
-    else:
-        n += 1
-        if v is None:
-            f_kind = None
-            ex = _s.note(ex, "kind")
-        else:
-            if type(v) is not str or v not in _L_ToolKind:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "kind")
-            f_kind = r
-    v = d.get("status", _MISSING)
-    if v is _MISSING:
         f_status = None
-    else:
-        n += 1
-        if v is None:
-            f_status = None
-            ex = _s.note(ex, "status")
-        else:
-            if type(v) is not str or v not in _L_ToolCallStatus:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "status")
-            f_status = r
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
         f_content = []
-    else:
-        n += 1
-        if v is None:
-            f_content = []
-            ex = _s.note(ex, "content")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_ToolCallContent)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "content")
-            f_content = r
-    v = d.get("locations", _MISSING)
-    if v is _MISSING:
         f_locations = []
-    else:
-        n += 1
-        if v is None:
-            f_locations = []
-            ex = _s.note(ex, "locations")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_ToolCallLocation)
-            except DecodeError:
-                r = []
-            if not r:
-                ex = _s.note(ex, "locations")
-            f_locations = r
-    v = d.get("rawInput", _MISSING)
-    if v is _MISSING:
         f_raw_input = None
-    else:
-        n += 1
-        if v is None:
-            f_raw_input = None
-            ex = _s.note(ex, "rawInput")
-        else:
-            r = v
-            if r is None:
-                ex = _s.note(ex, "rawInput")
-            f_raw_input = r
-    v = d.get("rawOutput", _MISSING)
-    if v is _MISSING:
         f_raw_output = None
-    else:
-        n += 1
-        if v is None:
-            f_raw_output = None
-            ex = _s.note(ex, "rawOutput")
-        else:
-            r = v
-            if r is None:
-                ex = _s.note(ex, "rawOutput")
-            f_raw_output = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("name", _MISSING)
+        if v is _MISSING:
+            f_name = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_name = None
+                ex = _s.note(ex, "name")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "name")
+                f_name = r
+        v = d.get("kind", _MISSING)
+        if v is _MISSING:
+            f_kind = None
+        else:
+            n += 1
+            if v is None:
+                f_kind = None
+                ex = _s.note(ex, "kind")
+            else:
+                if type(v) is not str or v not in _L_ToolKind:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "kind")
+                f_kind = r
+        v = d.get("status", _MISSING)
+        if v is _MISSING:
+            f_status = None
+        else:
+            n += 1
+            if v is None:
+                f_status = None
+                ex = _s.note(ex, "status")
+            else:
+                if type(v) is not str or v not in _L_ToolCallStatus:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "status")
+                f_status = r
+        v = d.get("content", _MISSING)
+        if v is _MISSING:
+            f_content = []
+        else:
+            n += 1
+            if v is None:
+                f_content = []
+                ex = _s.note(ex, "content")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_ToolCallContent)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "content")
+                f_content = r
+        v = d.get("locations", _MISSING)
+        if v is _MISSING:
+            f_locations = []
+        else:
+            n += 1
+            if v is None:
+                f_locations = []
+                ex = _s.note(ex, "locations")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_ToolCallLocation)
+                except DecodeError:
+                    r = []
+                if not r:
+                    ex = _s.note(ex, "locations")
+                f_locations = r
+        v = d.get("rawInput", _MISSING)
+        if v is _MISSING:
+            f_raw_input = None
+        else:
+            n += 1
+            if v is None:
+                f_raw_input = None
+                ex = _s.note(ex, "rawInput")
             else:
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "rawInput")
+                f_raw_input = r
+        v = d.get("rawOutput", _MISSING)
+        if v is _MISSING:
+            f_raw_output = None
+        else:
+            n += 1
+            if v is None:
+                f_raw_output = None
+                ex = _s.note(ex, "rawOutput")
+            else:
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "rawOutput")
+                f_raw_output = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ToolCall = _new(ToolCall)
     _S_ToolCall_tool_call_id(o, f_tool_call_id)
     _S_ToolCall_title(o, f_title)
@@ -18212,38 +19006,42 @@ def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
         raise _s.wrong("a string", v).at("path")
     r = v
     f_path = r
-    v = d.get("line", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_line = None
-    else:
-        n += 1
-        if v is None:
-            f_line = None
-            ex = _s.note(ex, "line")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "line")
-            f_line = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("line", _MISSING)
+        if v is _MISSING:
+            f_line = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_line = None
+                ex = _s.note(ex, "line")
             else:
-                r = v
-            if r is None:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "line")
+                f_line = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ToolCallLocation = _new(ToolCallLocation)
     _S_ToolCallLocation_path(o, f_path)
     _S_ToolCallLocation_line(o, f_line)
@@ -18298,144 +19096,155 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
         raise _s.wrong("a string", v).at("toolCallId")
     r = v
     f_tool_call_id = r
-    v = d.get("kind", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_kind = None
-    else:
-        n += 1
-        if v is None:
-            f_kind = None
-            ex = _s.note(ex, "kind")
-        else:
-            if type(v) is not str or v not in _L_ToolKind:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "kind")
-            f_kind = r
-    v = d.get("status", _MISSING)
-    if v is _MISSING:
         f_status = None
-    else:
-        n += 1
-        if v is None:
-            f_status = None
-            ex = _s.note(ex, "status")
-        else:
-            if type(v) is not str or v not in _L_ToolCallStatus:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "status")
-            f_status = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
         f_name = None
-    else:
-        n += 1
-        if v is None:
-            f_name = None
-            ex = _s.note(ex, "name")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "name")
-            f_name = r
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
         f_content = None
-    else:
-        n += 1
-        if v is None:
-            f_content = None
-            ex = _s.note(ex, "content")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_ToolCallContent)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "content")
-            f_content = r
-    v = d.get("locations", _MISSING)
-    if v is _MISSING:
         f_locations = None
-    else:
-        n += 1
-        if v is None:
-            f_locations = None
-            ex = _s.note(ex, "locations")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_ToolCallLocation)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "locations")
-            f_locations = r
-    v = d.get("rawInput", _MISSING)
-    if v is _MISSING:
         f_raw_input = None
-    else:
-        n += 1
-        if v is None:
-            f_raw_input = None
-            ex = _s.note(ex, "rawInput")
-        else:
-            r = v
-            if r is None:
-                ex = _s.note(ex, "rawInput")
-            f_raw_input = r
-    v = d.get("rawOutput", _MISSING)
-    if v is _MISSING:
         f_raw_output = None
-    else:
-        n += 1
-        if v is None:
-            f_raw_output = None
-            ex = _s.note(ex, "rawOutput")
-        else:
-            r = v
-            if r is None:
-                ex = _s.note(ex, "rawOutput")
-            f_raw_output = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("kind", _MISSING)
+        if v is _MISSING:
+            f_kind = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_kind = None
+                ex = _s.note(ex, "kind")
+            else:
+                if type(v) is not str or v not in _L_ToolKind:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "kind")
+                f_kind = r
+        v = d.get("status", _MISSING)
+        if v is _MISSING:
+            f_status = None
+        else:
+            n += 1
+            if v is None:
+                f_status = None
+                ex = _s.note(ex, "status")
+            else:
+                if type(v) is not str or v not in _L_ToolCallStatus:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "status")
+                f_status = r
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
+        else:
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("name", _MISSING)
+        if v is _MISSING:
+            f_name = None
+        else:
+            n += 1
+            if v is None:
+                f_name = None
+                ex = _s.note(ex, "name")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "name")
+                f_name = r
+        v = d.get("content", _MISSING)
+        if v is _MISSING:
+            f_content = None
+        else:
+            n += 1
+            if v is None:
+                f_content = None
+                ex = _s.note(ex, "content")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_ToolCallContent)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "content")
+                f_content = r
+        v = d.get("locations", _MISSING)
+        if v is _MISSING:
+            f_locations = None
+        else:
+            n += 1
+            if v is None:
+                f_locations = None
+                ex = _s.note(ex, "locations")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_ToolCallLocation)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "locations")
+                f_locations = r
+        v = d.get("rawInput", _MISSING)
+        if v is _MISSING:
+            f_raw_input = None
+        else:
+            n += 1
+            if v is None:
+                f_raw_input = None
+                ex = _s.note(ex, "rawInput")
             else:
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "rawInput")
+                f_raw_input = r
+        v = d.get("rawOutput", _MISSING)
+        if v is _MISSING:
+            f_raw_output = None
+        else:
+            n += 1
+            if v is None:
+                f_raw_output = None
+                ex = _s.note(ex, "rawOutput")
+            else:
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "rawOutput")
+                f_raw_output = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ToolCallUpdate = _new(ToolCallUpdate)
     _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
     _S_ToolCallUpdate_kind(o, f_kind)
@@ -18537,144 +19346,155 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
         raise _s.wrong("a string", v).at("toolCallId")
     r = v
     f_tool_call_id = r
-    v = d.get("kind", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_kind = None
-    else:
-        n += 1
-        if v is None:
-            f_kind = None
-            ex = _s.note(ex, "kind")
-        else:
-            if type(v) is not str or v not in _L_ToolKind:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "kind")
-            f_kind = r
-    v = d.get("status", _MISSING)
-    if v is _MISSING:
         f_status = None
-    else:
-        n += 1
-        if v is None:
-            f_status = None
-            ex = _s.note(ex, "status")
-        else:
-            if type(v) is not str or v not in _L_ToolCallStatus:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "status")
-            f_status = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
         f_title = None
-    else:
-        n += 1
-        if v is None:
-            f_title = None
-            ex = _s.note(ex, "title")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "title")
-            f_title = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
         f_name = None
-    else:
-        n += 1
-        if v is None:
-            f_name = None
-            ex = _s.note(ex, "name")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "name")
-            f_name = r
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
         f_content = None
-    else:
-        n += 1
-        if v is None:
-            f_content = None
-            ex = _s.note(ex, "content")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_ToolCallContent)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "content")
-            f_content = r
-    v = d.get("locations", _MISSING)
-    if v is _MISSING:
         f_locations = None
-    else:
-        n += 1
-        if v is None:
-            f_locations = None
-            ex = _s.note(ex, "locations")
-        else:
-            try:
-                r = _s.d_list_skip(v, _d_ToolCallLocation)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "locations")
-            f_locations = r
-    v = d.get("rawInput", _MISSING)
-    if v is _MISSING:
         f_raw_input = None
-    else:
-        n += 1
-        if v is None:
-            f_raw_input = None
-            ex = _s.note(ex, "rawInput")
-        else:
-            r = v
-            if r is None:
-                ex = _s.note(ex, "rawInput")
-            f_raw_input = r
-    v = d.get("rawOutput", _MISSING)
-    if v is _MISSING:
         f_raw_output = None
-    else:
-        n += 1
-        if v is None:
-            f_raw_output = None
-            ex = _s.note(ex, "rawOutput")
-        else:
-            r = v
-            if r is None:
-                ex = _s.note(ex, "rawOutput")
-            f_raw_output = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("kind", _MISSING)
+        if v is _MISSING:
+            f_kind = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_kind = None
+                ex = _s.note(ex, "kind")
+            else:
+                if type(v) is not str or v not in _L_ToolKind:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "kind")
+                f_kind = r
+        v = d.get("status", _MISSING)
+        if v is _MISSING:
+            f_status = None
+        else:
+            n += 1
+            if v is None:
+                f_status = None
+                ex = _s.note(ex, "status")
+            else:
+                if type(v) is not str or v not in _L_ToolCallStatus:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "status")
+                f_status = r
+        v = d.get("title", _MISSING)
+        if v is _MISSING:
+            f_title = None
+        else:
+            n += 1
+            if v is None:
+                f_title = None
+                ex = _s.note(ex, "title")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "title")
+                f_title = r
+        v = d.get("name", _MISSING)
+        if v is _MISSING:
+            f_name = None
+        else:
+            n += 1
+            if v is None:
+                f_name = None
+                ex = _s.note(ex, "name")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "name")
+                f_name = r
+        v = d.get("content", _MISSING)
+        if v is _MISSING:
+            f_content = None
+        else:
+            n += 1
+            if v is None:
+                f_content = None
+                ex = _s.note(ex, "content")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_ToolCallContent)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "content")
+                f_content = r
+        v = d.get("locations", _MISSING)
+        if v is _MISSING:
+            f_locations = None
+        else:
+            n += 1
+            if v is None:
+                f_locations = None
+                ex = _s.note(ex, "locations")
+            else:
+                try:
+                    r = _s.d_list_skip(v, _d_ToolCallLocation)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "locations")
+                f_locations = r
+        v = d.get("rawInput", _MISSING)
+        if v is _MISSING:
+            f_raw_input = None
+        else:
+            n += 1
+            if v is None:
+                f_raw_input = None
+                ex = _s.note(ex, "rawInput")
             else:
                 r = v
-            if r is None:
+                if r is None:
+                    ex = _s.note(ex, "rawInput")
+                f_raw_input = r
+        v = d.get("rawOutput", _MISSING)
+        if v is _MISSING:
+            f_raw_output = None
+        else:
+            n += 1
+            if v is None:
+                f_raw_output = None
+                ex = _s.note(ex, "rawOutput")
+            else:
+                r = v
+                if r is None:
+                    ex = _s.note(ex, "rawOutput")
+                f_raw_output = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: ToolCallProgress = _new(ToolCallProgress)
     _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
     _S_ToolCallUpdate_kind(o, f_kind)
@@ -18763,22 +19583,25 @@ def _d_UnstructuredCommandInput(d: Any) -> UnstructuredCommandInput:
         raise _s.wrong("a string", v).at("hint")
     r = v
     f_hint = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: UnstructuredCommandInput = _new(UnstructuredCommandInput)
     _S_UnstructuredCommandInput_hint(o, f_hint)
     _S_UnstructuredCommandInput_meta(o, f_meta)
@@ -18840,70 +19663,76 @@ def _d_Usage(d: Any) -> Usage:
         raise _s.bad_int(v, "uint64").at("outputTokens")
     r = v
     f_output_tokens = r
-    v = d.get("thoughtTokens", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_thought_tokens = None
-    else:
-        n += 1
-        if v is None:
-            f_thought_tokens = None
-            ex = _s.note(ex, "thoughtTokens")
-        else:
-            if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "thoughtTokens")
-            f_thought_tokens = r
-    v = d.get("cachedReadTokens", _MISSING)
-    if v is _MISSING:
         f_cached_read_tokens = None
-    else:
-        n += 1
-        if v is None:
-            f_cached_read_tokens = None
-            ex = _s.note(ex, "cachedReadTokens")
-        else:
-            if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "cachedReadTokens")
-            f_cached_read_tokens = r
-    v = d.get("cachedWriteTokens", _MISSING)
-    if v is _MISSING:
         f_cached_write_tokens = None
-    else:
-        n += 1
-        if v is None:
-            f_cached_write_tokens = None
-            ex = _s.note(ex, "cachedWriteTokens")
-        else:
-            if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "cachedWriteTokens")
-            f_cached_write_tokens = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("thoughtTokens", _MISSING)
+        if v is _MISSING:
+            f_thought_tokens = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_thought_tokens = None
+                ex = _s.note(ex, "thoughtTokens")
             else:
-                r = v
-            if r is None:
+                if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "thoughtTokens")
+                f_thought_tokens = r
+        v = d.get("cachedReadTokens", _MISSING)
+        if v is _MISSING:
+            f_cached_read_tokens = None
+        else:
+            n += 1
+            if v is None:
+                f_cached_read_tokens = None
+                ex = _s.note(ex, "cachedReadTokens")
+            else:
+                if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "cachedReadTokens")
+                f_cached_read_tokens = r
+        v = d.get("cachedWriteTokens", _MISSING)
+        if v is _MISSING:
+            f_cached_write_tokens = None
+        else:
+            n += 1
+            if v is None:
+                f_cached_write_tokens = None
+                ex = _s.note(ex, "cachedWriteTokens")
+            else:
+                if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "cachedWriteTokens")
+                f_cached_write_tokens = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: Usage = _new(Usage)
     _S_Usage_total_tokens(o, f_total_tokens)
     _S_Usage_input_tokens(o, f_input_tokens)
@@ -18983,38 +19812,42 @@ def _d_UsageUpdate(d: Any) -> UsageUpdate:
         raise _s.bad_int(v, "uint64").at("size")
     r = v
     f_size = r
-    v = d.get("cost", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_cost = None
-    else:
-        n += 1
-        if v is None:
-            f_cost = None
-            ex = _s.note(ex, "cost")
-        else:
-            try:
-                r = _d_Cost(v)
-            except DecodeError:
-                r = None
-            if r is None:
-                ex = _s.note(ex, "cost")
-            f_cost = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("cost", _MISSING)
+        if v is _MISSING:
+            f_cost = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_cost = None
+                ex = _s.note(ex, "cost")
             else:
-                r = v
-            if r is None:
+                try:
+                    r = _d_Cost(v)
+                except DecodeError:
+                    r = None
+                if r is None:
+                    ex = _s.note(ex, "cost")
+                f_cost = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: UsageUpdate = _new(UsageUpdate)
     _S_UsageUpdate_used(o, f_used)
     _S_UsageUpdate_size(o, f_size)
@@ -19071,38 +19904,42 @@ def _d_UserMessageChunk(d: Any) -> UserMessageChunk:
     except DecodeError as e:
         raise e.at("content") from None
     f_content = r
-    v = d.get("messageId", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_message_id = None
-    else:
-        n += 1
-        if v is None:
-            f_message_id = None
-            ex = _s.note(ex, "messageId")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "messageId")
-            f_message_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("messageId", _MISSING)
+        if v is _MISSING:
+            f_message_id = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_message_id = None
+                ex = _s.note(ex, "messageId")
             else:
-                r = v
-            if r is None:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "messageId")
+                f_message_id = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: UserMessageChunk = _new(UserMessageChunk)
     _S_ContentChunk_content(o, f_content)
     _S_ContentChunk_message_id(o, f_message_id)
@@ -19158,22 +19995,25 @@ def _d_WaitForTerminalExitRequest(d: Any) -> WaitForTerminalExitRequest:
         raise _s.wrong("a string", v).at("terminalId")
     r = v
     f_terminal_id = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: WaitForTerminalExitRequest = _new(WaitForTerminalExitRequest)
     _S_WaitForTerminalExitRequest_session_id(o, f_session_id)
     _S_WaitForTerminalExitRequest_terminal_id(o, f_terminal_id)
@@ -19210,54 +20050,59 @@ def _d_WaitForTerminalExitResponse(d: Any) -> WaitForTerminalExitResponse:
     f_exit_code: Any
     f_signal: Any
     f_meta: Any
-    v = d.get("exitCode", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_exit_code = None
-    else:
-        n += 1
-        if v is None:
-            f_exit_code = None
-            ex = _s.note(ex, "exitCode")
-        else:
-            if type(v) is not int or not 0 <= v <= 4294967295:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "exitCode")
-            f_exit_code = r
-    v = d.get("signal", _MISSING)
-    if v is _MISSING:
         f_signal = None
-    else:
-        n += 1
-        if v is None:
-            f_signal = None
-            ex = _s.note(ex, "signal")
-        else:
-            if type(v) is not str:
-                r = None
-            else:
-                r = v
-            if r is None:
-                ex = _s.note(ex, "signal")
-            f_signal = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
         f_meta = None
     else:
-        n += 1
-        if v is None:
-            f_meta = None
-            ex = _s.note(ex, "_meta")
+        v = d.get("exitCode", _MISSING)
+        if v is _MISSING:
+            f_exit_code = None
         else:
-            if type(v) is not dict:
-                r = None
+            n += 1
+            if v is None:
+                f_exit_code = None
+                ex = _s.note(ex, "exitCode")
             else:
-                r = v
-            if r is None:
+                if type(v) is not int or not 0 <= v <= 4294967295:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "exitCode")
+                f_exit_code = r
+        v = d.get("signal", _MISSING)
+        if v is _MISSING:
+            f_signal = None
+        else:
+            n += 1
+            if v is None:
+                f_signal = None
+                ex = _s.note(ex, "signal")
+            else:
+                if type(v) is not str:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "signal")
+                f_signal = r
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
+            f_meta = None
+        else:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: WaitForTerminalExitResponse = _new(WaitForTerminalExitResponse)
     _S_WaitForTerminalExitResponse_exit_code(o, f_exit_code)
     _S_WaitForTerminalExitResponse_signal(o, f_signal)
@@ -19316,22 +20161,25 @@ def _d_WorkspaceFolder(d: Any) -> WorkspaceFolder:
         raise _s.wrong("a string", v).at("name")
     r = v
     f_name = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: WorkspaceFolder = _new(WorkspaceFolder)
     _S_WorkspaceFolder_uri(o, f_uri)
     _S_WorkspaceFolder_name(o, f_name)
@@ -19393,22 +20241,25 @@ def _d_WriteTextFileRequest(d: Any) -> WriteTextFileRequest:
         raise _s.wrong("a string", v).at("content")
     r = v
     f_content = r
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: WriteTextFileRequest = _new(WriteTextFileRequest)
     _S_WriteTextFileRequest_session_id(o, f_session_id)
     _S_WriteTextFileRequest_path(o, f_path)
@@ -19446,22 +20297,25 @@ def _d_WriteTextFileResponse(d: Any) -> WriteTextFileResponse:
     n = 0
     r: Any
     f_meta: Any
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
+    if n == len(d):
         f_meta = None
     else:
-        n += 1
-        if v is None:
+        v = d.get("_meta", _MISSING)
+        if v is _MISSING:
             f_meta = None
-            ex = _s.note(ex, "_meta")
         else:
-            if type(v) is not dict:
-                r = None
-            else:
-                r = v
-            if r is None:
+            n += 1
+            if v is None:
+                f_meta = None
                 ex = _s.note(ex, "_meta")
-            f_meta = r
+            else:
+                if type(v) is not dict:
+                    r = None
+                else:
+                    r = v
+                if r is None:
+                    ex = _s.note(ex, "_meta")
+                f_meta = r
     o: WriteTextFileResponse = _new(WriteTextFileResponse)
     _S_WriteTextFileResponse_meta(o, f_meta)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileResponse))
