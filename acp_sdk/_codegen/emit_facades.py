@@ -11,6 +11,11 @@ and `session/resume` return a session handle; `session/prompt` returns a turn. T
 listed in `WRAPPED`. The generated class is generic in those types (the facade names
 them when it subclasses), so generated code never imports the facade it serves: it sits
 below it, with no import circle.
+
+Each method imports its row and the model classes it builds when it is called, and the
+module imports the models for type checkers only: importing a facade (`from acp_sdk import
+Client`) then builds no model class and no method table. A call costs one more `import`
+of modules already loaded (well under a microsecond, against a round trip to the peer).
 """
 
 from __future__ import annotations
@@ -57,6 +62,15 @@ def _param(model: Model, owner: str, field: Field) -> tuple[str, str]:
     return f"{field.py}: {hint} = {default.python}", field.py
 
 
+def _imports(model: Model, constant: str, expression: str) -> list[str]:
+    """The body's own imports: its row, and the model classes its expression builds."""
+    used = sorted(n for n in model.defs if re.search(rf"\b{n}\b", expression))
+    lines = [f"        from acp_sdk.protocol._generated.methods import {constant}"]
+    if used:
+        lines.append(f"        from acp_sdk.protocol._generated.models import {', '.join(used)}")
+    return lines
+
+
 def _method(model: Model, row: Row, flavour: str) -> list[str]:
     is_async = flavour == "async"
     define = "async def" if is_async else "def"
@@ -75,6 +89,7 @@ def _method(model: Model, row: Row, flavour: str) -> list[str]:
     if not isinstance(params_def, ClassDef):
         # A union of params shapes (session/set_config_option): take the object itself.
         lines = [f"    {define} {name}(self, params: {row.params}, /) -> {returns}:", *doc]
+        lines += _imports(model, constant, "")
         lines += _body(f"{wait}self.{call}({constant}, params)", returns if hook else "")
         return lines
     fields = all_fields(model, params_def)
@@ -83,9 +98,9 @@ def _method(model: Model, row: Row, flavour: str) -> list[str]:
     arguments = ", ".join(f"{f.py}={p[1]}" for f, p in zip(fields, pieces, strict=True))
     star = ", *, " if pieces else ""
     lines = [f"    {define} {name}(self{star}{signature}) -> {returns}:", *doc]
-    lines += _body(
-        f"{wait}self.{call}({constant}, {row.params}({arguments}))", returns if hook else ""
-    )
+    expression = f"{row.params}({arguments})"
+    lines += _imports(model, constant, expression)
+    lines += _body(f"{wait}self.{call}({constant}, {expression})", returns if hook else "")
     return lines
 
 
@@ -107,7 +122,6 @@ def emit(
 ) -> str:
     sent = [r for r in rows if r.handled_by == sender and not r.unstable and r.layer != "PROTOCOL"]
     names = sorted({r.params for r in sent} | {r.result for r in sent if r.result})
-    constants = sorted({r.constant for r in sent})
     is_async = flavour == "async"
     define = "async def" if is_async else "def"
     lines = [
@@ -116,13 +130,12 @@ def emit(
         "from __future__ import annotations",
         "",
         "from collections.abc import Mapping, Sequence",
-        "from typing import Any, Generic, Literal, TypeVar",
+        "from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar",
         "",
         "from acp_sdk.protocol._model_support import EMPTY, UNSET, UnsetType",
         "from acp_sdk.protocol._rows import Method, Notification",
-        "from acp_sdk.protocol._generated.methods import (",
-        *[f"    {c}," for c in constants],
-        ")",
+        "",
+        "if TYPE_CHECKING:  # the methods import what they build when called",
         "__MODELS__",
         "",
         'P = TypeVar("P")',
@@ -160,10 +173,16 @@ def emit(
         lines += _method(model, row, flavour)
     lines.append("")
     text = "\n".join(lines)
+    # Names the signatures use (the bodies import their own): for type checkers only.
     body = text.split("__MODELS__", 1)[1]
-    used = sorted(n for n in set(model.defs) | set(names) if re.search(rf"\b{n}\b", body))
+    signatures = re.sub(r"^        from acp_sdk\..*$", "", body, flags=re.MULTILINE)
+    used = sorted(n for n in set(model.defs) | set(names) if re.search(rf"\b{n}\b", signatures))
     imports = "\n".join(
-        ["from acp_sdk.protocol._generated.models import (", *[f"    {n}," for n in used], ")"]
+        [
+            "    from acp_sdk.protocol._generated.models import (",
+            *[f"        {n}," for n in used],
+            "    )",
+        ]
     )
     # Unused helper imports are removed by the generator's ruff pass (F401).
     return text.replace("__MODELS__", imports)

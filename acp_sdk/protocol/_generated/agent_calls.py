@@ -8,51 +8,30 @@ Do not edit: change the generator and regenerate.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from acp_sdk.protocol._generated.methods import (
-    ELICITATION_COMPLETE,
-    ELICITATION_CREATE,
-    FS_READ_TEXT_FILE,
-    FS_WRITE_TEXT_FILE,
-    SESSION_REQUEST_PERMISSION,
-    SESSION_UPDATE,
-    TERMINAL_CREATE,
-    TERMINAL_KILL,
-    TERMINAL_OUTPUT,
-    TERMINAL_RELEASE,
-    TERMINAL_WAIT_FOR_EXIT,
-)
-from acp_sdk.protocol._generated.models import (
-    CompleteElicitationNotification,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    CreateTerminalRequest,
-    CreateTerminalResponse,
-    ElicitationId,
-    EnvVariable,
-    KillTerminalRequest,
-    KillTerminalResponse,
-    PermissionOption,
-    ReadTextFileRequest,
-    ReadTextFileResponse,
-    ReleaseTerminalRequest,
-    ReleaseTerminalResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    SessionId,
-    SessionNotification,
-    SessionUpdate,
-    TerminalId,
-    TerminalOutputRequest,
-    TerminalOutputResponse,
-    ToolCallUpdate,
-    WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse,
-    WriteTextFileRequest,
-    WriteTextFileResponse,
-)
 from acp_sdk.protocol._rows import Method, Notification
+
+if TYPE_CHECKING:  # the methods import what they build when called
+    from acp_sdk.protocol._generated.models import (
+        CreateElicitationRequest,
+        CreateElicitationResponse,
+        CreateTerminalResponse,
+        ElicitationId,
+        EnvVariable,
+        KillTerminalResponse,
+        PermissionOption,
+        ReadTextFileResponse,
+        ReleaseTerminalResponse,
+        RequestPermissionResponse,
+        SessionId,
+        SessionUpdate,
+        TerminalId,
+        TerminalOutputResponse,
+        ToolCallUpdate,
+        WaitForTerminalExitResponse,
+        WriteTextFileResponse,
+    )
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -75,6 +54,9 @@ class AgentCalls:
         """`elicitation/complete`: Notification sent by the agent when a URL-based elicitation is
         complete.
         """
+        from acp_sdk.protocol._generated.methods import ELICITATION_COMPLETE
+        from acp_sdk.protocol._generated.models import CompleteElicitationNotification
+
         return await self._notify(
             ELICITATION_COMPLETE,
             CompleteElicitationNotification(elicitation_id=elicitation_id, meta=meta),
@@ -84,6 +66,8 @@ class AgentCalls:
         self, params: CreateElicitationRequest, /
     ) -> CreateElicitationResponse:
         """`elicitation/create`:"""
+        from acp_sdk.protocol._generated.methods import ELICITATION_CREATE
+
         return await self._request(ELICITATION_CREATE, params)
 
     async def read_text_file(
@@ -99,6 +83,9 @@ class AgentCalls:
 
         Only available if the client supports the `fs.readTextFile` capability.
         """
+        from acp_sdk.protocol._generated.methods import FS_READ_TEXT_FILE
+        from acp_sdk.protocol._generated.models import ReadTextFileRequest
+
         return await self._request(
             FS_READ_TEXT_FILE,
             ReadTextFileRequest(
@@ -118,6 +105,9 @@ class AgentCalls:
 
         Only available if the client supports the `fs.writeTextFile` capability.
         """
+        from acp_sdk.protocol._generated.methods import FS_WRITE_TEXT_FILE
+        from acp_sdk.protocol._generated.models import WriteTextFileRequest
+
         return await self._request(
             FS_WRITE_TEXT_FILE,
             WriteTextFileRequest(session_id=session_id, path=path, content=content, meta=meta),
@@ -138,6 +128,9 @@ class AgentCalls:
         See protocol docs: [Requesting
         Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
         """
+        from acp_sdk.protocol._generated.methods import SESSION_REQUEST_PERMISSION
+        from acp_sdk.protocol._generated.models import RequestPermissionRequest
+
         return await self._request(
             SESSION_REQUEST_PERMISSION,
             RequestPermissionRequest(
@@ -155,6 +148,9 @@ class AgentCalls:
         See protocol docs: [Agent Reports
         Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
         """
+        from acp_sdk.protocol._generated.methods import SESSION_UPDATE
+        from acp_sdk.protocol._generated.models import SessionNotification
+
         return await self._notify(
             SESSION_UPDATE, SessionNotification(session_id=session_id, update=update, meta=meta)
         )
@@ -171,6 +167,9 @@ class AgentCalls:
         meta: Mapping[str, Any] | None = None,
     ) -> CreateTerminalResponse:
         """`terminal/create`: Request to create a new terminal and execute a command."""
+        from acp_sdk.protocol._generated.methods import TERMINAL_CREATE
+        from acp_sdk.protocol._generated.models import CreateTerminalRequest
+
         return await self._request(
             TERMINAL_CREATE,
             CreateTerminalRequest(
@@ -192,6 +191,9 @@ class AgentCalls:
         meta: Mapping[str, Any] | None = None,
     ) -> KillTerminalResponse:
         """`terminal/kill`: Request to kill a terminal without releasing it."""
+        from acp_sdk.protocol._generated.methods import TERMINAL_KILL
+        from acp_sdk.protocol._generated.models import KillTerminalRequest
+
         return await self._request(
             TERMINAL_KILL,
             KillTerminalRequest(session_id=session_id, terminal_id=terminal_id, meta=meta),
@@ -205,6 +207,9 @@ class AgentCalls:
         meta: Mapping[str, Any] | None = None,
     ) -> TerminalOutputResponse:
         """`terminal/output`: Request to get the current output and status of a terminal."""
+        from acp_sdk.protocol._generated.methods import TERMINAL_OUTPUT
+        from acp_sdk.protocol._generated.models import TerminalOutputRequest
+
         return await self._request(
             TERMINAL_OUTPUT,
             TerminalOutputRequest(session_id=session_id, terminal_id=terminal_id, meta=meta),
@@ -218,6 +223,9 @@ class AgentCalls:
         meta: Mapping[str, Any] | None = None,
     ) -> ReleaseTerminalResponse:
         """`terminal/release`: Request to release a terminal and free its resources."""
+        from acp_sdk.protocol._generated.methods import TERMINAL_RELEASE
+        from acp_sdk.protocol._generated.models import ReleaseTerminalRequest
+
         return await self._request(
             TERMINAL_RELEASE,
             ReleaseTerminalRequest(session_id=session_id, terminal_id=terminal_id, meta=meta),
@@ -231,6 +239,9 @@ class AgentCalls:
         meta: Mapping[str, Any] | None = None,
     ) -> WaitForTerminalExitResponse:
         """`terminal/wait_for_exit`: Request to wait for a terminal command to exit."""
+        from acp_sdk.protocol._generated.methods import TERMINAL_WAIT_FOR_EXIT
+        from acp_sdk.protocol._generated.models import WaitForTerminalExitRequest
+
         return await self._request(
             TERMINAL_WAIT_FOR_EXIT,
             WaitForTerminalExitRequest(session_id=session_id, terminal_id=terminal_id, meta=meta),

@@ -8,55 +8,30 @@ Do not edit: change the generator and regenerate.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from acp_sdk.protocol._generated.methods import (
-    AUTHENTICATE,
-    INITIALIZE,
-    LOGOUT,
-    SESSION_CANCEL,
-    SESSION_CLOSE,
-    SESSION_DELETE,
-    SESSION_LIST,
-    SESSION_LOAD,
-    SESSION_NEW,
-    SESSION_PROMPT,
-    SESSION_RESUME,
-    SESSION_SET_CONFIG_OPTION,
-    SESSION_SET_MODE,
-)
-from acp_sdk.protocol._generated.models import (
-    AuthenticateRequest,
-    AuthenticateResponse,
-    AuthMethodId,
-    CancelNotification,
-    ClientCapabilities,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    ContentBlock,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    Implementation,
-    InitializeRequest,
-    InitializeResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LoadSessionRequest,
-    LogoutRequest,
-    LogoutResponse,
-    McpServer,
-    NewSessionRequest,
-    PromptRequest,
-    ProtocolVersion,
-    ResumeSessionRequest,
-    SessionId,
-    SessionModeId,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    SetSessionModeRequest,
-    SetSessionModeResponse,
-)
 from acp_sdk.protocol._rows import Method, Notification
+
+if TYPE_CHECKING:  # the methods import what they build when called
+    from acp_sdk.protocol._generated.models import (
+        AuthenticateResponse,
+        AuthMethodId,
+        ClientCapabilities,
+        CloseSessionResponse,
+        ContentBlock,
+        DeleteSessionResponse,
+        Implementation,
+        InitializeResponse,
+        ListSessionsResponse,
+        LogoutResponse,
+        McpServer,
+        ProtocolVersion,
+        SessionId,
+        SessionModeId,
+        SetSessionConfigOptionRequest,
+        SetSessionConfigOptionResponse,
+        SetSessionModeResponse,
+    )
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -90,6 +65,9 @@ class ClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
 
         Specifies which authentication method to use.
         """
+        from acp_sdk.protocol._generated.methods import AUTHENTICATE
+        from acp_sdk.protocol._generated.models import AuthenticateRequest
+
         return self._request(AUTHENTICATE, AuthenticateRequest(method_id=method_id, meta=meta))
 
     def initialize(
@@ -106,6 +84,9 @@ class ClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
 
         See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
         """
+        from acp_sdk.protocol._generated.methods import INITIALIZE
+        from acp_sdk.protocol._generated.models import ClientCapabilities, InitializeRequest
+
         return self._request(
             INITIALIZE,
             InitializeRequest(
@@ -123,6 +104,9 @@ class ClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
 
         Terminates the current authenticated session.
         """
+        from acp_sdk.protocol._generated.methods import LOGOUT
+        from acp_sdk.protocol._generated.models import LogoutRequest
+
         return self._request(LOGOUT, LogoutRequest(meta=meta))
 
     def cancel(self, *, session_id: SessionId, meta: Mapping[str, Any] | None = None) -> None:
@@ -131,6 +115,9 @@ class ClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
         See protocol docs:
         [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
         """
+        from acp_sdk.protocol._generated.methods import SESSION_CANCEL
+        from acp_sdk.protocol._generated.models import CancelNotification
+
         return self._notify(SESSION_CANCEL, CancelNotification(session_id=session_id, meta=meta))
 
     def close_session(
@@ -143,6 +130,9 @@ class ClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
 
         Only available if the Agent supports the `sessionCapabilities.close` capability.
         """
+        from acp_sdk.protocol._generated.methods import SESSION_CLOSE
+        from acp_sdk.protocol._generated.models import CloseSessionRequest
+
         return self._request(SESSION_CLOSE, CloseSessionRequest(session_id=session_id, meta=meta))
 
     def delete_session(
@@ -152,6 +142,9 @@ class ClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
 
         Only available if the Agent supports the `sessionCapabilities.delete` capability.
         """
+        from acp_sdk.protocol._generated.methods import SESSION_DELETE
+        from acp_sdk.protocol._generated.models import DeleteSessionRequest
+
         return self._request(SESSION_DELETE, DeleteSessionRequest(session_id=session_id, meta=meta))
 
     def list_sessions(
@@ -165,6 +158,9 @@ class ClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
 
         Only available if the Agent supports the `sessionCapabilities.list` capability.
         """
+        from acp_sdk.protocol._generated.methods import SESSION_LIST
+        from acp_sdk.protocol._generated.models import ListSessionsRequest
+
         return self._request(SESSION_LIST, ListSessionsRequest(cwd=cwd, cursor=cursor, meta=meta))
 
     def load_session(
@@ -183,6 +179,9 @@ class ClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
         See protocol docs: [Loading
         Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
         """
+        from acp_sdk.protocol._generated.methods import SESSION_LOAD
+        from acp_sdk.protocol._generated.models import LoadSessionRequest
+
         handle: LoadSessionT = self._open_session(
             SESSION_LOAD,
             LoadSessionRequest(
@@ -208,6 +207,9 @@ class ClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
         See protocol docs: [Creating a
         Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
         """
+        from acp_sdk.protocol._generated.methods import SESSION_NEW
+        from acp_sdk.protocol._generated.models import NewSessionRequest
+
         handle: NewSessionT = self._open_session(
             SESSION_NEW,
             NewSessionRequest(
@@ -233,6 +235,9 @@ class ClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
         See protocol docs: [User
         Message](https://agentclientprotocol.com/protocol/prompt-turn#1-user-message)
         """
+        from acp_sdk.protocol._generated.methods import SESSION_PROMPT
+        from acp_sdk.protocol._generated.models import PromptRequest
+
         handle: TurnT = self._start_turn(
             SESSION_PROMPT, PromptRequest(session_id=session_id, prompt=list(prompt), meta=meta)
         )
@@ -254,6 +259,9 @@ class ClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
 
         Only available if the Agent supports the `sessionCapabilities.resume` capability.
         """
+        from acp_sdk.protocol._generated.methods import SESSION_RESUME
+        from acp_sdk.protocol._generated.models import ResumeSessionRequest
+
         handle: ResumeSessionT = self._open_session(
             SESSION_RESUME,
             ResumeSessionRequest(
@@ -270,6 +278,8 @@ class ClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
         self, params: SetSessionConfigOptionRequest, /
     ) -> SetSessionConfigOptionResponse:
         """`session/set_config_option`:"""
+        from acp_sdk.protocol._generated.methods import SESSION_SET_CONFIG_OPTION
+
         return self._request(SESSION_SET_CONFIG_OPTION, params)
 
     def set_mode(
@@ -280,6 +290,9 @@ class ClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]):
         meta: Mapping[str, Any] | None = None,
     ) -> SetSessionModeResponse:
         """`session/set_mode`: Request parameters for setting a session mode."""
+        from acp_sdk.protocol._generated.methods import SESSION_SET_MODE
+        from acp_sdk.protocol._generated.models import SetSessionModeRequest
+
         return self._request(
             SESSION_SET_MODE,
             SetSessionModeRequest(session_id=session_id, mode_id=mode_id, meta=meta),
