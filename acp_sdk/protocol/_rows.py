@@ -15,6 +15,7 @@ collected in `acp_sdk.methods`. A `MethodTable` enforces these invariants when b
 from __future__ import annotations
 
 import enum
+import functools
 import typing
 from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType, NoneType, UnionType
@@ -310,12 +311,18 @@ def _field_type(cls: type, wire: str) -> Any:
     """The attrs field type for a wire name, with `| None` stripped."""
     if not attrs.has(cls):
         return None
-    hints = typing.get_type_hints(cls)
     for field in attrs.fields(cls):
         if field.metadata.get("wire") == wire:
-            hint = hints[field.name]
+            hint = _type_hints(cls)[field.name]
             if isinstance(hint, UnionType) or typing.get_origin(hint) is Union:
                 options = [a for a in typing.get_args(hint) if a is not NoneType]
                 hint = options[0] if len(options) == 1 else None
             return hint
     return None
+
+
+@functools.cache
+def _type_hints(cls: type) -> dict[str, Any]:
+    """A capability class's resolved annotations, evaluated once per class (every gate
+    through it, and every table built, `extend` included, reads them)."""
+    return typing.get_type_hints(cls)
