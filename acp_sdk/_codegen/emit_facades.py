@@ -12,10 +12,11 @@ listed in `WRAPPED`. The generated class is generic in those types (the facade n
 them when it subclasses), so generated code never imports the facade it serves: it sits
 below it, with no import circle.
 
-Each method imports its row and the model classes it builds when it is called, and the
-module imports the models for type checkers only: importing a facade (`from acp_sdk import
-Client`) then builds no model class and no method table. A call costs one more `import`
-of modules already loaded (well under a microsecond, against a round trip to the peer).
+Each method imports the rows and models modules when it is called (`_rows.X`,
+`_models.Y`), and the module imports the models for type checkers only: importing a
+facade (`from acp_sdk import Client`) then builds no model class and no method table.
+A call pays two imports of modules already loaded; `import a.b as c` is the cheap form
+(about 0.15 us each, against 0.5 us for a `from` import of several names).
 """
 
 from __future__ import annotations
@@ -62,13 +63,17 @@ def _param(model: Model, owner: str, field: Field) -> tuple[str, str]:
     return f"{field.py}: {hint} = {default.python}", field.py
 
 
-def _imports(model: Model, constant: str, expression: str) -> list[str]:
-    """The body's own imports: its row, and the model classes its expression builds."""
+ROWS = "        import acp_sdk.protocol._generated.methods as _rows"
+MODELS = "        import acp_sdk.protocol._generated.models as _models"
+
+
+def _lazy(model: Model, expression: str) -> tuple[list[str], str]:
+    """The body's imports, and its expression with each model class read off `_models`."""
     used = sorted(n for n in model.defs if re.search(rf"\b{n}\b", expression))
-    lines = [f"        from acp_sdk.protocol._generated.methods import {constant}"]
-    if used:
-        lines.append(f"        from acp_sdk.protocol._generated.models import {', '.join(used)}")
-    return lines
+    if not used:
+        return [ROWS], expression
+    names = "|".join(used)
+    return [ROWS, MODELS], re.sub(rf"\b({names})\b", r"_models.\1", expression)
 
 
 def _method(model: Model, row: Row, flavour: str) -> list[str]:
@@ -89,8 +94,8 @@ def _method(model: Model, row: Row, flavour: str) -> list[str]:
     if not isinstance(params_def, ClassDef):
         # A union of params shapes (session/set_config_option): take the object itself.
         lines = [f"    {define} {name}(self, params: {row.params}, /) -> {returns}:", *doc]
-        lines += _imports(model, constant, "")
-        lines += _body(f"{wait}self.{call}({constant}, params)", returns if hook else "")
+        lines += [ROWS]
+        lines += _body(f"{wait}self.{call}(_rows.{constant}, params)", returns if hook else "")
         return lines
     fields = all_fields(model, params_def)
     pieces = [_param(model, row.params, f) for f in fields]
@@ -98,9 +103,9 @@ def _method(model: Model, row: Row, flavour: str) -> list[str]:
     arguments = ", ".join(f"{f.py}={p[1]}" for f, p in zip(fields, pieces, strict=True))
     star = ", *, " if pieces else ""
     lines = [f"    {define} {name}(self{star}{signature}) -> {returns}:", *doc]
-    expression = f"{row.params}({arguments})"
-    lines += _imports(model, constant, expression)
-    lines += _body(f"{wait}self.{call}({constant}, {expression})", returns if hook else "")
+    imports, expression = _lazy(model, f"{row.params}({arguments})")
+    lines += imports
+    lines += _body(f"{wait}self.{call}(_rows.{constant}, {expression})", returns if hook else "")
     return lines
 
 
@@ -175,7 +180,7 @@ def emit(
     text = "\n".join(lines)
     # Names the signatures use (the bodies import their own): for type checkers only.
     body = text.split("__MODELS__", 1)[1]
-    signatures = re.sub(r"^        from acp_sdk\..*$", "", body, flags=re.MULTILINE)
+    signatures = re.sub(r"_models\.\w+", "", body)
     used = sorted(n for n in set(model.defs) | set(names) if re.search(rf"\b{n}\b", signatures))
     imports = "\n".join(
         [

@@ -271,11 +271,12 @@ class ClientState(Generic[H]):
         return default_initialize(self._handlers, self._client_info)
 
     def _record(self, row: Method[Any, R], result: R) -> R:
-        from acp_sdk.methods import INITIALIZE
-        from acp_sdk.schema import InitializeResponse
+        if row.wire == "initialize":  # checked first: other calls pay no import
+            from acp_sdk.methods import INITIALIZE
+            from acp_sdk.schema import InitializeResponse
 
-        if row is INITIALIZE and isinstance(result, InitializeResponse):
-            self.initialize_response = result
+            if row is INITIALIZE and isinstance(result, InitializeResponse):
+                self.initialize_response = result
         return result
 
     def _close_grace(self) -> tuple[float, float]:
@@ -366,11 +367,12 @@ class TurnHandle(Generic[C]):
         """Note an update as it is handed out (for `text` and `tool_calls`)."""
         if not self._client.track_state:
             return update
-        from acp_sdk.schema import AgentMessageChunk, TextContent, ToolCall, ToolCallUpdate
+        # Once per update: importing the module (loaded by now) is the cheap form of import.
+        import acp_sdk.schema as m
 
-        if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContent):
+        if isinstance(update, m.AgentMessageChunk) and isinstance(update.content, m.TextContent):
             self._texts.append(update.content.text)
-        elif isinstance(update, (ToolCall, ToolCallUpdate)):
+        elif isinstance(update, (m.ToolCall, m.ToolCallUpdate)):
             self._tools = self._tools.apply(update)
         return update
 

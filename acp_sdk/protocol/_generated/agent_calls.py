@@ -54,21 +54,21 @@ class AgentCalls:
         """`elicitation/complete`: Notification sent by the agent when a URL-based elicitation is
         complete.
         """
-        from acp_sdk.protocol._generated.methods import ELICITATION_COMPLETE
-        from acp_sdk.protocol._generated.models import CompleteElicitationNotification
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._notify(
-            ELICITATION_COMPLETE,
-            CompleteElicitationNotification(elicitation_id=elicitation_id, meta=meta),
+            _rows.ELICITATION_COMPLETE,
+            _models.CompleteElicitationNotification(elicitation_id=elicitation_id, meta=meta),
         )
 
     async def create_elicitation(
         self, params: CreateElicitationRequest, /
     ) -> CreateElicitationResponse:
         """`elicitation/create`:"""
-        from acp_sdk.protocol._generated.methods import ELICITATION_CREATE
+        import acp_sdk.protocol._generated.methods as _rows
 
-        return await self._request(ELICITATION_CREATE, params)
+        return await self._request(_rows.ELICITATION_CREATE, params)
 
     async def read_text_file(
         self,
@@ -83,12 +83,12 @@ class AgentCalls:
 
         Only available if the client supports the `fs.readTextFile` capability.
         """
-        from acp_sdk.protocol._generated.methods import FS_READ_TEXT_FILE
-        from acp_sdk.protocol._generated.models import ReadTextFileRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._request(
-            FS_READ_TEXT_FILE,
-            ReadTextFileRequest(
+            _rows.FS_READ_TEXT_FILE,
+            _models.ReadTextFileRequest(
                 session_id=session_id, path=path, line=line, limit=limit, meta=meta
             ),
         )
@@ -105,12 +105,14 @@ class AgentCalls:
 
         Only available if the client supports the `fs.writeTextFile` capability.
         """
-        from acp_sdk.protocol._generated.methods import FS_WRITE_TEXT_FILE
-        from acp_sdk.protocol._generated.models import WriteTextFileRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._request(
-            FS_WRITE_TEXT_FILE,
-            WriteTextFileRequest(session_id=session_id, path=path, content=content, meta=meta),
+            _rows.FS_WRITE_TEXT_FILE,
+            _models.WriteTextFileRequest(
+                session_id=session_id, path=path, content=content, meta=meta
+            ),
         )
 
     async def request_permission(
@@ -128,12 +130,12 @@ class AgentCalls:
         See protocol docs: [Requesting
         Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
         """
-        from acp_sdk.protocol._generated.methods import SESSION_REQUEST_PERMISSION
-        from acp_sdk.protocol._generated.models import RequestPermissionRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._request(
-            SESSION_REQUEST_PERMISSION,
-            RequestPermissionRequest(
+            _rows.SESSION_REQUEST_PERMISSION,
+            _models.RequestPermissionRequest(
                 session_id=session_id, tool_call=tool_call, options=list(options), meta=meta
             ),
         )
@@ -148,11 +150,12 @@ class AgentCalls:
         See protocol docs: [Agent Reports
         Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
         """
-        from acp_sdk.protocol._generated.methods import SESSION_UPDATE
-        from acp_sdk.protocol._generated.models import SessionNotification
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._notify(
-            SESSION_UPDATE, SessionNotification(session_id=session_id, update=update, meta=meta)
+            _rows.SESSION_UPDATE,
+            _models.SessionNotification(session_id=session_id, update=update, meta=meta),
         )
 
     async def create_terminal(
@@ -167,12 +170,12 @@ class AgentCalls:
         meta: Mapping[str, Any] | None = None,
     ) -> CreateTerminalResponse:
         """`terminal/create`: Request to create a new terminal and execute a command."""
-        from acp_sdk.protocol._generated.methods import TERMINAL_CREATE
-        from acp_sdk.protocol._generated.models import CreateTerminalRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._request(
-            TERMINAL_CREATE,
-            CreateTerminalRequest(
+            _rows.TERMINAL_CREATE,
+            _models.CreateTerminalRequest(
                 session_id=session_id,
                 command=command,
                 args=list(args),
@@ -191,12 +194,12 @@ class AgentCalls:
         meta: Mapping[str, Any] | None = None,
     ) -> KillTerminalResponse:
         """`terminal/kill`: Request to kill a terminal without releasing it."""
-        from acp_sdk.protocol._generated.methods import TERMINAL_KILL
-        from acp_sdk.protocol._generated.models import KillTerminalRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._request(
-            TERMINAL_KILL,
-            KillTerminalRequest(session_id=session_id, terminal_id=terminal_id, meta=meta),
+            _rows.TERMINAL_KILL,
+            _models.KillTerminalRequest(session_id=session_id, terminal_id=terminal_id, meta=meta),
         )
 
     async def terminal_output(
@@ -207,12 +210,14 @@ class AgentCalls:
         meta: Mapping[str, Any] | None = None,
     ) -> TerminalOutputResponse:
         """`terminal/output`: Request to get the current output and status of a terminal."""
-        from acp_sdk.protocol._generated.methods import TERMINAL_OUTPUT
-        from acp_sdk.protocol._generated.models import TerminalOutputRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._request(
-            TERMINAL_OUTPUT,
-            TerminalOutputRequest(session_id=session_id, terminal_id=terminal_id, meta=meta),
+            _rows.TERMINAL_OUTPUT,
+            _models.TerminalOutputRequest(
+                session_id=session_id, terminal_id=terminal_id, meta=meta
+            ),
         )
 
     async def release_terminal(
@@ -223,12 +228,14 @@ class AgentCalls:
         meta: Mapping[str, Any] | None = None,
     ) -> ReleaseTerminalResponse:
         """`terminal/release`: Request to release a terminal and free its resources."""
-        from acp_sdk.protocol._generated.methods import TERMINAL_RELEASE
-        from acp_sdk.protocol._generated.models import ReleaseTerminalRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._request(
-            TERMINAL_RELEASE,
-            ReleaseTerminalRequest(session_id=session_id, terminal_id=terminal_id, meta=meta),
+            _rows.TERMINAL_RELEASE,
+            _models.ReleaseTerminalRequest(
+                session_id=session_id, terminal_id=terminal_id, meta=meta
+            ),
         )
 
     async def wait_for_terminal_exit(
@@ -239,10 +246,12 @@ class AgentCalls:
         meta: Mapping[str, Any] | None = None,
     ) -> WaitForTerminalExitResponse:
         """`terminal/wait_for_exit`: Request to wait for a terminal command to exit."""
-        from acp_sdk.protocol._generated.methods import TERMINAL_WAIT_FOR_EXIT
-        from acp_sdk.protocol._generated.models import WaitForTerminalExitRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._request(
-            TERMINAL_WAIT_FOR_EXIT,
-            WaitForTerminalExitRequest(session_id=session_id, terminal_id=terminal_id, meta=meta),
+            _rows.TERMINAL_WAIT_FOR_EXIT,
+            _models.WaitForTerminalExitRequest(
+                session_id=session_id, terminal_id=terminal_id, meta=meta
+            ),
         )

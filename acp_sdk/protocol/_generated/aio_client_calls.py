@@ -65,11 +65,11 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
 
         Specifies which authentication method to use.
         """
-        from acp_sdk.protocol._generated.methods import AUTHENTICATE
-        from acp_sdk.protocol._generated.models import AuthenticateRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._request(
-            AUTHENTICATE, AuthenticateRequest(method_id=method_id, meta=meta)
+            _rows.AUTHENTICATE, _models.AuthenticateRequest(method_id=method_id, meta=meta)
         )
 
     async def initialize(
@@ -86,16 +86,16 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
 
         See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
         """
-        from acp_sdk.protocol._generated.methods import INITIALIZE
-        from acp_sdk.protocol._generated.models import ClientCapabilities, InitializeRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._request(
-            INITIALIZE,
-            InitializeRequest(
+            _rows.INITIALIZE,
+            _models.InitializeRequest(
                 protocol_version=protocol_version,
                 client_capabilities=client_capabilities
                 if client_capabilities is not None
-                else ClientCapabilities(),
+                else _models.ClientCapabilities(),
                 client_info=client_info,
                 meta=meta,
             ),
@@ -106,10 +106,10 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
 
         Terminates the current authenticated session.
         """
-        from acp_sdk.protocol._generated.methods import LOGOUT
-        from acp_sdk.protocol._generated.models import LogoutRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
-        return await self._request(LOGOUT, LogoutRequest(meta=meta))
+        return await self._request(_rows.LOGOUT, _models.LogoutRequest(meta=meta))
 
     async def cancel(self, *, session_id: SessionId, meta: Mapping[str, Any] | None = None) -> None:
         """`session/cancel`: Notification to cancel ongoing operations for a session.
@@ -117,11 +117,11 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
         See protocol docs:
         [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
         """
-        from acp_sdk.protocol._generated.methods import SESSION_CANCEL
-        from acp_sdk.protocol._generated.models import CancelNotification
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._notify(
-            SESSION_CANCEL, CancelNotification(session_id=session_id, meta=meta)
+            _rows.SESSION_CANCEL, _models.CancelNotification(session_id=session_id, meta=meta)
         )
 
     async def close_session(
@@ -134,11 +134,11 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
 
         Only available if the Agent supports the `sessionCapabilities.close` capability.
         """
-        from acp_sdk.protocol._generated.methods import SESSION_CLOSE
-        from acp_sdk.protocol._generated.models import CloseSessionRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._request(
-            SESSION_CLOSE, CloseSessionRequest(session_id=session_id, meta=meta)
+            _rows.SESSION_CLOSE, _models.CloseSessionRequest(session_id=session_id, meta=meta)
         )
 
     async def delete_session(
@@ -148,11 +148,11 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
 
         Only available if the Agent supports the `sessionCapabilities.delete` capability.
         """
-        from acp_sdk.protocol._generated.methods import SESSION_DELETE
-        from acp_sdk.protocol._generated.models import DeleteSessionRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._request(
-            SESSION_DELETE, DeleteSessionRequest(session_id=session_id, meta=meta)
+            _rows.SESSION_DELETE, _models.DeleteSessionRequest(session_id=session_id, meta=meta)
         )
 
     async def list_sessions(
@@ -166,11 +166,11 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
 
         Only available if the Agent supports the `sessionCapabilities.list` capability.
         """
-        from acp_sdk.protocol._generated.methods import SESSION_LIST
-        from acp_sdk.protocol._generated.models import ListSessionsRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._request(
-            SESSION_LIST, ListSessionsRequest(cwd=cwd, cursor=cursor, meta=meta)
+            _rows.SESSION_LIST, _models.ListSessionsRequest(cwd=cwd, cursor=cursor, meta=meta)
         )
 
     async def load_session(
@@ -189,12 +189,12 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
         See protocol docs: [Loading
         Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
         """
-        from acp_sdk.protocol._generated.methods import SESSION_LOAD
-        from acp_sdk.protocol._generated.models import LoadSessionRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         handle: LoadSessionT = await self._open_session(
-            SESSION_LOAD,
-            LoadSessionRequest(
+            _rows.SESSION_LOAD,
+            _models.LoadSessionRequest(
                 mcp_servers=list(mcp_servers),
                 cwd=cwd,
                 additional_directories=list(additional_directories),
@@ -217,12 +217,12 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
         See protocol docs: [Creating a
         Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
         """
-        from acp_sdk.protocol._generated.methods import SESSION_NEW
-        from acp_sdk.protocol._generated.models import NewSessionRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         handle: NewSessionT = await self._open_session(
-            SESSION_NEW,
-            NewSessionRequest(
+            _rows.SESSION_NEW,
+            _models.NewSessionRequest(
                 cwd=cwd,
                 additional_directories=list(additional_directories),
                 mcp_servers=list(mcp_servers),
@@ -245,11 +245,12 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
         See protocol docs: [User
         Message](https://agentclientprotocol.com/protocol/prompt-turn#1-user-message)
         """
-        from acp_sdk.protocol._generated.methods import SESSION_PROMPT
-        from acp_sdk.protocol._generated.models import PromptRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         handle: TurnT = await self._start_turn(
-            SESSION_PROMPT, PromptRequest(session_id=session_id, prompt=list(prompt), meta=meta)
+            _rows.SESSION_PROMPT,
+            _models.PromptRequest(session_id=session_id, prompt=list(prompt), meta=meta),
         )
         return handle
 
@@ -269,12 +270,12 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
 
         Only available if the Agent supports the `sessionCapabilities.resume` capability.
         """
-        from acp_sdk.protocol._generated.methods import SESSION_RESUME
-        from acp_sdk.protocol._generated.models import ResumeSessionRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         handle: ResumeSessionT = await self._open_session(
-            SESSION_RESUME,
-            ResumeSessionRequest(
+            _rows.SESSION_RESUME,
+            _models.ResumeSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 additional_directories=list(additional_directories),
@@ -288,9 +289,9 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
         self, params: SetSessionConfigOptionRequest, /
     ) -> SetSessionConfigOptionResponse:
         """`session/set_config_option`:"""
-        from acp_sdk.protocol._generated.methods import SESSION_SET_CONFIG_OPTION
+        import acp_sdk.protocol._generated.methods as _rows
 
-        return await self._request(SESSION_SET_CONFIG_OPTION, params)
+        return await self._request(_rows.SESSION_SET_CONFIG_OPTION, params)
 
     async def set_mode(
         self,
@@ -300,10 +301,10 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
         meta: Mapping[str, Any] | None = None,
     ) -> SetSessionModeResponse:
         """`session/set_mode`: Request parameters for setting a session mode."""
-        from acp_sdk.protocol._generated.methods import SESSION_SET_MODE
-        from acp_sdk.protocol._generated.models import SetSessionModeRequest
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
 
         return await self._request(
-            SESSION_SET_MODE,
-            SetSessionModeRequest(session_id=session_id, mode_id=mode_id, meta=meta),
+            _rows.SESSION_SET_MODE,
+            _models.SetSessionModeRequest(session_id=session_id, mode_id=mode_id, meta=meta),
         )
