@@ -15,7 +15,6 @@ turn ends with the agent's `cancelled` answer; a second Ctrl-C stops waiting.
 from __future__ import annotations
 
 import contextlib
-import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, TypeVar
@@ -35,6 +34,8 @@ from acp_sdk.protocol._rows import Method, Notification
 from acp_sdk.protocol.errors import ACPError, ConnectionClosed
 
 if TYPE_CHECKING:  # models, rows and handlers load on first use (see _common)
+    import subprocess
+
     from typing_extensions import Self, Unpack
 
     from acp_sdk.client.options import ClientOptions

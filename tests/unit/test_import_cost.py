@@ -59,8 +59,10 @@ def test_importing_the_clients_builds_no_model(statement: str) -> None:
     assert sorted(loaded.intersection(DEFERRED)) == []
 
 
-def test_the_blocking_client_does_not_import_asyncio() -> None:
-    assert "asyncio" not in _loaded_after("from acp_sdk import Client")
+def test_the_blocking_client_imports_neither_asyncio_nor_subprocess() -> None:
+    # subprocess loads when an agent is started (spawn), asyncio only for AsyncClient.
+    loaded = _loaded_after("from acp_sdk import Client")
+    assert sorted(loaded.intersection({"asyncio", "subprocess"})) == []
 
 
 def test_first_use_of_the_blocking_client_in_a_fresh_process() -> None:
