@@ -15,7 +15,6 @@ collected in `acp_sdk.methods`. A `MethodTable` enforces these invariants when b
 from __future__ import annotations
 
 import enum
-import functools
 import typing
 from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType, NoneType, UnionType
@@ -321,8 +320,13 @@ def _field_type(cls: type, wire: str) -> Any:
     return None
 
 
-@functools.cache
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def _type_hints(cls: type) -> dict[str, Any]:
     """A capability class's resolved annotations, evaluated once per class (every gate
     through it, and every table built, `extend` included, reads them)."""
-    return typing.get_type_hints(cls)
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
