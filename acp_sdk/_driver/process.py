@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -128,6 +127,8 @@ class AgentProcess:
         # POSIX: its own session, so Ctrl-C in the terminal reaches us (we send
         # session/cancel), not the agent, and its whole group can be stopped at close.
         # Windows: its own process group, for the same reasons.
+        import subprocess  # here, not at the top: `from acp_sdk import Client` skips it
+
         group_flag: int = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
         self.popen = subprocess.Popen(
             list(argv),
@@ -211,6 +212,8 @@ class AgentProcess:
             if signum == signal.SIGTERM:
                 self.popen.terminate()
             else:
+                import subprocess
+
                 subprocess.run(
                     ["taskkill", "/T", "/F", "/PID", str(self.pid)],
                     capture_output=True,

@@ -20,35 +20,32 @@ from acp_sdk._driver.engine import Callback, Limits, Outcome, Sink
 from acp_sdk._driver.flows import TurnClock
 from acp_sdk._driver.process import AgentProcess, argv_of
 from acp_sdk._version import __version__
-from acp_sdk.client.session_state import SessionState, ToolCallView
-from acp_sdk.handlers import HandlerSet
-from acp_sdk.methods import INITIALIZE
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
 from acp_sdk.protocol._rows import Method, MethodTable, Row, Side
 from acp_sdk.protocol.connection import SUPPORTED_PROTOCOL_VERSIONS, Connection
 from acp_sdk.protocol.errors import RequestError
-from acp_sdk.schema import (
-    AgentCapabilities,
-    AgentMessageChunk,
-    ClientCapabilities,
-    ContentBlock,
-    Implementation,
-    InitializeRequest,
-    InitializeResponse,
-    PromptRequest,
-    PromptResponse,
-    SessionNotification,
-    SessionUpdate,
-    StopReason,
-    TextContent,
-    ToolCall,
-    ToolCallUpdate,
-)
 
 if TYPE_CHECKING:
+    # The models, the method rows and the handlers load on first use (a client's
+    # construction, or the first call): `from acp_sdk import Client` builds no model class.
     from typing_extensions import Self, Unpack
 
     from acp_sdk.client.options import ClientOptions
+    from acp_sdk.client.session_state import SessionState, ToolCallView
+    from acp_sdk.handlers import HandlerSet
+    from acp_sdk.schema import (
+        AgentCapabilities,
+        ClientCapabilities,
+        ContentBlock,
+        Implementation,
+        InitializeRequest,
+        InitializeResponse,
+        PromptRequest,
+        PromptResponse,
+        SessionNotification,
+        SessionUpdate,
+        StopReason,
+    )
 
 R = TypeVar("R")
 H = TypeVar("H")
@@ -58,7 +55,6 @@ _DEFAULTS = Limits()
 CANCEL_GRACE: Final = 5.0
 """`prompt(timeout=...)`: seconds the agent gets, after `session/cancel`, to end the turn
 with stop reason `cancelled` before the turn raises `RequestTimeout`."""
-DEFAULT_CLIENT_INFO = Implementation(name="acp-typed", title="acp_sdk client", version=__version__)
 
 
 def default_initialize(
@@ -66,16 +62,21 @@ def default_initialize(
 ) -> InitializeRequest:
     """The latest protocol version the connection speaks (initialization.mdx), and
     capabilities derived from the handlers actually supplied."""
+    from acp_sdk.schema import Implementation, InitializeRequest
+
     capabilities: ClientCapabilities = handlers.capabilities()
     return InitializeRequest(
         protocol_version=max(SUPPORTED_PROTOCOL_VERSIONS),
         client_capabilities=capabilities,
-        client_info=client_info or DEFAULT_CLIENT_INFO,
+        client_info=client_info
+        or Implementation(name="acp-typed", title="acp_sdk client", version=__version__),
     )
 
 
 def prompt_blocks(prompt: str | ContentBlock | Sequence[ContentBlock]) -> list[ContentBlock]:
     """A prompt as content blocks: text becomes one text block."""
+    from acp_sdk.schema import TextContent
+
     if isinstance(prompt, str):
         return [TextContent(text=prompt)]
     if isinstance(prompt, (list, tuple)):
@@ -161,6 +162,8 @@ class ClientState(Generic[H]):
         max_buffered_updates: int = _DEFAULTS.max_buffered_updates,
         track_state: bool = False,
     ) -> None:
+        from acp_sdk.handlers import HandlerSet
+
         self._handlers = HandlerSet(handlers)  # type: ignore[arg-type] # H is a handler type
         self.track_state = track_state
         self._on_update = on_update
@@ -254,6 +257,8 @@ class ClientState(Generic[H]):
     def _state_of(self, session_id: str) -> SessionState:
         """The session's state (empty when not tracked or not open)."""
         if self._driver is None or not self.track_state:
+            from acp_sdk.client.session_state import SessionState
+
             return SessionState()
         state: SessionState = self._driver.engine.state_of(session_id)
         return state
@@ -266,8 +271,12 @@ class ClientState(Generic[H]):
         return default_initialize(self._handlers, self._client_info)
 
     def _record(self, row: Method[Any, R], result: R) -> R:
-        if row is INITIALIZE and isinstance(result, InitializeResponse):
-            self.initialize_response = result
+        if row.wire == "initialize":  # checked first: other calls pay no import
+            from acp_sdk.methods import INITIALIZE
+            from acp_sdk.schema import InitializeResponse
+
+            if row is INITIALIZE and isinstance(result, InitializeResponse):
+                self.initialize_response = result
         return result
 
     def _close_grace(self) -> tuple[float, float]:
@@ -295,6 +304,8 @@ class ClientState(Generic[H]):
     @property
     def agent_capabilities(self) -> AgentCapabilities:
         """What the agent advertised at initialize (all defaults before that)."""
+        from acp_sdk.schema import AgentCapabilities
+
         caps = self._connection.their_capabilities if self._connection else None
         return caps if isinstance(caps, AgentCapabilities) else AgentCapabilities()
 
@@ -302,6 +313,8 @@ class ClientState(Generic[H]):
     def agent_info(self) -> Implementation | None:
         """The agent's name and version from its initialize answer (None before, or
         if it sent none)."""
+        from acp_sdk.schema import Implementation
+
         info = self._connection.their_info if self._connection else None
         return info if isinstance(info, Implementation) else None
 
@@ -323,6 +336,8 @@ class TurnHandle(Generic[C]):
         *,
         timeout: float | None = None,
     ) -> None:
+        from acp_sdk.client.session_state import SessionState
+
         self._client = client
         self.params = params
         self._on_update = on_update
@@ -352,9 +367,12 @@ class TurnHandle(Generic[C]):
         """Note an update as it is handed out (for `text` and `tool_calls`)."""
         if not self._client.track_state:
             return update
-        if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContent):
+        # Once per update: importing the module (loaded by now) is the cheap form of import.
+        import acp_sdk.schema as m
+
+        if isinstance(update, m.AgentMessageChunk) and isinstance(update.content, m.TextContent):
             self._texts.append(update.content.text)
-        elif isinstance(update, (ToolCall, ToolCallUpdate)):
+        elif isinstance(update, (m.ToolCall, m.ToolCallUpdate)):
             self._tools = self._tools.apply(update)
         return update
 
@@ -424,10 +442,14 @@ def session_id_of(response: Any, params: Any) -> str:
 def prompt_request(
     session_id: str, prompt: str | ContentBlock | Sequence[ContentBlock]
 ) -> PromptRequest:
+    from acp_sdk.schema import PromptRequest
+
     return PromptRequest(session_id=session_id, prompt=prompt_blocks(prompt))
 
 
 def _fold_updates(state: SessionState | None, updates: list[Any]) -> SessionState:
+    from acp_sdk.client.session_state import SessionState
+
     return (state if state is not None else SessionState()).apply_all(updates)
 
 

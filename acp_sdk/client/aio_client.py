@@ -31,19 +31,9 @@ from acp_sdk.client._common import (
     prompt_request,
 )
 from acp_sdk.client._common import session_id_of as _session_id_of
-from acp_sdk.handlers import AnyHandlers
-from acp_sdk.methods import INITIALIZE, SESSION_PROMPT
 from acp_sdk.protocol._generated.aio_client_calls import AsyncClientCalls
 from acp_sdk.protocol._rows import Method, Notification, Row
 from acp_sdk.protocol.errors import ACPError, ConnectionClosed
-from acp_sdk.schema import (
-    ContentBlock,
-    LoadSessionResponse,
-    NewSessionResponse,
-    PromptResponse,
-    ResumeSessionResponse,
-    SessionUpdate,
-)
 
 __all__ = ["AsyncClient", "AsyncSession", "AsyncTurn"]
 
@@ -52,10 +42,19 @@ R = TypeVar("R")
 _DEFAULTS = Limits()
 PIPE_LIMIT = 1 << 16
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # models, rows and handlers load on first use (see _common)
     from typing_extensions import Self, Unpack
 
     from acp_sdk.client.options import ClientOptions
+    from acp_sdk.handlers import AnyHandlers
+    from acp_sdk.schema import (
+        ContentBlock,
+        LoadSessionResponse,  # noqa: F401 - named (quoted) in the class's bases
+        NewSessionResponse,  # noqa: F401 - named (quoted) in the class's bases
+        PromptResponse,
+        ResumeSessionResponse,  # noqa: F401 - named (quoted) in the class's bases
+        SessionUpdate,
+    )
 
 
 class AsyncTurn(TurnHandle["AsyncClient"]):
@@ -74,6 +73,8 @@ class AsyncTurn(TurnHandle["AsyncClient"]):
     async def __anext__(self) -> SessionUpdate:
         driver = self._client._driver_or_raise()
         if self._sink is None:
+            from acp_sdk.methods import SESSION_PROMPT
+
             begin = flows.begin_turn(driver.engine, SESSION_PROMPT, self.params, self._begin())
             self._started(await driver.run(begin))
         sink = self._sink
@@ -135,11 +136,11 @@ class AsyncSession(SessionHandle["AsyncClient", R]):
 
 
 class AsyncClient(
-    ClientState[AnyHandlers],
+    ClientState["AnyHandlers"],
     AsyncClientCalls[
-        AsyncSession[NewSessionResponse],
-        AsyncSession[LoadSessionResponse],
-        AsyncSession[ResumeSessionResponse],
+        AsyncSession["NewSessionResponse"],
+        AsyncSession["LoadSessionResponse"],
+        AsyncSession["ResumeSessionResponse"],
         AsyncTurn,
     ],
 ):
@@ -204,6 +205,8 @@ class AsyncClient(
         self._attach(self._driver.engine)
         self._driver.start()
         if self._auto_initialize:
+            from acp_sdk.methods import INITIALIZE
+
             try:
                 await self._request(INITIALIZE, self._initialize_request())
             except BaseException:

@@ -15,7 +15,6 @@ turn ends with the agent's `cancelled` answer; a second Ctrl-C stops waiting.
 from __future__ import annotations
 
 import contextlib
-import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, TypeVar
@@ -30,24 +29,25 @@ from acp_sdk.client._common import (
     prompt_request,
 )
 from acp_sdk.client._common import session_id_of as _session_id_of
-from acp_sdk.handlers import ClientHandlers
-from acp_sdk.methods import INITIALIZE, SESSION_PROMPT
 from acp_sdk.protocol._generated.client_calls import ClientCalls
 from acp_sdk.protocol._rows import Method, Notification
 from acp_sdk.protocol.errors import ACPError, ConnectionClosed
-from acp_sdk.schema import (
-    ContentBlock,
-    LoadSessionResponse,
-    NewSessionResponse,
-    PromptResponse,
-    ResumeSessionResponse,
-    SessionUpdate,
-)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # models, rows and handlers load on first use (see _common)
+    import subprocess
+
     from typing_extensions import Self, Unpack
 
     from acp_sdk.client.options import ClientOptions
+    from acp_sdk.handlers import ClientHandlers
+    from acp_sdk.schema import (
+        ContentBlock,
+        LoadSessionResponse,  # noqa: F401 - named (quoted) in the class's bases
+        NewSessionResponse,  # noqa: F401 - named (quoted) in the class's bases
+        PromptResponse,
+        ResumeSessionResponse,  # noqa: F401 - named (quoted) in the class's bases
+        SessionUpdate,
+    )
 
 __all__ = ["Client", "Session", "Turn"]
 
@@ -66,6 +66,8 @@ class Turn(TurnHandle["Client"]):
     """
 
     def __iter__(self) -> Iterator[SessionUpdate]:
+        from acp_sdk.methods import SESSION_PROMPT
+
         driver = self._client._driver_or_raise()
         if self._sink is None:
             begin = flows.begin_turn(driver.engine, SESSION_PROMPT, self.params, self._begin())
@@ -128,11 +130,11 @@ class Session(SessionHandle["Client", R]):
 
 
 class Client(
-    ClientState[ClientHandlers],
+    ClientState["ClientHandlers"],
     ClientCalls[
-        Session[NewSessionResponse],
-        Session[LoadSessionResponse],
-        Session[ResumeSessionResponse],
+        Session["NewSessionResponse"],
+        Session["LoadSessionResponse"],
+        Session["ResumeSessionResponse"],
         Turn,
     ],
 ):
@@ -180,6 +182,8 @@ class Client(
         self._attach(self._driver.engine)
         self._driver.start()
         if self._auto_initialize:
+            from acp_sdk.methods import INITIALIZE
+
             try:
                 self._request(INITIALIZE, self._initialize_request())
             except BaseException:

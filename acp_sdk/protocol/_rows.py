@@ -310,12 +310,23 @@ def _field_type(cls: type, wire: str) -> Any:
     """The attrs field type for a wire name, with `| None` stripped."""
     if not attrs.has(cls):
         return None
-    hints = typing.get_type_hints(cls)
     for field in attrs.fields(cls):
         if field.metadata.get("wire") == wire:
-            hint = hints[field.name]
+            hint = _type_hints(cls)[field.name]
             if isinstance(hint, UnionType) or typing.get_origin(hint) is Union:
                 options = [a for a in typing.get_args(hint) if a is not NoneType]
                 hint = options[0] if len(options) == 1 else None
             return hint
     return None
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _type_hints(cls: type) -> dict[str, Any]:
+    """A capability class's resolved annotations, evaluated once per class (every gate
+    through it, and every table built, `extend` included, reads them)."""
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints

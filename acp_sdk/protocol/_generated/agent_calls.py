@@ -8,51 +8,30 @@ Do not edit: change the generator and regenerate.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from acp_sdk.protocol._generated.methods import (
-    ELICITATION_COMPLETE,
-    ELICITATION_CREATE,
-    FS_READ_TEXT_FILE,
-    FS_WRITE_TEXT_FILE,
-    SESSION_REQUEST_PERMISSION,
-    SESSION_UPDATE,
-    TERMINAL_CREATE,
-    TERMINAL_KILL,
-    TERMINAL_OUTPUT,
-    TERMINAL_RELEASE,
-    TERMINAL_WAIT_FOR_EXIT,
-)
-from acp_sdk.protocol._generated.models import (
-    CompleteElicitationNotification,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    CreateTerminalRequest,
-    CreateTerminalResponse,
-    ElicitationId,
-    EnvVariable,
-    KillTerminalRequest,
-    KillTerminalResponse,
-    PermissionOption,
-    ReadTextFileRequest,
-    ReadTextFileResponse,
-    ReleaseTerminalRequest,
-    ReleaseTerminalResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    SessionId,
-    SessionNotification,
-    SessionUpdate,
-    TerminalId,
-    TerminalOutputRequest,
-    TerminalOutputResponse,
-    ToolCallUpdate,
-    WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse,
-    WriteTextFileRequest,
-    WriteTextFileResponse,
-)
 from acp_sdk.protocol._rows import Method, Notification
+
+if TYPE_CHECKING:  # the methods import what they build when called
+    from acp_sdk.protocol._generated.models import (
+        CreateElicitationRequest,
+        CreateElicitationResponse,
+        CreateTerminalResponse,
+        ElicitationId,
+        EnvVariable,
+        KillTerminalResponse,
+        PermissionOption,
+        ReadTextFileResponse,
+        ReleaseTerminalResponse,
+        RequestPermissionResponse,
+        SessionId,
+        SessionUpdate,
+        TerminalId,
+        TerminalOutputResponse,
+        ToolCallUpdate,
+        WaitForTerminalExitResponse,
+        WriteTextFileResponse,
+    )
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -75,16 +54,21 @@ class AgentCalls:
         """`elicitation/complete`: Notification sent by the agent when a URL-based elicitation is
         complete.
         """
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._notify(
-            ELICITATION_COMPLETE,
-            CompleteElicitationNotification(elicitation_id=elicitation_id, meta=meta),
+            _rows.ELICITATION_COMPLETE,
+            _models.CompleteElicitationNotification(elicitation_id=elicitation_id, meta=meta),
         )
 
     async def create_elicitation(
         self, params: CreateElicitationRequest, /
     ) -> CreateElicitationResponse:
         """`elicitation/create`:"""
-        return await self._request(ELICITATION_CREATE, params)
+        import acp_sdk.protocol._generated.methods as _rows
+
+        return await self._request(_rows.ELICITATION_CREATE, params)
 
     async def read_text_file(
         self,
@@ -99,9 +83,12 @@ class AgentCalls:
 
         Only available if the client supports the `fs.readTextFile` capability.
         """
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._request(
-            FS_READ_TEXT_FILE,
-            ReadTextFileRequest(
+            _rows.FS_READ_TEXT_FILE,
+            _models.ReadTextFileRequest(
                 session_id=session_id, path=path, line=line, limit=limit, meta=meta
             ),
         )
@@ -118,9 +105,14 @@ class AgentCalls:
 
         Only available if the client supports the `fs.writeTextFile` capability.
         """
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._request(
-            FS_WRITE_TEXT_FILE,
-            WriteTextFileRequest(session_id=session_id, path=path, content=content, meta=meta),
+            _rows.FS_WRITE_TEXT_FILE,
+            _models.WriteTextFileRequest(
+                session_id=session_id, path=path, content=content, meta=meta
+            ),
         )
 
     async def request_permission(
@@ -138,9 +130,12 @@ class AgentCalls:
         See protocol docs: [Requesting
         Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
         """
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._request(
-            SESSION_REQUEST_PERMISSION,
-            RequestPermissionRequest(
+            _rows.SESSION_REQUEST_PERMISSION,
+            _models.RequestPermissionRequest(
                 session_id=session_id, tool_call=tool_call, options=list(options), meta=meta
             ),
         )
@@ -155,8 +150,12 @@ class AgentCalls:
         See protocol docs: [Agent Reports
         Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
         """
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._notify(
-            SESSION_UPDATE, SessionNotification(session_id=session_id, update=update, meta=meta)
+            _rows.SESSION_UPDATE,
+            _models.SessionNotification(session_id=session_id, update=update, meta=meta),
         )
 
     async def create_terminal(
@@ -171,9 +170,12 @@ class AgentCalls:
         meta: Mapping[str, Any] | None = None,
     ) -> CreateTerminalResponse:
         """`terminal/create`: Request to create a new terminal and execute a command."""
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._request(
-            TERMINAL_CREATE,
-            CreateTerminalRequest(
+            _rows.TERMINAL_CREATE,
+            _models.CreateTerminalRequest(
                 session_id=session_id,
                 command=command,
                 args=list(args),
@@ -192,9 +194,12 @@ class AgentCalls:
         meta: Mapping[str, Any] | None = None,
     ) -> KillTerminalResponse:
         """`terminal/kill`: Request to kill a terminal without releasing it."""
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._request(
-            TERMINAL_KILL,
-            KillTerminalRequest(session_id=session_id, terminal_id=terminal_id, meta=meta),
+            _rows.TERMINAL_KILL,
+            _models.KillTerminalRequest(session_id=session_id, terminal_id=terminal_id, meta=meta),
         )
 
     async def terminal_output(
@@ -205,9 +210,14 @@ class AgentCalls:
         meta: Mapping[str, Any] | None = None,
     ) -> TerminalOutputResponse:
         """`terminal/output`: Request to get the current output and status of a terminal."""
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._request(
-            TERMINAL_OUTPUT,
-            TerminalOutputRequest(session_id=session_id, terminal_id=terminal_id, meta=meta),
+            _rows.TERMINAL_OUTPUT,
+            _models.TerminalOutputRequest(
+                session_id=session_id, terminal_id=terminal_id, meta=meta
+            ),
         )
 
     async def release_terminal(
@@ -218,9 +228,14 @@ class AgentCalls:
         meta: Mapping[str, Any] | None = None,
     ) -> ReleaseTerminalResponse:
         """`terminal/release`: Request to release a terminal and free its resources."""
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._request(
-            TERMINAL_RELEASE,
-            ReleaseTerminalRequest(session_id=session_id, terminal_id=terminal_id, meta=meta),
+            _rows.TERMINAL_RELEASE,
+            _models.ReleaseTerminalRequest(
+                session_id=session_id, terminal_id=terminal_id, meta=meta
+            ),
         )
 
     async def wait_for_terminal_exit(
@@ -231,7 +246,12 @@ class AgentCalls:
         meta: Mapping[str, Any] | None = None,
     ) -> WaitForTerminalExitResponse:
         """`terminal/wait_for_exit`: Request to wait for a terminal command to exit."""
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._request(
-            TERMINAL_WAIT_FOR_EXIT,
-            WaitForTerminalExitRequest(session_id=session_id, terminal_id=terminal_id, meta=meta),
+            _rows.TERMINAL_WAIT_FOR_EXIT,
+            _models.WaitForTerminalExitRequest(
+                session_id=session_id, terminal_id=terminal_id, meta=meta
+            ),
         )

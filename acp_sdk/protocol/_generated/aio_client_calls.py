@@ -8,55 +8,30 @@ Do not edit: change the generator and regenerate.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from acp_sdk.protocol._generated.methods import (
-    AUTHENTICATE,
-    INITIALIZE,
-    LOGOUT,
-    SESSION_CANCEL,
-    SESSION_CLOSE,
-    SESSION_DELETE,
-    SESSION_LIST,
-    SESSION_LOAD,
-    SESSION_NEW,
-    SESSION_PROMPT,
-    SESSION_RESUME,
-    SESSION_SET_CONFIG_OPTION,
-    SESSION_SET_MODE,
-)
-from acp_sdk.protocol._generated.models import (
-    AuthenticateRequest,
-    AuthenticateResponse,
-    AuthMethodId,
-    CancelNotification,
-    ClientCapabilities,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    ContentBlock,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    Implementation,
-    InitializeRequest,
-    InitializeResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LoadSessionRequest,
-    LogoutRequest,
-    LogoutResponse,
-    McpServer,
-    NewSessionRequest,
-    PromptRequest,
-    ProtocolVersion,
-    ResumeSessionRequest,
-    SessionId,
-    SessionModeId,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    SetSessionModeRequest,
-    SetSessionModeResponse,
-)
 from acp_sdk.protocol._rows import Method, Notification
+
+if TYPE_CHECKING:  # the methods import what they build when called
+    from acp_sdk.protocol._generated.models import (
+        AuthenticateResponse,
+        AuthMethodId,
+        ClientCapabilities,
+        CloseSessionResponse,
+        ContentBlock,
+        DeleteSessionResponse,
+        Implementation,
+        InitializeResponse,
+        ListSessionsResponse,
+        LogoutResponse,
+        McpServer,
+        ProtocolVersion,
+        SessionId,
+        SessionModeId,
+        SetSessionConfigOptionRequest,
+        SetSessionConfigOptionResponse,
+        SetSessionModeResponse,
+    )
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -90,8 +65,11 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
 
         Specifies which authentication method to use.
         """
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._request(
-            AUTHENTICATE, AuthenticateRequest(method_id=method_id, meta=meta)
+            _rows.AUTHENTICATE, _models.AuthenticateRequest(method_id=method_id, meta=meta)
         )
 
     async def initialize(
@@ -108,13 +86,16 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
 
         See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
         """
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._request(
-            INITIALIZE,
-            InitializeRequest(
+            _rows.INITIALIZE,
+            _models.InitializeRequest(
                 protocol_version=protocol_version,
                 client_capabilities=client_capabilities
                 if client_capabilities is not None
-                else ClientCapabilities(),
+                else _models.ClientCapabilities(),
                 client_info=client_info,
                 meta=meta,
             ),
@@ -125,7 +106,10 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
 
         Terminates the current authenticated session.
         """
-        return await self._request(LOGOUT, LogoutRequest(meta=meta))
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
+        return await self._request(_rows.LOGOUT, _models.LogoutRequest(meta=meta))
 
     async def cancel(self, *, session_id: SessionId, meta: Mapping[str, Any] | None = None) -> None:
         """`session/cancel`: Notification to cancel ongoing operations for a session.
@@ -133,8 +117,11 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
         See protocol docs:
         [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
         """
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._notify(
-            SESSION_CANCEL, CancelNotification(session_id=session_id, meta=meta)
+            _rows.SESSION_CANCEL, _models.CancelNotification(session_id=session_id, meta=meta)
         )
 
     async def close_session(
@@ -147,8 +134,11 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
 
         Only available if the Agent supports the `sessionCapabilities.close` capability.
         """
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._request(
-            SESSION_CLOSE, CloseSessionRequest(session_id=session_id, meta=meta)
+            _rows.SESSION_CLOSE, _models.CloseSessionRequest(session_id=session_id, meta=meta)
         )
 
     async def delete_session(
@@ -158,8 +148,11 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
 
         Only available if the Agent supports the `sessionCapabilities.delete` capability.
         """
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._request(
-            SESSION_DELETE, DeleteSessionRequest(session_id=session_id, meta=meta)
+            _rows.SESSION_DELETE, _models.DeleteSessionRequest(session_id=session_id, meta=meta)
         )
 
     async def list_sessions(
@@ -173,8 +166,11 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
 
         Only available if the Agent supports the `sessionCapabilities.list` capability.
         """
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._request(
-            SESSION_LIST, ListSessionsRequest(cwd=cwd, cursor=cursor, meta=meta)
+            _rows.SESSION_LIST, _models.ListSessionsRequest(cwd=cwd, cursor=cursor, meta=meta)
         )
 
     async def load_session(
@@ -193,9 +189,12 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
         See protocol docs: [Loading
         Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
         """
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         handle: LoadSessionT = await self._open_session(
-            SESSION_LOAD,
-            LoadSessionRequest(
+            _rows.SESSION_LOAD,
+            _models.LoadSessionRequest(
                 mcp_servers=list(mcp_servers),
                 cwd=cwd,
                 additional_directories=list(additional_directories),
@@ -218,9 +217,12 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
         See protocol docs: [Creating a
         Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
         """
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         handle: NewSessionT = await self._open_session(
-            SESSION_NEW,
-            NewSessionRequest(
+            _rows.SESSION_NEW,
+            _models.NewSessionRequest(
                 cwd=cwd,
                 additional_directories=list(additional_directories),
                 mcp_servers=list(mcp_servers),
@@ -243,8 +245,12 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
         See protocol docs: [User
         Message](https://agentclientprotocol.com/protocol/prompt-turn#1-user-message)
         """
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         handle: TurnT = await self._start_turn(
-            SESSION_PROMPT, PromptRequest(session_id=session_id, prompt=list(prompt), meta=meta)
+            _rows.SESSION_PROMPT,
+            _models.PromptRequest(session_id=session_id, prompt=list(prompt), meta=meta),
         )
         return handle
 
@@ -264,9 +270,12 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
 
         Only available if the Agent supports the `sessionCapabilities.resume` capability.
         """
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         handle: ResumeSessionT = await self._open_session(
-            SESSION_RESUME,
-            ResumeSessionRequest(
+            _rows.SESSION_RESUME,
+            _models.ResumeSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 additional_directories=list(additional_directories),
@@ -280,7 +289,9 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
         self, params: SetSessionConfigOptionRequest, /
     ) -> SetSessionConfigOptionResponse:
         """`session/set_config_option`:"""
-        return await self._request(SESSION_SET_CONFIG_OPTION, params)
+        import acp_sdk.protocol._generated.methods as _rows
+
+        return await self._request(_rows.SESSION_SET_CONFIG_OPTION, params)
 
     async def set_mode(
         self,
@@ -290,7 +301,10 @@ class AsyncClientCalls(Generic[NewSessionT, LoadSessionT, ResumeSessionT, TurnT]
         meta: Mapping[str, Any] | None = None,
     ) -> SetSessionModeResponse:
         """`session/set_mode`: Request parameters for setting a session mode."""
+        import acp_sdk.protocol._generated.methods as _rows
+        import acp_sdk.protocol._generated.models as _models
+
         return await self._request(
-            SESSION_SET_MODE,
-            SetSessionModeRequest(session_id=session_id, mode_id=mode_id, meta=meta),
+            _rows.SESSION_SET_MODE,
+            _models.SetSessionModeRequest(session_id=session_id, mode_id=mode_id, meta=meta),
         )
