@@ -19,7 +19,7 @@ from acp_sdk._driver import flows
 from acp_sdk._driver.engine import Callback, Cancellable, Engine, Limits, Serve, time_left
 from acp_sdk._driver.flows import Flow
 from acp_sdk._driver.process import CLOSE_SLACK, AgentProcess
-from acp_sdk.protocol._rows import Row
+from acp_sdk.protocol._rows import Notification, Row
 from acp_sdk.protocol.connection import Connection
 
 T = TypeVar("T")
@@ -104,6 +104,8 @@ class AsyncDriver:
             on_update=on_update,
         )
         transport = getattr(writer, "transport", None)
+        self._transport: Any = transport
+        self._corked = False  # a frame was written directly in this loop iteration
         if transport is not None and hasattr(transport, "get_write_buffer_size"):
             self.engine.try_write = self._try_write
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -134,6 +136,22 @@ class AsyncDriver:
             except BaseException as raised:  # an interruption or an expired deadline
                 steps.error = raised
         return steps.result
+
+    async def notify(
+        self,
+        row: Notification[Any],
+        params: Any,
+        timeout: float | None = None,
+        check_capability: bool = True,
+    ) -> None:
+        """`flows.notify`, without the trampoline while there is room to queue (an
+        agent's `send_update` stream); the flow itself when the sender must wait."""
+        engine = self.engine
+        if engine.can_queue():
+            if flows.queue_notification(engine, row, params, check_capability):
+                await asyncio.sleep(0)
+            return
+        await self.run(flows.notify(engine, row, params, timeout, check_capability))
 
     async def _perform(self, op: flows.Op) -> Any:
         if isinstance(op, flows.Until):
@@ -212,14 +230,28 @@ class AsyncDriver:
 
     def _try_write(self, data: bytes) -> int:
         """Hand a frame to the transport now when nothing is buffered in it (it writes to
-        the OS at once; what does not fit stays in its buffer, at most this frame)."""
-        transport: Any = getattr(self._writer, "transport", None)
+        the OS at once; what does not fit stays in its buffer, at most this frame).
+
+        Corking: only the first frame of an event-loop iteration is written at once.
+        Until the loop runs its callbacks again, more frames return 0 and are queued,
+        so the writer task sends everything produced meanwhile as one write (a
+        producer that never waits yields to it every `flows.LET_THE_WRITER_RUN` bytes).
+        A lone frame still leaves immediately; a burst costs one system call per batch,
+        not per frame."""
+        if self._corked:
+            return 0
+        transport: Any = self._transport
         if transport.is_closing():
             raise BrokenPipeError("the transport is closing")
         if transport.get_write_buffer_size():
             return 0
         self._writer.write(data)
+        self._corked = True
+        asyncio.get_running_loop().call_soon(self._uncork)
         return len(data)
+
+    def _uncork(self) -> None:
+        self._corked = False
 
     def _start_handler(self, request_id: RequestId, row: Row, params: Any) -> Cancellable:
         flow = flows.handle(self.engine, self._serve, request_id, row, params)
