@@ -342,7 +342,7 @@ class Connection:
         if row is None:
             log.debug("ignored unknown notification %s", method)
             return
-        if self.state is not State.READY:
+        if self._lifecycle.state is not State.READY:
             log.debug("ignored %s before initialization", method)
             return
         if row.gate is not None and not is_advertised(self.our_capabilities, row.gate):
