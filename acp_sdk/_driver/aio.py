@@ -105,9 +105,9 @@ class AsyncDriver:
         )
         transport = getattr(writer, "transport", None)
         self._transport: Any = transport
-        self._corked = False  # a frame was written directly in this loop iteration
         if transport is not None and hasattr(transport, "get_write_buffer_size"):
             self.engine.try_write = self._try_write
+            self.engine.cork = self._cork
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loops: list[asyncio.Task[None]] = []
         self._callback_task: asyncio.Task[None] | None = None
@@ -230,28 +230,22 @@ class AsyncDriver:
 
     def _try_write(self, data: bytes) -> int:
         """Hand a frame to the transport now when nothing is buffered in it (it writes to
-        the OS at once; what does not fit stays in its buffer, at most this frame).
-
-        Corking: only the first frame of an event-loop iteration is written at once.
-        Until the loop runs its callbacks again, more frames return 0 and are queued,
-        so the writer task sends everything produced meanwhile as one write (a
-        producer that never waits yields to it every `flows.LET_THE_WRITER_RUN` bytes).
-        A lone frame still leaves immediately; a burst costs one system call per batch,
-        not per frame."""
-        if self._corked:
-            return 0
+        the OS at once; what does not fit stays in its buffer, at most this frame)."""
         transport: Any = self._transport
         if transport.is_closing():
             raise BrokenPipeError("the transport is closing")
         if transport.get_write_buffer_size():
             return 0
         self._writer.write(data)
-        self._corked = True
-        asyncio.get_running_loop().call_soon(self._uncork)
         return len(data)
 
+    def _cork(self) -> None:
+        """A notification was just written directly: frames that follow in this loop
+        iteration are queued for the writer task (see `Engine.corked`)."""
+        asyncio.get_running_loop().call_soon(self._uncork)
+
     def _uncork(self) -> None:
-        self._corked = False
+        self.engine.corked = False  # what was queued meanwhile already woke the writer
 
     def _start_handler(self, request_id: RequestId, row: Row, params: Any) -> Cancellable:
         flow = flows.handle(self.engine, self._serve, request_id, row, params)

@@ -137,21 +137,13 @@ def test_a_burst_leaves_in_far_fewer_writes_than_frames_in_order(count: int) -> 
 
 
 def test_without_corking_every_frame_would_be_its_own_write() -> None:
-    """The control for the test above: the count is what the old fast path produced
-    (one write per frame) when the transport's cork is cleared after every frame."""
+    """The control for the test above: without the driver's cork, the old fast path
+    (one write per frame) is what a burst costs."""
 
     async def go() -> None:
         served = Served(Burst())
         await served.open()
-        driver = served.driver
-        original = driver._try_write
-
-        def uncorked(data: bytes) -> int:
-            written: int = original(data)
-            driver._corked = False
-            return written
-
-        driver.engine.try_write = uncorked
+        served.engine.cork = None
         before = len(served.writes)
         served.reader.feed_data(prompt(2, "200"))
         await served.answered(2)
