@@ -16,10 +16,18 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from acp_sdk._driver import flows
-from acp_sdk._driver.engine import Callback, Cancellable, Engine, Limits, Serve, time_left
+from acp_sdk._driver.engine import (
+    Callback,
+    Cancellable,
+    Engine,
+    Limits,
+    Outcome,
+    Serve,
+    time_left,
+)
 from acp_sdk._driver.flows import Flow
 from acp_sdk._driver.process import CLOSE_SLACK, AgentProcess
-from acp_sdk.protocol._rows import Notification, Row
+from acp_sdk.protocol._rows import Method, Notification, Row
 from acp_sdk.protocol.connection import Connection
 
 T = TypeVar("T")
@@ -136,6 +144,31 @@ class AsyncDriver:
             except BaseException as raised:  # an interruption or an expired deadline
                 steps.error = raised
         return steps.result
+
+    async def call(
+        self,
+        row: Method[Any, T],
+        params: Any,
+        timeout: float | None = None,
+        check_capability: bool = True,
+    ) -> T:
+        """`flows.call`, without the trampoline in the common case (no deadline, room to
+        queue): the same steps, and the same clean-up when the caller is cancelled
+        (the call is given up and the peer told with `$/cancel_request`)."""
+        engine = self.engine
+        if timeout is not None or not engine.can_queue():
+            return await self.run(flows.call(engine, row, params, timeout, check_capability))
+        request_id, waiter = engine.begin_call(row, params, check_capability=check_capability)
+        future: asyncio.Future[Outcome[T]] = waiter  # type: ignore[assignment] # ours
+        try:
+            outcome = await future
+        except BaseException:
+            engine.end_call(request_id, timed_out=False)
+            raise
+        value: T = outcome.unwrap()
+        if not engine.settled(engine.callbacks_queued):
+            await self.run(flows.settle(engine))
+        return value
 
     async def notify(
         self,

@@ -156,7 +156,7 @@ class AgentContext(AgentCalls):
             RequestError: The client answered with an error.
             ConnectionClosed: The client went away first.
         """
-        result: R = await self._driver.run(flows.call(self._driver.engine, row, params, None))
+        result: R = await self._driver.call(row, params)
         return result
 
     async def notify(self, row: Notification[P], params: P) -> None:
