@@ -275,7 +275,10 @@ class AsyncDriver:
     def _cork(self) -> None:
         """A notification was just written directly: frames that follow in this loop
         iteration are queued for the writer task (see `Engine.corked`)."""
-        asyncio.get_running_loop().call_soon(self._uncork)
+        try:
+            asyncio.get_running_loop().call_soon(self._uncork)
+        except RuntimeError:  # not on the loop's thread: nothing would uncork it
+            self.engine.corked = False
 
     def _uncork(self) -> None:
         self.engine.corked = False  # what was queued meanwhile already woke the writer
