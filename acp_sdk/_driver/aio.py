@@ -16,10 +16,18 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from acp_sdk._driver import flows
-from acp_sdk._driver.engine import Callback, Cancellable, Engine, Limits, Serve, time_left
+from acp_sdk._driver.engine import (
+    Callback,
+    Cancellable,
+    Engine,
+    Limits,
+    Outcome,
+    Serve,
+    time_left,
+)
 from acp_sdk._driver.flows import Flow
 from acp_sdk._driver.process import CLOSE_SLACK, AgentProcess
-from acp_sdk.protocol._rows import Row
+from acp_sdk.protocol._rows import Method, Notification, Row
 from acp_sdk.protocol.connection import Connection
 
 T = TypeVar("T")
@@ -104,8 +112,10 @@ class AsyncDriver:
             on_update=on_update,
         )
         transport = getattr(writer, "transport", None)
+        self._transport: Any = transport
         if transport is not None and hasattr(transport, "get_write_buffer_size"):
             self.engine.try_write = self._try_write
+            self.engine.cork = self._cork
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loops: list[asyncio.Task[None]] = []
         self._callback_task: asyncio.Task[None] | None = None
@@ -134,6 +144,47 @@ class AsyncDriver:
             except BaseException as raised:  # an interruption or an expired deadline
                 steps.error = raised
         return steps.result
+
+    async def call(
+        self,
+        row: Method[Any, T],
+        params: Any,
+        timeout: float | None = None,
+        check_capability: bool = True,
+    ) -> T:
+        """`flows.call`, without the trampoline in the common case (no deadline, room to
+        queue): the same steps, and the same clean-up when the caller is cancelled
+        (the call is given up and the peer told with `$/cancel_request`)."""
+        engine = self.engine
+        if timeout is not None or not engine.can_queue():
+            return await self.run(flows.call(engine, row, params, timeout, check_capability))
+        request_id, waiter = engine.begin_call(row, params, check_capability=check_capability)
+        future: asyncio.Future[Outcome[T]] = waiter  # type: ignore[assignment] # ours
+        try:
+            outcome = await future
+        except BaseException:
+            engine.end_call(request_id, timed_out=False)
+            raise
+        value: T = outcome.unwrap()
+        if not engine.settled(engine.callbacks_queued):
+            await self.run(flows.settle(engine))
+        return value
+
+    async def notify(
+        self,
+        row: Notification[Any],
+        params: Any,
+        timeout: float | None = None,
+        check_capability: bool = True,
+    ) -> None:
+        """`flows.notify`, without the trampoline while there is room to queue (an
+        agent's `send_update` stream); the flow itself when the sender must wait."""
+        engine = self.engine
+        if engine.can_queue():
+            if flows.queue_notification(engine, row, params, check_capability):
+                await asyncio.sleep(0)
+            return
+        await self.run(flows.notify(engine, row, params, timeout, check_capability))
 
     async def _perform(self, op: flows.Op) -> Any:
         if isinstance(op, flows.Until):
@@ -213,13 +264,24 @@ class AsyncDriver:
     def _try_write(self, data: bytes) -> int:
         """Hand a frame to the transport now when nothing is buffered in it (it writes to
         the OS at once; what does not fit stays in its buffer, at most this frame)."""
-        transport: Any = getattr(self._writer, "transport", None)
+        transport: Any = self._transport
         if transport.is_closing():
             raise BrokenPipeError("the transport is closing")
         if transport.get_write_buffer_size():
             return 0
         self._writer.write(data)
         return len(data)
+
+    def _cork(self) -> None:
+        """A notification was just written directly: frames that follow in this loop
+        iteration are queued for the writer task (see `Engine.corked`)."""
+        try:
+            asyncio.get_running_loop().call_soon(self._uncork)
+        except RuntimeError:  # not on the loop's thread: nothing would uncork it
+            self.engine.corked = False
+
+    def _uncork(self) -> None:
+        self.engine.corked = False  # what was queued meanwhile already woke the writer
 
     def _start_handler(self, request_id: RequestId, row: Row, params: Any) -> Cancellable:
         flow = flows.handle(self.engine, self._serve, request_id, row, params)

@@ -193,6 +193,13 @@ class Engine(Generic[S]):
         self.try_write: Callable[[bytes], int] | None = None
         """Set by a driver whose transport can take bytes without blocking: returns how
         many of them it took now (the rest is queued for the writer)."""
+        self.cork: Callable[[], None] | None = None
+        """Set by a driver that can coalesce a burst (asyncio): called after a
+        notification went out through `try_write`; the driver clears `corked` once
+        the producer let its event loop run (the next loop iteration)."""
+        self.corked = False
+        """While set, frames skip `try_write` and queue for the writer, which sends
+        them together: a lone frame leaves at once, a burst in one write per batch."""
         self._queued = 0  # bytes queued or being written
         self._replies_queued = 0  # of which answers we owe the peer
         self._calls: dict[RequestId, Waiter] = {}
@@ -326,22 +333,27 @@ class Engine(Generic[S]):
             frame = self.connection.send_notification(
                 row, params, check_capability=check_capability
             )
-            self._queue_frame(frame, reply=False)
+            self._queue_frame(frame, reply=False, cork=True)
 
-    def _queue_frame(self, frame: bytes, *, reply: bool) -> None:
+    def _queue_frame(self, frame: bytes, *, reply: bool, cork: bool = False) -> None:
         if not frame or self.output_closed:
             return
         if _wire.isEnabledFor(logging.DEBUG):
             _wire.debug("-> %s", frame[:4096].decode("utf-8", "replace").rstrip("\n"))
-        if self.try_write is not None and not self._queue and not self._writing:
+        if self.try_write is not None and not self._queue and not self._writing and not self.corked:
             # Nothing is waiting ahead of this frame: hand it to the OS now, without
             # blocking, and leave only what did not fit to the writer (in order). This is
-            # what lets a peer read while we produce, instead of in bursts.
+            # what lets a peer read while we produce, instead of in bursts. After a
+            # notification the driver may cork: what follows in the same loop iteration
+            # (a stream of updates) is queued and leaves as one write.
             try:
                 written = self.try_write(frame)
             except OSError:
                 written = 0  # the writer meets the same error and shuts down
             if written >= len(frame):
+                if cork and self.cork is not None:
+                    self.corked = True
+                    self.cork()
                 return
             frame = frame[written:]
         self._queue.append((frame, reply))

@@ -187,12 +187,21 @@ def notify(
         yield Until(engine.can_queue, engine.space, deadline_after(timeout))
     ):
         raise send_timeout(row, timeout)
-    engine.notify(row, params, check_capability=check_capability)
-    if engine.queued_bytes > LET_THE_WRITER_RUN:
-        # The OS pipe is full and frames pile up: give the writer a turn now, so the
-        # peer reads while we produce (a producer that never waits would otherwise
-        # fill max_send_buffer before anything more leaves).
+    if queue_notification(engine, row, params, check_capability):
         yield Sleep(0)
+
+
+def queue_notification(
+    engine: Engine[Any], row: Notification[Any], params: Any, check_capability: bool = True
+) -> bool:
+    """The part of `notify` that never waits (there is room to queue): True when the
+    sender should then yield once to the writer. A driver may call it directly when
+    `engine.can_queue()`, skipping the flow's trampoline (the streaming hot path)."""
+    engine.notify(row, params, check_capability=check_capability)
+    # Past this many queued bytes (the OS pipe is full, or frames were corked) give the
+    # writer a turn now, so the peer reads while we produce (a producer that never
+    # waits would otherwise fill max_send_buffer before anything more leaves).
+    return engine.queued_bytes > LET_THE_WRITER_RUN
 
 
 def begin_turn(

@@ -52,16 +52,18 @@ class _Condition:
 
     def notify(self) -> None:
         # The reader notifies once per update; `notify_all` costs several Python calls
-        # even when nobody waits.
+        # even when nobody waits. `waiting` counts the threads that started waiting
+        # since the last notify (at least those not yet woken): once they are woken,
+        # the next updates (before a waiter runs again) cost nothing.
         if self.waiting:
+            self.waiting = 0
             self.condition.notify_all()
 
     def wait(self, timeout: float | None) -> None:
+        # Not decremented on the way out: a waiter that timed out leaves a count that
+        # only costs one needless notify_all.
         self.waiting += 1
-        try:
-            self.condition.wait(timeout)
-        finally:
-            self.waiting -= 1
+        self.condition.wait(timeout)
 
 
 class _Queued:

@@ -33,6 +33,7 @@ from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
 from acp_sdk._driver.engine import Limits
 from acp_sdk.agent import _stdio
 from acp_sdk.protocol._generated.agent_calls import AgentCalls
+from acp_sdk.protocol._generated.methods import SESSION_UPDATE
 from acp_sdk.protocol._rows import Method, MethodTable, Notification, Row, Side
 from acp_sdk.protocol.connection import Connection
 from acp_sdk.protocol.errors import RequestError
@@ -71,6 +72,7 @@ from acp_sdk.schema import (
     SessionCloseCapabilities,
     SessionDeleteCapabilities,
     SessionListCapabilities,
+    SessionNotification,
     SessionResumeCapabilities,
     SessionUpdate,
     SetSessionConfigOptionRequest,
@@ -133,7 +135,10 @@ class AgentContext(AgentCalls):
         raises `ConnectionClosed` once the client is gone (the runtime then ends the
         turn quietly).
         """
-        await self.session_update(session_id=session_id, update=update)
+        # What `session_update` does, one call shorter (the streaming hot path).
+        await self._driver.notify(
+            SESSION_UPDATE, SessionNotification(session_id=session_id, update=update)
+        )
 
     async def request(self, row: Method[P, R], params: P) -> R:
         """Call any method row the client handles, including extension rows.
@@ -151,7 +156,7 @@ class AgentContext(AgentCalls):
             RequestError: The client answered with an error.
             ConnectionClosed: The client went away first.
         """
-        result: R = await self._driver.run(flows.call(self._driver.engine, row, params, None))
+        result: R = await self._driver.call(row, params)
         return result
 
     async def notify(self, row: Notification[P], params: P) -> None:
@@ -161,7 +166,7 @@ class AgentContext(AgentCalls):
             CapabilityNotNegotiated: The row is gated and the client did not advertise it.
             ConnectionClosed: The client went away first.
         """
-        await self._driver.run(flows.notify(self._driver.engine, row, params, None))
+        await self._driver.notify(row, params)
 
     async def _request(self, row: Method[Any, Any], params: Any) -> Any:
         return await self.request(row, params)

@@ -256,14 +256,14 @@ class AsyncClient(
         `timeout` covers queueing, sending and waiting (`RequestTimeout`, a TimeoutError).
         """
         driver = self._driver_or_raise()
-        return await driver.run(flows.call(driver.engine, row, params, timeout))
+        return await driver.call(row, params, timeout)
 
     async def notify(
         self, row: Notification[P], params: P, *, timeout: float | None = None
     ) -> None:
         """Send a notification; waits (up to `timeout`) while the agent is not reading."""
         driver = self._driver_or_raise()
-        await driver.run(flows.notify(driver.engine, row, params, timeout))
+        await driver.notify(row, params, timeout)
 
     async def _request(self, row: Method[P, R], params: P) -> R:
         return self._record(row, await self.request(row, params, timeout=self._timeout))

@@ -75,6 +75,29 @@ class LineFramer:
                 data = data[len(BOM) :]
         out: list[bytes | FrameTooLarge] = []
         start = 0
+        if not self._discarding:
+            # The common case, many whole lines per chunk: split them in C, and keep
+            # the per-line loop below for what is left after the last newline.
+            last = data.rfind(b"\n")
+            if last < 0:
+                return self._rest(out, data, 0)
+            first = data.find(b"\n")
+            if self._buffer:
+                self._buffer += data[:first]
+                self._line(out, bytes(self._buffer))
+                self._buffer.clear()
+            else:
+                self._line(out, data[:first])
+            if first < last:
+                limit = self.max_frame_size
+                for line in data[first + 1 : last].split(b"\n"):
+                    if line and line[0] == 123 and line[-1] == 125 and len(line) <= limit:
+                        out.append(line)  # `{...}`: not blank, no CR, not too long
+                    else:
+                        self._line(out, line)
+            start = last + 1
+            if start == len(data):
+                return out
         while start < len(data):
             newline = data.find(b"\n", start)
             if self._discarding:
@@ -84,12 +107,7 @@ class LineFramer:
                 start = newline + 1
                 continue
             if newline < 0:
-                self._buffer += data[start:]
-                if len(self._buffer) > self.max_frame_size:
-                    self._buffer.clear()
-                    self._discarding = True
-                    out.append(FRAME_TOO_LARGE)
-                return out
+                return self._rest(out, data, start)
             if self._buffer:
                 self._buffer += data[start:newline]
                 line = bytes(self._buffer)
@@ -101,6 +119,25 @@ class LineFramer:
                 out.append(FRAME_TOO_LARGE)
                 continue
             self._emit(out, line)
+        return out
+
+    def _line(self, out: list[bytes | FrameTooLarge], line: bytes) -> None:
+        """One whole line (its newline removed): a frame, blank, or too large."""
+        if len(line) > self.max_frame_size:
+            out.append(FRAME_TOO_LARGE)
+        else:
+            self._emit(out, line)
+
+    def _rest(
+        self, out: list[bytes | FrameTooLarge], data: bytes, start: int
+    ) -> list[bytes | FrameTooLarge]:
+        """Bytes after the last newline: buffered until their line ends (or dropped
+        once the line is too long)."""
+        self._buffer += data[start:]
+        if len(self._buffer) > self.max_frame_size:
+            self._buffer.clear()
+            self._discarding = True
+            out.append(FRAME_TOO_LARGE)
         return out
 
     @staticmethod

@@ -123,6 +123,12 @@ def classify(frame: bytes) -> Inbound:
         return Invalid(code=ErrorCode.PARSE_ERROR, reason="not valid JSON", id=None)
     if type(message) is not dict:
         return Invalid(code=ErrorCode.INVALID_REQUEST, reason="not a JSON-RPC object", id=None)
+    method = message.get("method", _ABSENT)
+    if type(method) is str and "id" not in message and message.get("jsonrpc") == "2.0":
+        # The common case first: a well-formed notification (rules 3-5 all pass).
+        params = message.get("params")
+        if params is None or type(params) is dict:
+            return _notification(method, params)
     raw_id = message.get("id", _ABSENT)
     has_id = raw_id is not _ABSENT
     valid_id = has_id and is_valid_id(raw_id)
@@ -131,7 +137,6 @@ def classify(frame: bytes) -> Inbound:
     echo = raw_id if valid_id else None
     if message.get("jsonrpc") != "2.0":
         return Invalid(code=ErrorCode.INVALID_REQUEST, reason='"jsonrpc" must be "2.0"', id=echo)
-    method = message.get("method", _ABSENT)
     if type(method) is not str:
         return Invalid(code=ErrorCode.INVALID_REQUEST, reason='"method" must be a string', id=echo)
     params = message.get("params")

@@ -184,6 +184,10 @@ class Connection:
         self._next_id = 0
         self._pending: dict[RequestId, Row] = {}
         self._inbound: dict[RequestId, _InFlight] = {}
+        # The last row `_check_outbound` cleared, and what it was cleared against.
+        self._cleared_row: Row | None = None
+        self._cleared_lifecycle: Lifecycle | None = None
+        self._cleared_capabilities: Capabilities | None = None
 
     # ------------------------------------------------------------------ introspection
 
@@ -338,7 +342,7 @@ class Connection:
         if row is None:
             log.debug("ignored unknown notification %s", method)
             return
-        if self.state is not State.READY:
+        if self._lifecycle.state is not State.READY:
             log.debug("ignored %s before initialization", method)
             return
         if row.gate is not None and not is_advertised(self.our_capabilities, row.gate):
@@ -472,6 +476,23 @@ class Connection:
         return rpc.notification_frame(row.wire, self._payload(params))
 
     def _check_outbound(self, row: Row, params: Any, check_capability: bool) -> None:
+        # The checks below depend on the row, the lifecycle, the peer's capabilities and
+        # (for PARAMS_GATED methods only) the params. The last row that passed them all
+        # passes again while neither the lifecycle nor the capabilities object changed:
+        # a stream of `session/update` pays one comparison instead of the walk.
+        if (
+            row is self._cleared_row
+            and self._lifecycle is self._cleared_lifecycle
+            and self.their_capabilities is self._cleared_capabilities
+        ):
+            return
+        self._check_outbound_fully(row, params, check_capability)
+        if check_capability and row.wire not in PARAMS_GATED:
+            self._cleared_row = row
+            self._cleared_lifecycle = self._lifecycle
+            self._cleared_capabilities = self.their_capabilities
+
+    def _check_outbound_fully(self, row: Row, params: Any, check_capability: bool) -> None:
         if self.state is State.CLOSED:
             raise ConnectionClosed("the connection is closed")
         if row.handled_by not in (self.their_role, Side.BOTH):
