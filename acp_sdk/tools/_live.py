@@ -8,7 +8,9 @@ import collections
 import concurrent.futures
 import contextlib
 import logging
+import os
 import queue
+import select
 import signal
 import sys
 import threading
@@ -52,7 +54,7 @@ class _CliError(Exception):
 
 
 class _Interrupted(Exception):  # a signal, not a failure
-    """Raised by the SIGINT handler into a permission question (main thread, in input())."""
+    """Raised by the SIGINT handler into a permission question (main thread, reading the answer)."""
 
     def __init__(self, by_user: bool) -> None:
         super().__init__("interrupted")
@@ -99,7 +101,7 @@ class _Live:
         self.cancelled = False  # session/cancel sent (Ctrl-C or --timeout)
         self.timed_out = False
         self.interrupts = 0  # Ctrl-C presses during this turn
-        self.asking = False  # the main thread is in input() for a permission question
+        self.asking = False  # the main thread waits for the answer to a permission question
         self.poked = False  # the next SIGINT is ours (wake the question), not the user's
         self.main = threading.main_thread().ident
         self.handles_sigint = False  # on_sigint is installed (the CLI runs on the main thread)
@@ -352,7 +354,7 @@ def _ask(
         try:
             live.asking = True  # from here, Ctrl-C raises _Interrupted
             print("\n".join(lines), end="", file=sys.stderr, flush=True)
-            answer = input().strip()  # the prompt went to stderr: stdout may be JSON lines
+            answer = _read_answer().strip()
             live.asking = False
         except EOFError:
             answer = ""
@@ -379,6 +381,23 @@ def _ask(
         ui.renderer.permission(params, _choice(future.result()))
     if interrupted_by_user:
         _cancel(live, "cancelled")
+
+
+def _read_answer() -> str:
+    """One line from the terminal (the prompt went to stderr: stdout may be JSON lines).
+
+    It waits in slices of 0.1 s instead of calling `input()`: a Ctrl-C that arrives as
+    `input()` starts is taken before readline's `select()` begins, which then sleeps
+    until the next key, so the question would ignore it. Between slices Python runs the
+    SIGINT handler, which raises `_Interrupted` here."""
+    if os.name == "nt":  # no select() on consoles; no SIGINT race to avoid either
+        return input()
+    while not select.select([sys.stdin], [], [], 0.1)[0]:
+        pass
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line
 
 
 def _show(update: Any, session_id: str, renderer: Renderer | None) -> None:
