@@ -8,9 +8,7 @@ import collections
 import concurrent.futures
 import contextlib
 import logging
-import os
 import queue
-import select
 import signal
 import sys
 import threading
@@ -354,7 +352,11 @@ def _ask(
         try:
             live.asking = True  # from here, Ctrl-C raises _Interrupted
             print("\n".join(lines), end="", file=sys.stderr, flush=True)
-            answer = _read_answer().strip()
+            # input(), not a read of the descriptor: the chat prompt reads through
+            # readline, which keeps an answer typed ahead of the question in its buffer.
+            # A Ctrl-C within microseconds of the question appearing (before readline
+            # waits) is only seen at the next key: a person cannot press that fast.
+            answer = input().strip()  # the prompt went to stderr: stdout may be JSON lines
             live.asking = False
         except EOFError:
             answer = ""
@@ -381,23 +383,6 @@ def _ask(
         ui.renderer.permission(params, _choice(future.result()))
     if interrupted_by_user:
         _cancel(live, "cancelled")
-
-
-def _read_answer() -> str:
-    """One line from the terminal (the prompt went to stderr: stdout may be JSON lines).
-
-    It waits in slices of 0.1 s instead of calling `input()`: a Ctrl-C that arrives as
-    `input()` starts is taken before readline's `select()` begins, which then sleeps
-    until the next key, so the question would ignore it. Between slices Python runs the
-    SIGINT handler, which raises `_Interrupted` here."""
-    if os.name == "nt":  # no select() on consoles; no SIGINT race to avoid either
-        return input()
-    while not select.select([sys.stdin], [], [], 0.1)[0]:
-        pass
-    line = sys.stdin.readline()
-    if not line:
-        raise EOFError
-    return line
 
 
 def _show(update: Any, session_id: str, renderer: Renderer | None) -> None:
