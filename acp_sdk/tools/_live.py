@@ -52,7 +52,7 @@ class _CliError(Exception):
 
 
 class _Interrupted(Exception):  # a signal, not a failure
-    """Raised by the SIGINT handler into a permission question (main thread, reading the answer)."""
+    """Raised by the SIGINT handler into a permission question (main thread, in input())."""
 
     def __init__(self, by_user: bool) -> None:
         super().__init__("interrupted")
@@ -99,7 +99,7 @@ class _Live:
         self.cancelled = False  # session/cancel sent (Ctrl-C or --timeout)
         self.timed_out = False
         self.interrupts = 0  # Ctrl-C presses during this turn
-        self.asking = False  # the main thread waits for the answer to a permission question
+        self.asking = False  # the main thread is in input() for a permission question
         self.poked = False  # the next SIGINT is ours (wake the question), not the user's
         self.main = threading.main_thread().ident
         self.handles_sigint = False  # on_sigint is installed (the CLI runs on the main thread)
