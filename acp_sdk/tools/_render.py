@@ -83,6 +83,10 @@ class Renderer:
         self.out.write((self._style(text, style) if style else text) + "\n")
         self.out.flush()
 
+    def note(self, text: str, style: str | None = None) -> None:
+        """A line of our own (a recording's prompt, an error), on a line of its own."""
+        self._line(text, style)
+
     def update(self, update: SessionUpdate) -> None:
         if isinstance(update, AgentMessageChunk):
             self._stream(_text_of(update.content), None)

@@ -1,4 +1,5 @@
-"""The command line: `python -m acp_sdk {demo,prompt,chat,agent}` (also `acp-typed`).
+"""The command line: `python -m acp_sdk {demo,prompt,chat,agent,serve,record,replay,show}`
+(also `acp-typed`).
 
 Exit codes:
     0   the turn completed (any stop reason the agent chose, `cancelled` included)
@@ -50,6 +51,7 @@ from acp_sdk.tools._live import (
     _Ui,
     run_turn,
 )
+from acp_sdk.tools._recording_cli import add_commands as add_recording_commands
 from acp_sdk.tools._render import Renderer, neutralize
 
 log = logging.getLogger("acp_sdk.cli")
@@ -296,6 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     agent = commands.add_parser("agent", help="run the deterministic scenario agent over stdio")
     agent.set_defaults(func=cmd_agent)
+    add_recording_commands(commands)  # record, replay, show
     return parser
 
 

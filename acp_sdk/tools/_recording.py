@@ -1,0 +1,132 @@
+"""Reading a recording made by `record` (the format is in `acp_sdk.tools._record`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+import orjson
+
+from acp_sdk.tools._record import FORMAT_VERSION, frame_bytes
+
+
+class RecordingError(Exception):
+    """The file is not a recording this version can read."""
+
+
+@attrs.frozen(kw_only=True, order=False)
+class Frame:
+    """One recorded frame: who wrote it, when, its bytes and (when it is a JSON object)
+    its parsed message."""
+
+    t: float
+    origin: str  # "client" | "agent" | "stderr"
+    data: bytes
+    message: dict[str, Any] | None
+    partial: bool = False
+
+    @property
+    def method(self) -> str | None:
+        method = self.message.get("method") if self.message is not None else None
+        return method if isinstance(method, str) else None
+
+    @property
+    def is_request(self) -> bool:
+        return self.message is not None and self.method is not None and "id" in self.message
+
+    @property
+    def is_notification(self) -> bool:
+        return self.message is not None and self.method is not None and "id" not in self.message
+
+    @property
+    def is_response(self) -> bool:
+        return (
+            self.message is not None
+            and self.method is None
+            and ("result" in self.message or "error" in self.message)
+        )
+
+    @property
+    def id(self) -> Any:
+        return self.message.get("id") if self.message is not None else None
+
+
+@attrs.frozen(kw_only=True, order=False)
+class Recording:
+    header: dict[str, Any]
+    frames: tuple[Frame, ...]
+    exit_code: int | None
+    signal: int | None
+    ended_at: float | None
+
+
+def _parse(data: bytes) -> dict[str, Any] | None:
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def load(path: str) -> Recording:
+    """Read a recording; raises `RecordingError` (with the line) when it cannot."""
+    frames: list[Frame] = []
+    header: dict[str, Any] | None = None
+    exit_code = signal_number = None
+    ended_at = None
+    try:
+        with open(path, "rb") as file:
+            for number, line in enumerate(file, 1):
+                if not line.strip():
+                    continue
+                try:
+                    entry = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    raise RecordingError(f"{path}:{number}: not a JSON line") from None
+                if not isinstance(entry, dict):
+                    raise RecordingError(f"{path}:{number}: not a JSON object")
+                if header is None:
+                    if entry.get("acp_sdk_recording") != FORMAT_VERSION:
+                        raise RecordingError(
+                            f"{path}: not an acp_sdk recording (version {FORMAT_VERSION})"
+                        )
+                    header = entry
+                    continue
+                if "from" in entry:
+                    data = frame_bytes(entry)
+                    origin = str(entry["from"])
+                    frames.append(
+                        Frame(
+                            t=float(entry.get("t", 0.0)),
+                            origin=origin,
+                            data=data,
+                            message=_parse(data) if origin != "stderr" else None,
+                            partial=bool(entry.get("partial", False)),
+                        )
+                    )
+                elif "exit" in entry or "signal" in entry:
+                    exit_code = entry.get("exit")
+                    signal_number = entry.get("signal")
+                    ended_at = float(entry.get("t", 0.0))
+    except OSError as error:
+        raise RecordingError(f"cannot read {path}: {error.strerror}") from None
+    if header is None:
+        raise RecordingError(f"{path}: empty, not a recording")
+    return Recording(
+        header=header,
+        frames=tuple(frames),
+        exit_code=exit_code,
+        signal=signal_number,
+        ended_at=ended_at,
+    )
+
+
+def session_of(frame: Frame) -> str | None:
+    params = frame.message.get("params") if frame.message is not None else None
+    session = params.get("sessionId") if isinstance(params, dict) else None
+    return session if isinstance(session, str) else None
+
+
+def client_requests(recording: Recording) -> Iterator[Frame]:
+    return (f for f in recording.frames if f.origin == "client" and f.is_request)

@@ -1,0 +1,413 @@
+"""`python -m acp_sdk replay FILE.jsonl`: act as the recorded agent toward a client over
+stdio; `replay FILE.jsonl --against -- CMD`: re-drive a real agent with the recorded
+client messages and report where its answers differ.
+
+Acting as the agent: the recording is cut into one script per client request, holding
+what the agent sent while that request was open (updates, its own requests, its stderr
+lines) and then its answer. The k-th live request for method M plays the script of the
+k-th recorded request for M: the frames are sent as recorded (the answer under the live
+request's id), an agent request waits for the client's answer (whatever it is), and a
+client notification the recorded agent waited for (`session/cancel`) is waited for
+again. A request the recording has no script for gets an error (-32603) saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import sys
+from collections.abc import Sequence
+from typing import Any, Final
+
+import attrs
+import orjson
+
+from acp_sdk.tools._recording import Frame, Recording, session_of
+
+NO_SCRIPT: Final = -32603
+LINE_LIMIT: Final = 1 << 30  # frames of any size (asyncio's default limit is 64 KiB)
+
+
+@attrs.define(kw_only=True, order=False)
+class _Script:
+    method: str
+    session: str | None
+    steps: list[tuple[str, Any]] = attrs.field(factory=list)
+
+
+def scripts(recording: Recording) -> tuple[list[tuple[str, Any]], dict[str, list[_Script]]]:
+    """The steps sent before any request (the prelude) and each method's scripts in order."""
+    prelude: list[tuple[str, Any]] = []
+    by_method: dict[str, list[_Script]] = collections.defaultdict(list)
+    pending: dict[Any, _Script] = {}
+    last: _Script | None = None
+
+    def owner(frame: Frame) -> _Script | None:
+        session = session_of(frame)
+        for script in reversed(pending.values()):
+            if session is None or script.session == session:
+                return script
+        return next(reversed(pending.values()), None) if pending else last
+
+    for frame in recording.frames:
+        if frame.origin == "client":
+            if frame.is_request and frame.method is not None:
+                script = _Script(method=frame.method, session=session_of(frame))
+                by_method[frame.method].append(script)
+                pending[_key(frame.id)] = script
+                last = script
+            elif frame.is_notification:
+                for script in pending.values():
+                    script.steps.append(("await", frame.method))
+            continue  # the live client answers the agent's requests itself
+        if frame.origin == "agent" and frame.is_response and _key(frame.id) in pending:
+            pending.pop(_key(frame.id)).steps.append(("respond", frame.message))
+            continue
+        target = owner(frame)
+        steps = target.steps if target is not None else prelude
+        if frame.origin == "stderr":
+            steps.append(("stderr", frame.data))
+        elif frame.is_request:
+            steps.append(("request", frame))
+        elif not frame.partial:
+            steps.append(("send", frame.data))
+        else:
+            steps.append(("send_partial", frame.data))
+    return prelude, by_method
+
+
+def _key(value: Any) -> Any:
+    # 1 and "1" are different ids, and True is not 1.
+    return (type(value).__name__, value)
+
+
+class _Player:
+    """Plays scripts toward the client on our stdin/stdout."""
+
+    def __init__(self, recording: Recording) -> None:
+        self.prelude, by_method = scripts(recording)
+        self.queues = {method: collections.deque(s) for method, s in by_method.items()}
+        self.answers: dict[Any, asyncio.Future[Any]] = {}
+        self.seen: collections.Counter[str] = collections.Counter()
+        self.changed = asyncio.Condition()
+        self.out = sys.stdout.buffer
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def write(self, data: bytes, newline: bool = True) -> None:
+        self.out.write(data + b"\n" if newline else data)
+        self.out.flush()
+
+    async def play(self, steps: list[tuple[str, Any]], live_id: Any) -> None:
+        marks = collections.Counter(self.seen)
+        for kind, value in steps:
+            if kind == "send":
+                self.write(value)
+            elif kind == "send_partial":
+                self.write(value, newline=False)
+            elif kind == "stderr":
+                sys.stderr.buffer.write(value + b"\n")
+                sys.stderr.flush()
+            elif kind == "await":
+                async with self.changed:
+                    await self.changed.wait_for(lambda m=value: self.seen[m] > marks[m])
+                marks[value] += 1
+            elif kind == "request":
+                answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+                self.answers[_key(value.id)] = answer
+                self.write(value.data)
+                await answer
+            elif kind == "respond":
+                self.write(orjson.dumps({**value, "id": live_id}))
+
+    async def on_message(self, message: Any, group: asyncio.TaskGroup) -> None:
+        if not isinstance(message, dict):
+            return
+        method = message.get("method")
+        if isinstance(method, str) and "id" in message:
+            queue = self.queues.get(method)
+            if queue:
+                task = group.create_task(self.play(queue.popleft().steps, message["id"]))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
+                return
+            error = {
+                "code": NO_SCRIPT,
+                "message": "Internal error",
+                "data": {"reason": f"replay: the recording has no more answers for {method}"},
+            }
+            self.write(orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}))
+        elif isinstance(method, str):
+            async with self.changed:
+                self.seen[method] += 1
+                self.changed.notify_all()
+        elif "id" in message:
+            answer = self.answers.pop(_key(message["id"]), None)
+            if answer is not None and not answer.done():
+                answer.set_result(message)
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=LINE_LIMIT)
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer
+        )
+        await self.play(self.prelude, None)
+        async with asyncio.TaskGroup() as group:
+            while True:
+                line = await reader.readline()
+                if not line:
+                    break
+                with contextlib.suppress(orjson.JSONDecodeError):
+                    await self.on_message(orjson.loads(line), group)
+            # End of input: the client is gone, and so are the turns it waited for.
+            for task in self.tasks:
+                task.cancel()
+
+
+def serve(recording: Recording) -> int:
+    """Act as the recorded agent on stdio until the client closes our input."""
+    asyncio.run(_Player(recording).run())
+    return 0
+
+
+# ---------------------------------------------------------------------- --against
+
+
+def diff(recorded: Any, live: Any, path: str = "", limit: int = 20) -> list[str]:
+    """Where two JSON values differ, one line per difference (at most `limit`)."""
+    out: list[str] = []
+
+    def walk(a: Any, b: Any, where: str) -> None:
+        if len(out) >= limit:
+            return
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in list(a) + [k for k in b if k not in a]:
+                child = f"{where}.{key}" if where else str(key)
+                if key not in b:
+                    out.append(f"{child}: recorded {_short(a[key])}, missing now")
+                elif key not in a:
+                    out.append(f"{child}: not recorded, now {_short(b[key])}")
+                else:
+                    walk(a[key], b[key], child)
+        elif isinstance(a, list) and isinstance(b, list):
+            for index, (x, y) in enumerate(zip(a, b, strict=False)):
+                walk(x, y, f"{where}[{index}]")
+            if len(a) != len(b):
+                out.append(f"{where}: recorded {len(a)} items, now {len(b)}")
+        elif a != b or type(a) is not type(b):
+            out.append(f"{where or '(whole)'}: recorded {_short(a)}, now {_short(b)}")
+
+    walk(recorded, live, path)
+    return out
+
+
+def _short(value: Any, size: int = 80) -> str:
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= size else text[: size - 1] + "…"
+
+
+class _Against:
+    """Drives a live agent with the recorded client frames; collects its answers."""
+
+    def __init__(self, recording: Recording, timeout: float) -> None:
+        self.recording = recording
+        self.timeout = timeout
+        self.sessions: dict[str, str] = {}  # recorded session id -> live one
+        self.responses: dict[Any, asyncio.Future[dict[str, Any]]] = {}
+        self.updates: dict[Any, list[Any]] = collections.defaultdict(list)
+        self.notified = 0
+        self.changed = asyncio.Condition()
+        self.open_ids: list[Any] = []
+        # The recorded client's answers to the agent's requests, per method, in order.
+        answers: dict[Any, Frame] = {}
+        self.recorded_answers: dict[Any, dict[str, Any]] = {}
+        for frame in recording.frames:
+            if frame.origin == "client" and frame.is_response:
+                answers[_key(frame.id)] = frame
+            elif frame.origin == "agent" and frame.is_response and frame.message is not None:
+                self.recorded_answers.setdefault(_key(frame.id), frame.message)
+        self.client_answers: dict[str, collections.deque[dict[str, Any]]] = (
+            collections.defaultdict(collections.deque)
+        )
+        for frame in recording.frames:
+            if frame.origin == "agent" and frame.is_request and frame.method is not None:
+                reply = answers.get(_key(frame.id))
+                if reply is not None and reply.message is not None:
+                    self.client_answers[frame.method].append(reply.message)
+
+    def map_sessions(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.sessions.get(value, value)
+        if isinstance(value, dict):
+            return {k: self.map_sessions(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.map_sessions(v) for v in value]
+        return value
+
+    def unmap_sessions(self, value: Any) -> Any:
+        back = {live: recorded for recorded, live in self.sessions.items()}
+        if isinstance(value, str):
+            return back.get(value, value)
+        if isinstance(value, dict):
+            return {k: self.unmap_sessions(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.unmap_sessions(v) for v in value]
+        return value
+
+    async def read(self, stdout: asyncio.StreamReader, stdin: asyncio.StreamWriter) -> None:
+        while True:
+            line = await stdout.readline()
+            if not line:
+                break
+            try:
+                message = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                print(f"agent wrote a non-JSON line: {_short(line.decode('utf-8', 'replace'))}")
+                continue
+            if not isinstance(message, dict):
+                continue
+            method = message.get("method")
+            if isinstance(method, str) and "id" in message:
+                queue = self.client_answers.get(method)
+                reply: dict[str, Any] = (
+                    {**queue.popleft(), "id": message["id"]}
+                    if queue
+                    else {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "error": {"code": NO_SCRIPT, "message": "no recorded answer"},
+                    }
+                )
+                stdin.write(orjson.dumps(self.map_sessions(reply)) + b"\n")
+            elif isinstance(method, str):
+                owner = self.open_ids[-1] if self.open_ids else None
+                self.updates[owner].append(self.unmap_sessions(message))
+                async with self.changed:
+                    self.notified += 1
+                    self.changed.notify_all()
+            elif "id" in message:
+                key = _key(message["id"])
+                recorded = self.recorded_answers.get(key)
+                if recorded is not None:  # before the next client frame is mapped
+                    self._learn_sessions(recorded, message)
+                future = self.responses.get(key)
+                if future is not None and not future.done():
+                    future.set_result(message)
+
+    async def wait(self, future: asyncio.Future[Any], timeout: float) -> Any:
+        with contextlib.suppress(TimeoutError):
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        return None
+
+    async def drive(self, argv: Sequence[str]) -> int:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            limit=LINE_LIMIT,
+        )
+        assert process.stdin is not None and process.stdout is not None
+        reader = asyncio.create_task(self.read(process.stdout, process.stdin))
+        try:
+            return await self._compare(process.stdin)
+        finally:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+            try:
+                await asyncio.wait_for(process.wait(), 5.0)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+
+    async def _compare(self, stdin: asyncio.StreamWriter) -> int:
+        loop = asyncio.get_running_loop()
+        answered: list[Any] = []  # recorded answers seen since the last client frame
+        recorded_updates: dict[Any, list[Any]] = collections.defaultdict(list)
+        requests: list[Frame] = []
+        notified = 0
+        open_ids: list[Any] = []
+        for frame in self.recording.frames:
+            if frame.origin == "client" and (frame.is_request or frame.is_notification):
+                # Wait as the recorded client did: for the answers it had, and (briefly)
+                # for the notifications it had seen.
+                for key in answered:
+                    await self.wait(self.responses[key], self.timeout)
+                answered.clear()
+                async with self.changed:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(
+                            self.changed.wait_for(lambda n=notified: self.notified >= n), 1.0
+                        )
+                if frame.is_request:
+                    key = _key(frame.id)
+                    self.responses[key] = loop.create_future()
+                    requests.append(frame)
+                    open_ids.append(key)
+                    self.open_ids.append(key)
+                stdin.write(orjson.dumps(self.map_sessions(frame.message)) + b"\n")
+                await stdin.drain()
+            elif frame.origin == "agent" and frame.is_response and _key(frame.id) in self.responses:
+                key = _key(frame.id)
+                answered.append(key)
+                if key in open_ids:
+                    open_ids.remove(key)
+            elif frame.origin == "agent" and frame.is_notification:
+                notified += 1
+                recorded_updates[open_ids[-1] if open_ids else None].append(frame.message)
+        differing = 0
+        for frame in requests:
+            key = _key(frame.id)
+            live = await self.wait(self.responses[key], self.timeout)
+            if key in self.open_ids:
+                self.open_ids.remove(key)
+            expected = self.recorded_answers.get(key)
+            label = f"{frame.method} (id {frame.id})"
+            if live is None:
+                differing += 1
+                print(f"{label}: no answer within {self.timeout:g}s")
+                continue
+            if expected is None:
+                print(f"{label}: not answered in the recording; now answered")
+                continue
+            lines = diff(
+                {k: v for k, v in expected.items() if k != "id"},
+                {k: v for k, v in self.unmap_sessions(live).items() if k != "id"},
+            )
+            lines += self._update_diff(recorded_updates.get(key, []), self.updates.get(key, []))
+            if lines:
+                differing += 1
+                print(f"{label}: differs")
+                for line in lines:
+                    print(f"    {line}")
+            else:
+                print(f"{label}: same")
+        total = len(requests)
+        print(f"{differing} of {total} answers differ" if differing else f"all {total} the same")
+        return 1 if differing else 0
+
+    def _learn_sessions(self, recorded: dict[str, Any], live: dict[str, Any]) -> None:
+        a = (recorded.get("result") or {}).get("sessionId")
+        b = (live.get("result") or {}).get("sessionId")
+        if isinstance(a, str) and isinstance(b, str) and a != b:
+            self.sessions[a] = b
+
+    @staticmethod
+    def _update_diff(recorded: list[Any], live: list[Any]) -> list[str]:
+        if recorded == live:
+            return []
+        lines = [f"notifications: recorded {len(recorded)}, now {len(live)}"]
+        for index, (a, b) in enumerate(zip(recorded, live, strict=False)):
+            found = diff(a, b, f"notification[{index}]", limit=3)
+            if found:
+                return lines + found
+        return lines
+
+
+def against(recording: Recording, argv: Sequence[str], timeout: float) -> int:
+    """Re-drive `argv` with the recorded client frames; print the differences; 1 if any."""
+    print(f"replaying {sum(1 for f in recording.frames if f.origin == 'client')} client frames")
+    return asyncio.run(_Against(recording, timeout).drive(argv))
