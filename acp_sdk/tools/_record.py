@@ -185,8 +185,10 @@ def run(out: str, argv: Sequence[str]) -> int:
         recorder.close()
         print(f"error: cannot start the agent: {error}", file=sys.stderr)
         return 127 if isinstance(error, FileNotFoundError) else 126
-    assert child.stdin is not None and child.stdout is not None and child.stderr is not None
     child_in, child_out, child_err = child.stdin, child.stdout, child.stderr
+    assert child_in is not None
+    assert child_out is not None
+    assert child_err is not None
 
     def forward(signum: int, _frame: Any) -> None:
         with contextlib.suppress(OSError):

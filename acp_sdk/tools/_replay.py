@@ -92,7 +92,7 @@ class _Player:
         self.seen: collections.Counter[str] = collections.Counter()
         self.changed = asyncio.Condition()
         self.out = sys.stdout.buffer
-        self.tasks: set[asyncio.Task[None]] = set()
+        self.ended = False  # the client closed our input
 
     def write(self, data: bytes, newline: bool = True) -> None:
         self.out.write(data + b"\n" if newline else data)
@@ -109,27 +109,34 @@ class _Player:
                 sys.stderr.buffer.write(value + b"\n")
                 sys.stderr.flush()
             elif kind == "await":
+                method: str = value
+
+                def notified(method: str = method) -> bool:
+                    return self.ended or self.seen[method] > marks[method]
+
                 async with self.changed:
-                    await self.changed.wait_for(lambda m=value: self.seen[m] > marks[m])
+                    await self.changed.wait_for(notified)
+                if self.ended:
+                    return
                 marks[value] += 1
             elif kind == "request":
                 answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
                 self.answers[_key(value.id)] = answer
                 self.write(value.data)
                 await answer
+                if self.ended:
+                    return
             elif kind == "respond":
                 self.write(orjson.dumps({**value, "id": live_id}))
 
-    async def on_message(self, message: Any, group: asyncio.TaskGroup) -> None:
+    async def on_message(self, message: Any, tasks: set[asyncio.Task[None]]) -> None:
         if not isinstance(message, dict):
             return
         method = message.get("method")
         if isinstance(method, str) and "id" in message:
             queue = self.queues.get(method)
             if queue:
-                task = group.create_task(self.play(queue.popleft().steps, message["id"]))
-                self.tasks.add(task)
-                task.add_done_callback(self.tasks.discard)
+                tasks.add(asyncio.create_task(self.play(queue.popleft().steps, message["id"])))
                 return
             error = {
                 "code": NO_SCRIPT,
@@ -149,19 +156,27 @@ class _Player:
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=LINE_LIMIT)
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer
-        )
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
         await self.play(self.prelude, None)
-        async with asyncio.TaskGroup() as group:
+        tasks: set[asyncio.Task[None]] = set()  # each request's script; awaited below
+        try:
             while True:
                 line = await reader.readline()
                 if not line:
                     break
                 with contextlib.suppress(orjson.JSONDecodeError):
-                    await self.on_message(orjson.loads(line), group)
-            # End of input: the client is gone, and so are the turns it waited for.
-            for task in self.tasks:
+                    await self.on_message(orjson.loads(line), tasks)
+            # End of input: what is waiting for the client never gets it; the rest of
+            # each script is played out before we exit.
+            async with self.changed:
+                self.ended = True
+                self.changed.notify_all()
+            for answer in self.answers.values():
+                if not answer.done():
+                    answer.set_result(None)
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
                 task.cancel()
 
 
@@ -227,8 +242,8 @@ class _Against:
                 answers[_key(frame.id)] = frame
             elif frame.origin == "agent" and frame.is_response and frame.message is not None:
                 self.recorded_answers.setdefault(_key(frame.id), frame.message)
-        self.client_answers: dict[str, collections.deque[dict[str, Any]]] = (
-            collections.defaultdict(collections.deque)
+        self.client_answers: dict[str, collections.deque[dict[str, Any]]] = collections.defaultdict(
+            collections.deque
         )
         for frame in recording.frames:
             if frame.origin == "agent" and frame.is_request and frame.method is not None:
@@ -296,7 +311,7 @@ class _Against:
                     future.set_result(message)
 
     async def wait(self, future: asyncio.Future[Any], timeout: float) -> Any:
-        with contextlib.suppress(TimeoutError):
+        with contextlib.suppress(asyncio.TimeoutError):
             return await asyncio.wait_for(asyncio.shield(future), timeout)
         return None
 
@@ -307,7 +322,8 @@ class _Against:
             stdout=asyncio.subprocess.PIPE,
             limit=LINE_LIMIT,
         )
-        assert process.stdin is not None and process.stdout is not None
+        assert process.stdin is not None
+        assert process.stdout is not None
         reader = asyncio.create_task(self.read(process.stdout, process.stdin))
         try:
             return await self._compare(process.stdin)
@@ -316,7 +332,7 @@ class _Against:
                 process.stdin.close()
             try:
                 await asyncio.wait_for(process.wait(), 5.0)
-            except TimeoutError:
+            except asyncio.TimeoutError:
                 process.kill()
                 await process.wait()
             reader.cancel()
@@ -337,11 +353,13 @@ class _Against:
                 for key in answered:
                     await self.wait(self.responses[key], self.timeout)
                 answered.clear()
+
+                def caught_up(count: int = notified) -> bool:
+                    return self.notified >= count
+
                 async with self.changed:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(
-                            self.changed.wait_for(lambda n=notified: self.notified >= n), 1.0
-                        )
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(self.changed.wait_for(caught_up), 1.0)
                 if frame.is_request:
                     key = _key(frame.id)
                     self.responses[key] = loop.create_future()

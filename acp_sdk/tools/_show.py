@@ -121,7 +121,7 @@ def _agent(
     asked: dict[Any, RequestPermissionRequest],
 ) -> None:
     message = frame.message or {}
-    params = message.get("params")
+    params = message.get("params") or {}
     if frame.method == "session/update":
         try:
             notification = decode(params, SessionNotification)
@@ -138,12 +138,12 @@ def _agent(
         renderer.note(f"(the agent calls {frame.method})", "2")
     elif frame.is_response:
         method = requests.pop(_key(frame.id), None)
-        error = message.get("error")
+        failure = message.get("error")
         result = message.get("result")
-        if isinstance(error, dict):
-            text = f"{error.get('message')} ({error.get('code')})"
-            if error.get("data") is not None:
-                text += f": {error.get('data')}"
+        if isinstance(failure, dict):
+            text = f"{failure.get('message')} ({failure.get('code')})"
+            if failure.get("data") is not None:
+                text += f": {failure.get('data')}"
             renderer.note(f"! {method or 'a request'} failed: {text}", "31")
         elif method == "initialize" and isinstance(result, dict):
             info = result.get("agentInfo") or {}

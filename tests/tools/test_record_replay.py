@@ -1,0 +1,115 @@
+"""`python -m acp_sdk replay`: a recorded scenario turn played back to both clients, and
+`replay --against` re-driving a real agent. Real processes throughout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from acp_sdk.handlers import AllowOnce
+from acp_sdk.schema import RequestPermissionRequest, RequestPermissionResponse
+from acp_sdk.sync_client import Client
+from tests.facades.drivers import DRIVERS
+from tests.tools._recording_helpers import AGENT, CLI, ROOT, relay, run_cli
+
+pytestmark = pytest.mark.timeout(90)
+
+
+class Asked(AllowOnce):
+    """Allows, and remembers what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def request_permission(self, params: RequestPermissionRequest) -> RequestPermissionResponse:
+        self.asked.append(str(params.tool_call.title))
+        return super().request_permission(params)
+
+
+def record_demo(path: Path) -> tuple[str, list[Any], str]:
+    """Record a full `demo` turn of the scenario agent; returns what the client saw."""
+    with Client.spawn(relay(path, *AGENT), handlers=[AllowOnce()], cwd=ROOT) as client:
+        session = client.new_session(cwd="/tmp")
+        turn = session.prompt("demo")
+        updates = list(turn)
+        return session.session_id, updates, str(turn.stop_reason)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, list[Any], str]:
+    path = tmp_path_factory.mktemp("rec") / "demo.jsonl"
+    return (path, *record_demo(path))
+
+
+@pytest.mark.parametrize("facade", sorted(DRIVERS))
+def test_a_recorded_turn_replays_to_both_clients(
+    facade: str, demo: tuple[Path, str, list[Any], str]
+) -> None:
+    path, session_id, updates, stop_reason = demo
+    handler = Asked()
+    with DRIVERS[facade]([*CLI, "replay", str(path)], handlers=[handler]) as driver:
+        assert driver.agent_info.name == "acp-sdk-scenario-agent"
+        session = driver.new_session()
+        assert session.session_id == session_id
+        replayed, response = driver.prompt(session, "demo")
+    assert replayed == updates
+    assert str(response.stop_reason) == stop_reason
+    assert handler.asked == ["Edit config.json"]  # the recorded permission request, asked again
+
+
+def test_a_request_the_recording_has_no_answer_for_gets_an_error(
+    demo: tuple[Path, str, list[Any], str],
+) -> None:
+    path = demo[0]
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/list", "params": {}},
+    ]
+    result = run_cli("replay", str(path), stdin=b"".join(orjson.dumps(m) + b"\n" for m in lines))
+    assert result.returncode == 0, result.stderr
+    # Answered concurrently, as an agent may: in any order.
+    answers = sorted(
+        (orjson.loads(line) for line in result.stdout.splitlines()), key=lambda a: a["id"]
+    )
+    assert [a["id"] for a in answers] == [1, 2]
+    assert answers[0]["result"]["protocolVersion"] == 1
+    assert answers[1]["error"]["code"] == -32603
+    assert "no more answers for session/list" in answers[1]["error"]["data"]["reason"]
+
+
+def test_replay_against_the_same_agent_reports_no_difference(
+    demo: tuple[Path, str, list[Any], str],
+) -> None:
+    result = run_cli("replay", str(demo[0]), "--against", "--", *AGENT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout.decode()
+    assert "session/prompt (id 2): same" in out
+    assert "all 3 the same" in out
+
+
+def test_replay_against_reports_where_answers_differ(
+    demo: tuple[Path, str, list[Any], str], tmp_path: Path
+) -> None:
+    # The recorded agent answered differently: its stop reason and its last words.
+    edited = tmp_path / "edited.jsonl"
+    lines = []
+    for line in demo[0].read_bytes().splitlines():
+        entry = orjson.loads(line)
+        text = entry.get("text", "")
+        if entry.get("from") == "agent" and '"stopReason"' in text:
+            entry["text"] = text.replace('"end_turn"', '"max_tokens"')
+        if entry.get("from") == "agent" and '"text":"request. "' in text:
+            entry["text"] = text.replace("request. ", "request! ")
+        lines.append(orjson.dumps(entry))
+    edited.write_bytes(b"\n".join(lines) + b"\n")
+    result = run_cli("replay", str(edited), "--against", "--", *AGENT)
+    assert result.returncode == 1, result.stdout + result.stderr
+    out = result.stdout.decode()
+    assert "session/prompt (id 2): differs" in out
+    assert 'result.stopReason: recorded "max_tokens", now "end_turn"' in out
+    assert 'recorded "request! ", now "request. "' in out
+    assert "1 of 3 answers differ" in out
+    assert "initialize (id 0): same" in out
