@@ -45,6 +45,7 @@ import orjson
 CHUNK: Final = 1 << 16
 FORMAT_VERSION: Final = 1
 FORWARDED: Final = ("SIGINT", "SIGTERM", "SIGHUP")
+SWITCH_INTERVAL: Final = 0.0002
 
 
 def frame_entry(t: float, origin: str, frame: bytes, *, partial: bool = False) -> dict[str, Any]:
@@ -68,13 +69,17 @@ def frame_bytes(entry: dict[str, Any]) -> bytes:
 
 
 class _Recorder:
-    """The recording file, written by one thread from a queue (the relay never waits on
-    the disk)."""
+    """The recording file, written by its own thread: the relay threads only hand it the
+    chunks they already passed on (one queue operation per chunk); splitting them into
+    frames and writing the JSON lines happens here, off the relay's path."""
 
     def __init__(self, path: str, argv: Sequence[str]) -> None:
         self.start = time.monotonic()
         self._file: IO[bytes] = open(path, "wb")  # noqa: SIM115 - closed by close()
-        self._queue: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[float, str, bytes] | dict[str, Any] | None] = (
+            queue.SimpleQueue()
+        )
+        self._partial: dict[str, bytearray] = {}
         started = datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
         self.put({"acp_sdk_recording": FORMAT_VERSION, "argv": list(argv), "started": started})
         self._thread = threading.Thread(target=self._run, name="acp-record-writer", daemon=True)
@@ -86,54 +91,58 @@ class _Recorder:
     def put(self, entry: dict[str, Any]) -> None:
         self._queue.put(entry)
 
+    def chunk(self, t: float, origin: str, data: bytes) -> None:
+        """Bytes read from `origin` at `t`; `b""` at its end of file."""
+        self._queue.put((t, origin, data))
+
+    def _lines(self, t: float, origin: str, chunk: bytes) -> list[bytes]:
+        partial = self._partial.setdefault(origin, bytearray())
+        if not chunk:
+            if not partial:
+                return []
+            line = orjson.dumps(frame_entry(t, origin, bytes(partial), partial=True))
+            partial.clear()
+            return [line]
+        lines: list[bytes] = []
+        start = 0
+        while True:
+            newline = chunk.find(b"\n", start)
+            if newline < 0:
+                partial += chunk[start:]
+                return lines
+            if partial:
+                frame = bytes(partial) + chunk[start:newline]
+                partial.clear()
+            else:
+                frame = chunk[start:newline]
+            lines.append(orjson.dumps(frame_entry(t, origin, frame)))
+            start = newline + 1
+
     def _run(self) -> None:
         while True:
-            entry = self._queue.get()
+            item = self._queue.get()
             # Write what is queued, then flush once: a burst costs one flush, and the file
             # is complete up to the last frame relayed when the agent is killed.
-            while entry is not None:
-                self._file.write(orjson.dumps(entry) + b"\n")
+            lines: list[bytes] = []
+            while item is not None:
+                if isinstance(item, tuple):
+                    lines += self._lines(*item)
+                else:
+                    lines.append(orjson.dumps(item))
                 try:
-                    entry = self._queue.get_nowait()
+                    item = self._queue.get_nowait()
                 except queue.Empty:
                     break
+            if lines:
+                self._file.write(b"\n".join(lines) + b"\n")
             self._file.flush()
-            if entry is None:
+            if item is None:
                 return
 
     def close(self) -> None:
         self._queue.put(None)
         self._thread.join()
         self._file.close()
-
-
-class _Framer:
-    """Splits one direction's chunks into frames for the recording."""
-
-    def __init__(self, recorder: _Recorder, origin: str) -> None:
-        self.recorder = recorder
-        self.origin = origin
-        self._partial = bytearray()
-
-    def feed(self, t: float, chunk: bytes) -> None:
-        start = 0
-        while True:
-            newline = chunk.find(b"\n", start)
-            if newline < 0:
-                self._partial += chunk[start:]
-                return
-            if self._partial:
-                frame = bytes(self._partial) + chunk[start:newline]
-                self._partial.clear()
-            else:
-                frame = chunk[start:newline]
-            self.recorder.put(frame_entry(t, self.origin, frame))
-            start = newline + 1
-
-    def end(self, t: float) -> None:
-        if self._partial:
-            self.recorder.put(frame_entry(t, self.origin, bytes(self._partial), partial=True))
-            self._partial.clear()
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -143,9 +152,8 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _pump(source: int, target: int, framer: _Framer, on_broken: Any = None) -> None:
+def _pump(source: int, target: int, recorder: _Recorder, origin: str) -> None:
     """Copy `source` to `target` chunk by chunk, each chunk on at once, then record it."""
-    recorder = framer.recorder
     broken = False
     while True:
         try:
@@ -158,17 +166,18 @@ def _pump(source: int, target: int, framer: _Framer, on_broken: Any = None) -> N
         if not broken:
             try:
                 _write_all(target, chunk)
-            except OSError:  # the reader went away: keep recording what we are sent
+            except OSError:  # the reader went away: keep draining (and recording) the source
                 broken = True
-                if on_broken is not None:
-                    on_broken()
-        framer.feed(t, chunk)
-    framer.end(recorder.now())
+        recorder.chunk(t, origin, chunk)
+    recorder.chunk(recorder.now(), origin, b"")
 
 
 def run(out: str, argv: Sequence[str]) -> int:
     """Relay stdio between our caller and `argv`, recording into `out`; returns the exit
     code (or re-raises the agent's fatal signal on ourselves)."""
+    # The writer thread holds the GIL while it formats a burst; a relay thread woken by
+    # new bytes waits for it at most this long (the default, 5 ms, shows as latency).
+    sys.setswitchinterval(SWITCH_INTERVAL)
     recorder = _Recorder(out, argv)
     try:
         # Its own session: a Ctrl-C meant for the editor's group reaches the agent once,
@@ -205,11 +214,11 @@ def run(out: str, argv: Sequence[str]) -> int:
             child_in.close()
 
     def client_to_agent() -> None:
-        _pump(sys.stdin.fileno(), child_in.fileno(), _Framer(recorder, "client"))
+        _pump(sys.stdin.fileno(), child_in.fileno(), recorder, "client")
         close_child_stdin()  # our input ended: so does the agent's
 
     def agent_stderr() -> None:
-        _pump(child_err.fileno(), sys.stderr.fileno(), _Framer(recorder, "stderr"))
+        _pump(child_err.fileno(), sys.stderr.fileno(), recorder, "stderr")
 
     # The stdin reader may block forever (an editor that keeps its end open): a daemon
     # thread, left behind when the agent is gone.
@@ -218,7 +227,7 @@ def run(out: str, argv: Sequence[str]) -> int:
     inbound.start()
     errors.start()
     try:
-        _pump(child_out.fileno(), sys.stdout.fileno(), _Framer(recorder, "agent"))
+        _pump(child_out.fileno(), sys.stdout.fileno(), recorder, "agent")
         errors.join()
         code = child.wait()  # restarted after our signal handler runs (PEP 475)
     finally:
