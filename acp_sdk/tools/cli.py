@@ -141,10 +141,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from acp_sdk.remote._serve import UnsafeBind, serve
 
     token = args.token or os.environ.get("ACP_SERVE_TOKEN") or None
-    # Connections opening and closing, and each agent's stderr, on our stderr.
+    # Connections opening and closing, and each agent's stderr, on our stderr. Under
+    # --debug the `acp_sdk` logger's handler already shows them (they propagate to it):
+    # a second handler here would print every line twice.
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Neutralizing("[%(name)s] %(message)s"))
-    for name in ("acp_sdk.remote", "acp_sdk.agent.stderr"):
+    loggers = [] if getattr(args, "debug", False) else ["acp_sdk.remote", "acp_sdk.agent.stderr"]
+    for name in loggers:
         logger = logging.getLogger(name)
         logger.addHandler(handler)
         logger.setLevel(min(logger.getEffectiveLevel(), logging.INFO))
@@ -163,6 +166,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise _CliError(str(error), EXIT_USAGE) from None
     except ImportError as error:
         raise _CliError(str(error), EXIT_USAGE) from None
+    finally:
+        for name in loggers:
+            logging.getLogger(name).removeHandler(handler)
     return EXIT_OK
 
 
