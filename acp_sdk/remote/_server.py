@@ -126,8 +126,14 @@ class _Connection:
                 return
 
     async def close(self, why: str) -> None:
+        if self.end(why):
+            await self.stop()
+
+    def end(self, why: str) -> bool:
+        """Forget the connection at once (its id answers 404 from now on) and wake its
+        streams; False if it had already ended. `stop()` then stops the agent."""
         if self.closed.is_set():
-            return
+            return False
         self.closed.set()
         log.info("connection %s closed: %s", self.id, why)
         self.server.connections.pop(self.id, None)
@@ -135,6 +141,11 @@ class _Connection:
             box.arrived.set()
         if self.initial is not None and not self.initial[1].done():
             self.initial[1].set_exception(ConnectionResetError(why))
+        return True
+
+    async def stop(self) -> None:
+        """Stop the agent (it may take the backend's whole close sequence) and the
+        connection's tasks."""
         await self.backend.aclose()
         current = asyncio.current_task()
         for task in self.tasks:
@@ -169,6 +180,7 @@ class _Server:
         self.idle_timeout = idle_timeout
         self.max_message_size = max_message_size
         self.connections: dict[str, _Connection] = {}
+        self.stopping: set[asyncio.Task[None]] = set()  # see _delete
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -192,7 +204,8 @@ class _Server:
     async def aclose(self) -> None:
         """Close every connection (their agents stop)."""
         await asyncio.gather(
-            *(c.close("the server is shutting down") for c in list(self.connections.values()))
+            *(c.close("the server is shutting down") for c in list(self.connections.values())),
+            *list(self.stopping),  # agents of connections ended by DELETE, still stopping
         )
 
     def _authorized(self, scope: Scope) -> bool:
@@ -384,7 +397,13 @@ class _Server:
         connection = await self._http_connection(scope, send)
         if connection is None:
             return
-        await connection.close("the client ended the connection (DELETE)")
+        # Answer at once: stopping the agent can take the backend's whole close sequence
+        # (seconds), and the client has nothing to wait for. The server owns the stop
+        # and awaits it at shutdown.
+        if connection.end("the client ended the connection (DELETE)"):
+            task = asyncio.get_running_loop().create_task(connection.stop())
+            self.stopping.add(task)
+            task.add_done_callback(self.stopping.discard)
         await send({"type": "http.response.start", "status": 202, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
