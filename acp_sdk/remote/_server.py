@@ -42,21 +42,36 @@ INITIALIZE_TIMEOUT: Final = 60.0
 class _Mailbox:
     """One event stream's messages, kept until its receiver (one at a time) takes them."""
 
-    def __init__(self, owner: _Connection) -> None:
+    def __init__(self, owner: _Connection, route: str) -> None:
         self.owner = owner
+        self.route = route
         self.messages: collections.deque[bytes] = collections.deque()
         self.arrived = asyncio.Event()
         self.receiver = False
+        self.logged_unread = False  # said once that messages wait with nobody reading
 
     def push(self, message: bytes) -> None:
         self.messages.append(message)
         self.owner.buffered += len(message)
         self.arrived.set()
+        if not self.receiver and not self.logged_unread:
+            # A client that never opens this stream waits forever for what is held here.
+            self.logged_unread = True
+            stream = f"session {self.route}" if self.route else "connection"
+            header = f" with Acp-Session-Id: {self.route}" if self.route else ""
+            log.debug(
+                "connection %s: holding messages for the %s stream, which no client has "
+                "open (they are sent once a GET%s opens it)",
+                self.owner.id,
+                stream,
+                header,
+            )
 
     def take(self) -> list[bytes]:
         taken = list(self.messages)
         self.messages.clear()
         self.arrived.clear()
+        self.logged_unread = False
         self.owner.buffered -= sum(len(m) for m in taken)
         if self.owner.buffered <= STREAM_BUFFER:
             self.owner.room.set()
@@ -85,7 +100,7 @@ class _Connection:
     def mailbox(self, route: str) -> _Mailbox:
         box = self.streams.get(route)
         if box is None:
-            box = self.streams[route] = _Mailbox(self)
+            box = self.streams[route] = _Mailbox(self, route)
         return box
 
     def attached(self) -> bool:
