@@ -397,6 +397,12 @@ def _show(update: Any, session_id: str, renderer: Renderer | None) -> None:
 # ---------------------------------------------------------------------------- the agent
 
 
+def _tail_text(lines: list[str]) -> str:
+    return "; the last lines of its stderr:\n" + "\n".join(
+        f"  | {neutralize(line[:1000])}" for line in lines
+    )
+
+
 class _Agent:
     """The agent process for one command: started exactly once, on `with`; closed on the
     way out, and its failure (exit code, last stderr lines) turned into one message."""
@@ -461,6 +467,13 @@ class _Agent:
             raise _CliError(self._failure(error, exit_status), EXIT_AGENT) from error
         if isinstance(error, RequestError) and error.code == AUTH_REQUIRED:
             raise _CliError(self._auth_required(error), EXIT_AGENT) from error
+        if isinstance(error, RequestError) and not self.debug:  # --debug showed it live
+            # A real agent's only explanation of an error (a missing key, a crashed
+            # model server) is often on its stderr; closed, the agent said all of it.
+            message = f"the agent answered with an error: {neutralize(str(error))}"
+            lines = self._stderr_lines(error)
+            if lines:
+                raise _CliError(message + _tail_text(lines), EXIT_AGENT) from error
 
     def _exit_status(self) -> int | None:
         """The agent's return code, if it exited (on its own: we have not closed it yet)."""
@@ -484,19 +497,17 @@ class _Agent:
             message = f"the agent exited with code {exit_code}"
         else:
             message = "the agent closed the connection"
+        lines = self._stderr_lines(error)
+        return message + (_tail_text(lines) if lines else " (nothing on its stderr)")
+
+    def _stderr_lines(self, error: BaseException) -> list[str]:
+        """The agent's last non-empty stderr lines."""
         tail = (
             getattr(error, "stderr_tail", "")
             or getattr(self.client, "stderr_tail", "")
             or "\n".join(self.tail)
         )
-        lines = [line for line in str(tail).splitlines() if line.strip()][-STDERR_LINES:]
-        if lines:
-            message += "; the last lines of its stderr:\n" + "\n".join(
-                f"  | {neutralize(line[:1000])}" for line in lines
-            )
-        else:
-            message += " (nothing on its stderr)"
-        return message
+        return [line for line in str(tail).splitlines() if line.strip()][-STDERR_LINES:]
 
     def auth_methods(self) -> list[tuple[str, str, Any]]:
         response = getattr(self.client, "initialize_response", None)
