@@ -8,6 +8,7 @@ import collections
 import concurrent.futures
 import contextlib
 import logging
+import os
 import queue
 import signal
 import sys
@@ -518,14 +519,21 @@ class _Agent:
         methods = self.auth_methods()
         if not methods:
             return "it advertised no auth methods"
-        listed = ", ".join(f"{neutralize(i)} ({neutralize(n)})" for i, n, _ in methods)
-        return f"its auth methods: {listed}"
+        listed = []
+        for i, n, method in methods:
+            names = env_vars(method)
+            where = f"; set {_names(names)} in the agent's environment" if names else ""
+            listed.append(f"{neutralize(i)} ({neutralize(n)}{where})")
+        return f"its auth methods: {', '.join(listed)}"
 
     def _auth_required(self, error: RequestError) -> str:
-        return (
+        message = (
             f"the agent requires authentication: {neutralize(str(error.message))} "
             f"({error.code}); {self._auth_list()}; run again with --auth METHOD_ID"
         )
+        if any(env_vars(m) for _, _, m in self.auth_methods()):
+            message += " (for a method that names environment variables: set them first)"
+        return message
 
     def authenticate(self, method_id: str) -> None:
         """`authenticate` with an advertised method the agent runs itself."""
@@ -542,4 +550,37 @@ class _Agent:
                 "login in a terminal, then try again without --auth",
                 EXIT_USAGE,
             )
+        missing = [name for name in env_vars(methods[method_id]) if not os.environ.get(name)]
+        if missing:
+            # The agent reads these itself (schema v1 has no `env_var` arm: such a method
+            # decodes as agent-handled, its fields kept in `extra`); without them the
+            # authenticate call can only fail.
+            raise _CliError(
+                f"--auth {neutralize(method_id)} reads {_names(missing)} from the agent's "
+                f"environment: set {_names(missing)} and run again",
+                EXIT_USAGE,
+            )
         self.client.authenticate(method_id=method_id)
+
+
+def env_vars(method: Any) -> list[str]:
+    """The environment variables an auth method says to set: an `env_var` method of the
+    auth-methods RFD (`vars: [{"name": ...}]`, or an earlier draft's `varName`), which
+    schema v1 decodes as agent-handled with those fields in `extra`."""
+    extra = getattr(method, "extra", None) or {}
+    names: list[str] = []
+    listed = extra.get("vars")
+    if isinstance(listed, list):
+        for item in listed:
+            name = item.get("name") if isinstance(item, dict) else item
+            if isinstance(name, str) and name:
+                names.append(name)
+    single = extra.get("varName")
+    if isinstance(single, str) and single and single not in names:
+        names.append(single)
+    return names
+
+
+def _names(names: list[str]) -> str:
+    shown = [neutralize(name) for name in names]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]

@@ -50,6 +50,9 @@ def main() -> None:
             methods = ENV_AUTH if MODE == "env-auth" else []
             result = {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": methods}
             send({"id": rid, "result": result})
+        elif method == "authenticate":  # as codex-acp: the variable is not set
+            error = {"code": -32000, "message": "Authentication required"}
+            send({"id": rid, "error": error})
         elif method == "session/new":
             if MODE == "env-auth":
                 send({"id": rid, "error": {"code": -32000, "message": "Authentication required"}})

@@ -31,3 +31,25 @@ def test_an_error_answer_shows_the_tail_of_the_agents_stderr() -> None:
     assert "the agent answered with an error: Internal error" in result.stderr
     assert "the last lines of its stderr:" in result.stderr
     assert "  | rough: OPENAI_API_KEY is not set" in result.stderr
+
+
+def test_env_var_auth_methods_say_which_variables_to_set() -> None:
+    # codex-acp's `env_var` methods decode as agent-handled (schema v1 has no such arm);
+    # the CLI suggested `--auth codex-api-key`, which fails without the variable.
+    result = run("prompt", "hi", "--", *ROUGH, "env-auth")
+    assert result.returncode == 1
+    assert "the agent requires authentication" in result.stderr
+    assert "codex-api-key (Use CODEX_API_KEY; set CODEX_API_KEY in the agent's environment)" in (
+        result.stderr
+    )
+    assert "set OPENAI_API_KEY in the agent's environment" in result.stderr
+    assert "chatgpt (Login with ChatGPT)," in result.stderr
+
+
+def test_auth_with_an_env_var_method_names_the_missing_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("CODEX_API_KEY", raising=False)
+    result = run("prompt", "--auth", "codex-api-key", "hi", "--", *ROUGH, "env-auth")
+    assert result.returncode == 2
+    assert "reads CODEX_API_KEY from the agent's environment: set CODEX_API_KEY" in result.stderr
