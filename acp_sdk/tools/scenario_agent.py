@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import secrets
 import shlex
 
 from acp_sdk.agent._runtime import Agent, AgentContext, run_agent
@@ -138,6 +139,9 @@ class ScenarioAgent(Agent):
 
     def __init__(self) -> None:
         self._sessions: dict[str, _Session] = {}
+        # Unique across processes: a client that saved a session id must not take a new
+        # process's first session for its old one (every process used to start at sess_1).
+        self._id_prefix = f"sess_{secrets.token_hex(4)}_"
         self._ids = itertools.count(1)
         self._tool_ids = itertools.count(1)
 
@@ -158,7 +162,7 @@ class ScenarioAgent(Agent):
         return LogoutResponse()
 
     async def new_session(self, params: NewSessionRequest, ctx: AgentContext) -> NewSessionResponse:
-        session = _Session(session_id=f"sess_{next(self._ids)}", cwd=params.cwd)
+        session = _Session(session_id=f"{self._id_prefix}{next(self._ids)}", cwd=params.cwd)
         self._sessions[session.session_id] = session
         return NewSessionResponse(
             session_id=session.session_id, modes=session.modes(), config_options=session.config()
