@@ -20,8 +20,9 @@ The recording is JSON lines, lossless: the first line is a header, then one line
 valid UTF-8 is stored as `"b64"` (base64) instead of `"text"`. Joining a direction's
 frames with newlines (no newline after a `partial` one) gives its bytes back exactly.
 
-Latency: each chunk is written on as soon as it is read, before it is split into frames
-or recorded; the recording is written by its own thread (see docs/cli.md for the bound
+Latency: each chunk is written on as soon as it is read and queued for the recording
+(one queue operation), before it is split into frames; the recording is written by its
+own thread (see docs/cli.md for the bound
 measured by bench/record_latency.py).
 """
 
@@ -153,22 +154,24 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _pump(source: int, target: int, recorder: _Recorder, origin: str) -> None:
-    """Copy `source` to `target` chunk by chunk, each chunk on at once, then record it."""
+    """Copy `source` to `target` chunk by chunk, each chunk on as soon as it is read."""
     broken = False
     while True:
         try:
             chunk = os.read(source, CHUNK)
         except OSError:
             chunk = b""
-        t = recorder.now()
         if not chunk:
             break
+        # Queued for the recording before it is passed on: whatever it causes on the other
+        # side is read after this, so the recording keeps cause before effect across the
+        # two directions (one queue put, about a microsecond).
+        recorder.chunk(recorder.now(), origin, chunk)
         if not broken:
             try:
                 _write_all(target, chunk)
             except OSError:  # the reader went away: keep draining (and recording) the source
                 broken = True
-        recorder.chunk(t, origin, chunk)
     recorder.chunk(recorder.now(), origin, b"")
 
 
