@@ -273,6 +273,7 @@ class Engine(Generic[S]):
             exit_code=reason.exit_code,
             signal=reason.signal,
             stderr_tail=reason.stderr_tail,
+            stdout_tail=reason.stdout_tail,
         )
 
     def begin_call(

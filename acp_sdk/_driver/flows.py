@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Generator
 from typing import Any, Final, Generic, TypeVar
 
@@ -26,7 +27,7 @@ from acp_sdk._driver.engine import (
     deadline_after,
     send_timeout,
 )
-from acp_sdk._driver.process import AgentProcess
+from acp_sdk._driver.process import EXIT_WAIT, AgentProcess
 from acp_sdk.protocol._rows import Kind, Method, Notification, Row, Side
 from acp_sdk.protocol.codec import decode
 from acp_sdk.protocol.errors import ACPError, ConnectionClosed, RequestTimeout
@@ -34,6 +35,9 @@ from acp_sdk.protocol.errors import ACPError, ConnectionClosed, RequestTimeout
 T = TypeVar("T")
 RequestId = int | str
 log = logging.getLogger("acp_sdk.driver")
+STOPPED_READING_GRACE: Final = 2 * EXIT_WAIT
+"""Seconds a failed write waits for the end of the peer's output before failing calls
+(the reader waits up to EXIT_WAIT after it for the exit status)."""
 
 READ_CHUNK: Final = 1 << 16
 LET_THE_WRITER_RUN: Final = 1 << 16
@@ -285,7 +289,7 @@ def read_loop(
         if process is not None:
             for delay in process.exit_steps():
                 yield Sleep(delay)
-            reason = process.exit_reason()
+            reason = process.exit_reason(engine.connection.stray_lines)
         engine.end_of_input(reason)
     except Exception:  # a bug here must not leave callers waiting forever
         log.exception("the reader failed")
@@ -303,6 +307,12 @@ def write_loop(engine: Engine[Any]) -> Flow[None]:
         if batch is None:
             break
         if not (yield Write(batch.data)):
+            # An agent that stopped reading has usually exited: give the reader a moment
+            # to reach the end of its output, so calls fail saying why (exit code, stderr,
+            # what it printed) rather than only that it stopped reading.
+            engine.close_output(flush=False)
+            grace = time.monotonic() + STOPPED_READING_GRACE
+            yield Until(lambda: engine.input_ended, engine.may_read, grace)
             engine.peer_stopped_reading()
             break
         engine.wrote(batch)

@@ -160,20 +160,17 @@ class AgentProcess:
     def returncode(self) -> int | None:
         return self.popen.poll()
 
-    def exit_reason(self) -> ConnectionClosed:
+    def exit_reason(self, stray_lines: Sequence[str] = ()) -> ConnectionClosed:
         """Why the connection ended, as far as the process tells (exit code or signal,
-        and the tail of its stderr)."""
+        the tail of its stderr, and `stray_lines`: what it wrote on stdout that was not
+        JSON-RPC)."""
         code = self.popen.poll()
-        if code is None:
-            return ConnectionClosed.agent_exited(
-                exit_code=None, signal=None, stderr_tail=self.stderr.text
-            )
-        if code < 0:
-            return ConnectionClosed.agent_exited(
-                exit_code=None, signal=-code, stderr_tail=self.stderr.text
-            )
+        exit_code, signal_number = (None, -code) if code is not None and code < 0 else (code, None)
         return ConnectionClosed.agent_exited(
-            exit_code=code, signal=None, stderr_tail=self.stderr.text
+            exit_code=exit_code,
+            signal=signal_number,
+            stderr_tail=self.stderr.text,
+            stdout_tail="\n".join(stray_lines),
         )
 
     def exit_steps(self, timeout: float = EXIT_WAIT) -> Iterator[float]:

@@ -38,6 +38,7 @@ RequestId = int | str
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 _ABSENT: Final[Any] = object()
+NOT_AN_OBJECT: Final = "not a JSON-RPC object"
 
 
 def is_valid_id(value: object) -> bool:
@@ -122,7 +123,7 @@ def classify(frame: bytes) -> Inbound:
     except orjson.JSONDecodeError:
         return Invalid(code=ErrorCode.PARSE_ERROR, reason="not valid JSON", id=None)
     if type(message) is not dict:
-        return Invalid(code=ErrorCode.INVALID_REQUEST, reason="not a JSON-RPC object", id=None)
+        return Invalid(code=ErrorCode.INVALID_REQUEST, reason=NOT_AN_OBJECT, id=None)
     method = message.get("method", _ABSENT)
     if type(method) is str and "id" not in message and message.get("jsonrpc") == "2.0":
         # The common case first: a well-formed notification (rules 3-5 all pass).

@@ -94,6 +94,8 @@ SUPPORTED_PROTOCOL_VERSIONS: Final = (1,)
 log = logging.getLogger("acp_sdk.connection")
 _wire = logging.getLogger("acp_sdk.wire")
 _WIRE_LOG_BYTES: Final = 4096
+STRAY_LINES: Final = 10
+STRAY_LINE_BYTES: Final = 1000
 """`acp_sdk.wire` at DEBUG logs every frame received (and the driver every frame sent),
 cut to this many bytes."""
 
@@ -179,6 +181,9 @@ class Connection:
         self.their_info: Info | None = None
         """The peer's `Implementation` (name, version), if it sent one."""
         self._framer = LineFramer(max_frame_size)
+        # The last frames that were not JSON-RPC at all (a usage message, a banner):
+        # often the only explanation of an agent that then exits.
+        self._stray: deque[str] = deque(maxlen=STRAY_LINES)
         self._events: deque[Event] = deque()
         self._outbox = bytearray()
         self._next_id = 0
@@ -233,13 +238,27 @@ class Connection:
             if type(frame) is bytes:
                 if log_frames:
                     _wire.debug("<- %s", frame[:_WIRE_LOG_BYTES].decode("utf-8", "replace"))
-                self._handle(rpc.classify(frame))
+                message = rpc.classify(frame)
+                if type(message) is rpc.Invalid and message.id is None:
+                    self._keep_stray(message, frame)
+                self._handle(message)
             else:
                 assert frame is FRAME_TOO_LARGE
                 limit = self._framer.max_frame_size
                 self._reject(None, ErrorCode.INVALID_REQUEST, f"frame over {limit} bytes")
         if not data:
             self._close(Trigger.END_OF_INPUT, ConnectionClosed("the peer closed the connection"))
+
+    def _keep_stray(self, message: rpc.Invalid, frame: bytes) -> None:
+        if message.code == ErrorCode.PARSE_ERROR or message.reason == rpc.NOT_AN_OBJECT:
+            text = frame[:STRAY_LINE_BYTES].decode("utf-8", "replace").rstrip("\r")
+            self._stray.append(text)
+
+    @property
+    def stray_lines(self) -> tuple[str, ...]:
+        """The last frames received that were not JSON-RPC messages (not JSON, or not an
+        object), oldest first: at most 10, each cut to 1000 bytes."""
+        return tuple(self._stray)
 
     def receive_message(self, message: bytes) -> None:
         """Feed one whole message from a message-framed transport (a WebSocket text

@@ -144,6 +144,8 @@ class ConnectionClosed(ACPError, ConnectionError):
         exit_code: The agent process's exit status, when it exited normally.
         signal: The signal number, when the agent process was killed by one.
         stderr_tail: The last lines of the agent's stderr ("" when unknown or empty).
+        stdout_tail: The last lines the agent wrote on its stdout that were not JSON-RPC
+            (a usage message, a banner): "" when there were none.
     """
 
     def __init__(
@@ -153,11 +155,13 @@ class ConnectionClosed(ACPError, ConnectionError):
         exit_code: int | None = None,
         signal: int | None = None,
         stderr_tail: str = "",
+        stdout_tail: str = "",
     ) -> None:
         super().__init__(message)  # one argument: OSError reads two as (errno, strerror)
         self.exit_code = exit_code
         self.signal = signal
         self.stderr_tail = stderr_tail
+        self.stdout_tail = stdout_tail
 
     @classmethod
     def agent_exited(
@@ -167,9 +171,11 @@ class ConnectionClosed(ACPError, ConnectionError):
         signal: int | None,
         stderr_tail: str,
         max_lines: int = 10,
+        stdout_tail: str = "",
     ) -> ConnectionClosed:
         """The error for an agent process that ended, e.g. `agent exited with code 1: <the
-        last `max_lines` non-empty lines of its stderr>`."""
+        last `max_lines` non-empty lines of its stderr>`, then what it wrote on its stdout
+        that was not JSON-RPC, if anything (often the only clue: a usage message)."""
         if signal is not None:
             message = f"agent was killed by signal {signal}"
             name = _signal_name(signal)
@@ -183,13 +189,23 @@ class ConnectionClosed(ACPError, ConnectionError):
         tail = "\n".join(lines[-max_lines:]) if max_lines > 0 else ""
         if tail:
             message += f": {tail}"
-        return cls(message, exit_code=exit_code, signal=signal, stderr_tail=stderr_tail)
+        stray = [line for line in stdout_tail.splitlines() if line.strip()][-max_lines:]
+        if stray and max_lines > 0:
+            message += "; not JSON-RPC on its stdout: " + "\n".join(stray)
+        return cls(
+            message,
+            exit_code=exit_code,
+            signal=signal,
+            stderr_tail=stderr_tail,
+            stdout_tail=stdout_tail,
+        )
 
     def __reduce__(self) -> tuple[type[ConnectionClosed], tuple[str], dict[str, Any]]:
         state = {
             "exit_code": self.exit_code,
             "signal": self.signal,
             "stderr_tail": self.stderr_tail,
+            "stdout_tail": self.stdout_tail,
         }
         return (type(self), (str(self.args[0]) if self.args else "",), state)
 

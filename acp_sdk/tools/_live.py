@@ -499,7 +499,19 @@ class _Agent:
         else:
             message = "the agent closed the connection"
         lines = self._stderr_lines(error)
-        return message + (_tail_text(lines) if lines else " (nothing on its stderr)")
+        message += _tail_text(lines) if lines else " (nothing on its stderr)"
+        # What it wrote on stdout that was not JSON-RPC (a usage message, say): shown
+        # before only under --debug, though often the whole explanation.
+        connection = getattr(self.client, "connection", None)
+        stray = str(getattr(error, "stdout_tail", "")).splitlines() or list(
+            getattr(connection, "stray_lines", ())
+        )
+        stray = [line for line in stray if line.strip()][-STDERR_LINES:]
+        if stray:
+            message += "; it wrote on its stdout, not JSON-RPC:\n" + "\n".join(
+                f"  | {neutralize(line[:1000])}" for line in stray
+            )
+        return message
 
     def _stderr_lines(self, error: BaseException) -> list[str]:
         """The agent's last non-empty stderr lines."""

@@ -53,3 +53,13 @@ def test_auth_with_an_env_var_method_names_the_missing_variable(
     result = run("prompt", "--auth", "codex-api-key", "hi", "--", *ROUGH, "env-auth")
     assert result.returncode == 2
     assert "reads CODEX_API_KEY from the agent's environment: set CODEX_API_KEY" in result.stderr
+
+
+def test_an_agent_that_prints_a_usage_line_and_exits_shows_it() -> None:
+    # It used to get "the agent exited with code 0 (nothing on its stderr)".
+    result = run("prompt", "hi", "--", *ROUGH, "stray-stdout")
+    assert result.returncode == 1
+    assert "the agent exited with code 0" in result.stderr
+    assert "it wrote on its stdout, not JSON-RPC:" in result.stderr
+    assert "  | Usage: some-agent [--acp]" in result.stderr
+    assert "  | see https://example.invalid/docs" in result.stderr
