@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +114,36 @@ def test_replay_against_reports_where_answers_differ(
     assert 'recorded "request! ", now "request. "' in out
     assert "1 of 3 answers differ" in out
     assert "initialize (id 0): same" in out
+
+
+@pytest.fixture(scope="module")
+def cancelled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A recorded `wait` turn, cancelled by the client."""
+    path = tmp_path_factory.mktemp("rec") / "wait.jsonl"
+    with DRIVERS["sync"](relay(path, *AGENT)) as driver:
+        _, response = driver.prompt_and_cancel(driver.new_session(), "wait", after=0.2)
+        assert str(response.stop_reason) == "cancelled"
+    return path
+
+
+@pytest.mark.parametrize("facade", sorted(DRIVERS))
+def test_a_recorded_cancelled_turn_replays_when_the_client_cancels(
+    facade: str, cancelled: Path
+) -> None:
+    with DRIVERS[facade]([*CLI, "replay", str(cancelled)]) as driver:
+        _, response = driver.prompt_and_cancel(driver.new_session(), "wait", after=0.2)
+    assert str(response.stop_reason) == "cancelled"
+
+
+def test_the_replayed_agent_answers_a_cancelled_turn_only_after_the_cancel(
+    cancelled: Path,
+) -> None:
+    with Client.spawn([*CLI, "replay", str(cancelled)]) as client:
+        session = client.new_session(cwd="/tmp")
+        turn = session.prompt("wait")
+        done = threading.Event()
+        threading.Thread(target=lambda: (list(turn), done.set()), daemon=True).start()
+        assert not done.wait(0.5)  # the recorded agent waited for the cancel: so does this
+        session.cancel()
+        assert done.wait(30)
+        assert str(turn.stop_reason) == "cancelled"
