@@ -142,7 +142,12 @@ def test_the_replayed_agent_answers_a_cancelled_turn_only_after_the_cancel(
         session = client.new_session(cwd="/tmp")
         turn = session.prompt("wait")
         done = threading.Event()
-        threading.Thread(target=lambda: (list(turn), done.set()), daemon=True).start()
+
+        def drain() -> None:
+            list(turn)
+            done.set()
+
+        threading.Thread(target=drain, daemon=True).start()
         assert not done.wait(0.5)  # the recorded agent waited for the cancel: so does this
         session.cancel()
         assert done.wait(30)
