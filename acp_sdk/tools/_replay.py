@@ -58,8 +58,12 @@ def scripts(recording: Recording) -> tuple[list[tuple[str, Any]], dict[str, list
                 pending[_key(frame.id)] = script
                 last = script
             elif frame.is_notification:
+                # What the agent sent after it, for the requests it concerns (the
+                # session's, when it names one), waits for it again.
+                session = session_of(frame)
                 for script in pending.values():
-                    script.steps.append(("await", frame.method))
+                    if session is None or script.session in (None, session):
+                        script.steps.append(("await", frame.method))
             continue  # the live client answers the agent's requests itself
         if frame.origin == "agent" and frame.is_response and _key(frame.id) in pending:
             pending.pop(_key(frame.id)).steps.append(("respond", frame.message))
@@ -98,8 +102,12 @@ class _Player:
         self.out.write(data + b"\n" if newline else data)
         self.out.flush()
 
-    async def play(self, steps: list[tuple[str, Any]], live_id: Any) -> None:
-        marks = collections.Counter(self.seen)
+    async def play(
+        self, steps: list[tuple[str, Any]], live_id: Any, marks: collections.Counter[str]
+    ) -> None:
+        """Play one script; `marks` counts the client notifications seen before its
+        request (taken when the request arrived: a cancel right behind it in the same
+        read must still count)."""
         for kind, value in steps:
             if kind == "send":
                 self.write(value)
@@ -136,7 +144,8 @@ class _Player:
         if isinstance(method, str) and "id" in message:
             queue = self.queues.get(method)
             if queue:
-                tasks.add(asyncio.create_task(self.play(queue.popleft().steps, message["id"])))
+                steps, marks = queue.popleft().steps, collections.Counter(self.seen)
+                tasks.add(asyncio.create_task(self.play(steps, message["id"], marks)))
                 return
             error = {
                 "code": NO_SCRIPT,
@@ -157,7 +166,7 @@ class _Player:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=LINE_LIMIT)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-        await self.play(self.prelude, None)
+        await self.play(self.prelude, None, collections.Counter())
         tasks: set[asyncio.Task[None]] = set()  # each request's script; awaited below
         try:
             while True:

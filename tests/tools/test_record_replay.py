@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import queue
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -152,3 +154,49 @@ def test_the_replayed_agent_answers_a_cancelled_turn_only_after_the_cancel(
         session.cancel()
         assert done.wait(30)
         assert str(turn.stop_reason) == "cancelled"
+
+
+def test_a_cancel_in_the_same_read_as_its_prompt_still_counts(cancelled: Path) -> None:
+    frames = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/tmp"}},
+    ]
+    replay = subprocess.Popen(
+        [*CLI, "replay", str(cancelled)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert replay.stdin is not None
+    assert replay.stdout is not None
+    reader = threading.Thread()
+    try:
+        replay.stdin.write(b"".join(orjson.dumps(f) + b"\n" for f in frames))
+        replay.stdin.flush()
+        answers: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+
+        def read() -> None:
+            for line in replay.stdout:  # type: ignore[union-attr]
+                answers.put(orjson.loads(line))
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        session = None
+        while session is None:
+            answer = answers.get(timeout=30)
+            session = (
+                (answer.get("result") or {}).get("sessionId") if answer.get("id") == 2 else None
+            )
+        prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "wait"}]}
+        both = [
+            {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt},
+            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}},
+        ]
+        replay.stdin.write(b"".join(orjson.dumps(f) + b"\n" for f in both))  # one write
+        replay.stdin.flush()
+        while (answer := answers.get(timeout=30)).get("id") != 3:
+            pass
+        assert answer["result"]["stopReason"] == "cancelled"
+    finally:
+        replay.stdin.close()
+        replay.wait(30)
+        if reader.ident is not None:
+            reader.join(30)
+        replay.stdout.close()
