@@ -181,7 +181,11 @@ def run(out: str, argv: Sequence[str]) -> int:
     # The writer thread holds the GIL while it formats a burst; a relay thread woken by
     # new bytes waits for it at most this long (the default, 5 ms, shows as latency).
     sys.setswitchinterval(SWITCH_INTERVAL)
-    recorder = _Recorder(out, argv)
+    try:
+        recorder = _Recorder(out, argv)
+    except OSError as error:
+        print(f"error: cannot write the recording {out}: {error.strerror}", file=sys.stderr)
+        return 2
     try:
         # Its own session: a Ctrl-C meant for the editor's group reaches the agent once,
         # through us, not twice.

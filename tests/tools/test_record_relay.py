@@ -177,3 +177,13 @@ def test_an_agent_killed_by_a_signal_kills_the_relay_the_same_way(tmp_path: Path
     assert process.returncode == -signal.SIGTERM
     # The recording is complete before the relay kills itself.
     assert entries(out)[-1]["signal"] == signal.SIGTERM
+
+
+def test_a_recording_that_cannot_be_written_is_a_usage_error(tmp_path: Path) -> None:
+    out = tmp_path / "no" / "such" / "dir.jsonl"
+    result = subprocess.run(
+        relay(out, *CAT), capture_output=True, timeout=30, stdin=subprocess.DEVNULL
+    )
+    assert result.returncode == 2
+    assert b"cannot write the recording" in result.stderr
+    assert b"Traceback" not in result.stderr
