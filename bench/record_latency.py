@@ -126,6 +126,8 @@ def main() -> None:
         "python": platform.python_version(),
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
+        # The machine is often shared: the 1-minute load average when the run ended.
+        "load_average_1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "rounds": args.rounds,
         "frames": args.frames,
     }
