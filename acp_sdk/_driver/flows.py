@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from collections.abc import Callable, Generator
 from typing import Any, Final, Generic, TypeVar
 
@@ -310,9 +309,9 @@ def write_loop(engine: Engine[Any]) -> Flow[None]:
             # An agent that stopped reading has usually exited: give the reader a moment
             # to reach the end of its output, so calls fail saying why (exit code, stderr,
             # what it printed) rather than only that it stopped reading.
+            # (A local close() ends the wait too.)
             engine.close_output(flush=False)
-            grace = time.monotonic() + STOPPED_READING_GRACE
-            yield Until(lambda: engine.input_ended, engine.may_read, grace)
+            yield Until(engine.peer_gone, engine.may_read, deadline_after(STOPPED_READING_GRACE))
             engine.peer_stopped_reading()
             break
         engine.wrote(batch)
