@@ -13,9 +13,9 @@ import queue
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import FrameType, TracebackType
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -531,7 +531,7 @@ class _Agent:
         methods = self.auth_methods()
         if not methods:
             return "it advertised no auth methods"
-        listed = []
+        listed: list[str] = []
         for i, n, method in methods:
             names = env_vars(method)
             where = f"; set {_names(names)} in the agent's environment" if names else ""
@@ -579,15 +579,15 @@ def env_vars(method: Any) -> list[str]:
     """The environment variables an auth method says to set: an `env_var` method of the
     auth-methods RFD (`vars: [{"name": ...}]`, or an earlier draft's `varName`), which
     schema v1 decodes as agent-handled with those fields in `extra`."""
-    extra = getattr(method, "extra", None) or {}
+    extra: Mapping[str, Any] = getattr(method, "extra", None) or {}
     names: list[str] = []
-    listed = extra.get("vars")
-    if isinstance(listed, list):
-        for item in listed:
-            name = item.get("name") if isinstance(item, dict) else item
-            if isinstance(name, str) and name:
-                names.append(name)
-    single = extra.get("varName")
+    listed: Any = extra.get("vars")
+    entries: list[Any] = listed if isinstance(listed, list) else []  # pyright: ignore[reportUnknownVariableType] - JSON
+    for item in entries:
+        name: Any = cast("dict[str, Any]", item).get("name") if isinstance(item, dict) else item
+        if isinstance(name, str) and name:
+            names.append(name)
+    single: Any = extra.get("varName")
     if isinstance(single, str) and single and single not in names:
         names.append(single)
     return names

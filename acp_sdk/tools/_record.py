@@ -210,7 +210,7 @@ def run(out: str, argv: Sequence[str]) -> int:
         with contextlib.suppress(OSError):
             child.send_signal(signum)
 
-    previous = {}
+    previous: dict[int, Any] = {}
     for name in FORWARDED:
         number = getattr(signal, name, None)
         if number is not None:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import orjson
@@ -61,31 +60,47 @@ class Recording:
     ended_at: float | None
 
 
+def obj(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (for reading untrusted JSON
+    one field at a time)."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
+
+
+def items(value: Any) -> list[Any]:
+    """`value` when it is a JSON array, else an empty one."""
+    if isinstance(value, list):
+        found: list[Any] = value  # pyright: ignore[reportUnknownVariableType] - JSON: Any
+        return found
+    return []
+
+
 def _parse(data: bytes) -> dict[str, Any] | None:
     try:
-        value = orjson.loads(data)
+        value: Any = orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
-    return value if isinstance(value, dict) else None
+    return obj(value) if isinstance(value, dict) else None
 
 
 def load(path: str) -> Recording:
     """Read a recording; raises `RecordingError` (with the line) when it cannot."""
     frames: list[Frame] = []
     header: dict[str, Any] | None = None
-    exit_code = signal_number = None
-    ended_at = None
+    exit_code: int | None = None
+    signal_number: int | None = None
+    ended_at: float | None = None
     try:
         with open(path, "rb") as file:
             for number, line in enumerate(file, 1):
                 if not line.strip():
                     continue
                 try:
-                    entry = orjson.loads(line)
+                    parsed: Any = orjson.loads(line)
                 except orjson.JSONDecodeError:
                     raise RecordingError(f"{path}:{number}: not a JSON line") from None
-                if not isinstance(entry, dict):
+                if not isinstance(parsed, dict):
                     raise RecordingError(f"{path}:{number}: not a JSON object")
+                entry = obj(parsed)
                 if header is None:
                     if entry.get("acp_sdk_recording") != FORMAT_VERSION:
                         raise RecordingError(
@@ -106,8 +121,8 @@ def load(path: str) -> Recording:
                         )
                     )
                 elif "exit" in entry or "signal" in entry:
-                    exit_code = entry.get("exit")
-                    signal_number = entry.get("signal")
+                    exit_code = _int(entry.get("exit"))
+                    signal_number = _int(entry.get("signal"))
                     ended_at = float(entry.get("t", 0.0))
     except OSError as error:
         raise RecordingError(f"cannot read {path}: {error.strerror}") from None
@@ -122,11 +137,11 @@ def load(path: str) -> Recording:
     )
 
 
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def session_of(frame: Frame) -> str | None:
-    params = frame.message.get("params") if frame.message is not None else None
-    session = params.get("sessionId") if isinstance(params, dict) else None
+    """The frame's `params.sessionId`, when it names one."""
+    session = obj(obj(frame.message).get("params")).get("sessionId")
     return session if isinstance(session, str) else None
-
-
-def client_requests(recording: Recording) -> Iterator[Frame]:
-    return (f for f in recording.frames if f.origin == "client" and f.is_request)

@@ -18,12 +18,12 @@ import collections
 import contextlib
 import sys
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import attrs
 import orjson
 
-from acp_sdk.tools._recording import Frame, Recording, session_of
+from acp_sdk.tools._recording import Frame, Recording, items, obj, session_of
 
 NO_SCRIPT: Final = -32603
 LINE_LIMIT: Final = 1 << 30  # frames of any size (asyncio's default limit is 64 KiB)
@@ -33,7 +33,7 @@ LINE_LIMIT: Final = 1 << 30  # frames of any size (asyncio's default limit is 64
 class _Script:
     method: str
     session: str | None
-    steps: list[tuple[str, Any]] = attrs.field(factory=list)
+    steps: list[tuple[str, Any]] = attrs.field(factory=lambda: list[tuple[str, Any]]())
 
 
 def scripts(recording: Recording) -> tuple[list[tuple[str, Any]], dict[str, list[_Script]]]:
@@ -137,9 +137,10 @@ class _Player:
             elif kind == "respond":
                 self.write(orjson.dumps({**value, "id": live_id}))
 
-    async def on_message(self, message: Any, tasks: set[asyncio.Task[None]]) -> None:
-        if not isinstance(message, dict):
+    async def on_message(self, parsed: Any, tasks: set[asyncio.Task[None]]) -> None:
+        if not isinstance(parsed, dict):
             return
+        message = obj(parsed)
         method = message.get("method")
         if isinstance(method, str) and "id" in message:
             queue = self.queues.get(method)
@@ -206,20 +207,22 @@ def diff(recorded: Any, live: Any, path: str = "", limit: int = 20) -> list[str]
         if len(out) >= limit:
             return
         if isinstance(a, dict) and isinstance(b, dict):
-            for key in list(a) + [k for k in b if k not in a]:
-                child = f"{where}.{key}" if where else str(key)
-                if key not in b:
-                    out.append(f"{child}: recorded {_short(a[key])}, missing now")
-                elif key not in a:
-                    out.append(f"{child}: not recorded, now {_short(b[key])}")
+            old, new = obj(a), obj(b)
+            for key in list(old) + [k for k in new if k not in old]:
+                child = f"{where}.{key}" if where else key
+                if key not in new:
+                    out.append(f"{child}: recorded {_short(old[key])}, missing now")
+                elif key not in old:
+                    out.append(f"{child}: not recorded, now {_short(new[key])}")
                 else:
-                    walk(a[key], b[key], child)
+                    walk(old[key], new[key], child)
         elif isinstance(a, list) and isinstance(b, list):
-            for index, (x, y) in enumerate(zip(a, b, strict=False)):
+            before, after = items(a), items(b)
+            for index, (x, y) in enumerate(zip(before, after, strict=False)):
                 walk(x, y, f"{where}[{index}]")
-            if len(a) != len(b):
-                out.append(f"{where}: recorded {len(a)} items, now {len(b)}")
-        elif a != b or type(a) is not type(b):
+            if len(before) != len(after):
+                out.append(f"{where}: recorded {len(before)} items, now {len(after)}")
+        elif a != b or type(cast(object, a)) is not type(cast(object, b)):  # 1 is not True
             out.append(f"{where or '(whole)'}: recorded {_short(a)}, now {_short(b)}")
 
     walk(recorded, live, path)
@@ -261,23 +264,12 @@ class _Against:
                     self.client_answers[frame.method].append(reply.message)
 
     def map_sessions(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self.sessions.get(value, value)
-        if isinstance(value, dict):
-            return {k: self.map_sessions(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.map_sessions(v) for v in value]
-        return value
+        """`value` with each recorded session id replaced by the live agent's."""
+        return _replace_strings(value, self.sessions)
 
     def unmap_sessions(self, value: Any) -> Any:
-        back = {live: recorded for recorded, live in self.sessions.items()}
-        if isinstance(value, str):
-            return back.get(value, value)
-        if isinstance(value, dict):
-            return {k: self.unmap_sessions(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.unmap_sessions(v) for v in value]
-        return value
+        """`value` with each live session id replaced by the recorded one."""
+        return _replace_strings(value, {live: old for old, live in self.sessions.items()})
 
     async def read(self, stdout: asyncio.StreamReader, stdin: asyncio.StreamWriter) -> None:
         while True:
@@ -285,12 +277,13 @@ class _Against:
             if not line:
                 break
             try:
-                message = orjson.loads(line)
+                parsed: Any = orjson.loads(line)
             except orjson.JSONDecodeError:
                 print(f"agent wrote a non-JSON line: {_short(line.decode('utf-8', 'replace'))}")
                 continue
-            if not isinstance(message, dict):
+            if not isinstance(parsed, dict):
                 continue
+            message = obj(parsed)
             method = message.get("method")
             if isinstance(method, str) and "id" in message:
                 queue = self.client_answers.get(method)
@@ -417,8 +410,8 @@ class _Against:
         return 1 if differing else 0
 
     def _learn_sessions(self, recorded: dict[str, Any], live: dict[str, Any]) -> None:
-        a = (recorded.get("result") or {}).get("sessionId")
-        b = (live.get("result") or {}).get("sessionId")
+        a = obj(recorded.get("result")).get("sessionId")
+        b = obj(live.get("result")).get("sessionId")
         if isinstance(a, str) and isinstance(b, str) and a != b:
             self.sessions[a] = b
 
@@ -432,6 +425,16 @@ class _Against:
             if found:
                 return lines + found
         return lines
+
+
+def _replace_strings(value: Any, table: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return table.get(value, value)
+    if isinstance(value, dict):
+        return {k: _replace_strings(v, table) for k, v in obj(value).items()}
+    if isinstance(value, list):
+        return [_replace_strings(v, table) for v in items(value)]
+    return value
 
 
 def against(recording: Recording, argv: Sequence[str], timeout: float) -> int:

@@ -10,7 +10,7 @@ from typing import IO, Any
 from acp_sdk.protocol.codec import decode
 from acp_sdk.protocol.errors import DecodeError
 from acp_sdk.schema import RequestPermissionRequest, SessionNotification
-from acp_sdk.tools._recording import Frame, Recording
+from acp_sdk.tools._recording import Frame, Recording, items, obj
 from acp_sdk.tools._render import Renderer, neutralize
 
 _ARROWS = {"client": "client -> agent", "agent": "agent -> client", "stderr": "agent stderr"}
@@ -65,10 +65,11 @@ def show(recording: Recording, out: IO[str] | None = None, *, color: bool | None
     renderer = Renderer(stamped, color=color)  # type: ignore[arg-type]  # a write/flush stream
     requests: dict[Any, str] = {}  # client request id -> method
     asked: dict[Any, RequestPermissionRequest] = {}  # agent request id -> the question
-    argv = recording.header.get("argv")
-    started = recording.header.get("started", "?")
+    argv: Any = recording.header.get("argv")
+    started = str(recording.header.get("started", "?"))
     if isinstance(argv, list):
-        stamped.write(f"Recording of {neutralize(' '.join(map(str, argv)))} (started {started})\n")
+        command = " ".join(str(arg) for arg in items(argv))
+        stamped.write(f"Recording of {neutralize(command)} (started {started})\n")
     for frame in recording.frames:
         stamped.t = frame.t
         if frame.origin == "stderr":
@@ -93,25 +94,24 @@ def _client(
     requests: dict[Any, str],
     asked: dict[Any, RequestPermissionRequest],
 ) -> None:
-    message = frame.message or {}
+    message = obj(frame.message)
     if frame.is_request and frame.method is not None:
         requests[_key(frame.id)] = frame.method
         if frame.method == "session/prompt":
-            params = message.get("params") or {}
+            blocks: Any = obj(message.get("params")).get("prompt")
             texts = [
-                block.get("text", f"[{block.get('type')}]")
-                for block in params.get("prompt", [])
-                if isinstance(block, dict)
+                str(obj(block).get("text", f"[{obj(block).get('type')}]"))
+                for block in items(blocks)
             ]
-            renderer.note("> " + " ".join(map(str, texts)), "1")
+            renderer.note("> " + " ".join(texts), "1")
     elif frame.is_notification and frame.method == "session/cancel":
         renderer.note("(the client cancels the turn)", "33")
     elif frame.is_response:
         question = asked.pop(_key(frame.id), None)
         if question is not None:
-            outcome = (message.get("result") or {}).get("outcome") or {}
-            choice = outcome.get("optionId") if outcome.get("outcome") == "selected" else None
-            renderer.permission(question, choice)
+            outcome = obj(obj(message.get("result")).get("outcome"))
+            choice: Any = outcome.get("optionId") if outcome.get("outcome") == "selected" else None
+            renderer.permission(question, choice if isinstance(choice, str) else None)
 
 
 def _agent(
@@ -120,8 +120,8 @@ def _agent(
     requests: dict[Any, str],
     asked: dict[Any, RequestPermissionRequest],
 ) -> None:
-    message = frame.message or {}
-    params = message.get("params") or {}
+    message = obj(frame.message)
+    params = obj(message.get("params"))
     if frame.method == "session/update":
         try:
             notification = decode(params, SessionNotification)
@@ -138,21 +138,20 @@ def _agent(
         renderer.note(f"(the agent calls {frame.method})", "2")
     elif frame.is_response:
         method = requests.pop(_key(frame.id), None)
-        failure = message.get("error")
-        result = message.get("result")
-        if isinstance(failure, dict):
+        failure = obj(message.get("error"))
+        result = obj(message.get("result"))
+        if "error" in message:
             text = f"{failure.get('message')} ({failure.get('code')})"
             if failure.get("data") is not None:
                 text += f": {failure.get('data')}"
             renderer.note(f"! {method or 'a request'} failed: {text}", "31")
-        elif method == "initialize" and isinstance(result, dict):
-            info = result.get("agentInfo") or {}
+        elif method == "initialize":
+            info = obj(result.get("agentInfo"))
             name = info.get("title") or info.get("name") or "an agent"
             renderer.note(f"Connected to {name} {info.get('version', '')}".rstrip() + ".")
         elif method in ("session/new", "session/load", "session/resume"):
-            session = (result or {}).get("sessionId") if isinstance(result, dict) else None
-            renderer.note(f"Session {session or '(loaded)'}.")
-        elif method == "session/prompt" and isinstance(result, dict):
+            renderer.note(f"Session {result.get('sessionId') or '(loaded)'}.")
+        elif method == "session/prompt":
             renderer.stop(str(result.get("stopReason")))
 
 
