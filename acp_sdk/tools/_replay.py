@@ -308,6 +308,8 @@ class _Against:
                 recorded = self.recorded_answers.get(key)
                 if recorded is not None:  # before the next client frame is mapped
                     self._learn_sessions(recorded, message)
+                if key in self.open_ids:  # later notifications are not this request's
+                    self.open_ids.remove(key)
                 future = self.responses.get(key)
                 if future is not None and not future.done():
                     future.set_result(message)
@@ -382,8 +384,6 @@ class _Against:
         for frame in requests:
             key = _key(frame.id)
             live = await self.wait(self.responses[key], self.timeout)
-            if key in self.open_ids:
-                self.open_ids.remove(key)
             expected = self.recorded_answers.get(key)
             label = f"{frame.method} (id {frame.id})"
             if live is None:

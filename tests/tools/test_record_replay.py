@@ -200,3 +200,9 @@ def test_a_cancel_in_the_same_read_as_its_prompt_still_counts(cancelled: Path) -
         if reader.ident is not None:
             reader.join(30)
         replay.stdout.close()
+
+
+def test_replay_against_sends_the_cancel_as_the_recorded_client_did(cancelled: Path) -> None:
+    result = run_cli("replay", str(cancelled), "--against", "--", *AGENT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "session/prompt (id 2): same" in result.stdout.decode()  # cancelled, as recorded
