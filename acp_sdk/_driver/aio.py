@@ -66,14 +66,19 @@ class _Pulse:
 
 
 class _HandlerTask:
-    __slots__ = ("_task",)
+    __slots__ = ("_task", "started")
 
-    def __init__(self, task: asyncio.Task[None]) -> None:
-        self._task = task
+    def __init__(self) -> None:
+        self._task: asyncio.Task[None] | None = None
+        self.started = False
 
     def cancel(self) -> bool:
-        self._task.cancel()
-        return False  # the task answers from its own cancellation
+        if self._task is not None:
+            self._task.cancel()
+        # A task cancelled before its first step never runs its coroutine, so its flow
+        # cannot answer: True tells the engine to answer `cancelled` for it (a
+        # `session/cancel` read in the same chunk as its prompt was lost).
+        return not self.started
 
 
 class AsyncDriver:
@@ -285,10 +290,17 @@ class AsyncDriver:
 
     def _start_handler(self, request_id: RequestId, row: Row, params: Any) -> Cancellable:
         flow = flows.handle(self.engine, self._serve, request_id, row, params)
-        task = asyncio.get_running_loop().create_task(self.run(flow))
+        handle = _HandlerTask()
+
+        async def handler() -> None:
+            handle.started = True
+            await self.run(flow)
+
+        task = asyncio.get_running_loop().create_task(handler())
+        handle._task = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        return _HandlerTask(task)
+        return handle
 
     # ------------------------------------------------------------------ closing
 
