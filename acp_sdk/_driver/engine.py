@@ -8,6 +8,11 @@ does about it, for both the threaded and the asyncio driver:
 - which inbound requests run as handlers, and which handlers a cancellation stops;
 - how a call ends on a timeout, a local cancellation or a closed connection, and with
   which `ConnectionClosed` (the one that says why, e.g. the agent's exit code);
+- a prompt turn's clock: its hard and idle deadlines, re-armed by the agent's updates and
+  requests in the session, the `session/cancel` sent when one passes, and the grace after
+  it (the one place a turn's timeout is decided; `flows.clock_loop` wakes it in time);
+- which updates a session's state has folded: exactly those handed out (to a turn's
+  consumer or `on_update`), and on arrival those nobody is there to take;
 - backpressure: how many bytes may wait for the peer before senders wait, and how much
   received-but-unconsumed work makes the reader stop reading.
 
@@ -24,12 +29,14 @@ Rules:
 4. Every call ends exactly once, by resolving its waiter with an `Outcome` (never an
    exception set on a future, so an abandoned call never logs "never retrieved").
 
-A driver supplies three things: waiters (futures), signals (a condition or a pulse
-that waiting code re-checks its predicate on) and handler execution (a pool or tasks).
+A driver supplies four things: waiters (futures), signals (a condition or a pulse
+that waiting code re-checks its predicate on), handler execution (a pool or tasks) and
+`on_callback_runner` (whether the running code is the callback runner).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -39,7 +46,9 @@ from typing import Any, Final, Generic, Protocol, TypeVar
 
 import attrs
 
-from acp_sdk.protocol._rows import Method, Notification, Row
+from acp_sdk.protocol._jsonrpc import RequestId
+from acp_sdk.protocol._rows import Kind, Method, Notification, Row, Side
+from acp_sdk.protocol.codec import decode
 from acp_sdk.protocol.connection import Connection
 from acp_sdk.protocol.errors import ACPError, ConnectionClosed, LocalProtocolError, RequestTimeout
 from acp_sdk.protocol.events import (
@@ -57,7 +66,6 @@ from acp_sdk.protocol.events import (
 
 T = TypeVar("T")
 S = TypeVar("S", bound="Signal")
-RequestId = int | str
 log = logging.getLogger("acp_sdk.driver")
 _wire = logging.getLogger("acp_sdk.wire")
 
@@ -69,6 +77,11 @@ FOLD_EVERY: Final = 1024
 """Updates of a session kept unfolded before the reader folds them into its state (the
 rest is folded when someone reads the state): bounded memory, cheap streaming."""
 SESSION_UPDATE: Final = "session/update"
+CANCEL_GRACE: Final = 5.0
+"""Seconds a turn whose timeout passed gives the agent, after `session/cancel`, to end
+it (stop reason `cancelled`) before the turn fails with `RequestTimeout`."""
+LET_THE_WRITER_RUN: Final = 1 << 16
+"""Queued bytes past which a sender of notifications yields once to the writer."""
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -125,23 +138,106 @@ class Outcome(Generic[T]):
         return self.value
 
 
+class Expired(Exception):
+    """Thrown into a flow whose wait for a call's outcome passed its deadline."""
+
+
 class Sink:
-    """The updates of one prompt turn, in arrival order, then how the turn ended.
+    """A prompt turn's state: its updates in arrival order, how it ended, and its clock.
 
     Consumed once: iterating a finished turn again yields nothing and ends the same way.
+    The clock (set by `Engine.begin_turn`, re-armed by `_route`, acted on by
+    `Engine.expire_turns`): `deadline` bounds the whole turn, `idle_deadline` the gap
+    between the agent's updates and requests in the session; once one passes,
+    `session/cancel` is sent, `timed_out` says which, and `give_up_at` ends the grace.
     """
 
-    __slots__ = ("outcome", "received", "released", "session_id", "updates")
+    __slots__ = (
+        "deadline",
+        "give_up_at",
+        "grace",
+        "idle",
+        "idle_deadline",
+        "outcome",
+        "received",
+        "released",
+        "request_id",
+        "session_id",
+        "timed_out",
+        "timeout",
+        "updates",
+    )
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        request_id: RequestId = 0,
+        *,
+        timeout: float | None = None,
+        idle: float | None = None,
+        grace: float = CANCEL_GRACE,
+    ) -> None:
         self.session_id = session_id
+        self.request_id = request_id
         self.released = False  # its updates no longer count as buffered
         self.updates: deque[Any] = deque()
         self.outcome: Outcome[Any] | None = None
         self.received = 0
+        self.timeout = timeout
+        self.idle = idle
+        self.grace = grace
+        self.deadline = deadline_after(timeout)
+        self.idle_deadline = deadline_after(idle)
+        self.give_up_at: float | None = None
+        self.timed_out: str | None = None
+        """Which limit ended the turn: "timeout" or "idle_timeout" (None: neither)."""
 
     def ready(self) -> bool:
         return bool(self.updates) or self.outcome is not None
+
+    def next_deadline(self) -> float | None:
+        if self.give_up_at is not None:
+            return self.give_up_at
+        if self.idle_deadline is None or self.deadline is None:
+            return self.deadline if self.idle_deadline is None else self.idle_deadline
+        return min(self.deadline, self.idle_deadline)
+
+
+class Call:
+    """One of our requests in flight: the engine-level steps around awaiting its outcome,
+    shared by `flows.call` and the asyncio driver's direct path (which only awaits)."""
+
+    __slots__ = ("engine", "request_id", "settle_target", "waiter")
+
+    def __init__(self, engine: Engine[Any], request_id: RequestId, waiter: Waiter) -> None:
+        self.engine = engine
+        self.request_id = request_id
+        self.waiter = waiter
+        self.settle_target = 0
+
+    def interrupted(self, error: BaseException) -> Outcome[Any]:
+        """The wait for the outcome ended by `error`: a passed deadline (`expired`) times
+        the call out, anything else (Ctrl-C, a cancelled task) gives it up; either way
+        the peer is told (`$/cancel_request`). Returns the outcome of a call answered
+        just in time; else raises."""
+        if isinstance(error, Expired):
+            timeout = self.engine.end_call(self.request_id, timed_out=True)
+            if timeout is not None:
+                raise timeout from None
+            return self.waiter.result()  # answered just in time
+        self.engine.end_call(self.request_id, timed_out=False)
+        raise error
+
+    def result(self, outcome: Outcome[Any]) -> Any:
+        """The call's value (or its error, raised); notes the callbacks it must await."""
+        self.settle_target = self.engine.callbacks_queued
+        return outcome.unwrap()
+
+    def settled(self) -> bool:
+        """True once the callbacks of notifications received before its answer have run
+        (or on the callback runner, which would wait on itself)."""
+        engine = self.engine
+        return engine.settled(self.settle_target) or engine.on_callback_runner()
 
 
 class Batch:
@@ -188,6 +284,9 @@ class Engine(Generic[S]):
         self.space = new_signal()
         self.may_read = new_signal()
         self.delivered = new_signal()
+        self.clock = new_signal()  # a turn with a clock began (or we are closing)
+        self.on_callback_runner: Callable[[], bool] = _no
+        """Set by a driver: True when called on its callback runner (thread or task)."""
         self._queue: deque[tuple[bytes, bool]] = deque()
         self._writing = False  # the writer holds a batch it has not finished writing
         self.try_write: Callable[[bytes], int] | None = None
@@ -205,6 +304,8 @@ class Engine(Generic[S]):
         self._calls: dict[RequestId, Waiter] = {}
         self._turn_of_call: dict[RequestId, Sink] = {}
         self._turns: dict[str, Sink] = {}
+        self._clocked: set[Sink] = set()  # running turns with a timeout or idle timeout
+        self._clock_changed = False
         self._serving: dict[RequestId, Cancellable] = {}
         self._callbacks: deque[tuple[Callback, Any]] = deque()
         self._buffered = 0  # updates in sinks plus callbacks not yet run
@@ -213,7 +314,7 @@ class Engine(Generic[S]):
         self.fold: Callable[[Any, list[Any]], Any] | None = None
         """Set by a client: (state or None, updates) -> the session's next state."""
         self._states: dict[str, Any] = {}
-        self._unfolded: dict[str, list[Any]] = {}  # per session, not yet folded
+        self._unfolded: dict[str, list[Any]] = {}  # per session: handed out, not folded yet
         self.close_reason: ConnectionClosed | None = None
         self.input_ended = False
         self.output_closed = False  # no more frames will be queued
@@ -252,10 +353,8 @@ class Engine(Generic[S]):
     def settled(self, target: int) -> bool:
         return self.callbacks_done >= target or self.close_reason is not None
 
-    @property
-    def buffered(self) -> int:
-        """Updates and callbacks received but not yet consumed."""
-        return self._buffered
+    def clock_changed(self) -> bool:
+        return self._clock_changed or self.close_reason is not None
 
     @property
     def queued_bytes(self) -> int:
@@ -275,10 +374,11 @@ class Engine(Generic[S]):
             stderr_tail=reason.stderr_tail,
         )
 
-    def begin_call(
+    def start_call(
         self, row: Method[Any, Any], params: Any, *, check_capability: bool = True
-    ) -> tuple[RequestId, Waiter]:
-        """Record and queue a request; the caller waits on the returned waiter."""
+    ) -> Call:
+        """Record and queue a request; the caller awaits `call.waiter`, then hands what it
+        got to `call.result` (or what interrupted it to `call.interrupted`)."""
         with self.lock:
             if self.close_reason is not None:
                 raise self.closed_error()
@@ -288,25 +388,50 @@ class Engine(Generic[S]):
             waiter = self._new_waiter()
             self._calls[request_id] = waiter
             self._queue_frame(frame, reply=False)
-        return request_id, waiter
+        return Call(self, request_id, waiter)
 
-    def begin_turn(self, row: Method[Any, Any], params: Any) -> tuple[RequestId, Sink]:
-        """Open the session's turn and send its prompt; updates flow into the sink."""
+    def begin_turn(
+        self,
+        row: Method[Any, Any],
+        params: Any,
+        *,
+        timeout: float | None = None,
+        idle_timeout: float | None = None,
+        grace: float | None = None,
+    ) -> Sink:
+        """Open the session's turn, start its clock and queue its prompt at once (past
+        `max_send_buffer` too: one frame per session, never a wait), so the prompt
+        leaves before anything sent after it, a `session/cancel` included.
+
+        Raises `LocalProtocolError` while the session's previous turn runs (the one
+        documented rule: a session runs one turn at a time)."""
         session_id: str = params.session_id
         with self.lock:
             if self.close_reason is not None:
                 raise self.closed_error()
             if session_id in self._turns:
                 raise LocalProtocolError(
-                    f"a prompt turn is already running in session {session_id}"
+                    f"a prompt turn is still running in session {session_id}: let it end "
+                    "first (iterate it, or wait()/await it; after cancel() it ends once the "
+                    "agent answers `cancelled`)"
                 )
             request_id, frame = self.connection.send_request(row, params)
-            sink = Sink(session_id)
+            sink = Sink(
+                session_id,
+                request_id,
+                timeout=timeout,
+                idle=idle_timeout,
+                grace=CANCEL_GRACE if grace is None else grace,
+            )
             self._turns[session_id] = sink
             self._turn_of_call[request_id] = sink
             self._calls[request_id] = _NO_WAITER
+            if sink.deadline is not None or sink.idle_deadline is not None:
+                self._clocked.add(sink)
+                self._clock_changed = True
+                self.clock.notify()
             self._queue_frame(frame, reply=False)
-        return request_id, sink
+        return sink
 
     def end_call(self, request_id: RequestId, *, timed_out: bool) -> ACPError | None:
         """End one of our calls locally (a timeout, or the caller gave up) and tell the
@@ -326,7 +451,13 @@ class Engine(Generic[S]):
                 self._queue_frame(frame, reply=False)
             return error
 
-    def notify(self, row: Notification[Any], params: Any, *, check_capability: bool = True) -> None:
+    def send_notification(
+        self, row: Notification[Any], params: Any, *, check_capability: bool = True
+    ) -> bool:
+        """Queue a notification (never waits: the caller checked `can_queue`). True when
+        the sender should now yield once to the writer: past LET_THE_WRITER_RUN queued
+        bytes (the OS pipe is full, or frames were corked) the peer must read while we
+        produce, or a producer that never waits fills max_send_buffer first."""
         with self.lock:
             if self.close_reason is not None:
                 raise self.closed_error()
@@ -334,6 +465,7 @@ class Engine(Generic[S]):
                 row, params, check_capability=check_capability
             )
             self._queue_frame(frame, reply=False, cork=True)
+            return self._queued > LET_THE_WRITER_RUN
 
     def _queue_frame(self, frame: bytes, *, reply: bool, cork: bool = False) -> None:
         if not frame or self.output_closed:
@@ -425,6 +557,8 @@ class Engine(Generic[S]):
                     error = self.closed_error()
                 self._resolve(event.request_id, Outcome(error=error))
             elif isinstance(event, RequestReceived):
+                if self._clocked:
+                    self._rearm(getattr(event.params, "session_id", None))
                 self._serving[event.request_id] = self._start_handler(
                     event.request_id, event.row, event.params
                 )
@@ -445,25 +579,45 @@ class Engine(Generic[S]):
 
     def _route(self, row: Row, params: Any) -> None:
         if row.wire == SESSION_UPDATE:
-            if self.fold is not None:
-                # The session's state includes this update before anyone is handed it.
-                pending = self._unfolded.setdefault(params.session_id, [])
-                pending.append(params.update)
-                if len(pending) >= FOLD_EVERY:
-                    self._fold(params.session_id)
             sink = self._turns.get(params.session_id)
             if sink is not None:
                 sink.updates.append(params.update)
                 sink.received += 1
                 self._buffered += 1
+                if sink.idle is not None:
+                    sink.idle_deadline = time.monotonic() + sink.idle
                 self.delivered.notify()
             elif self.on_update is not None:
-                self._queue_callback(self.on_update, params)
+                self._queue_callback(self.on_update, params)  # folded when handed out
+            elif self.fold is not None:
+                self._fold_in(params.session_id, params.update)  # nobody to hand it to
         for callback in self._notification_callbacks(row, params):
             self._queue_callback(callback, params)
 
+    def _rearm(self, session_id: Any) -> None:
+        """The agent asked us something in the session: its turn is not idle."""
+        sink = self._turns.get(session_id) if isinstance(session_id, str) else None
+        if sink is not None and sink.idle is not None:
+            sink.idle_deadline = time.monotonic() + sink.idle
+
+    # ------------------------------------------------------------------ session state
+    # A session's state is the caller's view: it folds exactly the updates handed out
+    # (by a turn's iterator, to `on_update`), and on arrival those nobody would take.
+
+    def handed_out(self, session_id: str, update: Any) -> None:
+        """A turn's consumer is being handed `update`: the session's state includes it."""
+        if self.fold is not None:
+            with self.lock:
+                self._fold_in(session_id, update)
+
+    def _fold_in(self, session_id: str, update: Any) -> None:
+        pending = self._unfolded.setdefault(session_id, [])
+        pending.append(update)
+        if len(pending) >= FOLD_EVERY:
+            self._fold(session_id)
+
     def state_of(self, session_id: str) -> Any:
-        """The folded state of a session, every update received so far included."""
+        """The folded state of a session: every update handed out so far."""
         with self.lock:
             return self._fold(session_id)
 
@@ -507,7 +661,10 @@ class Engine(Generic[S]):
         # wait for an answer the reader must still read.
         self._buffered -= 1
         self.may_read.notify()
-        return self._callbacks.popleft()
+        job = self._callbacks.popleft()
+        if job[0] is self.on_update and self.fold is not None:
+            self._fold_in(job[1].session_id, job[1].update)  # handed out now
+        return job
 
     def callback_finished(self) -> None:
         with self.lock:
@@ -526,7 +683,59 @@ class Engine(Generic[S]):
             self.may_read.notify()
         if self._turns.get(sink.session_id) is sink:
             del self._turns[sink.session_id]
+        self._clocked.discard(sink)
         self.delivered.notify()
+
+    # ------------------------------------------------------------------ turns' clocks
+
+    def next_turn_deadline(self) -> float | None:
+        """When `expire_turns` next has something to do (None: no clocked turn).
+        `lock` held; the clock loop calls it before each wait."""
+        self._clock_changed = False
+        deadlines = [d for sink in self._clocked if (d := sink.next_deadline()) is not None]
+        return min(deadlines) if deadlines else None
+
+    def expire_turns(self) -> None:
+        """Act on every turn whose deadline passed: the first time, send `session/cancel`
+        and note why (`timed_out`); once its grace passed too, end it with
+        `RequestTimeout` and tell the agent (`$/cancel_request`)."""
+        with self.lock:
+            now = time.monotonic()
+            for sink in list(self._clocked):
+                due = sink.next_deadline()
+                if due is None or due > now or sink.outcome is not None:
+                    continue
+                if sink.give_up_at is None:
+                    hard = sink.deadline is not None and sink.deadline <= now
+                    sink.timed_out = "timeout" if hard else "idle_timeout"
+                    sink.give_up_at = now + sink.grace
+                    self._send_cancel(sink.session_id)
+                    continue
+                self._clocked.discard(sink)
+                self._calls.pop(sink.request_id, None)
+                self._turn_of_call.pop(sink.request_id, None)
+                _error, frame = self.connection.time_out(sink.request_id)
+                limit = (
+                    f"timeout {sink.timeout:g} s"
+                    if sink.timed_out == "timeout"
+                    else f"idle timeout {sink.idle:g} s"
+                )
+                error = RequestTimeout(
+                    f"the prompt turn passed its {limit} and the agent did not end it "
+                    f"within {sink.grace:g} s of session/cancel"
+                )
+                self._finish_turn(sink, Outcome(error=error))
+                if frame and not self.output_closed:
+                    self._queue_frame(frame, reply=False)
+
+    def _send_cancel(self, session_id: str) -> None:
+        row = self.connection.table.get(Side.AGENT, "session/cancel", Kind.NOTIFICATION)
+        if row is None or self.close_reason is not None:
+            return
+        params = decode({"sessionId": session_id}, row.params_type)
+        with contextlib.suppress(ACPError):
+            frame = self.connection.send_notification(row, params)  # type: ignore[arg-type] # a notification row
+            self._queue_frame(frame, reply=False)
 
     # ------------------------------------------------------------------ handlers
 
@@ -595,7 +804,7 @@ class Engine(Generic[S]):
             self._wake_all()
 
     def _wake_all(self) -> None:
-        for signal in (self.to_write, self.space, self.may_read, self.delivered):
+        for signal in (self.to_write, self.space, self.may_read, self.delivered, self.clock):
             signal.notify()
 
 
@@ -613,6 +822,10 @@ class _NoWaiter:
 
 
 _NO_WAITER: Final = _NoWaiter()
+
+
+def _no() -> bool:
+    return False
 
 
 def deadline_after(timeout: float | None) -> float | None:

@@ -12,15 +12,16 @@ import logging
 import os
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 
 import attrs
 
 from acp_sdk._driver.engine import Callback, Limits, Outcome, Sink
-from acp_sdk._driver.flows import TurnClock
 from acp_sdk._driver.process import AgentProcess, argv_of
 from acp_sdk._version import __version__
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
+from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Method, MethodTable, Row, Side
 from acp_sdk.protocol.connection import SUPPORTED_PROTOCOL_VERSIONS, Connection
 from acp_sdk.protocol.errors import RequestError
@@ -50,11 +51,11 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 H = TypeVar("H")
 C = TypeVar("C", bound="ClientState[Any]")
-RequestId = int | str
 _DEFAULTS = Limits()
-CANCEL_GRACE: Final = 5.0
-"""`prompt(timeout=...)`: seconds the agent gets, after `session/cancel`, to end the turn
-with stop reason `cancelled` before the turn raises `RequestTimeout`."""
+MAX_TURN_TEXT: Final = 4 << 20
+"""Default `max_turn_text`: characters of agent message text a turn keeps for `text`."""
+MAX_TURN_TOOL_CALLS: Final = 4096
+"""Tool calls a turn keeps for `tool_calls`; later new ids are dropped (`truncated`)."""
 
 
 def default_initialize(
@@ -140,9 +141,12 @@ class ClientState(Generic[H]):
         max_send_buffer: Bytes queued for the agent before calls wait for it to read.
         max_buffered_updates: Updates received but not yet consumed before the client
             stops reading (backpressure: one turn nobody iterates stalls the connection).
-        track_state: Keep what sessions said: `session.state` (a `SessionState`),
-            `turn.text` and `turn.tool_calls`. Off by default, because it holds every
-            session's whole content in memory, which a peer decides the size of.
+        track_state: Keep each session's whole state: `session.state` (a
+            `SessionState`). Off by default, because it holds every session's whole
+            content in memory, which a peer decides the size of. (`turn.text` and
+            `turn.tool_calls` need no flag: each turn keeps its own, bounded.)
+        max_turn_text: Characters of agent message text a turn keeps for `turn.text`
+            (default 4 Mi); past them `turn.truncated` is True.
     """
 
     _driver: Any
@@ -161,11 +165,13 @@ class ClientState(Generic[H]):
         max_send_buffer: int = _DEFAULTS.max_send_buffer,
         max_buffered_updates: int = _DEFAULTS.max_buffered_updates,
         track_state: bool = False,
+        max_turn_text: int = MAX_TURN_TEXT,
     ) -> None:
         from acp_sdk.handlers import HandlerSet
 
         self._handlers = HandlerSet(handlers)  # type: ignore[arg-type] # H is a handler type
         self.track_state = track_state
+        self.max_turn_text = max_turn_text
         self._on_update = on_update
         self._client_info = client_info
         self._auto_initialize = initialize
@@ -241,6 +247,9 @@ class ClientState(Generic[H]):
             url=url, headers=headers, timeout=timeout, max_message_size=max_message_size
         )
         return client
+
+    def _driver_or_raise(self) -> Any:
+        raise NotImplementedError  # each facade's, typed with its driver
 
     def _attach(self, engine: Any) -> None:
         """Called by `open()` with the driver's engine: fold each session's updates into
@@ -325,8 +334,12 @@ class ClientState(Generic[H]):
 
 
 class TurnHandle(Generic[C]):
-    """A prompt turn's state, whatever the facade: its request, its sink, how it ended,
-    and what it said (`text`, `tool_calls`)."""
+    """A prompt turn's state, whatever the facade: its request, its sink in the engine
+    (updates, outcome, clock), and what it said (`text`, `tool_calls`).
+
+    Constructing one starts the turn: the prompt is queued before the constructor
+    returns, so a `cancel()` at any moment after it reaches the agent after the prompt.
+    """
 
     def __init__(
         self,
@@ -335,60 +348,90 @@ class TurnHandle(Generic[C]):
         on_update: Callable[[Any], Any] | None = None,
         *,
         timeout: float | None = None,
+        idle_timeout: float | None = None,
     ) -> None:
-        from acp_sdk.client.session_state import SessionState
+        from acp_sdk.methods import SESSION_PROMPT
 
         self._client = client
         self.params = params
         self._on_update = on_update
-        self._timeout = timeout
-        self._clock: TurnClock | None = None
-        self._sink: Sink | None = None
+        engine = client._driver_or_raise().engine
+        self._engine = engine
+        # The clock is the engine's: it counts from here, queueing included.
+        self._sink: Sink = engine.begin_turn(
+            SESSION_PROMPT, params, timeout=timeout, idle_timeout=idle_timeout
+        )
+        self.request_id: RequestId = self._sink.request_id
         self._pending: deque[Any] = deque()  # taken from the sink, not yet handed out
         self._texts: list[str] = []
-        self._tools = SessionState()
-        self.request_id: RequestId | None = None
+        self._text_left = client.max_turn_text
+        self._tools: dict[str, ToolCallView] = {}
+        self._truncated = False
         self.response: PromptResponse | None = None
 
-    def _begin(self) -> TurnClock | None:
-        """The turn's clock, started before the prompt is sent: its timeout covers
-        sending too (an agent that does not read)."""
-        if self._timeout is not None:
-            self._clock = TurnClock(self._timeout, CANCEL_GRACE)
-        return self._clock
-
-    def _started(self, started: tuple[RequestId, Sink]) -> Sink:
-        self.request_id, self._sink = started
-        if self._clock is not None:
-            self._clock.request_id = self.request_id
-        return self._sink
-
     def _saw(self, update: SessionUpdate) -> SessionUpdate:
-        """Note an update as it is handed out (for `text` and `tool_calls`)."""
-        if not self._client.track_state:
-            return update
-        # Once per update: importing the module (loaded by now) is the cheap form of import.
-        import acp_sdk.schema as m
-
-        if isinstance(update, m.AgentMessageChunk) and isinstance(update.content, m.TextContent):
-            self._texts.append(update.content.text)
-        elif isinstance(update, (m.ToolCall, m.ToolCallUpdate)):
-            self._tools = self._tools.apply(update)
+        """Note an update as it is handed out: this turn's `text` and `tool_calls`, and
+        the session's state (the caller's view: exactly the updates handed out)."""
+        kinds = _kinds()
+        if isinstance(update, kinds[0]):
+            content = update.content
+            if isinstance(content, kinds[1]):
+                self._keep_text(content.text)
+        elif isinstance(update, kinds[2]):
+            self._keep_tool_call(update)
+        if self._engine.fold is not None:
+            self._engine.handed_out(self.params.session_id, update)
         return update
+
+    def _keep_text(self, text: str) -> None:
+        if len(text) > self._text_left:
+            text = text[: self._text_left]
+            self._truncated = True
+        if text:
+            self._texts.append(text)
+            self._text_left -= len(text)
+
+    def _keep_tool_call(self, update: Any) -> None:
+        from acp_sdk.client.session_state import ToolCallView, _updated, _view_of
+        from acp_sdk.schema import ToolCall
+
+        known = self._tools.get(update.tool_call_id)
+        if known is None and len(self._tools) >= MAX_TURN_TOOL_CALLS:
+            self._truncated = True
+            return
+        if isinstance(update, ToolCall):
+            self._tools[update.tool_call_id] = _view_of(update)
+        else:
+            base = ToolCallView(tool_call_id=update.tool_call_id) if known is None else known
+            self._tools[update.tool_call_id] = _updated(base, update)
 
     @property
     def text(self) -> str:
-        """The agent's message text of this turn, so far (all of it once it ended).
-        Needs `track_state=True` on the client."""
-        _require_tracking(self._client)
+        """The agent's message text of this turn, as handed out so far (all of it once
+        the turn was iterated to its end or waited for); at most `max_turn_text`
+        characters (see `truncated`). No flag needed."""
         return "".join(self._texts)
 
     @property
     def tool_calls(self) -> Mapping[str, ToolCallView]:
-        """The tool calls this turn touched, by id, each merged from its updates. Needs
-        `track_state=True` on the client."""
-        _require_tracking(self._client)
-        return self._tools.tool_calls
+        """The tool calls this turn touched, by id, each merged from the updates handed
+        out so far (at most 4096; see `truncated`). No flag needed."""
+        return MappingProxyType(self._tools)
+
+    @property
+    def truncated(self) -> bool:
+        """True once `text` reached `max_turn_text` (or `tool_calls` its cap) and the
+        rest was not kept. Iterating still hands out every update."""
+        return self._truncated
+
+    @property
+    def timed_out(self) -> Literal["timeout", "idle_timeout"] | None:
+        """Which limit made the client cancel the turn: "timeout" (the whole turn) or
+        "idle_timeout" (silence between updates); None when neither passed. A turn the
+        agent then ended has `stop_reason == "cancelled"`; one it did not end within the
+        grace raised `RequestTimeout`."""
+        reason = self._sink.timed_out
+        return "timeout" if reason == "timeout" else "idle_timeout" if reason else None
 
     @property
     def session_id(self) -> str:
@@ -403,7 +446,13 @@ class TurnHandle(Generic[C]):
     @property
     def received(self) -> int:
         """Updates routed to this turn so far (counted as they arrive)."""
-        return self._sink.received if self._sink is not None else 0
+        return self._sink.received
+
+    @property
+    def done(self) -> bool:
+        """True once the agent ended the turn (or it failed); updates may still wait to
+        be handed out."""
+        return self._sink.outcome is not None
 
     def _ended(self, outcome: Outcome[Any] | None) -> None:
         """The turn ended: keep the response, or raise how it failed (again on a second
@@ -412,6 +461,18 @@ class TurnHandle(Generic[C]):
         if outcome.error is not None:
             raise outcome.error
         self.response = outcome.value
+
+
+_KINDS: list[tuple[Any, Any, Any]] = []
+
+
+def _kinds() -> tuple[Any, Any, Any]:
+    """(AgentMessageChunk, TextContent, (ToolCall, ToolCallUpdate)), loaded once."""
+    if not _KINDS:
+        import acp_sdk.schema as m
+
+        _KINDS.append((m.AgentMessageChunk, m.TextContent, (m.ToolCall, m.ToolCallUpdate)))
+    return _KINDS[0]
 
 
 class SessionHandle(Generic[C, R]):
@@ -425,11 +486,14 @@ class SessionHandle(Generic[C, R]):
 
     @property
     def state(self) -> SessionState:
-        """The session as every update received so far left it: messages, merged tool
+        """The session as the updates handed out so far left it: messages, merged tool
         calls, plan, mode, commands, config options, usage, title (see `SessionState`).
-        Updated before an update is handed to you, so a consumer or `on_update` sees it
-        included; a `load_session` replay builds it too. Needs `track_state=True` on
-        the client."""
+
+        The caller's view: an update is folded in as it is handed to you (by iterating
+        a turn, or to `on_update`), so `for update in turn: render(session.state)` sees
+        each step once, and never an update you have not been handed yet. Updates with
+        nobody to take them (no running turn, no `on_update`) are folded on arrival; a
+        `load_session` replay builds it too. Needs `track_state=True` on the client."""
         _require_tracking(self.client)
         return self.client._state_of(self.session_id)
 

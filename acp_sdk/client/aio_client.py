@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # models, rows and handlers load on first use (see _common)
         ContentBlock,
         LoadSessionResponse,  # noqa: F401 - named (quoted) in the class's bases
         NewSessionResponse,  # noqa: F401 - named (quoted) in the class's bases
+        PromptRequest,
         PromptResponse,
         ResumeSessionResponse,  # noqa: F401 - named (quoted) in the class's bases
         SessionUpdate,
@@ -58,31 +59,49 @@ if TYPE_CHECKING:  # models, rows and handlers load on first use (see _common)
 
 
 class AsyncTurn(TurnHandle["AsyncClient"]):
-    """One prompt turn: iterate the session updates; it ends with the prompt response.
+    """One prompt turn, already started: iterate the session updates; it ends with the
+    prompt response.
 
-    `async for update in turn` yields every update in arrival order, all of those that
-    arrived before the response included. `await turn` runs it to the end (calling
-    `on_update` per update, if given) and returns the `PromptResponse`; awaiting or
-    iterating a finished turn again returns at once, replaying nothing. Cancelling the
-    task that iterates or awaits sends `session/cancel`.
+    The prompt was queued on the running event loop before `session.prompt()` returned
+    (it leaves when the loop next runs the writer), and the turn runs whether or not
+    anyone iterates it: its updates wait (up to `max_buffered_updates`, then the client
+    stops reading from the agent) and `async for update in turn` later yields every one
+    in arrival order. `await turn` runs it to the end (calling `on_update` per update,
+    if given) and returns the `PromptResponse`; awaiting or iterating a finished turn
+    again returns at once, replaying nothing.
+
+    Cancelling the task that iterates or awaits sends `session/cancel`; the turn goes on
+    until the agent answers, so `await turn` afterwards returns its `cancelled`
+    response, and a new `prompt()` in the session raises `LocalProtocolError` until then.
     """
+
+    def __init__(
+        self,
+        client: AsyncClient,
+        params: PromptRequest,
+        on_update: Callable[[Any], Any] | None = None,
+        *,
+        timeout: float | None = None,
+        idle_timeout: float | None = None,
+    ) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                "AsyncSession.prompt() sends the prompt at once, on the running event "
+                "loop: call it from a coroutine on the client's loop"
+            ) from None
+        super().__init__(client, params, on_update, timeout=timeout, idle_timeout=idle_timeout)
 
     def __aiter__(self) -> AsyncIterator[SessionUpdate]:
         return self
 
     async def __anext__(self) -> SessionUpdate:
-        driver = self._client._driver_or_raise()
-        if self._sink is None:
-            from acp_sdk.methods import SESSION_PROMPT
-
-            begin = flows.begin_turn(driver.engine, SESSION_PROMPT, self.params, self._begin())
-            self._started(await driver.run(begin))
-        sink = self._sink
-        assert sink is not None
         if not self._pending:
+            driver = self._client._driver_or_raise()
+            sink = self._sink
             try:
-                updates = flows.next_updates(driver.engine, sink, self._clock)
-                self._pending.extend(await driver.run(updates))
+                self._pending.extend(await driver.run(flows.next_updates(driver.engine, sink)))
             except asyncio.CancelledError:
                 await asyncio.shield(self.cancel())
                 raise
@@ -93,7 +112,11 @@ class AsyncTurn(TurnHandle["AsyncClient"]):
         return self._saw(update)
 
     async def cancel(self) -> None:
-        """Ask the agent to stop (`session/cancel`); the turn still ends with its answer."""
+        """Ask the agent to stop (`session/cancel`), whether or not the turn was iterated
+        yet; the turn still ends with its answer, `cancelled`. Does nothing once the turn
+        ended."""
+        if self.done:
+            return
         with contextlib.suppress(ACPError):
             await self._client.cancel(session_id=self.session_id)
 
@@ -119,19 +142,35 @@ class AsyncSession(SessionHandle["AsyncClient", R]):
         *,
         on_update: Callable[[SessionUpdate], Any] | None = None,
         timeout: float | None = None,
+        idle_timeout: float | None = None,
     ) -> AsyncTurn:
-        """Start a turn with text or content blocks (`async for` it, or `await` it).
+        """Start a turn with text or content blocks (`async for` it, or `await` it). The
+        prompt is queued on the running event loop before this returns (called without
+        a running loop: `RuntimeError`).
+
+        One turn runs per session at a time: while the previous turn runs (also after
+        its `cancel()`, until the agent answers `cancelled`), this raises
+        `LocalProtocolError`; let it end first (`await turn`).
 
         Args:
-            timeout: Seconds for the whole turn. When they pass, `session/cancel` is
-                sent; if the agent does not end the turn within 5 more seconds, the
-                turn raises `RequestTimeout` (a `TimeoutError`).
+            on_update: Called (and awaited, when it returns an awaitable) per update by
+                `await turn`.
+            timeout: Seconds for the whole turn.
+            idle_timeout: Seconds the agent may stay silent: each of its updates in the
+                session, and each request it makes in it, starts them again.
+
+        When a limit passes, the client sends `session/cancel`; the agent then has 5
+        seconds to end the turn (it ends `cancelled`, with `turn.timed_out` saying
+        which limit), else the turn raises `RequestTimeout` (a `TimeoutError`).
         """
         request = prompt_request(self.session_id, prompt)
-        return AsyncTurn(self.client, request, on_update, timeout=timeout)
+        return AsyncTurn(
+            self.client, request, on_update, timeout=timeout, idle_timeout=idle_timeout
+        )
 
     async def cancel(self) -> None:
-        """Send `session/cancel` for this session: the running turn ends with `cancelled`."""
+        """Send `session/cancel` for this session: the running turn ends with `cancelled`
+        (also when it was not iterated yet, or the agent has not read the prompt yet)."""
         await self.client.cancel(session_id=self.session_id)
 
 

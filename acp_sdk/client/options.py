@@ -47,3 +47,4 @@ class ClientOptions(TypedDict, Generic[H], total=False):
     max_send_buffer: int
     max_buffered_updates: int
     track_state: bool
+    max_turn_text: int

@@ -57,41 +57,43 @@ _DEFAULTS = Limits()
 
 
 class Turn(TurnHandle["Client"]):
-    """One prompt turn: iterate the session updates; it ends with the prompt response.
+    """One prompt turn, already started: iterate the session updates; it ends with the
+    prompt response.
 
-    `for update in turn` yields every update in arrival order, all of those that arrived
-    before the response included; afterwards `turn.response` / `turn.stop_reason` hold the
-    answer. A finished turn iterated again yields nothing and ends the same way.
-    `turn.wait()` runs it to the end, calling `on_update` per update.
+    The prompt was sent (or queued, while the agent is not reading) before
+    `session.prompt()` returned, and the turn runs whether or not anyone iterates it: its
+    updates wait (up to `max_buffered_updates`, then the client stops reading from the
+    agent) and `for update in turn` later yields every one in arrival order.
+    Afterwards `turn.response` / `turn.stop_reason` hold the answer. A finished turn
+    iterated again yields nothing and ends the same way. `turn.wait()` runs it to the
+    end, calling `on_update` per update.
     """
 
     def __iter__(self) -> Iterator[SessionUpdate]:
-        from acp_sdk.methods import SESSION_PROMPT
-
         driver = self._client._driver_or_raise()
-        if self._sink is None:
-            begin = flows.begin_turn(driver.engine, SESSION_PROMPT, self.params, self._begin())
-            self._started(driver.run(begin))
-        sink = self._sink
-        assert sink is not None
+        sink, pending = self._sink, self._pending
         interrupted = False
         while True:
+            while pending:
+                yield self._saw(pending.popleft())
             try:
-                updates = driver.run(flows.next_updates(driver.engine, sink, self._clock))
+                pending.extend(driver.run(flows.next_updates(driver.engine, sink)))
             except KeyboardInterrupt:
                 if interrupted:
                     raise
                 interrupted = True
                 self.cancel()
                 continue
-            if not updates:
+            if not pending:
                 self._ended(sink.outcome)
                 return
-            for update in updates:
-                yield self._saw(update)
 
     def cancel(self) -> None:
-        """Ask the agent to stop (`session/cancel`); the turn still ends with its answer."""
+        """Ask the agent to stop (`session/cancel`), whether or not the turn was iterated
+        yet; the turn still ends with its answer, `cancelled`. Does nothing once the turn
+        ended."""
+        if self.done:
+            return
         with contextlib.suppress(ACPError):
             self._client.cancel(session_id=self.session_id)
 
@@ -113,19 +115,31 @@ class Session(SessionHandle["Client", R]):
         *,
         on_update: Callable[[SessionUpdate], Any] | None = None,
         timeout: float | None = None,
+        idle_timeout: float | None = None,
     ) -> Turn:
-        """Start a turn with text or content blocks; iterate it, or call `.wait()`.
+        """Start a turn with text or content blocks: the prompt is sent (or queued, while
+        the agent is not reading) before this returns. Iterate the turn, or `.wait()`.
+
+        One turn runs per session at a time: while the previous turn runs (also after
+        its `cancel()`, until the agent answers `cancelled`), this raises
+        `LocalProtocolError`; let it end first (`turn.wait()`).
 
         Args:
-            timeout: Seconds for the whole turn. When they pass, `session/cancel` is
-                sent; if the agent does not end the turn within 5 more seconds, the
-                turn raises `RequestTimeout` (a `TimeoutError`).
+            on_update: Called per update by `turn.wait()`.
+            timeout: Seconds for the whole turn.
+            idle_timeout: Seconds the agent may stay silent: each of its updates in the
+                session, and each request it makes in it, starts them again.
+
+        When a limit passes, the client sends `session/cancel`; the agent then has 5
+        seconds to end the turn (it ends `cancelled`, with `turn.timed_out` saying
+        which limit), else the turn raises `RequestTimeout` (a `TimeoutError`).
         """
         request = prompt_request(self.session_id, prompt)
-        return Turn(self.client, request, on_update, timeout=timeout)
+        return Turn(self.client, request, on_update, timeout=timeout, idle_timeout=idle_timeout)
 
     def cancel(self) -> None:
-        """Send `session/cancel` for this session: the running turn ends with `cancelled`."""
+        """Send `session/cancel` for this session: the running turn ends with `cancelled`
+        (also when it was not iterated yet, or the agent has not read the prompt yet)."""
         self.client.cancel(session_id=self.session_id)
 
 
@@ -248,7 +262,7 @@ class Client(
         return Session(self, _session_id_of(response, params), response)
 
     def _start_turn(self, row: Method[Any, Any], params: Any) -> Turn:
-        return Turn(self, params)
+        return Turn(self, params)  # started: the prompt is queued
 
     def session(self, session_id: str) -> Session[None]:
         """A handle on an existing session, without a request."""

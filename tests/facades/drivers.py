@@ -49,6 +49,10 @@ class SyncDriver:
     def request(self, row: Any, params: Any) -> Any:
         return self.client.request(row, params)
 
+    def start(self, session: Any, prompt: str | Sequence[ContentBlock], **options: Any) -> Any:
+        """Start a turn (`session.prompt`); it is running when this returns."""
+        return session.prompt(prompt, **options)
+
     def new_session(self, cwd: str = "/tmp") -> Session[Any]:
         return self.client.new_session(cwd=cwd)
 
@@ -169,6 +173,14 @@ class AsyncDriver:
 
     def request(self, row: Any, params: Any) -> Any:
         return self.run(lambda: self.client.request(row, params))
+
+    def start(self, session: Any, prompt: str | Sequence[ContentBlock], **options: Any) -> Any:
+        """Start a turn on the loop (`session.prompt` needs a running loop)."""
+
+        async def go() -> Any:
+            return session.prompt(prompt, **options)
+
+        return self.run(go)
 
     def new_session(self, cwd: str = "/tmp") -> AsyncSession[Any]:
         return self.run(lambda: self.client.new_session(cwd=cwd))

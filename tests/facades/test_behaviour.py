@@ -485,11 +485,11 @@ def _iterate(driver: Driver, turn: Any, each: Callable[[Any], None]) -> None:
     driver.run(go)
 
 
-def test_session_state_includes_each_update_before_it_is_handed_out(make: MakeDriver) -> None:
+def test_session_state_holds_exactly_the_updates_handed_out(make: MakeDriver) -> None:
     driver = make(track_state=True)
     session = driver.new_session()
     seen: list[tuple[str, str]] = []
-    turn = session.prompt("echo alpha beta gamma")
+    turn = driver.start(session, "echo alpha beta gamma")
 
     def each(update: Any) -> None:
         assert isinstance(update, AgentMessageChunk)
@@ -501,9 +501,8 @@ def test_session_state_includes_each_update_before_it_is_handed_out(make: MakeDr
     handed_out = ""
     for chunk, text_so_far in seen:
         handed_out += chunk
-        # The state holds every update handed out so far (and maybe later ones already
-        # received, never fewer).
-        assert text_so_far.startswith(handed_out)
+        # The caller's view: every update handed out so far, and none after it.
+        assert text_so_far == handed_out
     assert session.state.text == turn.text == seen[-1][1]
     assert [m.role for m in session.state.messages] == ["agent"]
 
@@ -511,7 +510,7 @@ def test_session_state_includes_each_update_before_it_is_handed_out(make: MakeDr
 def test_turn_text_tool_calls_and_the_session_state_after_a_demo_turn(make: MakeDriver) -> None:
     driver = make(handlers=AllowOnce(), track_state=True)
     session = driver.new_session()
-    turn = session.prompt("demo")
+    turn = driver.start(session, "demo")
     _iterate(driver, turn, lambda update: None)
     assert turn.stop_reason == "end_turn"
     assert turn.text.strip()
@@ -529,7 +528,7 @@ def test_a_prompt_timeout_cancels_the_turn(make: MakeDriver) -> None:
     turn ends `cancelled`, without an error."""
     driver = make()
     session = driver.new_session()
-    turn = session.prompt("wait", timeout=0.3)
+    turn = driver.start(session, "wait", timeout=0.3)
     _iterate(driver, turn, lambda update: None)
     assert turn.stop_reason == "cancelled"
 
@@ -553,12 +552,12 @@ for line in sys.stdin:
 def test_a_prompt_timeout_raises_when_the_agent_ignores_the_cancel(
     make: MakeDriver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from acp_sdk.client import _common
+    from acp_sdk._driver import engine
 
-    monkeypatch.setattr(_common, "CANCEL_GRACE", 0.3)
+    monkeypatch.setattr(engine, "CANCEL_GRACE", 0.3)
     driver = make([sys.executable, "-c", DEAF_AGENT])
     session = driver.new_session()
-    turn = session.prompt("anything", timeout=0.3)
+    turn = driver.start(session, "anything", timeout=0.3)
     started = time.monotonic()
     with pytest.raises(RequestTimeout):
         _iterate(driver, turn, lambda update: None)

@@ -134,7 +134,7 @@ def test_a_finished_turn_run_again_ends_at_once(harness: Harness, first: str, se
     """drain = iterate the turn (`list(turn)` / `async for`); finish = `wait()` / `await`."""
     driver = harness.open([*RAW, "--stream", "3"])
     session: Any = guarded(driver.new_session, STEP, "session/new")
-    turn = session.prompt("go")
+    turn = driver.start(session, "go")
 
     def run(way: str) -> tuple[list[Any], Any]:
         if way == "drain":
@@ -179,7 +179,7 @@ def test_an_agent_dying_mid_turn_is_explained(
 ) -> None:
     driver = harness.open([*RAW, "--die", how, "--stream", "10"])
     session: Any = guarded(driver.new_session, STEP, "session/new")
-    turn = session.prompt("go")
+    turn = driver.start(session, "go")
     updates, error = guarded(lambda: driver.drain(turn), STEP, "a turn whose agent died")
     assert prefixes(updates) == numbered(2)  # what came before the death is delivered
     assert isinstance(error, ConnectionClosed), repr(error)

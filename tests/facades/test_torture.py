@@ -309,7 +309,7 @@ def test_torture(harness: Harness) -> None:
     # A peer that dies mid-turn.
     dying = harness.open([*RAW, "--die", "exit3", "--stream", "100"], **GRACE)
     session = guarded(dying.new_session, STEP, "session/new")
-    _, error = guarded(lambda: dying.drain(session.prompt("go")), STEP, "a dying turn")
+    _, error = guarded(lambda: dying.drain(dying.start(session, "go")), STEP, "a dying turn")
     assert isinstance(error, ConnectionClosed)
     guarded(dying.close, BOUND, "close after the death")
 

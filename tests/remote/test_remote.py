@@ -531,7 +531,7 @@ def test_an_agent_dying_mid_turn_ends_the_remote_turn(scheme: str, facade: str) 
         driver = _remote_driver(scheme, facade, address)
         with driver:
             session: Any = guarded(driver.new_session, STEP, "session/new")
-            turn = session.prompt("go")
+            turn = driver.start(session, "go")
             updates, error = guarded(lambda: driver.drain(turn), STEP, "a turn whose agent died")
             assert _numbers(updates) == [f"{i:07d}" for i in range(2)]  # nothing lost before
             assert isinstance(error, ConnectionClosed), repr(error)
