@@ -5,7 +5,9 @@ Exit codes:
     1   the agent failed: it answered with an error, died, or could not be started
     2   usage error (bad arguments)
     3   protocol error: the agent broke the protocol
-    4   timeout (`--timeout` elapsed)
+    4   timed out, and the agent stopped: `--timeout` or `--idle-timeout` passed, the
+        client sent `session/cancel`, and the agent ended the turn `cancelled`
+    5   timed out, and the agent did not stop within the grace (5 s) after the cancel
     130 interrupted (a second Ctrl-C during a turn, or Ctrl-C outside a turn)
 
 Threads: the main thread owns the screen and stdin. During a turn a pump thread iterates
@@ -182,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
         + PERMISSIONS_HELP
         + " (the demo, against the bundled agent, allows off a terminal).",
         epilog="exit codes: 0 completed, 1 agent failed, 2 usage, 3 protocol error, "
-        "4 timeout, 130 interrupted",
+        "4 timed out (the agent stopped), 5 timed out (the agent did not stop), "
+        "130 interrupted",
     )
     debug_help = (
         "show on stderr the SDK's log (logger acp_sdk at DEBUG), the agent's stderr and "
@@ -210,6 +213,14 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="SECONDS",
             help=f"cancel the turn after SECONDS, then give up {GIVE_UP_AFTER_CANCEL:g}s later "
             "(default: no timeout)",
+        )
+        sub.add_argument(
+            "--idle-timeout",
+            type=float,
+            default=None,
+            metavar="SECONDS",
+            help="cancel the turn when the agent sends nothing (no update, no request) for "
+            f"SECONDS, then give up {GIVE_UP_AFTER_CANCEL:g}s later (default: no limit)",
         )
         sub.add_argument(
             "--auth",

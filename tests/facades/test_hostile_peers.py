@@ -86,9 +86,15 @@ def test_a_request_to_a_peer_that_stopped_reading_times_out(harness: Harness, pa
     guarded(driver.close, close_bound(0.5, 0.5), "close after the timeout")
 
 
-def test_a_prompt_timeout_covers_sending_to_a_peer_that_stopped_reading(harness: Harness) -> None:
+def test_a_prompt_timeout_covers_sending_to_a_peer_that_stopped_reading(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The send buffer is already full (an 8 MiB request the peer never read): a prompt
-    with a timeout must not wait forever to be sent."""
+    with a timeout is queued behind it and still times out (the peer never reads the
+    cancel either, so the grace ends it with RequestTimeout)."""
+    from acp_sdk._driver import engine
+
+    monkeypatch.setattr(engine, "CANCEL_GRACE", 0.5)
     driver = harness.open(
         [*RAW, "--stall"], table=EXTENDED, close_timeout=0.5, terminate_timeout=0.5
     )
@@ -98,7 +104,7 @@ def test_a_prompt_timeout_covers_sending_to_a_peer_that_stopped_reading(harness:
             6.0,
             "filling the send buffer",
         )
-    turn = driver.client.session("s1").prompt("hello", timeout=0.5)
+    turn = driver.start(driver.client.session("s1"), "hello", timeout=0.5)
     _updates, error = guarded(lambda: driver.drain(turn), 6.0, "a prompt with timeout=0.5")
     assert isinstance(error, RequestTimeout)
     guarded(driver.close, close_bound(0.5, 0.5), "close after the timeout")
