@@ -63,7 +63,7 @@ def make(request: pytest.FixtureRequest, transport: str) -> Iterator[MakeDriver]
 
     yield factory
     for driver in opened:
-        guarded(lambda: driver.__exit__(None, None, None), STEP, "close")
+        guarded(driver.__exit__, STEP, "close")
 
 
 def cancel(driver: Driver, target: Any) -> None:
@@ -169,7 +169,7 @@ def test_a_second_prompt_while_a_turn_runs_is_refused_and_says_what_to_do(
     driver = make()
     session = driver.new_session()
     first = driver.start(session, "wait")
-    with pytest.raises(LocalProtocolError, match="still running.*let it end first"):
+    with pytest.raises(LocalProtocolError, match=r"still running.*let it end first"):
         driver.start(session, "echo second")
     cancel(driver, first)
     drain(driver, first, PROMPTLY)
@@ -228,7 +228,7 @@ def test_a_timeout_the_agent_ignores_raises_after_the_grace(
     driver = make()
     session = driver.new_session()
     turn = driver.start(session, "deaf", idle_timeout=0.3)
-    with pytest.raises(RequestTimeout, match="idle timeout 0.3 s"):
+    with pytest.raises(RequestTimeout, match=r"idle timeout 0\.3 s"):
         drain(driver, turn)
     assert turn.timed_out == "idle_timeout"
 

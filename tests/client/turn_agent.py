@@ -64,12 +64,11 @@ def run_prompt(rid: Any, session: str, words: list[str], cancelled: threading.Ev
                 cancelled.wait(pause)
         answer(rid, "end_turn")
     elif kind == "tool":
+        call = {"toolCallId": "t1", "title": "Look", "status": "pending"}
+        update(session, {"sessionUpdate": "tool_call", **call})
         update(
             session,
-            {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Look", "status": "pending"},
-        )
-        update(
-            session, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}
+            {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"},
         )
         chunk(session, "done")
         answer(rid, "end_turn")
