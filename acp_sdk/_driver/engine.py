@@ -707,6 +707,11 @@ class Engine(Generic[S]):
                     continue
                 if sink.give_up_at is None:
                     hard = sink.deadline is not None and sink.deadline <= now
+                    if not hard and sink.updates and sink.idle is not None:
+                        # Its updates wait for the consumer (who may hold the reader
+                        # back): the agent is not silent, we are slow.
+                        sink.idle_deadline = now + sink.idle
+                        continue
                     sink.timed_out = "timeout" if hard else "idle_timeout"
                     sink.give_up_at = now + sink.grace
                     self._send_cancel(sink.session_id)

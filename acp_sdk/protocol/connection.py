@@ -46,6 +46,7 @@ import attrs
 
 from acp_sdk.protocol import _jsonrpc as rpc
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE, FRAME_TOO_LARGE, LineFramer
+from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Kind, Method, MethodTable, Notification, Row, Side
 from acp_sdk.protocol._state import Lifecycle, State, Trigger, refusal, step
 from acp_sdk.protocol.capabilities import (
@@ -88,7 +89,6 @@ __all__ = ["SUPPORTED_PROTOCOL_VERSIONS", "Connection"]
 
 P = TypeVar("P")
 R = TypeVar("R")
-RequestId = int | str
 
 SUPPORTED_PROTOCOL_VERSIONS: Final = (1,)
 log = logging.getLogger("acp_sdk.connection")

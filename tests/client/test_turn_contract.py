@@ -123,7 +123,7 @@ def test_cancel_before_the_agent_sees_the_prompt_ends_the_turn_cancelled(
     else:
 
         async def go() -> Any:
-            turn = session.prompt("wait")
+            turn: Any = session.prompt("wait")
             await turn.cancel()  # no await in between: nothing has left yet
             return turn
 

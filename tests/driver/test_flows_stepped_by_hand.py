@@ -382,6 +382,7 @@ def test_the_clock_loop_waits_for_the_nearest_deadline() -> None:
     engine, _peer = ready()
     flow = flows.clock_loop(engine)
     op = next(flow)
+    assert isinstance(op, Until)
     assert op.deadline is None  # no clocked turn
     engine.begin_turn(SESSION_PROMPT, prompt(), timeout=30)
     assert op.ready()  # a new clock wakes the loop
@@ -457,6 +458,7 @@ def test_the_clock_loop_ends_on_close_and_passes_interruptions_on() -> None:
     engine, _peer = ready()
     flow = flows.clock_loop(engine)
     op = next(flow)
+    assert isinstance(op, Until)
     engine.shutdown(ConnectionClosed("bye"))
     assert op.ready()
     result_of(flow, True)
@@ -643,3 +645,13 @@ def test_updates_for_on_update_join_the_state_when_handed_to_it() -> None:
         job = engine.next_callback()
     assert job is not None
     assert engine.state_of("s1") == ["later"]
+
+
+def test_a_turn_whose_updates_wait_for_the_consumer_is_not_idle() -> None:
+    engine, peer = ready()
+    sink = engine.begin_turn(SESSION_PROMPT, prompt(), idle_timeout=30)
+    chunk(peer, "unread")
+    sink.idle_deadline = time.monotonic() - 1
+    engine.expire_turns()
+    assert sink.timed_out is None
+    assert sink.idle_deadline > time.monotonic() + 20
