@@ -15,7 +15,6 @@ from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Row
 from acp_sdk.protocol.errors import ACPError, RequestError
 
-
 __all__ = [
     "NEED_DATA",
     "CallFailed",
