@@ -24,10 +24,10 @@ from acp_sdk._driver.engine import (
     Limits,
     Outcome,
     Serve,
-    time_left,
 )
 from acp_sdk._driver.flows import AwaitCall, Flow, Read, Run, Until, Write
 from acp_sdk._driver.process import CLOSE_SLACK, AgentProcess
+from acp_sdk._driver.turn import time_left
 from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Method, Notification, Row
 from acp_sdk.protocol.connection import Connection

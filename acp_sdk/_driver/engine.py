@@ -46,6 +46,7 @@ from typing import Any, Final, Generic, Protocol, TypeVar
 
 import attrs
 
+from acp_sdk._driver.turn import Sink
 from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Kind, Method, Notification, Row, Side
 from acp_sdk.protocol.codec import decode
@@ -77,9 +78,6 @@ FOLD_EVERY: Final = 1024
 """Updates of a session kept unfolded before the reader folds them into its state (the
 rest is folded when someone reads the state): bounded memory, cheap streaming."""
 SESSION_UPDATE: Final = "session/update"
-CANCEL_GRACE: Final = 5.0
-"""Seconds a turn whose timeout passed gives the agent, after `session/cancel`, to end
-it (stop reason `cancelled`) before the turn fails with `RequestTimeout`."""
 LET_THE_WRITER_RUN: Final = 1 << 16
 """Queued bytes past which a sender of notifications yields once to the writer."""
 
@@ -140,67 +138,6 @@ class Outcome(Generic[T]):
 
 class Expired(Exception):
     """Thrown into a flow whose wait for a call's outcome passed its deadline."""
-
-
-class Sink:
-    """A prompt turn's state: its updates in arrival order, how it ended, and its clock.
-
-    Consumed once: iterating a finished turn again yields nothing and ends the same way.
-    The clock (set by `Engine.begin_turn`, re-armed by `_route`, acted on by
-    `Engine.expire_turns`): `deadline` bounds the whole turn, `idle_deadline` the gap
-    between the agent's updates and requests in the session; once one passes,
-    `session/cancel` is sent, `timed_out` says which, and `give_up_at` ends the grace.
-    """
-
-    __slots__ = (
-        "deadline",
-        "give_up_at",
-        "grace",
-        "idle",
-        "idle_deadline",
-        "outcome",
-        "received",
-        "released",
-        "request_id",
-        "session_id",
-        "timed_out",
-        "timeout",
-        "updates",
-    )
-
-    def __init__(
-        self,
-        session_id: str,
-        request_id: RequestId = 0,
-        *,
-        timeout: float | None = None,
-        idle: float | None = None,
-        grace: float = CANCEL_GRACE,
-    ) -> None:
-        self.session_id = session_id
-        self.request_id = request_id
-        self.released = False  # its updates no longer count as buffered
-        self.updates: deque[Any] = deque()
-        self.outcome: Outcome[Any] | None = None
-        self.received = 0
-        self.timeout = timeout
-        self.idle = idle
-        self.grace = grace
-        self.deadline = deadline_after(timeout)
-        self.idle_deadline = deadline_after(idle)
-        self.give_up_at: float | None = None
-        self.timed_out: str | None = None
-        """Which limit ended the turn: "timeout" or "idle_timeout" (None: neither)."""
-
-    def ready(self) -> bool:
-        return bool(self.updates) or self.outcome is not None
-
-    def next_deadline(self) -> float | None:
-        if self.give_up_at is not None:
-            return self.give_up_at
-        if self.idle_deadline is None or self.deadline is None:
-            return self.deadline if self.idle_deadline is None else self.idle_deadline
-        return min(self.deadline, self.idle_deadline)
 
 
 class Call:
@@ -421,7 +358,7 @@ class Engine(Generic[S]):
                 request_id,
                 timeout=timeout,
                 idle=idle_timeout,
-                grace=CANCEL_GRACE if grace is None else grace,
+                grace=grace,
             )
             self._turns[session_id] = sink
             self._turn_of_call[request_id] = sink
@@ -585,7 +522,7 @@ class Engine(Generic[S]):
                 sink.received += 1
                 self._buffered += 1
                 if sink.idle is not None:
-                    sink.idle_deadline = time.monotonic() + sink.idle
+                    sink.rearm()
                 self.delivered.notify()
             elif self.on_update is not None:
                 self._queue_callback(self.on_update, params)  # folded when handed out
@@ -598,7 +535,7 @@ class Engine(Generic[S]):
         """The agent asked us something in the session: its turn is not idle."""
         sink = self._turns.get(session_id) if isinstance(session_id, str) else None
         if sink is not None and sink.idle is not None:
-            sink.idle_deadline = time.monotonic() + sink.idle
+            sink.rearm()
 
     # ------------------------------------------------------------------ session state
     # A session's state is the caller's view: it folds exactly the updates handed out
@@ -696,42 +633,23 @@ class Engine(Generic[S]):
         return min(deadlines) if deadlines else None
 
     def expire_turns(self) -> None:
-        """Act on every turn whose deadline passed: the first time, send `session/cancel`
-        and note why (`timed_out`); once its grace passed too, end it with
-        `RequestTimeout` and tell the agent (`$/cancel_request`)."""
+        """Do what each turn's clock says (`Sink.expire`, the rule): send
+        `session/cancel`, or end the turn with `RequestTimeout` and tell the agent
+        (`$/cancel_request`)."""
         with self.lock:
             now = time.monotonic()
             for sink in list(self._clocked):
-                due = sink.next_deadline()
-                if due is None or due > now or sink.outcome is not None:
-                    continue
-                if sink.give_up_at is None:
-                    hard = sink.deadline is not None and sink.deadline <= now
-                    if not hard and sink.updates and sink.idle is not None:
-                        # Its updates wait for the consumer (who may hold the reader
-                        # back): the agent is not silent, we are slow.
-                        sink.idle_deadline = now + sink.idle
-                        continue
-                    sink.timed_out = "timeout" if hard else "idle_timeout"
-                    sink.give_up_at = now + sink.grace
+                action = sink.expire(now)
+                if action == "cancel":
                     self._send_cancel(sink.session_id)
-                    continue
-                self._clocked.discard(sink)
-                self._calls.pop(sink.request_id, None)
-                self._turn_of_call.pop(sink.request_id, None)
-                _error, frame = self.connection.time_out(sink.request_id)
-                limit = (
-                    f"timeout {sink.timeout:g} s"
-                    if sink.timed_out == "timeout"
-                    else f"idle timeout {sink.idle:g} s"
-                )
-                error = RequestTimeout(
-                    f"the prompt turn passed its {limit} and the agent did not end it "
-                    f"within {sink.grace:g} s of session/cancel"
-                )
-                self._finish_turn(sink, Outcome(error=error))
-                if frame and not self.output_closed:
-                    self._queue_frame(frame, reply=False)
+                elif action == "give up":
+                    self._clocked.discard(sink)
+                    self._calls.pop(sink.request_id, None)
+                    self._turn_of_call.pop(sink.request_id, None)
+                    _error, frame = self.connection.time_out(sink.request_id)
+                    self._finish_turn(sink, Outcome(error=sink.timeout_error()))
+                    if frame and not self.output_closed:
+                        self._queue_frame(frame, reply=False)
 
     def _send_cancel(self, session_id: str) -> None:
         row = self.connection.table.get(Side.AGENT, "session/cancel", Kind.NOTIFICATION)
@@ -831,15 +749,6 @@ _NO_WAITER: Final = _NoWaiter()
 
 def _no() -> bool:
     return False
-
-
-def deadline_after(timeout: float | None) -> float | None:
-    return None if timeout is None else time.monotonic() + timeout
-
-
-def time_left(deadline: float | None) -> float | None:
-    """Seconds until `deadline` (None: no deadline; 0 when passed)."""
-    return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
 def send_timeout(row: Row, timeout: float | None) -> RequestTimeout:

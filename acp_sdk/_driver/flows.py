@@ -26,12 +26,11 @@ from acp_sdk._driver.engine import (
     Engine,
     Outcome,
     Signal,
-    Sink,
     Waiter,
-    deadline_after,
     send_timeout,
 )
 from acp_sdk._driver.process import AgentProcess
+from acp_sdk._driver.turn import Sink, deadline_after
 from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Method, Notification, Row
 from acp_sdk.protocol.errors import ConnectionClosed

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 
 import attrs
 
-from acp_sdk._driver.engine import Callback, Limits, Outcome, Sink
+from acp_sdk._driver.engine import Callback, Limits, Outcome
 from acp_sdk._driver.process import AgentProcess, argv_of
+from acp_sdk._driver.turn import Sink
 from acp_sdk._version import __version__
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
 from acp_sdk.protocol._jsonrpc import RequestId

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from acp_sdk._driver.engine import CANCEL_GRACE
+from acp_sdk._driver.turn import CANCEL_GRACE
 from acp_sdk.handlers import AllowOnce, ClientHandlers
 from acp_sdk.protocol.codec import to_json_value
 from acp_sdk.protocol.errors import (

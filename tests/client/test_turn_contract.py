@@ -222,9 +222,9 @@ def test_a_timeout_ends_a_turn_that_keeps_streaming(make: MakeDriver) -> None:
 def test_a_timeout_the_agent_ignores_raises_after_the_grace(
     make: MakeDriver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from acp_sdk._driver import engine
+    from acp_sdk._driver import turn as turn_rules
 
-    monkeypatch.setattr(engine, "CANCEL_GRACE", 0.3)
+    monkeypatch.setattr(turn_rules, "CANCEL_GRACE", 0.3)
     driver = make()
     session = driver.new_session()
     turn = driver.start(session, "deaf", idle_timeout=0.3)

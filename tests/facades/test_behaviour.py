@@ -552,9 +552,9 @@ for line in sys.stdin:
 def test_a_prompt_timeout_raises_when_the_agent_ignores_the_cancel(
     make: MakeDriver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from acp_sdk._driver import engine
+    from acp_sdk._driver import turn as turn_rules
 
-    monkeypatch.setattr(engine, "CANCEL_GRACE", 0.3)
+    monkeypatch.setattr(turn_rules, "CANCEL_GRACE", 0.3)
     driver = make([sys.executable, "-c", DEAF_AGENT])
     session = driver.new_session()
     turn = driver.start(session, "anything", timeout=0.3)

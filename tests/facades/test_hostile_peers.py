@@ -92,9 +92,9 @@ def test_a_prompt_timeout_covers_sending_to_a_peer_that_stopped_reading(
     """The send buffer is already full (an 8 MiB request the peer never read): a prompt
     with a timeout is queued behind it and still times out (the peer never reads the
     cancel either, so the grace ends it with RequestTimeout)."""
-    from acp_sdk._driver import engine
+    from acp_sdk._driver import turn as turn_rules
 
-    monkeypatch.setattr(engine, "CANCEL_GRACE", 0.5)
+    monkeypatch.setattr(turn_rules, "CANCEL_GRACE", 0.5)
     driver = harness.open(
         [*RAW, "--stall"], table=EXTENDED, close_timeout=0.5, terminate_timeout=0.5
     )
