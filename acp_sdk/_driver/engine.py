@@ -8,9 +8,9 @@ does about it, for both the threaded and the asyncio driver:
 - which inbound requests run as handlers, and which handlers a cancellation stops;
 - how a call ends on a timeout, a local cancellation or a closed connection, and with
   which `ConnectionClosed` (the one that says why, e.g. the agent's exit code);
-- a prompt turn's clock: its hard and idle deadlines, re-armed by the agent's updates and
-  requests in the session, the `session/cancel` sent when one passes, and the grace after
-  it (the one place a turn's timeout is decided; `flows.clock_loop` wakes it in time);
+- a prompt turn's clock: started with the turn, re-armed by the agent's updates and
+  requests in the session, acted on (`session/cancel`, then `RequestTimeout`) as the
+  clock's rule in `turn.py` says; `flows.clock_loop` wakes it in time;
 - which updates a session's state has folded: exactly those handed out (to a turn's
   consumer or `on_update`), and on arrival those nobody is there to take;
 - backpressure: how many bytes may wait for the peer before senders wait, and how much
