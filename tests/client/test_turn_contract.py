@@ -297,9 +297,7 @@ def test_session_state_holds_exactly_the_updates_handed_out(make: MakeDriver) ->
 # ---------------------------------------------------------------------- AsyncClient only
 
 
-def test_async_prompt_needs_a_running_loop(transport: str) -> None:
-    if transport != "stdio":
-        pytest.skip("not about the transport")
+def test_async_prompt_needs_a_running_loop() -> None:
     driver = AsyncDriver(AGENT)
     with driver:
         session = driver.new_session()
