@@ -353,6 +353,8 @@ class TurnHandle(Generic[C]):
     ) -> None:
         from acp_sdk.methods import SESSION_PROMPT
 
+        if _CHUNK is None:
+            _load_kinds()
         self._client = client
         self.params = params
         self._on_update = on_update
@@ -373,12 +375,17 @@ class TurnHandle(Generic[C]):
     def _saw(self, update: SessionUpdate) -> SessionUpdate:
         """Note an update as it is handed out: this turn's `text` and `tool_calls`, and
         the session's state (the caller's view: exactly the updates handed out)."""
-        kinds = _kinds()
-        if isinstance(update, kinds[0]):
+        # Once per update, on the streaming path: module globals, the common case inline.
+        if isinstance(update, _CHUNK):
             content = update.content
-            if isinstance(content, kinds[1]):
-                self._keep_text(content.text)
-        elif isinstance(update, kinds[2]):
+            if isinstance(content, _TEXT):
+                text = content.text
+                if len(text) <= self._text_left:
+                    self._texts.append(text)
+                    self._text_left -= len(text)
+                else:
+                    self._keep_text(text)
+        elif isinstance(update, _TOOLS):
             self._keep_tool_call(update)
         if self._engine.fold is not None:
             self._engine.handed_out(self.params.session_id, update)
@@ -464,16 +471,18 @@ class TurnHandle(Generic[C]):
         self.response = outcome.value
 
 
-_KINDS: list[tuple[Any, Any, Any]] = []
+_CHUNK: Any = None
+_TEXT: Any = None
+_TOOLS: Any = ()
 
 
-def _kinds() -> tuple[Any, Any, Any]:
-    """(AgentMessageChunk, TextContent, (ToolCall, ToolCallUpdate)), loaded once."""
-    if not _KINDS:
-        import acp_sdk.schema as m
+def _load_kinds() -> None:
+    """The update classes `_saw` checks, loaded with the first turn (the models load
+    lazily: `from acp_sdk import Client` builds none)."""
+    global _CHUNK, _TEXT, _TOOLS
+    import acp_sdk.schema as m
 
-        _KINDS.append((m.AgentMessageChunk, m.TextContent, (m.ToolCall, m.ToolCallUpdate)))
-    return _KINDS[0]
+    _CHUNK, _TEXT, _TOOLS = m.AgentMessageChunk, m.TextContent, (m.ToolCall, m.ToolCallUpdate)
 
 
 class SessionHandle(Generic[C, R]):
