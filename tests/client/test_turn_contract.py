@@ -163,6 +163,22 @@ def test_a_turn_never_iterated_finishes_and_is_iterable_later(make: MakeDriver) 
     assert drain(driver, turn) == []  # consumed once; ends the same way
 
 
+def test_a_turn_nobody_iterates_holds_the_agent_back_and_loses_nothing(
+    make: MakeDriver, transport: str
+) -> None:
+    """Past `max_buffered_updates` the client stops reading (over stdio the agent then
+    blocks in the pipe); iterating later yields every update, in order."""
+    driver = make(max_buffered_updates=16)
+    session = driver.new_session()
+    turn = driver.start(session, "stream 5000")
+    time.sleep(0.5)
+    if transport == "stdio":  # remote transports buffer more on the way (TCP, server)
+        assert not turn.done
+        assert turn.received < 5000
+    assert texts(drain(driver, turn)) == [f"{i} " for i in range(5000)]
+    assert turn.stop_reason == "end_turn"
+
+
 def test_a_second_prompt_while_a_turn_runs_is_refused_and_says_what_to_do(
     make: MakeDriver,
 ) -> None:
