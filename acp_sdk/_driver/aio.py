@@ -62,7 +62,12 @@ class _Pulse:
 
     def next(self) -> asyncio.Future[None]:
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+        waiters = self._waiters
+        if len(waiters) >= 64:
+            # Waits that timed out leave their futures here until the next notify; a
+            # signal rarely notified (the turns' clock) must not collect them forever.
+            waiters[:] = [w for w in waiters if not w.done()]
+        waiters.append(waiter)
         return waiter
 
 
