@@ -8,6 +8,7 @@ and the state of sessions and turns that does not depend on how a caller waits.
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 from collections import deque
@@ -360,13 +361,13 @@ class TurnHandle(Generic[C]):
         self._on_update = on_update
         engine = client._driver_or_raise().engine
         self._engine = engine
-        # The clock is the engine's: it counts from here, queueing included.
+        # The turn's clock (`_driver/turn.py`) counts from here, queueing included.
         self._sink: Sink = engine.begin_turn(
             SESSION_PROMPT, params, timeout=timeout, idle_timeout=idle_timeout
         )
         self.request_id: RequestId = self._sink.request_id
         self._pending: deque[Any] = deque()  # taken from the sink, not yet handed out
-        self._texts: list[str] = []
+        self._text = io.StringIO()  # not a list of chunks: 1-character chunks cost 50x
         self._text_left = client.max_turn_text
         self._tools: dict[str, ToolCallView] = {}
         self._truncated = False
@@ -381,7 +382,7 @@ class TurnHandle(Generic[C]):
             if isinstance(content, _TEXT):
                 text = content.text
                 if len(text) <= self._text_left:
-                    self._texts.append(text)
+                    self._text.write(text)
                     self._text_left -= len(text)
                 else:
                     self._keep_text(text)
@@ -396,7 +397,7 @@ class TurnHandle(Generic[C]):
             text = text[: self._text_left]
             self._truncated = True
         if text:
-            self._texts.append(text)
+            self._text.write(text)
             self._text_left -= len(text)
 
     def _keep_tool_call(self, update: Any) -> None:
@@ -418,7 +419,7 @@ class TurnHandle(Generic[C]):
         """The agent's message text of this turn, as handed out so far (all of it once
         the turn was iterated to its end or waited for); at most `max_turn_text`
         characters (see `truncated`). No flag needed."""
-        return "".join(self._texts)
+        return self._text.getvalue()
 
     @property
     def tool_calls(self) -> Mapping[str, ToolCallView]:
