@@ -250,9 +250,13 @@ class ThreadDriver:
             while not op.ready():
                 left = time_left(op.deadline)
                 if left == 0:
-                    return False
+                    break
                 signal.wait(left)
-            return True
+            else:
+                return True
+        time.sleep(0)  # a passed deadline still lets other threads (the writer) run once
+        with self.engine.lock:
+            return op.ready()
 
     def _on_callback_runner(self) -> bool:
         return threading.current_thread() is self._callback_thread
