@@ -656,3 +656,96 @@ def test_a_turn_whose_updates_wait_for_the_consumer_is_not_idle() -> None:
     engine.expire_turns()
     assert sink.timed_out is None
     assert sink.idle_deadline > time.monotonic() + 20
+
+
+# ---------------------------------------------------------------------- an agent process
+
+
+class FakeProcess:
+    """What the flows ask of an `AgentProcess`: its sleeps, why it ended, its stderr."""
+
+    def __init__(self) -> None:
+        self.stderr = StderrSink()
+
+    def exit_steps(self) -> Generator[float, None, None]:
+        yield 0.25
+        yield 0.5
+
+    def stop_steps(self, close_timeout: float, terminate_timeout: float) -> Any:
+        yield close_timeout
+        yield terminate_timeout
+
+    def exit_reason(self) -> ConnectionClosed:
+        return ConnectionClosed("the agent exited with code 3", exit_code=3)
+
+
+class StderrSink:
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> None:
+        self.chunks.append(chunk)
+
+
+def sleeps(op: Any, seconds: float) -> bool:
+    """`op` is a sleep of about `seconds`: an Until that never holds, with a deadline."""
+    return (
+        isinstance(op, Until)
+        and not op.ready()
+        and op.deadline is not None
+        and seconds - 0.2 < op.deadline - time.monotonic() <= seconds
+    )
+
+
+def test_end_of_input_waits_for_the_agent_to_exit_and_says_why() -> None:
+    engine, _peer = ready()
+    flow = flows.read_loop(engine, FakeProcess())  # type: ignore[arg-type] # a fake
+    next(flow)
+    assert sleeps(flow.send(b""), 0.25)
+    assert sleeps(flow.send(False), 0.5)
+    result_of(flow, False)
+    assert engine.close_reason is not None
+    assert engine.close_reason.exit_code == 3
+
+
+def test_close_escalates_through_the_process_steps_and_an_interruption_stops_it() -> None:
+    engine, _peer = ready()
+    flow = flows.close(engine, FakeProcess(), 1.0, 2.0, "bye")  # type: ignore[arg-type] # a fake
+    assert sleeps(next(flow), 1.0)
+    assert engine.close_reason is not None  # everything pending failed first
+    assert sleeps(flow.send(False), 2.0)
+    result_of(flow, False)
+    flow = flows.close(engine, FakeProcess(), 1.0, 2.0, "bye")  # type: ignore[arg-type] # a fake
+    next(flow)
+    with pytest.raises(KeyboardInterrupt):
+        flow.throw(KeyboardInterrupt())
+
+
+def test_the_stderr_loop_drains_until_end_of_file() -> None:
+    process = FakeProcess()
+    flow = flows.stderr_loop(process)  # type: ignore[arg-type] # a fake
+    op = next(flow)
+    assert isinstance(op, Read)
+    assert op.stderr
+    assert isinstance(flow.send(b"line\n"), Read)
+    result_of(flow, b"")
+    assert process.stderr.chunks == [b"line\n", b""]
+
+
+def test_end_of_service_waits_for_the_peer_then_the_handlers_within_the_grace() -> None:
+    engine, peer = ready()
+    peer.feed(
+        id="p1",
+        method="session/request_permission",
+        params={"sessionId": "s1", "toolCall": {"toolCallId": "t"}, "options": []},
+    )
+    flow = flows.end_of_service(engine, 3.0)
+    op = next(flow)
+    assert isinstance(op, Until)
+    assert not op.ready()
+    engine.end_of_input(ConnectionClosed("the peer closed the connection"))
+    grace = flow.send(True)
+    assert isinstance(grace, Until)
+    assert grace.deadline is not None
+    assert not grace.ready()  # a handler still runs
+    result_of(flow, False)
