@@ -3,7 +3,6 @@ state after exactly the updates handed to it so far (here: a `load_session` repl
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,8 +14,8 @@ pytestmark = pytest.mark.timeout(60)
 
 
 @pytest.fixture(params=sorted(DRIVERS))
-def facade(request: pytest.FixtureRequest) -> Iterator[str]:
-    yield str(request.param)
+def facade(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 def test_on_update_sees_the_state_after_exactly_the_updates_handed_to_it(facade: str) -> None:
