@@ -1,0 +1,329 @@
+"""What the agent runtime does with a session store (`run_agent(agent, store=...)`).
+
+One `SessionKeeper` per connection, over a store that may be shared between
+connections. It:
+
+- records, per session and in order, every prompt (as the user's message:
+  one `user_message_chunk` per content block, before the agent's `prompt` runs) and every
+  `session/update` the agent sends, each one *before* it is sent (the store's `append`
+  returns once the update is durable), so nothing the client saw can be missing after a
+  crash; updates sent while the runtime replays a `session/load` are not recorded
+  again;
+- serves the session methods the agent does not override: `session/new` (a fresh
+  random id), `session/load` (replays every recorded update as `session/update`, then
+  answers), `session/list` (cwd filter, cursor pages, title, `updatedAt`),
+  `session/resume` (no replay), `session/close` (cancels the session's running turn as
+  `session/cancel` does, waits for it, then answers) and `session/delete` (idempotent);
+  a load, resume or close of an id the store does not hold is error -32002 (resource
+  not found), never a fresh session;
+- adds the capabilities of what it serves to the `initialize` answer, for the rows the
+  connection's method table has (so the stable and the unstable table alike).
+
+The agent reads its sessions back through `AgentContext.history`, `load_data` and
+`save_data`, which call the functions at the end of this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+import orjson
+
+from acp_sdk.agent._store import (
+    SessionStore,
+    StoredSession,
+    decode_cursor,
+    encode_cursor,
+    mint_session_id,
+    now,
+)
+from acp_sdk.protocol._rows import Kind, Notification, Row, Side
+from acp_sdk.protocol.codec import decode, to_json_value
+from acp_sdk.protocol.errors import RequestError
+
+if TYPE_CHECKING:
+    from acp_sdk._driver.aio import AsyncDriver
+    from acp_sdk.client.session_state import SessionState
+
+__all__ = ["SessionKeeper"]
+
+log = logging.getLogger("acp_sdk.agent")
+
+RESOURCE_NOT_FOUND: Final = -32002
+REPLAY_CHUNK: Final = 1000  # updates read from the store at a time while replaying
+CLOSE_WAIT: Final = 5.0  # seconds session/close waits for a cancelled turn to end
+
+# The session methods the keeper serves when the agent does not override them, and the
+# capability each one advertises (None: none to advertise).
+_SERVED: Final = {
+    "new_session": None,
+    "load_session": "load_session",
+    "list_sessions": "list",
+    "resume_session": "resume",
+    "close_session": "close",
+    "delete_session": "delete",
+}
+
+CallAgent = Callable[[Row, Any], Awaitable[Any]]
+
+
+def _not_found(session_id: str) -> RequestError:
+    return RequestError(RESOURCE_NOT_FOUND, "Session not found", {"sessionId": session_id})
+
+
+def _models(row: Row) -> Any:
+    """The namespace of the row's models (stable or unstable): answers are built from it."""
+    return sys.modules[row.params_type.__module__]
+
+
+class SessionKeeper:
+    """Records a connection's sessions in a store and serves the session methods."""
+
+    __slots__ = ("_agent", "_driver", "_failed", "_replaying", "_running", "store")
+
+    def __init__(self, store: SessionStore, agent: Any, driver: AsyncDriver) -> None:
+        self.store = store
+        self._agent = agent
+        self._driver = driver
+        self._running: dict[str, set[asyncio.Task[Any]]] = {}  # prompt turns by session
+        self._replaying: set[str] = set()  # sessions the agent replays itself (its load)
+        self._failed = False  # a failed write was logged (once)
+
+    # ------------------------------------------------------------------ recording
+
+    async def record(self, session_id: str, update: Any) -> None:
+        """Keep an update the agent is about to send (durable when this returns)."""
+        if session_id in self._replaying:
+            return
+        await self._append(session_id, [to_json_value(update)])
+
+    async def _append(self, session_id: str, updates: list[Any]) -> None:
+        try:
+            await self.store.append(session_id, updates, now())
+        except Exception:
+            # A full disk must not end the turn: the client still gets its updates.
+            if not self._failed:
+                self._failed = True
+                log.exception("the session store failed; sessions are not being recorded")
+
+    # ------------------------------------------------------------------ serving
+
+    def serves(self, name: str) -> bool:
+        """Whether the keeper answers this handler for the agent."""
+        return name in _SERVED and not self._agent._overrides(name)
+
+    async def serve(self, row: Row, params: Any, call_agent: CallAgent) -> Any:
+        """Answer one request: the keeper's own session methods, or the agent's with
+        what the store needs recorded around them."""
+        name = row.handler_name
+        if name == "prompt":
+            return await self._prompt(row, params, call_agent)
+        if name == "initialize":
+            return self._advertise(await call_agent(row, params))
+        if not self.serves(name):
+            return await self._around_agent(row, params, call_agent)
+        served: Callable[[Row, Any], Awaitable[Any]] = getattr(self, f"_{name}")
+        return await served(row, params)
+
+    async def _around_agent(self, row: Row, params: Any, call_agent: CallAgent) -> Any:
+        name = row.handler_name
+        if name == "load_session":
+            # The agent replays the session itself: those updates are kept already.
+            self._replaying.add(params.session_id)
+            try:
+                result = await call_agent(row, params)
+            finally:
+                self._replaying.discard(params.session_id)
+            await self._adopt(params.session_id, params)
+            return result
+        result = await call_agent(row, params)
+        if name == "new_session":
+            await self._adopt(result.session_id, params)
+        elif name == "resume_session":
+            await self._adopt(params.session_id, params)
+        return result
+
+    async def _adopt(self, session_id: str, params: Any) -> None:
+        """Keep a session the agent made or opened itself (a no-op if kept already)."""
+        await self.store.create(_stored(session_id, params))
+
+    async def _prompt(self, row: Row, params: Any, call_agent: CallAgent) -> Any:
+        session_id: str = params.session_id
+        task = asyncio.current_task()
+        assert task is not None
+        running = self._running.setdefault(session_id, set())
+        running.add(task)
+        try:
+            message_id = getattr(params, "message_id", None)
+            chunks = []
+            for block in params.prompt:
+                chunk: dict[str, Any] = {
+                    "sessionUpdate": "user_message_chunk",
+                    "content": to_json_value(block),
+                }
+                if isinstance(message_id, str):
+                    chunk["messageId"] = message_id
+                chunks.append(chunk)
+            await self._append(session_id, chunks)
+            return await call_agent(row, params)
+        finally:
+            running.discard(task)
+            if not running and self._running.get(session_id) is running:
+                del self._running[session_id]
+
+    def _advertise(self, response: Any) -> Any:
+        """The agent's `initialize` answer with the capabilities of what the keeper serves
+        added (for the rows the connection's table has)."""
+        caps = getattr(response, "agent_capabilities", None)
+        if caps is None:
+            return response
+        table = self._driver.engine.connection.table
+        models = sys.modules[type(caps).__module__]
+        served = {
+            capability
+            for name, capability in _SERVED.items()
+            if capability is not None
+            and self.serves(name)
+            and any(row.handler_name == name for row in table.handled_by(Side.AGENT))
+        }
+        sessions = caps.session_capabilities or models.SessionCapabilities()
+        changes = {
+            field: getattr(models, f"Session{field.title()}Capabilities")()
+            for field in ("list", "resume", "close", "delete")
+            if field in served and getattr(sessions, field) is None
+        }
+        caps = attrs.evolve(
+            caps,
+            load_session=caps.load_session or "load_session" in served,
+            session_capabilities=attrs.evolve(sessions, **changes),
+        )
+        return attrs.evolve(response, agent_capabilities=caps)
+
+    # ------------------------------------------------------------------ the served methods
+
+    async def _new_session(self, row: Row, params: Any) -> Any:
+        while True:  # an id collision is all but impossible; a retry costs nothing
+            session_id = mint_session_id()
+            if await self.store.create(_stored(session_id, params)):
+                break
+        return _models(row).NewSessionResponse(session_id=session_id)
+
+    async def _load_session(self, row: Row, params: Any) -> Any:
+        session_id: str = params.session_id
+        if await self.store.get(session_id) is None:
+            raise _not_found(session_id)
+        update_row = self._driver.engine.connection.table.get(
+            Side.CLIENT, "session/update", Kind.NOTIFICATION
+        )
+        assert isinstance(update_row, Notification)
+        notification_type = update_row.params_type
+        position = 0
+        while True:
+            chunk = await self.store.read(session_id, position, REPLAY_CHUNK)
+            for _, body in chunk:
+                notification = decode(
+                    {"sessionId": session_id, "update": body},
+                    notification_type,
+                )
+                # Straight to the driver: a replayed update is not recorded again.
+                await self._driver.notify(update_row, notification)
+            if len(chunk) < REPLAY_CHUNK:
+                break
+            position = chunk[-1][0]
+        return _models(row).LoadSessionResponse()
+
+    async def _resume_session(self, row: Row, params: Any) -> Any:
+        if await self.store.get(params.session_id) is None:
+            raise _not_found(params.session_id)
+        return _models(row).ResumeSessionResponse()
+
+    async def _list_sessions(self, row: Row, params: Any) -> Any:
+        after = None
+        if params.cursor is not None:
+            after = decode_cursor(params.cursor)
+            if after is None:
+                raise RequestError.invalid_params({"cursor": "not a cursor of this agent"})
+        limit = max(1, self.store.page_size)
+        found = await self.store.page(params.cwd, after, limit + 1)
+        page = found[:limit]
+        models = _models(row)
+        sessions = [
+            models.SessionInfo(
+                session_id=session.session_id,
+                cwd=session.cwd,
+                additional_directories=list(session.additional_directories) or None,
+                title=session.title,
+                updated_at=session.updated_at,
+            )
+            for session in page
+        ]
+        next_cursor = encode_cursor(page[-1]) if len(found) > limit else None
+        return models.ListSessionsResponse(sessions=sessions, next_cursor=next_cursor)
+
+    async def _close_session(self, row: Row, params: Any) -> Any:
+        session_id: str = params.session_id
+        if session_id not in self._running and await self.store.get(session_id) is None:
+            raise _not_found(session_id)
+        await self._stop(session_id)
+        return _models(row).CloseSessionResponse()
+
+    async def _delete_session(self, row: Row, params: Any) -> Any:
+        await self._stop(params.session_id)
+        await self.store.delete(params.session_id)
+        return _models(row).DeleteSessionResponse()
+
+    async def _stop(self, session_id: str) -> None:
+        """Cancel the session's running turns exactly as `session/cancel` does (the
+        connection answers them with stop reason `cancelled` and the agent's `cancel`
+        runs), then wait for them to end."""
+        tasks = self._running.get(session_id)
+        if not tasks:
+            return
+        cancel = orjson.dumps(
+            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}}
+        )
+        self._driver.engine.feed_message(cancel)
+        with contextlib.suppress(Exception):
+            await asyncio.wait(set(tasks), timeout=CLOSE_WAIT)
+
+
+def _stored(session_id: str, params: Any) -> StoredSession:
+    directories = getattr(params, "additional_directories", None) or ()
+    return StoredSession(
+        session_id=session_id,
+        cwd=params.cwd,
+        additional_directories=tuple(directories),
+        updated_at=now(),
+    )
+
+
+# ---------------------------------------------------------------------- the agent's reads
+
+
+def require_store(keeper: SessionKeeper | None) -> SessionStore:
+    if keeper is None:
+        raise RuntimeError("no session store: run the agent with run_agent(agent, store=...)")
+    return keeper.store
+
+
+async def session_history(store: SessionStore, session_id: str) -> SessionState:
+    """The session as recorded so far, folded by the clients' reducer (the current
+    turn's prompt included)."""
+    from acp_sdk.client.session_state import SessionState
+    from acp_sdk.schema import SessionUpdate
+
+    state = SessionState()
+    position = 0
+    while True:
+        chunk = await store.read(session_id, position, REPLAY_CHUNK)
+        updates: list[SessionUpdate] = [decode(body, SessionUpdate) for _, body in chunk]
+        state = state.apply_all(updates)
+        if len(chunk) < REPLAY_CHUNK:
+            return state
+        position = chunk[-1][0]
