@@ -1,6 +1,7 @@
 """An agent built only on the runtime and a session store, for the store tests.
 
-    python store_agent.py PATH [--unstable]     (PATH ":memory:" for a MemorySessionStore)
+    python store_agent.py PATH [--unstable] [--page-size N]
+    (PATH ":memory:" for a MemorySessionStore)
 
 It overrides only `prompt` (and `cancel`): every session method is the store's. What a
 prompt's text asks for:
@@ -70,7 +71,12 @@ class StoreAgent(Agent):
 
 def main() -> None:
     path = sys.argv[1]
-    store: SessionStore = MemorySessionStore() if path == ":memory:" else SqliteSessionStore(path)
+    size = int(sys.argv[sys.argv.index("--page-size") + 1]) if "--page-size" in sys.argv else 50
+    store: SessionStore = (
+        MemorySessionStore(page_size=size)
+        if path == ":memory:"
+        else SqliteSessionStore(path, page_size=size)
+    )
     table = None
     if "--unstable" in sys.argv:
         from acp_sdk import unstable
