@@ -45,7 +45,7 @@ from acp_sdk.agent._store import (
 )
 from acp_sdk.protocol._rows import Kind, Notification, Row, Side
 from acp_sdk.protocol.codec import decode, to_json_value
-from acp_sdk.protocol.errors import RequestError
+from acp_sdk.protocol.errors import DecodeError, RequestError
 
 if TYPE_CHECKING:
     from acp_sdk._driver.aio import AsyncDriver
@@ -322,7 +322,12 @@ async def session_history(store: SessionStore, session_id: str) -> SessionState:
     position = 0
     while True:
         chunk = await store.read(session_id, position, REPLAY_CHUNK)
-        updates: list[SessionUpdate] = [decode(body, SessionUpdate) for _, body in chunk]
+        updates: list[SessionUpdate] = []
+        for _, body in chunk:
+            try:
+                updates.append(decode(body, SessionUpdate))
+            except DecodeError as error:  # kept by another program or a custom store
+                log.warning("skipped a stored update of %s: %s", session_id, error)
         state = state.apply_all(updates)
         if len(chunk) < REPLAY_CHUNK:
             return state

@@ -126,7 +126,8 @@ def test_load_on_the_wire_every_update_precedes_the_answer(db: Path) -> None:
     with SyncDriver(argv(db)) as driver:
         session = driver.new_session("/w")
         driver.prompt(session, "stream 20")
-    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+    initialize["params"] = {"protocolVersion": 1}
     load = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -136,7 +137,8 @@ def test_load_on_the_wire_every_update_precedes_the_answer(db: Path) -> None:
     process = subprocess.Popen(
         argv(db), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    assert process.stdin is not None and process.stdout is not None
+    assert process.stdin is not None
+    assert process.stdout is not None
     try:
         process.stdin.write(orjson.dumps(initialize) + b"\n")
         process.stdin.flush()
@@ -227,7 +229,7 @@ def test_close_cancels_the_running_turn(
     facade: type[Driver], opened: list[Driver], db: Path
 ) -> None:
     driver = start(facade, opened, db)
-    session = driver.new_session("/w")
+    session: Any = driver.new_session("/w")
     if isinstance(driver, SyncDriver):
         turn = session.prompt("forever")
         updates = []
@@ -242,7 +244,7 @@ def test_close_cancels_the_running_turn(
         stop = turn.response.stop_reason if turn.response else None
     else:
 
-        async def go() -> str:
+        async def go() -> str | None:
             turn = session.prompt("forever")
             closing: asyncio.Task[Any] | None = None
             count = 0
@@ -254,8 +256,8 @@ def test_close_cancels_the_running_turn(
                     )
             assert closing is not None
             await closing
-            assert turn.response is not None
-            return turn.response.stop_reason
+            reason: str | None = turn.response.stop_reason if turn.response else None
+            return reason
 
         stop = driver.run(go)
     assert stop == "cancelled"
@@ -286,7 +288,8 @@ def test_memory_store_and_unstable_table(
     driver = start(facade, opened, ":memory:", "--unstable", table=unstable.TABLE)
     caps = driver.agent_capabilities
     assert caps.load_session is True
-    created = driver.request(unstable.SESSION_NEW, unstable.NewSessionRequest(cwd="/w", mcp_servers=[]))
+    new = unstable.NewSessionRequest(cwd="/w", mcp_servers=[])
+    created = driver.request(unstable.SESSION_NEW, new)
     listed = driver.request(unstable.SESSION_LIST, unstable.ListSessionsRequest())
     assert [s.session_id for s in listed.sessions] == [created.session_id]
     assert isinstance(listed, unstable.ListSessionsResponse)
