@@ -35,7 +35,6 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-import attrs
 import orjson
 
 from acp_sdk.agent._store import (
@@ -75,12 +74,22 @@ CREATE TABLE data (session_id TEXT PRIMARY KEY, body TEXT NOT NULL);
 """
 
 
-@attrs.define(kw_only=True, order=False, eq=False)
 class _Job:
-    run: Callable[[sqlite3.Connection], Any]
-    write: bool
-    future: asyncio.Future[Any] | concurrent.futures.Future[Any]
-    loop: asyncio.AbstractEventLoop | None
+    """One piece of work for the worker, and where its result goes."""
+
+    __slots__ = ("future", "loop", "run", "write")
+
+    def __init__(
+        self,
+        run: Callable[[sqlite3.Connection], Any],
+        write: bool,
+        future: asyncio.Future[Any] | concurrent.futures.Future[Any],
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> None:
+        self.run = run
+        self.write = write  # runs in a write transaction (batched with its neighbours)
+        self.future = future
+        self.loop = loop  # None: a thread without a loop waits on a concurrent future
 
 
 class SqliteSessionStore(SessionStore):

@@ -172,10 +172,14 @@ def decode_cursor(cursor: str) -> tuple[str, str] | None:
     return None
 
 
-@attrs.define(kw_only=True, order=False, eq=False)
 class _Held:
-    session: StoredSession
-    updates: list[tuple[int, Any]] = attrs.Factory(list)
+    """One session of a `MemorySessionStore`: what it is and its updates (JSON text)."""
+
+    __slots__ = ("session", "updates")
+
+    def __init__(self, session: StoredSession) -> None:
+        self.session = session
+        self.updates: list[tuple[int, bytes]] = []
 
 
 class MemorySessionStore(SessionStore):
