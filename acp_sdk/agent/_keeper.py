@@ -5,10 +5,9 @@ connections. It:
 
 - records, per session and in order, every prompt (as the user's message:
   one `user_message_chunk` per content block, before the agent's `prompt` runs) and every
-  `session/update` the agent sends, each one *before* it is sent (the store's `append`
-  returns once the update is durable), so nothing the client saw can be missing after a
-  crash; updates sent while the runtime replays a `session/load` are not recorded
-  again;
+  `session/update` the agent sends, each one *before* it is sent, so nothing the client
+  saw can be missing after a crash (write-ahead); updates the runtime replays for
+  `session/load` are not recorded again;
 - serves the session methods the agent does not override: `session/new` (a fresh
   random id), `session/load` (replays every recorded update as `session/update`, then
   answers), `session/list` (cwd filter, cursor pages, title, `updatedAt`),
@@ -18,6 +17,18 @@ connections. It:
   not found), never a fresh session;
 - adds the capabilities of what it serves to the `initialize` answer, for the rows the
   connection's method table has (so the stable and the unstable table alike).
+
+The write-ahead outbox. `send_update` hands the update to the keeper and returns at
+once; one flusher task (owned by the keeper, awaited at every barrier and at close)
+takes everything queued meanwhile, appends it to the store (one `append` per session:
+one commit for the batch), and only then queues the notifications, in order, to the
+driver. So the agent streams at the speed of the wire while the store commits in
+batches, and a byte reaches the client only after its update is durable. Anything
+else the agent sends must not overtake updates still in the outbox: the answer to
+every request, `ctx.request` (a permission question after its tool call) and other
+notifications first wait for the outbox to empty (`flushed`). At most `WINDOW`
+updates wait; a sender past it waits for the flusher (the client's backpressure
+reaches the agent through it).
 
 The agent reads its sessions back through `AgentContext.history`, `load_data` and
 `save_data`, which call the functions at the end of this module.
@@ -45,7 +56,7 @@ from acp_sdk.agent._store import (
 )
 from acp_sdk.protocol._rows import Kind, Notification, Row, Side
 from acp_sdk.protocol.codec import decode, to_json_value
-from acp_sdk.protocol.errors import DecodeError, RequestError
+from acp_sdk.protocol.errors import ConnectionClosed, DecodeError, RequestError
 
 if TYPE_CHECKING:
     from acp_sdk._driver.aio import AsyncDriver
@@ -58,6 +69,7 @@ log = logging.getLogger("acp_sdk.agent")
 RESOURCE_NOT_FOUND: Final = -32002
 REPLAY_CHUNK: Final = 1000  # updates read from the store at a time while replaying
 CLOSE_WAIT: Final = 5.0  # seconds session/close waits for a cancelled turn to end
+WINDOW: Final = 1024  # updates queued in the outbox before `send_update` waits
 
 # The session methods the keeper serves when the agent does not override them, and the
 # capability each one advertises (None: none to advertise).
@@ -85,7 +97,19 @@ def _models(row: Row) -> Any:
 class SessionKeeper:
     """Records a connection's sessions in a store and serves the session methods."""
 
-    __slots__ = ("_agent", "_driver", "_failed", "_replaying", "_running", "store")
+    __slots__ = (
+        "_agent",
+        "_driver",
+        "_error",
+        "_failed",
+        "_flusher",
+        "_outbox",
+        "_replaying",
+        "_room",
+        "_running",
+        "_update_row",
+        "store",
+    )
 
     def __init__(self, store: SessionStore, agent: Any, driver: AsyncDriver) -> None:
         self.store = store
@@ -94,14 +118,69 @@ class SessionKeeper:
         self._running: dict[str, set[asyncio.Task[Any]]] = {}  # prompt turns by session
         self._replaying: set[str] = set()  # sessions the agent replays itself (its load)
         self._failed = False  # a failed write was logged (once)
+        self._outbox: list[tuple[str, Any, Any]] = []  # (session id, notification, JSON)
+        self._flusher: asyncio.Task[None] | None = None
+        self._error: BaseException | None = None  # how sending ended (the client left)
+        self._room = asyncio.Event()  # set when the outbox has room again
+        row = driver.engine.connection.table.get(Side.CLIENT, "session/update", Kind.NOTIFICATION)
+        assert isinstance(row, Notification)
+        self._update_row: Notification[Any] = row
 
-    # ------------------------------------------------------------------ recording
+    # ------------------------------------------------------------------ the outbox
 
-    async def record(self, session_id: str, update: Any) -> None:
-        """Keep an update the agent is about to send (durable when this returns)."""
-        if session_id in self._replaying:
+    async def send(self, notification: Any) -> None:
+        """Keep a `session/update` notification, then send it: returns once it is queued
+        (waiting only while the outbox is full). The store has it before the client."""
+        if self._error is not None:
+            raise self._error
+        session_id: str = notification.session_id
+        if session_id in self._replaying:  # the agent replays its own load: kept already
+            await self.flushed()
+            await self._driver.notify(self._update_row, notification)
             return
-        await self._append(session_id, [to_json_value(update)])
+        self._outbox.append((session_id, notification, to_json_value(notification.update)))
+        if self._flusher is None:
+            self._flusher = asyncio.get_running_loop().create_task(self._flush())
+        while len(self._outbox) >= WINDOW and self._flusher is not None:
+            self._room.clear()
+            await self._room.wait()
+        await asyncio.sleep(0)  # let the flusher and the writer run, as a send does
+
+    async def flushed(self) -> None:
+        """Wait until every update in the outbox is kept and queued to the driver."""
+        while self._flusher is not None:
+            # Shielded: a caller cancelled while it waits must not stop the flusher.
+            await asyncio.shield(self._flusher)
+        if self._error is not None:
+            raise self._error
+
+    async def _flush(self) -> None:
+        try:
+            while self._outbox:
+                batch, self._outbox = self._outbox, []
+                self._room.set()
+                by_session: dict[str, list[Any]] = {}
+                for session_id, _, body in batch:
+                    by_session.setdefault(session_id, []).append(body)
+                for session_id, bodies in by_session.items():
+                    await self._append(session_id, bodies)
+                for _, notification, _ in batch:
+                    await self._driver.notify(self._update_row, notification)
+        except (Exception, asyncio.CancelledError) as error:  # the client left; closing
+            closed = ConnectionClosed("the connection closed")
+            self._error = error if isinstance(error, Exception) else closed
+            self._outbox.clear()
+        finally:
+            self._flusher = None
+            self._room.set()
+
+    async def aclose(self) -> None:
+        """Stop the flusher (the connection is closing; nobody reads what is left)."""
+        flusher = self._flusher
+        if flusher is not None:
+            flusher.cancel()
+            with contextlib.suppress(BaseException):
+                await flusher
 
     async def _append(self, session_id: str, updates: list[Any]) -> None:
         try:
@@ -120,7 +199,18 @@ class SessionKeeper:
 
     async def serve(self, row: Row, params: Any, call_agent: CallAgent) -> Any:
         """Answer one request: the keeper's own session methods, or the agent's with
-        what the store needs recorded around them."""
+        what the store needs recorded around them. The answer waits for the outbox, so
+        it never overtakes the updates sent before it."""
+        try:
+            result = await self._serve(row, params, call_agent)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await self.flushed()
+            raise
+        await self.flushed()
+        return result
+
+    async def _serve(self, row: Row, params: Any, call_agent: CallAgent) -> Any:
         name = row.handler_name
         if name == "prompt":
             return await self._prompt(row, params, call_agent)
@@ -218,10 +308,8 @@ class SessionKeeper:
         session_id: str = params.session_id
         if await self.store.get(session_id) is None:
             raise _not_found(session_id)
-        update_row = self._driver.engine.connection.table.get(
-            Side.CLIENT, "session/update", Kind.NOTIFICATION
-        )
-        assert isinstance(update_row, Notification)
+        await self.flushed()  # what the agent sent before goes first
+        update_row = self._update_row
         notification_type = update_row.params_type
         position = 0
         while True:
@@ -310,6 +398,14 @@ def require_store(keeper: SessionKeeper | None) -> SessionStore:
     if keeper is None:
         raise RuntimeError("no session store: run the agent with run_agent(agent, store=...)")
     return keeper.store
+
+
+async def history(keeper: SessionKeeper | None, session_id: str) -> SessionState:
+    """`AgentContext.history`: the session as kept, with every update sent so far."""
+    store = require_store(keeper)
+    assert keeper is not None
+    await keeper.flushed()
+    return await session_history(store, session_id)
 
 
 async def session_history(store: SessionStore, session_id: str) -> SessionState:

@@ -141,11 +141,11 @@ class AgentContext(AgentCalls):
         turn quietly).
         """
         # What `session_update` does, one call shorter (the streaming hot path).
+        notification = SessionNotification(session_id=session_id, update=update)
         if self._keeper is not None:  # kept before it is sent: the client never sees more
-            await self._keeper.record(session_id, update)
-        await self._driver.notify(
-            SESSION_UPDATE, SessionNotification(session_id=session_id, update=update)
-        )
+            await self._keeper.send(notification)
+            return
+        await self._driver.notify(SESSION_UPDATE, notification)
 
     async def request(self, row: Method[P, R], params: P) -> R:
         """Call any method row the client handles, including extension rows.
@@ -163,6 +163,8 @@ class AgentContext(AgentCalls):
             RequestError: The client answered with an error.
             ConnectionClosed: The client went away first.
         """
+        if self._keeper is not None:  # after the updates sent before it
+            await self._keeper.flushed()
         result: R = await self._driver.call(row, params)
         return result
 
@@ -173,8 +175,11 @@ class AgentContext(AgentCalls):
             CapabilityNotNegotiated: The row is gated and the client did not advertise it.
             ConnectionClosed: The client went away first.
         """
-        if self._keeper is not None and row.wire == SESSION_UPDATE.wire:
-            await self._keeper.record(params.session_id, params.update)  # type: ignore[attr-defined]
+        if self._keeper is not None:
+            if row.wire == SESSION_UPDATE.wire:
+                await self._keeper.send(params)
+                return
+            await self._keeper.flushed()
         await self._driver.notify(row, params)
 
     # -------------------------------------------------------------- the session store
@@ -192,7 +197,7 @@ class AgentContext(AgentCalls):
         Raises:
             RuntimeError: The agent runs without a store.
         """
-        return await _keeper.session_history(_keeper.require_store(self._keeper), session_id)
+        return await _keeper.history(self._keeper, session_id)
 
     async def load_data(self, session_id: str) -> Any:
         """The JSON value last saved for the session with `save_data`, or None.
@@ -456,7 +461,7 @@ async def serve_agent(
         return await method(params, context[0])
 
     async def serve(row: Row, params: Any) -> Any:
-        if keeper and row.handler_name not in handlers:
+        if keeper:
             return await keeper[0].serve(row, params, call_agent)
         return await call_agent(row, params)
 
@@ -481,6 +486,8 @@ async def serve_agent(
     try:
         await driver.run(flows.end_of_service(driver.engine, ANSWER_GRACE))
     finally:
+        if keeper:
+            await keeper[0].aclose()
         await driver.aclose(reason="the client closed the connection")
 
 
