@@ -23,20 +23,26 @@ from acp_sdk.agent import (
     StoredSession,
     serve_agent,
 )
+from acp_sdk.handlers import AsyncClientHandlers
 from acp_sdk.schema import (
     AgentMessageChunk,
     ListSessionsRequest,
     ListSessionsResponse,
     NewSessionRequest,
     NewSessionResponse,
+    PermissionOption,
     Plan,
     PlanEntry,
     PromptRequest,
     PromptResponse,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
+    SelectedPermissionOutcome,
     SessionInfo,
     TextContent,
     ToolCall,
     ToolCallProgress,
+    ToolCallUpdate,
 )
 
 pytestmark = pytest.mark.timeout(30)
@@ -364,3 +370,54 @@ def test_close_of_a_listed_session_that_is_not_running_succeeds() -> None:
                 await client.close_session(session_id="nope")
 
     asyncio.run(go())
+
+
+class Slow(MemorySessionStore):
+    """Each append takes a while: updates pile up in the runtime's outbox."""
+
+    async def append(self, session_id: str, updates: Sequence[Any], at: str) -> None:
+        await asyncio.sleep(0.002)
+        await super().append(session_id, updates, at)
+
+
+class Asker(Agent):
+    async def prompt(self, params: PromptRequest, ctx: AgentContext) -> PromptResponse:
+        for index in range(300):
+            await ctx.send_update(params.session_id, say(f"u{index}"))
+        if params.prompt and getattr(params.prompt[0], "text", "") == "ask":
+            await ctx.request_permission(
+                session_id=params.session_id,
+                tool_call=ToolCallUpdate(tool_call_id="t"),
+                options=[PermissionOption(option_id="ok", name="OK", kind="allow_once")],
+            )
+        return PromptResponse(stop_reason="end_turn")
+
+
+def test_nothing_the_agent_sends_overtakes_updates_still_being_kept() -> None:
+    """The turn's answer and a permission request both reach the client after every
+    update sent before them, however slowly the store keeps them."""
+
+    class Count(AsyncClientHandlers):
+        seen_at_question: int | None = None
+
+        async def request_permission(
+            self, params: RequestPermissionRequest
+        ) -> RequestPermissionResponse:
+            Count.seen_at_question = len(updates)
+            return RequestPermissionResponse(outcome=SelectedPermissionOutcome(option_id="ok"))
+
+    updates: list[Any] = []
+    stray: list[Any] = []
+
+    async def go() -> None:
+        async with connected(Asker(), Slow(), handlers=Count(), on_update=stray.append) as client:
+            session = await client.new_session(cwd="/w")
+            for text in ("go", "ask"):
+                updates.clear()
+                async for update in session.prompt(text):
+                    updates.append(update)
+                assert len(updates) == 300
+
+    asyncio.run(go())
+    assert stray == []  # none arrived after its turn's answer
+    assert Count.seen_at_question == 300
