@@ -130,7 +130,8 @@ class SessionKeeper:
 
     async def send(self, notification: Any) -> None:
         """Keep a `session/update` notification, then send it: returns once it is queued
-        (waiting only while the outbox is full). The store has it before the client."""
+        (waiting only while the outbox is full); it leaves when the agent next awaits
+        anything. The store has it before the client does."""
         if self._error is not None:
             raise self._error
         session_id: str = notification.session_id
@@ -141,10 +142,11 @@ class SessionKeeper:
         self._outbox.append((session_id, notification, to_json_value(notification.update)))
         if self._flusher is None:
             self._flusher = asyncio.get_running_loop().create_task(self._flush())
+        # No yield per update: the flusher runs when the agent next awaits anything, and
+        # takes everything queued by then as one batch (one commit).
         while len(self._outbox) >= WINDOW and self._flusher is not None:
             self._room.clear()
             await self._room.wait()
-        await asyncio.sleep(0)  # let the flusher and the writer run, as a send does
 
     async def flushed(self) -> None:
         """Wait until every update in the outbox is kept and queued to the driver."""
