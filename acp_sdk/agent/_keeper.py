@@ -144,7 +144,8 @@ class SessionKeeper:
             self._flusher = asyncio.get_running_loop().create_task(self._flush())
         # No yield per update: the flusher runs when the agent next awaits anything, and
         # takes everything queued by then as one batch (one commit).
-        while len(self._outbox) >= WINDOW and self._flusher is not None:
+        # (A flusher that stopped emptied the outbox: this cannot wait forever.)
+        while len(self._outbox) >= WINDOW:
             self._room.clear()
             await self._room.wait()
 
@@ -253,7 +254,7 @@ class SessionKeeper:
         running.add(task)
         try:
             message_id = getattr(params, "message_id", None)
-            chunks = []
+            chunks: list[dict[str, Any]] = []
             for block in params.prompt:
                 chunk: dict[str, Any] = {
                     "sessionUpdate": "user_message_chunk",

@@ -259,7 +259,8 @@ class SqliteSessionStore(SessionStore):
     async def page(
         self, cwd: str | None, after: tuple[str, str] | None, limit: int
     ) -> list[StoredSession]:
-        clauses, arguments = [], []
+        clauses: list[str] = []
+        arguments: list[str] = []
         if cwd is not None:
             clauses.append("cwd = ?")
             arguments.append(cwd)

@@ -20,7 +20,7 @@ import base64
 import datetime
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import orjson
@@ -141,12 +141,11 @@ def title_change(updates: Iterable[Any]) -> Any:
     `_NO_TITLE_CHANGE` when none of the updates carries one."""
     title: Any = _NO_TITLE_CHANGE
     for update in updates:
-        if (
-            isinstance(update, Mapping)
-            and update.get("sessionUpdate") == "session_info_update"
-            and "title" in update
-        ):
-            value = update["title"]
+        if not isinstance(update, Mapping):
+            continue
+        fields = cast("Mapping[str, Any]", update)
+        if fields.get("sessionUpdate") == "session_info_update" and "title" in fields:
+            value = fields["title"]
             title = value if value is None or isinstance(value, str) else title
     return title
 
@@ -163,12 +162,11 @@ def decode_cursor(cursor: str) -> tuple[str, str] | None:
         key = orjson.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
     except (ValueError, UnicodeEncodeError, orjson.JSONDecodeError):
         return None
-    if (
-        isinstance(key, list)
-        and len(key) == 2  # pyright: ignore[reportUnknownArgumentType]
-        and all(isinstance(part, str) for part in key)  # pyright: ignore[reportUnknownVariableType]
-    ):
-        return key[0], key[1]
+    if not isinstance(key, list):
+        return None
+    parts = cast("list[object]", key)
+    if len(parts) == 2 and isinstance(parts[0], str) and isinstance(parts[1], str):
+        return parts[0], parts[1]
     return None
 
 
