@@ -106,6 +106,7 @@ def replay(directory: str) -> tuple[float, float]:
 
 
 def main() -> None:
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as directory:
         pairs: dict[str, Callable[[], float]] = {
             "no store": lambda: stream(None),
@@ -131,6 +132,8 @@ def main() -> None:
     print(f"replay of a {REPLAY_N:,}-update session (median of {ROUNDS})")
     print(f"  session/load over stdio   {load * 1000:7.0f} ms  ({REPLAY_N / load:,.0f} updates/s)")
     print(f"  ctx.history() in-process  {fold * 1000:7.0f} ms  ({REPLAY_N / fold:,.0f} updates/s)")
+    cores = os.cpu_count()
+    print(f"load average {load_before:.1f} -> {os.getloadavg()[0]:.1f} on {cores} cores")
 
 
 if __name__ == "__main__":

@@ -168,10 +168,15 @@ class SessionKeeper:
                 for session_id, bodies in by_session.items():
                     await self._append(session_id, bodies)
                 for _, notification, _ in batch:
-                    await self._driver.notify(self._update_row, notification)
-        except (Exception, asyncio.CancelledError) as error:  # the client left; closing
+                    try:
+                        await self._driver.notify(self._update_row, notification)
+                    except ConnectionClosed:
+                        raise
+                    except Exception:  # this update only (it was encoded once already)
+                        log.exception("a session/update could not be sent")
+        except (ConnectionClosed, asyncio.CancelledError) as error:  # the client left; closing
             closed = ConnectionClosed("the connection closed")
-            self._error = error if isinstance(error, Exception) else closed
+            self._error = error if isinstance(error, ConnectionClosed) else closed
             self._outbox.clear()
         finally:
             self._flusher = None

@@ -293,6 +293,10 @@ def test_memory_store_and_unstable_table(
     listed = driver.request(unstable.SESSION_LIST, unstable.ListSessionsRequest())
     assert [s.session_id for s in listed.sessions] == [created.session_id]
     assert isinstance(listed, unstable.ListSessionsResponse)
+    updates, reply = driver.prompt(driver.client.session(created.session_id), "history")
+    kinds: list[object] = [type(u) for u in updates]  # unstable models on this table
+    assert kinds == [unstable.AgentMessageChunk]
+    assert reply.stop_reason == "end_turn"
 
 
 def test_user_message_is_recorded_as_sent(db: Path) -> None:
