@@ -27,9 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from acp_sdk.aio_client import AsyncClient  # noqa: E402 - after the path set-up
+from acp_sdk.aio_client import AsyncClient
 
 PEERS = Path(__file__).resolve().parent / "peers"
 OUR_AGENT = [sys.executable, str(PEERS / "ours_agent.py")]
