@@ -26,6 +26,7 @@ from acp_sdk.agent import (
 from acp_sdk.handlers import AsyncClientHandlers
 from acp_sdk.schema import (
     AgentMessageChunk,
+    CancelNotification,
     ListSessionsRequest,
     ListSessionsResponse,
     NewSessionRequest,
@@ -421,3 +422,43 @@ def test_nothing_the_agent_sends_overtakes_updates_still_being_kept() -> None:
     asyncio.run(go())
     assert stray == []  # none arrived after its turn's answer
     assert Count.seen_at_question == 300
+
+
+class Forever(Agent):
+    def __init__(self) -> None:
+        self.cancelled: list[str] = []
+        self.started = asyncio.Event()
+
+    async def prompt(self, params: PromptRequest, ctx: AgentContext) -> PromptResponse:
+        while True:
+            await ctx.send_update(params.session_id, say("tick"))
+            self.started.set()
+            await asyncio.sleep(0.01)
+
+    async def cancel(self, params: CancelNotification, ctx: AgentContext) -> None:
+        self.cancelled.append(params.session_id)
+
+
+@pytest.mark.parametrize("method", ["close_session", "delete_session"])
+def test_close_and_delete_cancel_the_turn_as_session_cancel_does(method: str) -> None:
+    agent = Forever()
+
+    async def go() -> tuple[str | None, str, list[str]]:
+        store = MemorySessionStore()
+        async with connected(agent, store) as client:
+            session = await client.new_session(cwd="/w")
+            await client.new_session(cwd="/w")  # another session: its turns are not touched
+            turn = session.prompt("go")
+            draining = asyncio.get_running_loop().create_task(_collect(turn, []))
+            await asyncio.wait_for(agent.started.wait(), 5)
+            await getattr(client, method)(session_id=session.session_id)
+            await asyncio.wait_for(draining, 5)
+            assert turn.response is not None
+            listed = [s.session_id for s in (await client.list_sessions()).sessions]
+        return turn.response.stop_reason, session.session_id, listed
+
+    stop, session_id, listed = asyncio.run(go())
+    assert stop == "cancelled"
+    assert agent.cancelled == [session_id]  # the agent's cancel ran, for that session only
+    assert len(listed) == (2 if method == "close_session" else 1)
+    assert (session_id in listed) == (method == "close_session")
