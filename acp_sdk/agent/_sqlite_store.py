@@ -162,7 +162,12 @@ class SqliteSessionStore(SessionStore):
                         stop = True
                         break
                     batch.append(more)
-                _settle(_run_batch(connection, batch))
+                try:
+                    outcomes = _run_batch(connection, batch)
+                except BaseException as error:  # a bug here must not leave waiters hanging
+                    failure = SessionStoreError(f"the session store failed: {error!r}")
+                    outcomes = [(job, None, failure) for job in batch]
+                _settle(outcomes)
                 if stop:
                     return
         finally:
