@@ -104,10 +104,13 @@ class SessionKeeper:
         "_failed",
         "_flusher",
         "_outbox",
+        "_queued",
         "_replaying",
         "_room",
         "_running",
+        "_sent",
         "_update_row",
+        "_waiters",
         "store",
     )
 
@@ -122,6 +125,9 @@ class SessionKeeper:
         self._flusher: asyncio.Task[None] | None = None
         self._error: BaseException | None = None  # how sending ended (the client left)
         self._room = asyncio.Event()  # set when the outbox has room again
+        self._queued = 0  # updates ever put in the outbox
+        self._sent = 0  # of those, handed to the driver (or dropped: the client left)
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []  # (count, woken at)
         row = driver.engine.connection.table.get(Side.CLIENT, "session/update", Kind.NOTIFICATION)
         assert isinstance(row, Notification)
         self._update_row: Notification[Any] = row
@@ -140,6 +146,7 @@ class SessionKeeper:
             await self._driver.notify(self._update_row, notification)
             return
         self._outbox.append((session_id, notification, to_json_value(notification.update)))
+        self._queued += 1
         if self._flusher is None:
             self._flusher = asyncio.get_running_loop().create_task(self._flush())
         # No yield per update: the flusher runs when the agent next awaits anything, and
@@ -150,12 +157,29 @@ class SessionKeeper:
             await self._room.wait()
 
     async def flushed(self) -> None:
-        """Wait until every update in the outbox is kept and queued to the driver."""
-        while self._flusher is not None:
-            # Shielded: a caller cancelled while it waits must not stop the flusher.
-            await asyncio.shield(self._flusher)
+        """Wait until every update put in the outbox before this call is kept and queued
+        to the driver (not for later ones: a session streaming without pause must not
+        hold back another request's answer)."""
+        target = self._queued
+        if self._sent < target and self._error is None:
+            woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append((target, woken))
+            await woken
         if self._error is not None:
             raise self._error
+
+    def _wake(self) -> None:
+        """Wake the barriers whose updates are all out (all of them once sending ended)."""
+        ended = self._error is not None
+        waiting = []
+        for target, woken in self._waiters:
+            if woken.done():  # its waiter was cancelled
+                continue
+            if ended or self._sent >= target:
+                woken.set_result(None)
+            else:
+                waiting.append((target, woken))
+        self._waiters = waiting
 
     async def _flush(self) -> None:
         try:
@@ -174,6 +198,8 @@ class SessionKeeper:
                         raise
                     except Exception:  # this update only (it was encoded once already)
                         log.exception("a session/update could not be sent")
+                    self._sent += 1
+                self._wake()
         except (ConnectionClosed, asyncio.CancelledError) as error:  # the client left; closing
             closed = ConnectionClosed("the connection closed")
             self._error = error if isinstance(error, ConnectionClosed) else closed
@@ -181,6 +207,7 @@ class SessionKeeper:
         finally:
             self._flusher = None
             self._room.set()
+            self._wake()
 
     async def aclose(self) -> None:
         """Stop the flusher (the connection is closing; nobody reads what is left)."""

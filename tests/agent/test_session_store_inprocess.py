@@ -462,3 +462,33 @@ def test_close_and_delete_cancel_the_turn_as_session_cancel_does(method: str) ->
     assert agent.cancelled == [session_id]  # the agent's cancel ran, for that session only
     assert len(listed) == (2 if method == "close_session" else 1)
     assert (session_id in listed) == (method == "close_session")
+
+
+class Torrent(Agent):
+    """Streams without a pause (it yields only when the outbox is full) until cancelled."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+
+    async def prompt(self, params: PromptRequest, ctx: AgentContext) -> PromptResponse:
+        while True:
+            await ctx.send_update(params.session_id, say("x"))
+            self.started.set()
+
+
+def test_a_session_streaming_without_pause_does_not_hold_back_other_answers() -> None:
+    agent = Torrent()
+
+    async def go() -> int:
+        async with connected(agent, MemorySessionStore()) as client:
+            session = await client.new_session(cwd="/w")
+            turn = session.prompt("go")
+            seen: list[Any] = []
+            draining = asyncio.get_running_loop().create_task(_collect(turn, seen))
+            await asyncio.wait_for(agent.started.wait(), 5)
+            listed = await asyncio.wait_for(client.list_sessions(), 10)
+            await session.cancel()
+            await asyncio.wait_for(draining, 10)
+            return len(listed.sessions)
+
+    assert asyncio.run(go()) == 1
