@@ -26,7 +26,8 @@ driver. So the agent streams at the speed of the wire while the store commits in
 batches, and a byte reaches the client only after its update is durable. Anything
 else the agent sends must not overtake updates still in the outbox: the answer to
 every request, `ctx.request` (a permission question after its tool call) and other
-notifications first wait for the outbox to empty (`flushed`). At most `WINDOW`
+notifications first wait until the updates queued before them are out (`flushed`; only
+those, so one session streaming without pause holds back nobody else). At most `WINDOW`
 updates wait; a sender past it waits for the flusher (the client's backpressure
 reaches the agent through it).
 
