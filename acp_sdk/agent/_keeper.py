@@ -19,8 +19,8 @@ connections. It:
   connection's method table has (so the stable and the unstable table alike).
 
 The write-ahead outbox. `send_update` hands the update to the keeper and returns at
-once; one flusher task (owned by the keeper, awaited at every barrier and at close)
-takes everything queued meanwhile, appends it to the store (one `append` per session:
+once; one flusher task (owned by the keeper, which stops it when the connection
+closes) takes everything queued meanwhile, appends it to the store (one `append` per session:
 one commit for the batch), and only then queues the notifications, in order, to the
 driver. So the agent streams at the speed of the wire while the store commits in
 batches, and a byte reaches the client only after its update is durable. Anything
