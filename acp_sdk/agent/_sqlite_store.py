@@ -83,13 +83,13 @@ class _Job:
         self,
         run: Callable[[sqlite3.Connection], Any],
         write: bool,
-        future: asyncio.Future[Any] | concurrent.futures.Future[Any],
-        loop: asyncio.AbstractEventLoop | None,
+        future: asyncio.Future[Any],
+        loop: asyncio.AbstractEventLoop,
     ) -> None:
         self.run = run
         self.write = write  # runs in a write transaction (batched with its neighbours)
         self.future = future
-        self.loop = loop  # None: a thread without a loop waits on a concurrent future
+        self.loop = loop  # the future's loop: results are handed over through it
 
 
 class SqliteSessionStore(SessionStore):
@@ -181,12 +181,6 @@ class SqliteSessionStore(SessionStore):
         future: asyncio.Future[T] = loop.create_future()
         self._jobs.put(_Job(run=run, write=write, future=future, loop=loop))
         return await future
-
-    def _call(self, run: Callable[[sqlite3.Connection], T], *, write: bool) -> T:
-        """Run a job from a thread without an event loop (tests, tools)."""
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        self._jobs.put(_Job(run=run, write=write, future=future, loop=None))
-        return future.result()
 
     def close(self) -> None:
         """Finish the queued work and close the file (idempotent; blocks until done)."""
@@ -373,15 +367,7 @@ def _settle(outcomes: list[_Outcome]) -> None:
     """Hand each result to its waiter: one wake-up per event loop for the whole batch."""
     by_loop: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
     for outcome in outcomes:
-        job = outcome[0]
-        if job.loop is None:
-            future: Any = job.future
-            if outcome[2] is None:
-                future.set_result(outcome[1])
-            else:
-                future.set_exception(outcome[2])
-        else:
-            by_loop.setdefault(job.loop, []).append(outcome)
+        by_loop.setdefault(outcome[0].loop, []).append(outcome)
     for loop, settled in by_loop.items():
         with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits
             loop.call_soon_threadsafe(_settle_on_loop, settled)
@@ -389,7 +375,7 @@ def _settle(outcomes: list[_Outcome]) -> None:
 
 def _settle_on_loop(outcomes: list[_Outcome]) -> None:
     for job, result, error in outcomes:
-        future: Any = job.future
+        future = job.future
         if future.done():  # its waiter was cancelled; the work is done all the same
             continue
         if error is None:
