@@ -172,7 +172,7 @@ class SessionKeeper:
     def _wake(self) -> None:
         """Wake the barriers whose updates are all out (all of them once sending ended)."""
         ended = self._error is not None
-        waiting = []
+        waiting: list[tuple[int, asyncio.Future[None]]] = []
         for target, woken in self._waiters:
             if woken.done():  # its waiter was cancelled
                 continue

@@ -162,6 +162,7 @@ class SqliteSessionStore(SessionStore):
                         stop = True
                         break
                     batch.append(more)
+                outcomes: list[_Outcome]
                 try:
                     outcomes = _run_batch(connection, batch)
                 except BaseException as error:  # a bug here must not leave waiters hanging
