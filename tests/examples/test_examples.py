@@ -10,7 +10,14 @@ import pytest
 
 from acp_sdk import Client
 from acp_sdk.handlers import AllowOnce, LocalFileSystem, LocalTerminals, RejectAll
-from acp_sdk.schema import AgentMessageChunk, Diff, TextContent, ToolCall, ToolCallProgress
+from acp_sdk.schema import (
+    AgentMessageChunk,
+    Diff,
+    SessionNotification,
+    TextContent,
+    ToolCall,
+    ToolCallProgress,
+)
 
 pytestmark = pytest.mark.timeout(60)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -37,6 +44,7 @@ def test_every_example_is_covered() -> None:
         "agent_fs_terminal.py",
         "extension_method.py",
         "remote_agent.py",
+        "agent_persistent.py",
     }
     assert {p.name for p in EXAMPLES.glob("*.py")} == covered
 
@@ -111,3 +119,30 @@ def test_remote_agent() -> None:
         "replayed: hello over a websocket",
         "http: and again over http",
     ]
+
+
+def test_agent_persistent(tmp_path: Path) -> None:
+    """Two agent processes, one file: the second lists, loads and continues the session."""
+    argv = [sys.executable, str(EXAMPLES / "agent_persistent.py"), str(tmp_path / "n.db")]
+    with Client.spawn(argv) as client:
+        session = client.new_session(cwd=str(tmp_path))
+        first = [u for u in session.prompt("buy milk") if isinstance(u, AgentMessageChunk)]
+    replayed: list[SessionNotification] = []
+    with Client.spawn(argv, on_update=replayed.append) as client:
+        [listed] = client.list_sessions().sessions
+        assert listed.session_id == session.session_id
+        assert listed.title == "buy milk"
+        client.load_session(session_id=session.session_id, cwd=str(tmp_path))
+        second = [
+            u
+            for u in client.session(session.session_id).prompt("and eggs")
+            if isinstance(u, AgentMessageChunk)
+        ]
+    assert [text(u) for u in first] == ["turn 1; you said: buy milk"]
+    assert [text(u) for u in second] == ["turn 2; you said: buy milk / and eggs"]
+    assert len(replayed) == 3  # the prompt, the title, the answer
+
+
+def text(update: AgentMessageChunk) -> str:
+    assert isinstance(update.content, TextContent)
+    return update.content.text
