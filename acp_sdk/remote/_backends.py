@@ -19,7 +19,7 @@ from acp_sdk._driver.process import AgentProcess
 from acp_sdk.protocol._framing import FRAME_TOO_LARGE, LineFramer
 
 if TYPE_CHECKING:
-    from acp_sdk.agent import Agent
+    from acp_sdk.agent import Agent, SessionStore
 
 log = logging.getLogger("acp_sdk.remote")
 
@@ -126,8 +126,11 @@ class _Input:
 class AgentBackend:
     """An in-process `Agent`, served by `serve_agent` over in-memory streams."""
 
-    def __init__(self, agent: Agent, max_message_size: int) -> None:
+    def __init__(
+        self, agent: Agent, max_message_size: int, store: SessionStore | None = None
+    ) -> None:
         self.agent = agent
+        self.store = store  # shared by every connection; the app's owner closes it
         self._input = _Input()
         self._output = _Lines(max_message_size)
         self._task: asyncio.Task[None] | None = None
@@ -136,7 +139,7 @@ class AgentBackend:
         from acp_sdk.agent._runtime import serve_agent
 
         self._task = asyncio.get_running_loop().create_task(
-            serve_agent(self.agent, self._input, _OutputWriter(self._output))
+            serve_agent(self.agent, self._input, _OutputWriter(self._output), store=self.store)
         )
 
     async def send(self, message: bytes) -> None:
