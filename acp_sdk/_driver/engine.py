@@ -19,8 +19,10 @@ Rules:
 3. Senders wait while more than `max_send_buffer` bytes are queued (a soft bound: each
    waiting sender adds one frame). The reader stops while more than
    `max_buffered_updates` updates/callbacks are unconsumed, while answers it owes are
-   stuck in the queue, or while `max_inflight` requests are being handled. The reader
-   never waits for senders: two endpoints streaming at each other cannot deadlock.
+   stuck in the queue (`max_send_buffer` bytes of them), or while `max_inflight`
+   answers are owed (requests being handled plus answers not yet written: a count,
+   because a small answer costs far more memory than its bytes). The reader never
+   waits for senders: two endpoints streaming at each other cannot deadlock.
 4. Every call ends exactly once, by resolving its waiter with an `Outcome` (never an
    exception set on a future, so an abandoned call never logs "never retrieved").
 
@@ -81,8 +83,10 @@ class Limits:
         max_buffered_updates: Updates and notification callbacks received but not yet
             consumed before the reader stops reading (the OS pipe then pushes back on
             the peer). One turn nobody iterates can therefore stall the connection.
-        max_inflight: Requests from the peer being handled at once before the reader
-            stops reading.
+        max_inflight: Answers owed to the peer before the reader stops reading: its
+            requests being handled plus answers queued but not yet written. So a peer
+            that pipelines requests and never reads the answers costs bounded memory.
+            Checked before each read, so one read may add a chunk's worth of requests.
     """
 
     max_send_buffer: int = 4 << 20
@@ -147,11 +151,12 @@ class Sink:
 class Batch:
     """Frames the writer took from the queue: one write, then `Engine.wrote(batch)`."""
 
-    __slots__ = ("data", "replies")
+    __slots__ = ("answers", "data", "replies")
 
-    def __init__(self, data: bytes, replies: int) -> None:
+    def __init__(self, data: bytes, replies: int, answers: int) -> None:
         self.data = data
-        self.replies = replies
+        self.replies = replies  # bytes of answers we owe
+        self.answers = answers  # how many answers
 
 
 Serve = Callable[[Row, Any], Any]
@@ -188,7 +193,7 @@ class Engine(Generic[S]):
         self.space = new_signal()
         self.may_read = new_signal()
         self.delivered = new_signal()
-        self._queue: deque[tuple[bytes, bool]] = deque()
+        self._queue: deque[tuple[bytes, int]] = deque()  # a frame, the answers in it
         self._writing = False  # the writer holds a batch it has not finished writing
         self.try_write: Callable[[bytes], int] | None = None
         """Set by a driver whose transport can take bytes without blocking: returns how
@@ -202,6 +207,7 @@ class Engine(Generic[S]):
         them together: a lone frame leaves at once, a burst in one write per batch."""
         self._queued = 0  # bytes queued or being written
         self._replies_queued = 0  # of which answers we owe the peer
+        self._answers_queued = 0  # how many answers those bytes hold
         self._calls: dict[RequestId, Waiter] = {}
         self._turn_of_call: dict[RequestId, Sink] = {}
         self._turns: dict[str, Sink] = {}
@@ -237,7 +243,7 @@ class Engine(Generic[S]):
         return self.close_reason is not None or (
             self._buffered < buffered
             and self._replies_queued < limits.max_send_buffer
-            and len(self._serving) < limits.max_inflight
+            and len(self._serving) + self._answers_queued < limits.max_inflight
         )
 
     def writer_has_work(self) -> bool:
@@ -356,10 +362,14 @@ class Engine(Generic[S]):
                     self.cork()
                 return
             frame = frame[written:]
-        self._queue.append((frame, reply))
+        # Per frame: the answers it holds (frames end with a newline, which JSON text
+        # never contains), counted against max_inflight until written.
+        answers = (frame.count(b"\n") or 1) if reply else 0
+        self._queue.append((frame, answers))
         self._queued += len(frame)
         if reply:
             self._replies_queued += len(frame)
+            self._answers_queued += answers
         self.to_write.notify()
 
     def take_batch(self) -> Batch | None:
@@ -368,20 +378,22 @@ class Engine(Generic[S]):
         if not self._queue or self.output_dropped:
             return None
         frames: list[bytes] = []
-        replies = 0
+        replies = answers = 0
         while self._queue:
-            frame, reply = self._queue.popleft()
+            frame, held = self._queue.popleft()
             frames.append(frame)
-            if reply:
+            if held:
                 replies += len(frame)
+                answers += held
         self._writing = True
-        return Batch(b"".join(frames), replies)
+        return Batch(b"".join(frames), replies, answers)
 
     def wrote(self, batch: Batch) -> None:
         with self.lock:
             self._writing = False
             self._queued -= len(batch.data)
             self._replies_queued -= batch.replies
+            self._answers_queued -= batch.answers
             self.space.notify()
             self.may_read.notify()
 
@@ -591,7 +603,7 @@ class Engine(Generic[S]):
             if not flush:
                 self.output_dropped = True
                 self._queue.clear()
-                self._queued = self._replies_queued = 0
+                self._queued = self._replies_queued = self._answers_queued = 0
             self._wake_all()
 
     def _wake_all(self) -> None:
