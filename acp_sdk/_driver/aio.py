@@ -287,8 +287,17 @@ class AsyncDriver:
         flow = flows.handle(self.engine, self._serve, request_id, row, params)
         task = asyncio.get_running_loop().create_task(self.run(flow))
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return _HandlerTask(task)
+        handle = _HandlerTask(task)
+
+        def ended(task: asyncio.Task[None]) -> None:
+            self._tasks.discard(task)
+            if task.cancelled():
+                # Cancelled before it first ran (its cancel came in the same read as the
+                # request), it never entered the flow that answers: answer it here.
+                self.engine.answer_unanswered(request_id, handle)
+
+        task.add_done_callback(ended)
+        return handle
 
     # ------------------------------------------------------------------ closing
 

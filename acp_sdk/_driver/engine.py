@@ -561,6 +561,17 @@ class Engine(Generic[S]):
             self._queue_frame(frame, reply=True)
             self.may_read.notify()
 
+    def answer_unanswered(self, request_id: RequestId, handle: Cancellable) -> None:
+        """A handler ended: if it never answered (cancelled before it first ran), answer
+        it as cancelled now, so every request gets exactly one answer. `handle` tells
+        it from a later request that reuses the id."""
+        with self.lock:
+            if self._serving.get(request_id) is handle:
+                del self._serving[request_id]
+                frame = self.connection.answer(request_id, cancelled=True)
+                self._queue_frame(frame, reply=True)
+                self.may_read.notify()
+
     def _cancel_handler(self, request_id: RequestId) -> None:
         handle = self._serving.get(request_id)
         if handle is not None and handle.cancel():
