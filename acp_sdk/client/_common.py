@@ -12,7 +12,7 @@ import logging
 import os
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast
 
 import attrs
 
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         StopReason,
     )
 
+P = TypeVar("P")
 R = TypeVar("R")
 H = TypeVar("H")
 C = TypeVar("C", bound="ClientState[Any]")
@@ -270,13 +271,22 @@ class ClientState(Generic[H]):
     def _initialize_request(self) -> InitializeRequest:
         return default_initialize(self._handlers, self._client_info)
 
-    def _record(self, row: Method[Any, R], result: R) -> R:
-        if row.wire == "initialize":  # checked first: other calls pay no import
-            from acp_sdk.methods import INITIALIZE
-            from acp_sdk.schema import InitializeResponse
+    def _on_table(self, row: Method[P, R]) -> Method[P, R]:
+        """The row a typed call (written against the stable rows) goes through: the
+        client's table's row of the same name. So a client on another protocol table
+        (`unstable.TABLE`) negotiates, gates and decodes with that protocol end to end;
+        the params encode the same either way."""
+        table = self._table
+        if table is None:
+            return row
+        found = table.get(row.handled_by, row.wire, row.kind)
+        # The same method in the table's schema: its params and result are that schema's.
+        return cast("Method[P, R]", found) if isinstance(found, Method) else row
 
-            if row is INITIALIZE and isinstance(result, InitializeResponse):
-                self.initialize_response = result
+    def _record(self, row: Method[Any, R], result: R) -> R:
+        if row.wire == "initialize":
+            # The table's schema decoded it (on `unstable.TABLE`, the unstable class).
+            self.initialize_response = cast("InitializeResponse", result)
         return result
 
     def _close_grace(self) -> tuple[float, float]:
@@ -307,16 +317,16 @@ class ClientState(Generic[H]):
         from acp_sdk.schema import AgentCapabilities
 
         caps = self._connection.their_capabilities if self._connection else None
-        return caps if isinstance(caps, AgentCapabilities) else AgentCapabilities()
+        # A client's peer advertised agent capabilities, decoded by the table's schema:
+        # on `unstable.TABLE` the unstable class (see docs/unstable.md).
+        return cast("AgentCapabilities", caps) if caps is not None else AgentCapabilities()
 
     @property
     def agent_info(self) -> Implementation | None:
         """The agent's name and version from its initialize answer (None before, or
         if it sent none)."""
-        from acp_sdk.schema import Implementation
-
         info = self._connection.their_info if self._connection else None
-        return info if isinstance(info, Implementation) else None
+        return cast("Implementation | None", info)  # the table's schema, as above
 
     @property
     def stderr_tail(self) -> str:

@@ -75,7 +75,8 @@ class AsyncTurn(TurnHandle["AsyncClient"]):
         if self._sink is None:
             from acp_sdk.methods import SESSION_PROMPT
 
-            begin = flows.begin_turn(driver.engine, SESSION_PROMPT, self.params, self._begin())
+            row = self._client._on_table(SESSION_PROMPT)
+            begin = flows.begin_turn(driver.engine, row, self.params, self._begin())
             self._started(await driver.run(begin))
         sink = self._sink
         assert sink is not None
@@ -266,6 +267,7 @@ class AsyncClient(
         await driver.notify(row, params, timeout)
 
     async def _request(self, row: Method[P, R], params: P) -> R:
+        row = self._on_table(row)
         return self._record(row, await self.request(row, params, timeout=self._timeout))
 
     async def _notify(self, row: Notification[P], params: P) -> None:

@@ -70,7 +70,8 @@ class Turn(TurnHandle["Client"]):
 
         driver = self._client._driver_or_raise()
         if self._sink is None:
-            begin = flows.begin_turn(driver.engine, SESSION_PROMPT, self.params, self._begin())
+            row = self._client._on_table(SESSION_PROMPT)
+            begin = flows.begin_turn(driver.engine, row, self.params, self._begin())
             self._started(driver.run(begin))
         sink = self._sink
         assert sink is not None
@@ -237,6 +238,7 @@ class Client(
         driver.run(flows.notify(driver.engine, row, params, timeout))
 
     def _request(self, row: Method[P, R], params: P) -> R:
+        row = self._on_table(row)
         return self._record(row, self.request(row, params, timeout=self._timeout))
 
     def _notify(self, row: Notification[P], params: P) -> None:
