@@ -71,6 +71,9 @@ FOLD_EVERY: Final = 1024
 """Updates of a session kept unfolded before the reader folds them into its state (the
 rest is folded when someone reads the state): bounded memory, cheap streaming."""
 SESSION_UPDATE: Final = "session/update"
+RIGHT_SIZE_BELOW: Final = 2048
+"""Queued frames shorter than this are copied to an exactly sized `bytes` (see
+`Engine._queue_frame`)."""
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -362,6 +365,10 @@ class Engine(Generic[S]):
                     self.cork()
                 return
             frame = frame[written:]
+        if len(frame) < RIGHT_SIZE_BELOW:
+            # orjson's bytes keep a buffer of at least 4 KiB: a queued small frame would
+            # cost 20-40x its length, and the byte bound would not bound memory.
+            frame = bytes(memoryview(frame))
         # Per frame: the answers it holds (frames end with a newline, which JSON text
         # never contains), counted against max_inflight until written.
         answers = (frame.count(b"\n") or 1) if reply else 0

@@ -1,6 +1,8 @@
-"""A peer that pipelines requests and never reads the answers costs bounded memory: the
-reader stops while `max_inflight` answers are owed (being handled or not yet written),
-on the agent runtime and on both clients. RSS is read from /proc (Linux only).
+"""A peer that never reads costs bounded memory. One that pipelines requests: the reader
+stops while `max_inflight` answers are owed (being handled or not yet written), on the
+agent runtime and on both clients. One that prompts and never reads the stream of small
+updates: queued frames are right-sized, so `max_send_buffer` bounds their memory, not
+only their length. RSS is read from /proc (Linux only).
 
 Waits are bounded by counts of quiet polls and by the tests' hard timeout; nothing
 asserts on speed. A machine too slow to read for a poll only makes a test measure
@@ -12,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import struct
 import subprocess
 import sys
 import time
@@ -120,6 +123,39 @@ def test_agent_sent_100k_pipelined_requests_it_cannot_answer_stays_bounded(
                 assert reply["id"] not in answered
                 answered.add(reply["id"])
     assert answered == set(range(1, REQUESTS + 1))
+
+
+def test_agent_streaming_small_updates_to_a_client_that_never_reads_stays_bounded(
+    agent: subprocess.Popen[bytes],
+) -> None:
+    import fcntl  # POSIX only, like /proc
+    import termios
+
+    assert agent.stdin is not None
+    assert agent.stdout is not None
+    agent.stdin.write(frame(id=0, method="initialize", params={"protocolVersion": 1}))
+    agent.stdin.flush()
+    assert "result" in orjson.loads(agent.stdout.readline())
+    agent.stdin.write(frame(id=1, method="session/new", params={"cwd": "/", "mcpServers": []}))
+    agent.stdin.flush()
+    session_id = orjson.loads(agent.stdout.readline())["result"]["sessionId"]
+    text = [{"type": "text", "text": "stream 10000000"}]  # ~40 bytes per update
+    agent.stdin.write(
+        frame(id=2, method="session/prompt", params={"sessionId": session_id, "prompt": text})
+    )
+    agent.stdin.flush()
+    # Stalled: the pipe to us stays full and the agent's memory stopped growing.
+    last: tuple[int, float] = (0, 0.0)
+    quiet = 0
+    while quiet < QUIET_POLLS:
+        time.sleep(1.0)
+        raw = fcntl.ioctl(agent.stdout.fileno(), termios.FIONREAD, b"\0" * 4)
+        now = (struct.unpack("i", raw)[0], memory_mb(agent.pid)["VmRSS"])
+        quiet = quiet + 1 if now == last and now[0] > 0 else 0
+        last = now
+    memory = memory_mb(agent.pid)
+    print(f"streaming agent: {memory}")
+    assert memory["VmHWM"] < BOUND_MB
 
 
 def wait_until_stalled(progress: Path) -> str:
