@@ -19,9 +19,10 @@ Rules:
 3. Senders wait while more than `max_send_buffer` bytes are queued (a soft bound: each
    waiting sender adds one frame). The reader stops while more than
    `max_buffered_updates` updates/callbacks are unconsumed, while answers it owes are
-   stuck in the queue (`max_send_buffer` bytes of them), or while `max_inflight`
-   answers are owed (requests being handled plus answers not yet written: a count,
-   because a small answer costs far more memory than its bytes). The reader never
+   stuck in the queue (`max_send_buffer` bytes of them), while `max_inflight` requests
+   are being handled, or while `max_owed_answers` answers are owed (requests being
+   handled plus answers not yet written: a count, so a peer that pipelines requests
+   and never reads costs bounded memory however small the answers). The reader never
    waits for senders: two endpoints streaming at each other cannot deadlock.
 4. Every call ends exactly once, by resolving its waiter with an `Outcome` (never an
    exception set on a future, so an abandoned call never logs "never retrieved").
@@ -86,15 +87,19 @@ class Limits:
         max_buffered_updates: Updates and notification callbacks received but not yet
             consumed before the reader stops reading (the OS pipe then pushes back on
             the peer). One turn nobody iterates can therefore stall the connection.
-        max_inflight: Answers owed to the peer before the reader stops reading: its
-            requests being handled plus answers queued but not yet written. So a peer
-            that pipelines requests and never reads the answers costs bounded memory.
-            Checked before each read, so one read may add a chunk's worth of requests.
+        max_inflight: Requests from the peer being handled at once before the reader
+            stops reading.
+        max_owed_answers: Answers owed to the peer before the reader stops reading:
+            its requests being handled plus answers queued but not yet written. So a
+            peer that pipelines requests and never reads the answers costs bounded
+            memory. Both checked before each read: one read (64 KiB) may add a
+            chunk's worth of requests past them.
     """
 
     max_send_buffer: int = 4 << 20
     max_buffered_updates: int = 4096
     max_inflight: int = 256
+    max_owed_answers: int = 4096
 
 
 class Signal(Protocol):
@@ -246,7 +251,8 @@ class Engine(Generic[S]):
         return self.close_reason is not None or (
             self._buffered < buffered
             and self._replies_queued < limits.max_send_buffer
-            and len(self._serving) + self._answers_queued < limits.max_inflight
+            and len(self._serving) < limits.max_inflight
+            and len(self._serving) + self._answers_queued < limits.max_owed_answers
         )
 
     def writer_has_work(self) -> bool:
@@ -370,7 +376,7 @@ class Engine(Generic[S]):
             # cost 20-40x its length, and the byte bound would not bound memory.
             frame = bytes(memoryview(frame))
         # Per frame: the answers it holds (frames end with a newline, which JSON text
-        # never contains), counted against max_inflight until written.
+        # never contains), counted against max_owed_answers until written.
         answers = (frame.count(b"\n") or 1) if reply else 0
         self._queue.append((frame, answers))
         self._queued += len(frame)

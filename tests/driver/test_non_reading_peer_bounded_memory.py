@@ -1,5 +1,5 @@
 """A peer that never reads costs bounded memory. One that pipelines requests: the reader
-stops while `max_inflight` answers are owed (being handled or not yet written), on the
+stops while `max_owed_answers` answers are owed (being handled or not yet written), on the
 agent runtime and on both clients. One that prompts and never reads the stream of small
 updates: queued frames are right-sized, so `max_send_buffer` bounds their memory, not
 only their length. RSS is read from /proc (Linux only).
