@@ -100,6 +100,7 @@ cut to this many bytes."""
 _INITIALIZE: Final = "initialize"
 _PROMPT: Final = "session/prompt"
 _SESSION_CANCEL: Final = "session/cancel"
+_SESSION_CLOSE: Final = "session/close"
 _CANCEL_REQUEST: Final = "$/cancel_request"
 _ROOT: Final = {Side.AGENT: "agentCapabilities", Side.CLIENT: "clientCapabilities"}
 
@@ -333,6 +334,10 @@ class Connection:
             self._fire(Trigger.INITIALIZE_STARTED)
             self.their_capabilities = getattr(params, "client_capabilities", None)
             self.their_info = getattr(params, "client_info", None)
+        if method == _SESSION_CLOSE and self.our_role is Side.AGENT:
+            # session-setup.mdx: close cancels the session's ongoing work "as if
+            # session/cancel had been called" (found by `python -m acp_sdk check`).
+            self._cancel_prompts(getattr(params, "session_id", None))
         self._inbound[rid] = _InFlight(row, params)
         self._events.append(RequestReceived(request_id=rid, row=row, params=params))
 

@@ -35,6 +35,7 @@ from acp_sdk.protocol.errors import (
     RequestError,
     RequestTimeout,
 )
+from acp_sdk.tools._check import add_check_parser
 from acp_sdk.tools._live import (
     EXIT_AGENT,
     EXIT_INTERRUPTED,
@@ -293,6 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="close a connection idle this long, stopping its agent (default: 300)",
     )
     serve.set_defaults(func=cmd_serve)
+
+    add_check_parser(commands)
 
     agent = commands.add_parser("agent", help="run the deterministic scenario agent over stdio")
     agent.set_defaults(func=cmd_agent)

@@ -181,6 +181,8 @@ class ScenarioAgent(Agent):
     async def list_sessions(
         self, params: ListSessionsRequest, ctx: AgentContext
     ) -> ListSessionsResponse:
+        if params.cursor is not None:  # every list fits one page: no cursor is ours
+            raise RequestError.invalid_params({"cursor": "unknown cursor"})
         sessions = [
             SessionInfo(session_id=s.session_id, cwd=s.cwd)
             for s in self._sessions.values()

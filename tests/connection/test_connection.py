@@ -569,6 +569,36 @@ def test_session_cancel_routes_to_the_running_prompt() -> None:
     assert isinstance(events[1], NotificationReceived)
 
 
+def test_session_close_cancels_the_running_prompt_as_session_cancel_would() -> None:
+    """session-setup.mdx § Closing a Session: the agent MUST cancel ongoing work "as if
+    session/cancel had been called" (found by `python -m acp_sdk check`)."""
+    pair = ConnectionPair()
+    caps = s.AgentCapabilities(
+        session_capabilities=s.SessionCapabilities(close=s.SessionCloseCapabilities())
+    )
+    pair.initialize(agent_capabilities=caps)
+    prompts = []
+    for session_id in ("s1", "s2"):
+        rid, data = pair.client.send_request(
+            m.SESSION_PROMPT,
+            s.PromptRequest(session_id=session_id, prompt=[s.TextContent(text="wait")]),
+        )
+        pair.deliver_to_agent(data)
+        prompts.append(rid)
+    close_id, data = pair.client.send_request(
+        m.SESSION_CLOSE, s.CloseSessionRequest(session_id="s1")
+    )
+    events = pair.deliver_to_agent(data)
+    assert events[0] == PromptCancelRequested(request_id=prompts[0], session_id="s1")
+    assert isinstance(events[1], RequestReceived)
+    assert events[1].request_id == close_id
+    assert len(events) == 2  # s2's turn runs on
+    answer = pair.agent.send_response(prompts[0], s.PromptResponse(stop_reason="end_turn"))
+    [event] = pair.deliver_to_client(answer)
+    assert isinstance(event, ResponseReceived)
+    assert event.result.stop_reason == "cancelled"
+
+
 @pytest.mark.parametrize("handler_answer", ["end_turn", "error"])
 def test_cancel_that_arrives_first_wins(handler_answer: str) -> None:
     pair, rid = _prompting_pair()

@@ -1,0 +1,822 @@
+"""The cases `python -m acp_sdk check` runs, each with the spec rule it checks.
+
+One agent connection (the main one) carries the sequence that needs sessions and turns;
+three short side connections run at the same time for what needs a fresh `initialize`
+(version negotiation) or may break the agent (malformed JSON, an invalid request), so a
+broken agent fails those cases and not every case after them. Observations that span the
+run (stdout junk, fs or terminal calls, late or doubled updates, an unasked `cancelled`)
+are collected on the way and judged at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import attrs
+
+from acp_sdk.tools._check import (
+    FAIL,
+    MUST,
+    PASS,
+    SHOULD,
+    SKIP,
+    WARN,
+    AgentGone,
+    CheckOptions,
+    Inbound,
+    NoAnswer,
+    Peer,
+    Report,
+    Result,
+    _StdioLink,
+    make_link,
+    short,
+)
+
+__all__ = ["CASES", "Case", "run_cases"]
+
+
+@attrs.frozen(kw_only=True, order=False)
+class Case:
+    id: str
+    spec: str  # doc § section of the v1 docs
+    level: str  # MUST or SHOULD
+
+
+def _c(case_id: str, spec: str, level: str = MUST) -> Case:
+    return Case(id=case_id, spec=spec, level=level)
+
+
+CASES: Final = (
+    _c("stdout-json-only", "transports.mdx § stdio"),
+    _c("initialize", "initialization.mdx § Initialization"),
+    _c("agent-info", "initialization.mdx § Implementation Information", SHOULD),
+    _c("version-higher", "initialization.mdx § Version Negotiation"),
+    _c("version-lower", "initialization.mdx § Version Negotiation"),
+    _c("unknown-method", "overview.mdx § Error Handling (JSON-RPC -32601)"),
+    _c("unknown-notification", "extensibility.mdx § Custom Notifications", SHOULD),
+    _c("malformed-json", "overview.mdx § Error Handling (JSON-RPC -32700)"),
+    _c("invalid-request", "overview.mdx § Error Handling (JSON-RPC -32600)"),
+    _c("session-new", "session-setup.mdx § Creating a Session"),
+    _c("session-id-unique", "session-setup.mdx § Creating a Session"),
+    _c("prompt-turn", "prompt-turn.mdx § 4. Check for Completion"),
+    _c("updates-before-response", "prompt-turn.mdx § Cancellation"),
+    _c("late-usage-update", "prompt-turn.mdx § Session Usage Updates", SHOULD),
+    _c("updates-not-duplicated", "prompt-turn.mdx § 3. Agent Reports Output", SHOULD),
+    _c("stop-reason-honest", "prompt-turn.mdx § Stop Reasons"),
+    _c("session-cancel", "prompt-turn.mdx § Cancellation"),
+    _c("cancel-request", "cancellation.mdx § $/cancel_request Notification"),
+    _c("no-fs-without-capability", "file-system.mdx § Checking Support"),
+    _c("no-terminal-without-capability", "terminals.mdx § Checking Support"),
+    _c("set-mode", "session-modes.mdx § From the Client"),
+    _c("unknown-mode-rejected", "session-modes.mdx § From the Client", SHOULD),
+    _c("set-config-option", "session-config-options.mdx § From the Client"),
+    _c("session-load", "session-setup.mdx § Loading a Session"),
+    _c("session-resume", "session-setup.mdx § Resuming a Session"),
+    _c("session-list", "session-list.mdx § Listing Sessions"),
+    _c("session-list-invalid-cursor", "session-list.mdx § Pagination", SHOULD),
+    _c("session-close", "session-setup.mdx § Closing a Session"),
+    _c("session-delete", "session-delete.mdx § Semantics"),
+    _c("big-prompt", "initialization.mdx § Prompt capabilities (text baseline)"),
+    _c("eof-exit", "transports.mdx § stdio"),
+)
+_BY_ID: Final = {case.id: case for case in CASES}
+
+CLIENT_VERSION: Final = 1
+HIGH_VERSION: Final = 999
+STOP_REASONS: Final = frozenset(
+    {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
+)
+TURN_UPDATES: Final = frozenset(
+    {
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+    }
+)
+"""Updates that belong to a turn; others (commands, modes, config, session info) may come
+at any time."""
+CROSSED: Final = 0.25
+"""A non-cancelled answer this soon after the cancel may have crossed it: inconclusive."""
+
+
+class _Skip(Exception):
+    pass
+
+
+class _Fail(Exception):
+    pass
+
+
+def _code(response: dict[str, Any]) -> Any:
+    error = response.get("error")
+    return error.get("code") if isinstance(error, dict) else None
+
+
+def _result(response: dict[str, Any], what: str) -> dict[str, Any]:
+    if "error" in response:
+        raise _Fail(f"{what} answered with an error: {short(response)}")
+    result = response.get("result")
+    if not isinstance(result, dict):
+        raise _Fail(f"{what} answered with a non-object result: {short(response)}")
+    return result
+
+
+def _update_kind(frame: Inbound) -> str:
+    assert frame.msg is not None
+    update = (frame.msg.get("params") or {}).get("update") or {}
+    return str(update.get("sessionUpdate", "")) if isinstance(update, dict) else ""
+
+
+@attrs.define(kw_only=True, order=False)
+class _Run:
+    options: CheckOptions
+    cwd: str
+    report: Report
+    peers: list[Peer] = attrs.field(factory=list)
+    init: dict[str, Any] = attrs.field(factory=dict)
+    versions: dict[str, Any] = attrs.field(factory=dict)
+    session_skip: str | None = None
+    gone: str | None = None
+    late: list[Inbound] = attrs.field(factory=list)
+    late_usage: list[Inbound] = attrs.field(factory=list)
+    doubled: list[Inbound] = attrs.field(factory=list)
+    unasked_cancel: list[str] = attrs.field(factory=list)
+    turns_seen: int = 0
+
+    def set(self, case_id: str, outcome: str, detail: str) -> None:
+        case = _BY_ID[case_id]
+        if outcome == FAIL and case.level == SHOULD:
+            outcome = WARN  # a SHOULD not met warns; only a MUST fails
+        self.report.results[case_id] = Result(
+            id=case_id, spec=case.spec, level=case.level, outcome=outcome, detail=detail
+        )
+
+    def unset(self, *case_ids: str) -> list[str]:
+        return [c for c in case_ids if c not in self.report.results]
+
+    async def guard(self, case_ids: tuple[str, ...], flow: Callable[[], Awaitable[None]]) -> None:
+        """Run a flow that sets `case_ids`; an exception decides the ones it left unset."""
+        if self.gone is not None:
+            for case_id in self.unset(*case_ids):
+                self.set(case_id, SKIP, f"not run: {self.gone}")
+            return
+        try:
+            await flow()
+        except _Skip as skip:
+            for case_id in self.unset(*case_ids):
+                self.set(case_id, SKIP, str(skip))
+        except (_Fail, NoAnswer, AgentGone) as error:
+            detail = str(error) or "the agent closed the connection"
+            if isinstance(error, AgentGone):
+                detail = "the agent closed the connection" + self.peers[0].stderr_hint()
+                self.gone = "the agent's connection ended earlier"
+            unset = self.unset(*case_ids)
+            if unset:
+                self.set(unset[0], FAIL, detail)
+            for case_id in unset[1:]:
+                self.set(case_id, SKIP, f"not run: {detail}")
+
+    async def open_peer(self, name: str) -> Peer:
+        peer = Peer(make_link(self.options, self.cwd), name)
+        self.peers.append(peer)
+        try:
+            await peer.start()
+        except (OSError, ValueError) as error:
+            raise _Fail(f"could not start the agent: {error}") from error
+        except Exception as error:  # a transport's own error (ConnectionClosed)
+            raise _Fail(f"could not connect: {error}") from error
+        return peer
+
+    async def initialize(self, peer: Peer, version: int) -> dict[str, Any]:
+        params = {
+            "protocolVersion": version,
+            "clientCapabilities": {
+                "fs": {"readTextFile": False, "writeTextFile": False},
+                "terminal": False,
+            },
+            "clientInfo": {"name": "acp-sdk-check", "title": "ACP check", "version": "1"},
+        }
+        # Starting an agent may install it first (npx, uvx): the turn timeout, not the short one.
+        response = await peer.call("initialize", params, self.options.turn_timeout)
+        return _result(response, "initialize")
+
+
+# ---------------------------------------------------------------------- side connections
+
+
+async def _side_version(run: _Run, key: str, version: int) -> None:
+    peer = await run.open_peer(key)
+    try:
+        result = await run.initialize(peer, version)
+        run.versions[key] = result.get("protocolVersion")
+    except (_Fail, NoAnswer, AgentGone) as error:
+        run.versions[key] = error
+    finally:
+        await peer.aclose()
+
+
+async def _ping(peer: Peer, timeout: float) -> bool:
+    """Whether the agent still answers a request (any answer counts)."""
+    try:
+        await peer.call("_acp_check/ping", {}, timeout)
+    except (NoAnswer, AgentGone):
+        return False
+    return True
+
+
+async def _side_bad_frames(run: _Run) -> None:
+    timeout = run.options.request_timeout
+    peer = await run.open_peer("bad-frames")
+    try:
+        await run.initialize(peer, CLIENT_VERSION)
+        if not peer.link.raw_ok:
+            raise _Skip("Streamable HTTP carries only whole, parsed JSON bodies")
+
+        async def bad_frame(case_id: str, raw: bytes, code: int, ids: tuple[Any, ...]) -> None:
+            since = len(peer.inbound)
+            await peer.send_raw(raw)
+
+            def is_answer(frame: Inbound) -> bool:
+                msg = frame.msg
+                return msg is not None and "method" not in msg and msg.get("id") in ids
+
+            answer = await peer.wait_for(is_answer, min(timeout, 5.0), since)
+            alive = await _ping(peer, timeout)
+            sent = short(raw, 80)
+            if not alive:
+                gone = "exited" if peer.closed else "stopped answering"
+                run.set(case_id, FAIL, f"the agent {gone} after {sent}" + peer.stderr_hint())
+            elif answer is None:
+                run.set(case_id, FAIL, f"no error response to {sent}")
+            elif answer.msg is not None and _code(answer.msg) != code:
+                run.set(case_id, FAIL, f"expected error {code}, got {short(answer.raw)}")
+            else:
+                run.set(case_id, PASS, f"{code}, and the agent kept working")
+
+        await run.guard(
+            ("malformed-json",),
+            lambda: bad_frame(
+                "malformed-json",
+                b'{"jsonrpc": "2.0", "id": 90, "method": "session/list", "params": {',
+                -32700,
+                (None,),
+            ),
+        )
+        if peer.closed:
+            raise _Skip("not run: the agent exited after the malformed-json case")
+        await run.guard(
+            ("invalid-request",),
+            lambda: bad_frame(
+                "invalid-request",
+                b'{"jsonrpc": "2.0", "id": 91, "method": 1, "params": "bar"}',
+                -32600,
+                (91, None),
+            ),
+        )
+    finally:
+        await peer.aclose()
+
+
+# ---------------------------------------------------------------------- turns
+
+
+@attrs.define(kw_only=True, order=False)
+class _Turn:
+    session_id: str
+    request_id: Any
+    start: int
+    future: asyncio.Future[dict[str, Any]]
+    cancel_sent: float | None = None
+
+
+async def _start_turn(peer: Peer, session_id: str, text: str) -> _Turn:
+    start = len(peer.inbound)
+    params = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+    request_id, future = await peer.start_call("session/prompt", params)
+    return _Turn(session_id=session_id, request_id=request_id, start=start, future=future)
+
+
+def _response_seq(peer: Peer, request_id: Any, since: int) -> int:
+    for frame in peer.inbound[since:]:
+        msg = frame.msg
+        if msg is not None and "method" not in msg and msg.get("id") == request_id:
+            return frame.seq
+    return len(peer.inbound)
+
+
+async def _finish_turn(run: _Run, peer: Peer, turn: _Turn, response: dict[str, Any]) -> str:
+    """Note late and doubled updates of an answered turn; return its stop reason."""
+    await asyncio.sleep(run.options.grace)  # anything of the turn arriving after its answer
+    end = _response_seq(peer, turn.request_id, turn.start)
+    run.turns_seen += 1
+    for frame in peer.updates(turn.session_id, end + 1):
+        kind = _update_kind(frame)
+        if kind in TURN_UPDATES:
+            run.late.append(frame)
+        elif kind == "usage_update":
+            run.late_usage.append(frame)
+    before = peer.updates(turn.session_id, turn.start, end)
+    repeats = [b for a, b in itertools.pairwise(before) if a.raw == b.raw]
+    if repeats and 2 * len(repeats) >= len(before):
+        run.doubled.append(repeats[0])
+    if "error" in response:
+        if _code(response) == -32000:
+            raise _Skip(f"the prompt needs authentication: {short(response)}")
+        raise _Fail(f"session/prompt answered with an error: {short(response)}")
+    result = response.get("result")
+    reason = result.get("stopReason") if isinstance(result, dict) else None
+    if reason not in STOP_REASONS:
+        raise _Fail(f"not a stop reason: {short(response)}")
+    if reason == "cancelled" and turn.cancel_sent is None:
+        run.unasked_cancel.append(short(response))
+    return str(reason)
+
+
+async def _until_under_way(run: _Run, peer: Peer, turn: _Turn) -> None:
+    """Wait for the turn's first update or request to us, at most `--cancel-after`."""
+
+    def started(frame: Inbound) -> bool:
+        msg = frame.msg
+        return msg is not None and "method" in msg
+
+    await peer.wait_for(started, run.options.cancel_after, turn.start)
+    if turn.future.done():
+        answer = turn.future.result().get("result") or {}
+        raise _Skip(
+            f"inconclusive: the turn ended ({short(answer.get('stopReason'))}) before the "
+            "cancel was sent; give a longer --long-prompt"
+        )
+
+
+async def _cancelled_turn(
+    run: _Run, peer: Peer, session_id: str, cancel: Callable[[_Turn], Awaitable[None]]
+) -> tuple[_Turn, dict[str, Any] | None]:
+    """Start a long turn, cancel it with `cancel`; the response, None if none came."""
+    peer.hold_permissions = True
+    try:
+        turn = await _start_turn(peer, session_id, run.options.long_prompt)
+        await _until_under_way(run, peer, turn)
+        turn.cancel_sent = time.monotonic()
+        await cancel(turn)
+        peer.hold_permissions = False
+        await peer.answer_held_cancelled()  # as a client must (prompt-turn.mdx § Cancellation)
+        with contextlib.suppress(NoAnswer):
+            return turn, await peer.wait(turn.future, run.options.cancel_timeout, "the prompt")
+        return turn, None
+    finally:
+        peer.hold_permissions = False
+        await peer.answer_held_cancelled()
+
+
+def _crossed(turn: _Turn) -> bool:
+    assert turn.cancel_sent is not None
+    return turn.future.done() and time.monotonic() - turn.cancel_sent < CROSSED
+
+
+async def _session_cancel(run: _Run, peer: Peer, session_id: str) -> None:
+    async def cancel(turn: _Turn) -> None:
+        await peer.notify("session/cancel", {"sessionId": session_id})
+
+    turn, response = await _cancelled_turn(run, peer, session_id, cancel)
+    if response is None:
+        raise _Fail(f"no answer to the prompt within {run.options.cancel_timeout:g}s of the cancel")
+    assert turn.cancel_sent is not None
+    took = time.monotonic() - turn.cancel_sent
+    if "error" in response:
+        raise _Fail(f"a cancelled turn must end with stopReason cancelled: {short(response)}")
+    reason = await _finish_turn(run, peer, turn, response)
+    if reason == "cancelled":
+        run.set("session-cancel", PASS, f"stopReason cancelled {took:.2f}s after session/cancel")
+    elif took < CROSSED:
+        run.set("session-cancel", SKIP, f"inconclusive: {reason} crossed the cancel")
+    else:
+        run.set("session-cancel", FAIL, f"{took:.2f}s after session/cancel: {short(response)}")
+
+
+async def _cancel_request(run: _Run, peer: Peer, session_id: str) -> None:
+    async def cancel(turn: _Turn) -> None:
+        await peer.notify("$/cancel_request", {"requestId": turn.request_id})
+
+    turn, response = await _cancelled_turn(run, peer, session_id, cancel)
+    note = ""
+    if response is None:  # optional to act on; the request must still get its answer
+        await peer.notify("session/cancel", {"sessionId": session_id})
+        with contextlib.suppress(NoAnswer):
+            response = await peer.wait(turn.future, run.options.cancel_timeout, "the prompt")
+        if response is None:
+            raise _Fail("the cancelled request got no answer, even after session/cancel")
+        note = " (not acted on, which is optional; answered after session/cancel)"
+    if "error" in response and _code(response) != -32800:
+        raise _Fail(f"neither a result nor -32800: {short(response)}")
+    await asyncio.sleep(run.options.grace)
+    run.set("cancel-request", PASS, f"answered {short(response, 120)}{note}")
+
+
+# ---------------------------------------------------------------------- the main connection
+
+
+async def _main(run: _Run) -> None:
+    o = run.options
+    timeout = o.request_timeout
+    peer: Peer | None = None
+    state: dict[str, Any] = {}
+
+    async def start() -> None:
+        nonlocal peer
+        peer = await run.open_peer("main")
+        result = await run.initialize(peer, CLIENT_VERSION)
+        run.init = result
+        run.report.agent.update(result)
+        version = result.get("protocolVersion")
+        if type(version) is not int or not 0 <= version <= CLIENT_VERSION:
+            raise _Fail(f"asked {CLIENT_VERSION}, got protocolVersion {short(version)}")
+        run.set("initialize", PASS, f"protocolVersion {version}")
+        info = result.get("agentInfo")
+        if isinstance(info, dict) and info.get("name") and info.get("version"):
+            run.set("agent-info", PASS, short(f"{info.get('name')} {info.get('version')}"))
+        else:
+            run.set("agent-info", FAIL, "no agentInfo with a name and a version")
+
+    await run.guard(("initialize", "agent-info"), start)
+    if peer is None or "initialize" not in run.report.results:
+        run.gone = "initialize failed"
+        return
+    p: Peer = peer
+    caps = run.init.get("agentCapabilities") or {}
+    session_caps = caps.get("sessionCapabilities") or {}
+
+    async def unknown() -> None:
+        since = len(p.inbound)
+        await p.notify("_acp_check/notice", {"note": "an unknown notification"})
+        await asyncio.sleep(o.grace)
+        response = await p.call("_acp_check/no_such_method", {}, timeout)
+        stray = [f for f in p.inbound[since:] if f.msg is not None and f.msg.get("id") is None]
+        stray = [f for f in stray if "method" not in (f.msg or {})]
+        if stray:
+            run.set("unknown-notification", FAIL, f"answered: {short(stray[0].raw)}")
+        else:
+            run.set("unknown-notification", PASS, "ignored, and the agent kept working")
+        if _code(response) == -32601:
+            run.set("unknown-method", PASS, "-32601")
+        else:
+            run.set("unknown-method", FAIL, f"expected -32601, got {short(response)}")
+
+    await run.guard(("unknown-notification", "unknown-method"), unknown)
+
+    async def sessions() -> None:
+        if o.auth:
+            _result(await p.call("authenticate", {"methodId": o.auth}, o.turn_timeout), "auth")
+        ids = []
+        for _ in range(2):
+            response = await p.call("session/new", {"cwd": run.cwd, "mcpServers": []}, timeout)
+            if _code(response) == -32000:
+                methods = ", ".join(
+                    f"{m.get('id')} ({m.get('name')})"
+                    for m in run.init.get("authMethods") or []
+                    if isinstance(m, dict)
+                )
+                run.session_skip = f"the agent needs authentication (methods: {methods or 'none'})"
+                raise _Skip(run.session_skip)
+            result = _result(response, "session/new")
+            if not isinstance(result.get("sessionId"), str) or not result["sessionId"]:
+                raise _Fail(f"no sessionId: {short(response)}")
+            ids.append(result["sessionId"])
+            state.setdefault("first", result)
+        state["ids"] = ids
+        run.set("session-new", PASS, f"cwd {run.cwd}")
+        if ids[0] == ids[1]:
+            run.set("session-id-unique", FAIL, f"two session/new answered {ids[0]!r}")
+        else:
+            run.set("session-id-unique", PASS, "two sessions, two ids")
+
+    await run.guard(("session-new", "session-id-unique"), sessions)
+    if "ids" not in state:
+        run.gone = run.session_skip or "no session"
+        return
+    s1, s2 = state["ids"]
+
+    async def modes() -> None:
+        mode_state = state["first"].get("modes")
+        if not isinstance(mode_state, dict) or not mode_state.get("availableModes"):
+            raise _Skip("the agent lists no modes")
+        current = mode_state.get("currentModeId")
+        params = {"sessionId": s2, "modeId": current}
+        _result(await p.call("session/set_mode", params, timeout), "session/set_mode")
+        run.set("set-mode", PASS, f"set the current mode {current!r}")
+        params = {"sessionId": s2, "modeId": "acp-check-no-such-mode"}
+        response = await p.call("session/set_mode", params, timeout)
+        if "error" in response:
+            run.set("unknown-mode-rejected", PASS, f"rejected: {short(response, 100)}")
+        else:
+            run.set(
+                "unknown-mode-rejected", FAIL, f"accepted an unlisted modeId: {short(response)}"
+            )
+
+    await run.guard(("set-mode", "unknown-mode-rejected"), modes)
+
+    async def config() -> None:
+        options = state["first"].get("configOptions")
+        if not isinstance(options, list) or not options:
+            raise _Skip("the agent lists no config options")
+        option = options[0]
+        params: dict[str, Any] = {"sessionId": s2, "configId": option.get("id")}
+        params["value"] = option.get("currentValue")
+        if option.get("type") == "boolean":
+            params["type"] = "boolean"
+        response = await p.call("session/set_config_option", params, timeout)
+        _result(response, "session/set_config_option")
+        run.set("set-config-option", PASS, f"set {option.get('id')!r} to its current value")
+
+    await run.guard(("set-config-option",), config)
+
+    async def plain() -> None:
+        turn = await _start_turn(p, s1, o.prompt)
+        response = await p.wait(turn.future, o.turn_timeout, "the prompt")
+        reason = await _finish_turn(run, p, turn, response)
+        updates = len(p.updates(s1, turn.start))
+        run.set("prompt-turn", PASS, f"stopReason {reason} after {updates} updates")
+        state["prompted"] = True
+
+    await run.guard(("prompt-turn",), plain)
+    prompt_skip = None if state.get("prompted") else run.report.results["prompt-turn"].detail
+
+    async def listing() -> None:
+        if session_caps.get("list") is None:
+            raise _Skip("sessionCapabilities.list not advertised")
+        seen: list[Any] = []
+        cursor = None
+        for _ in range(50):
+            params = {"cwd": run.cwd} if cursor is None else {"cwd": run.cwd, "cursor": cursor}
+            result = _result(await p.call("session/list", params, timeout), "session/list")
+            if not isinstance(result.get("sessions"), list):
+                raise _Fail(f"no sessions array: {short(result)}")
+            seen += [s.get("sessionId") for s in result["sessions"] if isinstance(s, dict)]
+            cursor = result.get("nextCursor")
+            if not cursor:
+                break
+        if state.get("prompted") and s1 not in seen:
+            raise _Fail(f"the live session {s1!r}, after a turn, is not listed: {short(seen)}")
+        run.set("session-list", PASS, f"{len(seen)} sessions for the cwd")
+        params = {"cursor": "acp-check-not-a-cursor"}
+        response = await p.call("session/list", params, timeout)
+        if "error" in response:
+            run.set("session-list-invalid-cursor", PASS, "an error, as it should")
+        else:
+            run.set("session-list-invalid-cursor", FAIL, f"accepted: {short(response)}")
+
+    await run.guard(("session-list", "session-list-invalid-cursor"), listing)
+
+    async def load() -> None:
+        if not caps.get("loadSession"):
+            raise _Skip("loadSession not advertised")
+        if prompt_skip:
+            raise _Skip(f"needs a turn to replay: {prompt_skip}")
+        start = len(p.inbound)
+        params = {"sessionId": s1, "cwd": run.cwd, "mcpServers": []}
+        request_id, future = await p.start_call("session/load", params)
+        response = await p.wait(future, o.turn_timeout, "session/load")
+        _result(response, "session/load")
+        await asyncio.sleep(o.grace)
+        end = _response_seq(p, request_id, start)
+        replayed = [f for f in p.updates(s1, start, end) if _update_kind(f) in TURN_UPDATES]
+        late = [f for f in p.updates(s1, end + 1) if _update_kind(f) in TURN_UPDATES]
+        if late:
+            raise _Fail(f"replayed after answering: {short(late[0].raw)}")
+        if not replayed:
+            raise _Fail("no conversation replayed before the answer")
+        run.set("session-load", PASS, f"{len(replayed)} updates replayed before the answer")
+
+    await run.guard(("session-load",), load)
+
+    async def resume() -> None:
+        if session_caps.get("resume") is None:
+            raise _Skip("sessionCapabilities.resume not advertised")
+        start = len(p.inbound)
+        params = {"sessionId": s1, "cwd": run.cwd, "mcpServers": []}
+        request_id, future = await p.start_call("session/resume", params)
+        _result(await p.wait(future, timeout, "session/resume"), "session/resume")
+        end = _response_seq(p, request_id, start)
+        replayed = [f for f in p.updates(s1, start, end) if _update_kind(f) in TURN_UPDATES]
+        if replayed:
+            raise _Fail(f"replayed history (MUST NOT): {short(replayed[0].raw)}")
+        run.set("session-resume", PASS, "resumed without a replay")
+
+    await run.guard(("session-resume",), resume)
+
+    async def cancel() -> None:
+        if prompt_skip:
+            raise _Skip(f"needs a turn: {prompt_skip}")
+        await _session_cancel(run, p, s1)
+
+    await run.guard(("session-cancel",), cancel)
+
+    async def cancel_request() -> None:
+        if prompt_skip:
+            raise _Skip(f"needs a turn: {prompt_skip}")
+        await _cancel_request(run, p, s1)
+
+    await run.guard(("cancel-request",), cancel_request)
+
+    async def close() -> None:
+        if session_caps.get("close") is None:
+            raise _Skip("sessionCapabilities.close not advertised")
+        if prompt_skip:
+            raise _Skip(f"needs a turn: {prompt_skip}")
+        new = await p.call("session/new", {"cwd": run.cwd, "mcpServers": []}, timeout)
+        s3 = _result(new, "session/new")["sessionId"]
+        closing: list[asyncio.Future[dict[str, Any]]] = []
+
+        async def send_close(turn: _Turn) -> None:
+            closing.append((await p.start_call("session/close", {"sessionId": s3}))[1])
+
+        turn, response = await _cancelled_turn(run, p, s3, send_close)
+        if response is None:
+            raise _Fail(f"the running turn got no answer within {o.cancel_timeout:g}s of close")
+        _result(await p.wait(closing[0], timeout, "session/close"), "session/close")
+        result = response.get("result") or {}
+        if result.get("stopReason") == "cancelled" or _code(response) == -32800:
+            run.set("session-close", PASS, "the running turn ended cancelled; closed")
+        elif _crossed(turn):
+            run.set("session-close", SKIP, "inconclusive: the turn ended as close was sent")
+        else:
+            run.set("session-close", FAIL, f"the running turn was not cancelled: {short(response)}")
+
+    await run.guard(("session-close",), close)
+
+    async def big() -> None:
+        if o.big_prompt_size <= 0:
+            raise _Skip("--big-prompt-size 0")
+        if prompt_skip:
+            raise _Skip(f"needs a turn: {prompt_skip}")
+        text = "Ignore the filler and reply with the single word: ok\n"
+        text += "x" * max(0, o.big_prompt_size - len(text))
+        turn = await _start_turn(p, s2, text)
+        response = await p.wait(turn.future, o.turn_timeout, f"a {len(text)}-byte prompt")
+        if "error" in response:  # refusing it in words is an answer too
+            run.set("big-prompt", PASS, f"answered with an error: {short(response, 120)}")
+            await asyncio.sleep(o.grace)
+            return
+        reason = await _finish_turn(run, p, turn, response)
+        run.set("big-prompt", PASS, f"{len(text)} bytes: stopReason {reason}")
+
+    await run.guard(("big-prompt",), big)
+
+    async def delete() -> None:
+        if session_caps.get("delete") is None:
+            raise _Skip("sessionCapabilities.delete not advertised")
+        response = await p.call("session/delete", {"sessionId": s2}, timeout)
+        _result(response, "session/delete")
+        if session_caps.get("list") is not None:
+            result = _result(await p.call("session/list", {}, timeout), "session/list")
+            listed = [s.get("sessionId") for s in result.get("sessions") or []]
+            if s2 in listed:
+                raise _Fail(f"the deleted session {s2!r} is still listed")
+        run.set("session-delete", PASS, "deleted, and no longer listed")
+
+    await run.guard(("session-delete",), delete)
+
+
+async def _eof(run: _Run) -> None:
+    """End the main agent's input; it should exit, and its process group with it."""
+    if run.options.url is not None:
+        run.set("eof-exit", SKIP, "a remote agent (--url) has no process to watch")
+        return
+    if not run.peers:
+        return
+    link = run.peers[0].link
+    assert isinstance(link, _StdioLink)
+    proc = link.proc
+    if proc is None:
+        return
+    link.end_input()
+    started = time.monotonic()
+    try:
+        await asyncio.wait_for(proc.wait(), run.options.exit_timeout)
+    except asyncio.TimeoutError:
+        run.set("eof-exit", FAIL, f"still running {run.options.exit_timeout:g}s after EOF")
+        return
+    while link.group_alive() and time.monotonic() - started < run.options.exit_timeout:
+        await asyncio.sleep(0.05)
+    if link.group_alive():
+        pids = _group_members(proc.pid)
+        run.set(
+            "eof-exit",
+            FAIL,
+            f"exited (code {proc.returncode}) but left processes of its group behind: {pids}",
+        )
+    else:
+        took = time.monotonic() - started
+        run.set("eof-exit", PASS, f"exited (code {proc.returncode}) {took:.2f}s after EOF")
+
+
+def _group_members(pgid: int) -> str:
+    """`pid command` of each process in a group (Linux /proc; best effort)."""
+    members = []
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as file:
+                    stat = file.read()
+                name = stat[stat.index("(") + 1 : stat.rindex(")")]
+                fields = stat[stat.rindex(")") + 2 :].split()
+                if int(fields[2]) == pgid:
+                    members.append(f"{entry} {name}")
+    return ", ".join(members) or f"process group {pgid}"
+
+
+def _judge(run: _Run) -> None:
+    """The cases that look at the whole run."""
+    junk = [f for peer in run.peers for f in peer.junk]
+    if junk:
+        run.set("stdout-json-only", FAIL, f"not a JSON-RPC message: {short(junk[0].raw)}")
+    elif run.peers:
+        run.set("stdout-json-only", PASS, "every frame was a JSON-RPC message")
+    calls = [f for peer in run.peers for f in peer.agent_requests]
+    for case_id, prefix, cap in (
+        ("no-fs-without-capability", "fs/", "fs"),
+        ("no-terminal-without-capability", "terminal/", "terminal"),
+    ):
+        bad = [f for f in calls if f.msg and str(f.msg.get("method", "")).startswith(prefix)]
+        if bad:
+            run.set(case_id, FAIL, f"called without the {cap} capability: {short(bad[0].raw)}")
+        elif run.turns_seen:
+            run.set(case_id, PASS, f"no {prefix}* request in {run.turns_seen} turns")
+    if run.turns_seen:
+        if run.late:
+            run.set("updates-before-response", FAIL, f"after the answer: {short(run.late[0].raw)}")
+        else:
+            run.set("updates-before-response", PASS, f"{run.turns_seen} turns")
+        if run.late_usage:
+            # The spec says nothing of when usage_update may come; a late one only warns.
+            detail = f"spec silent on timing; after the answer: {short(run.late_usage[0].raw)}"
+            run.set("late-usage-update", WARN, detail)
+        else:
+            run.set("late-usage-update", PASS, "none after an answer")
+        if run.doubled:
+            run.set("updates-not-duplicated", FAIL, f"sent twice: {short(run.doubled[0].raw)}")
+        else:
+            run.set("updates-not-duplicated", PASS, "no update repeated back to back")
+        if run.unasked_cancel:
+            detail = f"stopReason cancelled with no cancel sent: {run.unasked_cancel[0]}"
+            run.set("stop-reason-honest", FAIL, detail)
+        else:
+            run.set("stop-reason-honest", PASS, "cancelled only when cancelled")
+
+
+async def run_cases(options: CheckOptions, cwd: str, report: Report) -> None:
+    """Run every case; each ends with a result in `report`."""
+    run = _Run(options=options, cwd=cwd, report=report)
+    try:
+        sides = [
+            run.guard(("version-higher",), lambda: _side_version(run, "higher", HIGH_VERSION)),
+            run.guard(("version-lower",), lambda: _side_version(run, "lower", 0)),
+            run.guard(("malformed-json", "invalid-request"), lambda: _side_bad_frames(run)),
+        ]
+        await asyncio.gather(_main(run), *sides)
+        _versions(run)
+        await _eof(run)
+        _judge(run)
+    finally:
+        for peer in run.peers:
+            await peer.aclose()
+    reason = f"not run: {run.gone}" if run.gone else "not run"
+    for case in CASES:
+        if case.id not in report.results:
+            run.set(case.id, SKIP, reason)
+
+
+def _versions(run: _Run) -> None:
+    """Judge the answers to a higher and a lower protocolVersion (initialization.mdx)."""
+    latest = run.init.get("protocolVersion")
+    higher, lower = run.versions.get("higher"), run.versions.get("lower")
+    if isinstance(higher, BaseException):
+        run.set("version-higher", FAIL, f"asked {HIGH_VERSION}: {higher}")
+    elif "higher" in run.versions:
+        if type(higher) is not int or higher >= HIGH_VERSION or higher < 1:
+            run.set("version-higher", FAIL, f"asked {HIGH_VERSION}, got {short(higher)}")
+        elif type(latest) is int and higher < latest:
+            run.set("version-higher", FAIL, f"got {higher}, below the {latest} it supports")
+        else:
+            run.set("version-higher", PASS, f"asked {HIGH_VERSION}, got its latest, {higher}")
+    if isinstance(lower, BaseException):
+        run.set("version-lower", FAIL, f"asked 0: {lower}")
+    elif "lower" in run.versions:
+        if lower == 0:
+            run.set("version-lower", PASS, "asked 0, got 0 (it supports 0)")
+        elif type(lower) is int and lower == higher:
+            run.set("version-lower", PASS, f"asked 0, got its latest, {lower}")
+        else:
+            detail = f"asked 0: expected 0 or its latest ({short(higher)}), got {short(lower)}"
+            run.set("version-lower", FAIL, detail)
