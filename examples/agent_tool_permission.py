@@ -5,10 +5,13 @@ python -m acp_sdk prompt --yes "fix it" -- python examples/agent_tool_permission
 
 from __future__ import annotations
 
+import uuid
+
 from acp_sdk import Agent, AgentContext, run_agent
 from acp_sdk.schema import (
     AgentMessageChunk,
     Diff,
+    Implementation,
     NewSessionRequest,
     NewSessionResponse,
     PermissionOption,
@@ -23,8 +26,10 @@ from acp_sdk.schema import (
 
 
 class Editor(Agent):
+    agent_info = Implementation(name="example-tool-permission-agent", version="1.0")
+
     async def new_session(self, params: NewSessionRequest, ctx: AgentContext) -> NewSessionResponse:
-        return NewSessionResponse(session_id="edit-1")
+        return NewSessionResponse(session_id=f"edit-{uuid.uuid4().hex}")
 
     async def prompt(self, params: PromptRequest, ctx: AgentContext) -> PromptResponse:
         sid = params.session_id

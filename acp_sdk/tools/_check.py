@@ -91,9 +91,8 @@ def short(value: Any, limit: int = 240) -> str:
 class _StdioLink:
     """The agent as a subprocess in its own process group; bytes in, lines out."""
 
-    def __init__(self, command: Sequence[str], cwd: str) -> None:
+    def __init__(self, command: Sequence[str]) -> None:
         self.command = list(command)
-        self.cwd = cwd
         self.proc: asyncio.subprocess.Process | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
         self._buffer = b""
@@ -106,8 +105,9 @@ class _StdioLink:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            cwd=self.cwd,
-            # Its own group: at the end, anything left in it is the agent's leftovers.
+            # Started where the checker runs, as an editor starts it in the project (the
+            # session cwd goes in session/new). In its own process group: at the end,
+            # anything left in the group is the agent's leftovers.
             start_new_session=os.name == "posix",
         )
         self._tasks.append(asyncio.get_running_loop().create_task(self._drain_stderr()))
@@ -296,6 +296,7 @@ class Peer:
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(AgentGone("the agent closed the connection"))
+                    future.exception()  # retrieved: its caller may have stopped waiting
             self._pending.clear()
             self._wake()
 
@@ -411,10 +412,10 @@ class Peer:
                 await self._reader
 
 
-def make_link(options: CheckOptions, cwd: str) -> _StdioLink | _UrlLink:
+def make_link(options: CheckOptions) -> _StdioLink | _UrlLink:
     if options.url is not None:
         return _UrlLink(options.url, dict(options.headers), options.request_timeout)
-    return _StdioLink(options.command, cwd)
+    return _StdioLink(options.command)
 
 
 # ---------------------------------------------------------------------- the report
