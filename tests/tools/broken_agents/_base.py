@@ -98,7 +98,7 @@ class RawAgent:
 
     def notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "session/cancel":
-            self.cancel(self.turn_of.get(params.get("sessionId")))
+            self.cancel(self.turn_of.get(str(params.get("sessionId"))))
         elif method == "$/cancel_request":
             self.cancel(params.get("requestId"))
 

@@ -2,7 +2,7 @@
 
 import sys
 
-from _base import RawAgent
+from tests.tools.broken_agents._base import RawAgent
 
 
 class Fragile(RawAgent):

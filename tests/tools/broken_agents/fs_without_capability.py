@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from _base import RawAgent
+from tests.tools.broken_agents._base import RawAgent
 
 
 class ReadsAnyway(RawAgent):

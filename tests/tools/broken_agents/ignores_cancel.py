@@ -3,7 +3,7 @@
 import time
 from typing import Any
 
-from _base import RawAgent
+from tests.tools.broken_agents._base import RawAgent
 
 
 class IgnoresCancel(RawAgent):

@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from _base import RawAgent
+from tests.tools.broken_agents._base import RawAgent
 
 
 class LeaksChild(RawAgent):
