@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import attrs
+import orjson
 
 from acp_sdk.tools._check import (
     FAIL,
@@ -129,6 +130,21 @@ def _result(response: dict[str, Any], what: str) -> dict[str, Any]:
     if not isinstance(result, dict):
         raise _Fail(f"{what} answered with a non-object result: {short(response)}")
     return result
+
+
+def _answers_a_notification(frame: Inbound) -> bool:
+    """A response-shaped frame without an id (or with `null`): an answer to a notification
+    (or a broken one, which `stdout-json-only` reports too)."""
+    try:
+        decoded = orjson.loads(frame.raw)
+    except orjson.JSONDecodeError:
+        return False
+    return (
+        isinstance(decoded, dict)
+        and "method" not in decoded
+        and ("result" in decoded or "error" in decoded)
+        and decoded.get("id") is None
+    )
 
 
 def _update_kind(frame: Inbound) -> str:
@@ -466,8 +482,7 @@ async def _main(run: _Run) -> None:
         await p.notify("_acp_check/notice", {"note": "an unknown notification"})
         await asyncio.sleep(o.grace)
         response = await p.call("_acp_check/no_such_method", {}, timeout)
-        stray = [f for f in p.inbound[since:] if f.msg is not None and f.msg.get("id") is None]
-        stray = [f for f in stray if "method" not in (f.msg or {})]
+        stray = [f for f in p.inbound[since:] if _answers_a_notification(f)]
         if stray:
             run.set("unknown-notification", FAIL, f"answered: {short(stray[0].raw)}")
         else:
@@ -753,7 +768,12 @@ def _judge(run: _Run) -> None:
     """The cases that look at the whole run."""
     junk = [f for peer in run.peers for f in peer.junk]
     if junk:
-        run.set("stdout-json-only", FAIL, f"not a JSON-RPC message: {short(junk[0].raw)}")
+        try:
+            orjson.loads(junk[0].raw)
+            what = "JSON, but not a JSON-RPC 2.0 message"
+        except orjson.JSONDecodeError:
+            what = "not a JSON-RPC message"
+        run.set("stdout-json-only", FAIL, f"{what}: {short(junk[0].raw)}")
     elif any(peer.inbound for peer in run.peers):
         count = sum(len(peer.inbound) for peer in run.peers)
         run.set("stdout-json-only", PASS, f"all {count} frames were JSON-RPC messages")

@@ -41,6 +41,7 @@ BROKEN_CASES = {
     "list_misses_session": ("session-list", FAIL),
     "sends_updates_twice": ("updates-not-duplicated", WARN),
     "accepts_unknown_mode": ("unknown-mode-rejected", WARN),
+    "answers_notifications": ("unknown-notification", WARN),
 }
 # What an agent may skip without being at fault: a capability it does not advertise.
 OPTIONAL = ("not advertised", "lists no modes", "lists no config options")
@@ -131,3 +132,13 @@ def test_an_agent_needing_credentials_gets_skips_naming_its_auth_methods(
     # What needs no session still ran.
     for case_id in ("initialize", "unknown-method", "malformed-json", "eof-exit"):
         assert report.results[case_id].outcome == PASS, _lines(report)
+
+
+def test_a_permission_pending_at_the_cancel_is_answered_cancelled(
+    reports: dict[str, Report],
+) -> None:
+    """The tool-permission example asks permission at once and waits for the answer: its
+    turn ends `cancelled` only because the checker answers the held request `cancelled`
+    after session/cancel, as a client must (prompt-turn.mdx § Cancellation)."""
+    report = reports["example-tool-permission"]
+    assert report.results["session-cancel"].outcome == PASS, _lines(report)
