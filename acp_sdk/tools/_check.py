@@ -502,7 +502,7 @@ class Report:
 
 async def run_check(options: CheckOptions) -> Report:
     """Run every case against the agent; the report holds one result per case."""
-    from acp_sdk.tools._check_cases import run_cases
+    from acp_sdk.tools._check_main import run_cases
 
     report = Report()
     if options.url is not None:
