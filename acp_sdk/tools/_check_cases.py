@@ -291,7 +291,7 @@ async def _side_bad_frames(run: _Run) -> None:
                 "malformed-json",
                 b'{"jsonrpc": "2.0", "id": 90, "method": "session/list", "params": {',
                 -32700,
-                (None,),
+                (None, 90),  # JSON-RPC says null; an id read from the broken line passes too
             ),
             main=False,
         )
