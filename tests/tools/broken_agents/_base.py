@@ -1,8 +1,8 @@
 """A small spec-following ACP agent written on the raw wire (stdlib only), for the checker's
 tests: each broken agent beside it subclasses it and breaks exactly one rule.
 
-It answers initialize (version 1), session/new, session/list, session/set_mode and
-session/prompt; a prompt starting with "wait" runs until session/cancel or
+It answers initialize (version 1), session/new, session/list, session/set_mode,
+session/close and session/prompt; a prompt starting with "wait" runs until session/cancel or
 $/cancel_request, any other prompt streams two message chunks and ends `end_turn`.
 """
 
@@ -110,7 +110,7 @@ class RawAgent:
     # -------------------------------------------------------------- methods
 
     def do_initialize(self, rid: Any, params: dict[str, Any]) -> None:
-        caps = {"loadSession": False, "sessionCapabilities": {"list": {}}}
+        caps = {"loadSession": False, "sessionCapabilities": {"list": {}, "close": {}}}
         info = {"name": type(self).__name__, "version": "0.1"}
         result = {"protocolVersion": 1, "agentCapabilities": caps, "agentInfo": info}
         self.respond(rid, result | {"authMethods": []})
@@ -137,6 +137,10 @@ class RawAgent:
         if params.get("modeId") not in {m["id"] for m in MODES}:
             self.error(rid, -32602, "unknown mode")
             return
+        self.respond(rid, {})
+
+    def do_session_close(self, rid: Any, params: dict[str, Any]) -> None:
+        self.cancel(self.turn_of.get(str(params.get("sessionId"))))  # as session/cancel would
         self.respond(rid, {})
 
     def do_session_prompt(self, rid: Any, params: dict[str, Any]) -> None:
