@@ -60,7 +60,7 @@ def _options(command: tuple[str, ...]) -> CheckOptions:
         grace=0.2,
         cancel_after=0.3,
         cancel_timeout=8.0,
-        exit_timeout=2.0,
+        exit_timeout=5.0,  # the default: an agent slowed by a loaded machine still passes
         request_timeout=15.0,
         turn_timeout=30.0,
     )

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.timeout(60)
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "acp_sdk"]
 AGENT = [sys.executable, "-m", "acp_sdk", "agent"]
-FAST = ["--grace", "0.2", "--cancel-after", "0.3", "--exit-timeout", "2"]
+FAST = ["--grace", "0.2", "--cancel-after", "0.3"]
 
 
 def check(*args: str) -> subprocess.CompletedProcess[str]:
