@@ -1,6 +1,7 @@
 """The method table: one typed row per ACP method, generated from the schema.
 
-    from acp_sdk.methods import SESSION_NEW, TABLE, Side
+    from acp_sdk import Side
+    from acp_sdk.methods import SESSION_NEW, TABLE
 
     SESSION_NEW.wire          # "session/new"
     SESSION_NEW.params_type   # NewSessionRequest
@@ -14,4 +15,8 @@ rows (over the unstable models). Extension methods are rows too:
 from __future__ import annotations
 
 from acp_sdk.protocol._generated.methods import *  # noqa: F403 - the rows, TABLE and the row types
-from acp_sdk.protocol._generated.methods import __all__ as __all__
+from acp_sdk.protocol._generated.methods import __all__ as _GENERATED
+
+del Side  # noqa: F821 - its one home is `acp_sdk.Side`
+
+__all__ = [name for name in _GENERATED if name != "Side"]

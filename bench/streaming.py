@@ -38,8 +38,7 @@ from typing import Any
 
 import orjson
 
-from acp_sdk.aio_client import AsyncClient
-from acp_sdk.sync_client import Client
+from acp_sdk import AsyncClient, Client
 
 ROOT = Path(__file__).resolve().parents[1]
 PEERS = Path(__file__).resolve().parent / "peers"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_sdk.handlers._base import ClientHandlers
-from acp_sdk.protocol.errors import RequestError
+from acp_sdk.protocol._errors import RequestError
 from acp_sdk.schema import (
     ReadTextFileRequest,
     ReadTextFileResponse,

@@ -115,8 +115,8 @@ PEER = [sys.executable, str(Path(__file__).with_name("peer.py"))]
 def test_each_agent_is_started_exactly_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from acp_sdk.sync_client import Client
-    from acp_sdk.tools import cli as _cli
+    from acp_sdk import Client
+    from acp_sdk.tools import _cli
 
     log = tmp_path / "starts"
     monkeypatch.setenv("ACP_PEER_LOG", str(log))

@@ -11,7 +11,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from acp_sdk import methods as m
 from acp_sdk import schema as s
-from acp_sdk.events import RequestReceived, ResponseReceived
+from acp_sdk.protocol import RequestReceived, ResponseReceived
 from acp_sdk.protocol._state import State
 from acp_sdk.testing import ConnectionPair
 

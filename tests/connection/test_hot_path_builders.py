@@ -8,10 +8,10 @@ from typing import Any
 import attrs
 
 from acp_sdk.methods import SESSION_UPDATE
+from acp_sdk.protocol import _connection as connection
 from acp_sdk.protocol import _jsonrpc as rpc
-from acp_sdk.protocol import connection
+from acp_sdk.protocol._events import NotificationReceived, ResponseReceived
 from acp_sdk.protocol._rows import Kind, Side
-from acp_sdk.protocol.events import NotificationReceived, ResponseReceived
 
 
 def _same(built: object, expected: Any) -> None:
@@ -51,8 +51,8 @@ def test_enum_members_hash_by_identity_and_still_pickle() -> None:
 def test_params_gated_lists_every_method_whose_params_can_need_a_capability() -> None:
     from types import SimpleNamespace
 
+    from acp_sdk.protocol._capabilities import PARAMS_GATED, required_by_params
     from acp_sdk.protocol._generated.methods import TABLE
-    from acp_sdk.protocol.capabilities import PARAMS_GATED, required_by_params
     from acp_sdk.schema import ImageContent, McpServerHttp
 
     everything = SimpleNamespace(

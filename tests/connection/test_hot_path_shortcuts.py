@@ -16,11 +16,9 @@ from typing import Any
 import orjson
 import pytest
 
-from acp_sdk import decode
+from acp_sdk import CapabilityNotNegotiated, Connection, ConnectionClosed, decode
 from acp_sdk import methods as m
 from acp_sdk import schema as s
-from acp_sdk.connection import Connection
-from acp_sdk.errors import CapabilityNotNegotiated, ConnectionClosed
 from acp_sdk.protocol import _jsonrpc as rpc
 from acp_sdk.protocol._framing import FRAME_TOO_LARGE, LineFramer
 from acp_sdk.testing import ConnectionPair

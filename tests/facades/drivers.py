@@ -18,9 +18,9 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from acp_sdk.aio_client import AsyncClient, AsyncSession
+from acp_sdk import AsyncClient, Client
+from acp_sdk.client import AsyncSession, Session
 from acp_sdk.schema import ContentBlock, PromptResponse, SessionUpdate
-from acp_sdk.sync_client import Client, Session
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

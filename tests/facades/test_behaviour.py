@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from acp_sdk import ConnectionClosed, RequestError, RequestTimeout
-from acp_sdk.client.session_state import ToolCallView
 from acp_sdk.handlers import (
     AllowOnce,
     AskPermission,
@@ -23,6 +22,7 @@ from acp_sdk.handlers import (
     LocalTerminals,
     RejectAll,
 )
+from acp_sdk.protocol._session_state import ToolCallView
 from acp_sdk.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -307,7 +307,7 @@ def test_capabilities_follow_handlers(make: MakeDriver) -> None:
 def test_async_task_cancellation_sends_session_cancel() -> None:
     import asyncio
 
-    from acp_sdk.aio_client import AsyncClient
+    from acp_sdk import AsyncClient
     from tests.facades.drivers import SCENARIO
 
     async def go() -> str:
@@ -346,7 +346,7 @@ class CallsBack(ClientHandlers):
 
 
 def test_handler_may_call_back_into_the_client() -> None:
-    from acp_sdk.sync_client import Client
+    from acp_sdk import Client
     from tests.facades.drivers import SCENARIO
 
     handler = CallsBack()
@@ -372,7 +372,7 @@ def test_a_hostile_agent_cannot_break_the_client(make: MakeDriver) -> None:
 def test_coroutine_handlers_on_the_async_client() -> None:
     import asyncio
 
-    from acp_sdk.aio_client import AsyncClient
+    from acp_sdk import AsyncClient
     from acp_sdk.handlers import AsyncClientHandlers
     from acp_sdk.schema import (
         RequestPermissionResponse,

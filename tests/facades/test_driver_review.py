@@ -26,11 +26,9 @@ from typing import Any, TypeVar
 import attrs
 import pytest
 
-from acp_sdk import ConnectionClosed, RequestTimeout
-from acp_sdk.aio_client import AsyncClient
-from acp_sdk.methods import TABLE, Method, Side
-from acp_sdk.protocol.errors import LocalProtocolError
-from acp_sdk.sync_client import Client
+from acp_sdk import AsyncClient, Client, ConnectionClosed, RequestTimeout, Side
+from acp_sdk.methods import TABLE, Method
+from acp_sdk.protocol._errors import LocalProtocolError
 from tests.facades.drivers import (
     DRIVERS,
     Driver,

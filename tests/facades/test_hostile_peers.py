@@ -17,8 +17,8 @@ from typing import Any
 import attrs
 import pytest
 
-from acp_sdk import ConnectionClosed, RemoteProtocolError, RequestTimeout
-from acp_sdk.methods import TABLE, Method, Side
+from acp_sdk import ConnectionClosed, RemoteProtocolError, RequestTimeout, Side
+from acp_sdk.methods import TABLE, Method
 from acp_sdk.schema import AgentMessageChunk, TextContent
 from tests.facades.drivers import DRIVERS, Harness, close_bound, guarded
 

@@ -9,12 +9,10 @@ import threading
 import attrs
 import pytest
 
-from acp_sdk import RequestTimeout
-from acp_sdk.agent import Agent, AgentContext, serve_agent
-from acp_sdk.aio_client import AsyncClient
-from acp_sdk.methods import TABLE, Method, Side
+from acp_sdk import Agent, AgentContext, AsyncClient, Client, RequestTimeout, Side
+from acp_sdk.agent import serve_agent
+from acp_sdk.methods import TABLE, Method
 from acp_sdk.schema import AgentMessageChunk
-from acp_sdk.sync_client import Client
 from tests.facades.drivers import SCENARIO
 
 pytestmark = pytest.mark.timeout(60)

@@ -22,8 +22,8 @@ from typing import Any
 import attrs
 import pytest
 
-from acp_sdk import ConnectionClosed, RequestTimeout
-from acp_sdk.methods import TABLE, Method, Notification, Side
+from acp_sdk import ConnectionClosed, RequestTimeout, Side
+from acp_sdk.methods import TABLE, Method, Notification
 from acp_sdk.schema import AgentMessageChunk, TextContent
 from tests.facades.drivers import (
     DRIVERS,

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from acp_sdk.aio_client import AsyncClient
+from acp_sdk import AsyncClient
 from acp_sdk.handlers import AllowOnce
 from acp_sdk.remote import asgi_app
-from acp_sdk.tools.scenario_agent import ScenarioAgent
+from acp_sdk.tools._scenario_agent import ScenarioAgent
 from tests.facades.drivers import AsyncDriver, SyncDriver
 from tests.interop.node_setup import node_binary
 from tests.interop.test_typescript import AFTER_ALLOW, NODE_DIR, assert_scripted_turn

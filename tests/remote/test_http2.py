@@ -17,7 +17,7 @@ import pytest
 
 from acp_sdk.remote import asgi_app
 from acp_sdk.remote._server import ASGIApp, Receive, Scope, Send
-from acp_sdk.tools.scenario_agent import ScenarioAgent
+from acp_sdk.tools._scenario_agent import ScenarioAgent
 from tests.facades.drivers import AsyncDriver, SyncDriver
 
 hypercorn_asyncio = pytest.importorskip("hypercorn.asyncio")

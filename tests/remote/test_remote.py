@@ -16,15 +16,15 @@ import pytest
 import websockets.exceptions
 import websockets.sync.client
 
-from acp_sdk import AsyncClient, Client
-from acp_sdk.agent import Agent
+from acp_sdk import Agent, AsyncClient, Client
+from acp_sdk.client import areconnect, reconnect
 from acp_sdk.handlers import AllowOnce, LocalFileSystem, RejectAll
-from acp_sdk.protocol.errors import CapabilityNotNegotiated, ConnectionClosed
-from acp_sdk.remote import areconnect, asgi_app, reconnect
+from acp_sdk.protocol._errors import CapabilityNotNegotiated, ConnectionClosed
+from acp_sdk.remote import asgi_app
 from acp_sdk.remote._backends import ProcessBackend
 from acp_sdk.remote._server import _Server
 from acp_sdk.schema import AgentMessageChunk, SessionNotification, TextContent
-from acp_sdk.tools.scenario_agent import ScenarioAgent
+from acp_sdk.tools._scenario_agent import ScenarioAgent
 from tests.facades.drivers import AsyncDriver, SyncDriver, guarded
 from tests.remote.server import running
 
@@ -602,8 +602,8 @@ def test_closing_a_client_whose_server_stopped_reading_returns(facade: str) -> N
     import attrs
     import websockets.sync.server
 
-    from acp_sdk import RequestTimeout
-    from acp_sdk.methods import TABLE, Notification, Side
+    from acp_sdk import RequestTimeout, Side
+    from acp_sdk.methods import TABLE, Notification
 
     @attrs.frozen(kw_only=True, order=False)
     class Blob:

@@ -18,27 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.repo.test_public_surface import public_modules
+
 ROOT = Path(__file__).resolve().parents[2]
 
-PUBLIC_MODULES = [
-    "acp_sdk",
-    "acp_sdk.agent",
-    "acp_sdk.aio_client",
-    "acp_sdk.capabilities",
-    "acp_sdk.codec",
-    "acp_sdk.connection",
-    "acp_sdk.errors",
-    "acp_sdk.events",
-    "acp_sdk.handlers",
-    "acp_sdk.methods",
-    "acp_sdk.remote",
-    "acp_sdk.scenario_agent",
-    "acp_sdk.schema",
-    "acp_sdk.client.session_state",
-    "acp_sdk.sync_client",
-    "acp_sdk.testing",
-    "acp_sdk.unstable",
-]
+PUBLIC_MODULES = public_modules()
 
 
 def _own(cls: type) -> Iterator[tuple[str, object]]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from acp_sdk.errors import (
+from acp_sdk import (
     ACPError,
     CapabilityNotNegotiated,
     ConnectionClosed,

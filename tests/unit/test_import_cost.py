@@ -27,7 +27,7 @@ DEFERRED = (
     "acp_sdk.methods",
     "acp_sdk.schema",
     "acp_sdk.handlers",
-    "acp_sdk.client.session_state",
+    "acp_sdk.protocol._session_state",
     "cattrs",
     "typing_extensions",
 )

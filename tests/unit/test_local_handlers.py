@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from acp_sdk.errors import RequestError
+from acp_sdk import RequestError
 from acp_sdk.handlers import (
     DEFAULT_MAX_READ_BYTES,
     HandlerSet,

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import pytest
 
-from acp_sdk import schema, unstable
+from acp_sdk import Side, schema, unstable
 from acp_sdk.methods import (
     CAPABILITY_ROOTS,
     GATE_UNKNOWN_METHOD,
@@ -22,7 +22,6 @@ from acp_sdk.methods import (
     MethodTable,
     MethodTableError,
     Notification,
-    Side,
     Stability,
 )
 

@@ -117,7 +117,7 @@ def test_permission_is_the_only_baseline_client_request() -> None:
 
 
 def test_the_blocking_client_answers_with_the_default(caplog: pytest.LogCaptureFixture) -> None:
-    from acp_sdk.sync_client import Client
+    from acp_sdk import Client
     from tests.facades.drivers import SCENARIO
 
     caplog.set_level(logging.WARNING, logger="acp_sdk.client")
@@ -128,7 +128,7 @@ def test_the_blocking_client_answers_with_the_default(caplog: pytest.LogCaptureF
 
 
 def test_the_asyncio_client_answers_with_the_default(caplog: pytest.LogCaptureFixture) -> None:
-    from acp_sdk.aio_client import AsyncClient
+    from acp_sdk import AsyncClient
     from tests.facades.drivers import SCENARIO
 
     caplog.set_level(logging.WARNING, logger="acp_sdk.client")

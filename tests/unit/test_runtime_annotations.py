@@ -16,11 +16,9 @@ from typing import Any
 import pytest
 
 import acp_sdk.schema
-from acp_sdk import AgentContext
-from acp_sdk.aio_client import AsyncClient
-from acp_sdk.client.aio_client import AsyncSession, AsyncTurn
-from acp_sdk.client.sync_client import Session, Turn
-from acp_sdk.sync_client import Client
+from acp_sdk import AgentContext, AsyncClient, Client
+from acp_sdk.client._aio import AsyncSession, AsyncTurn
+from acp_sdk.client._sync import Session, Turn
 
 pytestmark = pytest.mark.timeout(60)
 

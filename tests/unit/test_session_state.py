@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import acp_sdk
-from acp_sdk.client.session_state import Message, SessionState, ToolCallView
+from acp_sdk.protocol._session_state import Message, SessionState, ToolCallView
 from acp_sdk.schema import (
     AgentMessageChunk,
     AvailableCommand,

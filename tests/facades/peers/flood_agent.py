@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from acp_sdk.agent import Agent, AgentContext, run_agent
+from acp_sdk import Agent, AgentContext, run_agent
 from acp_sdk.schema import (
     AgentMessageChunk,
     NewSessionRequest,

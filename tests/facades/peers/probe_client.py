@@ -22,9 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from acp_sdk import ConnectionClosed
-from acp_sdk.aio_client import AsyncClient
-from acp_sdk.sync_client import Client
+from acp_sdk import AsyncClient, Client, ConnectionClosed
 
 RAW_AGENT = [sys.executable, str(Path(__file__).with_name("raw_agent.py"))]
 SCENARIO = [sys.executable, "-m", "acp_sdk", "agent"]

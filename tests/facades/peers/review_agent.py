@@ -27,8 +27,8 @@ class Blob:
 
 
 def sdk_big() -> None:
-    from acp_sdk.agent import Agent, AgentContext, run_agent
-    from acp_sdk.methods import TABLE, Method, Side
+    from acp_sdk import Agent, AgentContext, Side, run_agent
+    from acp_sdk.methods import TABLE, Method
 
     big = Method.extension(
         "_review/big",

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import orjson
 
+from acp_sdk.protocol._errors import DecodeError, EncodeError
 from acp_sdk.protocol._model_support import UnknownVariant, WireModel
-from acp_sdk.protocol.errors import DecodeError, EncodeError
 
 if TYPE_CHECKING:
     import cattrs

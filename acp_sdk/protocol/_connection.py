@@ -45,18 +45,15 @@ from typing import Any, Final, TypeVar
 import attrs
 
 from acp_sdk.protocol import _jsonrpc as rpc
-from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE, FRAME_TOO_LARGE, LineFramer
-from acp_sdk.protocol._rows import Kind, Method, MethodTable, Notification, Row, Side
-from acp_sdk.protocol._state import Lifecycle, State, Trigger, refusal, step
-from acp_sdk.protocol.capabilities import (
+from acp_sdk.protocol._capabilities import (
     PARAMS_GATED,
     Capabilities,
     Info,
     is_advertised,
     required_by_params,
 )
-from acp_sdk.protocol.codec import decode, to_json_value
-from acp_sdk.protocol.errors import (
+from acp_sdk.protocol._codec import decode, to_json_value
+from acp_sdk.protocol._errors import (
     ACPError,
     CapabilityNotNegotiated,
     ConnectionClosed,
@@ -69,7 +66,7 @@ from acp_sdk.protocol.errors import (
     RequestTimeout,
     UnsupportedProtocolVersion,
 )
-from acp_sdk.protocol.events import (
+from acp_sdk.protocol._events import (
     NEED_DATA,
     CallFailed,
     CancelRequested,
@@ -83,12 +80,15 @@ from acp_sdk.protocol.events import (
     RequestReceived,
     ResponseReceived,
 )
+from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE, FRAME_TOO_LARGE, LineFramer
+from acp_sdk.protocol._jsonrpc import RequestId
+from acp_sdk.protocol._rows import Kind, Method, MethodTable, Notification, Row, Side
+from acp_sdk.protocol._state import Lifecycle, State, Trigger, refusal, step
 
 __all__ = ["SUPPORTED_PROTOCOL_VERSIONS", "Connection"]
 
 P = TypeVar("P")
 R = TypeVar("R")
-RequestId = int | str
 
 SUPPORTED_PROTOCOL_VERSIONS: Final = (1,)
 log = logging.getLogger("acp_sdk.connection")
@@ -161,7 +161,7 @@ class Connection:
         if our_role not in (Side.CLIENT, Side.AGENT):
             raise ValueError("our_role is Side.CLIENT or Side.AGENT")
         if table is None:
-            from acp_sdk.methods import TABLE
+            from acp_sdk.protocol._generated.methods import TABLE
 
             table = TABLE
         self.our_role = our_role
@@ -193,18 +193,8 @@ class Connection:
 
     @property
     def state(self) -> State:
-        """The lifecycle state (see `acp_sdk.protocol._state`)."""
+        """The lifecycle state, shared by both peers (`acp_sdk.protocol.State`)."""
         return self._lifecycle.state
-
-    @property
-    def our_state(self) -> State:
-        """The lifecycle state; both peers share one lifecycle, so `their_state` is the same."""
-        return self.state
-
-    @property
-    def their_state(self) -> State:
-        """The peer's side of the lifecycle, as this side has seen it."""
-        return self.state
 
     @property
     def pending_ids(self) -> tuple[RequestId, ...]:

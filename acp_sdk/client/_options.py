@@ -8,7 +8,7 @@ a function that forwards options:
     from typing_extensions import Unpack
 
     from acp_sdk import Client
-    from acp_sdk.client.options import ClientOptions
+    from acp_sdk.client._options import ClientOptions
     from acp_sdk.handlers import ClientHandlers
 
     def open_client(argv: list[str], **options: Unpack[ClientOptions[ClientHandlers]]) -> Client:
@@ -33,7 +33,7 @@ H = TypeVar("H")
 class ClientOptions(TypedDict, Generic[H], total=False):
     """The keyword options of `spawn(...)` and `connect(...)`, checked by name and type.
 
-    They are the constructor's arguments (see `ClientState`); `H` is the facade's
+    They are the constructor's arguments (see `BaseClient`); `H` is the facade's
     handler type (`ClientHandlers` for `Client`, `AnyHandlers` for `AsyncClient`).
     """
 

@@ -23,22 +23,22 @@ from acp_sdk._driver import flows
 from acp_sdk._driver.engine import Limits
 from acp_sdk._driver.threads import StreamTransport, ThreadDriver, refuse_awaitable
 from acp_sdk.client._common import (
-    ClientState,
+    BaseClient,
     SessionHandle,
     TurnHandle,
     prompt_request,
 )
 from acp_sdk.client._common import session_id_of as _session_id_of
+from acp_sdk.protocol._errors import ACPError, ConnectionClosed
 from acp_sdk.protocol._generated.client_calls import ClientCalls
 from acp_sdk.protocol._rows import Method, Notification
-from acp_sdk.protocol.errors import ACPError, ConnectionClosed
 
 if TYPE_CHECKING:  # models, rows and handlers load on first use (see _common)
     import subprocess
 
     from typing_extensions import Self, Unpack
 
-    from acp_sdk.client.options import ClientOptions
+    from acp_sdk.client._options import ClientOptions
     from acp_sdk.handlers import ClientHandlers
     from acp_sdk.schema import (
         ContentBlock,
@@ -130,7 +130,7 @@ class Session(SessionHandle["Client", R]):
 
 
 class Client(
-    ClientState["ClientHandlers"],
+    BaseClient["ClientHandlers"],
     ClientCalls[
         Session["NewSessionResponse"],
         Session["LoadSessionResponse"],
@@ -140,7 +140,7 @@ class Client(
 ):
     """A blocking ACP client. Use `Client.spawn(argv)`, `Client.connect(reader, writer)` or
     `Client.connect_url(url)`;
-    the options are `ClientState`'s. Handlers run in a pool of `workers` threads."""
+    the options are `BaseClient`'s. Handlers run in a pool of `workers` threads."""
 
     _driver: ThreadDriver | None
 

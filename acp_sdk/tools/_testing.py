@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from acp_sdk.protocol._connection import Connection
+from acp_sdk.protocol._events import Event, RequestReceived, ResponseReceived
 from acp_sdk.protocol._rows import MethodTable, Side
-from acp_sdk.protocol.connection import Connection
-from acp_sdk.protocol.events import Event, RequestReceived, ResponseReceived
 
 __all__ = ["ConnectionPair"]
 

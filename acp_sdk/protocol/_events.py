@@ -11,10 +11,9 @@ from typing import Any, Final
 
 import attrs
 
+from acp_sdk.protocol._errors import ACPError, RequestError
+from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Row
-from acp_sdk.protocol.errors import ACPError, RequestError
-
-RequestId = int | str
 
 __all__ = [
     "NEED_DATA",

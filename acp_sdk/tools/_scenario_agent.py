@@ -27,7 +27,7 @@ import itertools
 import shlex
 
 from acp_sdk.agent._runtime import Agent, AgentContext, run_agent
-from acp_sdk.protocol.errors import CapabilityNotNegotiated, RequestError
+from acp_sdk.protocol._errors import CapabilityNotNegotiated, RequestError
 from acp_sdk.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -453,5 +453,5 @@ class _Turn:
 
 
 def main() -> None:
-    """Run the scenario agent over stdio (`python -m acp_sdk.scenario_agent`)."""
+    """Run the scenario agent over stdio (`python -m acp_sdk agent`)."""
     run_agent(ScenarioAgent())

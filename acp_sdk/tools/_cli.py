@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from acp_sdk.handlers import ClientHandlers, LocalFileSystem, LocalTerminals
-from acp_sdk.protocol.errors import (
+from acp_sdk.protocol._errors import (
     ACPError,
     ConnectionClosed,
     ProtocolError,
@@ -129,7 +129,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
-    from acp_sdk.tools.scenario_agent import main as agent_main
+    from acp_sdk.tools._scenario_agent import main as agent_main
 
     agent_main()
     return EXIT_OK

@@ -21,31 +21,29 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from acp_sdk._driver import flows
-from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
+from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver, open_process_pipes
 from acp_sdk._driver.engine import Limits
-from acp_sdk._driver.process import AgentProcess
 from acp_sdk.client._common import (
-    ClientState,
+    BaseClient,
     SessionHandle,
     TurnHandle,
     prompt_request,
 )
 from acp_sdk.client._common import session_id_of as _session_id_of
+from acp_sdk.protocol._errors import ACPError, ConnectionClosed
 from acp_sdk.protocol._generated.aio_client_calls import AsyncClientCalls
 from acp_sdk.protocol._rows import Method, Notification, Row
-from acp_sdk.protocol.errors import ACPError, ConnectionClosed
 
 __all__ = ["AsyncClient", "AsyncSession", "AsyncTurn"]
 
 P = TypeVar("P")
 R = TypeVar("R")
 _DEFAULTS = Limits()
-PIPE_LIMIT = 1 << 16
 
 if TYPE_CHECKING:  # models, rows and handlers load on first use (see _common)
     from typing_extensions import Self, Unpack
 
-    from acp_sdk.client.options import ClientOptions
+    from acp_sdk.client._options import ClientOptions
     from acp_sdk.handlers import AnyHandlers
     from acp_sdk.schema import (
         ContentBlock,
@@ -136,7 +134,7 @@ class AsyncSession(SessionHandle["AsyncClient", R]):
 
 
 class AsyncClient(
-    ClientState["AnyHandlers"],
+    BaseClient["AnyHandlers"],
     AsyncClientCalls[
         AsyncSession["NewSessionResponse"],
         AsyncSession["LoadSessionResponse"],
@@ -145,7 +143,7 @@ class AsyncClient(
     ],
 ):
     """An ACP client on asyncio. Use `AsyncClient.spawn(argv)` or `AsyncClient.connect(...)`;
-    the options are `ClientState`'s. Plain (not `async`) handlers run in a pool of
+    the options are `BaseClient`'s. Plain (not `async`) handlers run in a pool of
     `workers` threads, off the event loop."""
 
     _driver: AsyncDriver | None
@@ -174,7 +172,7 @@ class AsyncClient(
         messages = False
         if self._spawn is not None:
             self._process = self._spawn.start()
-            reader, writer, stderr, closers = await _pipes(self._process)
+            reader, writer, stderr, closers = await open_process_pipes(self._process)
         elif self._streams is not None:
             reader, writer = self._streams
         elif self._remote is not None:
@@ -291,24 +289,3 @@ class AsyncClient(
         # also hand back an awaitable (AskPermission with a coroutine callback).
         result = await asyncio.get_running_loop().run_in_executor(self._pool, handler, params)
         return await result if inspect.isawaitable(result) else result
-
-
-async def _pipes(
-    process: AgentProcess,
-) -> tuple[AsyncByteReader, AsyncByteWriter, AsyncByteReader, tuple[Callable[[], Any], ...]]:
-    """asyncio streams over the agent's pipes. The transports are closed explicitly at
-    close (never left to the garbage collector, which would warn after the loop ends)."""
-    loop = asyncio.get_running_loop()
-    stdout = asyncio.StreamReader(limit=PIPE_LIMIT)
-    stderr = asyncio.StreamReader(limit=PIPE_LIMIT)
-    out_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(stdout), process.stdout
-    )
-    err_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(stderr), process.stderr_pipe
-    )
-    in_transport, protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, process.stdin
-    )
-    writer = asyncio.StreamWriter(in_transport, protocol, None, loop)
-    return stdout, writer, stderr, (out_transport.close, err_transport.close, in_transport.close)

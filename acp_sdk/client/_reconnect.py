@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from acp_sdk.client.aio_client import AsyncClient, AsyncSession
-    from acp_sdk.client.sync_client import Client, Session
+    from acp_sdk.client._aio import AsyncClient, AsyncSession
+    from acp_sdk.client._sync import Client, Session
     from acp_sdk.schema import LoadSessionResponse
 
 C = TypeVar("C", bound="Client")
