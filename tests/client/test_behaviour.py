@@ -44,18 +44,18 @@ from acp_sdk.schema import (
     ToolCallProgress,
     UserMessageChunk,
 )
-from tests.facades.drivers import DRIVERS, Driver, SyncDriver
+from tests.client.facades import FACADES, Facade, SyncFacade
 
 pytestmark = pytest.mark.timeout(60)
-MakeDriver = Callable[..., Driver]
+MakeDriver = Callable[..., Facade]
 
 
-@pytest.fixture(params=sorted(DRIVERS))
+@pytest.fixture(params=sorted(FACADES))
 def make(request: pytest.FixtureRequest) -> Iterator[MakeDriver]:
-    opened: list[Driver] = []
-    cls = DRIVERS[request.param]
+    opened: list[Facade] = []
+    cls = FACADES[request.param]
 
-    def factory(*args: Any, **kwargs: Any) -> Driver:
+    def factory(*args: Any, **kwargs: Any) -> Facade:
         driver = cls(*args, **kwargs)
         driver.__enter__()
         opened.append(driver)
@@ -262,7 +262,7 @@ def test_large_image_prompt(make: MakeDriver) -> None:
 
 # ------------------------------------------------------------------ misbehaving agents
 
-SPECIAL = [sys.executable, "-m", "tests.facades.agents.special"]
+SPECIAL = [sys.executable, "-m", "tests.client.agents.special"]
 
 
 def test_agent_dying_mid_turn_fails_promptly(make: MakeDriver) -> None:
@@ -308,7 +308,7 @@ def test_async_task_cancellation_sends_session_cancel() -> None:
     import asyncio
 
     from acp_sdk import AsyncClient
-    from tests.facades.drivers import SCENARIO
+    from tests.client.facades import SCENARIO
 
     async def go() -> str:
         async with AsyncClient.spawn(SCENARIO) as client:
@@ -347,7 +347,7 @@ class CallsBack(ClientHandlers):
 
 def test_handler_may_call_back_into_the_client() -> None:
     from acp_sdk import Client
-    from tests.facades.drivers import SCENARIO
+    from tests.client.facades import SCENARIO
 
     handler = CallsBack()
     with Client.spawn(SCENARIO, handlers=[handler]) as client:
@@ -358,7 +358,7 @@ def test_handler_may_call_back_into_the_client() -> None:
 
 
 def test_a_hostile_agent_cannot_break_the_client(make: MakeDriver) -> None:
-    driver = make([sys.executable, "-m", "tests.facades.agents.hostile"])
+    driver = make([sys.executable, "-m", "tests.client.agents.hostile"])
     session = driver.new_session()
     for _ in range(3):
         updates, response = driver.prompt(session, "anything")
@@ -378,7 +378,7 @@ def test_coroutine_handlers_on_the_async_client() -> None:
         RequestPermissionResponse,
         SelectedPermissionOutcome,
     )
-    from tests.facades.drivers import SCENARIO
+    from tests.client.facades import SCENARIO
 
     seen: list[str] = []
 
@@ -471,9 +471,9 @@ def _alive(pid: int) -> bool:
 # ------------------------------------------------------------------ session state, turn helpers
 
 
-def _iterate(driver: Driver, turn: Any, each: Callable[[Any], None]) -> None:
+def _iterate(driver: Facade, turn: Any, each: Callable[[Any], None]) -> None:
     """Iterate a turn on the driver's own facade, calling `each` per update."""
-    if isinstance(driver, SyncDriver):
+    if isinstance(driver, SyncFacade):
         for update in turn:
             each(update)
         return
@@ -591,7 +591,7 @@ def test_ask_permission_gets_the_merged_tool_call_and_may_be_async(make: MakeDri
         return ask(request, tool_call)
 
     driver = make()
-    callback = ask if isinstance(driver, SyncDriver) else ask_async
+    callback = ask if isinstance(driver, SyncFacade) else ask_async
     driver = make(handlers=AskPermission(callback), track_state=True)
     _updates, response = driver.prompt(driver.new_session(), "permission")
     assert response.stop_reason == "end_turn"

@@ -25,8 +25,8 @@ import pytest
 from acp_sdk import ConnectionClosed, RequestTimeout, Side
 from acp_sdk.methods import TABLE, Method, Notification
 from acp_sdk.schema import AgentMessageChunk, TextContent
-from tests.facades.drivers import (
-    DRIVERS,
+from tests.client.facades import (
+    FACADES,
     Call,
     Harness,
     alive,
@@ -62,9 +62,9 @@ NOTE = Notification.extension("_torture/note", handled_by=Side.AGENT, params_typ
 EXTENDED = TABLE.extend([ECHO, COUNT, NOTE])
 
 
-@pytest.fixture(params=sorted(DRIVERS))
+@pytest.fixture(params=sorted(FACADES))
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
-    made = Harness(DRIVERS[request.param], tmp_path)
+    made = Harness(FACADES[request.param], tmp_path)
     yield made
     made.cleanup()
 
@@ -193,11 +193,11 @@ def test_no_stray_warnings_or_tracebacks(scenario: str) -> None:
 
 # ------------------------------------------------------------------ 9. bounded memory
 
-FACADES = sorted(DRIVERS)
+FACADE_NAMES = sorted(FACADES)
 
 
 @pytest.mark.parametrize("max_buffered", [None, 256], ids=["default", "max_buffered_updates"])
-@pytest.mark.parametrize("facade", FACADES)
+@pytest.mark.parametrize("facade", FACADE_NAMES)
 def test_a_slow_consumer_keeps_the_client_bounded(facade: str, max_buffered: int | None) -> None:
     """100,000 updates of ~2 KB (about 200 MB on the wire) stream while the consumer
     sleeps; buffering them all would grow the client by far more than the bound."""
@@ -264,7 +264,7 @@ def test_an_agent_flooding_a_client_that_stopped_reading_stays_bounded(tmp_path:
 # ------------------------------------------------------------------ 11. huge stderr line
 
 
-@pytest.mark.parametrize("facade", FACADES)
+@pytest.mark.parametrize("facade", FACADE_NAMES)
 def test_a_50mb_stderr_line_is_truncated_not_held(facade: str) -> None:
     stats, _ = probe("stderr-flood", facade, "50")
     assert stats["stop"] == "end_turn"  # the client stayed usable

@@ -29,7 +29,7 @@ from acp_sdk.schema import (
     SessionNotification,
     UnknownSessionUpdate,
 )
-from tests.facades.drivers import DRIVERS, Driver, Harness, guarded
+from tests.client.facades import FACADES, Facade, Harness, guarded
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -121,16 +121,16 @@ def test_every_recorded_frame_round_trips(recorded: Recorded) -> None:
 # ------------------------------------------------------------------ replayed conversations
 
 
-@pytest.fixture(params=sorted(DRIVERS))
+@pytest.fixture(params=sorted(FACADES))
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
-    made = Harness(DRIVERS[request.param], tmp_path)
+    made = Harness(FACADES[request.param], tmp_path)
     yield made
     made.cleanup()
 
 
 @dataclass
 class Conversation:
-    driver: Driver
+    driver: Facade
     session: Any = None
 
 

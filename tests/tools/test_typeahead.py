@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.cli.test_interactive import AGENT, terminal
+from tests.tools.test_interactive import AGENT, terminal
 
 pytestmark = [
     pytest.mark.timeout(60),

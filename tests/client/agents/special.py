@@ -1,4 +1,4 @@
-"""Misbehaving agents for the facade tests: `python -m tests.facades.agents.special KIND`.
+"""Misbehaving agents for the facade tests: `python -m tests.client.agents.special KIND`.
 
 - `die`: streams one update, then the process exits mid-turn.
 - `noisy`: writes 8 MB to stderr during the prompt, then answers normally.

@@ -1,4 +1,4 @@
-"""Peers for test_driver_review.py.
+"""Peers for test_backpressure_callbacks_and_dying_peers.py.
 
 python review_agent.py sdk-big        an acp_sdk agent: `_review/big` answers a Blob of
                                       `length` bytes; `_review/forever` never answers

@@ -118,7 +118,7 @@ def test_permission_is_the_only_baseline_client_request() -> None:
 
 def test_the_blocking_client_answers_with_the_default(caplog: pytest.LogCaptureFixture) -> None:
     from acp_sdk import Client
-    from tests.facades.drivers import SCENARIO
+    from tests.client.facades import SCENARIO
 
     caplog.set_level(logging.WARNING, logger="acp_sdk.client")
     with Client.spawn(SCENARIO) as client:
@@ -129,7 +129,7 @@ def test_the_blocking_client_answers_with_the_default(caplog: pytest.LogCaptureF
 
 def test_the_asyncio_client_answers_with_the_default(caplog: pytest.LogCaptureFixture) -> None:
     from acp_sdk import AsyncClient
-    from tests.facades.drivers import SCENARIO
+    from tests.client.facades import SCENARIO
 
     caplog.set_level(logging.WARNING, logger="acp_sdk.client")
 

@@ -170,8 +170,8 @@ def test_no_file_reads_outside_the_repository() -> None:
     ("relative", "text", "flagged"),
     [
         ("tests/x.py", 'D = Path(__file__).resolve().PARENTS[2] / "SHARED"', True),
-        ("tests/unit/x.py", "R = Path(__file__).resolve().PARENTS[2]", False),
-        ("tests/unit/x.py", "R = Path(__file__).resolve().PARENTS[3]", True),
+        ("tests/protocol/x.py", "R = Path(__file__).resolve().PARENTS[2]", False),
+        ("tests/protocol/x.py", "R = Path(__file__).resolve().PARENTS[3]", True),
         ("tests/x.py", "R = Path(__file__).parent.parent", False),
         ("tests/x.py", "R = Path(__file__).parent.parent.parent", True),
         ("acp_sdk/x.py", "D = ROOT / '..' / '..' / 'SHARED'", True),
@@ -182,7 +182,7 @@ def test_no_file_reads_outside_the_repository() -> None:
 def test_outside_reference_detector(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relative: str, text: str, flagged: bool
 ) -> None:
-    import tests.unit.test_spec_examples as this
+    import tests.protocol.test_spec_examples as this
 
     monkeypatch.setattr(this, "REPO_ROOT", tmp_path)
     path = tmp_path / relative

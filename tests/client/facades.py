@@ -1,6 +1,6 @@
 """One blocking test API over both client facades, so one behaviour suite runs twice.
 
-`SyncDriver` calls `Client` directly. `AsyncDriver` runs an event loop in a thread and
+`SyncFacade` calls `Client` directly. `AsyncFacade` runs an event loop in a thread and
 submits each step to it as a coroutine, so the same test body drives `AsyncClient`.
 """
 
@@ -30,13 +30,13 @@ SCENARIO = [sys.executable, "-m", "acp_sdk", "agent"]
 TIMEOUT = 30.0
 
 
-class SyncDriver:
+class SyncFacade:
     name = "sync"
 
     def __init__(self, argv: Sequence[str] = SCENARIO, **options: Any) -> None:
         self.client = Client.spawn(argv, **options)
 
-    def __enter__(self) -> SyncDriver:
+    def __enter__(self) -> SyncFacade:
         self.client.open()
         return self
 
@@ -137,7 +137,7 @@ class SyncDriver:
         return updates, error, outcomes[0] if outcomes else []
 
 
-class AsyncDriver:
+class AsyncFacade:
     name = "async"
 
     def __init__(self, argv: Sequence[str] = SCENARIO, **options: Any) -> None:
@@ -149,7 +149,7 @@ class AsyncDriver:
     def run(self, factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
         return asyncio.run_coroutine_threadsafe(factory(), self._loop).result(TIMEOUT)
 
-    def __enter__(self) -> AsyncDriver:
+    def __enter__(self) -> AsyncFacade:
         self.run(self.client.__aenter__)
         return self
 
@@ -309,10 +309,10 @@ class AsyncDriver:
         return asyncio.run_coroutine_threadsafe(go(), self._loop).result()
 
 
-Driver = SyncDriver | AsyncDriver
-DRIVERS: dict[str, type[SyncDriver] | type[AsyncDriver]] = {
-    "sync": SyncDriver,
-    "async": AsyncDriver,
+Facade = SyncFacade | AsyncFacade
+FACADES: dict[str, type[SyncFacade] | type[AsyncFacade]] = {
+    "sync": SyncFacade,
+    "async": AsyncFacade,
 }
 
 
@@ -376,14 +376,14 @@ class Harness:
     at the end closes every driver and SIGKILLs whatever peer process is left, so a test
     that fails by hanging cannot leave processes or blocked threads behind."""
 
-    def __init__(self, cls: type[SyncDriver] | type[AsyncDriver], tmp_path: Path) -> None:
+    def __init__(self, cls: type[SyncFacade] | type[AsyncFacade], tmp_path: Path) -> None:
         self.cls = cls
         self.name = cls.name
         self._tmp = tmp_path
-        self._drivers: list[Driver] = []
+        self._drivers: list[Facade] = []
         self._pidfiles: list[Path] = []
 
-    def open(self, argv: Sequence[str], *, timeout: float = 15.0, **options: Any) -> Driver:
+    def open(self, argv: Sequence[str], *, timeout: float = 15.0, **options: Any) -> Facade:
         """A driver over `argv`, opened (spawned and initialized) within `timeout`."""
         driver = self.cls(argv, **options)
         self._drivers.append(driver)
@@ -408,9 +408,9 @@ class Harness:
         return [pid] if parent in (os.getpid(), 1) else [pid, parent]
 
     def cleanup(self) -> None:
-        hung: list[Driver] = []
+        hung: list[Facade] = []
         for driver in self._drivers:
-            if isinstance(driver, AsyncDriver):
+            if isinstance(driver, AsyncFacade):
                 # Steps that hung left coroutines on the loop: close, then cancel them, and
                 # keep any that refuse alive, or their garbage collection (in a later test)
                 # reports "Exception ignored in <coroutine ...>" and fails the session.
@@ -440,7 +440,7 @@ class Harness:
                 guarded(_exiter(driver), 5, "closing at teardown")
 
 
-def _exiter(driver: Driver) -> Callable[[], None]:
+def _exiter(driver: Facade) -> Callable[[], None]:
     return lambda: driver.__exit__(None, None, None)
 
 

@@ -29,11 +29,11 @@ import pytest
 from acp_sdk import AsyncClient, Client, ConnectionClosed, RequestTimeout, Side
 from acp_sdk.methods import TABLE, Method
 from acp_sdk.protocol._errors import LocalProtocolError
-from tests.facades.drivers import (
-    DRIVERS,
-    Driver,
+from tests.client.facades import (
+    FACADES,
+    Facade,
     Harness,
-    SyncDriver,
+    SyncFacade,
     close_bound,
     guarded,
 )
@@ -74,22 +74,22 @@ FOREVER = Method.extension(
 EXTENDED = TABLE.extend([ECHO, BIG, FOREVER])
 
 
-@pytest.fixture(params=sorted(DRIVERS))
+@pytest.fixture(params=sorted(FACADES))
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
-    made = Harness(DRIVERS[request.param], tmp_path)
+    made = Harness(FACADES[request.param], tmp_path)
     yield made
     made.cleanup()
 
 
 def in_client(
-    driver: Driver,
+    driver: Facade,
     sync_body: Callable[[Client], T],
     async_body: Callable[[AsyncClient], Awaitable[T]],
     timeout: float,
     what: str,
 ) -> T:
     """Run the facade's version of one step against the driver's client, guarded."""
-    if isinstance(driver, SyncDriver):
+    if isinstance(driver, SyncFacade):
         client = driver.client
         return guarded(lambda: sync_body(client), timeout, what)
     aclient: AsyncClient = driver.client
@@ -159,7 +159,7 @@ def test_an_update_callback_may_call_the_client_under_backpressure(harness: Harn
         if not echoed:
             echoed.append(await holder[0].request(ECHO, Blob(text="from a callback")))
 
-    sync = harness.cls is SyncDriver
+    sync = harness.cls is SyncFacade
     driver = harness.open(
         [*RAW, "--stream", "20"],
         table=EXTENDED,
@@ -266,7 +266,7 @@ def test_a_callback_raising_a_base_exception_does_not_stop_later_calls(harness: 
     `BaseException` (`sys.exit()` in a thread, a `CancelledError` from something the
     callback awaited) ends the callback runner silently; later callbacks never run and
     every later call hangs in `settle`, waiting for them."""
-    sync = harness.cls is SyncDriver
+    sync = harness.cls is SyncFacade
     ran: list[int] = []
 
     def on_update(_: object) -> None:
@@ -335,7 +335,7 @@ def test_closing_from_a_callback_releases_every_pipe(harness: Harness) -> None:
     callback slower than JOIN_WAIT) always is. The agent's stdout and stderr pipes are
     then never closed (ResourceWarning, fd leak), and a second `close()` is a no-op."""
     holder: list[Any] = []
-    sync = harness.cls is SyncDriver
+    sync = harness.cls is SyncFacade
 
     def on_update(_: object) -> None:
         holder[0].close()
@@ -599,7 +599,7 @@ def test_a_40mb_frame_in_each_direction(harness: Harness) -> None:
 
 def test_an_agent_delivers_an_owed_answer_to_a_client_that_reads_late() -> None:
     """BUG (agent runtime): at the client's end of input an answer already queued is cut
-    short when the client reads it more than ~1 s later. `AsyncDriver.aclose` waits at
+    short when the client reads it more than ~1 s later. `AsyncFacade.aclose` waits at
     most 1 s for the writer (`min(1.0, ...)`), then cancels it mid-`drain`, and
     `_serve_stdio` closes the protocol fd right after closing the write transport, so
     whatever the transport still buffers is dropped: the client gets a truncated line

@@ -10,16 +10,16 @@ import acp
 import pytest
 
 from acp_sdk.schema import AgentMessageChunk, TextContent
-from tests.facades.drivers import DRIVERS, SCENARIO
+from tests.client.facades import FACADES, SCENARIO
 
 pytestmark = pytest.mark.timeout(60)
 
-INCUMBENT_AGENT = [sys.executable, "-m", "tests.facades.agents.incumbent_agent"]
+INCUMBENT_AGENT = [sys.executable, "-m", "tests.client.agents.incumbent_agent"]
 
 
-@pytest.mark.parametrize("facade", sorted(DRIVERS))
+@pytest.mark.parametrize("facade", sorted(FACADES))
 def test_our_clients_drive_an_incumbent_agent(facade: str) -> None:
-    with DRIVERS[facade](INCUMBENT_AGENT) as driver:
+    with FACADES[facade](INCUMBENT_AGENT) as driver:
         session = driver.new_session("/tmp")
         assert session.session_id == "incumbent-1"
         updates, response = driver.prompt(session, "hello from acp_sdk")

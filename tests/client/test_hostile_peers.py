@@ -1,4 +1,4 @@
-"""Hostile and broken agents, on both facades: raw JSON-line peers (tests/facades/peers/,
+"""Hostile and broken agents, on both facades: raw JSON-line peers (tests/client/peers/,
 independent of acp_sdk) that stall, die, send malformed answers or junk.
 
 Every blocking step is `guarded`: a hang fails the test (and the harness kills the peer at
@@ -20,7 +20,7 @@ import pytest
 from acp_sdk import ConnectionClosed, RemoteProtocolError, RequestTimeout, Side
 from acp_sdk.methods import TABLE, Method
 from acp_sdk.schema import AgentMessageChunk, TextContent
-from tests.facades.drivers import DRIVERS, Harness, close_bound, guarded
+from tests.client.facades import FACADES, Harness, close_bound, guarded
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -41,9 +41,9 @@ ECHO = Method.extension("_torture/echo", handled_by=Side.AGENT, params_type=Blob
 EXTENDED = TABLE.extend([ECHO])
 
 
-@pytest.fixture(params=sorted(DRIVERS))
+@pytest.fixture(params=sorted(FACADES))
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
-    made = Harness(DRIVERS[request.param], tmp_path)
+    made = Harness(FACADES[request.param], tmp_path)
     yield made
     made.cleanup()
 

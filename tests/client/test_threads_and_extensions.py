@@ -13,7 +13,7 @@ from acp_sdk import Agent, AgentContext, AsyncClient, Client, RequestTimeout, Si
 from acp_sdk.agent import serve_agent
 from acp_sdk.methods import TABLE, Method
 from acp_sdk.schema import AgentMessageChunk
-from tests.facades.drivers import SCENARIO
+from tests.client.facades import SCENARIO
 
 pytestmark = pytest.mark.timeout(60)
 
