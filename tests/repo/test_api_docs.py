@@ -13,6 +13,7 @@ import inspect
 import re
 import subprocess
 import sys
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,6 +51,8 @@ def _public() -> Iterator[tuple[str, object]]:
             value = getattr(module, name)
             if id(value) in seen or not (inspect.isclass(value) or inspect.isfunction(value)):
                 continue
+            if typing.get_origin(value) is not None:
+                continue  # a type alias (a class to `inspect` on Python 3.10): documented as data
             seen.add(id(value))
             yield f"{module_name}.{name}", value
             if inspect.isclass(value):
