@@ -15,8 +15,4 @@ rows (over the unstable models). Extension methods are rows too:
 from __future__ import annotations
 
 from acp_sdk.protocol._generated.methods import *  # noqa: F403 - the rows, TABLE and the row types
-from acp_sdk.protocol._generated.methods import __all__ as _GENERATED
-
-del Side  # noqa: F821 - its one home is `acp_sdk.Side`
-
-__all__ = [name for name in _GENERATED if name != "Side"]
+from acp_sdk.protocol._generated.methods import __all__ as __all__

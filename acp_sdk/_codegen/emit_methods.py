@@ -154,6 +154,10 @@ ROW_TYPES = (
 )
 
 
+# `Side` is used by the rows but its one public home is `acp_sdk.Side`.
+METHODS_EXPORTS = tuple(name for name in ROW_TYPES if name != "Side")
+
+
 def emit(
     rows_: Sequence[Row],
     header: str,
@@ -173,7 +177,7 @@ def emit(
         "from typing import Final",
         "",
         "from acp_sdk.protocol._rows import (",
-        *[f"    {name} as {name}," for name in ROW_TYPES],
+        *[f"    {name} as {name}," if name != "Side" else f"    {name}," for name in ROW_TYPES],
         ")",
         f"from {models_module} import (",
         *[f"    {t}," for t in types],
@@ -217,7 +221,7 @@ def emit(
     ]
     names = sorted(
         [r.constant for r in rows_]
-        + [table_name, "TABLE", "CAPABILITY_ROOTS", *ROW_TYPES, *extra_exports]
+        + [table_name, "TABLE", "CAPABILITY_ROOTS", *METHODS_EXPORTS, *extra_exports]
     )
     lines += ["", "__all__ = [", *[f'    "{n}",' for n in names], "]", ""]
     return "\n".join(lines)
