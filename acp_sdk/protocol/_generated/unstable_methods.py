@@ -112,7 +112,7 @@ from acp_sdk.protocol._rows import (
     Row as Row,
 )
 from acp_sdk.protocol._rows import (
-    Side,
+    Side as Side,
 )
 from acp_sdk.protocol._rows import (
     Stability as Stability,
@@ -693,6 +693,7 @@ __all__ = [
     "SESSION_SET_CONFIG_OPTION",
     "SESSION_SET_MODE",
     "SESSION_UPDATE",
+    "Side",
     "Stability",
     "TABLE",
     "TERMINAL_CREATE",
