@@ -13,6 +13,12 @@ SDK's WebSocket or Streamable HTTP transport; the ones that need the process (or
 unparsed body) are skipped.
 """
 
+# The checker reads the agent's raw JSON on purpose (it must see what a typed client
+# would refuse), so its values are `Any` narrowed by checks, and `x.get(k) or {}` mixes
+# them with empty literals: pyright's unknown-type reports say nothing useful here.
+# pyright: reportUnknownVariableType=false, reportUnknownArgumentType=false
+# pyright: reportUnknownMemberType=false
+
 from __future__ import annotations
 
 import asyncio
@@ -88,7 +94,7 @@ def short(value: Any, limit: int = 240) -> str:
 # ---------------------------------------------------------------------- links
 
 
-class _StdioLink:
+class StdioLink:
     """The agent as a subprocess in its own process group; bytes in, lines out."""
 
     def __init__(self, command: Sequence[str]) -> None:
@@ -187,7 +193,7 @@ class _StdioLink:
                 transport.close()
 
 
-class _UrlLink:
+class UrlLink:
     """A remote agent through the SDK's WebSocket or Streamable HTTP transport."""
 
     def __init__(self, url: str, headers: dict[str, str], timeout: float) -> None:
@@ -248,7 +254,7 @@ class Peer:
     advertises no client capability.
     """
 
-    def __init__(self, link: _StdioLink | _UrlLink, name: str) -> None:
+    def __init__(self, link: StdioLink | UrlLink, name: str) -> None:
         self.link = link
         self.name = name
         self.inbound: list[Inbound] = []
@@ -412,10 +418,10 @@ class Peer:
                 await self._reader
 
 
-def make_link(options: CheckOptions) -> _StdioLink | _UrlLink:
+def make_link(options: CheckOptions) -> StdioLink | UrlLink:
     if options.url is not None:
-        return _UrlLink(options.url, dict(options.headers), options.request_timeout)
-    return _StdioLink(options.command)
+        return UrlLink(options.url, dict(options.headers), options.request_timeout)
+    return StdioLink(options.command)
 
 
 # ---------------------------------------------------------------------- the report

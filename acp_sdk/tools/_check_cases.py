@@ -10,6 +10,12 @@ are collected on the way and judged at the end. The main connection's flows are 
 helpers, the side connections and the end-of-run judgements.
 """
 
+# The checker reads the agent's raw JSON on purpose (it must see what a typed client
+# would refuse), so its values are `Any` narrowed by checks, and `x.get(k) or {}` mixes
+# them with empty literals: pyright's unknown-type reports say nothing useful here.
+# pyright: reportUnknownVariableType=false, reportUnknownArgumentType=false
+# pyright: reportUnknownMemberType=false
+
 from __future__ import annotations
 
 import asyncio
@@ -37,7 +43,7 @@ from acp_sdk.tools._check import (
     Peer,
     Report,
     Result,
-    _StdioLink,
+    StdioLink,
     make_link,
     short,
 )
@@ -112,29 +118,29 @@ CROSSED: Final = 0.25
 """A non-cancelled answer this soon after the cancel may have crossed it: inconclusive."""
 
 
-class _Skip(Exception):
+class Skip(Exception):
     pass
 
 
-class _Fail(Exception):
+class Fail(Exception):
     pass
 
 
-def _code(response: dict[str, Any]) -> Any:
+def error_code(response: dict[str, Any]) -> Any:
     error = response.get("error")
     return error.get("code") if isinstance(error, dict) else None
 
 
-def _result(response: dict[str, Any], what: str) -> dict[str, Any]:
+def result_of(response: dict[str, Any], what: str) -> dict[str, Any]:
     if "error" in response:
-        raise _Fail(f"{what} answered with an error: {short(response)}")
+        raise Fail(f"{what} answered with an error: {short(response)}")
     result = response.get("result")
     if not isinstance(result, dict):
-        raise _Fail(f"{what} answered with a non-object result: {short(response)}")
+        raise Fail(f"{what} answered with a non-object result: {short(response)}")
     return result
 
 
-def _answers_a_notification(frame: Inbound) -> bool:
+def answers_a_notification(frame: Inbound) -> bool:
     """A response-shaped frame without an id (or with `null`): an answer to a notification
     (or a broken one, which `stdout-json-only` reports too)."""
     try:
@@ -149,14 +155,14 @@ def _answers_a_notification(frame: Inbound) -> bool:
     )
 
 
-def _update_kind(frame: Inbound) -> str:
+def update_kind(frame: Inbound) -> str:
     assert frame.msg is not None
     update = (frame.msg.get("params") or {}).get("update") or {}
     return str(update.get("sessionUpdate", "")) if isinstance(update, dict) else ""
 
 
 @attrs.define(kw_only=True, order=False)
-class _Run:
+class Run:
     options: CheckOptions
     cwd: str
     report: Report
@@ -194,10 +200,10 @@ class _Run:
             return
         try:
             await flow()
-        except _Skip as skip:
+        except Skip as skip:
             for case_id in self.unset(*case_ids):
                 self.set(case_id, SKIP, str(skip))
-        except (_Fail, NoAnswer, AgentGone) as error:
+        except (Fail, NoAnswer, AgentGone) as error:
             detail = str(error) or "the agent closed the connection"
             if isinstance(error, AgentGone) and main:
                 detail = "the agent closed the connection" + self.peers[0].stderr_hint()
@@ -214,9 +220,9 @@ class _Run:
         try:
             await peer.start()
         except (OSError, ValueError) as error:
-            raise _Fail(f"could not start the agent: {error}") from error
+            raise Fail(f"could not start the agent: {error}") from error
         except Exception as error:  # a transport's own error (ConnectionClosed)
-            raise _Fail(f"could not connect: {error}") from error
+            raise Fail(f"could not connect: {error}") from error
         return peer
 
     async def initialize(self, peer: Peer, version: int) -> dict[str, Any]:
@@ -230,24 +236,24 @@ class _Run:
         }
         # Starting an agent may install it first (npx, uvx): the turn timeout, not the short one.
         response = await peer.call("initialize", params, self.options.turn_timeout)
-        return _result(response, "initialize")
+        return result_of(response, "initialize")
 
 
 # ---------------------------------------------------------------------- side connections
 
 
-async def _side_version(run: _Run, key: str, version: int) -> None:
+async def side_version(run: Run, key: str, version: int) -> None:
     peer = await run.open_peer(key)
     try:
         result = await run.initialize(peer, version)
         run.versions[key] = result.get("protocolVersion")
-    except (_Fail, NoAnswer, AgentGone) as error:
+    except (Fail, NoAnswer, AgentGone) as error:
         run.versions[key] = error
     finally:
         await peer.aclose()
 
 
-async def _ping(peer: Peer, timeout: float) -> bool:
+async def ping(peer: Peer, timeout: float) -> bool:
     """Whether the agent still answers a request (any answer counts)."""
     try:
         await peer.call("_acp_check/ping", {}, timeout)
@@ -256,13 +262,13 @@ async def _ping(peer: Peer, timeout: float) -> bool:
     return True
 
 
-async def _side_bad_frames(run: _Run) -> None:
+async def side_bad_frames(run: Run) -> None:
     timeout = run.options.request_timeout
     peer = await run.open_peer("bad-frames")
     try:
         await run.initialize(peer, CLIENT_VERSION)
         if not peer.link.raw_ok:
-            raise _Skip("Streamable HTTP carries only whole, parsed JSON bodies")
+            raise Skip("Streamable HTTP carries only whole, parsed JSON bodies")
 
         async def bad_frame(case_id: str, raw: bytes, code: int, ids: tuple[Any, ...]) -> None:
             since = len(peer.inbound)
@@ -273,14 +279,14 @@ async def _side_bad_frames(run: _Run) -> None:
                 return msg is not None and "method" not in msg and msg.get("id") in ids
 
             answer = await peer.wait_for(is_answer, min(timeout, 5.0), since)
-            alive = await _ping(peer, timeout)
+            alive = await ping(peer, timeout)
             sent = short(raw, 80)
             if not alive:
                 gone = "exited" if peer.closed else "stopped answering"
                 run.set(case_id, FAIL, f"the agent {gone} after {sent}" + peer.stderr_hint())
             elif answer is None:
                 run.set(case_id, FAIL, f"no error response to {sent}")
-            elif answer.msg is not None and _code(answer.msg) != code:
+            elif answer.msg is not None and error_code(answer.msg) != code:
                 run.set(case_id, FAIL, f"expected error {code}, got {short(answer.raw)}")
             else:
                 run.set(case_id, PASS, f"{code}, and the agent kept working")
@@ -296,7 +302,7 @@ async def _side_bad_frames(run: _Run) -> None:
             main=False,
         )
         if peer.closed:
-            raise _Skip("not run: the agent exited after the malformed-json case")
+            raise Skip("not run: the agent exited after the malformed-json case")
         await run.guard(
             ("invalid-request",),
             lambda: bad_frame(
@@ -315,7 +321,7 @@ async def _side_bad_frames(run: _Run) -> None:
 
 
 @attrs.define(kw_only=True, order=False)
-class _Turn:
+class Turn:
     session_id: str
     request_id: Any
     start: int
@@ -323,14 +329,14 @@ class _Turn:
     cancel_sent: float | None = None
 
 
-async def _start_turn(peer: Peer, session_id: str, text: str) -> _Turn:
+async def start_turn(peer: Peer, session_id: str, text: str) -> Turn:
     start = len(peer.inbound)
     params = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
     request_id, future = await peer.start_call("session/prompt", params)
-    return _Turn(session_id=session_id, request_id=request_id, start=start, future=future)
+    return Turn(session_id=session_id, request_id=request_id, start=start, future=future)
 
 
-def _response_seq(peer: Peer, request_id: Any, since: int) -> int:
+def response_seq(peer: Peer, request_id: Any, since: int) -> int:
     for frame in peer.inbound[since:]:
         msg = frame.msg
         if msg is not None and "method" not in msg and msg.get("id") == request_id:
@@ -338,13 +344,13 @@ def _response_seq(peer: Peer, request_id: Any, since: int) -> int:
     return len(peer.inbound)
 
 
-async def _finish_turn(run: _Run, peer: Peer, turn: _Turn, response: dict[str, Any]) -> str:
+async def finish_turn(run: Run, peer: Peer, turn: Turn, response: dict[str, Any]) -> str:
     """Note late and doubled updates of an answered turn; return its stop reason."""
     await asyncio.sleep(run.options.grace)  # anything of the turn arriving after its answer
-    end = _response_seq(peer, turn.request_id, turn.start)
+    end = response_seq(peer, turn.request_id, turn.start)
     run.turns_seen += 1
     for frame in peer.updates(turn.session_id, end + 1):
-        kind = _update_kind(frame)
+        kind = update_kind(frame)
         if kind in TURN_UPDATES:
             run.late.append(frame)
         elif kind == "usage_update":
@@ -354,19 +360,19 @@ async def _finish_turn(run: _Run, peer: Peer, turn: _Turn, response: dict[str, A
     if repeats and 2 * len(repeats) >= len(before):
         run.doubled.append(repeats[0])
     if "error" in response:
-        if _code(response) == -32000:
-            raise _Skip(f"the prompt needs authentication: {short(response)}")
-        raise _Fail(f"session/prompt answered with an error: {short(response)}")
+        if error_code(response) == -32000:
+            raise Skip(f"the prompt needs authentication: {short(response)}")
+        raise Fail(f"session/prompt answered with an error: {short(response)}")
     result = response.get("result")
     reason = result.get("stopReason") if isinstance(result, dict) else None
     if reason not in STOP_REASONS:
-        raise _Fail(f"not a stop reason: {short(response)}")
+        raise Fail(f"not a stop reason: {short(response)}")
     if reason == "cancelled" and turn.cancel_sent is None:
         run.unasked_cancel.append(short(response))
     return str(reason)
 
 
-async def _until_under_way(run: _Run, peer: Peer, turn: _Turn) -> None:
+async def until_under_way(run: Run, peer: Peer, turn: Turn) -> None:
     """Wait for the turn's first update or request to us, at most `--cancel-after`."""
 
     def started(frame: Inbound) -> bool:
@@ -376,20 +382,20 @@ async def _until_under_way(run: _Run, peer: Peer, turn: _Turn) -> None:
     await peer.wait_for(started, run.options.cancel_after, turn.start)
     if turn.future.done():
         answer = turn.future.result().get("result") or {}
-        raise _Skip(
+        raise Skip(
             f"inconclusive: the turn ended ({short(answer.get('stopReason'))}) before the "
             "cancel was sent; give a longer --long-prompt"
         )
 
 
-async def _cancelled_turn(
-    run: _Run, peer: Peer, session_id: str, cancel: Callable[[_Turn], Awaitable[None]]
-) -> tuple[_Turn, dict[str, Any] | None]:
+async def cancelled_turn(
+    run: Run, peer: Peer, session_id: str, cancel: Callable[[Turn], Awaitable[None]]
+) -> tuple[Turn, dict[str, Any] | None]:
     """Start a long turn, cancel it with `cancel`; the response, None if none came."""
     peer.hold_permissions = True
     try:
-        turn = await _start_turn(peer, session_id, run.options.long_prompt)
-        await _until_under_way(run, peer, turn)
+        turn = await start_turn(peer, session_id, run.options.long_prompt)
+        await until_under_way(run, peer, turn)
         turn.cancel_sent = time.monotonic()
         await cancel(turn)
         peer.hold_permissions = False
@@ -402,23 +408,23 @@ async def _cancelled_turn(
         await peer.answer_held_cancelled()
 
 
-def _crossed(turn: _Turn) -> bool:
+def crossed(turn: Turn) -> bool:
     assert turn.cancel_sent is not None
     return turn.future.done() and time.monotonic() - turn.cancel_sent < CROSSED
 
 
-async def _session_cancel(run: _Run, peer: Peer, session_id: str) -> None:
-    async def cancel(turn: _Turn) -> None:
+async def session_cancel_case(run: Run, peer: Peer, session_id: str) -> None:
+    async def cancel(turn: Turn) -> None:
         await peer.notify("session/cancel", {"sessionId": session_id})
 
-    turn, response = await _cancelled_turn(run, peer, session_id, cancel)
+    turn, response = await cancelled_turn(run, peer, session_id, cancel)
     if response is None:
-        raise _Fail(f"no answer to the prompt within {run.options.cancel_timeout:g}s of the cancel")
+        raise Fail(f"no answer to the prompt within {run.options.cancel_timeout:g}s of the cancel")
     assert turn.cancel_sent is not None
     took = time.monotonic() - turn.cancel_sent
     if "error" in response:
-        raise _Fail(f"a cancelled turn must end with stopReason cancelled: {short(response)}")
-    reason = await _finish_turn(run, peer, turn, response)
+        raise Fail(f"a cancelled turn must end with stopReason cancelled: {short(response)}")
+    reason = await finish_turn(run, peer, turn, response)
     if reason == "cancelled":
         run.set("session-cancel", PASS, f"stopReason cancelled {took:.2f}s after session/cancel")
     elif took < CROSSED:
@@ -427,26 +433,26 @@ async def _session_cancel(run: _Run, peer: Peer, session_id: str) -> None:
         run.set("session-cancel", FAIL, f"{took:.2f}s after session/cancel: {short(response)}")
 
 
-async def _cancel_request(run: _Run, peer: Peer, session_id: str) -> None:
-    async def cancel(turn: _Turn) -> None:
+async def cancel_request_case(run: Run, peer: Peer, session_id: str) -> None:
+    async def cancel(turn: Turn) -> None:
         await peer.notify("$/cancel_request", {"requestId": turn.request_id})
 
-    turn, response = await _cancelled_turn(run, peer, session_id, cancel)
+    turn, response = await cancelled_turn(run, peer, session_id, cancel)
     note = ""
     if response is None:  # optional to act on; the request must still get its answer
         await peer.notify("session/cancel", {"sessionId": session_id})
         with contextlib.suppress(NoAnswer):
             response = await peer.wait(turn.future, run.options.cancel_timeout, "the prompt")
         if response is None:
-            raise _Fail("the cancelled request got no answer, even after session/cancel")
+            raise Fail("the cancelled request got no answer, even after session/cancel")
         note = " (not acted on, which is optional; answered after session/cancel)"
-    if "error" in response and _code(response) != -32800:
-        raise _Fail(f"neither a result nor -32800: {short(response)}")
+    if "error" in response and error_code(response) != -32800:
+        raise Fail(f"neither a result nor -32800: {short(response)}")
     await asyncio.sleep(run.options.grace)
     run.set("cancel-request", PASS, f"answered {short(response, 120)}{note}")
 
 
-async def _eof(run: _Run) -> None:
+async def eof_case(run: Run) -> None:
     """End the main agent's input; it should exit, and its process group with it."""
     if run.options.url is not None:
         run.set("eof-exit", SKIP, "a remote agent (--url) has no process to watch")
@@ -454,7 +460,7 @@ async def _eof(run: _Run) -> None:
     if not run.peers:
         return
     link = run.peers[0].link
-    assert isinstance(link, _StdioLink)
+    assert isinstance(link, StdioLink)
     proc = link.proc
     if proc is None:
         return
@@ -473,7 +479,7 @@ async def _eof(run: _Run) -> None:
     while link.group_alive() and time.monotonic() - started < run.options.exit_timeout:
         await asyncio.sleep(0.05)
     if link.group_alive():
-        pids = _group_members(proc.pid)
+        pids = group_members(proc.pid)
         run.set(
             "eof-exit",
             FAIL,
@@ -484,7 +490,7 @@ async def _eof(run: _Run) -> None:
         run.set("eof-exit", PASS, f"exited (code {proc.returncode}) {took:.2f}s after EOF")
 
 
-def _group_members(pgid: int) -> str:
+def group_members(pgid: int) -> str:
     """`pid command` of each process in a group (Linux /proc; best effort)."""
     members = []
     with contextlib.suppress(OSError):
@@ -501,7 +507,7 @@ def _group_members(pgid: int) -> str:
     return ", ".join(members) or f"process group {pgid}"
 
 
-def _judge(run: _Run) -> None:
+def judge(run: Run) -> None:
     """The cases that look at the whole run."""
     junk = [f for peer in run.peers for f in peer.junk]
     if junk:
@@ -546,7 +552,7 @@ def _judge(run: _Run) -> None:
             run.set("stop-reason-honest", PASS, "cancelled only when cancelled")
 
 
-def _versions(run: _Run) -> None:
+def judge_versions(run: Run) -> None:
     """Judge the answers to a higher and a lower protocolVersion (initialization.mdx)."""
     latest = run.init.get("protocolVersion")
     higher, lower = run.versions.get("higher"), run.versions.get("lower")
