@@ -227,7 +227,7 @@ class UrlLink:
 # ---------------------------------------------------------------------- the peer
 
 
-@attrs.define(kw_only=True, order=False)
+@attrs.frozen(kw_only=True, order=False)
 class Inbound:
     """One frame the agent sent, in arrival order."""
 
@@ -427,7 +427,7 @@ def make_link(options: CheckOptions) -> StdioLink | UrlLink:
 # ---------------------------------------------------------------------- the report
 
 
-@attrs.define(kw_only=True, order=False)
+@attrs.frozen(kw_only=True, order=False)
 class Result:
     id: str
     spec: str
@@ -436,9 +436,10 @@ class Result:
     detail: str
 
 
-@attrs.define(kw_only=True, order=False)
+@attrs.frozen(kw_only=True, order=False)
 class Report:
-    """The cases' outcomes, in the order of the case table, and what the agent said."""
+    """The cases' outcomes, in the order of the case table, and what the agent said (the
+    dicts fill as the run goes)."""
 
     agent: dict[str, Any] = attrs.field(factory=dict)
     results: dict[str, Result] = attrs.field(factory=dict)

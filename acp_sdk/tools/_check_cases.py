@@ -161,21 +161,39 @@ def update_kind(frame: Inbound) -> str:
     return str(update.get("sessionUpdate", "")) if isinstance(update, dict) else ""
 
 
-@attrs.define(kw_only=True, order=False)
 class Run:
-    options: CheckOptions
-    cwd: str
-    report: Report
-    peers: list[Peer] = attrs.field(factory=list)
-    init: dict[str, Any] = attrs.field(factory=dict)
-    versions: dict[str, Any] = attrs.field(factory=dict)
-    session_skip: str | None = None
-    gone: str | None = None
-    late: list[Inbound] = attrs.field(factory=list)
-    late_usage: list[Inbound] = attrs.field(factory=list)
-    doubled: list[Inbound] = attrs.field(factory=list)
-    unasked_cancel: list[str] = attrs.field(factory=list)
-    turns_seen: int = 0
+    """The state of one check run: what the agent said, and what was seen on the way."""
+
+    __slots__ = (
+        "cwd",
+        "doubled",
+        "gone",
+        "init",
+        "late",
+        "late_usage",
+        "options",
+        "peers",
+        "report",
+        "session_skip",
+        "turns_seen",
+        "unasked_cancel",
+        "versions",
+    )
+
+    def __init__(self, *, options: CheckOptions, cwd: str, report: Report) -> None:
+        self.options = options
+        self.cwd = cwd
+        self.report = report
+        self.peers: list[Peer] = []
+        self.init: dict[str, Any] = {}  # the main connection's initialize answer
+        self.versions: dict[str, Any] = {}  # side connection -> version, or the error
+        self.session_skip: str | None = None
+        self.gone: str | None = None  # why the main connection's later flows do not run
+        self.late: list[Inbound] = []  # turn updates after their turn's answer
+        self.late_usage: list[Inbound] = []
+        self.doubled: list[Inbound] = []
+        self.unasked_cancel: list[str] = []
+        self.turns_seen = 0
 
     def set(self, case_id: str, outcome: str, detail: str) -> None:
         case = _BY_ID[case_id]
@@ -320,13 +338,24 @@ async def side_bad_frames(run: Run) -> None:
 # ---------------------------------------------------------------------- turns
 
 
-@attrs.define(kw_only=True, order=False)
 class Turn:
-    session_id: str
-    request_id: Any
-    start: int
-    future: asyncio.Future[dict[str, Any]]
-    cancel_sent: float | None = None
+    """A prompt sent: where its frames start, its answer to come, when it was cancelled."""
+
+    __slots__ = ("cancel_sent", "future", "request_id", "session_id", "start")
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        request_id: Any,
+        start: int,
+        future: asyncio.Future[dict[str, Any]],
+    ) -> None:
+        self.session_id = session_id
+        self.request_id = request_id
+        self.start = start
+        self.future = future
+        self.cancel_sent: float | None = None
 
 
 async def start_turn(peer: Peer, session_id: str, text: str) -> Turn:
