@@ -24,6 +24,7 @@ from acp_sdk._codegen.ir import (
     UnionDef,
     UnknownArmDef,
 )
+from acp_sdk._codegen.reuse import Shared
 
 
 def _alias_deps(expr: TypeExpr) -> set[str]:
@@ -157,7 +158,9 @@ def _unknown(arm: UnknownArmDef) -> list[str]:
     ]
 
 
-def emit(model: Model, header: str) -> str:
+def emit(model: Model, header: str, shared: Shared | None = None) -> str:
+    """The models module; with `shared`, those definitions are imported, not emitted."""
+    reused = shared.names if shared is not None else frozenset()
     lines = [
         header,
         "",
@@ -180,14 +183,23 @@ def emit(model: Model, header: str) -> str:
         "    model_repr,",
         ")",
     ]
+    if shared is not None and reused:
+        # Re-exported under the same names: this module still holds every definition.
+        lines.append(f"from {shared.models_module} import (")
+        lines += [f"    {name} as {name}," for name in sorted(reused)]
+        lines.append(")")
     for cls in class_order(model):
-        lines += _class(model, cls)
+        if cls.name not in reused:
+            lines += _class(model, cls)
     for arm in sorted(
         (d for d in model.defs.values() if isinstance(d, UnknownArmDef)), key=lambda d: d.name
     ):
-        lines += _unknown(arm)
+        if arm.name not in reused:
+            lines += _unknown(arm)
     lines.append("")
     for alias in _alias_order(model):
+        if alias.name in reused:
+            continue
         lines.append("")
         lines.append(f"{alias.name}: TypeAlias = {_alias_value(model, alias)}")
         lines += docstring(alias.description, "")
