@@ -167,7 +167,7 @@ def emit(model: Model, header: str, shared: Shared | None = None) -> str:
         "from __future__ import annotations",
         "",
         "from collections.abc import Mapping, Sequence",
-        "from typing import Any, ClassVar, Literal, TypeAlias",
+        "from typing import Any, ClassVar, Final, Literal, TypeAlias",
         "",
         "import attrs",
         "",
@@ -188,6 +188,11 @@ def emit(model: Model, header: str, shared: Shared | None = None) -> str:
         lines.append(f"from {shared.models_module} import (")
         lines += [f"    {name} as {name}," for name in sorted(reused)]
         lines.append(")")
+    lines += [
+        "",
+        "_BIND_SETATTR: Final = OBJECT_SETATTR.__get__",
+        '"""`object.__setattr__` bound to an instance: what each `__init__` stores fields with."""',
+    ]
     for cls in class_order(model):
         if cls.name not in reused:
             lines += _class(model, cls)

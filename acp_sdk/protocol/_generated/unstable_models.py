@@ -8,7 +8,7 @@ Do not edit: change the generator and regenerate.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 import attrs
 from attrs import NOTHING, NothingType
@@ -516,6 +516,9 @@ from acp_sdk.protocol._model_support import (
     model_repr,
 )
 
+_BIND_SETATTR: Final = OBJECT_SETATTR.__get__
+"""`object.__setattr__` bound to an instance: what each `__init__` stores fields with."""
+
 
 @attrs.frozen(kw_only=True, order=False)
 class AcceptNesNotification(WireModel):
@@ -542,12 +545,12 @@ class AcceptNesNotification(WireModel):
         id: NesSuggestionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "id", id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("id", id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -609,13 +612,13 @@ class McpCapabilities(WireModel):
         acp: bool = False,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "http", http)
-        _setattr(self, "sse", sse)
-        _setattr(self, "acp", acp)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("http", http)
+        _setattr("sse", sse)
+        _setattr("acp", acp)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -736,16 +739,16 @@ class SessionCapabilities(WireModel):
         close: SessionCloseCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "list", list)
-        _setattr(self, "delete", delete)
-        _setattr(self, "additional_directories", additional_directories)
-        _setattr(self, "fork", fork)
-        _setattr(self, "resume", resume)
-        _setattr(self, "close", close)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("list", list)
+        _setattr("delete", delete)
+        _setattr("additional_directories", additional_directories)
+        _setattr("fork", fork)
+        _setattr("resume", resume)
+        _setattr("close", close)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -880,30 +883,27 @@ class AgentCapabilities(WireModel):
         position_encoding: PositionEncodingKind | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "load_session", load_session)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("load_session", load_session)
         _setattr(
-            self,
             "prompt_capabilities",
             PromptCapabilities() if prompt_capabilities is NOTHING else prompt_capabilities,
         )
         _setattr(
-            self,
             "mcp_capabilities",
             McpCapabilities() if mcp_capabilities is NOTHING else mcp_capabilities,
         )
         _setattr(
-            self,
             "session_capabilities",
             SessionCapabilities() if session_capabilities is NOTHING else session_capabilities,
         )
-        _setattr(self, "auth", AgentAuthCapabilities() if auth is NOTHING else auth)
-        _setattr(self, "providers", providers)
-        _setattr(self, "nes", nes)
-        _setattr(self, "position_encoding", position_encoding)
-        _setattr(self, "meta", meta)
+        _setattr("auth", AgentAuthCapabilities() if auth is NOTHING else auth)
+        _setattr("providers", providers)
+        _setattr("nes", nes)
+        _setattr("position_encoding", position_encoding)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1052,20 +1052,18 @@ class ClientCapabilities(WireModel):
         position_encodings: Sequence[PositionEncodingKind] | NothingType = NOTHING,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "fs", FileSystemCapabilities() if fs is NOTHING else fs)
-        _setattr(self, "terminal", terminal)
-        _setattr(self, "session", session)
-        _setattr(self, "plan", plan)
-        _setattr(self, "auth", AuthCapabilities() if auth is NOTHING else auth)
-        _setattr(self, "elicitation", elicitation)
-        _setattr(self, "nes", nes)
-        _setattr(
-            self, "position_encodings", [] if position_encodings is NOTHING else position_encodings
-        )
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("fs", FileSystemCapabilities() if fs is NOTHING else fs)
+        _setattr("terminal", terminal)
+        _setattr("session", session)
+        _setattr("plan", plan)
+        _setattr("auth", AuthCapabilities() if auth is NOTHING else auth)
+        _setattr("elicitation", elicitation)
+        _setattr("nes", nes)
+        _setattr("position_encodings", [] if position_encodings is NOTHING else position_encodings)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1149,13 +1147,13 @@ class ClientNesCapabilities(WireModel):
         search_and_replace: NesSearchAndReplaceCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "jump", jump)
-        _setattr(self, "rename", rename)
-        _setattr(self, "search_and_replace", search_and_replace)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("jump", jump)
+        _setattr("rename", rename)
+        _setattr("search_and_replace", search_and_replace)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1226,12 +1224,12 @@ class ClientSessionCapabilities(WireModel):
         config_options: SessionConfigOptionsCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "compaction", compaction)
-        _setattr(self, "config_options", config_options)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("compaction", compaction)
+        _setattr("config_options", config_options)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1284,11 +1282,11 @@ class CloseNesRequest(WireModel):
         session_id: SessionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1328,10 +1326,10 @@ class CloseNesResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1382,12 +1380,12 @@ class CompactionSummaryChunk(WireModel):
         content: ContentBlock,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "compaction_id", compaction_id)
-        _setattr(self, "content", content)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("compaction_id", compaction_id)
+        _setattr("content", content)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1461,14 +1459,14 @@ class CompactionUpdate(WireModel):
         error: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "compaction_id", compaction_id)
-        _setattr(self, "status", status)
-        _setattr(self, "summary", summary)
-        _setattr(self, "error", error)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("compaction_id", compaction_id)
+        _setattr("status", status)
+        _setattr("summary", summary)
+        _setattr("error", error)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1535,11 +1533,11 @@ class ConnectMcpRequest(WireModel):
         server_id: McpServerAcpId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "server_id", server_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("server_id", server_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1591,11 +1589,11 @@ class ConnectMcpResponse(WireModel):
         connection_id: McpConnectionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "connection_id", connection_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("connection_id", connection_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1656,14 +1654,14 @@ class DidChangeDocumentNotification(WireModel):
         content_changes: Sequence[TextDocumentContentChangeEvent],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "version", version)
-        _setattr(self, "content_changes", content_changes)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("uri", uri)
+        _setattr("version", version)
+        _setattr("content_changes", content_changes)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1729,12 +1727,12 @@ class DidCloseDocumentNotification(WireModel):
         uri: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("uri", uri)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1799,15 +1797,15 @@ class DidFocusDocumentNotification(WireModel):
         visible_range: Range,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "version", version)
-        _setattr(self, "position", position)
-        _setattr(self, "visible_range", visible_range)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("uri", uri)
+        _setattr("version", version)
+        _setattr("position", position)
+        _setattr("visible_range", visible_range)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1888,15 +1886,15 @@ class DidOpenDocumentNotification(WireModel):
         text: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "language_id", language_id)
-        _setattr(self, "version", version)
-        _setattr(self, "text", text)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("uri", uri)
+        _setattr("language_id", language_id)
+        _setattr("version", version)
+        _setattr("text", text)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1965,12 +1963,12 @@ class DidSaveDocumentNotification(WireModel):
         uri: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("uri", uri)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2024,11 +2022,11 @@ class DisableProviderRequest(WireModel):
         provider_id: ProviderId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "provider_id", provider_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("provider_id", provider_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2073,10 +2071,10 @@ class DisableProviderResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2120,11 +2118,11 @@ class DisconnectMcpRequest(WireModel):
         connection_id: McpConnectionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "connection_id", connection_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("connection_id", connection_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2169,10 +2167,10 @@ class DisconnectMcpResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2239,18 +2237,17 @@ class ForkSessionRequest(WireModel):
         mcp_servers: Sequence[McpServer] | NothingType = NOTHING,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "cwd", cwd)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("cwd", cwd)
         _setattr(
-            self,
             "additional_directories",
             [] if additional_directories is NOTHING else additional_directories,
         )
-        _setattr(self, "mcp_servers", [] if mcp_servers is NOTHING else mcp_servers)
-        _setattr(self, "meta", meta)
+        _setattr("mcp_servers", [] if mcp_servers is NOTHING else mcp_servers)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2330,13 +2327,13 @@ class ForkSessionResponse(WireModel):
         config_options: Sequence[SessionConfigOption] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "modes", modes)
-        _setattr(self, "config_options", config_options)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("modes", modes)
+        _setattr("config_options", config_options)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2407,17 +2404,16 @@ class InitializeRequest(WireModel):
         client_info: Implementation | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "protocol_version", protocol_version)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("protocol_version", protocol_version)
         _setattr(
-            self,
             "client_capabilities",
             ClientCapabilities() if client_capabilities is NOTHING else client_capabilities,
         )
-        _setattr(self, "client_info", client_info)
-        _setattr(self, "meta", meta)
+        _setattr("client_info", client_info)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2502,18 +2498,17 @@ class InitializeResponse(WireModel):
         agent_info: Implementation | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "protocol_version", protocol_version)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("protocol_version", protocol_version)
         _setattr(
-            self,
             "agent_capabilities",
             AgentCapabilities() if agent_capabilities is NOTHING else agent_capabilities,
         )
-        _setattr(self, "auth_methods", [] if auth_methods is NOTHING else auth_methods)
-        _setattr(self, "agent_info", agent_info)
-        _setattr(self, "meta", meta)
+        _setattr("auth_methods", [] if auth_methods is NOTHING else auth_methods)
+        _setattr("agent_info", agent_info)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2573,10 +2568,10 @@ class ListProvidersRequest(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2620,11 +2615,11 @@ class ListProvidersResponse(WireModel):
         providers: Sequence[ProviderInfo],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "providers", providers)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("providers", providers)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2696,18 +2691,17 @@ class LoadSessionRequest(WireModel):
         session_id: SessionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "mcp_servers", mcp_servers)
-        _setattr(self, "cwd", cwd)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("mcp_servers", mcp_servers)
+        _setattr("cwd", cwd)
         _setattr(
-            self,
             "additional_directories",
             [] if additional_directories is NOTHING else additional_directories,
         )
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "meta", meta)
+        _setattr("session_id", session_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2790,12 +2784,12 @@ class McpServerAcp(WireModel):
         server_id: McpServerAcpId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "server_id", server_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("name", name)
+        _setattr("server_id", server_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2863,13 +2857,13 @@ class MessageMcpNotification(WireModel):
         params: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "connection_id", connection_id)
-        _setattr(self, "method", method)
-        _setattr(self, "params", params)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("connection_id", connection_id)
+        _setattr("method", method)
+        _setattr("params", params)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2938,13 +2932,13 @@ class MessageMcpRequest(WireModel):
         params: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "connection_id", connection_id)
-        _setattr(self, "method", method)
-        _setattr(self, "params", params)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("connection_id", connection_id)
+        _setattr("method", method)
+        _setattr("params", params)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2999,12 +2993,12 @@ class NesCapabilities(WireModel):
         context: NesContextCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "events", events)
-        _setattr(self, "context", context)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("events", events)
+        _setattr("context", context)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3085,16 +3079,16 @@ class NesContextCapabilities(WireModel):
         diagnostics: NesDiagnosticsCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "recent_files", recent_files)
-        _setattr(self, "related_snippets", related_snippets)
-        _setattr(self, "edit_history", edit_history)
-        _setattr(self, "user_actions", user_actions)
-        _setattr(self, "open_files", open_files)
-        _setattr(self, "diagnostics", diagnostics)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("recent_files", recent_files)
+        _setattr("related_snippets", related_snippets)
+        _setattr("edit_history", edit_history)
+        _setattr("user_actions", user_actions)
+        _setattr("open_files", open_files)
+        _setattr("diagnostics", diagnostics)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3174,14 +3168,14 @@ class NesDiagnostic(WireModel):
         message: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "uri", uri)
-        _setattr(self, "range", range)
-        _setattr(self, "severity", severity)
-        _setattr(self, "message", message)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("uri", uri)
+        _setattr("range", range)
+        _setattr("severity", severity)
+        _setattr("message", message)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3227,10 +3221,10 @@ class NesDiagnosticsCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3269,11 +3263,11 @@ class NesDocumentDidChangeCapabilities(WireModel):
         sync_kind: TextDocumentSyncKind,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "sync_kind", sync_kind)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("sync_kind", sync_kind)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3313,10 +3307,10 @@ class NesDocumentDidCloseCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3348,10 +3342,10 @@ class NesDocumentDidFocusCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3383,10 +3377,10 @@ class NesDocumentDidOpenCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3418,10 +3412,10 @@ class NesDocumentDidSaveCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3486,15 +3480,15 @@ class NesDocumentEventCapabilities(WireModel):
         did_focus: NesDocumentDidFocusCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "did_open", did_open)
-        _setattr(self, "did_change", did_change)
-        _setattr(self, "did_close", did_close)
-        _setattr(self, "did_save", did_save)
-        _setattr(self, "did_focus", did_focus)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("did_open", did_open)
+        _setattr("did_change", did_change)
+        _setattr("did_close", did_close)
+        _setattr("did_save", did_save)
+        _setattr("did_focus", did_focus)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3559,11 +3553,11 @@ class NesEditHistoryCapabilities(WireModel):
         max_count: int | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "max_count", max_count)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("max_count", max_count)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3614,12 +3608,12 @@ class NesEditHistoryEntry(WireModel):
         diff: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "uri", uri)
-        _setattr(self, "diff", diff)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("uri", uri)
+        _setattr("diff", diff)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3687,14 +3681,14 @@ class NesEditSuggestion(WireModel):
         cursor_position: Position | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "id", id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "edits", edits)
-        _setattr(self, "cursor_position", cursor_position)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("id", id)
+        _setattr("uri", uri)
+        _setattr("edits", edits)
+        _setattr("cursor_position", cursor_position)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3751,11 +3745,11 @@ class NesEventCapabilities(WireModel):
         document: NesDocumentEventCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "document", document)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("document", document)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3810,13 +3804,13 @@ class NesExcerpt(WireModel):
         text: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "start_line", start_line)
-        _setattr(self, "end_line", end_line)
-        _setattr(self, "text", text)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("start_line", start_line)
+        _setattr("end_line", end_line)
+        _setattr("text", text)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3860,10 +3854,10 @@ class NesJumpCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3915,13 +3909,13 @@ class NesJumpSuggestion(WireModel):
         position: Position,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "id", id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "position", position)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("id", id)
+        _setattr("uri", uri)
+        _setattr("position", position)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3984,14 +3978,14 @@ class NesOpenFile(WireModel):
         last_focused_ms: int | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "uri", uri)
-        _setattr(self, "language_id", language_id)
-        _setattr(self, "visible_range", visible_range)
-        _setattr(self, "last_focused_ms", last_focused_ms)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("uri", uri)
+        _setattr("language_id", language_id)
+        _setattr("visible_range", visible_range)
+        _setattr("last_focused_ms", last_focused_ms)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4046,10 +4040,10 @@ class NesOpenFilesCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4096,13 +4090,13 @@ class NesRecentFile(WireModel):
         text: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "uri", uri)
-        _setattr(self, "language_id", language_id)
-        _setattr(self, "text", text)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("uri", uri)
+        _setattr("language_id", language_id)
+        _setattr("text", text)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4153,11 +4147,11 @@ class NesRecentFilesCapabilities(WireModel):
         max_count: int | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "max_count", max_count)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("max_count", max_count)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4208,12 +4202,12 @@ class NesRelatedSnippet(WireModel):
         excerpts: Sequence[NesExcerpt],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "uri", uri)
-        _setattr(self, "excerpts", excerpts)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("uri", uri)
+        _setattr("excerpts", excerpts)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4255,10 +4249,10 @@ class NesRelatedSnippetsCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4290,10 +4284,10 @@ class NesRenameCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4349,14 +4343,14 @@ class NesRenameSuggestion(WireModel):
         new_name: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "id", id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "position", position)
-        _setattr(self, "new_name", new_name)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("id", id)
+        _setattr("uri", uri)
+        _setattr("position", position)
+        _setattr("new_name", new_name)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4419,13 +4413,13 @@ class NesRepository(WireModel):
         remote_url: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "owner", owner)
-        _setattr(self, "remote_url", remote_url)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("name", name)
+        _setattr("owner", owner)
+        _setattr("remote_url", remote_url)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4469,10 +4463,10 @@ class NesSearchAndReplaceCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4532,15 +4526,15 @@ class NesSearchAndReplaceSuggestion(WireModel):
         is_regex: bool | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "id", id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "search", search)
-        _setattr(self, "replace", replace)
-        _setattr(self, "is_regex", is_regex)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("id", id)
+        _setattr("uri", uri)
+        _setattr("search", search)
+        _setattr("replace", replace)
+        _setattr("is_regex", is_regex)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4637,16 +4631,16 @@ class NesSuggestContext(WireModel):
         diagnostics: Sequence[NesDiagnostic] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "recent_files", recent_files)
-        _setattr(self, "related_snippets", related_snippets)
-        _setattr(self, "edit_history", edit_history)
-        _setattr(self, "user_actions", user_actions)
-        _setattr(self, "open_files", open_files)
-        _setattr(self, "diagnostics", diagnostics)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("recent_files", recent_files)
+        _setattr("related_snippets", related_snippets)
+        _setattr("edit_history", edit_history)
+        _setattr("user_actions", user_actions)
+        _setattr("open_files", open_files)
+        _setattr("diagnostics", diagnostics)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4718,12 +4712,12 @@ class NesTextEdit(WireModel):
         new_text: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "range", range)
-        _setattr(self, "new_text", new_text)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("range", range)
+        _setattr("new_text", new_text)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4784,14 +4778,14 @@ class NesUserAction(WireModel):
         timestamp_ms: int,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "action", action)
-        _setattr(self, "uri", uri)
-        _setattr(self, "position", position)
-        _setattr(self, "timestamp_ms", timestamp_ms)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("action", action)
+        _setattr("uri", uri)
+        _setattr("position", position)
+        _setattr("timestamp_ms", timestamp_ms)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4846,11 +4840,11 @@ class NesUserActionsCapabilities(WireModel):
         max_count: int | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "max_count", max_count)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("max_count", max_count)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4915,17 +4909,16 @@ class NewSessionRequest(WireModel):
         mcp_servers: Sequence[McpServer],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "cwd", cwd)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("cwd", cwd)
         _setattr(
-            self,
             "additional_directories",
             [] if additional_directories is NOTHING else additional_directories,
         )
-        _setattr(self, "mcp_servers", mcp_servers)
-        _setattr(self, "meta", meta)
+        _setattr("mcp_servers", mcp_servers)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5010,13 +5003,13 @@ class Notice(WireModel):
         description: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "severity", severity)
-        _setattr(self, "title", title)
-        _setattr(self, "description", description)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("severity", severity)
+        _setattr("title", title)
+        _setattr("description", description)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5065,10 +5058,10 @@ class PlanCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5121,12 +5114,12 @@ class PlanFile(WireModel):
         uri: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "plan_id", plan_id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("plan_id", plan_id)
+        _setattr("uri", uri)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5193,12 +5186,12 @@ class PlanItems(WireModel):
         entries: Sequence[PlanEntry],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "plan_id", plan_id)
-        _setattr(self, "entries", entries)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("plan_id", plan_id)
+        _setattr("entries", entries)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5261,12 +5254,12 @@ class PlanMarkdown(WireModel):
         content: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "plan_id", plan_id)
-        _setattr(self, "content", content)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("plan_id", plan_id)
+        _setattr("content", content)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5325,11 +5318,11 @@ class PlanRemoved(WireModel):
         plan_id: PlanId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "plan_id", plan_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("plan_id", plan_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5382,11 +5375,11 @@ class PlanUpdate(WireModel):
         plan: PlanUpdateContent,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "plan", plan)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("plan", plan)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5434,12 +5427,12 @@ class Position(WireModel):
         character: int,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "line", line)
-        _setattr(self, "character", character)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("line", line)
+        _setattr("character", character)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5501,12 +5494,12 @@ class PromptResponse(WireModel):
         usage: Usage | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "stop_reason", stop_reason)
-        _setattr(self, "usage", usage)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("stop_reason", stop_reason)
+        _setattr("usage", usage)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5564,12 +5557,12 @@ class ProviderCurrentConfig(WireModel):
         base_url: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "api_type", api_type)
-        _setattr(self, "base_url", base_url)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("api_type", api_type)
+        _setattr("base_url", base_url)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5637,14 +5630,14 @@ class ProviderInfo(WireModel):
         current: ProviderCurrentConfig | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "provider_id", provider_id)
-        _setattr(self, "supported", supported)
-        _setattr(self, "required", required)
-        _setattr(self, "current", current)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("provider_id", provider_id)
+        _setattr("supported", supported)
+        _setattr("required", required)
+        _setattr("current", current)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5706,10 +5699,10 @@ class ProvidersCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5752,12 +5745,12 @@ class Range(WireModel):
         end: Position,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "start", start)
-        _setattr(self, "end", end)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("start", start)
+        _setattr("end", end)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5814,13 +5807,13 @@ class RejectNesNotification(WireModel):
         reason: NesRejectReason | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "id", id)
-        _setattr(self, "reason", reason)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("id", id)
+        _setattr("reason", reason)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5885,13 +5878,13 @@ class RequestPermissionRequest(WireModel):
         options: Sequence[PermissionOption],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "tool_call", tool_call)
-        _setattr(self, "options", options)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("tool_call", tool_call)
+        _setattr("options", options)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5969,18 +5962,17 @@ class ResumeSessionRequest(WireModel):
         mcp_servers: Sequence[McpServer] | NothingType = NOTHING,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "cwd", cwd)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("cwd", cwd)
         _setattr(
-            self,
             "additional_directories",
             [] if additional_directories is NOTHING else additional_directories,
         )
-        _setattr(self, "mcp_servers", [] if mcp_servers is NOTHING else mcp_servers)
-        _setattr(self, "meta", meta)
+        _setattr("mcp_servers", [] if mcp_servers is NOTHING else mcp_servers)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6042,10 +6034,10 @@ class SessionForkCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6094,12 +6086,12 @@ class SessionNotification(WireModel):
         update: SessionUpdate,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "update", update)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("update", update)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6169,14 +6161,14 @@ class SetProviderRequest(WireModel):
         headers: Mapping[str, str] = EMPTY,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "provider_id", provider_id)
-        _setattr(self, "api_type", api_type)
-        _setattr(self, "base_url", base_url)
-        _setattr(self, "headers", headers)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("provider_id", provider_id)
+        _setattr("api_type", api_type)
+        _setattr("base_url", base_url)
+        _setattr("headers", headers)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6236,10 +6228,10 @@ class SetProviderResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6288,13 +6280,13 @@ class StartNesRequest(WireModel):
         repository: NesRepository | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "workspace_uri", workspace_uri)
-        _setattr(self, "workspace_folders", workspace_folders)
-        _setattr(self, "repository", repository)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("workspace_uri", workspace_uri)
+        _setattr("workspace_folders", workspace_folders)
+        _setattr("repository", repository)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6353,11 +6345,11 @@ class StartNesResponse(WireModel):
         session_id: SessionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6428,17 +6420,17 @@ class SuggestNesRequest(WireModel):
         context: NesSuggestContext | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "version", version)
-        _setattr(self, "position", position)
-        _setattr(self, "selection", selection)
-        _setattr(self, "trigger_kind", trigger_kind)
-        _setattr(self, "context", context)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("uri", uri)
+        _setattr("version", version)
+        _setattr("position", position)
+        _setattr("selection", selection)
+        _setattr("trigger_kind", trigger_kind)
+        _setattr("context", context)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6509,11 +6501,11 @@ class SuggestNesResponse(WireModel):
         suggestions: Sequence[NesSuggestion],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "suggestions", suggestions)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("suggestions", suggestions)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6568,12 +6560,12 @@ class TextDocumentContentChangeEvent(WireModel):
         text: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "range", range)
-        _setattr(self, "text", text)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("range", range)
+        _setattr("text", text)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6675,19 +6667,19 @@ class ToolCall(WireModel):
         raw_output: Any | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "title", title)
-        _setattr(self, "name", name)
-        _setattr(self, "kind", kind)
-        _setattr(self, "status", status)
-        _setattr(self, "content", [] if content is NOTHING else content)
-        _setattr(self, "locations", [] if locations is NOTHING else locations)
-        _setattr(self, "raw_input", raw_input)
-        _setattr(self, "raw_output", raw_output)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("tool_call_id", tool_call_id)
+        _setattr("title", title)
+        _setattr("name", name)
+        _setattr("kind", kind)
+        _setattr("status", status)
+        _setattr("content", [] if content is NOTHING else content)
+        _setattr("locations", [] if locations is NOTHING else locations)
+        _setattr("raw_input", raw_input)
+        _setattr("raw_output", raw_output)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6814,19 +6806,19 @@ class ToolCallUpdate(WireModel):
         raw_output: Any | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "kind", kind)
-        _setattr(self, "status", status)
-        _setattr(self, "title", title)
-        _setattr(self, "name", name)
-        _setattr(self, "content", content)
-        _setattr(self, "locations", locations)
-        _setattr(self, "raw_input", raw_input)
-        _setattr(self, "raw_output", raw_output)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("tool_call_id", tool_call_id)
+        _setattr("kind", kind)
+        _setattr("status", status)
+        _setattr("title", title)
+        _setattr("name", name)
+        _setattr("content", content)
+        _setattr("locations", locations)
+        _setattr("raw_input", raw_input)
+        _setattr("raw_output", raw_output)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6909,19 +6901,19 @@ class ToolCallProgress(ToolCallUpdate):
         raw_output: Any | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "kind", kind)
-        _setattr(self, "status", status)
-        _setattr(self, "title", title)
-        _setattr(self, "name", name)
-        _setattr(self, "content", content)
-        _setattr(self, "locations", locations)
-        _setattr(self, "raw_input", raw_input)
-        _setattr(self, "raw_output", raw_output)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("tool_call_id", tool_call_id)
+        _setattr("kind", kind)
+        _setattr("status", status)
+        _setattr("title", title)
+        _setattr("name", name)
+        _setattr("content", content)
+        _setattr("locations", locations)
+        _setattr("raw_input", raw_input)
+        _setattr("raw_output", raw_output)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7027,16 +7019,16 @@ class Usage(WireModel):
         cached_write_tokens: int | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "total_tokens", total_tokens)
-        _setattr(self, "input_tokens", input_tokens)
-        _setattr(self, "output_tokens", output_tokens)
-        _setattr(self, "thought_tokens", thought_tokens)
-        _setattr(self, "cached_read_tokens", cached_read_tokens)
-        _setattr(self, "cached_write_tokens", cached_write_tokens)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("total_tokens", total_tokens)
+        _setattr("input_tokens", input_tokens)
+        _setattr("output_tokens", output_tokens)
+        _setattr("thought_tokens", thought_tokens)
+        _setattr("cached_read_tokens", cached_read_tokens)
+        _setattr("cached_write_tokens", cached_write_tokens)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7108,12 +7100,12 @@ class WorkspaceFolder(WireModel):
         name: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "uri", uri)
-        _setattr(self, "name", name)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("uri", uri)
+        _setattr("name", name)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
