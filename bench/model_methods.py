@@ -190,8 +190,9 @@ def measure(builds: dict[str, Path], rounds: int) -> dict[str, Any]:
                 cold[label][name].append(min(per_build[name]))
         attrs_models = builds["attrs"] / "acp_sdk/protocol/_generated/models.py"
         code = _PER_CALL.format(setup=_SETUP, cases=CASES, attrs_models=str(attrs_models))
-        for label, per_build in json.loads(_python(code, builds["emitted"])).items():
-            for name, ns in per_build.items():
+        figures: dict[str, dict[str, float]] = json.loads(_python(code, builds["emitted"]))
+        for label, by_build in figures.items():
+            for name, ns in by_build.items():
                 calls[label][name].append(ns)
         print(f"round {round_ + 1}/{rounds} done", file=sys.stderr)
     return {"cold_ms": cold, "call_ns": calls}
