@@ -605,7 +605,10 @@ class _Emitter:
             defined = set(re.findall(r"^(?:def )?(_\w+)\b", text, re.MULTILINE))
             borrowed = set(re.findall(r"\b(_(?:d|e|L|S|DF|T)_\w+)", text)) - defined
             if borrowed:
-                imports += [f"from {self.shared.codec_module} import ("]
+                imports += [
+                    "# The stable functions of the definitions shared with the stable schema.",
+                    f"from {self.shared.codec_module} import (",
+                ]
                 imports += [f"    {n}," for n in sorted(borrowed)] + [")"]
         return text.replace("__MODEL_IMPORTS__", "\n".join(imports))
 

@@ -185,7 +185,11 @@ def emit(model: Model, header: str, shared: Shared | None = None) -> str:
     ]
     if shared is not None and reused:
         # Re-exported under the same names: this module still holds every definition.
-        lines.append(f"from {shared.models_module} import (")
+        lines += [
+            "# What this schema defines exactly as the stable one (acp_sdk._codegen.reuse):",
+            "# the stable objects themselves.",
+            f"from {shared.models_module} import (",
+        ]
         lines += [f"    {name} as {name}," for name in sorted(reused)]
         lines.append(")")
     lines += [

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias
 
 from acp_sdk.protocol import _codec_support as _s
+
+# The stable functions of the definitions shared with the stable schema.
 from acp_sdk.protocol._generated.codec import (
     _d_AgentAuthCapabilities,
     _d_AgentMessageChunk,

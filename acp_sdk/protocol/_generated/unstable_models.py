@@ -13,6 +13,8 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias
 import attrs
 from attrs import NOTHING, NothingType
 
+# What this schema defines exactly as the stable one (acp_sdk._codegen.reuse):
+# the stable objects themselves.
 from acp_sdk.protocol._generated.models import (
     AgentAuthCapabilities as AgentAuthCapabilities,
 )
