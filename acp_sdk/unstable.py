@@ -14,9 +14,10 @@ and whose field types are all such models too, is the `acp_sdk.schema` class its
 (`unstable.TextContent is schema.TextContent`). Every other model is a class of its own:
 the new ones, the changed ones (`unstable.ToolCall` has fields `schema.ToolCall` lacks)
 and those that hold a changed one (`unstable.SessionNotification`, whose `update` may be
-an unstable `ToolCall`). So stable code still never receives an unstable-only class
-unless it decodes with this namespace's table, and an `isinstance` check against a
-`schema` class matches an unstable object exactly when the two schemas agree on it.
+an unstable `ToolCall`). So stable code still never receives a class of this namespace's
+own unless it asks for one (an `unstable` type given to `decode`, or `unstable.TABLE`),
+and an `isinstance` check against a `schema` class matches an unstable object exactly
+when the two schemas agree on its type.
 """
 
 from __future__ import annotations
