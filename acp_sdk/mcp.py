@@ -45,9 +45,9 @@ import asyncio
 import contextlib
 import logging
 import math
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from types import MappingProxyType, TracebackType
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import attrs
 
@@ -273,14 +273,14 @@ def _leaf(error: BaseException) -> BaseException:
     """The one exception inside the wrapping of anyio's task groups (an exception group
     of one, often nested): what went wrong, not where. (Duck-typed: on Python 3.10 the
     groups are the `exceptiongroup` backport's.)"""
-    inner: object = getattr(error, "exceptions", None)
-    while isinstance(inner, tuple) and len(inner) == 1:  # pyright: ignore[reportUnknownArgumentType]
-        first: object = inner[0]  # pyright: ignore[reportUnknownVariableType]
-        if not isinstance(first, BaseException):
-            break
-        error = first
-        inner = getattr(error, "exceptions", None)
-    return error
+    while True:
+        inner: object = getattr(error, "exceptions", None)
+        if not isinstance(inner, tuple):
+            return error
+        members = cast("tuple[object, ...]", inner)
+        if len(members) != 1 or not isinstance(members[0], BaseException):
+            return error
+        error = members[0]
 
 
 async def _close(stack: contextlib.AsyncExitStack, error: BaseException) -> None:
@@ -302,7 +302,7 @@ async def connect(
     startup_timeout: float = STARTUP_TIMEOUT,
     client_info: Implementation | None = None,
     naming: Naming | None = None,
-) -> AsyncIterator[McpConnections]:
+) -> AsyncGenerator[McpConnections, None]:
     """Connect the MCP servers of `session/new` (`/load`, `/resume`); close them on exit.
 
     Enter and leave the block in one task (anyio's rule for the transports). Leaving it,
