@@ -37,6 +37,7 @@ def test_every_example_is_covered() -> None:
         "agent_fs_terminal.py",
         "extension_method.py",
         "remote_agent.py",
+        "agent_mcp.py",  # driven with real MCP servers by tests/mcp/test_agent_mcp.py
     }
     assert {p.name for p in EXAMPLES.glob("*.py")} == covered
 

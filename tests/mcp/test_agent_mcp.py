@@ -1,11 +1,10 @@
-"""End to end: an agent process built on `acp_sdk.mcp.McpSessions`, driven by our
-`Client` over stdio, connects the MCP servers the client passes in `session/new`
+"""End to end: an agent process built on `acp_sdk.mcp.McpSessions` (examples/agent_mcp.py),
+driven by our `Client` over stdio, connects the MCP servers the client passes in `session/new`
 (a stdio server it starts, a Streamable HTTP server on 127.0.0.1, one that cannot
 start), calls their tools in prompt turns, and leaves no MCP process behind."""
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Iterator
@@ -22,13 +21,14 @@ from acp_sdk.schema import (
     McpServerStdio,
     NewSessionResponse,
     TextContent,
+    ToolCallProgress,
 )
 from tests.mcp.servers import children_running_servers, running_http
 from tests.mcp.test_connect import alive, stdio
 
 pytestmark = pytest.mark.timeout(90)
 
-AGENT = [sys.executable, str(Path(__file__).with_name("mcp_agent.py"))]
+AGENT = [sys.executable, str(Path(__file__).resolve().parents[2] / "examples" / "agent_mcp.py")]
 GONE_WITHIN = 20.0  # seconds for a process to disappear (a bound, not a speed)
 
 
@@ -47,12 +47,22 @@ def no_server_outlives_a_test() -> Iterator[None]:
     assert children_running_servers() == []
 
 
-def ask(session: Session[NewSessionResponse], text: str) -> str:
-    chunks = []
+def ask(session: Session[NewSessionResponse], text: str, status: str = "completed") -> str:
+    """The agent's message; a tool call, if any, ended with `status`."""
+    chunks, statuses = [], []
     for update in session.prompt(text, timeout=60):
         if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContent):
             chunks.append(update.content.text)
+        if isinstance(update, ToolCallProgress):
+            statuses.append(update.status)
+    assert statuses in ([], [status]), statuses
     return "".join(chunks)
+
+
+def tools(session: Session[NewSessionResponse]) -> dict[str, str]:
+    """`/tools` as {tool: server}, and {"not connected": server (error)} lines."""
+    lines = ask(session, "/tools").splitlines()
+    return dict(line.rstrip(")").split(" (", 1) for line in lines)
 
 
 def servers(url: str) -> list[McpServer]:
@@ -72,15 +82,17 @@ def test_an_agent_calls_the_tools_of_the_clients_mcp_servers(greeter: str, tmp_p
     stderr: list[str] = []
     with spawn(stderr) as client:
         session = client.new_session(cwd=str(tmp_path), mcp_servers=servers(greeter))
-        tools = json.loads(ask(session, "tools"))
-        assert tools["add"] == "calc"
-        assert tools["greet"] == "web"
-        assert tools["web__whoami"] == "web"
-        assert json.loads(ask(session, "failures")) == {"broken": "FileNotFoundError"}
-        assert ask(session, 'call add {"a": 2, "b": 40}') == "42"
-        assert ask(session, 'call greet {"who": "editor"}') == "hello, editor"
-        assert ask(session, "call web__whoami") == "greeter"
-        pid = int(ask(session, "call pid"))
+        listed = tools(session)
+        assert listed["add"] == "calc"
+        assert listed["greet"] == "web"
+        assert listed["web__whoami"] == "web"
+        assert listed["not connected: broken"].startswith("FileNotFoundError(")
+        assert ask(session, 'add {"a": 2, "b": 40}') == "42"
+        assert ask(session, 'greet {"who": "editor"}') == "hello, editor"
+        assert ask(session, "web__whoami") == "greeter"
+        assert "validation error" in ask(session, 'add {"a": "x", "b": 1}', "failed").lower()
+        assert "no MCP tool named 'nope'" in ask(session, "nope", "failed")
+        pid = int(ask(session, "pid"))
         assert alive(pid)
         # session/close stops the session's servers before it answers.
         client.close_session(session_id=session.session_id)
@@ -94,7 +106,7 @@ def test_an_agent_that_exits_leaves_no_mcp_server_behind(greeter: str) -> None:
     with spawn(stderr) as client:
         first = client.new_session(cwd="/", mcp_servers=servers(greeter))
         second = client.new_session(cwd="/", mcp_servers=[stdio("calc")])
-        pids = [int(ask(first, "call pid")), int(ask(second, "call pid"))]
+        pids = [int(ask(first, "pid")), int(ask(second, "pid"))]
         assert all(alive(pid) for pid in pids)
         process = client.process
     # The agent ended on its own at the end of its input (not SIGTERM'd or killed): its
