@@ -30,6 +30,7 @@ PUBLIC_MODULES = [
     "acp_sdk.errors",
     "acp_sdk.events",
     "acp_sdk.handlers",
+    "acp_sdk.mcp",
     "acp_sdk.methods",
     "acp_sdk.remote",
     "acp_sdk.scenario_agent",
