@@ -21,18 +21,22 @@ Theory of operation:
   `sse=True`), which the caller says by passing the same `McpCapabilities` the agent
   advertises (`Agent.mcp_capabilities`). A server of a transport the agent did not
   advertise is not contacted and is listed in `failures` with `TransportNotAdvertised`.
-- **One server's failure is its own.** The servers are connected one after the other
-  (see below why not at once); a server that cannot be started, does not answer
-  `initialize` within `startup_timeout` seconds, or is unreachable lands in `failures`
-  with its exception, and the others work.
+- **One server's failure is its own.** A server that cannot be started, does not answer
+  `initialize` (and list what it offers) within `startup_timeout` seconds, or is
+  unreachable lands in `failures` with its exception, and the others work.
 - **Names.** The merged view keys each tool by a name unique across servers: its own
   name, or `<server name>__<tool name>` when an earlier server of the list already took
   it (pass `naming=` for another rule). `ClientSessionGroup` would otherwise refuse the
   whole second server of two that share a tool name.
-- **One task.** `mcp` is built on anyio, whose transports open task groups that must be
-  left by the task that entered them; so the `async with` must begin and end in one task,
-  and servers are connected sequentially from it. To keep servers open across turns,
-  `McpSessions` holds each ACP session's `connect` in a task of its own.
+- **A task per server.** `mcp` is built on anyio, whose transports open task groups that
+  must be left by the task that entered them. So each server is opened, held and closed
+  by a task of its own, in a task group of `connect`: the servers start at once and stop
+  at once, and their tools join the view in the order the servers were given (so the
+  names do not depend on which started first). The sessions are opened there and handed
+  to the group (`connect_with_session`) rather than opened by it (`connect_to_server`,
+  which leaves a failed HTTP transport open: see `_Server.run`). The `async with` itself
+  must begin and end in one task; to keep servers open across turns, `McpSessions` holds
+  each ACP session's `connect` in a task of its own.
 - **Nothing is left behind.** Leaving the context (normally, by an exception or by the
   task's cancellation) closes every session: stdio servers get the MCP shutdown sequence
   (stdin closed, then SIGTERM and SIGKILL to their process group), in a cancellation
@@ -52,6 +56,7 @@ from typing import Any, Final, cast
 import attrs
 
 try:
+    import anyio
     import httpx2
     from mcp import ClientSession, ClientSessionGroup, StdioServerParameters, stdio_client
     from mcp.client.sse import sse_client
@@ -177,7 +182,7 @@ class McpConnections:
             mcp.MCPError: The server answered with an error, or the connection closed.
             TimeoutError: `timeout` passed.
         """
-        if name not in self._origin:
+        if name not in self._group.tools:
             raise KeyError(f"no MCP tool named {name!r}")
         return await self._group.call_tool(
             name,
@@ -241,32 +246,52 @@ async def _start(
     return (await session.initialize()).server_info, session
 
 
-async def _connect_one(
-    group: ClientSessionGroup,
-    server: McpServer,
-    capabilities: McpCapabilities,
-    cwd: str | None,
-    startup_timeout: float,
-    client_info: Implementation | None,
-) -> contextlib.AsyncExitStack:
-    """Connect one server and add its tools to `group`; the stack that closes it."""
-    stack = contextlib.AsyncExitStack()
-    try:
-        info, session = await _start(stack, server, capabilities, cwd, startup_timeout, client_info)
-        # mcp 2.3 raises KeyError for a server that offers nothing: the group drops the
-        # session's exit stack, which it holds only for sessions it opened itself.
-        # Nothing was added; the server stays connected, with no tools.
-        with contextlib.suppress(KeyError):
-            await group.connect_with_session(info, session)
-    except BaseException as error:
-        # Closed here, in the task that opened it: a transport task that failed (an
-        # unreachable URL) cancels the task's scope, and leaving the transport's task
-        # group turns that cancellation back into the failure. (`connect_to_server`
-        # closes only on `Exception`, so the cancellation escaped it with the transport
-        # still open: why the group does not open the sessions itself here.)
-        await _close(stack, error)
-        raise
-    return stack
+class _Server:
+    """One server's task: starts it, reports, holds it open until `stop`, closes it.
+
+    The transport's task groups must be left by the task that entered them, so each server
+    has a task of its own; the servers then start at once, and stop at once."""
+
+    def __init__(self, server: McpServer) -> None:
+        self.server = server
+        self.started = anyio.Event()
+        self.stop = anyio.Event()
+        self.session: tuple[Implementation, ClientSession] | None = None
+        self.error: Exception | None = None
+
+    async def run(
+        self,
+        capabilities: McpCapabilities,
+        cwd: str | None,
+        startup_timeout: float,
+        client_info: Implementation | None,
+    ) -> None:
+        stack = contextlib.AsyncExitStack()
+        try:
+            try:
+                self.session = await _start(
+                    stack, self.server, capabilities, cwd, startup_timeout, client_info
+                )
+            except BaseException as error:
+                # Closed here, in the task that opened it: a transport task that failed
+                # (an unreachable URL) cancels this task's scope, and leaving the
+                # transport's task group turns that cancellation back into the failure.
+                # (`ClientSessionGroup.connect_to_server` closes only on `Exception`, so
+                # the cancellation escaped it with the transport still open: why the
+                # sessions are opened here and handed to the group.)
+                await _close(stack, error)
+                raise
+        except Exception as failure:
+            leaf = _leaf(failure)
+            self.error = leaf if isinstance(leaf, Exception) else failure
+            return
+        finally:
+            self.started.set()
+        try:
+            async with stack:
+                await self.stop.wait()
+        except Exception:  # the server's own teardown failed: it is stopped all the same
+            log.warning("closing MCP server %r failed", self.server.name, exc_info=True)
 
 
 def _leaf(error: BaseException) -> BaseException:
@@ -326,36 +351,62 @@ async def connect(
     """
     caps = capabilities if capabilities is not None else McpCapabilities()
     current: list[McpServer] = []
-    # The hook reads which server is connecting: the group calls it while it adds a
-    # server's tools, and the servers are connected one at a time.
+    # The hook reads which server's tools are being added: the group calls it while it
+    # adds them, and they are added one server at a time, in the order given.
     group = ClientSessionGroup(
         component_name_hook=lambda name, _info: rename(current[0], name),
     )
     connections = McpConnections(group)
     rename: Naming = naming if naming is not None else connections._unique_name
-    opened = contextlib.AsyncExitStack()
+    held = [_Server(server) for server in servers]
+    in_block: list[BaseException] = []
     try:
-        await opened.enter_async_context(group)
-        for server in servers:
-            before = set(group.tools)
-            current[:] = [server]
+        async with anyio.create_task_group() as tasks, group:
             try:
-                stack = await _connect_one(group, server, caps, cwd, startup_timeout, client_info)
-            except Exception as error:
-                leaf = _leaf(error)
-                failure = leaf if isinstance(leaf, Exception) else error
-                connections._failures.append(McpFailure(server=server, error=failure))
-                continue
+                for one in held:
+                    tasks.start_soon(one.run, caps, cwd, startup_timeout, client_info)
+                for one in held:
+                    await one.started.wait()
+                    await _add(connections, one, current)
+                try:
+                    yield connections
+                except BaseException as error:
+                    in_block.append(error)
+                    raise
             finally:
-                current.clear()
-            await opened.enter_async_context(stack)
-            connections._servers.append(server)
-            connections._origin.update(dict.fromkeys(group.tools.keys() - before, server))
-        yield connections
-    except BaseException as error:
-        await _close(opened, error)
+                for one in held:
+                    one.stop.set()
+    except BaseException as raised:
+        # The task group wraps the block's own exception in an exception group: let it
+        # leave as itself (its context and cause kept as they were).
+        if in_block and _leaf(raised) is in_block[0]:
+            own = in_block[0]
+            raise own from own.__cause__
         raise
-    await opened.aclose()
+
+
+async def _add(connections: McpConnections, one: _Server, current: list[McpServer]) -> None:
+    """Add a started server's tools to the group, or list it as failed (and stop it)."""
+    group = connections._group
+    before = set(group.tools)
+    current[:] = [one.server]
+    try:
+        if one.session is not None:
+            # mcp 2.3 raises KeyError for a server that offers nothing: the group drops
+            # the session's exit stack, which it holds only for sessions it opened
+            # itself. Nothing was added; the server stays connected, with no tools.
+            with contextlib.suppress(KeyError):
+                await group.connect_with_session(*one.session)
+    except Exception as error:  # a name taken (a `naming` that repeats), a list timed out
+        one.error = error
+    finally:
+        current.clear()
+    if one.error is not None:
+        one.stop.set()
+        connections._failures.append(McpFailure(server=one.server, error=one.error))
+    else:
+        connections._servers.append(one.server)
+        connections._origin.update(dict.fromkeys(group.tools.keys() - before, one.server))
 
 
 @attrs.frozen(kw_only=True, order=False)
