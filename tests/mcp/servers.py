@@ -27,8 +27,11 @@ START_TIMEOUT = 15.0
 
 
 def build(name: str) -> MCPServer:
-    """Server `name`: `calc` adds and sleeps, `greeter` greets; both say who they are."""
+    """Server `name`: `calc` adds and sleeps, `greeter` greets; both say who they are.
+    `empty` offers nothing."""
     server: MCPServer = MCPServer(name, log_level="WARNING")
+    if name == "empty":  # offers nothing at all
+        return server
 
     @server.tool()
     def whoami() -> str:

@@ -118,6 +118,37 @@ def test_naming_hook_names_every_tool() -> None:
     run(main())
 
 
+def test_a_naming_that_repeats_a_name_fails_that_server_and_stops_it() -> None:
+    servers = [stdio("one", server="calc"), stdio("two", server="calc")]
+
+    async def main() -> None:
+        async with connect(servers, naming=lambda _server, name: name) as mcp:
+            [failure] = mcp.failures
+            assert failure.server is servers[1]
+            assert isinstance(failure.error, MCPError)
+            assert "already exist" in str(failure.error)
+            assert mcp.server_of("add") is servers[0]
+            [pid] = await pids(mcp, "pid")
+            deadline = asyncio.get_running_loop().time() + WAIT
+            while children_running_servers() != [pid]:  # the second one is stopping
+                assert asyncio.get_running_loop().time() < deadline
+                await asyncio.sleep(0.05)
+
+    run(main())
+
+
+def test_a_server_that_offers_nothing_is_connected_with_no_tools() -> None:
+    servers = [stdio("empty"), stdio("calc")]
+
+    async def main() -> None:
+        async with connect(servers) as mcp:
+            assert mcp.failures == ()
+            assert mcp.servers == tuple(servers)
+            assert {mcp.server_of(name).name for name in mcp.tools} == {"calc"}
+
+    run(main())
+
+
 def test_a_tool_error_is_a_result_and_an_unknown_tool_a_key_error() -> None:
     async def main() -> None:
         async with connect([stdio("calc")]) as mcp:
