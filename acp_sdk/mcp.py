@@ -62,10 +62,10 @@ try:
     from mcp.client.sse import sse_client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.types import CallToolResult, Implementation, Tool
-except ImportError as error:  # pragma: no cover - exercised in a subprocess by the tests
+except ImportError as _missing:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError(
-        f"acp_sdk.mcp needs the mcp package ({error}): pip install 'acp-typed[mcp]'"
-    ) from error
+        f"acp_sdk.mcp needs the mcp package ({_missing}): pip install 'acp-typed[mcp]'"
+    ) from _missing
 
 from acp_sdk.schema import (
     McpCapabilities,
