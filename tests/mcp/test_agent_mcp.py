@@ -21,6 +21,7 @@ from acp_sdk.schema import (
     McpServerStdio,
     NewSessionResponse,
     TextContent,
+    ToolCall,
     ToolCallProgress,
 )
 from tests.mcp.servers import children_running_servers, running_http
@@ -94,6 +95,14 @@ def test_an_agent_calls_the_tools_of_the_clients_mcp_servers(greeter: str, tmp_p
         assert "no MCP tool named 'nope'" in ask(session, "nope", "failed")
         pid = int(ask(session, "pid"))
         assert alive(pid)
+        # A cancelled turn cancels its tool call, not the session's servers.
+        turn = session.prompt('sleep {"seconds": 60}', timeout=60)
+        for update in turn:
+            if isinstance(update, ToolCall):
+                session.cancel()
+        assert turn.stop_reason == "cancelled"
+        assert ask(session, 'add {"a": 1, "b": 1}') == "2"
+        assert int(ask(session, "pid")) == pid
         # session/close stops the session's servers before it answers.
         client.close_session(session_id=session.session_id)
         assert not alive(pid)
