@@ -119,7 +119,7 @@ class AgentContext(AgentCalls):
     def session(self, session_id: str) -> SessionHandle:
         """A handle on one session: `say`, `think`, `plan`, `send`, and `tool_call`
         blocks that always finish (see `SessionHandle`)."""
-        return SessionHandle(self, session_id, self._remembered.setdefault(session_id, {}))
+        return SessionHandle(self, session_id)
 
     @property
     def client_capabilities(self) -> ClientCapabilities:

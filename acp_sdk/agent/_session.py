@@ -159,15 +159,15 @@ class SessionHandle:
 
     Get one with `ctx.session(session_id)`; it is cheap, and every handle on the same
     session of one connection shares what the session remembers (permission answers).
+    Every update it sends, its tool calls' included, goes through `send`: a subclass
+    that overrides `send` sees them all (to record a history, say).
     """
 
     __slots__ = ("_ctx", "_remembered", "session_id")
 
-    def __init__(
-        self, ctx: AgentContext, session_id: str, remembered: dict[str, PermissionOption]
-    ) -> None:
+    def __init__(self, ctx: AgentContext, session_id: str) -> None:
         self._ctx = ctx
-        self._remembered = remembered
+        self._remembered = ctx._remembered.setdefault(session_id, {})
         self.session_id: Final = session_id
 
     @property
@@ -267,6 +267,7 @@ class ToolCallHandle:
 
     @property
     def tool_call_id(self) -> str:
+        """The tool call's id (given to `tool_call`, or a new unique one)."""
         return self._announce.tool_call_id
 
     @property
