@@ -111,10 +111,6 @@ class _Session:
         ]
 
 
-def _text(text: str) -> TextContent:
-    return TextContent(text=text)
-
-
 class ScenarioAgent(Agent):
     """The scenario agent (see the module docstring for the prompts it understands)."""
 
