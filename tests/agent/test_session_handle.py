@@ -9,15 +9,18 @@ from typing import Any
 import pytest
 
 from acp_sdk import RequestError
-from acp_sdk.handlers import AskPermission, RejectAll
+from acp_sdk.handlers import AskPermission, ClientHandlers, RejectAll
 from acp_sdk.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
     Content,
+    CurrentModeUpdate,
     Diff,
     Plan,
     PlanEntry,
     RequestPermissionRequest,
+    RequestPermissionResponse,
+    SelectedPermissionOutcome,
     SessionUpdate,
     Terminal,
     TextContent,
@@ -60,6 +63,8 @@ def test_say_think_plan(way: str) -> None:
         [message] = client.prompt(session, "say hello there").updates
         [thought] = client.prompt(session, "think hmm").updates
         [plan] = client.prompt(session, "plan").updates
+        [mode] = client.prompt(session, "mode code").updates
+    assert mode == CurrentModeUpdate(current_mode_id="code")
     assert message == AgentMessageChunk(content=TextContent(text="hello there"))
     assert thought == AgentThoughtChunk(content=TextContent(text="hmm"))
     assert plan == Plan(
@@ -181,6 +186,28 @@ def test_reject_always_is_remembered_and_fails_the_tool_calls(way: str) -> None:
     assert "reject_always" in [o.kind for o in answers.asked[0].options]
     assert [said(o) for o in outcomes] == [["reject_always"], ["reject_always"]]
     assert all(statuses(o) == ["pending", "failed"] for o in outcomes)
+
+
+def test_a_permission_key_shared_by_two_kinds(way: str) -> None:
+    answers = Answers("allow_always")
+    with open_way(way, handlers=[AskPermission(answers)]) as client:
+        outcomes = client.prompts(client.new_session(), ["shared edit", "shared delete"])
+    assert len(answers.asked) == 1  # the delete was allowed by the edit's answer
+    assert [said(o) for o in outcomes] == [["allow_always"], ["allow_always"]]
+
+
+class ChoosesBogus(ClientHandlers):
+    """A broken client: it picks an option that was not offered."""
+
+    def request_permission(self, params: RequestPermissionRequest) -> RequestPermissionResponse:
+        return RequestPermissionResponse(outcome=SelectedPermissionOutcome(option_id="bogus"))
+
+
+def test_an_option_that_was_not_offered_fails_the_tool_call(way: str) -> None:
+    with open_way(way, handlers=[ChoosesBogus()]) as client:
+        outcome = client.prompt(client.new_session(), "ask edit")
+    assert statuses(outcome) == ["pending", "failed"]
+    assert isinstance(outcome.error, RequestError)  # RemoteProtocolError in the agent
 
 
 def test_a_rejected_question_fails_the_tool_call(way: str) -> None:

@@ -11,6 +11,8 @@ to the first word of the prompt:
 | `explicit` | a tool call updated, then completed by hand (nothing sent at exit) |
 | `raise` | a tool call whose block raises `ValueError` (the prompt fails, -32603) |
 | `ask KIND [all]` | a KIND tool call asking permission (`all`: with `reject_always`) |
+| `mode ID` | a `current_mode_update` through `s.send` |
+| `shared KIND` | like `ask KIND`, under the permission key `files` |
 | `hang` | a tool call, then waits until the turn is cancelled |
 """
 
@@ -21,6 +23,7 @@ import asyncio
 from acp_sdk import Agent, AgentContext, run_agent
 from acp_sdk.agent import DEFAULT_PERMISSION_OPTIONS, diff, terminal
 from acp_sdk.schema import (
+    CurrentModeUpdate,
     NewSessionRequest,
     NewSessionResponse,
     PermissionOption,
@@ -64,6 +67,12 @@ class ToolkitAgent(Agent):
                     PlanEntry(content="Ship it", priority="low", status="pending"),
                 ]
             )
+        elif command == "mode":
+            await s.send(CurrentModeUpdate(current_mode_id=rest))
+        elif command == "shared":  # two kinds under one permission key
+            async with s.tool_call(f"Do {rest}", kind=KINDS[rest], permission_key="files") as call:
+                choice = await call.request_permission()
+                await s.say(choice.kind if choice else "cancelled")
         elif command == "complete":
             async with s.tool_call("Read config", kind="read", locations=["/p/config.json"]):
                 pass
