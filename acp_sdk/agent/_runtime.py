@@ -33,11 +33,11 @@ from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
 from acp_sdk._driver.engine import Limits
 from acp_sdk.agent import _stdio
 from acp_sdk.agent._session import SessionHandle
+from acp_sdk.protocol._connection import Connection
+from acp_sdk.protocol._errors import RequestError
 from acp_sdk.protocol._generated.agent_calls import AgentCalls
 from acp_sdk.protocol._generated.methods import SESSION_UPDATE
 from acp_sdk.protocol._rows import Method, MethodTable, Notification, Row, Side
-from acp_sdk.protocol.connection import Connection
-from acp_sdk.protocol.errors import RequestError
 from acp_sdk.schema import (
     AgentAuthCapabilities,
     AgentCapabilities,

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-from acp_sdk.protocol.errors import ConnectionClosed, RemoteProtocolError
+from acp_sdk.protocol._errors import ConnectionClosed, RemoteProtocolError
 from acp_sdk.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,

@@ -33,9 +33,9 @@ from typing_extensions import Unpack
 
 from acp_sdk.agent import _stdio
 from acp_sdk.agent._runtime import ANSWER_GRACE, Agent, Extensions, _bind_extensions, serve_agent
-from acp_sdk.client.aio_client import AsyncClient
-from acp_sdk.client.options import ClientOptions
-from acp_sdk.client.sync_client import Client
+from acp_sdk.client._aio import AsyncClient
+from acp_sdk.client._options import ClientOptions
+from acp_sdk.client._sync import Client
 from acp_sdk.handlers import AnyHandlers, ClientHandlers
 
 __all__ = ["STOP_TIMEOUT", "aconnect_in_process", "connect_in_process"]

@@ -14,10 +14,10 @@ import attrs
 import pytest
 from agent_fs_terminal import Worker  # examples/agent_fs_terminal.py
 
-from acp_sdk import Agent, AgentContext, RequestError
+from acp_sdk import Agent, AgentContext, RequestError, Side
 from acp_sdk.agent import extension
 from acp_sdk.handlers import LocalFileSystem, LocalTerminals
-from acp_sdk.methods import Method, Side
+from acp_sdk.methods import Method
 from acp_sdk.schema import (
     AgentMessageChunk,
     InitializeRequest,

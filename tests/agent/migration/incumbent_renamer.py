@@ -1,5 +1,5 @@
 # mypy: ignore-errors
-# (the incumbent's Agent declares every method abstract; see tests/facades/agents)
+# (the incumbent's Agent declares every method abstract; see tests/client/agents)
 """docs/migrating.md: an agent written with agent-client-protocol 0.12.1."""
 
 import asyncio
