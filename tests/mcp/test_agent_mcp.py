@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from acp_sdk import Client
-from acp_sdk.client.sync_client import Session
+from acp_sdk.client._sync import Session
 from acp_sdk.schema import (
     AgentMessageChunk,
     McpServer,

@@ -86,6 +86,8 @@ def checked_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (tree / "positive" / name).write_text(code, encoding="utf-8")
     for example in sorted((ROOT / "examples").glob("*.py")):
         shutil.copy(example, tree / "positive" / f"example_{example.name}")
+        # Also under its own name: docs/agents.md tests an example by importing it.
+        shutil.copy(example, tree / "positive" / example.name)
     (tree / "pyrightconfig.json").write_text(json.dumps(PYRIGHT_CONFIG), encoding="utf-8")
     return tree
 
