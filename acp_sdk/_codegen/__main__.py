@@ -158,6 +158,7 @@ def generate() -> dict[str, str]:
             _header("schema.unstable.json", u_digest, "Method table rows (unstable protocol)."),
             "acp_sdk.protocol._generated.unstable_models",
             table_name="ALL_ROWS",
+            export_side=True,  # `acp_sdk.unstable` is the complete unstable namespace
         ),
         "unstable_api.py": _unstable_api(unstable, unstable_rows, u_digest),
     }

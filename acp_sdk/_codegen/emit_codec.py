@@ -522,7 +522,7 @@ class _Emitter:
             "from acp_sdk.protocol._model_support import NO_EXPLICIT as _NO_EXPLICIT",
             "from acp_sdk.protocol._model_support import UNSET as _UNSET",
             "from acp_sdk.protocol._model_support import WireModel",
-            "from acp_sdk.protocol.errors import DecodeError, EncodeError",
+            "from acp_sdk.protocol._errors import DecodeError, EncodeError",
             "__MODEL_IMPORTS__",
             "",
             "_MISSING: Final[Any] = _s.MISSING",

@@ -18,7 +18,7 @@ The semantics are attrs' own for `@attrs.frozen(kw_only=True, order=False)`:
   (written out, not a call to `__eq__`).
 - `__hash__`: a tuple of a per-class constant and every `hash=True` field.
 - `__repr__`: `model_repr` from `_model_support` (attrs' format and recursion guard).
-`tests/unit/test_model_methods.py` checks every generated class against `attrs.fields`.
+`tests/protocol/test_model_methods.py` checks every generated class against `attrs.fields`.
 """
 
 from __future__ import annotations

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 import acp_sdk
 from acp_sdk import schema, unstable
 from acp_sdk._codegen import ir
+from acp_sdk.protocol._codec import get_converter
 from acp_sdk.protocol._generated import codec, unstable_codec, unstable_models
 from acp_sdk.protocol._model_support import UnknownVariant
-from acp_sdk.protocol.codec import get_converter
 from tests.schema_strategies import valid
 from tests.schema_tools import raw_schema, schema_errors
 from tests.spec_examples import EXTENSION, examples
