@@ -4,7 +4,10 @@ The everyday agent names live at the top level: subclass `acp_sdk.Agent`, receiv
 `acp_sdk.AgentContext`, and run it over stdio with `acp_sdk.run_agent`. This namespace
 holds the rest of the agent author's toolkit.
 
-See `acp_sdk.agent._runtime` for the theory of operation.
+The toolkit: `ctx.session(session_id)` returns a `SessionHandle` (`say`, `think`, `plan`,
+`send`, and `tool_call` blocks, `ToolCallHandle`s that always finish); `diff` and
+`terminal` are short forms of tool-call content. See `acp_sdk.agent._runtime` and
+`acp_sdk.agent._session` for the theory of operation.
 """
 
 from __future__ import annotations
@@ -15,6 +18,14 @@ from acp_sdk.agent._runtime import Extension as Extension
 from acp_sdk.agent._runtime import ExtensionHandler as ExtensionHandler
 from acp_sdk.agent._runtime import extension as extension
 from acp_sdk.agent._runtime import serve_agent as serve_agent
+from acp_sdk.agent._session import DEFAULT_PERMISSION_OPTIONS as DEFAULT_PERMISSION_OPTIONS
+from acp_sdk.agent._session import LocationLike as LocationLike
+from acp_sdk.agent._session import PlanItem as PlanItem
+from acp_sdk.agent._session import SessionHandle as SessionHandle
+from acp_sdk.agent._session import ToolCallHandle as ToolCallHandle
+from acp_sdk.agent._session import ToolContentLike as ToolContentLike
+from acp_sdk.agent._session import diff as diff
+from acp_sdk.agent._session import terminal as terminal
 
 _AT_THE_TOP = frozenset({"Agent", "AgentContext", "run_agent"})
 
@@ -30,8 +41,16 @@ if not TYPE_CHECKING:  # hidden from type checkers, so a wrong path stays an err
 
 
 __all__ = [
+    "DEFAULT_PERMISSION_OPTIONS",
     "Extension",
     "ExtensionHandler",
+    "LocationLike",
+    "PlanItem",
+    "SessionHandle",
+    "ToolCallHandle",
+    "ToolContentLike",
+    "diff",
     "extension",
     "serve_agent",
+    "terminal",
 ]

@@ -246,7 +246,8 @@ class SessionState:
         if isinstance(update, UsageUpdate):
             return attrs.evolve(self, usage=update)
         # Checked although the annotation says nothing else is left: over the unstable
-        # table, updates are `acp_sdk.unstable` models, which fall through.
+        # table, the updates the unstable schema changed (its own `ToolCall`, ...) are
+        # `acp_sdk.unstable` classes, which fall through; the shared ones are folded above.
         if isinstance(update, UnknownSessionUpdate):  # pyright: ignore[reportUnnecessaryIsInstance]
             return attrs.evolve(self, unknown_updates=(*self.unknown_updates, update))
         return self

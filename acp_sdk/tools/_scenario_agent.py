@@ -25,18 +25,17 @@ from __future__ import annotations
 import asyncio
 import itertools
 import shlex
+from typing import Any
 
 from acp_sdk.agent._runtime import Agent, AgentContext, run_agent
+from acp_sdk.agent._session import SessionHandle, ToolCallHandle, diff, terminal
 from acp_sdk.protocol._errors import CapabilityNotNegotiated, RequestError
 from acp_sdk.schema import (
-    AgentMessageChunk,
-    AgentThoughtChunk,
     AuthenticateRequest,
     AuthenticateResponse,
     AuthMethodAgent,
     CloseSessionRequest,
     CloseSessionResponse,
-    Content,
     CreateElicitationRequestForm,
     CreateElicitationResponseAccept,
     CurrentModeUpdate,
@@ -55,15 +54,11 @@ from acp_sdk.schema import (
     NewSessionRequest,
     NewSessionResponse,
     PermissionOption,
-    Plan,
-    PlanEntry,
     PromptCapabilities,
     PromptRequest,
     PromptResponse,
-    RequestPermissionOutcome,
     ResumeSessionRequest,
     ResumeSessionResponse,
-    SelectedPermissionOutcome,
     SessionConfigOption,
     SessionConfigOptionBoolean,
     SessionConfigOptionSelect,
@@ -79,12 +74,7 @@ from acp_sdk.schema import (
     SetSessionModeResponse,
     StopReason,
     StringPropertySchema,
-    Terminal,
     TextContent,
-    ToolCall,
-    ToolCallProgress,
-    ToolCallStatus,
-    ToolCallUpdate,
     ToolKind,
     UserMessageChunk,
 )
@@ -119,10 +109,6 @@ class _Session:
             ),
             SessionConfigOptionBoolean(id="brave", name="Brave mode", current_value=self.brave),
         ]
-
-
-def _text(text: str) -> TextContent:
-    return TextContent(text=text)
 
 
 class ScenarioAgent(Agent):
@@ -246,16 +232,33 @@ class ScenarioAgent(Agent):
         return result
 
 
+class _Recorded(SessionHandle):
+    """The session handle, keeping what it sends as the session's history (for load)."""
+
+    __slots__ = ("history",)
+
+    def __init__(self, ctx: AgentContext, session: _Session) -> None:
+        super().__init__(ctx, session.session_id)
+        self.history = session.history
+
+    async def send(self, update: SessionUpdate) -> None:
+        self.history.append(update)
+        await super().send(update)
+
+
+ALLOW_OR_REJECT = (
+    PermissionOption(option_id="allow", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+)
+
+
 class _Turn:
     def __init__(self, agent: ScenarioAgent, session: _Session, ctx: AgentContext) -> None:
         self.agent, self.session, self.ctx = agent, session, ctx
-
-    async def send(self, update: SessionUpdate) -> None:
-        self.session.history.append(update)
-        await self.ctx.send_update(self.session.session_id, update)
+        self.s = _Recorded(ctx, session)
 
     async def say(self, text: str) -> None:
-        await self.send(AgentMessageChunk(content=_text(text)))
+        await self.s.say(text)
 
     def done(self, reason: StopReason = "end_turn") -> PromptResponse:
         return PromptResponse(stop_reason=reason)
@@ -272,68 +275,45 @@ class _Turn:
         return self.done()
 
     async def do_think(self, text: str) -> PromptResponse:
-        await self.send(AgentThoughtChunk(content=_text(text)))
+        await self.s.think(text)
         return self.done()
 
     async def do_plan(self, _: str) -> PromptResponse:
-        entries = [
-            PlanEntry(content="Read the code", priority="high", status="completed"),
-            PlanEntry(content="Write the fix", priority="medium", status="in_progress"),
-            PlanEntry(content="Run the tests", priority="low", status="pending"),
-        ]
-        await self.send(Plan(entries=entries))
+        await self.s.plan(
+            [
+                ("Read the code", "completed", "high"),
+                ("Write the fix", "in_progress"),
+                ("Run the tests", "pending", "low"),
+            ]
+        )
         return self.done()
 
-    def tool_id(self) -> str:
-        return f"call_{next(self.agent._tool_ids)}"
+    def tool_call(self, title: str, kind: ToolKind, **options: Any) -> ToolCallHandle:
+        """A tool call with the next `call_N` id (ids the tests and docs show)."""
+        tool_call_id = f"call_{next(self.agent._tool_ids)}"
+        return self.s.tool_call(title, kind=kind, tool_call_id=tool_call_id, **options)
+
+    def config_diff(self) -> Diff:
+        return diff(
+            f"{self.session.cwd}/config.json", old='{"debug": false}', new='{"debug": true}'
+        )
 
     async def do_tool(self, _: str) -> PromptResponse:
-        tool_id = self.tool_id()
-        await self.send(
-            ToolCall(tool_call_id=tool_id, title="Edit config", kind="edit", status="pending")
-        )
-        await self.send(
-            ToolCallProgress(
-                tool_call_id=tool_id,
-                status="in_progress",
-                content=[Content(content=_text("Editing..."))],
-            )
-        )
-        diff = Diff(
-            path=f"{self.session.cwd}/config.json",
-            old_text='{"debug": false}',
-            new_text='{"debug": true}',
-        )
-        await self.send(ToolCallProgress(tool_call_id=tool_id, status="completed", content=[diff]))
+        async with self.tool_call("Edit config", "edit") as call:
+            await call.update(status="in_progress", content=["Editing..."])
+            await call.complete(self.config_diff())
         return self.done()
 
-    async def tool_needing_permission(
-        self, title: str, kind: ToolKind
-    ) -> tuple[str, RequestPermissionOutcome]:
-        """Announce a pending tool call and ask to run it (allow once / reject)."""
-        tool_id = self.tool_id()
-        await self.send(ToolCall(tool_call_id=tool_id, title=title, kind=kind, status="pending"))
-        options = [
-            PermissionOption(option_id="allow", name="Allow once", kind="allow_once"),
-            PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
-        ]
-        response = await self.ctx.request_permission(
-            session_id=self.session.session_id,
-            tool_call=ToolCallUpdate(tool_call_id=tool_id, title=title, kind=kind),
-            options=options,
-        )
-        return tool_id, response.outcome
-
     async def do_permission(self, _: str) -> PromptResponse:
-        tool_id, outcome = await self.tool_needing_permission("Delete build/", "delete")
-        if not isinstance(outcome, SelectedPermissionOutcome):
-            await self.send(ToolCallProgress(tool_call_id=tool_id, status="failed"))
-            return self.done("cancelled")
-        allowed = outcome.option_id == "allow"
-        await self.send(
-            ToolCallProgress(tool_call_id=tool_id, status="completed" if allowed else "failed")
+        async with self.tool_call("Delete build/", "delete") as call:
+            choice = await call.request_permission(ALLOW_OR_REJECT)
+            if choice is None:
+                return self.done("cancelled")  # leaving the block fails the tool call
+            if choice.option_id == "allow":
+                await call.complete()
+        await self.say(
+            "Permission granted." if choice.option_id == "allow" else "Permission rejected."
         )
-        await self.say("Permission granted." if allowed else "Permission rejected.")
         return self.done()
 
     async def do_read(self, path: str) -> PromptResponse:
@@ -372,26 +352,18 @@ class _Turn:
         created = await self.ctx.create_terminal(
             session_id=sid, command=argv[0], args=argv[1:], cwd=self.session.cwd
         )
-        tool_id = self.tool_id()
-        terminal = Terminal(terminal_id=created.terminal_id)
-        await self.send(
-            ToolCall(
-                tool_call_id=tool_id,
-                title=command_line,
-                kind="execute",
-                status="in_progress",
-                content=[terminal],
-            )
-        )
-        try:
-            exit_status = await self.ctx.wait_for_terminal_exit(
-                session_id=sid, terminal_id=created.terminal_id
-            )
-            output = await self.ctx.terminal_output(session_id=sid, terminal_id=created.terminal_id)
-        finally:
-            await self.ctx.release_terminal(session_id=sid, terminal_id=created.terminal_id)
-        status: ToolCallStatus = "completed" if exit_status.exit_code == 0 else "failed"
-        await self.send(ToolCallProgress(tool_call_id=tool_id, status=status))
+        tid = created.terminal_id
+        content = [terminal(tid)]
+        async with self.tool_call(
+            command_line, "execute", status="in_progress", content=content
+        ) as call:
+            try:
+                exit_status = await self.ctx.wait_for_terminal_exit(session_id=sid, terminal_id=tid)
+                output = await self.ctx.terminal_output(session_id=sid, terminal_id=tid)
+            finally:
+                await self.ctx.release_terminal(session_id=sid, terminal_id=tid)
+            if exit_status.exit_code != 0:
+                await call.fail()
         await self.say(output.output)
         return self.done()
 
@@ -415,32 +387,24 @@ class _Turn:
         return self.done()
 
     async def do_demo(self, _: str) -> PromptResponse:
-        await self.send(
-            AgentThoughtChunk(content=_text("The user wants to see every kind of update."))
+        await self.s.think("The user wants to see every kind of update.")
+        await self.s.plan(
+            [
+                ("Look at the configuration", "completed", "high"),
+                ("Turn on debug logging", "in_progress"),
+                ("Explain the change", "pending", "low"),
+            ]
         )
-        entries = [
-            PlanEntry(content="Look at the configuration", priority="high", status="completed"),
-            PlanEntry(content="Turn on debug logging", priority="medium", status="in_progress"),
-            PlanEntry(content="Explain the change", priority="low", status="pending"),
-        ]
-        await self.send(Plan(entries=entries))
-        tool_id, outcome = await self.tool_needing_permission("Edit config.json", "edit")
-        if not isinstance(outcome, SelectedPermissionOutcome):
-            await self.send(ToolCallProgress(tool_call_id=tool_id, status="failed"))
-            return self.done("cancelled")
-        if outcome.option_id != "allow":
-            await self.send(ToolCallProgress(tool_call_id=tool_id, status="failed"))
+        async with self.tool_call("Edit config.json", "edit") as call:
+            choice = await call.request_permission(ALLOW_OR_REJECT)
+            if choice is None:
+                return self.done("cancelled")  # leaving the block fails the tool call
+            if choice.option_id == "allow":
+                await call.update(status="in_progress", content=[self.config_diff()])
+                await call.complete()
+        if choice.option_id != "allow":
             await self.say("Understood, I left the configuration alone.")
             return self.done()
-        diff = Diff(
-            path=f"{self.session.cwd}/config.json",
-            old_text='{"debug": false}',
-            new_text='{"debug": true}',
-        )
-        await self.send(
-            ToolCallProgress(tool_call_id=tool_id, status="in_progress", content=[diff])
-        )
-        await self.send(ToolCallProgress(tool_call_id=tool_id, status="completed"))
         answer = "I turned on debug logging in config.json, so the next run prints every request."
         for word in answer.split():
             await self.say(word + " ")

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from acp_sdk import Client
-from acp_sdk.handlers import AllowOnce, LocalFileSystem, LocalTerminals, RejectAll
+from acp_sdk.handlers import (
+    AllowOnce,
+    AskPermission,
+    ClientHandlers,
+    LocalFileSystem,
+    LocalTerminals,
+    RejectAll,
+)
 from acp_sdk.schema import AgentMessageChunk, Diff, TextContent, ToolCall, ToolCallProgress
 
 pytestmark = pytest.mark.timeout(60)
@@ -37,6 +44,7 @@ def test_every_example_is_covered() -> None:
         "agent_fs_terminal.py",
         "extension_method.py",
         "remote_agent.py",
+        "agent_mcp.py",  # driven with real MCP servers by tests/mcp/test_agent_mcp.py
     }
     assert {p.name for p in EXAMPLES.glob("*.py")} == covered
 
@@ -67,9 +75,14 @@ def test_async_render() -> None:
 
 
 @pytest.mark.parametrize(
-    ("policy", "status"), [(AllowOnce(), "completed"), (RejectAll(), "failed")]
+    ("policy", "status", "stop_reason"),
+    [
+        (AllowOnce(), "completed", "end_turn"),
+        (RejectAll(), "failed", "end_turn"),
+        (AskPermission(lambda request: None), "failed", "cancelled"),  # the user cancels
+    ],
 )
-def test_agent_tool_permission(policy: AllowOnce | RejectAll, status: str) -> None:
+def test_agent_tool_permission(policy: ClientHandlers, status: str, stop_reason: str) -> None:
     with Client.spawn(
         [sys.executable, str(EXAMPLES / "agent_tool_permission.py")], handlers=[policy]
     ) as client:
@@ -78,11 +91,11 @@ def test_agent_tool_permission(policy: AllowOnce | RejectAll, status: str) -> No
     assert isinstance(updates[0], ToolCall)
     progress = updates[1]
     assert isinstance(progress, ToolCallProgress)
-    assert progress.status == status
+    assert progress.status == status  # the tool call always ends
     if status == "completed":
         assert progress.content is not None
         assert isinstance(progress.content[0], Diff)
-    assert turn.stop_reason == "end_turn"
+    assert turn.stop_reason == stop_reason
 
 
 def test_agent_fs_terminal(tmp_path: Path) -> None:

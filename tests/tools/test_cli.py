@@ -217,7 +217,7 @@ def test_a_flood_to_a_slow_screen_keeps_the_cli_bounded(tmp_path: Path) -> None:
     """The agent streams 100,000 updates of ~2 KB (about 200 MB) while the CLI's stdout is
     not read: the CLI must stop pulling updates (backpressure to the agent) instead of
     queueing them all for the screen."""
-    raw = Path(__file__).resolve().parents[1] / "facades" / "peers" / "raw_agent.py"
+    raw = Path(__file__).resolve().parents[1] / "client" / "peers" / "raw_agent.py"
     agent = [sys.executable, str(raw), "--stream", "100000", "--size", "2000"]
     cli = subprocess.Popen(
         [sys.executable, "-m", "acp_sdk", "prompt", "--raw", "go", "--", *agent],
