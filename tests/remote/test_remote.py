@@ -505,7 +505,7 @@ def test_the_http_client_keeps_cookies(facade: str) -> None:
 
 # ---------------------------------------------------------------------- hostile agents
 
-RAW_AGENT = [sys.executable, str(Path(__file__).parents[1] / "facades" / "peers" / "raw_agent.py")]
+RAW_AGENT = [sys.executable, str(Path(__file__).parents[1] / "client" / "peers" / "raw_agent.py")]
 STEP = 15.0
 
 
