@@ -42,10 +42,9 @@ from typing import Any, Final, Generic, Protocol, TypeVar
 
 import attrs
 
-from acp_sdk.protocol._rows import Method, Notification, Row
-from acp_sdk.protocol.connection import Connection
-from acp_sdk.protocol.errors import ACPError, ConnectionClosed, LocalProtocolError, RequestTimeout
-from acp_sdk.protocol.events import (
+from acp_sdk.protocol._connection import Connection
+from acp_sdk.protocol._errors import ACPError, ConnectionClosed, LocalProtocolError, RequestTimeout
+from acp_sdk.protocol._events import (
     CallFailed,
     CancelRequested,
     ConnectionClosedEvent,
@@ -57,6 +56,7 @@ from acp_sdk.protocol.events import (
     RequestReceived,
     ResponseReceived,
 )
+from acp_sdk.protocol._rows import Method, Notification, Row
 
 T = TypeVar("T")
 S = TypeVar("S", bound="Signal")

@@ -8,7 +8,6 @@ and the state of sessions and turns that does not depend on how a caller waits.
 
 from __future__ import annotations
 
-import logging
 import os
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -18,21 +17,22 @@ import attrs
 
 from acp_sdk._driver.engine import Callback, Limits, Outcome, Sink
 from acp_sdk._driver.flows import TurnClock
-from acp_sdk._driver.process import AgentProcess, argv_of
+from acp_sdk._driver.process import AgentProcess, argv_of, log_agent_stderr
 from acp_sdk._version import __version__
+from acp_sdk.protocol._connection import SUPPORTED_PROTOCOL_VERSIONS, Connection
+from acp_sdk.protocol._errors import RequestError
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
+from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Method, MethodTable, Row, Side
-from acp_sdk.protocol.connection import SUPPORTED_PROTOCOL_VERSIONS, Connection
-from acp_sdk.protocol.errors import RequestError
 
 if TYPE_CHECKING:
     # The models, the method rows and the handlers load on first use (a client's
     # construction, or the first call): `from acp_sdk import Client` builds no model class.
     from typing_extensions import Self, Unpack
 
-    from acp_sdk.client.options import ClientOptions
-    from acp_sdk.client.session_state import SessionState, ToolCallView
+    from acp_sdk.client._options import ClientOptions
     from acp_sdk.handlers import HandlerSet
+    from acp_sdk.protocol._session_state import SessionState, ToolCallView
     from acp_sdk.schema import (
         AgentCapabilities,
         ClientCapabilities,
@@ -50,8 +50,7 @@ if TYPE_CHECKING:
 P = TypeVar("P")
 R = TypeVar("R")
 H = TypeVar("H")
-C = TypeVar("C", bound="ClientState[Any]")
-RequestId = int | str
+C = TypeVar("C", bound="BaseClient[Any]")
 _DEFAULTS = Limits()
 CANCEL_GRACE: Final = 5.0
 """`prompt(timeout=...)`: seconds the agent gets, after `session/cancel`, to end the turn
@@ -86,11 +85,6 @@ def prompt_blocks(prompt: str | ContentBlock | Sequence[ContentBlock]) -> list[C
     return [single]
 
 
-def log_agent_stderr(line: str) -> None:
-    """Where an agent's stderr goes by default: a logger, line by line."""
-    logging.getLogger("acp_sdk.agent.stderr").info("%s", line)
-
-
 @attrs.frozen(kw_only=True, order=False)
 class SpawnSpec:
     """How to start an agent subprocess, and how long closing it may take."""
@@ -123,7 +117,7 @@ class RemoteSpec:
         return transport_for(self.url, self.headers, self.timeout, self.max_message_size)
 
 
-class ClientState(Generic[H]):
+class BaseClient(Generic[H]):
     """The facade-independent half of a client: options, handlers, the agent process,
     and what initialize told us. `Client` and `AsyncClient` add how callers wait.
 
@@ -235,7 +229,7 @@ class ClientState(Generic[H]):
         `{"Authorization": "Bearer ..."}`); `timeout` bounds connecting and each HTTP
         request (never an open event stream); messages over `max_message_size` bytes
         are refused. Nothing is replayed after a dropped connection: see
-        `acp_sdk.remote.reconnect`. The other options are `ClientState`'s.
+        `acp_sdk.client.reconnect`. The other options are `BaseClient`'s.
         """
         client = cls(**options)
         client._remote = RemoteSpec(
@@ -258,7 +252,7 @@ class ClientState(Generic[H]):
     def _state_of(self, session_id: str) -> SessionState:
         """The session's state (empty when not tracked or not open)."""
         if self._driver is None or not self.track_state:
-            from acp_sdk.client.session_state import SessionState
+            from acp_sdk.protocol._session_state import SessionState
 
             return SessionState()
         state: SessionState = self._driver.engine.state_of(session_id)
@@ -325,8 +319,8 @@ class ClientState(Generic[H]):
     def agent_info(self) -> Implementation | None:
         """The agent's name and version from its initialize answer (None before, or
         if it sent none)."""
-        info = self._connection.their_info if self._connection else None
-        return cast("Implementation | None", info)  # the table's schema, as above
+        # `Implementation` is one class in both schemas (the unstable one reuses it).
+        return self._connection.their_info if self._connection else None
 
     @property
     def stderr_tail(self) -> str:
@@ -346,7 +340,7 @@ class TurnHandle(Generic[C]):
         *,
         timeout: float | None = None,
     ) -> None:
-        from acp_sdk.client.session_state import SessionState
+        from acp_sdk.protocol._session_state import SessionState
 
         self._client = client
         self.params = params
@@ -458,12 +452,12 @@ def prompt_request(
 
 
 def _fold_updates(state: SessionState | None, updates: list[Any]) -> SessionState:
-    from acp_sdk.client.session_state import SessionState
+    from acp_sdk.protocol._session_state import SessionState
 
     return (state if state is not None else SessionState()).apply_all(updates)
 
 
-def _require_tracking(client: ClientState[Any]) -> None:
+def _require_tracking(client: BaseClient[Any]) -> None:
     if not client.track_state:
         raise RuntimeError(
             "session state is not kept: create the client with track_state=True "

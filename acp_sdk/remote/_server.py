@@ -22,7 +22,7 @@ from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
 from acp_sdk.remote._backends import AgentBackend, Backend, ProcessBackend
 
 if TYPE_CHECKING:
-    from acp_sdk.agent import Agent
+    from acp_sdk.agent._runtime import Agent
 
 log = logging.getLogger("acp_sdk.remote")
 
@@ -589,7 +589,7 @@ def asgi_app(
     if (agent is None) == (command is None):
         raise ValueError("serve either an agent or a command")
     if agent is not None:
-        from acp_sdk.agent import Agent as AgentClass
+        from acp_sdk.agent._runtime import Agent as AgentClass
 
         def new_backend() -> Backend:
             instance = agent if isinstance(agent, AgentClass) else agent()

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
-from acp_sdk.aio_client import AsyncClient
+from acp_sdk import AsyncClient
 from acp_sdk.handlers import AsyncClientHandlers
 from acp_sdk.schema import (
     RequestPermissionRequest,

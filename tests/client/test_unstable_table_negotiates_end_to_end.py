@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_sdk import CapabilityNotNegotiated, unstable
-from acp_sdk.aio_client import AsyncClient
-from acp_sdk.sync_client import Client
+from acp_sdk import AsyncClient, CapabilityNotNegotiated, Client, unstable
 
 pytestmark = pytest.mark.timeout(60)
 AGENT = [sys.executable, str(Path(__file__).with_name("fork_agent.py"))]

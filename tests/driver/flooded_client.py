@@ -6,9 +6,8 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from acp_sdk.aio_client import AsyncClient
+from acp_sdk import AsyncClient, Client
 from acp_sdk.handlers import AllowOnce
-from acp_sdk.sync_client import Client
 
 
 async def run_async(argv: list[str]) -> None:
