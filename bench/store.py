@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from acp_sdk.aio_client import AsyncClient
+from acp_sdk import AsyncClient
 
 PEERS = Path(__file__).resolve().parent / "peers"
 OUR_AGENT = [sys.executable, str(PEERS / "ours_agent.py")]

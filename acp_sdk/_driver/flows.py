@@ -27,9 +27,9 @@ from acp_sdk._driver.engine import (
     send_timeout,
 )
 from acp_sdk._driver.process import AgentProcess
+from acp_sdk.protocol._codec import decode
+from acp_sdk.protocol._errors import ACPError, ConnectionClosed, RequestTimeout
 from acp_sdk.protocol._rows import Kind, Method, Notification, Row, Side
-from acp_sdk.protocol.codec import decode
-from acp_sdk.protocol.errors import ACPError, ConnectionClosed, RequestTimeout
 
 T = TypeVar("T")
 RequestId = int | str

@@ -30,8 +30,8 @@ from acp_sdk._driver.engine import (
 )
 from acp_sdk._driver.flows import Flow
 from acp_sdk._driver.process import CLOSE_SLACK, AgentProcess
+from acp_sdk.protocol._connection import Connection
 from acp_sdk.protocol._rows import Row
-from acp_sdk.protocol.connection import Connection
 
 T = TypeVar("T")
 RequestId = int | str

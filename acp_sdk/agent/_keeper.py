@@ -55,13 +55,13 @@ from acp_sdk.agent._store import (
     mint_session_id,
     now,
 )
+from acp_sdk.protocol._codec import decode, to_json_value
+from acp_sdk.protocol._errors import ConnectionClosed, DecodeError, RequestError
 from acp_sdk.protocol._rows import Kind, Notification, Row, Side
-from acp_sdk.protocol.codec import decode, to_json_value
-from acp_sdk.protocol.errors import ConnectionClosed, DecodeError, RequestError
 
 if TYPE_CHECKING:
     from acp_sdk._driver.aio import AsyncDriver
-    from acp_sdk.client.session_state import SessionState
+    from acp_sdk.protocol._session_state import SessionState
 
 __all__ = ["SessionKeeper"]
 
@@ -394,25 +394,31 @@ class SessionKeeper:
         session_id: str = params.session_id
         if session_id not in self._running and await self.store.get(session_id) is None:
             raise _not_found(session_id)
-        await self._stop(session_id)
+        # The connection already cancelled its running turn as `session/cancel` would
+        # (acp_sdk.protocol._connection); wait for it to end before freeing the session.
+        await self._stop(session_id, cancel=False)
         return _models(row).CloseSessionResponse()
 
     async def _delete_session(self, row: Row, params: Any) -> Any:
-        await self._stop(params.session_id)
+        await self._stop(params.session_id, cancel=True)
         await self.store.delete(params.session_id)
         return _models(row).DeleteSessionResponse()
 
-    async def _stop(self, session_id: str) -> None:
+    async def _stop(self, session_id: str, *, cancel: bool) -> None:
         """Cancel the session's running turns exactly as `session/cancel` does (the
         connection answers them with stop reason `cancelled` and the agent's `cancel`
-        runs), then wait for them to end."""
+        runs) unless that was done already, then wait for them to end."""
         tasks = self._running.get(session_id)
         if not tasks:
             return
-        cancel = orjson.dumps(
+        if not cancel:
+            with contextlib.suppress(Exception):
+                await asyncio.wait(set(tasks), timeout=CLOSE_WAIT)
+            return
+        cancel_frame = orjson.dumps(
             {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}}
         )
-        self._driver.engine.feed_message(cancel)
+        self._driver.engine.feed_message(cancel_frame)
         with contextlib.suppress(Exception):
             await asyncio.wait(set(tasks), timeout=CLOSE_WAIT)
 
@@ -447,7 +453,7 @@ async def history(keeper: SessionKeeper | None, session_id: str) -> SessionState
 async def session_history(store: SessionStore, session_id: str) -> SessionState:
     """The session as recorded so far, folded by the clients' reducer (the current
     turn's prompt included)."""
-    from acp_sdk.client.session_state import SessionState
+    from acp_sdk.protocol._session_state import SessionState
     from acp_sdk.schema import SessionUpdate
 
     state = SessionState()

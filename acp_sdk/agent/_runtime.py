@@ -32,12 +32,13 @@ from acp_sdk._driver import flows
 from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
 from acp_sdk._driver.engine import Limits
 from acp_sdk.agent import _keeper, _stdio
+from acp_sdk.agent._session import SessionHandle
 from acp_sdk.agent._store import SessionStore
+from acp_sdk.protocol._connection import Connection
+from acp_sdk.protocol._errors import RequestError
 from acp_sdk.protocol._generated.agent_calls import AgentCalls
 from acp_sdk.protocol._generated.methods import SESSION_UPDATE
 from acp_sdk.protocol._rows import Method, MethodTable, Notification, Row, Side
-from acp_sdk.protocol.connection import Connection
-from acp_sdk.protocol.errors import RequestError
 from acp_sdk.schema import (
     AgentAuthCapabilities,
     AgentCapabilities,
@@ -63,6 +64,7 @@ from acp_sdk.schema import (
     McpCapabilities,
     NewSessionRequest,
     NewSessionResponse,
+    PermissionOption,
     PromptCapabilities,
     PromptRequest,
     PromptResponse,
@@ -83,7 +85,7 @@ from acp_sdk.schema import (
 )
 
 if TYPE_CHECKING:
-    from acp_sdk.client.session_state import SessionState
+    from acp_sdk.protocol._session_state import SessionState
 
 __all__ = [
     "Agent",
@@ -111,11 +113,18 @@ class AgentContext(AgentCalls):
     `CapabilityNotNegotiated` without sending anything when they are missing.
     """
 
-    __slots__ = ("_driver", "_keeper")
+    __slots__ = ("_driver", "_keeper", "_remembered")
 
     def __init__(self, driver: AsyncDriver, keeper: _keeper.SessionKeeper | None = None) -> None:
         self._driver = driver
         self._keeper = keeper
+        # Per session: its remembered permission answers (see acp_sdk.agent._session).
+        self._remembered: dict[str, dict[str, PermissionOption]] = {}
+
+    def session(self, session_id: str) -> SessionHandle:
+        """A handle on one session: `say`, `think`, `plan`, `send`, and `tool_call`
+        blocks that always finish (see `SessionHandle`)."""
+        return SessionHandle(self, session_id)
 
     @property
     def client_capabilities(self) -> ClientCapabilities:

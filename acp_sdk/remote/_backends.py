@@ -19,7 +19,8 @@ from acp_sdk._driver.process import AgentProcess
 from acp_sdk.protocol._framing import FRAME_TOO_LARGE, LineFramer
 
 if TYPE_CHECKING:
-    from acp_sdk.agent import Agent, SessionStore
+    from acp_sdk.agent._runtime import Agent
+    from acp_sdk.agent._store import SessionStore
 
 log = logging.getLogger("acp_sdk.remote")
 
@@ -209,13 +210,13 @@ class ProcessBackend:
         self._closed = False
 
     async def start(self) -> None:
-        from acp_sdk.client._common import log_agent_stderr
-        from acp_sdk.client.aio_client import _pipes
+        from acp_sdk._driver.aio import open_process_pipes
+        from acp_sdk._driver.process import log_agent_stderr
 
         self.process = AgentProcess(
             self.argv, env=self.env, cwd=self.cwd, stderr=self.stderr or log_agent_stderr
         )
-        stdout, self._writer, stderr, self._closers = await _pipes(self.process)
+        stdout, self._writer, stderr, self._closers = await open_process_pipes(self.process)
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._pump(stdout, self._output.feed)),

@@ -22,7 +22,8 @@ from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
 from acp_sdk.remote._backends import AgentBackend, Backend, ProcessBackend
 
 if TYPE_CHECKING:
-    from acp_sdk.agent import Agent, SessionStore
+    from acp_sdk.agent._runtime import Agent
+    from acp_sdk.agent._store import SessionStore
 
 log = logging.getLogger("acp_sdk.remote")
 
@@ -596,7 +597,7 @@ def asgi_app(
     if store is not None and agent is None:
         raise ValueError("store= is for an in-process agent (a command keeps its own)")
     if agent is not None:
-        from acp_sdk.agent import Agent as AgentClass
+        from acp_sdk.agent._runtime import Agent as AgentClass
 
         def new_backend() -> Backend:
             instance = agent if isinstance(agent, AgentClass) else agent()

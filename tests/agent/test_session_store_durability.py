@@ -21,7 +21,7 @@ from acp_sdk import Client
 from acp_sdk.agent import SessionStoreError, SqliteSessionStore
 from acp_sdk.schema import AgentMessageChunk, TextContent
 from tests.agent.test_session_store_rules import Seen, argv
-from tests.facades.drivers import AsyncDriver, SyncDriver
+from tests.client.facades import AsyncFacade, SyncFacade
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -32,9 +32,9 @@ def _text(update: Any) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("facade", [SyncDriver, AsyncDriver], ids=["sync", "async"])
+@pytest.mark.parametrize("facade", [SyncFacade, AsyncFacade], ids=["sync", "async"])
 def test_sigkill_mid_turn_then_reload_has_every_update_the_client_received(
-    facade: type[SyncDriver | AsyncDriver], tmp_path: Path
+    facade: type[SyncFacade | AsyncFacade], tmp_path: Path
 ) -> None:
     db = tmp_path / "s.db"
     received: list[str] = []
@@ -44,7 +44,7 @@ def test_sigkill_mid_turn_then_reload_has_every_update_the_client_received(
         popen = driver.client.process
         assert popen is not None
         # As fast as the agent can stream: the kill lands wherever the writes are.
-        if isinstance(driver, SyncDriver):
+        if isinstance(driver, SyncFacade):
             turn = session.prompt("stream 1000000")
             for update in turn:
                 received.append(_text(update) or "")
@@ -65,7 +65,7 @@ def test_sigkill_mid_turn_then_reload_has_every_update_the_client_received(
         popen.wait(10)
         assert popen.returncode == -signal.SIGKILL
     seen = Seen()
-    with SyncDriver(argv(db), on_update=seen) as driver:
+    with SyncFacade(argv(db), on_update=seen) as driver:
         driver.call("load_session", session_id=session.session_id, cwd="/w")
     replayed = seen.texts()
     assert replayed[:3] == ["before", "before", "stream 1000000"]

@@ -13,10 +13,8 @@ from typing import Any
 
 import pytest
 
-from acp_sdk import AsyncClient, RequestError
+from acp_sdk import Agent, AgentContext, AsyncClient, RequestError
 from acp_sdk.agent import (
-    Agent,
-    AgentContext,
     MemorySessionStore,
     SessionStore,
     SqliteSessionStore,

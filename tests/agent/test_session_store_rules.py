@@ -19,12 +19,12 @@ import pytest
 
 from acp_sdk import RequestError
 from acp_sdk.schema import AgentMessageChunk, SessionNotification, TextContent, UserMessageChunk
-from tests.facades.drivers import AsyncDriver, SyncDriver
+from tests.client.facades import AsyncFacade, SyncFacade
 
 pytestmark = pytest.mark.timeout(60)
 
 AGENT = str(Path(__file__).with_name("store_agent.py"))
-Driver = SyncDriver | AsyncDriver
+Facade = SyncFacade | AsyncFacade
 
 
 def argv(path: Path | str, *extra: str) -> list[str]:
@@ -49,8 +49,8 @@ class Seen:
 
 
 @pytest.fixture(params=["sync", "async"])
-def facade(request: pytest.FixtureRequest) -> type[Driver]:
-    return SyncDriver if request.param == "sync" else AsyncDriver
+def facade(request: pytest.FixtureRequest) -> type[Facade]:
+    return SyncFacade if request.param == "sync" else AsyncFacade
 
 
 @pytest.fixture
@@ -59,16 +59,16 @@ def db(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def opened() -> Iterator[list[Driver]]:
-    drivers: list[Driver] = []
+def opened() -> Iterator[list[Facade]]:
+    drivers: list[Facade] = []
     yield drivers
     for driver in reversed(drivers):
         driver.__exit__(None, None, None)
 
 
 def start(
-    facade: type[Driver], opened: list[Driver], path: Path | str, *extra: str, **options: Any
-) -> Driver:
+    facade: type[Facade], opened: list[Facade], path: Path | str, *extra: str, **options: Any
+) -> Facade:
     driver = facade(argv(path, *extra), **options)
     driver.__enter__()
     opened.append(driver)
@@ -80,7 +80,7 @@ def texts(updates: list[Any]) -> list[str]:
 
 
 def test_capabilities_are_exactly_the_served_methods(
-    facade: type[Driver], opened: list[Driver], db: Path
+    facade: type[Facade], opened: list[Facade], db: Path
 ) -> None:
     caps = start(facade, opened, db).agent_capabilities
     assert caps.load_session is True
@@ -92,7 +92,7 @@ def test_capabilities_are_exactly_the_served_methods(
 
 
 def test_load_replays_the_whole_conversation_then_answers(
-    facade: type[Driver], opened: list[Driver], db: Path
+    facade: type[Facade], opened: list[Facade], db: Path
 ) -> None:
     first = start(facade, opened, db)
     session = first.new_session("/work/a")
@@ -123,7 +123,7 @@ def test_load_replays_the_whole_conversation_then_answers(
 
 def test_load_on_the_wire_every_update_precedes_the_answer(db: Path) -> None:
     """Raw frames: the `session/load` answer is the last line, after all the replay."""
-    with SyncDriver(argv(db)) as driver:
+    with SyncFacade(argv(db)) as driver:
         session = driver.new_session("/w")
         driver.prompt(session, "stream 20")
     initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
@@ -157,7 +157,7 @@ def test_load_on_the_wire_every_update_precedes_the_answer(db: Path) -> None:
 
 
 def test_list_shows_every_live_session_with_pages_and_cwd_filter(
-    facade: type[Driver], opened: list[Driver], db: Path
+    facade: type[Facade], opened: list[Facade], db: Path
 ) -> None:
     driver = start(facade, opened, db, "--page-size", "2")
     ids = [driver.new_session("/a" if i % 2 else "/b").session_id for i in range(5)]
@@ -185,7 +185,7 @@ def test_list_shows_every_live_session_with_pages_and_cwd_filter(
     assert bad.value.code == -32602
 
 
-def test_resume_does_not_replay(facade: type[Driver], opened: list[Driver], db: Path) -> None:
+def test_resume_does_not_replay(facade: type[Facade], opened: list[Facade], db: Path) -> None:
     first = start(facade, opened, db)
     session = first.new_session("/w")
     first.prompt(session, "hello")
@@ -199,7 +199,7 @@ def test_resume_does_not_replay(facade: type[Driver], opened: list[Driver], db: 
 
 
 def test_nonexistent_session_is_an_error_never_a_fresh_one(
-    facade: type[Driver], opened: list[Driver], db: Path
+    facade: type[Facade], opened: list[Facade], db: Path
 ) -> None:
     driver = start(facade, opened, db)
     for method in ("load_session", "resume_session"):
@@ -213,7 +213,7 @@ def test_nonexistent_session_is_an_error_never_a_fresh_one(
 
 
 def test_delete_is_idempotent_and_removes_from_list(
-    facade: type[Driver], opened: list[Driver], db: Path
+    facade: type[Facade], opened: list[Facade], db: Path
 ) -> None:
     driver = start(facade, opened, db)
     keep, gone = driver.new_session("/w"), driver.new_session("/w")
@@ -226,11 +226,11 @@ def test_delete_is_idempotent_and_removes_from_list(
 
 
 def test_close_cancels_the_running_turn(
-    facade: type[Driver], opened: list[Driver], db: Path
+    facade: type[Facade], opened: list[Facade], db: Path
 ) -> None:
     driver = start(facade, opened, db)
     session: Any = driver.new_session("/w")
-    if isinstance(driver, SyncDriver):
+    if isinstance(driver, SyncFacade):
         turn = session.prompt("forever")
         updates = []
         for update in turn:
@@ -266,7 +266,7 @@ def test_close_cancels_the_running_turn(
 
 
 def test_history_and_agent_data_persist(
-    facade: type[Driver], opened: list[Driver], db: Path
+    facade: type[Facade], opened: list[Facade], db: Path
 ) -> None:
     first = start(facade, opened, db)
     session = first.new_session("/w")
@@ -279,7 +279,7 @@ def test_history_and_agent_data_persist(
 
 
 def test_memory_store_and_unstable_table(
-    facade: type[Driver], opened: list[Driver], db: Path
+    facade: type[Facade], opened: list[Facade], db: Path
 ) -> None:
     """A MemorySessionStore serves the same rules; an agent on the unstable table gets
     them too (every session method is stable in this schema, so both tables have them)."""
@@ -300,11 +300,11 @@ def test_memory_store_and_unstable_table(
 
 
 def test_user_message_is_recorded_as_sent(db: Path) -> None:
-    with SyncDriver(argv(db)) as driver:
+    with SyncFacade(argv(db)) as driver:
         session = driver.new_session("/w")
         driver.prompt(session, [TextContent(text="a"), TextContent(text="b")])
     seen = Seen()
-    with SyncDriver(argv(db), on_update=seen) as driver:
+    with SyncFacade(argv(db), on_update=seen) as driver:
         driver.call("load_session", session_id=session.session_id, cwd="/w")
     users = [n.update for n in seen.notifications if isinstance(n.update, UserMessageChunk)]
     assert [u.content.text for u in users] == ["a", "b"]  # type: ignore[union-attr]
