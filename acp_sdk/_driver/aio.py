@@ -28,9 +28,9 @@ from acp_sdk._driver.engine import (
 from acp_sdk._driver.flows import AwaitCall, Flow, Read, Run, Until, Write
 from acp_sdk._driver.process import CLOSE_SLACK, AgentProcess
 from acp_sdk._driver.turn import time_left
+from acp_sdk.protocol._connection import Connection
 from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Method, Notification, Row
-from acp_sdk.protocol.connection import Connection
 
 T = TypeVar("T")
 
@@ -297,8 +297,17 @@ class AsyncDriver:
         flow = flows.handle(self.engine, self._serve, request_id, row, params)
         task = asyncio.get_running_loop().create_task(self.run(flow))
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return _HandlerTask(task)
+        handle = _HandlerTask(task)
+
+        def ended(task: asyncio.Task[None]) -> None:
+            self._tasks.discard(task)
+            if task.cancelled():
+                # Cancelled before it first ran (its cancel came in the same read as the
+                # request), it never entered the flow that answers: answer it here.
+                self.engine.answer_unanswered(request_id, handle)
+
+        task.add_done_callback(ended)
+        return handle
 
     # ------------------------------------------------------------------ closing
 
@@ -329,3 +338,28 @@ class AsyncDriver:
         for close in (self._writer.close, *self._closers):
             with contextlib.suppress(Exception):
                 close()
+
+
+PIPE_LIMIT = 1 << 16
+"""asyncio's default StreamReader limit; frames are framed by the engine, not by the reader."""
+
+
+async def open_process_pipes(
+    process: AgentProcess,
+) -> tuple[AsyncByteReader, AsyncByteWriter, AsyncByteReader, tuple[Callable[[], Any], ...]]:
+    """asyncio streams over the agent's pipes. The transports are closed explicitly at
+    close (never left to the garbage collector, which would warn after the loop ends)."""
+    loop = asyncio.get_running_loop()
+    stdout = asyncio.StreamReader(limit=PIPE_LIMIT)
+    stderr = asyncio.StreamReader(limit=PIPE_LIMIT)
+    out_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(stdout), process.stdout
+    )
+    err_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(stderr), process.stderr_pipe
+    )
+    in_transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, process.stdin
+    )
+    writer = asyncio.StreamWriter(in_transport, protocol, None, loop)
+    return stdout, writer, stderr, (out_transport.close, err_transport.close, in_transport.close)

@@ -24,8 +24,11 @@ Rules:
 3. Senders wait while more than `max_send_buffer` bytes are queued (a soft bound: each
    waiting sender adds one frame). The reader stops while more than
    `max_buffered_updates` updates/callbacks are unconsumed, while answers it owes are
-   stuck in the queue, or while `max_inflight` requests are being handled. The reader
-   never waits for senders: two endpoints streaming at each other cannot deadlock.
+   stuck in the queue (`max_send_buffer` bytes of them), while `max_inflight` requests
+   are being handled, or while `max_owed_answers` answers are owed (requests being
+   handled plus answers not yet written: a count, so a peer that pipelines requests
+   and never reads costs bounded memory however small the answers). The reader never
+   waits for senders: two endpoints streaming at each other cannot deadlock.
 4. Every call ends exactly once, by resolving its waiter with an `Outcome` (never an
    exception set on a future, so an abandoned call never logs "never retrieved").
 
@@ -47,12 +50,10 @@ from typing import Any, Final, Generic, Protocol, TypeVar
 import attrs
 
 from acp_sdk._driver.turn import Sink
-from acp_sdk.protocol._jsonrpc import RequestId
-from acp_sdk.protocol._rows import Kind, Method, Notification, Row, Side
-from acp_sdk.protocol.codec import decode
-from acp_sdk.protocol.connection import Connection
-from acp_sdk.protocol.errors import ACPError, ConnectionClosed, LocalProtocolError, RequestTimeout
-from acp_sdk.protocol.events import (
+from acp_sdk.protocol._codec import decode
+from acp_sdk.protocol._connection import Connection
+from acp_sdk.protocol._errors import ACPError, ConnectionClosed, LocalProtocolError, RequestTimeout
+from acp_sdk.protocol._events import (
     CallFailed,
     CancelRequested,
     ConnectionClosedEvent,
@@ -64,6 +65,8 @@ from acp_sdk.protocol.events import (
     RequestReceived,
     ResponseReceived,
 )
+from acp_sdk.protocol._jsonrpc import RequestId
+from acp_sdk.protocol._rows import Kind, Method, Notification, Row, Side
 
 T = TypeVar("T")
 S = TypeVar("S", bound="Signal")
@@ -80,6 +83,9 @@ rest is folded when someone reads the state): bounded memory, cheap streaming.""
 SESSION_UPDATE: Final = "session/update"
 LET_THE_WRITER_RUN: Final = 1 << 16
 """Queued bytes past which a sender of notifications yields once to the writer."""
+RIGHT_SIZE_BELOW: Final = 2048
+"""Queued frames shorter than this are copied to an exactly sized `bytes` (see
+`Engine._queue_frame`)."""
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -94,11 +100,17 @@ class Limits:
             the peer). One turn nobody iterates can therefore stall the connection.
         max_inflight: Requests from the peer being handled at once before the reader
             stops reading.
+        max_owed_answers: Answers owed to the peer before the reader stops reading:
+            its requests being handled plus answers queued but not yet written. So a
+            peer that pipelines requests and never reads the answers costs bounded
+            memory. Both checked before each read: one read (64 KiB) may add a
+            chunk's worth of requests past them.
     """
 
     max_send_buffer: int = 4 << 20
     max_buffered_updates: int = 4096
     max_inflight: int = 256
+    max_owed_answers: int = 4096
 
 
 class Signal(Protocol):
@@ -180,11 +192,12 @@ class Call:
 class Batch:
     """Frames the writer took from the queue: one write, then `Engine.wrote(batch)`."""
 
-    __slots__ = ("data", "replies")
+    __slots__ = ("answers", "data", "replies")
 
-    def __init__(self, data: bytes, replies: int) -> None:
+    def __init__(self, data: bytes, replies: int, answers: int) -> None:
         self.data = data
-        self.replies = replies
+        self.replies = replies  # bytes of answers we owe
+        self.answers = answers  # how many answers
 
 
 Serve = Callable[[Row, Any], Any]
@@ -224,7 +237,7 @@ class Engine(Generic[S]):
         self.clock = new_signal()  # a turn with a clock began (or we are closing)
         self.on_callback_runner: Callable[[], bool] = _no
         """Set by a driver: True when called on its callback runner (thread or task)."""
-        self._queue: deque[tuple[bytes, bool]] = deque()
+        self._queue: deque[tuple[bytes, int]] = deque()  # a frame, the answers in it
         self._writing = False  # the writer holds a batch it has not finished writing
         self.try_write: Callable[[bytes], int] | None = None
         """Set by a driver whose transport can take bytes without blocking: returns how
@@ -238,6 +251,7 @@ class Engine(Generic[S]):
         them together: a lone frame leaves at once, a burst in one write per batch."""
         self._queued = 0  # bytes queued or being written
         self._replies_queued = 0  # of which answers we owe the peer
+        self._answers_queued = 0  # how many answers those bytes hold
         self._calls: dict[RequestId, Waiter] = {}
         self._turn_of_call: dict[RequestId, Sink] = {}
         self._turns: dict[str, Sink] = {}
@@ -276,6 +290,7 @@ class Engine(Generic[S]):
             self._buffered < buffered
             and self._replies_queued < limits.max_send_buffer
             and len(self._serving) < limits.max_inflight
+            and len(self._serving) + self._answers_queued < limits.max_owed_answers
         )
 
     def writer_has_work(self) -> bool:
@@ -425,10 +440,18 @@ class Engine(Generic[S]):
                     self.cork()
                 return
             frame = frame[written:]
-        self._queue.append((frame, reply))
+        if len(frame) < RIGHT_SIZE_BELOW:
+            # orjson's bytes keep a buffer of at least 4 KiB: a queued small frame would
+            # cost 20-40x its length, and the byte bound would not bound memory.
+            frame = bytes(memoryview(frame))
+        # Per frame: the answers it holds (frames end with a newline, which JSON text
+        # never contains), counted against max_owed_answers until written.
+        answers = (frame.count(b"\n") or 1) if reply else 0
+        self._queue.append((frame, answers))
         self._queued += len(frame)
         if reply:
             self._replies_queued += len(frame)
+            self._answers_queued += answers
         self.to_write.notify()
 
     def take_batch(self) -> Batch | None:
@@ -437,20 +460,22 @@ class Engine(Generic[S]):
         if not self._queue or self.output_dropped:
             return None
         frames: list[bytes] = []
-        replies = 0
+        replies = answers = 0
         while self._queue:
-            frame, reply = self._queue.popleft()
+            frame, held = self._queue.popleft()
             frames.append(frame)
-            if reply:
+            if held:
                 replies += len(frame)
+                answers += held
         self._writing = True
-        return Batch(b"".join(frames), replies)
+        return Batch(b"".join(frames), replies, answers)
 
     def wrote(self, batch: Batch) -> None:
         with self.lock:
             self._writing = False
             self._queued -= len(batch.data)
             self._replies_queued -= batch.replies
+            self._answers_queued -= batch.answers
             self.space.notify()
             self.may_read.notify()
 
@@ -681,6 +706,17 @@ class Engine(Generic[S]):
             self._queue_frame(frame, reply=True)
             self.may_read.notify()
 
+    def answer_unanswered(self, request_id: RequestId, handle: Cancellable) -> None:
+        """A handler ended: if it never answered (cancelled before it first ran), answer
+        it as cancelled now, so every request gets exactly one answer. `handle` tells
+        it from a later request that reuses the id."""
+        with self.lock:
+            if self._serving.get(request_id) is handle:
+                del self._serving[request_id]
+                frame = self.connection.answer(request_id, cancelled=True)
+                self._queue_frame(frame, reply=True)
+                self.may_read.notify()
+
     def _cancel_handler(self, request_id: RequestId) -> None:
         handle = self._serving.get(request_id)
         if handle is not None and handle.cancel():
@@ -723,7 +759,7 @@ class Engine(Generic[S]):
             if not flush:
                 self.output_dropped = True
                 self._queue.clear()
-                self._queued = self._replies_queued = 0
+                self._queued = self._replies_queued = self._answers_queued = 0
             self._wake_all()
 
     def _wake_all(self) -> None:

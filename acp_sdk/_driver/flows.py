@@ -31,9 +31,9 @@ from acp_sdk._driver.engine import (
 )
 from acp_sdk._driver.process import AgentProcess
 from acp_sdk._driver.turn import Sink, deadline_after
+from acp_sdk.protocol._errors import ConnectionClosed
 from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Method, Notification, Row
-from acp_sdk.protocol.errors import ConnectionClosed
 
 T = TypeVar("T")
 log = logging.getLogger("acp_sdk.driver")

@@ -31,9 +31,9 @@ from acp_sdk._driver.engine import (
 from acp_sdk._driver.flows import AwaitCall, Flow, Read, Run, Until, Write
 from acp_sdk._driver.process import CLOSE_SLACK, AgentProcess
 from acp_sdk._driver.turn import time_left
+from acp_sdk.protocol._connection import Connection
 from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Row
-from acp_sdk.protocol.connection import Connection
 
 T = TypeVar("T")
 WRITE_POLL: Final = 0.5

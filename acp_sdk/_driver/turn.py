@@ -13,8 +13,8 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from acp_sdk.protocol._errors import RequestTimeout
 from acp_sdk.protocol._jsonrpc import RequestId
-from acp_sdk.protocol.errors import RequestTimeout
 
 if TYPE_CHECKING:
     from acp_sdk._driver.engine import Outcome

@@ -9,33 +9,32 @@ and the state of sessions and turns that does not depend on how a caller waits.
 from __future__ import annotations
 
 import io
-import logging
 import os
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, cast
 
 import attrs
 
 from acp_sdk._driver.engine import Callback, Limits, Outcome
-from acp_sdk._driver.process import AgentProcess, argv_of
+from acp_sdk._driver.process import AgentProcess, argv_of, log_agent_stderr
 from acp_sdk._driver.turn import Sink
 from acp_sdk._version import __version__
+from acp_sdk.protocol._connection import SUPPORTED_PROTOCOL_VERSIONS, Connection
+from acp_sdk.protocol._errors import RequestError
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
 from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Method, MethodTable, Row, Side
-from acp_sdk.protocol.connection import SUPPORTED_PROTOCOL_VERSIONS, Connection
-from acp_sdk.protocol.errors import RequestError
 
 if TYPE_CHECKING:
     # The models, the method rows and the handlers load on first use (a client's
     # construction, or the first call): `from acp_sdk import Client` builds no model class.
     from typing_extensions import Self, Unpack
 
-    from acp_sdk.client.options import ClientOptions
-    from acp_sdk.client.session_state import SessionState, ToolCallView
+    from acp_sdk.client._options import ClientOptions
     from acp_sdk.handlers import HandlerSet
+    from acp_sdk.protocol._session_state import SessionState, ToolCallView
     from acp_sdk.schema import (
         AgentCapabilities,
         ClientCapabilities,
@@ -50,9 +49,10 @@ if TYPE_CHECKING:
         StopReason,
     )
 
+P = TypeVar("P")
 R = TypeVar("R")
 H = TypeVar("H")
-C = TypeVar("C", bound="ClientState[Any]")
+C = TypeVar("C", bound="BaseClient[Any]")
 _DEFAULTS = Limits()
 MAX_TURN_TEXT: Final = 4 << 20
 """Default `max_turn_text`: characters of agent message text a turn keeps for `text`."""
@@ -88,11 +88,6 @@ def prompt_blocks(prompt: str | ContentBlock | Sequence[ContentBlock]) -> list[C
     return [single]
 
 
-def log_agent_stderr(line: str) -> None:
-    """Where an agent's stderr goes by default: a logger, line by line."""
-    logging.getLogger("acp_sdk.agent.stderr").info("%s", line)
-
-
 @attrs.frozen(kw_only=True, order=False)
 class SpawnSpec:
     """How to start an agent subprocess, and how long closing it may take."""
@@ -125,7 +120,7 @@ class RemoteSpec:
         return transport_for(self.url, self.headers, self.timeout, self.max_message_size)
 
 
-class ClientState(Generic[H]):
+class BaseClient(Generic[H]):
     """The facade-independent half of a client: options, handlers, the agent process,
     and what initialize told us. `Client` and `AsyncClient` add how callers wait.
 
@@ -242,7 +237,7 @@ class ClientState(Generic[H]):
         `{"Authorization": "Bearer ..."}`); `timeout` bounds connecting and each HTTP
         request (never an open event stream); messages over `max_message_size` bytes
         are refused. Nothing is replayed after a dropped connection: see
-        `acp_sdk.remote.reconnect`. The other options are `ClientState`'s.
+        `acp_sdk.client.reconnect`. The other options are `BaseClient`'s.
         """
         client = cls(**options)
         client._remote = RemoteSpec(
@@ -268,7 +263,7 @@ class ClientState(Generic[H]):
     def _state_of(self, session_id: str) -> SessionState:
         """The session's state (empty when not tracked or not open)."""
         if self._driver is None or not self.track_state:
-            from acp_sdk.client.session_state import SessionState
+            from acp_sdk.protocol._session_state import SessionState
 
             return SessionState()
         state: SessionState = self._driver.engine.state_of(session_id)
@@ -281,13 +276,22 @@ class ClientState(Generic[H]):
     def _initialize_request(self) -> InitializeRequest:
         return default_initialize(self._handlers, self._client_info)
 
-    def _record(self, row: Method[Any, R], result: R) -> R:
-        if row.wire == "initialize":  # checked first: other calls pay no import
-            from acp_sdk.methods import INITIALIZE
-            from acp_sdk.schema import InitializeResponse
+    def _on_table(self, row: Method[P, R]) -> Method[P, R]:
+        """The row a typed call (written against the stable rows) goes through: the
+        client's table's row of the same name. So a client on another protocol table
+        (`unstable.TABLE`) negotiates, gates and decodes with that protocol end to end;
+        the params encode the same either way."""
+        table = self._table
+        if table is None:
+            return row
+        found = table.get(row.handled_by, row.wire, row.kind)
+        # The same method in the table's schema: its params and result are that schema's.
+        return cast("Method[P, R]", found) if isinstance(found, Method) else row
 
-            if row is INITIALIZE and isinstance(result, InitializeResponse):
-                self.initialize_response = result
+    def _record(self, row: Method[Any, R], result: R) -> R:
+        if row.wire == "initialize":
+            # The table's schema decoded it (on `unstable.TABLE`, the unstable class).
+            self.initialize_response = cast("InitializeResponse", result)
         return result
 
     def _close_grace(self) -> tuple[float, float]:
@@ -318,16 +322,16 @@ class ClientState(Generic[H]):
         from acp_sdk.schema import AgentCapabilities
 
         caps = self._connection.their_capabilities if self._connection else None
-        return caps if isinstance(caps, AgentCapabilities) else AgentCapabilities()
+        # A client's peer advertised agent capabilities, decoded by the table's schema:
+        # on `unstable.TABLE` the unstable class (see docs/unstable.md).
+        return cast("AgentCapabilities", caps) if caps is not None else AgentCapabilities()
 
     @property
     def agent_info(self) -> Implementation | None:
         """The agent's name and version from its initialize answer (None before, or
         if it sent none)."""
-        from acp_sdk.schema import Implementation
-
-        info = self._connection.their_info if self._connection else None
-        return info if isinstance(info, Implementation) else None
+        # `Implementation` is one class in both schemas (the unstable one reuses it).
+        return self._connection.their_info if self._connection else None
 
     @property
     def stderr_tail(self) -> str:
@@ -363,7 +367,7 @@ class TurnHandle(Generic[C]):
         self._engine = engine
         # The turn's clock (`_driver/turn.py`) counts from here, queueing included.
         self._sink: Sink = engine.begin_turn(
-            SESSION_PROMPT, params, timeout=timeout, idle_timeout=idle_timeout
+            client._on_table(SESSION_PROMPT), params, timeout=timeout, idle_timeout=idle_timeout
         )
         self.request_id: RequestId = self._sink.request_id
         self._pending: deque[Any] = deque()  # taken from the sink, not yet handed out
@@ -401,7 +405,7 @@ class TurnHandle(Generic[C]):
             self._text_left -= len(text)
 
     def _keep_tool_call(self, update: Any) -> None:
-        from acp_sdk.client.session_state import ToolCallView, _updated, _view_of
+        from acp_sdk.protocol._session_state import ToolCallView, _updated, _view_of
         from acp_sdk.schema import ToolCall
 
         known = self._tools.get(update.tool_call_id)
@@ -523,12 +527,12 @@ def prompt_request(
 
 
 def _fold_updates(state: SessionState | None, updates: list[Any]) -> SessionState:
-    from acp_sdk.client.session_state import SessionState
+    from acp_sdk.protocol._session_state import SessionState
 
     return (state if state is not None else SessionState()).apply_all(updates)
 
 
-def _require_tracking(client: ClientState[Any]) -> None:
+def _require_tracking(client: BaseClient[Any]) -> None:
     if not client.track_state:
         raise RuntimeError(
             "session state is not kept: create the client with track_state=True "

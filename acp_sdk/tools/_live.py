@@ -1,5 +1,5 @@
 """One turn, run for a person at a terminal: the live turn, permission questions and
-Ctrl-C (see `acp_sdk.tools.cli` for the threads and the exit codes)."""
+Ctrl-C (see `acp_sdk.tools._cli` for the threads and the exit codes)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ import orjson
 
 from acp_sdk._driver.turn import CANCEL_GRACE
 from acp_sdk.handlers import AllowOnce, ClientHandlers
-from acp_sdk.protocol.codec import to_json_value
-from acp_sdk.protocol.errors import (
+from acp_sdk.protocol._codec import to_json_value
+from acp_sdk.protocol._errors import (
     ConnectionClosed,
     RequestError,
     RequestTimeout,
@@ -408,7 +408,7 @@ class _Agent:
     def __init__(
         self, argv: Sequence[str], args: argparse.Namespace, handlers: list[ClientHandlers]
     ) -> None:
-        from acp_sdk.client.sync_client import Client
+        from acp_sdk.client._sync import Client
 
         self.argv = list(argv)
         self.debug = bool(getattr(args, "debug", False))

@@ -16,7 +16,7 @@ import threading
 import time
 from typing import IO, Any
 
-from acp_sdk.client.session_state import SessionState
+from acp_sdk.protocol._session_state import SessionState
 from acp_sdk.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,

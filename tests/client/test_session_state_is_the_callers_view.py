@@ -7,26 +7,26 @@ from typing import Any
 
 import pytest
 
-from acp_sdk.client.session_state import SessionState
-from tests.facades.drivers import DRIVERS, SCENARIO, Driver, guarded
+from acp_sdk.protocol._session_state import SessionState
+from tests.client.facades import FACADES, SCENARIO, Facade, guarded
 
 pytestmark = pytest.mark.timeout(60)
 
 
-@pytest.fixture(params=sorted(DRIVERS))
+@pytest.fixture(params=sorted(FACADES))
 def facade(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 def test_on_update_sees_the_state_after_exactly_the_updates_handed_to_it(facade: str) -> None:
     seen: list[tuple[Any, SessionState]] = []
-    box: dict[str, Driver] = {}
+    box: dict[str, Facade] = {}
 
     def on_update(notification: Any) -> None:
         client = box["driver"].client
         seen.append((notification.update, client.session(notification.session_id).state))
 
-    driver = DRIVERS[facade](SCENARIO, on_update=on_update, track_state=True)
+    driver = FACADES[facade](SCENARIO, on_update=on_update, track_state=True)
     box["driver"] = driver
     with driver:
         session = driver.new_session()

@@ -19,11 +19,10 @@ from typing import Any
 
 import pytest
 
-from acp_sdk import AsyncClient, RequestTimeout
-from acp_sdk.protocol.errors import LocalProtocolError
+from acp_sdk import AsyncClient, LocalProtocolError, RequestTimeout
 from acp_sdk.remote import asgi_app
 from acp_sdk.schema import AgentMessageChunk, TextContent
-from tests.facades.drivers import AsyncDriver, SyncDriver, guarded
+from tests.client.facades import AsyncFacade, Facade, SyncFacade, guarded
 from tests.remote.server import running
 
 pytestmark = pytest.mark.timeout(60)
@@ -31,8 +30,7 @@ pytestmark = pytest.mark.timeout(60)
 AGENT = [sys.executable, str(Path(__file__).with_name("turn_agent.py"))]
 STEP = 15.0  # seconds any one step may take before the test fails as hung
 PROMPTLY = 5.0  # a cancelled turn ends within this (the agent answers at once)
-Driver = SyncDriver | AsyncDriver
-MakeDriver = Callable[..., Driver]
+MakeDriver = Callable[..., Facade]
 
 
 @pytest.fixture(scope="module")
@@ -48,10 +46,10 @@ def transport(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(params=["sync", "async"])
 def make(request: pytest.FixtureRequest, transport: str) -> Iterator[MakeDriver]:
-    opened: list[Driver] = []
-    cls = SyncDriver if request.param == "sync" else AsyncDriver
+    opened: list[Facade] = []
+    cls = SyncFacade if request.param == "sync" else AsyncFacade
 
-    def factory(**options: Any) -> Driver:
+    def factory(**options: Any) -> Facade:
         driver = cls(AGENT, **options)
         if transport != "stdio":
             remote = request.getfixturevalue("address")
@@ -66,15 +64,15 @@ def make(request: pytest.FixtureRequest, transport: str) -> Iterator[MakeDriver]
         guarded(driver.__exit__, STEP, "close")
 
 
-def cancel(driver: Driver, target: Any) -> None:
+def cancel(driver: Facade, target: Any) -> None:
     """`target.cancel()` (a session or a turn) on the driver's facade."""
-    if isinstance(driver, SyncDriver):
+    if isinstance(driver, SyncFacade):
         target.cancel()
     else:
         driver.run(target.cancel)
 
 
-def drain(driver: Driver, turn: Any, within: float = STEP) -> list[Any]:
+def drain(driver: Facade, turn: Any, within: float = STEP) -> list[Any]:
     updates, error = guarded(lambda: driver.drain(turn), within, "iterating the turn")
     if error is not None:
         raise error
@@ -117,7 +115,7 @@ def test_cancel_before_the_agent_sees_the_prompt_ends_the_turn_cancelled(
     on the agent's side): it still reaches the agent after the prompt."""
     driver = make()
     session = driver.new_session()
-    if isinstance(driver, SyncDriver):
+    if isinstance(driver, SyncFacade):
         turn = session.prompt("wait")
         turn.cancel()
     else:
@@ -297,7 +295,7 @@ def test_session_state_holds_exactly_the_updates_handed_out(make: MakeDriver) ->
         handed.append(update.content.text)
         seen.append(session.state.text)
 
-    if isinstance(driver, SyncDriver):
+    if isinstance(driver, SyncFacade):
         for update in turn:
             each(update)
     else:
@@ -314,7 +312,7 @@ def test_session_state_holds_exactly_the_updates_handed_out(make: MakeDriver) ->
 
 
 def test_async_prompt_needs_a_running_loop() -> None:
-    driver = AsyncDriver(AGENT)
+    driver = AsyncFacade(AGENT)
     with driver:
         session = driver.new_session()
         with pytest.raises(RuntimeError, match="running event loop"):
@@ -327,7 +325,7 @@ def test_async_cancelled_consumer_then_prompt_again_behaves_as_documented(
     """Cancelling the task that iterates sends session/cancel; until the agent answers,
     a new prompt is refused; `await turn` returns the `cancelled` response; then the
     next prompt runs."""
-    driver = AsyncDriver(AGENT)
+    driver = AsyncFacade(AGENT)
     if transport != "stdio":
         url = f"{transport}://{request.getfixturevalue('address')}/acp"
         driver.client = AsyncClient.connect_url(url, timeout=10)

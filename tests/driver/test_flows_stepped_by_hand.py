@@ -22,14 +22,14 @@ from acp_sdk._driver.engine import LET_THE_WRITER_RUN, Engine, Expired, Limits, 
 from acp_sdk._driver.flows import AwaitCall, Read, Run, Until, Write
 from acp_sdk._driver.turn import Sink
 from acp_sdk.methods import AUTHENTICATE, INITIALIZE, SESSION_CANCEL, SESSION_PROMPT
-from acp_sdk.protocol._rows import Side
-from acp_sdk.protocol.connection import Connection
-from acp_sdk.protocol.errors import (
+from acp_sdk.protocol._connection import Connection
+from acp_sdk.protocol._errors import (
     ConnectionClosed,
     LocalProtocolError,
     RequestError,
     RequestTimeout,
 )
+from acp_sdk.protocol._rows import Side
 from acp_sdk.schema import (
     AuthenticateRequest,
     CancelledPermissionOutcome,
