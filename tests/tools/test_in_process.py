@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,6 +38,11 @@ def open_fds() -> set[str]:
 def no_leaks() -> Iterator[None]:
     threads, fds = set(threading.enumerate()), open_fds()
     yield
+    # A pool thread may still be returning from its last job when close() returns: give
+    # it a bounded moment, then whatever is left is a leak.
+    deadline = time.monotonic() + 5.0
+    while not set(threading.enumerate()) <= threads and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert set(threading.enumerate()) <= threads
     assert open_fds() <= fds
 
