@@ -1,6 +1,7 @@
 """The method table: one typed row per ACP method, generated from the schema.
 
-    from acp_sdk.methods import SESSION_NEW, TABLE, Side
+    from acp_sdk import Side
+    from acp_sdk.methods import SESSION_NEW, TABLE
 
     SESSION_NEW.wire          # "session/new"
     SESSION_NEW.params_type   # NewSessionRequest

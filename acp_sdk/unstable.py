@@ -9,8 +9,15 @@ from `acp_sdk.schema`, so stable code never picks one up by accident:
     unstable.TABLE.get(unstable.Side.AGENT, "session/fork", unstable.Kind.REQUEST)
 
 This namespace is complete on its own: it holds every model of the unstable schema,
-including the stable ones as the unstable schema defines them, so objects built here
-never mix with `acp_sdk.schema` classes.
+the stable ones included. A model the unstable schema defines exactly as the stable one,
+and whose field types are all such models too, is the `acp_sdk.schema` class itself
+(`unstable.TextContent is schema.TextContent`). Every other model is a class of its own:
+the new ones, the changed ones (`unstable.ToolCall` has fields `schema.ToolCall` lacks)
+and those that hold a changed one (`unstable.SessionNotification`, whose `update` may be
+an unstable `ToolCall`). So stable code still never receives a class of this namespace's
+own unless it asks for one (an `unstable` type given to `decode`, or `unstable.TABLE`),
+and an `isinstance` check against a `schema` class matches an unstable object exactly
+when the two schemas agree on its type.
 """
 
 from __future__ import annotations

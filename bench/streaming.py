@@ -17,7 +17,7 @@ Pairs (client <- agent, all in `bench/peers/`):
 - acp_sdk `Client` (threads) and `AsyncClient` <- `ours_agent.py` (`acp_sdk.Agent` +
   `run_agent`).
 - the incumbent's client (`acp.spawn_agent_process`) <- the interop peer
-  `tests/facades/agents/incumbent_agent.py` (the incumbent's `Agent` + `run_agent`).
+  `tests/client/agents/incumbent_agent.py` (the incumbent's `Agent` + `run_agent`).
 
 `bench/run.py` runs these interleaved with everything else; this module alone runs
 `ROUNDS` interleaved rounds of these two figures.
@@ -38,15 +38,14 @@ from typing import Any
 
 import orjson
 
-from acp_sdk.aio_client import AsyncClient
-from acp_sdk.sync_client import Client
+from acp_sdk import AsyncClient, Client
 
 ROOT = Path(__file__).resolve().parents[1]
 PEERS = Path(__file__).resolve().parent / "peers"
 FLOOR_AGENT = [sys.executable, str(PEERS / "floor_agent.py")]
 OUR_AGENT = [sys.executable, str(PEERS / "ours_agent.py")]
 # The incumbent-based agent of the interop tests also serves `stream N` for the benchmark.
-THEIR_AGENT = [sys.executable, str(ROOT / "tests/facades/agents/incumbent_agent.py")]
+THEIR_AGENT = [sys.executable, str(ROOT / "tests/client/agents/incumbent_agent.py")]
 N = 50_000
 RTT_CALLS = 1_000
 RTT_WARMUP = 100

@@ -6,10 +6,12 @@ python -m acp_sdk prompt --fs --terminal "count" -- python examples/agent_fs_ter
 from __future__ import annotations
 
 import os
+import uuid
 
 from acp_sdk import Agent, AgentContext, CapabilityNotNegotiated, run_agent
 from acp_sdk.schema import (
     AgentMessageChunk,
+    Implementation,
     NewSessionRequest,
     NewSessionResponse,
     PromptRequest,
@@ -19,12 +21,14 @@ from acp_sdk.schema import (
 
 
 class Worker(Agent):
+    agent_info = Implementation(name="example-fs-terminal-agent", version="1.0")
+
     def __init__(self) -> None:
         self.cwd = "/"
 
     async def new_session(self, params: NewSessionRequest, ctx: AgentContext) -> NewSessionResponse:
         self.cwd = params.cwd
-        return NewSessionResponse(session_id="work-1")
+        return NewSessionResponse(session_id=f"work-{uuid.uuid4().hex}")
 
     async def prompt(self, params: PromptRequest, ctx: AgentContext) -> PromptResponse:
         sid = params.session_id

@@ -13,9 +13,9 @@ import sys
 
 import attrs
 
-from acp_sdk import Agent, AgentContext, Client, run_agent
+from acp_sdk import Agent, AgentContext, Client, Side, run_agent
 from acp_sdk.agent import extension
-from acp_sdk.methods import TABLE, Method, Side
+from acp_sdk.methods import TABLE, Method
 from acp_sdk.schema import AgentCapabilities
 
 

@@ -23,9 +23,10 @@ from collections.abc import Iterable
 import uvicorn
 
 from acp_sdk import Client
-from acp_sdk.remote import asgi_app, reconnect
-from acp_sdk.scenario_agent import ScenarioAgent
+from acp_sdk.client import reconnect
+from acp_sdk.remote import asgi_app
 from acp_sdk.schema import AgentMessageChunk, SessionNotification, SessionUpdate, TextContent
+from acp_sdk.testing import ScenarioAgent
 
 
 def text(updates: Iterable[SessionUpdate]) -> str:

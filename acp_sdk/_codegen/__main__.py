@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from acp_sdk._codegen import emit_codec, emit_facades, emit_methods, emit_models, ir
+from acp_sdk._codegen import emit_codec, emit_facades, emit_methods, emit_models, ir, reuse
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_DIR = HERE / "schema"
@@ -94,6 +94,12 @@ def generate() -> dict[str, str]:
     unstable_rows = emit_methods.rows(
         unstable, files["v1/meta.unstable.json"], unstable_wires=sorted(all_wires - stable_wires)
     )
+    # The unstable modules import what the unstable schema leaves as it is (see reuse).
+    shared = reuse.Shared(
+        reuse.shared_names(stable, unstable),
+        models_module="acp_sdk.protocol._generated.models",
+        codec_module="acp_sdk.protocol._generated.codec",
+    )
     s_digest = digests["v1/schema.json"]
     u_digest = digests["v1/schema.unstable.json"]
     out = {
@@ -139,17 +145,20 @@ def generate() -> dict[str, str]:
         "unstable_models.py": emit_models.emit(
             unstable,
             _header("schema.unstable.json", u_digest, "ACP wire models (unstable protocol)."),
+            shared,
         ),
         "unstable_codec.py": emit_codec.emit(
             unstable,
             _header("schema.unstable.json", u_digest, "Decoders and encoders, unstable models."),
             "acp_sdk.protocol._generated.unstable_models",
+            shared,
         ),
         "unstable_methods.py": emit_methods.emit(
             unstable_rows,
             _header("schema.unstable.json", u_digest, "Method table rows (unstable protocol)."),
             "acp_sdk.protocol._generated.unstable_models",
             table_name="ALL_ROWS",
+            export_side=True,  # `acp_sdk.unstable` is the complete unstable namespace
         ),
         "unstable_api.py": _unstable_api(unstable, unstable_rows, u_digest),
     }

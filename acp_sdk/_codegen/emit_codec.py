@@ -32,6 +32,7 @@ from acp_sdk._codegen.ir import (
     UnionDef,
     UnknownArmDef,
 )
+from acp_sdk._codegen.reuse import Shared
 
 _PRIM_CHECK = {
     "str": ("type(v) is not str", '"a string"'),
@@ -42,9 +43,11 @@ _PRIM_CHECK = {
 
 
 class _Emitter:
-    def __init__(self, model: Model, models_module: str) -> None:
+    def __init__(self, model: Model, models_module: str, shared: Shared | None) -> None:
         self.model = model
         self.models_module = models_module
+        self.shared = shared
+        self.reused = shared.names if shared is not None else frozenset()
         self.lines: list[str] = []
 
     # ------------------------------------------------------------------ type helpers
@@ -497,19 +500,14 @@ class _Emitter:
 
     def emit(self, header: str) -> str:
         model = self.model
-        classes = class_order(model)
-        unknowns = sorted(
+        all_classes = class_order(model)
+        all_unknowns = sorted(
             (d for d in model.defs.values() if isinstance(d, UnknownArmDef)), key=lambda d: d.name
         )
-        names = sorted(
-            {c.name for c in classes}
-            | {u.name for u in unknowns}
-            | {
-                d.name
-                for d in model.defs.values()
-                if isinstance(d, (AliasDef, LiteralDef, UnionDef))
-            }
-        )
+        # Shared definitions keep their stable functions: only the others are emitted.
+        classes = [c for c in all_classes if c.name not in self.reused]
+        unknowns = [u for u in all_unknowns if u.name not in self.reused]
+        names = sorted(model.defs)
         out = self.lines
         out += [
             header,
@@ -524,7 +522,7 @@ class _Emitter:
             "from acp_sdk.protocol._model_support import NO_EXPLICIT as _NO_EXPLICIT",
             "from acp_sdk.protocol._model_support import UNSET as _UNSET",
             "from acp_sdk.protocol._model_support import WireModel",
-            "from acp_sdk.protocol.errors import DecodeError, EncodeError",
+            "from acp_sdk.protocol._errors import DecodeError, EncodeError",
             "__MODEL_IMPORTS__",
             "",
             "_MISSING: Final[Any] = _s.MISSING",
@@ -554,6 +552,8 @@ class _Emitter:
             out += ["", "", f"def _e_{unknown.name}(o: {unknown.name}) -> dict[str, Any]:"]
             out.append("    return dict(o.raw)")
         for definition in sorted(model.defs.values(), key=lambda d: d.name):
+            if definition.name in self.reused:
+                continue
             if isinstance(definition, UnionDef):
                 self.emit_union(definition)
             elif isinstance(definition, AliasDef):
@@ -566,7 +566,7 @@ class _Emitter:
             "ENCODERS: Final[Mapping[type, Callable[[Any], dict[str, Any]]]] = {",
             *[
                 f"    {c}: _e_{c},"
-                for c in sorted([c.name for c in classes] + [u.name for u in unknowns])
+                for c in sorted([c.name for c in all_classes] + [u.name for u in all_unknowns])
             ],
             "}",
             '"""Model class -> function producing its JSON-ready dict."""',
@@ -598,10 +598,19 @@ class _Emitter:
         ]
         text = "\n".join(out)
         used = [n for n in names if re.search(rf"\b{n}\b", text)]
-        imports = "\n".join(
-            [f"from {self.models_module} import (", *[f"    {n}," for n in used], ")"]
-        )
-        return text.replace("__MODEL_IMPORTS__", imports)
+        imports = [f"from {self.models_module} import (", *[f"    {n}," for n in used], ")"]
+        if self.shared is not None:
+            # The shared definitions' decoders, encoders, literal sets and slot setters,
+            # from the stable codec: whatever the text uses and does not define.
+            defined = set(re.findall(r"^(?:def )?(_\w+)\b", text, re.MULTILINE))
+            borrowed = set(re.findall(r"\b(_(?:d|e|L|S|DF|T)_\w+)", text)) - defined
+            if borrowed:
+                imports += [
+                    "# The stable functions of the definitions shared with the stable schema.",
+                    f"from {self.shared.codec_module} import (",
+                ]
+                imports += [f"    {n}," for n in sorted(borrowed)] + [")"]
+        return text.replace("__MODEL_IMPORTS__", "\n".join(imports))
 
 
 def _returning(stmts: list[str]) -> list[str]:
@@ -612,5 +621,6 @@ def _returning(stmts: list[str]) -> list[str]:
     return [*stmts[:-1], last[: len(last) - len(stripped)] + "return " + stripped[4:]]
 
 
-def emit(model: Model, header: str, models_module: str) -> str:
-    return _Emitter(model, models_module).emit(header)
+def emit(model: Model, header: str, models_module: str, shared: Shared | None = None) -> str:
+    """The codec module; with `shared`, those definitions' functions are imported."""
+    return _Emitter(model, models_module, shared).emit(header)

@@ -154,6 +154,10 @@ ROW_TYPES = (
 )
 
 
+# `Side` is used by the rows but its one public home is `acp_sdk.Side`.
+METHODS_EXPORTS = tuple(name for name in ROW_TYPES if name != "Side")
+
+
 def emit(
     rows_: Sequence[Row],
     header: str,
@@ -161,6 +165,7 @@ def emit(
     *,
     table_name: str,
     extra_exports: Sequence[str] = (),
+    export_side: bool = False,
 ) -> str:
     """The rows, the tuple of them, and `TABLE`, the validated `MethodTable` over them."""
     types = sorted({r.params for r in rows_} | {r.result for r in rows_ if r.result})
@@ -173,7 +178,10 @@ def emit(
         "from typing import Final",
         "",
         "from acp_sdk.protocol._rows import (",
-        *[f"    {name} as {name}," for name in ROW_TYPES],
+        *[
+            f"    {name}," if name == "Side" and not export_side else f"    {name} as {name},"
+            for name in ROW_TYPES
+        ],
         ")",
         f"from {models_module} import (",
         *[f"    {t}," for t in types],
@@ -217,7 +225,13 @@ def emit(
     ]
     names = sorted(
         [r.constant for r in rows_]
-        + [table_name, "TABLE", "CAPABILITY_ROOTS", *ROW_TYPES, *extra_exports]
+        + [
+            table_name,
+            "TABLE",
+            "CAPABILITY_ROOTS",
+            *(ROW_TYPES if export_side else METHODS_EXPORTS),
+            *extra_exports,
+        ]
     )
     lines += ["", "__all__ = [", *[f'    "{n}",' for n in names], "]", ""]
     return "\n".join(lines)

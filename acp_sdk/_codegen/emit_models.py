@@ -24,6 +24,7 @@ from acp_sdk._codegen.ir import (
     UnionDef,
     UnknownArmDef,
 )
+from acp_sdk._codegen.reuse import Shared
 
 
 def _alias_deps(expr: TypeExpr) -> set[str]:
@@ -157,14 +158,16 @@ def _unknown(arm: UnknownArmDef) -> list[str]:
     ]
 
 
-def emit(model: Model, header: str) -> str:
+def emit(model: Model, header: str, shared: Shared | None = None) -> str:
+    """The models module; with `shared`, those definitions are imported, not emitted."""
+    reused = shared.names if shared is not None else frozenset()
     lines = [
         header,
         "",
         "from __future__ import annotations",
         "",
         "from collections.abc import Mapping, Sequence",
-        "from typing import Any, ClassVar, Literal, TypeAlias",
+        "from typing import Any, ClassVar, Final, Literal, TypeAlias",
         "",
         "import attrs",
         "",
@@ -180,14 +183,32 @@ def emit(model: Model, header: str) -> str:
         "    model_repr,",
         ")",
     ]
+    if shared is not None and reused:
+        # Re-exported under the same names: this module still holds every definition.
+        lines += [
+            "# What this schema defines exactly as the stable one (acp_sdk._codegen.reuse):",
+            "# the stable objects themselves.",
+            f"from {shared.models_module} import (",
+        ]
+        lines += [f"    {name} as {name}," for name in sorted(reused)]
+        lines.append(")")
+    lines += [
+        "",
+        "_BIND_SETATTR: Final = OBJECT_SETATTR.__get__",
+        '"""`object.__setattr__` bound to an instance: what each `__init__` stores fields with."""',
+    ]
     for cls in class_order(model):
-        lines += _class(model, cls)
+        if cls.name not in reused:
+            lines += _class(model, cls)
     for arm in sorted(
         (d for d in model.defs.values() if isinstance(d, UnknownArmDef)), key=lambda d: d.name
     ):
-        lines += _unknown(arm)
+        if arm.name not in reused:
+            lines += _unknown(arm)
     lines.append("")
     for alias in _alias_order(model):
+        if alias.name in reused:
+            continue
         lines.append("")
         lines.append(f"{alias.name}: TypeAlias = {_alias_value(model, alias)}")
         lines += docstring(alias.description, "")

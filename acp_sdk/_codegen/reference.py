@@ -200,17 +200,23 @@ def _unstable_page() -> str:
         n for n in unstable.__all__ if n not in row_names and n in methods.__all__
     ]  # the row types and tables, whose docs are on the method table page
     models = [n for n in unstable.__all__ if n not in row_names and n not in others]
-    same = [n for n in models if _same_shape(getattr(schema, n, None), getattr(unstable, n))]
-    rendered = [n for n in models if n not in same]
+    shared = [n for n in models if getattr(unstable, n) is getattr(schema, n, None)]
+    twins = [
+        n
+        for n in models
+        if n not in shared and _same_shape(getattr(schema, n, None), getattr(unstable, n))
+    ]
+    rendered = [n for n in models if n not in shared and n not in twins]
     return "\n".join(
         [
             HEADER,
             "# Unstable namespace",
             "",
-            "`acp_sdk.unstable` holds every model and row of `schema.unstable.json`, the stable",
-            "ones included (as that schema defines them), so unstable objects never mix with",
-            "`acp_sdk.schema` classes. Pass `table=unstable.TABLE` to a client or agent to use",
-            "them (see [Unstable protocol features](../unstable.md)).",
+            "`acp_sdk.unstable` holds every model and row of `schema.unstable.json`. A model",
+            "the unstable schema leaves unchanged (and whose field types are unchanged too) is",
+            "the `acp_sdk.schema` class itself; the others are classes of their own. Pass",
+            "`table=unstable.TABLE` to a client or agent to use them (see",
+            "[Unstable protocol features](../unstable.md)).",
             "",
             "## Methods",
             "",
@@ -225,11 +231,18 @@ def _unstable_page() -> str:
             "## Models new or changed in the unstable schema",
             "",
             *[f"::: acp_sdk.unstable.{name}\n{_MODEL_OPTIONS}\n" for name in rendered],
-            "## Models with the stable shape",
+            "## Models that hold a changed type",
             "",
-            "Separate classes with the same fields as their [stable twins](models.md):",
+            "Classes of their own with the same fields as their [stable twins](models.md): a",
+            "field's type (or a type inside it) is one of the changed models above.",
             "",
-            *[f"- `{name}`" for name in same],
+            *[f"- `{name}`" for name in twins],
+            "",
+            "## Models shared with `acp_sdk.schema`",
+            "",
+            "The same objects as in [`acp_sdk.schema`](models.md) (`unstable.X is schema.X`):",
+            "",
+            *[f"- `{name}`" for name in shared],
         ]
     )
 

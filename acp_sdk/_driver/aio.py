@@ -20,18 +20,19 @@ from acp_sdk._driver.engine import (
     Callback,
     Cancellable,
     Engine,
+    Expired,
     Limits,
     Outcome,
     Serve,
-    time_left,
 )
-from acp_sdk._driver.flows import Flow
+from acp_sdk._driver.flows import AwaitCall, Flow, Read, Run, Until, Write
 from acp_sdk._driver.process import CLOSE_SLACK, AgentProcess
+from acp_sdk._driver.turn import time_left
+from acp_sdk.protocol._connection import Connection
+from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Method, Notification, Row
-from acp_sdk.protocol.connection import Connection
 
 T = TypeVar("T")
-RequestId = int | str
 
 
 class AsyncByteReader(Protocol):
@@ -61,24 +62,24 @@ class _Pulse:
 
     def next(self) -> asyncio.Future[None]:
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+        waiters = self._waiters
+        if len(waiters) >= 64:
+            # Waits that timed out leave their futures here until the next notify; a
+            # signal rarely notified (the turns' clock) must not collect them forever.
+            waiters[:] = [w for w in waiters if not w.done()]
+        waiters.append(waiter)
         return waiter
 
 
 class _HandlerTask:
-    __slots__ = ("_task", "started")
+    __slots__ = ("_task",)
 
-    def __init__(self) -> None:
-        self._task: asyncio.Task[None] | None = None
-        self.started = False
+    def __init__(self, task: asyncio.Task[None]) -> None:
+        self._task = task
 
     def cancel(self) -> bool:
-        if self._task is not None:
-            self._task.cancel()
-        # A task cancelled before its first step never runs its coroutine, so its flow
-        # cannot answer: True tells the engine to answer `cancelled` for it (a
-        # `session/cancel` read in the same chunk as its prompt was lost).
-        return not self.started
+        self._task.cancel()
+        return False  # the task answers from its own cancellation
 
 
 class AsyncDriver:
@@ -121,6 +122,7 @@ class AsyncDriver:
         if transport is not None and hasattr(transport, "get_write_buffer_size"):
             self.engine.try_write = self._try_write
             self.engine.cork = self._cork
+        self.engine.on_callback_runner = self._on_callback_runner
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loops: list[asyncio.Task[None]] = []
         self._callback_task: asyncio.Task[None] | None = None
@@ -131,6 +133,7 @@ class AsyncDriver:
         loops = [
             flows.read_loop(engine, self.process, self._messages),
             flows.write_loop(engine),
+            flows.clock_loop(engine),
         ]
         if self.process is not None and self._stderr is not None:
             loops.append(flows.stderr_loop(self.process))
@@ -158,21 +161,19 @@ class AsyncDriver:
         check_capability: bool = True,
     ) -> T:
         """`flows.call`, without the trampoline in the common case (no deadline, room to
-        queue): the same steps, and the same clean-up when the caller is cancelled
-        (the call is given up and the peer told with `$/cancel_request`)."""
+        queue): the engine's `Call` steps around one await, as the flow does them."""
         engine = self.engine
         if timeout is not None or not engine.can_queue():
             return await self.run(flows.call(engine, row, params, timeout, check_capability))
-        request_id, waiter = engine.begin_call(row, params, check_capability=check_capability)
-        future: asyncio.Future[Outcome[T]] = waiter  # type: ignore[assignment] # ours
+        started = engine.start_call(row, params, check_capability=check_capability)
+        future: asyncio.Future[Outcome[T]] = started.waiter  # type: ignore[assignment] # ours
         try:
             outcome = await future
-        except BaseException:
-            engine.end_call(request_id, timed_out=False)
-            raise
-        value: T = outcome.unwrap()
-        if not engine.settled(engine.callbacks_queued):
-            await self.run(flows.settle(engine))
+        except BaseException as error:
+            outcome = started.interrupted(error)
+        value: T = started.result(outcome)
+        if not started.settled():
+            await self.run(flows.settle(engine, started.settle_target))
         return value
 
     async def notify(
@@ -185,86 +186,90 @@ class AsyncDriver:
         """`flows.notify`, without the trampoline while there is room to queue (an
         agent's `send_update` stream); the flow itself when the sender must wait."""
         engine = self.engine
-        if engine.can_queue():
-            if flows.queue_notification(engine, row, params, check_capability):
-                await asyncio.sleep(0)
-            return
-        await self.run(flows.notify(engine, row, params, timeout, check_capability))
+        if not engine.can_queue():
+            await self.run(flows.notify(engine, row, params, timeout, check_capability))
+        elif engine.send_notification(row, params, check_capability=check_capability):
+            await asyncio.sleep(0)  # let the writer run (see Engine.send_notification)
 
     async def _perform(self, op: flows.Op) -> Any:
-        if isinstance(op, flows.Until):
-            return await self._until(op)
-        if isinstance(op, flows.Answer):
-            future: asyncio.Future[Any] = op.waiter  # type: ignore[assignment] # ours
-            left = time_left(op.deadline)
-            if left is None:
-                return await future
-            try:
-                return await asyncio.wait_for(asyncio.shield(future), left)
-            except asyncio.TimeoutError:
-                raise flows.Expired from None
-        if isinstance(op, flows.Read):
-            stream = self._stderr if op.stderr else self._reader
-            assert stream is not None
-            try:
-                return await stream.read(flows.READ_CHUNK)
-            except (OSError, ValueError):
-                return b""
-        if isinstance(op, flows.Write):
-            try:
-                self._writer.write(op.data)
-                await self._writer.drain()
-            except (OSError, RuntimeError, ValueError):
-                return False
-            return True
-        if isinstance(op, flows.Run):
-            try:
-                outcome = op.function(*op.argument)
-                return await outcome if inspect.isawaitable(outcome) else outcome
-            except asyncio.CancelledError:
-                # Our task being cancelled ends the flow; user code that let some other
-                # cancellation escape is just a failure of that code.
-                cancelling = getattr(asyncio.current_task(), "cancelling", None)
-                if cancelling is None or cancelling():
-                    raise
-                raise RuntimeError("user code raised CancelledError") from None
-        if isinstance(op, flows.Sleep):
-            await asyncio.sleep(op.seconds)
-            return None
-        if isinstance(op, flows.InCallbackRunner):
-            return asyncio.current_task() is self._callback_task
-        if isinstance(op, flows.CloseWrite):
-            # What the transport still buffers must reach the peer before we close (an
-            # owed answer to a client that reads late); the close bound cancels this
-            # wait for a peer that never reads.
-            transport: Any = getattr(self._writer, "transport", None)
-            with contextlib.suppress(Exception):
-                while transport is not None and transport.get_write_buffer_size():
-                    if transport.is_closing():
-                        break
-                    await asyncio.sleep(0.005)
-            with contextlib.suppress(Exception):
-                closing = self._writer.close()
-                if inspect.isawaitable(closing):  # a remote transport's goodbye
-                    await closing
-            return None
+        """Every operation a flow yields, performed by awaiting: the one dispatch."""
+        match op:
+            case Until():
+                return await self._until(op)
+            case AwaitCall(waiter=waiter, deadline=deadline):
+                future: asyncio.Future[Any] = waiter  # type: ignore[assignment] # ours
+                left = time_left(deadline)
+                if left is None:
+                    return await future
+                try:
+                    return await asyncio.wait_for(asyncio.shield(future), left)
+                except asyncio.TimeoutError:
+                    raise Expired from None
+            case Read(stderr=stderr):
+                stream = self._stderr if stderr else self._reader
+                assert stream is not None
+                try:
+                    return await stream.read(flows.READ_CHUNK)
+                except (OSError, ValueError):
+                    return b""
+            case Write(data=b""):
+                await self._close_write()
+                return True
+            case Write(data=data):
+                try:
+                    self._writer.write(data)
+                    await self._writer.drain()
+                except (OSError, RuntimeError, ValueError):
+                    return False
+                return True
+            case Run(function=function, argument=argument):
+                try:
+                    outcome = function(*argument)
+                    return await outcome if inspect.isawaitable(outcome) else outcome
+                except asyncio.CancelledError:
+                    # Our task being cancelled ends the flow; user code that let some
+                    # other cancellation escape is just a failure of that code.
+                    cancelling = getattr(asyncio.current_task(), "cancelling", None)
+                    if cancelling is None or cancelling():
+                        raise
+                    raise RuntimeError("user code raised CancelledError") from None
         raise TypeError(f"unknown operation {op!r}")
 
-    async def _until(self, op: flows.Until) -> bool:
+    async def _close_write(self) -> None:
+        # What the transport still buffers must reach the peer before we close (an owed
+        # answer to a client that reads late); the close bound cancels this wait for a
+        # peer that never reads.
+        transport: Any = getattr(self._writer, "transport", None)
+        with contextlib.suppress(Exception):
+            while transport is not None and transport.get_write_buffer_size():
+                if transport.is_closing():
+                    break
+                await asyncio.sleep(0.005)
+        with contextlib.suppress(Exception):
+            closing = self._writer.close()
+            if inspect.isawaitable(closing):  # a remote transport's goodbye
+                await closing
+
+    async def _until(self, op: Until) -> bool:
         pulse: _Pulse = op.signal  # type: ignore[assignment] # our engine's signals
         while True:
             with self.engine.lock:
                 if op.ready():
                     return True
-                waiter = pulse.next()
-            left = time_left(op.deadline)
-            if left == 0:
-                return False
+                left = time_left(op.deadline)
+                waiter = pulse.next() if left != 0 else None
+            if waiter is None:
+                await asyncio.sleep(0)  # a passed deadline still lets others run once
+                with self.engine.lock:
+                    return op.ready()
             if left is None:
                 await waiter
             else:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(waiter, left)
+
+    def _on_callback_runner(self) -> bool:
+        return asyncio.current_task() is self._callback_task
 
     def _try_write(self, data: bytes) -> int:
         """Hand a frame to the transport now when nothing is buffered in it (it writes to
@@ -290,16 +295,18 @@ class AsyncDriver:
 
     def _start_handler(self, request_id: RequestId, row: Row, params: Any) -> Cancellable:
         flow = flows.handle(self.engine, self._serve, request_id, row, params)
-        handle = _HandlerTask()
-
-        async def handler() -> None:
-            handle.started = True
-            await self.run(flow)
-
-        task = asyncio.get_running_loop().create_task(handler())
-        handle._task = task
+        task = asyncio.get_running_loop().create_task(self.run(flow))
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        handle = _HandlerTask(task)
+
+        def ended(task: asyncio.Task[None]) -> None:
+            self._tasks.discard(task)
+            if task.cancelled():
+                # Cancelled before it first ran (its cancel came in the same read as the
+                # request), it never entered the flow that answers: answer it here.
+                self.engine.answer_unanswered(request_id, handle)
+
+        task.add_done_callback(ended)
         return handle
 
     # ------------------------------------------------------------------ closing
@@ -331,3 +338,28 @@ class AsyncDriver:
         for close in (self._writer.close, *self._closers):
             with contextlib.suppress(Exception):
                 close()
+
+
+PIPE_LIMIT = 1 << 16
+"""asyncio's default StreamReader limit; frames are framed by the engine, not by the reader."""
+
+
+async def open_process_pipes(
+    process: AgentProcess,
+) -> tuple[AsyncByteReader, AsyncByteWriter, AsyncByteReader, tuple[Callable[[], Any], ...]]:
+    """asyncio streams over the agent's pipes. The transports are closed explicitly at
+    close (never left to the garbage collector, which would warn after the loop ends)."""
+    loop = asyncio.get_running_loop()
+    stdout = asyncio.StreamReader(limit=PIPE_LIMIT)
+    stderr = asyncio.StreamReader(limit=PIPE_LIMIT)
+    out_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(stdout), process.stdout
+    )
+    err_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(stderr), process.stderr_pipe
+    )
+    in_transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, process.stdin
+    )
+    writer = asyncio.StreamWriter(in_transport, protocol, None, loop)
+    return stdout, writer, stderr, (out_transport.close, err_transport.close, in_transport.close)

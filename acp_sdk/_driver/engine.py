@@ -8,6 +8,11 @@ does about it, for both the threaded and the asyncio driver:
 - which inbound requests run as handlers, and which handlers a cancellation stops;
 - how a call ends on a timeout, a local cancellation or a closed connection, and with
   which `ConnectionClosed` (the one that says why, e.g. the agent's exit code);
+- a prompt turn's clock: started with the turn, re-armed by the agent's updates and
+  requests in the session, acted on (`session/cancel`, then `RequestTimeout`) as the
+  clock's rule in `turn.py` says; `flows.clock_loop` wakes it in time;
+- which updates a session's state has folded: exactly those handed out (to a turn's
+  consumer or `on_update`), and on arrival those nobody is there to take;
 - backpressure: how many bytes may wait for the peer before senders wait, and how much
   received-but-unconsumed work makes the reader stop reading.
 
@@ -19,17 +24,22 @@ Rules:
 3. Senders wait while more than `max_send_buffer` bytes are queued (a soft bound: each
    waiting sender adds one frame). The reader stops while more than
    `max_buffered_updates` updates/callbacks are unconsumed, while answers it owes are
-   stuck in the queue, or while `max_inflight` requests are being handled. The reader
-   never waits for senders: two endpoints streaming at each other cannot deadlock.
+   stuck in the queue (`max_send_buffer` bytes of them), while `max_inflight` requests
+   are being handled, or while `max_owed_answers` answers are owed (requests being
+   handled plus answers not yet written: a count, so a peer that pipelines requests
+   and never reads costs bounded memory however small the answers). The reader never
+   waits for senders: two endpoints streaming at each other cannot deadlock.
 4. Every call ends exactly once, by resolving its waiter with an `Outcome` (never an
    exception set on a future, so an abandoned call never logs "never retrieved").
 
-A driver supplies three things: waiters (futures), signals (a condition or a pulse
-that waiting code re-checks its predicate on) and handler execution (a pool or tasks).
+A driver supplies four things: waiters (futures), signals (a condition or a pulse
+that waiting code re-checks its predicate on), handler execution (a pool or tasks) and
+`on_callback_runner` (whether the running code is the callback runner).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -39,10 +49,11 @@ from typing import Any, Final, Generic, Protocol, TypeVar
 
 import attrs
 
-from acp_sdk.protocol._rows import Method, Notification, Row
-from acp_sdk.protocol.connection import Connection
-from acp_sdk.protocol.errors import ACPError, ConnectionClosed, LocalProtocolError, RequestTimeout
-from acp_sdk.protocol.events import (
+from acp_sdk._driver.turn import Sink
+from acp_sdk.protocol._codec import decode
+from acp_sdk.protocol._connection import Connection
+from acp_sdk.protocol._errors import ACPError, ConnectionClosed, LocalProtocolError, RequestTimeout
+from acp_sdk.protocol._events import (
     CallFailed,
     CancelRequested,
     ConnectionClosedEvent,
@@ -54,10 +65,11 @@ from acp_sdk.protocol.events import (
     RequestReceived,
     ResponseReceived,
 )
+from acp_sdk.protocol._jsonrpc import RequestId
+from acp_sdk.protocol._rows import Kind, Method, Notification, Row, Side
 
 T = TypeVar("T")
 S = TypeVar("S", bound="Signal")
-RequestId = int | str
 log = logging.getLogger("acp_sdk.driver")
 _wire = logging.getLogger("acp_sdk.wire")
 
@@ -69,6 +81,11 @@ FOLD_EVERY: Final = 1024
 """Updates of a session kept unfolded before the reader folds them into its state (the
 rest is folded when someone reads the state): bounded memory, cheap streaming."""
 SESSION_UPDATE: Final = "session/update"
+LET_THE_WRITER_RUN: Final = 1 << 16
+"""Queued bytes past which a sender of notifications yields once to the writer."""
+RIGHT_SIZE_BELOW: Final = 2048
+"""Queued frames shorter than this are copied to an exactly sized `bytes` (see
+`Engine._queue_frame`)."""
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -83,11 +100,17 @@ class Limits:
             the peer). One turn nobody iterates can therefore stall the connection.
         max_inflight: Requests from the peer being handled at once before the reader
             stops reading.
+        max_owed_answers: Answers owed to the peer before the reader stops reading:
+            its requests being handled plus answers queued but not yet written. So a
+            peer that pipelines requests and never reads the answers costs bounded
+            memory. Both checked before each read: one read (64 KiB) may add a
+            chunk's worth of requests past them.
     """
 
     max_send_buffer: int = 4 << 20
     max_buffered_updates: int = 4096
     max_inflight: int = 256
+    max_owed_answers: int = 4096
 
 
 class Signal(Protocol):
@@ -125,33 +148,56 @@ class Outcome(Generic[T]):
         return self.value
 
 
-class Sink:
-    """The updates of one prompt turn, in arrival order, then how the turn ended.
+class Expired(Exception):
+    """Thrown into a flow whose wait for a call's outcome passed its deadline."""
 
-    Consumed once: iterating a finished turn again yields nothing and ends the same way.
-    """
 
-    __slots__ = ("outcome", "received", "released", "session_id", "updates")
+class Call:
+    """One of our requests in flight: the engine-level steps around awaiting its outcome,
+    shared by `flows.call` and the asyncio driver's direct path (which only awaits)."""
 
-    def __init__(self, session_id: str) -> None:
-        self.session_id = session_id
-        self.released = False  # its updates no longer count as buffered
-        self.updates: deque[Any] = deque()
-        self.outcome: Outcome[Any] | None = None
-        self.received = 0
+    __slots__ = ("engine", "request_id", "settle_target", "waiter")
 
-    def ready(self) -> bool:
-        return bool(self.updates) or self.outcome is not None
+    def __init__(self, engine: Engine[Any], request_id: RequestId, waiter: Waiter) -> None:
+        self.engine = engine
+        self.request_id = request_id
+        self.waiter = waiter
+        self.settle_target = 0
+
+    def interrupted(self, error: BaseException) -> Outcome[Any]:
+        """The wait for the outcome ended by `error`: a passed deadline (`expired`) times
+        the call out, anything else (Ctrl-C, a cancelled task) gives it up; either way
+        the peer is told (`$/cancel_request`). Returns the outcome of a call answered
+        just in time; else raises."""
+        if isinstance(error, Expired):
+            timeout = self.engine.end_call(self.request_id, timed_out=True)
+            if timeout is not None:
+                raise timeout from None
+            return self.waiter.result()  # answered just in time
+        self.engine.end_call(self.request_id, timed_out=False)
+        raise error
+
+    def result(self, outcome: Outcome[Any]) -> Any:
+        """The call's value (or its error, raised); notes the callbacks it must await."""
+        self.settle_target = self.engine.callbacks_queued
+        return outcome.unwrap()
+
+    def settled(self) -> bool:
+        """True once the callbacks of notifications received before its answer have run
+        (or on the callback runner, which would wait on itself)."""
+        engine = self.engine
+        return engine.settled(self.settle_target) or engine.on_callback_runner()
 
 
 class Batch:
     """Frames the writer took from the queue: one write, then `Engine.wrote(batch)`."""
 
-    __slots__ = ("data", "replies")
+    __slots__ = ("answers", "data", "replies")
 
-    def __init__(self, data: bytes, replies: int) -> None:
+    def __init__(self, data: bytes, replies: int, answers: int) -> None:
         self.data = data
-        self.replies = replies
+        self.replies = replies  # bytes of answers we owe
+        self.answers = answers  # how many answers
 
 
 Serve = Callable[[Row, Any], Any]
@@ -188,7 +234,10 @@ class Engine(Generic[S]):
         self.space = new_signal()
         self.may_read = new_signal()
         self.delivered = new_signal()
-        self._queue: deque[tuple[bytes, bool]] = deque()
+        self.clock = new_signal()  # a turn with a clock began (or we are closing)
+        self.on_callback_runner: Callable[[], bool] = _no
+        """Set by a driver: True when called on its callback runner (thread or task)."""
+        self._queue: deque[tuple[bytes, int]] = deque()  # a frame, the answers in it
         self._writing = False  # the writer holds a batch it has not finished writing
         self.try_write: Callable[[bytes], int] | None = None
         """Set by a driver whose transport can take bytes without blocking: returns how
@@ -202,9 +251,12 @@ class Engine(Generic[S]):
         them together: a lone frame leaves at once, a burst in one write per batch."""
         self._queued = 0  # bytes queued or being written
         self._replies_queued = 0  # of which answers we owe the peer
+        self._answers_queued = 0  # how many answers those bytes hold
         self._calls: dict[RequestId, Waiter] = {}
         self._turn_of_call: dict[RequestId, Sink] = {}
         self._turns: dict[str, Sink] = {}
+        self._clocked: set[Sink] = set()  # running turns with a timeout or idle timeout
+        self._clock_changed = False
         self._serving: dict[RequestId, Cancellable] = {}
         self._callbacks: deque[tuple[Callback, Any]] = deque()
         self._buffered = 0  # updates in sinks plus callbacks not yet run
@@ -213,7 +265,7 @@ class Engine(Generic[S]):
         self.fold: Callable[[Any, list[Any]], Any] | None = None
         """Set by a client: (state or None, updates) -> the session's next state."""
         self._states: dict[str, Any] = {}
-        self._unfolded: dict[str, list[Any]] = {}  # per session, not yet folded
+        self._unfolded: dict[str, list[Any]] = {}  # per session: handed out, not folded yet
         self.close_reason: ConnectionClosed | None = None
         self.input_ended = False
         self.output_closed = False  # no more frames will be queued
@@ -238,6 +290,7 @@ class Engine(Generic[S]):
             self._buffered < buffered
             and self._replies_queued < limits.max_send_buffer
             and len(self._serving) < limits.max_inflight
+            and len(self._serving) + self._answers_queued < limits.max_owed_answers
         )
 
     def writer_has_work(self) -> bool:
@@ -252,10 +305,8 @@ class Engine(Generic[S]):
     def settled(self, target: int) -> bool:
         return self.callbacks_done >= target or self.close_reason is not None
 
-    @property
-    def buffered(self) -> int:
-        """Updates and callbacks received but not yet consumed."""
-        return self._buffered
+    def clock_changed(self) -> bool:
+        return self._clock_changed or self.close_reason is not None
 
     @property
     def queued_bytes(self) -> int:
@@ -276,10 +327,11 @@ class Engine(Generic[S]):
             stdout_tail=reason.stdout_tail,
         )
 
-    def begin_call(
+    def start_call(
         self, row: Method[Any, Any], params: Any, *, check_capability: bool = True
-    ) -> tuple[RequestId, Waiter]:
-        """Record and queue a request; the caller waits on the returned waiter."""
+    ) -> Call:
+        """Record and queue a request; the caller awaits `call.waiter`, then hands what it
+        got to `call.result` (or what interrupted it to `call.interrupted`)."""
         with self.lock:
             if self.close_reason is not None:
                 raise self.closed_error()
@@ -289,25 +341,50 @@ class Engine(Generic[S]):
             waiter = self._new_waiter()
             self._calls[request_id] = waiter
             self._queue_frame(frame, reply=False)
-        return request_id, waiter
+        return Call(self, request_id, waiter)
 
-    def begin_turn(self, row: Method[Any, Any], params: Any) -> tuple[RequestId, Sink]:
-        """Open the session's turn and send its prompt; updates flow into the sink."""
+    def begin_turn(
+        self,
+        row: Method[Any, Any],
+        params: Any,
+        *,
+        timeout: float | None = None,
+        idle_timeout: float | None = None,
+        grace: float | None = None,
+    ) -> Sink:
+        """Open the session's turn, start its clock and queue its prompt at once (past
+        `max_send_buffer` too: one frame per session, never a wait), so the prompt
+        leaves before anything sent after it, a `session/cancel` included.
+
+        Raises `LocalProtocolError` while the session's previous turn runs (the one
+        documented rule: a session runs one turn at a time)."""
         session_id: str = params.session_id
         with self.lock:
             if self.close_reason is not None:
                 raise self.closed_error()
             if session_id in self._turns:
                 raise LocalProtocolError(
-                    f"a prompt turn is already running in session {session_id}"
+                    f"a prompt turn is still running in session {session_id}: let it end "
+                    "first (iterate it, or wait()/await it; after cancel() it ends once the "
+                    "agent answers `cancelled`)"
                 )
             request_id, frame = self.connection.send_request(row, params)
-            sink = Sink(session_id)
+            sink = Sink(
+                session_id,
+                request_id,
+                timeout=timeout,
+                idle=idle_timeout,
+                grace=grace,
+            )
             self._turns[session_id] = sink
             self._turn_of_call[request_id] = sink
             self._calls[request_id] = _NO_WAITER
+            if sink.deadline is not None or sink.idle_deadline is not None:
+                self._clocked.add(sink)
+                self._clock_changed = True
+                self.clock.notify()
             self._queue_frame(frame, reply=False)
-        return request_id, sink
+        return sink
 
     def end_call(self, request_id: RequestId, *, timed_out: bool) -> ACPError | None:
         """End one of our calls locally (a timeout, or the caller gave up) and tell the
@@ -327,7 +404,13 @@ class Engine(Generic[S]):
                 self._queue_frame(frame, reply=False)
             return error
 
-    def notify(self, row: Notification[Any], params: Any, *, check_capability: bool = True) -> None:
+    def send_notification(
+        self, row: Notification[Any], params: Any, *, check_capability: bool = True
+    ) -> bool:
+        """Queue a notification (never waits: the caller checked `can_queue`). True when
+        the sender should now yield once to the writer: past LET_THE_WRITER_RUN queued
+        bytes (the OS pipe is full, or frames were corked) the peer must read while we
+        produce, or a producer that never waits fills max_send_buffer first."""
         with self.lock:
             if self.close_reason is not None:
                 raise self.closed_error()
@@ -335,6 +418,7 @@ class Engine(Generic[S]):
                 row, params, check_capability=check_capability
             )
             self._queue_frame(frame, reply=False, cork=True)
+            return self._queued > LET_THE_WRITER_RUN
 
     def _queue_frame(self, frame: bytes, *, reply: bool, cork: bool = False) -> None:
         if not frame or self.output_closed:
@@ -357,10 +441,18 @@ class Engine(Generic[S]):
                     self.cork()
                 return
             frame = frame[written:]
-        self._queue.append((frame, reply))
+        if len(frame) < RIGHT_SIZE_BELOW:
+            # orjson's bytes keep a buffer of at least 4 KiB: a queued small frame would
+            # cost 20-40x its length, and the byte bound would not bound memory.
+            frame = bytes(memoryview(frame))
+        # Per frame: the answers it holds (frames end with a newline, which JSON text
+        # never contains), counted against max_owed_answers until written.
+        answers = (frame.count(b"\n") or 1) if reply else 0
+        self._queue.append((frame, answers))
         self._queued += len(frame)
         if reply:
             self._replies_queued += len(frame)
+            self._answers_queued += answers
         self.to_write.notify()
 
     def take_batch(self) -> Batch | None:
@@ -369,20 +461,22 @@ class Engine(Generic[S]):
         if not self._queue or self.output_dropped:
             return None
         frames: list[bytes] = []
-        replies = 0
+        replies = answers = 0
         while self._queue:
-            frame, reply = self._queue.popleft()
+            frame, held = self._queue.popleft()
             frames.append(frame)
-            if reply:
+            if held:
                 replies += len(frame)
+                answers += held
         self._writing = True
-        return Batch(b"".join(frames), replies)
+        return Batch(b"".join(frames), replies, answers)
 
     def wrote(self, batch: Batch) -> None:
         with self.lock:
             self._writing = False
             self._queued -= len(batch.data)
             self._replies_queued -= batch.replies
+            self._answers_queued -= batch.answers
             self.space.notify()
             self.may_read.notify()
 
@@ -426,6 +520,8 @@ class Engine(Generic[S]):
                     error = self.closed_error()
                 self._resolve(event.request_id, Outcome(error=error))
             elif isinstance(event, RequestReceived):
+                if self._clocked:
+                    self._rearm(getattr(event.params, "session_id", None))
                 self._serving[event.request_id] = self._start_handler(
                     event.request_id, event.row, event.params
                 )
@@ -446,25 +542,45 @@ class Engine(Generic[S]):
 
     def _route(self, row: Row, params: Any) -> None:
         if row.wire == SESSION_UPDATE:
-            if self.fold is not None:
-                # The session's state includes this update before anyone is handed it.
-                pending = self._unfolded.setdefault(params.session_id, [])
-                pending.append(params.update)
-                if len(pending) >= FOLD_EVERY:
-                    self._fold(params.session_id)
             sink = self._turns.get(params.session_id)
             if sink is not None:
                 sink.updates.append(params.update)
                 sink.received += 1
                 self._buffered += 1
+                if sink.idle is not None:
+                    sink.rearm()
                 self.delivered.notify()
             elif self.on_update is not None:
-                self._queue_callback(self.on_update, params)
+                self._queue_callback(self.on_update, params)  # folded when handed out
+            elif self.fold is not None:
+                self._fold_in(params.session_id, params.update)  # nobody to hand it to
         for callback in self._notification_callbacks(row, params):
             self._queue_callback(callback, params)
 
+    def _rearm(self, session_id: Any) -> None:
+        """The agent asked us something in the session: its turn is not idle."""
+        sink = self._turns.get(session_id) if isinstance(session_id, str) else None
+        if sink is not None and sink.idle is not None:
+            sink.rearm()
+
+    # ------------------------------------------------------------------ session state
+    # A session's state is the caller's view: it folds exactly the updates handed out
+    # (by a turn's iterator, to `on_update`), and on arrival those nobody would take.
+
+    def handed_out(self, session_id: str, update: Any) -> None:
+        """A turn's consumer is being handed `update`: the session's state includes it."""
+        if self.fold is not None:
+            with self.lock:
+                self._fold_in(session_id, update)
+
+    def _fold_in(self, session_id: str, update: Any) -> None:
+        pending = self._unfolded.setdefault(session_id, [])
+        pending.append(update)
+        if len(pending) >= FOLD_EVERY:
+            self._fold(session_id)
+
     def state_of(self, session_id: str) -> Any:
-        """The folded state of a session, every update received so far included."""
+        """The folded state of a session: every update handed out so far."""
         with self.lock:
             return self._fold(session_id)
 
@@ -508,7 +624,10 @@ class Engine(Generic[S]):
         # wait for an answer the reader must still read.
         self._buffered -= 1
         self.may_read.notify()
-        return self._callbacks.popleft()
+        job = self._callbacks.popleft()
+        if job[0] is self.on_update and self.fold is not None:
+            self._fold_in(job[1].session_id, job[1].update)  # handed out now
+        return job
 
     def callback_finished(self) -> None:
         with self.lock:
@@ -527,7 +646,45 @@ class Engine(Generic[S]):
             self.may_read.notify()
         if self._turns.get(sink.session_id) is sink:
             del self._turns[sink.session_id]
+        self._clocked.discard(sink)
         self.delivered.notify()
+
+    # ------------------------------------------------------------------ turns' clocks
+
+    def next_turn_deadline(self) -> float | None:
+        """When `expire_turns` next has something to do (None: no clocked turn).
+        `lock` held; the clock loop calls it before each wait."""
+        self._clock_changed = False
+        deadlines = [d for sink in self._clocked if (d := sink.next_deadline()) is not None]
+        return min(deadlines) if deadlines else None
+
+    def expire_turns(self) -> None:
+        """Do what each turn's clock says (`Sink.expire`, the rule): send
+        `session/cancel`, or end the turn with `RequestTimeout` and tell the agent
+        (`$/cancel_request`)."""
+        with self.lock:
+            now = time.monotonic()
+            for sink in list(self._clocked):
+                action = sink.expire(now)
+                if action == "cancel":
+                    self._send_cancel(sink.session_id)
+                elif action == "give up":
+                    self._clocked.discard(sink)
+                    self._calls.pop(sink.request_id, None)
+                    self._turn_of_call.pop(sink.request_id, None)
+                    _error, frame = self.connection.time_out(sink.request_id)
+                    self._finish_turn(sink, Outcome(error=sink.timeout_error()))
+                    if frame and not self.output_closed:
+                        self._queue_frame(frame, reply=False)
+
+    def _send_cancel(self, session_id: str) -> None:
+        row = self.connection.table.get(Side.AGENT, "session/cancel", Kind.NOTIFICATION)
+        if row is None or self.close_reason is not None:
+            return
+        params = decode({"sessionId": session_id}, row.params_type)
+        with contextlib.suppress(ACPError):
+            frame = self.connection.send_notification(row, params)  # type: ignore[arg-type] # a notification row
+            self._queue_frame(frame, reply=False)
 
     # ------------------------------------------------------------------ handlers
 
@@ -549,6 +706,17 @@ class Engine(Generic[S]):
             frame = self.connection.answer(request_id, result, error=error, cancelled=cancelled)
             self._queue_frame(frame, reply=True)
             self.may_read.notify()
+
+    def answer_unanswered(self, request_id: RequestId, handle: Cancellable) -> None:
+        """A handler ended: if it never answered (cancelled before it first ran), answer
+        it as cancelled now, so every request gets exactly one answer. `handle` tells
+        it from a later request that reuses the id."""
+        with self.lock:
+            if self._serving.get(request_id) is handle:
+                del self._serving[request_id]
+                frame = self.connection.answer(request_id, cancelled=True)
+                self._queue_frame(frame, reply=True)
+                self.may_read.notify()
 
     def _cancel_handler(self, request_id: RequestId) -> None:
         handle = self._serving.get(request_id)
@@ -592,11 +760,11 @@ class Engine(Generic[S]):
             if not flush:
                 self.output_dropped = True
                 self._queue.clear()
-                self._queued = self._replies_queued = 0
+                self._queued = self._replies_queued = self._answers_queued = 0
             self._wake_all()
 
     def _wake_all(self) -> None:
-        for signal in (self.to_write, self.space, self.may_read, self.delivered):
+        for signal in (self.to_write, self.space, self.may_read, self.delivered, self.clock):
             signal.notify()
 
 
@@ -616,13 +784,8 @@ class _NoWaiter:
 _NO_WAITER: Final = _NoWaiter()
 
 
-def deadline_after(timeout: float | None) -> float | None:
-    return None if timeout is None else time.monotonic() + timeout
-
-
-def time_left(deadline: float | None) -> float | None:
-    """Seconds until `deadline` (None: no deadline; 0 when passed)."""
-    return None if deadline is None else max(0.0, deadline - time.monotonic())
+def _no() -> bool:
+    return False
 
 
 def send_timeout(row: Row, timeout: float | None) -> RequestTimeout:

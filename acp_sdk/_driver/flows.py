@@ -1,18 +1,23 @@
 """Every procedure an endpoint runs, written once, as generators that yield what to wait for.
 
-A flow never blocks and never awaits: where it must wait it yields an operation (`Until`
-a predicate holds, the `Answer` of a call, `Sleep`, `Read` or `Write` bytes, `Run` user
-code) and is resumed with the result. The threaded driver performs an operation by
-blocking, the asyncio driver by awaiting; an interruption (Ctrl-C, a cancelled task)
-is thrown into the flow at the yield, so the clean-up written here runs in both worlds.
-This is how the two facades share one implementation of calls, turns, reading,
-writing, callbacks, handlers and closing, and differ only in how they wait and move
-bytes (see docs/architecture.md).
+A flow never blocks and never awaits: where it must wait it yields one of five
+operations and is resumed with the result:
+
+- `Until` a predicate holds (or a deadline passes; also how a flow sleeps),
+- `AwaitCall`, the outcome of one of our calls (`Expired` is thrown in at its deadline),
+- `Read` bytes from the peer, `Write` bytes to it (`b""` closes our output),
+- `Run` user code (a handler, a callback).
+
+The threaded driver performs an operation by blocking, the asyncio driver by awaiting,
+each in one `match`; an interruption (Ctrl-C, a cancelled task) is thrown into the flow
+at the yield, so the clean-up written here runs in both worlds. The rules the flows
+apply are the engine's (`engine.py`): a flow only says in which order to wait. This is
+how the two facades share one implementation of calls, turns, reading, writing,
+callbacks, handlers and closing (see docs/architecture.md).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable, Generator
 from typing import Any, Final, Generic, TypeVar
@@ -21,26 +26,22 @@ from acp_sdk._driver.engine import (
     Engine,
     Outcome,
     Signal,
-    Sink,
     Waiter,
-    deadline_after,
     send_timeout,
 )
 from acp_sdk._driver.process import EXIT_WAIT, AgentProcess
-from acp_sdk.protocol._rows import Kind, Method, Notification, Row, Side
-from acp_sdk.protocol.codec import decode
-from acp_sdk.protocol.errors import ACPError, ConnectionClosed, RequestTimeout
+from acp_sdk._driver.turn import Sink, deadline_after
+from acp_sdk.protocol._errors import ConnectionClosed
+from acp_sdk.protocol._jsonrpc import RequestId
+from acp_sdk.protocol._rows import Method, Notification, Row
 
 T = TypeVar("T")
-RequestId = int | str
 log = logging.getLogger("acp_sdk.driver")
 STOPPED_READING_GRACE: Final = 2 * EXIT_WAIT
 """Seconds a failed write waits for the end of the peer's output before failing calls
 (the reader waits up to EXIT_WAIT after it for the exit status)."""
 
 READ_CHUNK: Final = 1 << 16
-LET_THE_WRITER_RUN: Final = 1 << 16
-"""Queued bytes past which a sender yields once to the writer (see `notify`)."""
 
 
 class Op:
@@ -50,7 +51,8 @@ class Op:
 
 
 class Until(Op):
-    """Wait until `ready()` (checked under the engine's lock) or the deadline: bool."""
+    """Wait until `ready()` (checked under the engine's lock) or the deadline: bool.
+    A deadline already passed still lets other work run once (asyncio: one loop turn)."""
 
     __slots__ = ("deadline", "ready", "signal")
 
@@ -60,21 +62,15 @@ class Until(Op):
         self.deadline = deadline
 
 
-class Answer(Op):
-    """Wait for a call's `Outcome`; `Expired` is thrown in when the deadline passes."""
+class AwaitCall(Op):
+    """Wait for the `Outcome` of one of OUR calls (not to be confused with answering the
+    peer: `Engine.answer`); `Expired` is thrown in when the deadline passes."""
 
     __slots__ = ("deadline", "waiter")
 
     def __init__(self, waiter: Waiter, deadline: float | None) -> None:
         self.waiter = waiter
         self.deadline = deadline
-
-
-class Sleep(Op):
-    __slots__ = ("seconds",)
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
 
 
 class Read(Op):
@@ -88,7 +84,8 @@ class Read(Op):
 
 
 class Write(Op):
-    """Write all of `data` to the peer; True when done, False when its input is gone."""
+    """Write all of `data` to the peer (`b""`: close our output to it); True when done,
+    False when its input is gone."""
 
     __slots__ = ("data",)
 
@@ -96,14 +93,8 @@ class Write(Op):
         self.data = data
 
 
-class CloseWrite(Op):
-    """Close our output to the peer (its stdin)."""
-
-    __slots__ = ()
-
-
 class Run(Op):
-    """Call user code with one argument (awaiting it when it returns an awaitable)."""
+    """Call user code with its arguments (awaiting it when it returns an awaitable)."""
 
     __slots__ = ("argument", "function")
 
@@ -112,17 +103,16 @@ class Run(Op):
         self.argument = argument
 
 
-class InCallbackRunner(Op):
-    """True when the flow runs on the callback runner itself (thread or task)."""
-
-    __slots__ = ()
-
-
-class Expired(Exception):
-    """Thrown into a flow whose `Answer` deadline passed."""
-
-
 Flow = Generator[Op, Any, T]
+
+
+def _never() -> bool:
+    return False
+
+
+def sleep(engine: Engine[Any], seconds: float) -> Until:
+    """Wait `seconds` (0: let other work run once)."""
+    return Until(_never, engine.clock, deadline_after(seconds))
 
 
 class Steps(Generic[T]):
@@ -158,23 +148,20 @@ def call(
     check_capability: bool = True,
 ) -> Flow[T]:
     """A request and its result. `timeout` covers queueing, sending and waiting; an
-    interruption gives the call up and tells the peer (`$/cancel_request`)."""
+    interruption gives the call up and tells the peer (`$/cancel_request`). The steps
+    around the wait are the engine's `Call`, which the asyncio driver's direct path
+    shares."""
     deadline = deadline_after(timeout)
     if not engine.can_queue() and not (yield Until(engine.can_queue, engine.space, deadline)):
         raise send_timeout(row, timeout)
-    request_id, waiter = engine.begin_call(row, params, check_capability=check_capability)
+    started = engine.start_call(row, params, check_capability=check_capability)
     try:
-        outcome: Outcome[T] = yield Answer(waiter, deadline)
-    except Expired:
-        error = engine.end_call(request_id, timed_out=True)
-        if error is not None:
-            raise error from None
-        outcome = waiter.result()  # answered just in time
-    except BaseException:
-        engine.end_call(request_id, timed_out=False)
-        raise
-    value: T = outcome.unwrap()
-    yield from settle(engine)
+        outcome: Outcome[T] = yield AwaitCall(started.waiter, deadline)
+    except BaseException as error:
+        outcome = started.interrupted(error)
+    value: T = started.result(outcome)
+    if not started.settled():
+        yield from settle(engine, started.settle_target)
     return value
 
 
@@ -185,84 +172,29 @@ def notify(
     timeout: float | None,
     check_capability: bool = True,
 ) -> Flow[None]:
-    """Queue a notification, waiting (up to `timeout`) while the send buffer is full."""
+    """Queue a notification, waiting (up to `timeout`) while the send buffer is full;
+    then, past LET_THE_WRITER_RUN queued bytes, let the writer run once."""
     if not engine.can_queue() and not (
         yield Until(engine.can_queue, engine.space, deadline_after(timeout))
     ):
         raise send_timeout(row, timeout)
-    if queue_notification(engine, row, params, check_capability):
-        yield Sleep(0)
+    if engine.send_notification(row, params, check_capability=check_capability):
+        yield sleep(engine, 0)
 
 
-def queue_notification(
-    engine: Engine[Any], row: Notification[Any], params: Any, check_capability: bool = True
-) -> bool:
-    """The part of `notify` that never waits (there is room to queue): True when the
-    sender should then yield once to the writer. A driver may call it directly when
-    `engine.can_queue()`, skipping the flow's trampoline (the streaming hot path)."""
-    engine.notify(row, params, check_capability=check_capability)
-    # Past this many queued bytes (the OS pipe is full, or frames were corked) give the
-    # writer a turn now, so the peer reads while we produce (a producer that never
-    # waits would otherwise fill max_send_buffer before anything more leaves).
-    return engine.queued_bytes > LET_THE_WRITER_RUN
-
-
-def begin_turn(
-    engine: Engine[Any], row: Method[Any, Any], params: Any, clock: TurnClock | None = None
-) -> Flow[tuple[RequestId, Sink]]:
-    """Send a prompt; its updates and its end flow into the returned sink. With a clock,
-    waiting to send counts against its timeout."""
-    deadline = clock.deadline if clock is not None else None
-    if not engine.can_queue() and not (yield Until(engine.can_queue, engine.space, deadline)):
-        raise send_timeout(row, clock.timeout if clock is not None else None)
-    return engine.begin_turn(row, params)
-
-
-class TurnClock:
-    """A turn's time limit: when it passes, `session/cancel` is sent and the agent gets
-    `grace` seconds to end the turn (stop reason `cancelled`) before it times out."""
-
-    __slots__ = ("cancelled", "deadline", "grace", "request_id", "timeout")
-
-    def __init__(self, timeout: float | None, grace: float) -> None:
-        self.timeout = timeout
-        self.deadline = deadline_after(timeout)
-        self.grace = grace
-        self.cancelled = False
-        self.request_id: RequestId | None = None
-
-
-def next_updates(
-    engine: Engine[Any], sink: Sink, clock: TurnClock | None = None
-) -> Flow[list[Any]]:
+def next_updates(engine: Engine[Any], sink: Sink) -> Flow[list[Any]]:
     """The turn's updates received so far, waiting for at least one; [] once the turn
-    ended (its outcome is then in `sink.outcome`). With a clock: past its deadline send
-    `session/cancel`, then past the grace end the call and raise `RequestTimeout`."""
-    while not sink.ready():
-        deadline = clock.deadline if clock is not None else None
-        if (yield Until(sink.ready, engine.delivered, deadline)) or clock is None:
-            break
-        if clock.cancelled:
-            assert clock.request_id is not None
-            error = engine.end_call(clock.request_id, timed_out=True)
-            raise error or RequestTimeout(f"the prompt did not end within {clock.timeout} s")
-        clock.cancelled = True
-        clock.deadline = deadline_after(clock.grace)
-        cancel = engine.connection.table.get(Side.AGENT, "session/cancel", Kind.NOTIFICATION)
-        if cancel is not None:
-            params = decode({"sessionId": sink.session_id}, cancel.params_type)
-            with contextlib.suppress(ACPError):
-                engine.notify(cancel, params)  # type: ignore[arg-type] # a notification row
+    ended (its outcome is then in `sink.outcome`). The turn's clock is not this flow's:
+    `clock_loop` acts on it whether or not anyone iterates."""
+    if not sink.ready():
+        yield Until(sink.ready, engine.delivered, None)
     with engine.lock:
         return engine.take_updates(sink)
 
 
-def settle(engine: Engine[Any]) -> Flow[None]:
-    """Wait until the callbacks for notifications received so far have run, so a call
-    returns after them (except on the callback runner: it would wait on itself)."""
-    target = engine.callbacks_queued
-    if engine.settled(target) or (yield InCallbackRunner()):
-        return
+def settle(engine: Engine[Any], target: int) -> Flow[None]:
+    """Wait until `target` callbacks (those of notifications received before a call's
+    answer) have run, so the call returns after them."""
     yield Until(lambda: engine.settled(target), engine.delivered, None)
 
 
@@ -287,7 +219,7 @@ def read_loop(
         reason = ConnectionClosed("the peer closed the connection")
         if process is not None:
             for delay in process.exit_steps():
-                yield Sleep(delay)
+                yield sleep(engine, delay)
             reason = process.exit_reason(engine.connection.stray_lines)
         engine.end_of_input(reason)
     except Exception:  # a bug here must not leave callers waiting forever
@@ -315,7 +247,19 @@ def write_loop(engine: Engine[Any]) -> Flow[None]:
             engine.peer_stopped_reading()
             break
         engine.wrote(batch)
-    yield CloseWrite()
+    yield Write(b"")
+
+
+def clock_loop(engine: Engine[Any]) -> Flow[None]:
+    """Wakes the engine when a turn's deadline passes (`Engine.expire_turns` decides
+    what that means), whether or not anyone iterates the turn. Ends on close."""
+    while True:
+        with engine.lock:
+            if engine.close_reason is not None:
+                return
+            deadline = engine.next_turn_deadline()
+        if not (yield Until(engine.clock_changed, engine.clock, deadline)):
+            engine.expire_turns()
 
 
 def callback_loop(engine: Engine[Any]) -> Flow[None]:
@@ -379,7 +323,7 @@ def close(
     engine.close_output(flush=True)
     if process is not None:
         for delay in process.stop_steps(close_timeout, terminate_timeout):
-            yield Sleep(delay)
+            yield sleep(engine, delay)
 
 
 def end_of_service(engine: Engine[Any], grace: float) -> Flow[None]:

@@ -20,6 +20,7 @@ so the blocking driver sleeps and the asyncio driver awaits, over the same steps
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import time
@@ -27,7 +28,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
-from acp_sdk.protocol.errors import ConnectionClosed
+from acp_sdk.protocol._errors import ConnectionClosed
 
 KILL_WAIT: Final = 1.0
 """Seconds to wait for the group to vanish after SIGKILL (it cannot refuse)."""
@@ -241,3 +242,8 @@ def _poll(done: Callable[[], bool], timeout: float) -> Iterator[float]:
             return
         yield min(step, left)
         step = min(step * 2, 0.05)
+
+
+def log_agent_stderr(line: str) -> None:
+    """Where an agent's stderr goes by default: a logger, line by line."""
+    logging.getLogger("acp_sdk.agent.stderr").info("%s", line)

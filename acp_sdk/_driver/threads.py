@@ -23,18 +23,19 @@ from acp_sdk._driver.engine import (
     Callback,
     Cancellable,
     Engine,
+    Expired,
     Limits,
     Outcome,
     Serve,
-    time_left,
 )
-from acp_sdk._driver.flows import Flow
+from acp_sdk._driver.flows import AwaitCall, Flow, Read, Run, Until, Write
 from acp_sdk._driver.process import CLOSE_SLACK, AgentProcess
+from acp_sdk._driver.turn import time_left
+from acp_sdk.protocol._connection import Connection
+from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Row
-from acp_sdk.protocol.connection import Connection
 
 T = TypeVar("T")
-RequestId = int | str
 WRITE_POLL: Final = 0.5
 """Seconds the writer waits for room in the pipe before it tries again."""
 JOIN_WAIT: Final = 0.5
@@ -179,12 +180,14 @@ class ThreadDriver:
             lock=lock,
         )
         self.engine.try_write = transport.try_write
+        self.engine.on_callback_runner = self._on_callback_runner
         engine = self.engine
         self._callback_thread: threading.Thread | None = None
         loops: list[tuple[str, Flow[None]]] = [
             ("reader", flows.read_loop(engine, self.process, transport.messages)),
             ("writer", flows.write_loop(engine)),
             ("callbacks", flows.callback_loop(engine)),
+            ("clock", flows.clock_loop(engine)),
         ]
         if self.process is not None:
             loops.append(("stderr", flows.stderr_loop(self.process)))
@@ -214,48 +217,51 @@ class ThreadDriver:
         return steps.result
 
     def _perform(self, op: flows.Op) -> Any:
-        if isinstance(op, flows.Until):
-            return self._until(op)
-        if isinstance(op, flows.Answer):
-            future: Any = op.waiter
-            try:
-                return future.result(time_left(op.deadline))
-            except concurrent.futures.TimeoutError:
-                raise flows.Expired from None
-        if isinstance(op, flows.Read):
-            return self._read(op)
-        if isinstance(op, flows.Write):
-            try:
-                self.transport.write(op.data)
-            except (OSError, ValueError):
-                return False
-            return True
-        if isinstance(op, flows.Run):
-            result = op.function(*op.argument)
-            refuse_awaitable(result, "a coroutine callback")
-            return result
-        if isinstance(op, flows.Sleep):
-            time.sleep(op.seconds)
-            return None
-        if isinstance(op, flows.InCallbackRunner):
-            return threading.current_thread() is self._callback_thread
-        if isinstance(op, flows.CloseWrite):
-            with contextlib.suppress(Exception):
-                self.transport.close_write()
-            return None
+        """Every operation a flow yields, performed by blocking: the one dispatch."""
+        match op:
+            case Until():
+                return self._until(op)
+            case AwaitCall(waiter=future, deadline=deadline):
+                try:
+                    return future.result(time_left(deadline))  # type: ignore[call-arg] # a concurrent future
+                except concurrent.futures.TimeoutError:
+                    raise Expired from None
+            case Read():
+                return self._read(op)
+            case Write(data=b""):
+                with contextlib.suppress(Exception):
+                    self.transport.close_write()
+                return True
+            case Write(data=data):
+                try:
+                    self.transport.write(data)
+                except (OSError, ValueError):
+                    return False
+                return True
+            case Run(function=function, argument=argument):
+                result = function(*argument)
+                refuse_awaitable(result, "a coroutine callback")
+                return result
         raise TypeError(f"unknown operation {op!r}")
 
-    def _until(self, op: flows.Until) -> bool:
+    def _until(self, op: Until) -> bool:
         signal: _Condition = op.signal  # type: ignore[assignment] # our engine's signals
         with self.engine.lock:
             while not op.ready():
                 left = time_left(op.deadline)
                 if left == 0:
-                    return False
+                    break
                 signal.wait(left)
-            return True
+            else:
+                return True
+        time.sleep(0)  # a passed deadline still lets other threads (the writer) run once
+        with self.engine.lock:
+            return op.ready()
 
-    def _read(self, op: flows.Read) -> bytes:
+    def _on_callback_runner(self) -> bool:
+        return threading.current_thread() is self._callback_thread
+
+    def _read(self, op: Read) -> bytes:
         try:
             if op.stderr:
                 assert self.process is not None
@@ -291,7 +297,7 @@ class ThreadDriver:
             # thread itself); a thread still blocked on a pipe keeps it (an escaped
             # grandchild holds the other end).
             reader, writer = self._threads[0], self._threads[1]
-            stderr = self._threads[3] if len(self._threads) > 3 else None
+            stderr = self._threads[4] if len(self._threads) > 4 else None
             self.process.close_pipes(
                 stdin=not writer.is_alive(),
                 stdout=not reader.is_alive(),

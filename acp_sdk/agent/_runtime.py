@@ -26,17 +26,19 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, ClassVar, Final, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias, TypeVar, overload
 
 from acp_sdk._driver import flows
 from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
 from acp_sdk._driver.engine import Limits
-from acp_sdk.agent import _stdio
+from acp_sdk.agent import _keeper, _stdio
+from acp_sdk.agent._session import SessionHandle
+from acp_sdk.agent._store import SessionStore
+from acp_sdk.protocol._connection import Connection
+from acp_sdk.protocol._errors import RequestError
 from acp_sdk.protocol._generated.agent_calls import AgentCalls
 from acp_sdk.protocol._generated.methods import SESSION_UPDATE
 from acp_sdk.protocol._rows import Method, MethodTable, Notification, Row, Side
-from acp_sdk.protocol.connection import Connection
-from acp_sdk.protocol.errors import RequestError
 from acp_sdk.schema import (
     AgentAuthCapabilities,
     AgentCapabilities,
@@ -62,6 +64,7 @@ from acp_sdk.schema import (
     McpCapabilities,
     NewSessionRequest,
     NewSessionResponse,
+    PermissionOption,
     PromptCapabilities,
     PromptRequest,
     PromptResponse,
@@ -80,6 +83,9 @@ from acp_sdk.schema import (
     SetSessionModeRequest,
     SetSessionModeResponse,
 )
+
+if TYPE_CHECKING:
+    from acp_sdk.protocol._session_state import SessionState
 
 __all__ = [
     "Agent",
@@ -107,10 +113,18 @@ class AgentContext(AgentCalls):
     `CapabilityNotNegotiated` without sending anything when they are missing.
     """
 
-    __slots__ = ("_driver",)
+    __slots__ = ("_driver", "_keeper", "_remembered")
 
-    def __init__(self, driver: AsyncDriver) -> None:
+    def __init__(self, driver: AsyncDriver, keeper: _keeper.SessionKeeper | None = None) -> None:
         self._driver = driver
+        self._keeper = keeper
+        # Per session: its remembered permission answers (see acp_sdk.agent._session).
+        self._remembered: dict[str, dict[str, PermissionOption]] = {}
+
+    def session(self, session_id: str) -> SessionHandle:
+        """A handle on one session: `say`, `think`, `plan`, `send`, and `tool_call`
+        blocks that always finish (see `SessionHandle`)."""
+        return SessionHandle(self, session_id)
 
     @property
     def client_capabilities(self) -> ClientCapabilities:
@@ -136,9 +150,11 @@ class AgentContext(AgentCalls):
         turn quietly).
         """
         # What `session_update` does, one call shorter (the streaming hot path).
-        await self._driver.notify(
-            SESSION_UPDATE, SessionNotification(session_id=session_id, update=update)
-        )
+        notification = SessionNotification(session_id=session_id, update=update)
+        if self._keeper is not None:  # kept before it is sent: the client never sees more
+            await self._keeper.send(notification)
+            return
+        await self._driver.notify(SESSION_UPDATE, notification)
 
     async def request(self, row: Method[P, R], params: P) -> R:
         """Call any method row the client handles, including extension rows.
@@ -156,6 +172,8 @@ class AgentContext(AgentCalls):
             RequestError: The client answered with an error.
             ConnectionClosed: The client went away first.
         """
+        if self._keeper is not None:  # after the updates sent before it
+            await self._keeper.flushed()
         result: R = await self._driver.call(row, params)
         return result
 
@@ -166,7 +184,46 @@ class AgentContext(AgentCalls):
             CapabilityNotNegotiated: The row is gated and the client did not advertise it.
             ConnectionClosed: The client went away first.
         """
+        if self._keeper is not None:
+            if row.wire == SESSION_UPDATE.wire:
+                await self._keeper.send(params)
+                return
+            await self._keeper.flushed()
         await self._driver.notify(row, params)
+
+    # -------------------------------------------------------------- the session store
+
+    @property
+    def store(self) -> SessionStore | None:
+        """The session store the agent runs with (`run_agent(agent, store=...)`), or None."""
+        return None if self._keeper is None else self._keeper.store
+
+    async def history(self, session_id: str) -> SessionState:
+        """The session as the store recorded it: every prompt and update so far (the
+        running turn's prompt included), folded into a `SessionState` (messages with
+        roles, merged tool calls, plan, mode), to rebuild the model's context from.
+
+        Raises:
+            RuntimeError: The agent runs without a store.
+        """
+        return await _keeper.history(self._keeper, session_id)
+
+    async def load_data(self, session_id: str) -> Any:
+        """The JSON value last saved for the session with `save_data`, or None.
+
+        Raises:
+            RuntimeError: The agent runs without a store.
+        """
+        return await _keeper.require_store(self._keeper).load_data(session_id)
+
+    async def save_data(self, session_id: str, value: Any) -> None:
+        """Keep one JSON value for the session in the store (its own conversation
+        format, model settings), replacing the last one; deleted with the session.
+
+        Raises:
+            RuntimeError: The agent runs without a store.
+        """
+        await _keeper.require_store(self._keeper).save_data(session_id, value)
 
     async def _request(self, row: Method[Any, Any], params: Any) -> Any:
         return await self.request(row, params)
@@ -382,6 +439,7 @@ async def serve_agent(
     table: MethodTable | None = None,
     extensions: Extensions | None = None,
     max_send_buffer: int = Limits().max_send_buffer,
+    store: SessionStore | None = None,
 ) -> None:
     """Serve `agent` over a pair of asyncio byte streams until the client hangs up.
 
@@ -394,18 +452,27 @@ async def serve_agent(
             or handlers for extension rows of `table` by handler name.
         max_send_buffer: Bytes queued for the client before `send_update` and calls wait
             for it to read (memory stays bounded when the client stops reading).
+        store: Record sessions there and serve the session methods the agent does not
+            override (see `run_agent`). One store may serve many connections; it is
+            left open.
     """
     table, handlers = _bind_extensions(table, extensions)
     connection = Connection(Side.AGENT, table=table, protocol_versions=agent.protocol_versions)
     context: list[AgentContext] = []
+    keeper: list[_keeper.SessionKeeper] = []
 
-    async def serve(row: Row, params: Any) -> Any:
+    async def call_agent(row: Row, params: Any) -> Any:
         if row.handler_name in handlers:
             return await handlers[row.handler_name](params, context[0])
         method: ExtensionHandler | None = getattr(agent, row.handler_name, None)
         if method is None or not callable(method):
             raise RequestError.method_not_found(row.wire)
         return await method(params, context[0])
+
+    async def serve(row: Row, params: Any) -> Any:
+        if keeper:
+            return await keeper[0].serve(row, params, call_agent)
+        return await call_agent(row, params)
 
     def callbacks(row: Row, params: Any) -> list[Callable[[Any], Any]]:
         handler = handlers.get(row.handler_name) or getattr(agent, row.handler_name, None)
@@ -421,11 +488,15 @@ async def serve_agent(
         notification_callbacks=callbacks,
         limits=Limits(max_send_buffer=max_send_buffer),
     )
-    context.append(AgentContext(driver))
+    if store is not None:
+        keeper.append(_keeper.SessionKeeper(store, agent, driver))
+    context.append(AgentContext(driver, keeper[0] if keeper else None))
     driver.start()
     try:
         await driver.run(flows.end_of_service(driver.engine, ANSWER_GRACE))
     finally:
+        if keeper:
+            await keeper[0].aclose()
         await driver.aclose(reason="the client closed the connection")
 
 
@@ -435,6 +506,7 @@ def run_agent(
     table: MethodTable | None = None,
     extensions: Extensions | None = None,
     max_send_buffer: int = Limits().max_send_buffer,
+    store: SessionStore | None = None,
 ) -> None:
     """Serve `agent` over this process's stdin/stdout until stdin closes.
 
@@ -448,10 +520,15 @@ def run_agent(
             table lacks are added); or handlers by handler name,
             `{ROW.handler_name: handler}`, for the rows of `table`.
         max_send_buffer: Bytes queued for the client before `send_update` waits.
+        store: A `SessionStore` (`SqliteSessionStore(path)`, `MemorySessionStore()`):
+            every prompt and update is recorded there, per session, before it is sent,
+            and the runtime serves `session/new`, `session/load` (replay, then answer),
+            `session/list`, `session/resume`, `session/close` and `session/delete` for
+            the agent, unless it overrides them, and advertises them. Closed on return.
     """
     protocol_out = _stdio.reserve_stdout_for_protocol()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve_stdio(agent, protocol_out, table, extensions, max_send_buffer))
+        asyncio.run(_serve_stdio(agent, protocol_out, table, extensions, max_send_buffer, store))
 
 
 async def _serve_stdio(
@@ -460,6 +537,7 @@ async def _serve_stdio(
     table: MethodTable | None,
     extensions: Extensions | None,
     max_send_buffer: int,
+    store: SessionStore | None,
 ) -> None:
     reader, writer, transports = await _stdio.open_fd_streams(sys.stdin.fileno(), out_fd)
     try:
@@ -470,8 +548,11 @@ async def _serve_stdio(
             table=table,
             extensions=extensions,
             max_send_buffer=max_send_buffer,
+            store=store,
         )
     finally:
+        if store is not None:
+            await store.aclose()
         for transport in transports:
             transport.close()
         if _stdio.fd_is_open(out_fd):

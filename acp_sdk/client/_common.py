@@ -8,31 +8,33 @@ and the state of sessions and turns that does not depend on how a caller waits.
 
 from __future__ import annotations
 
-import logging
+import io
 import os
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, cast
 
 import attrs
 
-from acp_sdk._driver.engine import Callback, Limits, Outcome, Sink
-from acp_sdk._driver.flows import TurnClock
-from acp_sdk._driver.process import AgentProcess, argv_of
+from acp_sdk._driver.engine import Callback, Limits, Outcome
+from acp_sdk._driver.process import AgentProcess, argv_of, log_agent_stderr
+from acp_sdk._driver.turn import Sink
 from acp_sdk._version import __version__
+from acp_sdk.protocol._connection import SUPPORTED_PROTOCOL_VERSIONS, Connection
+from acp_sdk.protocol._errors import RequestError
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
+from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Method, MethodTable, Row, Side
-from acp_sdk.protocol.connection import SUPPORTED_PROTOCOL_VERSIONS, Connection
-from acp_sdk.protocol.errors import RequestError
 
 if TYPE_CHECKING:
     # The models, the method rows and the handlers load on first use (a client's
     # construction, or the first call): `from acp_sdk import Client` builds no model class.
     from typing_extensions import Self, Unpack
 
-    from acp_sdk.client.options import ClientOptions
-    from acp_sdk.client.session_state import SessionState, ToolCallView
+    from acp_sdk.client._options import ClientOptions
     from acp_sdk.handlers import HandlerSet
+    from acp_sdk.protocol._session_state import SessionState, ToolCallView
     from acp_sdk.schema import (
         AgentCapabilities,
         ClientCapabilities,
@@ -47,14 +49,15 @@ if TYPE_CHECKING:
         StopReason,
     )
 
+P = TypeVar("P")
 R = TypeVar("R")
 H = TypeVar("H")
-C = TypeVar("C", bound="ClientState[Any]")
-RequestId = int | str
+C = TypeVar("C", bound="BaseClient[Any]")
 _DEFAULTS = Limits()
-CANCEL_GRACE: Final = 5.0
-"""`prompt(timeout=...)`: seconds the agent gets, after `session/cancel`, to end the turn
-with stop reason `cancelled` before the turn raises `RequestTimeout`."""
+MAX_TURN_TEXT: Final = 4 << 20
+"""Default `max_turn_text`: characters of agent message text a turn keeps for `text`."""
+MAX_TURN_TOOL_CALLS: Final = 4096
+"""Tool calls a turn keeps for `tool_calls`; later new ids are dropped (`truncated`)."""
 
 
 def default_initialize(
@@ -83,11 +86,6 @@ def prompt_blocks(prompt: str | ContentBlock | Sequence[ContentBlock]) -> list[C
         return list(prompt)
     single: ContentBlock = prompt  # type: ignore[assignment] # not a str, list or tuple
     return [single]
-
-
-def log_agent_stderr(line: str) -> None:
-    """Where an agent's stderr goes by default: a logger, line by line."""
-    logging.getLogger("acp_sdk.agent.stderr").info("%s", line)
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -122,7 +120,7 @@ class RemoteSpec:
         return transport_for(self.url, self.headers, self.timeout, self.max_message_size)
 
 
-class ClientState(Generic[H]):
+class BaseClient(Generic[H]):
     """The facade-independent half of a client: options, handlers, the agent process,
     and what initialize told us. `Client` and `AsyncClient` add how callers wait.
 
@@ -140,9 +138,12 @@ class ClientState(Generic[H]):
         max_send_buffer: Bytes queued for the agent before calls wait for it to read.
         max_buffered_updates: Updates received but not yet consumed before the client
             stops reading (backpressure: one turn nobody iterates stalls the connection).
-        track_state: Keep what sessions said: `session.state` (a `SessionState`),
-            `turn.text` and `turn.tool_calls`. Off by default, because it holds every
-            session's whole content in memory, which a peer decides the size of.
+        track_state: Keep each session's whole state: `session.state` (a
+            `SessionState`). Off by default, because it holds every session's whole
+            content in memory, which a peer decides the size of. (`turn.text` and
+            `turn.tool_calls` need no flag: each turn keeps its own, bounded.)
+        max_turn_text: Characters of agent message text a turn keeps for `turn.text`
+            (default 4 Mi); past them `turn.truncated` is True.
     """
 
     _driver: Any
@@ -161,11 +162,13 @@ class ClientState(Generic[H]):
         max_send_buffer: int = _DEFAULTS.max_send_buffer,
         max_buffered_updates: int = _DEFAULTS.max_buffered_updates,
         track_state: bool = False,
+        max_turn_text: int = MAX_TURN_TEXT,
     ) -> None:
         from acp_sdk.handlers import HandlerSet
 
         self._handlers = HandlerSet(handlers)  # type: ignore[arg-type] # H is a handler type
         self.track_state = track_state
+        self.max_turn_text = max_turn_text
         self._on_update = on_update
         self._client_info = client_info
         self._auto_initialize = initialize
@@ -234,13 +237,16 @@ class ClientState(Generic[H]):
         `{"Authorization": "Bearer ..."}`); `timeout` bounds connecting and each HTTP
         request (never an open event stream); messages over `max_message_size` bytes
         are refused. Nothing is replayed after a dropped connection: see
-        `acp_sdk.remote.reconnect`. The other options are `ClientState`'s.
+        `acp_sdk.client.reconnect`. The other options are `BaseClient`'s.
         """
         client = cls(**options)
         client._remote = RemoteSpec(
             url=url, headers=headers, timeout=timeout, max_message_size=max_message_size
         )
         return client
+
+    def _driver_or_raise(self) -> Any:
+        raise NotImplementedError  # each facade's, typed with its driver
 
     def _attach(self, engine: Any) -> None:
         """Called by `open()` with the driver's engine: fold each session's updates into
@@ -257,7 +263,7 @@ class ClientState(Generic[H]):
     def _state_of(self, session_id: str) -> SessionState:
         """The session's state (empty when not tracked or not open)."""
         if self._driver is None or not self.track_state:
-            from acp_sdk.client.session_state import SessionState
+            from acp_sdk.protocol._session_state import SessionState
 
             return SessionState()
         state: SessionState = self._driver.engine.state_of(session_id)
@@ -270,13 +276,22 @@ class ClientState(Generic[H]):
     def _initialize_request(self) -> InitializeRequest:
         return default_initialize(self._handlers, self._client_info)
 
-    def _record(self, row: Method[Any, R], result: R) -> R:
-        if row.wire == "initialize":  # checked first: other calls pay no import
-            from acp_sdk.methods import INITIALIZE
-            from acp_sdk.schema import InitializeResponse
+    def _on_table(self, row: Method[P, R]) -> Method[P, R]:
+        """The row a typed call (written against the stable rows) goes through: the
+        client's table's row of the same name. So a client on another protocol table
+        (`unstable.TABLE`) negotiates, gates and decodes with that protocol end to end;
+        the params encode the same either way."""
+        table = self._table
+        if table is None:
+            return row
+        found = table.get(row.handled_by, row.wire, row.kind)
+        # The same method in the table's schema: its params and result are that schema's.
+        return cast("Method[P, R]", found) if isinstance(found, Method) else row
 
-            if row is INITIALIZE and isinstance(result, InitializeResponse):
-                self.initialize_response = result
+    def _record(self, row: Method[Any, R], result: R) -> R:
+        if row.wire == "initialize":
+            # The table's schema decoded it (on `unstable.TABLE`, the unstable class).
+            self.initialize_response = cast("InitializeResponse", result)
         return result
 
     def _close_grace(self) -> tuple[float, float]:
@@ -307,16 +322,16 @@ class ClientState(Generic[H]):
         from acp_sdk.schema import AgentCapabilities
 
         caps = self._connection.their_capabilities if self._connection else None
-        return caps if isinstance(caps, AgentCapabilities) else AgentCapabilities()
+        # A client's peer advertised agent capabilities, decoded by the table's schema:
+        # on `unstable.TABLE` the unstable class (see docs/unstable.md).
+        return cast("AgentCapabilities", caps) if caps is not None else AgentCapabilities()
 
     @property
     def agent_info(self) -> Implementation | None:
         """The agent's name and version from its initialize answer (None before, or
         if it sent none)."""
-        from acp_sdk.schema import Implementation
-
-        info = self._connection.their_info if self._connection else None
-        return info if isinstance(info, Implementation) else None
+        # `Implementation` is one class in both schemas (the unstable one reuses it).
+        return self._connection.their_info if self._connection else None
 
     @property
     def stderr_tail(self) -> str:
@@ -325,8 +340,12 @@ class ClientState(Generic[H]):
 
 
 class TurnHandle(Generic[C]):
-    """A prompt turn's state, whatever the facade: its request, its sink, how it ended,
-    and what it said (`text`, `tool_calls`)."""
+    """A prompt turn's state, whatever the facade: its request, its sink in the engine
+    (updates, outcome, clock), and what it said (`text`, `tool_calls`).
+
+    Constructing one starts the turn: the prompt is queued before the constructor
+    returns, so a `cancel()` at any moment after it reaches the agent after the prompt.
+    """
 
     def __init__(
         self,
@@ -335,60 +354,97 @@ class TurnHandle(Generic[C]):
         on_update: Callable[[Any], Any] | None = None,
         *,
         timeout: float | None = None,
+        idle_timeout: float | None = None,
     ) -> None:
-        from acp_sdk.client.session_state import SessionState
+        from acp_sdk.methods import SESSION_PROMPT
 
+        if _CHUNK is None:
+            _load_kinds()
         self._client = client
         self.params = params
         self._on_update = on_update
-        self._timeout = timeout
-        self._clock: TurnClock | None = None
-        self._sink: Sink | None = None
+        engine = client._driver_or_raise().engine
+        self._engine = engine
+        # The turn's clock (`_driver/turn.py`) counts from here, queueing included.
+        self._sink: Sink = engine.begin_turn(
+            client._on_table(SESSION_PROMPT), params, timeout=timeout, idle_timeout=idle_timeout
+        )
+        self.request_id: RequestId = self._sink.request_id
         self._pending: deque[Any] = deque()  # taken from the sink, not yet handed out
-        self._texts: list[str] = []
-        self._tools = SessionState()
-        self.request_id: RequestId | None = None
+        self._text = io.StringIO()  # not a list of chunks: 1-character chunks cost 50x
+        self._text_left = client.max_turn_text
+        self._tools: dict[str, ToolCallView] = {}
+        self._truncated = False
         self.response: PromptResponse | None = None
 
-    def _begin(self) -> TurnClock | None:
-        """The turn's clock, started before the prompt is sent: its timeout covers
-        sending too (an agent that does not read)."""
-        if self._timeout is not None:
-            self._clock = TurnClock(self._timeout, CANCEL_GRACE)
-        return self._clock
-
-    def _started(self, started: tuple[RequestId, Sink]) -> Sink:
-        self.request_id, self._sink = started
-        if self._clock is not None:
-            self._clock.request_id = self.request_id
-        return self._sink
-
     def _saw(self, update: SessionUpdate) -> SessionUpdate:
-        """Note an update as it is handed out (for `text` and `tool_calls`)."""
-        if not self._client.track_state:
-            return update
-        # Once per update: importing the module (loaded by now) is the cheap form of import.
-        import acp_sdk.schema as m
-
-        if isinstance(update, m.AgentMessageChunk) and isinstance(update.content, m.TextContent):
-            self._texts.append(update.content.text)
-        elif isinstance(update, (m.ToolCall, m.ToolCallUpdate)):
-            self._tools = self._tools.apply(update)
+        """Note an update as it is handed out: this turn's `text` and `tool_calls`, and
+        the session's state (the caller's view: exactly the updates handed out)."""
+        # Once per update, on the streaming path: module globals, the common case inline.
+        if isinstance(update, _CHUNK):
+            content = update.content
+            if isinstance(content, _TEXT):
+                text = content.text
+                if len(text) <= self._text_left:
+                    self._text.write(text)
+                    self._text_left -= len(text)
+                else:
+                    self._keep_text(text)
+        elif isinstance(update, _TOOLS):
+            self._keep_tool_call(update)
+        if self._engine.fold is not None:
+            self._engine.handed_out(self.params.session_id, update)
         return update
+
+    def _keep_text(self, text: str) -> None:
+        if len(text) > self._text_left:
+            text = text[: self._text_left]
+            self._truncated = True
+        if text:
+            self._text.write(text)
+            self._text_left -= len(text)
+
+    def _keep_tool_call(self, update: Any) -> None:
+        from acp_sdk.protocol._session_state import ToolCallView, _updated, _view_of
+        from acp_sdk.schema import ToolCall
+
+        known = self._tools.get(update.tool_call_id)
+        if known is None and len(self._tools) >= MAX_TURN_TOOL_CALLS:
+            self._truncated = True
+            return
+        if isinstance(update, ToolCall):
+            self._tools[update.tool_call_id] = _view_of(update)
+        else:
+            base = ToolCallView(tool_call_id=update.tool_call_id) if known is None else known
+            self._tools[update.tool_call_id] = _updated(base, update)
 
     @property
     def text(self) -> str:
-        """The agent's message text of this turn, so far (all of it once it ended).
-        Needs `track_state=True` on the client."""
-        _require_tracking(self._client)
-        return "".join(self._texts)
+        """The agent's message text of this turn, as handed out so far (all of it once
+        the turn was iterated to its end or waited for); at most `max_turn_text`
+        characters (see `truncated`). No flag needed."""
+        return self._text.getvalue()
 
     @property
     def tool_calls(self) -> Mapping[str, ToolCallView]:
-        """The tool calls this turn touched, by id, each merged from its updates. Needs
-        `track_state=True` on the client."""
-        _require_tracking(self._client)
-        return self._tools.tool_calls
+        """The tool calls this turn touched, by id, each merged from the updates handed
+        out so far (at most 4096; see `truncated`). No flag needed."""
+        return MappingProxyType(self._tools)
+
+    @property
+    def truncated(self) -> bool:
+        """True once `text` reached `max_turn_text` (or `tool_calls` its cap) and the
+        rest was not kept. Iterating still hands out every update."""
+        return self._truncated
+
+    @property
+    def timed_out(self) -> Literal["timeout", "idle_timeout"] | None:
+        """Which limit made the client cancel the turn: "timeout" (the whole turn) or
+        "idle_timeout" (silence between updates); None when neither passed. A turn the
+        agent then ended has `stop_reason == "cancelled"`; one it did not end within the
+        grace raised `RequestTimeout`."""
+        reason = self._sink.timed_out
+        return "timeout" if reason == "timeout" else "idle_timeout" if reason else None
 
     @property
     def session_id(self) -> str:
@@ -403,7 +459,13 @@ class TurnHandle(Generic[C]):
     @property
     def received(self) -> int:
         """Updates routed to this turn so far (counted as they arrive)."""
-        return self._sink.received if self._sink is not None else 0
+        return self._sink.received
+
+    @property
+    def done(self) -> bool:
+        """True once the agent ended the turn (or it failed); updates may still wait to
+        be handed out."""
+        return self._sink.outcome is not None
 
     def _ended(self, outcome: Outcome[Any] | None) -> None:
         """The turn ended: keep the response, or raise how it failed (again on a second
@@ -412,6 +474,20 @@ class TurnHandle(Generic[C]):
         if outcome.error is not None:
             raise outcome.error
         self.response = outcome.value
+
+
+_CHUNK: Any = None
+_TEXT: Any = None
+_TOOLS: Any = ()
+
+
+def _load_kinds() -> None:
+    """The update classes `_saw` checks, loaded with the first turn (the models load
+    lazily: `from acp_sdk import Client` builds none)."""
+    global _CHUNK, _TEXT, _TOOLS
+    import acp_sdk.schema as m
+
+    _CHUNK, _TEXT, _TOOLS = m.AgentMessageChunk, m.TextContent, (m.ToolCall, m.ToolCallUpdate)
 
 
 class SessionHandle(Generic[C, R]):
@@ -425,11 +501,14 @@ class SessionHandle(Generic[C, R]):
 
     @property
     def state(self) -> SessionState:
-        """The session as every update received so far left it: messages, merged tool
+        """The session as the updates handed out so far left it: messages, merged tool
         calls, plan, mode, commands, config options, usage, title (see `SessionState`).
-        Updated before an update is handed to you, so a consumer or `on_update` sees it
-        included; a `load_session` replay builds it too. Needs `track_state=True` on
-        the client."""
+
+        The caller's view: an update is folded in as it is handed to you (by iterating
+        a turn, or to `on_update`), so `for update in turn: render(session.state)` sees
+        each step once, and never an update you have not been handed yet. Updates with
+        nobody to take them (no running turn, no `on_update`) are folded on arrival; a
+        `load_session` replay builds it too. Needs `track_state=True` on the client."""
         _require_tracking(self.client)
         return self.client._state_of(self.session_id)
 
@@ -448,12 +527,12 @@ def prompt_request(
 
 
 def _fold_updates(state: SessionState | None, updates: list[Any]) -> SessionState:
-    from acp_sdk.client.session_state import SessionState
+    from acp_sdk.protocol._session_state import SessionState
 
     return (state if state is not None else SessionState()).apply_all(updates)
 
 
-def _require_tracking(client: ClientState[Any]) -> None:
+def _require_tracking(client: BaseClient[Any]) -> None:
     if not client.track_state:
         raise RuntimeError(
             "session state is not kept: create the client with track_state=True "

@@ -59,6 +59,7 @@ __all__ = [
     "DEFAULT_MAX_READ_BYTES",
     "DEFAULT_OUTPUT_LIMIT",
     "AllowOnce",
+    "AnyHandlers",
     "AskPermission",
     "AsyncClientHandlers",
     "ClientHandlers",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from acp_sdk.protocol.errors import RequestError
+from acp_sdk.protocol._errors import RequestError
 from acp_sdk.schema import (
     CompleteElicitationNotification,
     CreateElicitationRequest,

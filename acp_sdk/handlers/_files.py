@@ -4,6 +4,7 @@ bounded (see its docstring)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import secrets
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_sdk.handlers._base import ClientHandlers
-from acp_sdk.protocol.errors import RequestError
+from acp_sdk.protocol._errors import RequestError
 from acp_sdk.schema import (
     ReadTextFileRequest,
     ReadTextFileResponse,
@@ -55,6 +56,14 @@ def _checked_path(value: str, what: str) -> Path:
     return Path(value)
 
 
+def _is_symlink_loop(path: Path) -> bool:
+    try:
+        os.stat(path)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
+
+
 def _resolved_inside(root: Path, value: str, what: str) -> Path:
     """`value` with `..` and symlinks resolved, when that lies inside `root`, else -32602."""
     candidate = _checked_path(value, what)
@@ -62,6 +71,8 @@ def _resolved_inside(root: Path, value: str, what: str) -> Path:
         resolved = candidate.resolve()
     except (OSError, RuntimeError, ValueError):  # a symlink loop, an unreadable link
         raise _refuse("cannot be resolved", **{what: value}) from None
+    if _is_symlink_loop(resolved):  # Python 3.13+ resolves a loop without raising
+        raise _refuse("cannot be resolved", **{what: value})
     if resolved != root and root not in resolved.parents:
         raise _refuse("is outside the client's root", **{what: value})
     return resolved

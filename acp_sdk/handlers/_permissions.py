@@ -8,9 +8,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias, overload
 
-from acp_sdk.client.session_state import SessionState, ToolCallView
 from acp_sdk.handlers._base import ClientHandlers
-from acp_sdk.protocol.errors import RequestError
+from acp_sdk.protocol._errors import RequestError
+from acp_sdk.protocol._session_state import SessionState, ToolCallView
 from acp_sdk.schema import (
     CancelledPermissionOutcome,
     RequestPermissionRequest,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from acp_sdk.handlers._base import ClientHandlers
 from acp_sdk.handlers._files import _checked_path, _refuse, _resolved_inside
-from acp_sdk.protocol.errors import RequestError
+from acp_sdk.protocol._errors import RequestError
 from acp_sdk.schema import (
     CreateTerminalRequest,
     CreateTerminalResponse,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final, TypeVar
 
-from acp_sdk.protocol.errors import DecodeError
+from acp_sdk.protocol._errors import DecodeError
 
 T = TypeVar("T")
 

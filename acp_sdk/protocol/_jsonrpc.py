@@ -31,7 +31,7 @@ from typing import Any, Final
 import attrs
 import orjson
 
-from acp_sdk.protocol.errors import EncodeError, ErrorCode
+from acp_sdk.protocol._errors import EncodeError, ErrorCode
 
 RequestId = int | str
 

@@ -32,7 +32,7 @@ from typing import Final
 
 import attrs
 
-from acp_sdk.protocol.errors import LocalProtocolError
+from acp_sdk.protocol._errors import LocalProtocolError
 
 
 class State(enum.Enum):

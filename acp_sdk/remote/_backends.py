@@ -19,7 +19,8 @@ from acp_sdk._driver.process import AgentProcess
 from acp_sdk.protocol._framing import FRAME_TOO_LARGE, LineFramer
 
 if TYPE_CHECKING:
-    from acp_sdk.agent import Agent
+    from acp_sdk.agent._runtime import Agent
+    from acp_sdk.agent._store import SessionStore
 
 log = logging.getLogger("acp_sdk.remote")
 
@@ -126,8 +127,11 @@ class _Input:
 class AgentBackend:
     """An in-process `Agent`, served by `serve_agent` over in-memory streams."""
 
-    def __init__(self, agent: Agent, max_message_size: int) -> None:
+    def __init__(
+        self, agent: Agent, max_message_size: int, store: SessionStore | None = None
+    ) -> None:
         self.agent = agent
+        self.store = store  # shared by every connection; the app's owner closes it
         self._input = _Input()
         self._output = _Lines(max_message_size)
         self._task: asyncio.Task[None] | None = None
@@ -136,7 +140,7 @@ class AgentBackend:
         from acp_sdk.agent._runtime import serve_agent
 
         self._task = asyncio.get_running_loop().create_task(
-            serve_agent(self.agent, self._input, _OutputWriter(self._output))
+            serve_agent(self.agent, self._input, _OutputWriter(self._output), store=self.store)
         )
 
     async def send(self, message: bytes) -> None:
@@ -206,13 +210,13 @@ class ProcessBackend:
         self._closed = False
 
     async def start(self) -> None:
-        from acp_sdk.client._common import log_agent_stderr
-        from acp_sdk.client.aio_client import _pipes
+        from acp_sdk._driver.aio import open_process_pipes
+        from acp_sdk._driver.process import log_agent_stderr
 
         self.process = AgentProcess(
             self.argv, env=self.env, cwd=self.cwd, stderr=self.stderr or log_agent_stderr
         )
-        stdout, self._writer, stderr, self._closers = await _pipes(self.process)
+        stdout, self._writer, stderr, self._closers = await open_process_pipes(self.process)
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._pump(stdout, self._output.feed)),

@@ -24,8 +24,8 @@ import orjson
 
 from acp_sdk._driver.threads import StreamTransport
 from acp_sdk.protocol import _routes
+from acp_sdk.protocol._errors import ConnectionClosed
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE, split_frames
-from acp_sdk.protocol.errors import ConnectionClosed
 from acp_sdk.remote._deps import require
 
 T = TypeVar("T")

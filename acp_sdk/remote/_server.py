@@ -22,7 +22,8 @@ from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
 from acp_sdk.remote._backends import AgentBackend, Backend, ProcessBackend
 
 if TYPE_CHECKING:
-    from acp_sdk.agent import Agent
+    from acp_sdk.agent._runtime import Agent
+    from acp_sdk.agent._store import SessionStore
 
 log = logging.getLogger("acp_sdk.remote")
 
@@ -570,6 +571,7 @@ def asgi_app(
     max_connections: int = 16,
     idle_timeout: float = 300.0,
     max_message_size: int = DEFAULT_MAX_FRAME_SIZE,
+    store: SessionStore | None = None,
 ) -> ASGIApp: ...
 @overload
 def asgi_app(
@@ -597,6 +599,7 @@ def asgi_app(
     max_connections: int = 16,
     idle_timeout: float = 300.0,
     max_message_size: int = DEFAULT_MAX_FRAME_SIZE,
+    store: SessionStore | None = None,
 ) -> ASGIApp:
     """An ASGI application serving ACP on `path` over WebSocket and Streamable HTTP.
 
@@ -619,15 +622,20 @@ def asgi_app(
         max_message_size: Longest accepted message, in bytes (HTTP: 413; WebSocket:
             closed with 1009). Configure the ASGI server's own WebSocket limit to match
             (uvicorn's `ws_max_size` defaults to 16 MiB).
+        store: For an in-process `agent`: a session store shared by every connection
+            (`serve_agent(..., store=...)`; docs/persistence.md), so a session started
+            on one connection is listed and loaded on the next. You close it.
     """
     if (agent is None) == (command is None):
         raise ValueError("serve either an agent or a command")
+    if store is not None and agent is None:
+        raise ValueError("store= is for an in-process agent (a command keeps its own)")
     if agent is not None:
-        from acp_sdk.agent import Agent as AgentClass
+        from acp_sdk.agent._runtime import Agent as AgentClass
 
         def new_backend() -> Backend:
             instance = agent if isinstance(agent, AgentClass) else agent()
-            return AgentBackend(instance, max_message_size)
+            return AgentBackend(instance, max_message_size, store)
     else:
         assert command is not None
         argv = argv_of(command)

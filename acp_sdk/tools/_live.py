@@ -1,5 +1,5 @@
 """One turn, run for a person at a terminal: the live turn, permission questions and
-Ctrl-C (see `acp_sdk.tools.cli` for the threads and the exit codes)."""
+Ctrl-C (see `acp_sdk.tools._cli` for the threads and the exit codes)."""
 
 from __future__ import annotations
 
@@ -19,11 +19,13 @@ from typing import Any, cast
 
 import orjson
 
+from acp_sdk._driver.turn import CANCEL_GRACE
 from acp_sdk.handlers import AllowOnce, ClientHandlers
-from acp_sdk.protocol.codec import to_json_value
-from acp_sdk.protocol.errors import (
+from acp_sdk.protocol._codec import to_json_value
+from acp_sdk.protocol._errors import (
     ConnectionClosed,
     RequestError,
+    RequestTimeout,
 )
 from acp_sdk.schema import (
     AuthMethodTerminal,
@@ -36,10 +38,13 @@ from acp_sdk.schema import (
 from acp_sdk.tools._render import Progress, Renderer, neutralize
 
 EXIT_OK, EXIT_AGENT, EXIT_USAGE, EXIT_PROTOCOL, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+EXIT_TIMEOUT_UNSTOPPED = 5
+"""A limit passed and the agent did not end the turn within the grace after the cancel
+(EXIT_TIMEOUT: it passed and the agent stopped, answering `cancelled`)."""
 SCENARIO_AGENT = [sys.executable, "-m", "acp_sdk", "agent"]
 AUTH_REQUIRED = -32000
 STDERR_LINES = 10  # the agent's last stderr lines shown when it fails
-GIVE_UP_AFTER_CANCEL = 5.0  # --timeout: seconds to wait for the agent's answer to the cancel
+GIVE_UP_AFTER_CANCEL = CANCEL_GRACE  # the SDK's grace after a timeout's session/cancel
 CATCH_UP = 2.0  # seconds a permission question waits for earlier updates to be shown
 PUMP_AHEAD = 256  # updates the turn pump may queue ahead of the screen
 
@@ -98,7 +103,6 @@ class _Live:
         self.changed = threading.Condition()
         self.pending: set[concurrent.futures.Future[RequestPermissionResponse]] = set()
         self.cancelled = False  # session/cancel sent (Ctrl-C or --timeout)
-        self.timed_out = False
         self.interrupts = 0  # Ctrl-C presses during this turn
         self.asking = False  # the main thread is in input() for a permission question
         self.poked = False  # the next SIGINT is ours (wake the question), not the user's
@@ -241,21 +245,15 @@ def _ignore_sigint() -> Callable[[], None]:
 def run_turn(agent: _Agent, session: Any, text: str, args: argparse.Namespace, ui: _Ui) -> str:
     """One turn, rendered (or as JSON lines); returns the stop reason."""
     renderer = ui.renderer
-    turn = session.prompt(text)
+    # The SDK keeps the turn's clock: past a limit it sends session/cancel, and past
+    # the grace after it the turn raises RequestTimeout.
+    turn = session.prompt(
+        text,
+        timeout=getattr(args, "timeout", None),
+        idle_timeout=getattr(args, "idle_timeout", None),
+    )
     live = _Live(turn, session.session_id)
     ui.live = live
-    timer: threading.Timer | None = None
-    give_up = threading.Timer(GIVE_UP_AFTER_CANCEL, agent.client.close)
-    give_up.daemon = True
-    if getattr(args, "timeout", None):
-
-        def expire() -> None:
-            live.events.put(("timeout",))
-            live.poke()
-
-        timer = threading.Timer(args.timeout, expire)
-        timer.daemon = True
-        timer.start()
     restore_sigint = _set_sigint(live.on_sigint)
     live.handles_sigint = threading.current_thread() is threading.main_thread()
     pump = threading.Thread(target=live.pump, name="acp-cli-turn", daemon=True)
@@ -282,30 +280,29 @@ def run_turn(agent: _Agent, session: Any, text: str, args: argparse.Namespace, u
                         _ask(live, event[1], event[2], ui)
                     elif kind == "interrupt":
                         _cancel(live, "cancelled")
-                    elif kind == "timeout":
-                        live.timed_out = True
-                        _cancel(live, f"timed out after {args.timeout:g}s")
-                        give_up.start()  # if the agent ignores the cancel, stop waiting
                 except _Interrupted as interrupted:  # a stray one, outside a question
                     live.asking = False
                     if interrupted.by_user:
                         _cancel(live, "cancelled")
-    except ConnectionClosed:
-        if live.timed_out:
-            raise _CliError("timed out", EXIT_TIMEOUT) from None
-        raise
+    except RequestTimeout as error:
+        if renderer is not None:
+            renderer.stop("cancelled", f"{_why(turn, args)}; the agent did not stop")
+        raise _CliError(
+            f"timed out ({_why(turn, args)}); the agent did not end the turn within "
+            f"{GIVE_UP_AFTER_CANCEL:g}s of the cancel",
+            EXIT_TIMEOUT_UNSTOPPED,
+        ) from error
     finally:
         live.leave()
         ui.live = None
         ui.progress = None
         live.answer_pending()
-        if timer is not None:
-            timer.cancel()
-        give_up.cancel()
         restore_sigint()
-    if live.timed_out:
-        raise _CliError("timed out", EXIT_TIMEOUT)
     reason = str(turn.stop_reason)
+    if turn.timed_out:
+        if renderer is not None:
+            renderer.stop(neutralize(reason), _why(turn, args))
+        raise _CliError(f"timed out ({_why(turn, args)}); the agent stopped", EXIT_TIMEOUT)
     if renderer is not None:
         renderer.stop(neutralize(reason))
     else:
@@ -313,6 +310,13 @@ def run_turn(agent: _Agent, session: Any, text: str, args: argparse.Namespace, u
         sys.stdout.buffer.write(orjson.dumps(summary) + b"\n")
         sys.stdout.flush()
     return reason
+
+
+def _why(turn: Any, args: argparse.Namespace) -> str:
+    """Which limit made the SDK cancel the turn, for people."""
+    if turn.timed_out == "idle_timeout":
+        return f"no update for {args.idle_timeout:g}s (--idle-timeout)"
+    return f"the turn took over {args.timeout:g}s (--timeout)"
 
 
 def _cancel(live: _Live, why: str) -> None:
@@ -411,7 +415,7 @@ class _Agent:
     def __init__(
         self, argv: Sequence[str], args: argparse.Namespace, handlers: list[ClientHandlers]
     ) -> None:
-        from acp_sdk.client.sync_client import Client
+        from acp_sdk.client._sync import Client
 
         self.argv = list(argv)
         self.debug = bool(getattr(args, "debug", False))

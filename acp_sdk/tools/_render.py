@@ -16,7 +16,7 @@ import threading
 import time
 from typing import IO, Any
 
-from acp_sdk.client.session_state import SessionState
+from acp_sdk.protocol._session_state import SessionState
 from acp_sdk.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -148,8 +148,9 @@ class Renderer:
         answer = names.get(choice, "cancelled") if choice is not None else "cancelled"
         self._line(f"? Permission for {title}: {answer}", "33")
 
-    def stop(self, reason: str) -> None:
-        self._line(f"[{reason}]", "2")
+    def stop(self, reason: str, why: str | None = None) -> None:
+        """The turn's end: `[stop reason]`, and why when the client caused it."""
+        self._line(f"[{reason}]" + (f" ({why})" if why else ""), "2")
 
 
 def _text_of(block: Any) -> str:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import sys
 from typing import IO, Any
 
-from acp_sdk.protocol.codec import decode
-from acp_sdk.protocol.errors import DecodeError
+from acp_sdk.protocol._codec import decode
+from acp_sdk.protocol._errors import DecodeError
 from acp_sdk.schema import RequestPermissionRequest, SessionNotification
 from acp_sdk.tools._recording import Frame, Recording, items, obj
 from acp_sdk.tools._render import Renderer, neutralize

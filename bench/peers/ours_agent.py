@@ -4,6 +4,9 @@ A prompt whose first text block is `stream N` streams N `agent_message_chunk` up
 (text `chunk {i} `, one `ctx.send_update` each), then ends the turn; `authenticate` is a
 no-op (the round-trip benchmark's request). With ACP_BENCH_PROFILE=PATH set, the
 streaming loop runs under cProfile and the stats are dumped to PATH (bench/profile.py).
+With ACP_BENCH_STORE=PATH set, it runs with a session store (`:memory:` for a
+`MemorySessionStore`, else a `SqliteSessionStore` at PATH, `durable=True` when
+ACP_BENCH_STORE_DURABLE is set; bench/store.py).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import cProfile
 import os
 
 from acp_sdk import Agent, AgentContext, run_agent
+from acp_sdk.agent import MemorySessionStore, SessionStore, SqliteSessionStore
 from acp_sdk.schema import (
     AgentMessageChunk,
     AuthenticateRequest,
@@ -25,6 +29,7 @@ from acp_sdk.schema import (
 )
 
 PROFILE = os.environ.get("ACP_BENCH_PROFILE")
+STORE = os.environ.get("ACP_BENCH_STORE")
 
 
 class BenchAgent(Agent):
@@ -55,5 +60,13 @@ class BenchAgent(Agent):
         return PromptResponse(stop_reason="end_turn")
 
 
+def _store() -> SessionStore | None:
+    if not STORE:
+        return None
+    if STORE == ":memory:":
+        return MemorySessionStore()
+    return SqliteSessionStore(STORE, durable=bool(os.environ.get("ACP_BENCH_STORE_DURABLE")))
+
+
 if __name__ == "__main__":
-    run_agent(BenchAgent())
+    run_agent(BenchAgent(), store=_store())

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from acp_sdk import Agent, AgentContext
-from acp_sdk._driver.flows import LET_THE_WRITER_RUN
+from acp_sdk._driver.engine import LET_THE_WRITER_RUN
 from acp_sdk.agent import serve_agent
 from acp_sdk.schema import (
     AgentMessageChunk,

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from acp_sdk import Connection, ConnectionClosed, Side
-from tests.facades.drivers import DRIVERS
+from tests.client.facades import FACADES
 
 pytestmark = pytest.mark.timeout(60)
 ROUGH = [sys.executable, str(Path(__file__).parents[1] / "tools" / "rough_agent.py")]
 
 
-@pytest.mark.parametrize("facade", sorted(DRIVERS))
+@pytest.mark.parametrize("facade", sorted(FACADES))
 def test_connection_closed_carries_the_non_protocol_stdout_lines(facade: str) -> None:
-    driver = DRIVERS[facade]([*ROUGH, "stray-stdout"])
+    driver = FACADES[facade]([*ROUGH, "stray-stdout"])
     with pytest.raises(ConnectionClosed) as caught, driver:
         pass
     error = caught.value

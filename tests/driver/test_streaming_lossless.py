@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from acp_sdk import AsyncClient, Client
 from acp_sdk._driver.threads import _Condition
-from acp_sdk.aio_client import AsyncClient
 from acp_sdk.schema import AgentMessageChunk, SessionUpdate, TextContent
-from acp_sdk.sync_client import Client
 
 pytestmark = pytest.mark.timeout(60)
 AGENT = [sys.executable, str(Path(__file__).with_name("stream_agent.py"))]

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from acp_sdk.aio_client import AsyncClient
+from acp_sdk import AsyncClient
 from acp_sdk.handlers import AllowOnce
 from acp_sdk.remote import asgi_app
-from acp_sdk.tools.scenario_agent import ScenarioAgent
-from tests.facades.drivers import AsyncDriver, SyncDriver
+from acp_sdk.tools._scenario_agent import ScenarioAgent
+from tests.client.facades import AsyncFacade, SyncFacade
 from tests.interop.node_setup import node_binary
 from tests.interop.test_typescript import AFTER_ALLOW, NODE_DIR, assert_scripted_turn
 from tests.remote.server import running
@@ -107,12 +107,12 @@ def test_our_clients_drive_the_ts_server(scheme: str, facade: str) -> None:
     with ts_server() as port:
         url = f"{scheme}://127.0.0.1:{port}/acp"
         options: dict[str, Any] = {"handlers": [AllowOnce()], "timeout": STEP}
-        driver: SyncDriver | AsyncDriver
+        driver: SyncFacade | AsyncFacade
         if facade == "sync":
-            driver = SyncDriver()
+            driver = SyncFacade()
             driver.client = driver.client.connect_url(url, **options)
         else:
-            driver = AsyncDriver()
+            driver = AsyncFacade()
             driver.client = AsyncClient.connect_url(url, **options)
         with driver:
             assert driver.agent_info is not None

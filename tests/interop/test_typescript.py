@@ -37,7 +37,7 @@ from acp_sdk.schema import (
     ToolCallProgress,
     UnknownSessionUpdate,
 )
-from tests.facades.drivers import DRIVERS, SCENARIO, Driver, Harness, guarded
+from tests.client.facades import FACADES, SCENARIO, Facade, Harness, guarded
 from tests.interop.node_setup import NodeSetupError, ensure_installed, node_binary
 
 pytestmark = pytest.mark.timeout(90)
@@ -60,22 +60,22 @@ NO_POLICY_WARNING = "no handler answers"
 # ---------------------------------------------------------------------- set-up
 
 
-@pytest.fixture(params=sorted(DRIVERS))
+@pytest.fixture(params=sorted(FACADES))
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
-    opened = Harness(DRIVERS[request.param], tmp_path)
+    opened = Harness(FACADES[request.param], tmp_path)
     try:
         yield opened
     finally:
         opened.cleanup()
 
 
-def ts_agent(node: str, harness: Harness, *, delay_ms: int = 100, **options: Any) -> Driver:
+def ts_agent(node: str, harness: Harness, *, delay_ms: int = 100, **options: Any) -> Facade:
     """Our client (the harness's facade), opened on the TS peer agent."""
     env = {**os.environ, "ACP_PEER_DELAY_MS": str(delay_ms)}
     return harness.open([node, str(NODE_DIR / "agent.mjs")], timeout=STEP, env=env, **options)
 
 
-def one_turn(driver: Driver, text: str) -> tuple[list[SessionUpdate], PromptResponse]:
+def one_turn(driver: Facade, text: str) -> tuple[list[SessionUpdate], PromptResponse]:
     session = guarded(lambda: driver.new_session(str(ROOT)), STEP, "session/new")
     return guarded(lambda: driver.prompt(session, text), STEP, "the prompt turn")
 

@@ -10,10 +10,10 @@ import orjson
 import pytest
 
 from acp_sdk.protocol import _routes
+from acp_sdk.protocol._connection import Connection
+from acp_sdk.protocol._events import FrameRejected, RequestReceived
 from acp_sdk.protocol._framing import split_frames
 from acp_sdk.protocol._rows import Side
-from acp_sdk.protocol.connection import Connection
-from acp_sdk.protocol.events import FrameRejected, RequestReceived
 from acp_sdk.remote._backends import one_line
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}

@@ -17,8 +17,8 @@ import pytest
 
 from acp_sdk.remote import asgi_app
 from acp_sdk.remote._server import ASGIApp, Receive, Scope, Send
-from acp_sdk.tools.scenario_agent import ScenarioAgent
-from tests.facades.drivers import AsyncDriver, SyncDriver
+from acp_sdk.tools._scenario_agent import ScenarioAgent
+from tests.client.facades import AsyncFacade, SyncFacade
 
 hypercorn_asyncio = pytest.importorskip("hypercorn.asyncio")
 hypercorn_config = pytest.importorskip("hypercorn.config")
@@ -89,7 +89,7 @@ def test_over_tls_and_http2(
         # httpx and the ssl module both trust SSL_CERT_FILE
         monkeypatch.setenv("SSL_CERT_FILE", ca)
         assert ssl.get_default_verify_paths().cafile == ca
-        driver: Any = SyncDriver() if facade == "sync" else AsyncDriver()
+        driver: Any = SyncFacade() if facade == "sync" else AsyncFacade()
         driver.client = type(driver.client).connect_url(f"{scheme}://{address}/acp", timeout=10)
         with driver:
             updates, response = driver.prompt(driver.new_session(), "stream 500")

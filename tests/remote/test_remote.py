@@ -16,16 +16,16 @@ import pytest
 import websockets.exceptions
 import websockets.sync.client
 
-from acp_sdk import AsyncClient, Client
-from acp_sdk.agent import Agent
+from acp_sdk import Agent, AsyncClient, Client
+from acp_sdk.client import areconnect, reconnect
 from acp_sdk.handlers import AllowOnce, LocalFileSystem, RejectAll
-from acp_sdk.protocol.errors import CapabilityNotNegotiated, ConnectionClosed
-from acp_sdk.remote import areconnect, asgi_app, reconnect
+from acp_sdk.protocol._errors import CapabilityNotNegotiated, ConnectionClosed
+from acp_sdk.remote import asgi_app
 from acp_sdk.remote._backends import ProcessBackend
 from acp_sdk.remote._server import _Server
 from acp_sdk.schema import AgentMessageChunk, SessionNotification, TextContent
-from acp_sdk.tools.scenario_agent import ScenarioAgent
-from tests.facades.drivers import AsyncDriver, SyncDriver, guarded
+from acp_sdk.tools._scenario_agent import ScenarioAgent
+from tests.client.facades import AsyncFacade, Facade, SyncFacade, guarded
 from tests.remote.server import running
 
 pytestmark = pytest.mark.timeout(60)
@@ -35,8 +35,7 @@ INIT = orjson.dumps(
     {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
 )
 JSON = {"Content-Type": "application/json"}
-Driver = SyncDriver | AsyncDriver
-MakeDriver = Callable[..., Driver]
+MakeDriver = Callable[..., Facade]
 
 
 @pytest.fixture(scope="module")
@@ -52,13 +51,13 @@ def url(request: pytest.FixtureRequest, address: str) -> str:
 
 @pytest.fixture(params=["sync", "async"])
 def make(request: pytest.FixtureRequest, url: str) -> MakeDriver:
-    def make(**options: Any) -> Driver:
-        driver: Driver
+    def make(**options: Any) -> Facade:
+        driver: Facade
         if request.param == "sync":
-            driver = SyncDriver()
+            driver = SyncFacade()
             driver.client = type(driver.client).connect_url(url, timeout=10, **options)
         else:
-            driver = AsyncDriver()
+            driver = AsyncFacade()
             driver.client = type(driver.client).connect_url(url, timeout=10, **options)
         return driver
 
@@ -245,16 +244,16 @@ def test_http_delete_frees_the_agent_process() -> None:
 def test_wrong_token_is_refused(scheme: str, facade: str) -> None:
     with running(asgi_app(ScenarioAgent, token="s3cret")) as address:
         url = f"{scheme}://{address}/acp"
-        driver: Driver = SyncDriver() if facade == "sync" else AsyncDriver()
+        driver: Facade = SyncFacade() if facade == "sync" else AsyncFacade()
         wrong = {"Authorization": "Bearer nope"}
         driver.client = type(driver.client).connect_url(url, headers=wrong, timeout=10)
         with pytest.raises(ConnectionClosed, match="401"), driver:
             pass
         if facade == "async":
-            assert isinstance(driver, AsyncDriver)
+            assert isinstance(driver, AsyncFacade)
             driver.__exit__()
         right = {"Authorization": "Bearer s3cret"}
-        driver = SyncDriver() if facade == "sync" else AsyncDriver()
+        driver = SyncFacade() if facade == "sync" else AsyncFacade()
         driver.client = type(driver.client).connect_url(url, headers=right, timeout=10)
         with driver:
             _, response = driver.prompt(driver.new_session(), "echo ok")
@@ -398,11 +397,11 @@ def test_a_message_with_newlines_is_one_message() -> None:
 def test_closing_a_client_mid_turn_frees_its_agent_process(scheme: str, facade: str) -> None:
     app = asgi_app(command=AGENT)
     with running(app) as address:
-        driver: Driver = SyncDriver() if facade == "sync" else AsyncDriver()
+        driver: Facade = SyncFacade() if facade == "sync" else AsyncFacade()
         driver.client = type(driver.client).connect_url(f"{scheme}://{address}/acp", timeout=10)
         with driver:
             session: Any = driver.new_session()
-            if isinstance(driver, SyncDriver):
+            if isinstance(driver, SyncFacade):
                 assert next(iter(session.prompt("stream 100000")))
             else:
                 driver.run(lambda: _first_update(session))
@@ -496,7 +495,7 @@ class StickyCookie:
 def test_the_http_client_keeps_cookies(facade: str) -> None:
     app = StickyCookie(asgi_app(ScenarioAgent))
     with running(app) as address:
-        driver: Driver = SyncDriver() if facade == "sync" else AsyncDriver()
+        driver: Facade = SyncFacade() if facade == "sync" else AsyncFacade()
         driver.client = type(driver.client).connect_url(f"http://{address}/acp", timeout=10)
         with driver:
             updates, response = driver.prompt(driver.new_session(), "echo sticky")
@@ -506,12 +505,12 @@ def test_the_http_client_keeps_cookies(facade: str) -> None:
 
 # ---------------------------------------------------------------------- hostile agents
 
-RAW_AGENT = [sys.executable, str(Path(__file__).parents[1] / "facades" / "peers" / "raw_agent.py")]
+RAW_AGENT = [sys.executable, str(Path(__file__).parents[1] / "client" / "peers" / "raw_agent.py")]
 STEP = 15.0
 
 
-def _remote_driver(scheme: str, facade: str, address: str) -> Driver:
-    driver: Driver = SyncDriver() if facade == "sync" else AsyncDriver()
+def _remote_driver(scheme: str, facade: str, address: str) -> Facade:
+    driver: Facade = SyncFacade() if facade == "sync" else AsyncFacade()
     driver.client = type(driver.client).connect_url(f"{scheme}://{address}/acp", timeout=10)
     return driver
 
@@ -531,7 +530,7 @@ def test_an_agent_dying_mid_turn_ends_the_remote_turn(scheme: str, facade: str) 
         driver = _remote_driver(scheme, facade, address)
         with driver:
             session: Any = guarded(driver.new_session, STEP, "session/new")
-            turn = session.prompt("go")
+            turn = driver.start(session, "go")
             updates, error = guarded(lambda: driver.drain(turn), STEP, "a turn whose agent died")
             assert _numbers(updates) == [f"{i:07d}" for i in range(2)]  # nothing lost before
             assert isinstance(error, ConnectionClosed), repr(error)
@@ -602,8 +601,8 @@ def test_closing_a_client_whose_server_stopped_reading_returns(facade: str) -> N
     import attrs
     import websockets.sync.server
 
-    from acp_sdk import RequestTimeout
-    from acp_sdk.methods import TABLE, Notification, Side
+    from acp_sdk import RequestTimeout, Side
+    from acp_sdk.methods import TABLE, Notification
 
     @attrs.frozen(kw_only=True, order=False)
     class Blob:

@@ -15,8 +15,8 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
-from acp_sdk.protocol.errors import ConnectionClosed
-from acp_sdk.sync_client import Client
+from acp_sdk import Client
+from acp_sdk.protocol._errors import ConnectionClosed
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from acp_sdk.remote import _serve
-from acp_sdk.tools import cli
+from acp_sdk.tools import _cli as cli
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from acp_sdk import Client
 from acp_sdk.handlers import AllowOnce
 from acp_sdk.schema import AgentMessageChunk
-from acp_sdk.sync_client import Client
 from acp_sdk.tools._record import frame_bytes
 from tests.tools._recording_helpers import AGENT, ROOT, entries, relay
 

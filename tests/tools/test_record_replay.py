@@ -12,10 +12,10 @@ from typing import Any
 import orjson
 import pytest
 
+from acp_sdk import Client
 from acp_sdk.handlers import AllowOnce
 from acp_sdk.schema import RequestPermissionRequest, RequestPermissionResponse
-from acp_sdk.sync_client import Client
-from tests.facades.drivers import DRIVERS
+from tests.client.facades import FACADES
 from tests.tools._recording_helpers import AGENT, CLI, ROOT, relay, run_cli
 
 pytestmark = pytest.mark.timeout(90)
@@ -47,13 +47,13 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, list[Any]
     return (path, *record_demo(path))
 
 
-@pytest.mark.parametrize("facade", sorted(DRIVERS))
+@pytest.mark.parametrize("facade", sorted(FACADES))
 def test_a_recorded_turn_replays_to_both_clients(
     facade: str, demo: tuple[Path, str, list[Any], str]
 ) -> None:
     path, session_id, updates, stop_reason = demo
     handler = Asked()
-    with DRIVERS[facade]([*CLI, "replay", str(path)], handlers=[handler]) as driver:
+    with FACADES[facade]([*CLI, "replay", str(path)], handlers=[handler]) as driver:
         assert driver.agent_info.name == "acp-sdk-scenario-agent"
         session = driver.new_session()
         assert session.session_id == session_id
@@ -122,17 +122,17 @@ def test_replay_against_reports_where_answers_differ(
 def cancelled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A recorded `wait` turn, cancelled by the client."""
     path = tmp_path_factory.mktemp("rec") / "wait.jsonl"
-    with DRIVERS["sync"](relay(path, *AGENT)) as driver:
+    with FACADES["sync"](relay(path, *AGENT)) as driver:
         _, response = driver.prompt_and_cancel(driver.new_session(), "wait", after=0.2)
         assert str(response.stop_reason) == "cancelled"
     return path
 
 
-@pytest.mark.parametrize("facade", sorted(DRIVERS))
+@pytest.mark.parametrize("facade", sorted(FACADES))
 def test_a_recorded_cancelled_turn_replays_when_the_client_cancels(
     facade: str, cancelled: Path
 ) -> None:
-    with DRIVERS[facade]([*CLI, "replay", str(cancelled)]) as driver:
+    with FACADES[facade]([*CLI, "replay", str(cancelled)]) as driver:
         _, response = driver.prompt_and_cancel(driver.new_session(), "wait", after=0.2)
     assert str(response.stop_reason) == "cancelled"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from acp_sdk import Client
 from acp_sdk.handlers import AllowOnce
-from acp_sdk.sync_client import Client
 from tests.tools._recording_helpers import AGENT, ROOT, relay, run_cli
 
 pytestmark = pytest.mark.timeout(90)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from acp_sdk.sync_client import Client
+from acp_sdk import Client
 from tests.tools._recording_helpers import AGENT
 
 pytestmark = pytest.mark.timeout(60)

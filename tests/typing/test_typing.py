@@ -57,7 +57,7 @@ def _code_blocks() -> dict[str, str]:
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with only the wheel built from this tree (and its dependencies, with
-    the remote extras: the docs and examples on remote agents import them)."""
+    the remote and mcp extras: the docs and examples on them import them)."""
     work = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(work), str(ROOT)],
@@ -69,7 +69,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
     subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", f"{wheel}[server,ws,http]"],
+        [str(python), "-m", "pip", "install", "-q", f"{wheel}[server,ws,http,mcp]"],
         check=True,
         capture_output=True,
     )
@@ -86,6 +86,8 @@ def checked_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (tree / "positive" / name).write_text(code, encoding="utf-8")
     for example in sorted((ROOT / "examples").glob("*.py")):
         shutil.copy(example, tree / "positive" / f"example_{example.name}")
+        # Also under its own name: docs/agents.md tests an example by importing it.
+        shutil.copy(example, tree / "positive" / example.name)
     (tree / "pyrightconfig.json").write_text(json.dumps(PYRIGHT_CONFIG), encoding="utf-8")
     return tree
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias
 
 from acp_sdk.protocol import _codec_support as _s
+from acp_sdk.protocol._errors import DecodeError, EncodeError
 from acp_sdk.protocol._generated.models import (
     AgentAuthCapabilities,
     AgentCapabilities,
@@ -184,7 +185,6 @@ from acp_sdk.protocol._model_support import EMPTY as _EMPTY
 from acp_sdk.protocol._model_support import NO_EXPLICIT as _NO_EXPLICIT
 from acp_sdk.protocol._model_support import UNSET as _UNSET
 from acp_sdk.protocol._model_support import WireModel
-from acp_sdk.protocol.errors import DecodeError, EncodeError
 
 _MISSING: Final[Any] = _s.MISSING
 _new: Final = object.__new__

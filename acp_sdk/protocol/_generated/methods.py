@@ -84,7 +84,7 @@ from acp_sdk.protocol._rows import (
     Row as Row,
 )
 from acp_sdk.protocol._rows import (
-    Side as Side,
+    Side,
 )
 from acp_sdk.protocol._rows import (
     Stability as Stability,
@@ -439,7 +439,6 @@ __all__ = [
     "SESSION_SET_MODE",
     "SESSION_UPDATE",
     "STABLE_ROWS",
-    "Side",
     "Stability",
     "TABLE",
     "TERMINAL_CREATE",

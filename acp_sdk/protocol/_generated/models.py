@@ -8,7 +8,7 @@ Do not edit: change the generator and regenerate.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 import attrs
 from attrs import NOTHING, NothingType
@@ -23,6 +23,9 @@ from acp_sdk.protocol._model_support import (
     WireModel,
     model_repr,
 )
+
+_BIND_SETATTR: Final = OBJECT_SETATTR.__get__
+"""`object.__setattr__` bound to an instance: what each `__init__` stores fields with."""
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -50,11 +53,11 @@ class AgentAuthCapabilities(WireModel):
         logout: LogoutCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "logout", logout)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("logout", logout)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -120,13 +123,13 @@ class PromptCapabilities(WireModel):
         embedded_context: bool = False,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "image", image)
-        _setattr(self, "audio", audio)
-        _setattr(self, "embedded_context", embedded_context)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("image", image)
+        _setattr("audio", audio)
+        _setattr("embedded_context", embedded_context)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -183,12 +186,12 @@ class McpCapabilities(WireModel):
         sse: bool = False,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "http", http)
-        _setattr(self, "sse", sse)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("http", http)
+        _setattr("sse", sse)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -295,15 +298,15 @@ class SessionCapabilities(WireModel):
         close: SessionCloseCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "list", list)
-        _setattr(self, "delete", delete)
-        _setattr(self, "additional_directories", additional_directories)
-        _setattr(self, "resume", resume)
-        _setattr(self, "close", close)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("list", list)
+        _setattr("delete", delete)
+        _setattr("additional_directories", additional_directories)
+        _setattr("resume", resume)
+        _setattr("close", close)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -399,27 +402,24 @@ class AgentCapabilities(WireModel):
         auth: AgentAuthCapabilities | NothingType = NOTHING,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "load_session", load_session)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("load_session", load_session)
         _setattr(
-            self,
             "prompt_capabilities",
             PromptCapabilities() if prompt_capabilities is NOTHING else prompt_capabilities,
         )
         _setattr(
-            self,
             "mcp_capabilities",
             McpCapabilities() if mcp_capabilities is NOTHING else mcp_capabilities,
         )
         _setattr(
-            self,
             "session_capabilities",
             SessionCapabilities() if session_capabilities is NOTHING else session_capabilities,
         )
-        _setattr(self, "auth", AgentAuthCapabilities() if auth is NOTHING else auth)
-        _setattr(self, "meta", meta)
+        _setattr("auth", AgentAuthCapabilities() if auth is NOTHING else auth)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -492,12 +492,12 @@ class ContentChunk(WireModel):
         message_id: MessageId | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "message_id", message_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("content", content)
+        _setattr("message_id", message_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -545,12 +545,12 @@ class AgentMessageChunk(ContentChunk):
         message_id: MessageId | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "message_id", message_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("content", content)
+        _setattr("message_id", message_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -598,12 +598,12 @@ class AgentThoughtChunk(ContentChunk):
         message_id: MessageId | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "message_id", message_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("content", content)
+        _setattr("message_id", message_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -662,13 +662,13 @@ class Annotations(WireModel):
         priority: float | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "audience", audience)
-        _setattr(self, "last_modified", last_modified)
-        _setattr(self, "priority", priority)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("audience", audience)
+        _setattr("last_modified", last_modified)
+        _setattr("priority", priority)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -732,13 +732,13 @@ class AudioContent(WireModel):
         mime_type: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "annotations", annotations)
-        _setattr(self, "data", data)
-        _setattr(self, "mime_type", mime_type)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("annotations", annotations)
+        _setattr("data", data)
+        _setattr("mime_type", mime_type)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -798,11 +798,11 @@ class AuthCapabilities(WireModel):
         terminal: bool = False,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "terminal", terminal)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("terminal", terminal)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -860,13 +860,13 @@ class AuthMethodAgent(WireModel):
         description: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "id", id)
-        _setattr(self, "name", name)
-        _setattr(self, "description", description)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("id", id)
+        _setattr("name", name)
+        _setattr("description", description)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -946,15 +946,15 @@ class AuthMethodTerminal(WireModel):
         env: Mapping[str, str] = EMPTY,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "id", id)
-        _setattr(self, "name", name)
-        _setattr(self, "description", description)
-        _setattr(self, "args", [] if args is NOTHING else args)
-        _setattr(self, "env", env)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("id", id)
+        _setattr("name", name)
+        _setattr("description", description)
+        _setattr("args", [] if args is NOTHING else args)
+        _setattr("env", env)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1024,11 +1024,11 @@ class AuthenticateRequest(WireModel):
         method_id: AuthMethodId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "method_id", method_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("method_id", method_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1068,10 +1068,10 @@ class AuthenticateResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1118,13 +1118,13 @@ class AvailableCommand(WireModel):
         input: AvailableCommandInput | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "description", description)
-        _setattr(self, "input", input)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("name", name)
+        _setattr("description", description)
+        _setattr("input", input)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1182,11 +1182,11 @@ class AvailableCommandsUpdate(WireModel):
         available_commands: Sequence[AvailableCommand],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "available_commands", available_commands)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("available_commands", available_commands)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1241,13 +1241,13 @@ class BlobResourceContents(WireModel):
         uri: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "blob", blob)
-        _setattr(self, "mime_type", mime_type)
-        _setattr(self, "uri", uri)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("blob", blob)
+        _setattr("mime_type", mime_type)
+        _setattr("uri", uri)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1294,10 +1294,10 @@ class BooleanConfigOptionCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1360,13 +1360,13 @@ class BooleanPropertySchema(WireModel):
         default: bool | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "title", title)
-        _setattr(self, "description", description)
-        _setattr(self, "default", default)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("title", title)
+        _setattr("description", description)
+        _setattr("default", default)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1423,11 +1423,11 @@ class CancelNotification(WireModel):
         session_id: SessionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1477,11 +1477,11 @@ class CancelRequestNotification(WireModel):
         request_id: RequestId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "request_id", request_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("request_id", request_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1526,9 +1526,9 @@ class CancelledPermissionOutcome(WireModel):
     """The value of `outcome` that selects this class."""
 
     def __init__(self, *, extra: Mapping[str, Any] = EMPTY) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1575,12 +1575,12 @@ class FileSystemCapabilities(WireModel):
         write_text_file: bool = False,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "read_text_file", read_text_file)
-        _setattr(self, "write_text_file", write_text_file)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("read_text_file", read_text_file)
+        _setattr("write_text_file", write_text_file)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1671,15 +1671,15 @@ class ClientCapabilities(WireModel):
         elicitation: ElicitationCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "fs", FileSystemCapabilities() if fs is NOTHING else fs)
-        _setattr(self, "terminal", terminal)
-        _setattr(self, "session", session)
-        _setattr(self, "auth", AuthCapabilities() if auth is NOTHING else auth)
-        _setattr(self, "elicitation", elicitation)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("fs", FileSystemCapabilities() if fs is NOTHING else fs)
+        _setattr("terminal", terminal)
+        _setattr("session", session)
+        _setattr("auth", AuthCapabilities() if auth is NOTHING else auth)
+        _setattr("elicitation", elicitation)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1750,11 +1750,11 @@ class ClientSessionCapabilities(WireModel):
         config_options: SessionConfigOptionsCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "config_options", config_options)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("config_options", config_options)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1807,11 +1807,11 @@ class CloseSessionRequest(WireModel):
         session_id: SessionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1851,10 +1851,10 @@ class CloseSessionResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1895,11 +1895,11 @@ class CompleteElicitationNotification(WireModel):
         elicitation_id: ElicitationId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "elicitation_id", elicitation_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("elicitation_id", elicitation_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1951,11 +1951,11 @@ class ConfigOptionUpdate(WireModel):
         config_options: Sequence[SessionConfigOption],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "config_options", config_options)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("config_options", config_options)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2007,11 +2007,11 @@ class Content(WireModel):
         content: ContentBlock,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("content", content)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2058,12 +2058,12 @@ class Cost(WireModel):
         currency: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "amount", amount)
-        _setattr(self, "currency", currency)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("amount", amount)
+        _setattr("currency", currency)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2120,13 +2120,13 @@ class ElicitationFormMode(WireModel):
         tool_call_id: ToolCallId | None = None,
         request_id: RequestId | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "requested_schema", requested_schema)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "request_id", request_id)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("requested_schema", requested_schema)
+        _setattr("session_id", session_id)
+        _setattr("tool_call_id", tool_call_id)
+        _setattr("request_id", request_id)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2199,15 +2199,15 @@ class CreateElicitationRequestForm(ElicitationFormMode):
         message: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "requested_schema", requested_schema)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "request_id", request_id)
-        _setattr(self, "message", message)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("requested_schema", requested_schema)
+        _setattr("session_id", session_id)
+        _setattr("tool_call_id", tool_call_id)
+        _setattr("request_id", request_id)
+        _setattr("message", message)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2284,14 +2284,14 @@ class ElicitationUrlMode(WireModel):
         tool_call_id: ToolCallId | None = None,
         request_id: RequestId | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "elicitation_id", elicitation_id)
-        _setattr(self, "url", url)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "request_id", request_id)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("elicitation_id", elicitation_id)
+        _setattr("url", url)
+        _setattr("session_id", session_id)
+        _setattr("tool_call_id", tool_call_id)
+        _setattr("request_id", request_id)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2368,16 +2368,16 @@ class CreateElicitationRequestUrl(ElicitationUrlMode):
         message: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "elicitation_id", elicitation_id)
-        _setattr(self, "url", url)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "request_id", request_id)
-        _setattr(self, "message", message)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("elicitation_id", elicitation_id)
+        _setattr("url", url)
+        _setattr("session_id", session_id)
+        _setattr("tool_call_id", tool_call_id)
+        _setattr("request_id", request_id)
+        _setattr("message", message)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2439,10 +2439,10 @@ class ElicitationAcceptAction(WireModel):
         extra: Mapping[str, Any] = EMPTY,
         content: Mapping[str, ElicitationContentValue] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("content", content)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2488,11 +2488,11 @@ class CreateElicitationResponseAccept(ElicitationAcceptAction):
         content: Mapping[str, ElicitationContentValue] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("content", content)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2538,10 +2538,10 @@ class CreateElicitationResponseCancel(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2583,10 +2583,10 @@ class CreateElicitationResponseDecline(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2652,16 +2652,16 @@ class CreateTerminalRequest(WireModel):
         output_byte_limit: int | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "command", command)
-        _setattr(self, "args", [] if args is NOTHING else args)
-        _setattr(self, "env", [] if env is NOTHING else env)
-        _setattr(self, "cwd", cwd)
-        _setattr(self, "output_byte_limit", output_byte_limit)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("command", command)
+        _setattr("args", [] if args is NOTHING else args)
+        _setattr("env", [] if env is NOTHING else env)
+        _setattr("cwd", cwd)
+        _setattr("output_byte_limit", output_byte_limit)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2729,11 +2729,11 @@ class CreateTerminalResponse(WireModel):
         terminal_id: TerminalId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "terminal_id", terminal_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("terminal_id", terminal_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2788,11 +2788,11 @@ class CurrentModeUpdate(WireModel):
         current_mode_id: SessionModeId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "current_mode_id", current_mode_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("current_mode_id", current_mode_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2842,11 +2842,11 @@ class DeleteSessionRequest(WireModel):
         session_id: SessionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2886,10 +2886,10 @@ class DeleteSessionResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2946,13 +2946,13 @@ class Diff(WireModel):
         new_text: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "path", path)
-        _setattr(self, "old_text", old_text)
-        _setattr(self, "new_text", new_text)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("path", path)
+        _setattr("old_text", old_text)
+        _setattr("new_text", new_text)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3017,12 +3017,12 @@ class ElicitationCapabilities(WireModel):
         url: ElicitationUrlCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "form", form)
-        _setattr(self, "url", url)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("form", form)
+        _setattr("url", url)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3069,10 +3069,10 @@ class ElicitationFormCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3100,10 +3100,10 @@ class ElicitationRequestScope(WireModel):
     """The request this elicitation is tied to."""
 
     def __init__(self, *, extra: Mapping[str, Any] = EMPTY, request_id: RequestId) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "request_id", request_id)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("request_id", request_id)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3175,15 +3175,15 @@ class ElicitationSchema(WireModel):
         description: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "type", type)
-        _setattr(self, "title", title)
-        _setattr(self, "properties", properties)
-        _setattr(self, "required", required)
-        _setattr(self, "description", description)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("type", type)
+        _setattr("title", title)
+        _setattr("properties", properties)
+        _setattr("required", required)
+        _setattr("description", description)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3253,11 +3253,11 @@ class ElicitationSessionScope(WireModel):
         session_id: SessionId,
         tool_call_id: ToolCallId | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "tool_call_id", tool_call_id)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("tool_call_id", tool_call_id)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3302,10 +3302,10 @@ class ElicitationUrlCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3353,12 +3353,12 @@ class EmbeddedResource(WireModel):
         resource: EmbeddedResourceResource,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "annotations", annotations)
-        _setattr(self, "resource", resource)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("annotations", annotations)
+        _setattr("resource", resource)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3420,13 +3420,13 @@ class EnumOption(WireModel):
         description: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "const", const)
-        _setattr(self, "title", title)
-        _setattr(self, "description", description)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("const", const)
+        _setattr("title", title)
+        _setattr("description", description)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3481,12 +3481,12 @@ class EnvVariable(WireModel):
         value: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "value", value)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("name", name)
+        _setattr("value", value)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3547,12 +3547,12 @@ class Error(WireModel):
         message: str,
         data: Any | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "code", code)
-        _setattr(self, "message", message)
-        _setattr(self, "data", data)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("code", code)
+        _setattr("message", message)
+        _setattr("data", data)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3605,12 +3605,12 @@ class HttpHeader(WireModel):
         value: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "value", value)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("name", name)
+        _setattr("value", value)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3676,14 +3676,14 @@ class ImageContent(WireModel):
         uri: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "annotations", annotations)
-        _setattr(self, "data", data)
-        _setattr(self, "mime_type", mime_type)
-        _setattr(self, "uri", uri)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("annotations", annotations)
+        _setattr("data", data)
+        _setattr("mime_type", mime_type)
+        _setattr("uri", uri)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3755,13 +3755,13 @@ class Implementation(WireModel):
         version: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "title", title)
-        _setattr(self, "version", version)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("name", name)
+        _setattr("title", title)
+        _setattr("version", version)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3830,17 +3830,16 @@ class InitializeRequest(WireModel):
         client_info: Implementation | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "protocol_version", protocol_version)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("protocol_version", protocol_version)
         _setattr(
-            self,
             "client_capabilities",
             ClientCapabilities() if client_capabilities is NOTHING else client_capabilities,
         )
-        _setattr(self, "client_info", client_info)
-        _setattr(self, "meta", meta)
+        _setattr("client_info", client_info)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3925,18 +3924,17 @@ class InitializeResponse(WireModel):
         agent_info: Implementation | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "protocol_version", protocol_version)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("protocol_version", protocol_version)
         _setattr(
-            self,
             "agent_capabilities",
             AgentCapabilities() if agent_capabilities is NOTHING else agent_capabilities,
         )
-        _setattr(self, "auth_methods", [] if auth_methods is NOTHING else auth_methods)
-        _setattr(self, "agent_info", agent_info)
-        _setattr(self, "meta", meta)
+        _setattr("auth_methods", [] if auth_methods is NOTHING else auth_methods)
+        _setattr("agent_info", agent_info)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4036,15 +4034,15 @@ class IntegerPropertySchema(WireModel):
         default: int | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "title", title)
-        _setattr(self, "description", description)
-        _setattr(self, "minimum", minimum)
-        _setattr(self, "maximum", maximum)
-        _setattr(self, "default", default)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("title", title)
+        _setattr("description", description)
+        _setattr("minimum", minimum)
+        _setattr("maximum", maximum)
+        _setattr("default", default)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4113,12 +4111,12 @@ class KillTerminalRequest(WireModel):
         terminal_id: TerminalId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "terminal_id", terminal_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("terminal_id", terminal_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4160,10 +4158,10 @@ class KillTerminalResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4210,12 +4208,12 @@ class ListSessionsRequest(WireModel):
         cursor: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "cwd", cwd)
-        _setattr(self, "cursor", cursor)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("cwd", cwd)
+        _setattr("cursor", cursor)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4270,12 +4268,12 @@ class ListSessionsResponse(WireModel):
         next_cursor: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "sessions", sessions)
-        _setattr(self, "next_cursor", next_cursor)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("sessions", sessions)
+        _setattr("next_cursor", next_cursor)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4349,18 +4347,17 @@ class LoadSessionRequest(WireModel):
         session_id: SessionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "mcp_servers", mcp_servers)
-        _setattr(self, "cwd", cwd)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("mcp_servers", mcp_servers)
+        _setattr("cwd", cwd)
         _setattr(
-            self,
             "additional_directories",
             [] if additional_directories is NOTHING else additional_directories,
         )
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "meta", meta)
+        _setattr("session_id", session_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4431,12 +4428,12 @@ class LoadSessionResponse(WireModel):
         config_options: Sequence[SessionConfigOption] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "modes", modes)
-        _setattr(self, "config_options", config_options)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("modes", modes)
+        _setattr("config_options", config_options)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4481,10 +4478,10 @@ class LogoutCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4519,10 +4516,10 @@ class LogoutRequest(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4554,10 +4551,10 @@ class LogoutResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4609,13 +4606,13 @@ class McpServerHttp(WireModel):
         headers: Sequence[HttpHeader],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "url", url)
-        _setattr(self, "headers", headers)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("name", name)
+        _setattr("url", url)
+        _setattr("headers", headers)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4679,13 +4676,13 @@ class McpServerSse(WireModel):
         headers: Sequence[HttpHeader],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "url", url)
-        _setattr(self, "headers", headers)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("name", name)
+        _setattr("url", url)
+        _setattr("headers", headers)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4748,14 +4745,14 @@ class McpServerStdio(WireModel):
         env: Sequence[EnvVariable],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "command", command)
-        _setattr(self, "args", args)
-        _setattr(self, "env", env)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("name", name)
+        _setattr("command", command)
+        _setattr("args", args)
+        _setattr("env", env)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4850,16 +4847,16 @@ class MultiSelectPropertySchema(WireModel):
         default: Sequence[str] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "title", title)
-        _setattr(self, "description", description)
-        _setattr(self, "min_items", min_items)
-        _setattr(self, "max_items", max_items)
-        _setattr(self, "items", items)
-        _setattr(self, "default", default)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("title", title)
+        _setattr("description", description)
+        _setattr("min_items", min_items)
+        _setattr("max_items", max_items)
+        _setattr("items", items)
+        _setattr("default", default)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4945,17 +4942,16 @@ class NewSessionRequest(WireModel):
         mcp_servers: Sequence[McpServer],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "cwd", cwd)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("cwd", cwd)
         _setattr(
-            self,
             "additional_directories",
             [] if additional_directories is NOTHING else additional_directories,
         )
-        _setattr(self, "mcp_servers", mcp_servers)
-        _setattr(self, "meta", meta)
+        _setattr("mcp_servers", mcp_servers)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5034,13 +5030,13 @@ class NewSessionResponse(WireModel):
         config_options: Sequence[SessionConfigOption] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "modes", modes)
-        _setattr(self, "config_options", config_options)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("modes", modes)
+        _setattr("config_options", config_options)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5131,15 +5127,15 @@ class NumberPropertySchema(WireModel):
         default: float | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "title", title)
-        _setattr(self, "description", description)
-        _setattr(self, "minimum", minimum)
-        _setattr(self, "maximum", maximum)
-        _setattr(self, "default", default)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("title", title)
+        _setattr("description", description)
+        _setattr("minimum", minimum)
+        _setattr("maximum", maximum)
+        _setattr("default", default)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5212,13 +5208,13 @@ class PermissionOption(WireModel):
         kind: PermissionOptionKind,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "option_id", option_id)
-        _setattr(self, "name", name)
-        _setattr(self, "kind", kind)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("option_id", option_id)
+        _setattr("name", name)
+        _setattr("kind", kind)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5285,11 +5281,11 @@ class Plan(WireModel):
         entries: Sequence[PlanEntry],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "entries", entries)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("entries", entries)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5347,13 +5343,13 @@ class PlanEntry(WireModel):
         status: PlanEntryStatus,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "priority", priority)
-        _setattr(self, "status", status)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("content", content)
+        _setattr("priority", priority)
+        _setattr("status", status)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5426,12 +5422,12 @@ class PromptRequest(WireModel):
         prompt: Sequence[ContentBlock],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "prompt", prompt)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("prompt", prompt)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5484,11 +5480,11 @@ class PromptResponse(WireModel):
         stop_reason: StopReason,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "stop_reason", stop_reason)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("stop_reason", stop_reason)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5550,14 +5546,14 @@ class ReadTextFileRequest(WireModel):
         limit: int | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "path", path)
-        _setattr(self, "line", line)
-        _setattr(self, "limit", limit)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("path", path)
+        _setattr("line", line)
+        _setattr("limit", limit)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5612,11 +5608,11 @@ class ReadTextFileResponse(WireModel):
         content: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("content", content)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5663,12 +5659,12 @@ class ReleaseTerminalRequest(WireModel):
         terminal_id: TerminalId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "terminal_id", terminal_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("terminal_id", terminal_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5710,10 +5706,10 @@ class ReleaseTerminalResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5766,13 +5762,13 @@ class RequestPermissionRequest(WireModel):
         options: Sequence[PermissionOption],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "tool_call", tool_call)
-        _setattr(self, "options", options)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("tool_call", tool_call)
+        _setattr("options", options)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5825,11 +5821,11 @@ class RequestPermissionResponse(WireModel):
         outcome: RequestPermissionOutcome,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "outcome", outcome)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("outcome", outcome)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5901,17 +5897,17 @@ class ResourceLink(WireModel):
         uri: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "annotations", annotations)
-        _setattr(self, "description", description)
-        _setattr(self, "mime_type", mime_type)
-        _setattr(self, "name", name)
-        _setattr(self, "size", size)
-        _setattr(self, "title", title)
-        _setattr(self, "uri", uri)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("annotations", annotations)
+        _setattr("description", description)
+        _setattr("mime_type", mime_type)
+        _setattr("name", name)
+        _setattr("size", size)
+        _setattr("title", title)
+        _setattr("uri", uri)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6007,18 +6003,17 @@ class ResumeSessionRequest(WireModel):
         mcp_servers: Sequence[McpServer] | NothingType = NOTHING,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "cwd", cwd)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("cwd", cwd)
         _setattr(
-            self,
             "additional_directories",
             [] if additional_directories is NOTHING else additional_directories,
         )
-        _setattr(self, "mcp_servers", [] if mcp_servers is NOTHING else mcp_servers)
-        _setattr(self, "meta", meta)
+        _setattr("mcp_servers", [] if mcp_servers is NOTHING else mcp_servers)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6089,12 +6084,12 @@ class ResumeSessionResponse(WireModel):
         config_options: Sequence[SessionConfigOption] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "modes", modes)
-        _setattr(self, "config_options", config_options)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("modes", modes)
+        _setattr("config_options", config_options)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6148,11 +6143,11 @@ class SelectedPermissionOutcome(WireModel):
         option_id: PermissionOptionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "option_id", option_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("option_id", option_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6198,10 +6193,10 @@ class SessionAdditionalDirectoriesCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6236,10 +6231,10 @@ class SessionCloseCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6265,10 +6260,10 @@ class SessionConfigBoolean(WireModel):
     """The current value of the boolean option."""
 
     def __init__(self, *, extra: Mapping[str, Any] = EMPTY, current_value: bool) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "current_value", current_value)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("current_value", current_value)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6330,15 +6325,15 @@ class SessionConfigOptionBoolean(SessionConfigBoolean):
         category: SessionConfigOptionCategory | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "current_value", current_value)
-        _setattr(self, "id", id)
-        _setattr(self, "name", name)
-        _setattr(self, "description", description)
-        _setattr(self, "category", category)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("current_value", current_value)
+        _setattr("id", id)
+        _setattr("name", name)
+        _setattr("description", description)
+        _setattr("category", category)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6399,11 +6394,11 @@ class SessionConfigSelect(WireModel):
         current_value: SessionConfigValueId,
         options: SessionConfigSelectOptions,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "current_value", current_value)
-        _setattr(self, "options", options)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("current_value", current_value)
+        _setattr("options", options)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6474,16 +6469,16 @@ class SessionConfigOptionSelect(SessionConfigSelect):
         category: SessionConfigOptionCategory | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "current_value", current_value)
-        _setattr(self, "options", options)
-        _setattr(self, "id", id)
-        _setattr(self, "name", name)
-        _setattr(self, "description", description)
-        _setattr(self, "category", category)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("current_value", current_value)
+        _setattr("options", options)
+        _setattr("id", id)
+        _setattr("name", name)
+        _setattr("description", description)
+        _setattr("category", category)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6558,11 +6553,11 @@ class SessionConfigOptionsCapabilities(WireModel):
         boolean: BooleanConfigOptionCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "boolean", boolean)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("boolean", boolean)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6613,13 +6608,13 @@ class SessionConfigSelectGroup(WireModel):
         options: Sequence[SessionConfigSelectOption],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "group", group)
-        _setattr(self, "name", name)
-        _setattr(self, "options", options)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("group", group)
+        _setattr("name", name)
+        _setattr("options", options)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6678,13 +6673,13 @@ class SessionConfigSelectOption(WireModel):
         description: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "value", value)
-        _setattr(self, "name", name)
-        _setattr(self, "description", description)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("value", value)
+        _setattr("name", name)
+        _setattr("description", description)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6733,10 +6728,10 @@ class SessionDeleteCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6797,19 +6792,18 @@ class SessionInfo(WireModel):
         updated_at: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "cwd", cwd)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("cwd", cwd)
         _setattr(
-            self,
             "additional_directories",
             [] if additional_directories is NOTHING else additional_directories,
         )
-        _setattr(self, "title", title)
-        _setattr(self, "updated_at", updated_at)
-        _setattr(self, "meta", meta)
+        _setattr("title", title)
+        _setattr("updated_at", updated_at)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6887,12 +6881,12 @@ class SessionInfoUpdate(WireModel):
         updated_at: str | UnsetType | None = UNSET,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "title", title)
-        _setattr(self, "updated_at", updated_at)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("title", title)
+        _setattr("updated_at", updated_at)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6937,10 +6931,10 @@ class SessionListCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6990,13 +6984,13 @@ class SessionMode(WireModel):
         description: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "id", id)
-        _setattr(self, "name", name)
-        _setattr(self, "description", description)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("id", id)
+        _setattr("name", name)
+        _setattr("description", description)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7051,12 +7045,12 @@ class SessionModeState(WireModel):
         available_modes: Sequence[SessionMode],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "current_mode_id", current_mode_id)
-        _setattr(self, "available_modes", available_modes)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("current_mode_id", current_mode_id)
+        _setattr("available_modes", available_modes)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7115,12 +7109,12 @@ class SessionNotification(WireModel):
         update: SessionUpdate,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "update", update)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("update", update)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7165,10 +7159,10 @@ class SessionResumeCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7223,13 +7217,13 @@ class SetSessionConfigOptionRequestBoolean(WireModel):
         meta: Mapping[str, Any] | None = None,
         value: bool,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "config_id", config_id)
-        _setattr(self, "meta", meta)
-        _setattr(self, "value", value)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("config_id", config_id)
+        _setattr("meta", meta)
+        _setattr("value", value)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7302,13 +7296,13 @@ class SetSessionConfigOptionRequestValueId(WireModel):
         meta: Mapping[str, Any] | None = None,
         value: SessionConfigValueId,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "config_id", config_id)
-        _setattr(self, "meta", meta)
-        _setattr(self, "value", value)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("config_id", config_id)
+        _setattr("meta", meta)
+        _setattr("value", value)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7367,11 +7361,11 @@ class SetSessionConfigOptionResponse(WireModel):
         config_options: Sequence[SessionConfigOption],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "config_options", config_options)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("config_options", config_options)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7422,12 +7416,12 @@ class SetSessionModeRequest(WireModel):
         mode_id: SessionModeId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "mode_id", mode_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("mode_id", mode_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7469,10 +7463,10 @@ class SetSessionModeResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7518,11 +7512,11 @@ class StringMultiSelectItems(WireModel):
         enum: Sequence[str],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "enum", enum)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("enum", enum)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7630,19 +7624,19 @@ class StringPropertySchema(WireModel):
         one_of: Sequence[EnumOption] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "title", title)
-        _setattr(self, "description", description)
-        _setattr(self, "min_length", min_length)
-        _setattr(self, "max_length", max_length)
-        _setattr(self, "pattern", pattern)
-        _setattr(self, "format", format)
-        _setattr(self, "default", default)
-        _setattr(self, "enum", enum)
-        _setattr(self, "one_of", one_of)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("title", title)
+        _setattr("description", description)
+        _setattr("min_length", min_length)
+        _setattr("max_length", max_length)
+        _setattr("pattern", pattern)
+        _setattr("format", format)
+        _setattr("default", default)
+        _setattr("enum", enum)
+        _setattr("one_of", one_of)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7729,11 +7723,11 @@ class Terminal(WireModel):
         terminal_id: TerminalId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "terminal_id", terminal_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("terminal_id", terminal_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7784,12 +7778,12 @@ class TerminalExitStatus(WireModel):
         signal: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "exit_code", exit_code)
-        _setattr(self, "signal", signal)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("exit_code", exit_code)
+        _setattr("signal", signal)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7842,12 +7836,12 @@ class TerminalOutputRequest(WireModel):
         terminal_id: TerminalId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "terminal_id", terminal_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("terminal_id", terminal_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7906,13 +7900,13 @@ class TerminalOutputResponse(WireModel):
         exit_status: TerminalExitStatus | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "output", output)
-        _setattr(self, "truncated", truncated)
-        _setattr(self, "exit_status", exit_status)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("output", output)
+        _setattr("truncated", truncated)
+        _setattr("exit_status", exit_status)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7974,12 +7968,12 @@ class TextContent(WireModel):
         text: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "annotations", annotations)
-        _setattr(self, "text", text)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("annotations", annotations)
+        _setattr("text", text)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8036,13 +8030,13 @@ class TextResourceContents(WireModel):
         uri: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "mime_type", mime_type)
-        _setattr(self, "text", text)
-        _setattr(self, "uri", uri)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("mime_type", mime_type)
+        _setattr("text", text)
+        _setattr("uri", uri)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8095,11 +8089,11 @@ class TitledMultiSelectItems(WireModel):
         any_of: Sequence[EnumOption],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "any_of", any_of)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("any_of", any_of)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8182,18 +8176,18 @@ class ToolCall(WireModel):
         raw_output: Any | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "title", title)
-        _setattr(self, "kind", kind)
-        _setattr(self, "status", status)
-        _setattr(self, "content", [] if content is NOTHING else content)
-        _setattr(self, "locations", [] if locations is NOTHING else locations)
-        _setattr(self, "raw_input", raw_input)
-        _setattr(self, "raw_output", raw_output)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("tool_call_id", tool_call_id)
+        _setattr("title", title)
+        _setattr("kind", kind)
+        _setattr("status", status)
+        _setattr("content", [] if content is NOTHING else content)
+        _setattr("locations", [] if locations is NOTHING else locations)
+        _setattr("raw_input", raw_input)
+        _setattr("raw_output", raw_output)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8278,12 +8272,12 @@ class ToolCallLocation(WireModel):
         line: int | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "path", path)
-        _setattr(self, "line", line)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("path", path)
+        _setattr("line", line)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8370,18 +8364,18 @@ class ToolCallUpdate(WireModel):
         raw_output: Any | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "kind", kind)
-        _setattr(self, "status", status)
-        _setattr(self, "title", title)
-        _setattr(self, "content", content)
-        _setattr(self, "locations", locations)
-        _setattr(self, "raw_input", raw_input)
-        _setattr(self, "raw_output", raw_output)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("tool_call_id", tool_call_id)
+        _setattr("kind", kind)
+        _setattr("status", status)
+        _setattr("title", title)
+        _setattr("content", content)
+        _setattr("locations", locations)
+        _setattr("raw_input", raw_input)
+        _setattr("raw_output", raw_output)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8460,18 +8454,18 @@ class ToolCallProgress(ToolCallUpdate):
         raw_output: Any | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "kind", kind)
-        _setattr(self, "status", status)
-        _setattr(self, "title", title)
-        _setattr(self, "content", content)
-        _setattr(self, "locations", locations)
-        _setattr(self, "raw_input", raw_input)
-        _setattr(self, "raw_output", raw_output)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("tool_call_id", tool_call_id)
+        _setattr("kind", kind)
+        _setattr("status", status)
+        _setattr("title", title)
+        _setattr("content", content)
+        _setattr("locations", locations)
+        _setattr("raw_input", raw_input)
+        _setattr("raw_output", raw_output)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8541,11 +8535,11 @@ class UnstructuredCommandInput(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, hint: str, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "hint", hint)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("hint", hint)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8599,13 +8593,13 @@ class UsageUpdate(WireModel):
         cost: Cost | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "used", used)
-        _setattr(self, "size", size)
-        _setattr(self, "cost", cost)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("used", used)
+        _setattr("size", size)
+        _setattr("cost", cost)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8655,12 +8649,12 @@ class UserMessageChunk(ContentChunk):
         message_id: MessageId | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "message_id", message_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("content", content)
+        _setattr("message_id", message_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8713,12 +8707,12 @@ class WaitForTerminalExitRequest(WireModel):
         terminal_id: TerminalId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "terminal_id", terminal_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("terminal_id", terminal_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8771,12 +8765,12 @@ class WaitForTerminalExitResponse(WireModel):
         signal: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "exit_code", exit_code)
-        _setattr(self, "signal", signal)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("exit_code", exit_code)
+        _setattr("signal", signal)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8836,13 +8830,13 @@ class WriteTextFileRequest(WireModel):
         content: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "path", path)
-        _setattr(self, "content", content)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("path", path)
+        _setattr("content", content)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8886,10 +8880,10 @@ class WriteTextFileResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8922,8 +8916,8 @@ class UnknownCreateElicitationRequest(UnknownVariant):
     """The whole JSON object as received."""
 
     def __init__(self, *, raw: Mapping[str, Any]) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "raw", raw)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("raw", raw)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8962,8 +8956,8 @@ class UnknownCreateElicitationResponse(UnknownVariant):
     """The whole JSON object as received."""
 
     def __init__(self, *, raw: Mapping[str, Any]) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "raw", raw)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("raw", raw)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -9002,8 +8996,8 @@ class UnknownElicitationPropertySchema(UnknownVariant):
     """The whole JSON object as received."""
 
     def __init__(self, *, raw: Mapping[str, Any]) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "raw", raw)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("raw", raw)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -9042,8 +9036,8 @@ class UnknownMultiSelectItems(UnknownVariant):
     """The whole JSON object as received."""
 
     def __init__(self, *, raw: Mapping[str, Any]) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "raw", raw)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("raw", raw)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -9082,8 +9076,8 @@ class UnknownSessionUpdate(UnknownVariant):
     """The whole JSON object as received."""
 
     def __init__(self, *, raw: Mapping[str, Any]) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "raw", raw)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("raw", raw)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:

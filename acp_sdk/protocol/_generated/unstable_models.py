@@ -8,21 +8,518 @@ Do not edit: change the generator and regenerate.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 import attrs
 from attrs import NOTHING, NothingType
 
+# What this schema defines exactly as the stable one (acp_sdk._codegen.reuse):
+# the stable objects themselves.
+from acp_sdk.protocol._generated.models import (
+    AgentAuthCapabilities as AgentAuthCapabilities,
+)
+from acp_sdk.protocol._generated.models import (
+    AgentMessageChunk as AgentMessageChunk,
+)
+from acp_sdk.protocol._generated.models import (
+    AgentThoughtChunk as AgentThoughtChunk,
+)
+from acp_sdk.protocol._generated.models import (
+    Annotations as Annotations,
+)
+from acp_sdk.protocol._generated.models import (
+    AudioContent as AudioContent,
+)
+from acp_sdk.protocol._generated.models import (
+    AuthCapabilities as AuthCapabilities,
+)
+from acp_sdk.protocol._generated.models import (
+    AuthenticateRequest as AuthenticateRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    AuthenticateResponse as AuthenticateResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    AuthMethod as AuthMethod,
+)
+from acp_sdk.protocol._generated.models import (
+    AuthMethodAgent as AuthMethodAgent,
+)
+from acp_sdk.protocol._generated.models import (
+    AuthMethodId as AuthMethodId,
+)
+from acp_sdk.protocol._generated.models import (
+    AuthMethodTerminal as AuthMethodTerminal,
+)
+from acp_sdk.protocol._generated.models import (
+    AvailableCommand as AvailableCommand,
+)
+from acp_sdk.protocol._generated.models import (
+    AvailableCommandInput as AvailableCommandInput,
+)
+from acp_sdk.protocol._generated.models import (
+    AvailableCommandsUpdate as AvailableCommandsUpdate,
+)
+from acp_sdk.protocol._generated.models import (
+    BlobResourceContents as BlobResourceContents,
+)
+from acp_sdk.protocol._generated.models import (
+    BooleanConfigOptionCapabilities as BooleanConfigOptionCapabilities,
+)
+from acp_sdk.protocol._generated.models import (
+    BooleanPropertySchema as BooleanPropertySchema,
+)
+from acp_sdk.protocol._generated.models import (
+    CancelledPermissionOutcome as CancelledPermissionOutcome,
+)
+from acp_sdk.protocol._generated.models import (
+    CancelNotification as CancelNotification,
+)
+from acp_sdk.protocol._generated.models import (
+    CancelRequestNotification as CancelRequestNotification,
+)
+from acp_sdk.protocol._generated.models import (
+    CloseSessionRequest as CloseSessionRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    CloseSessionResponse as CloseSessionResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    CompleteElicitationNotification as CompleteElicitationNotification,
+)
+from acp_sdk.protocol._generated.models import (
+    ConfigOptionUpdate as ConfigOptionUpdate,
+)
+from acp_sdk.protocol._generated.models import (
+    Content as Content,
+)
+from acp_sdk.protocol._generated.models import (
+    ContentBlock as ContentBlock,
+)
+from acp_sdk.protocol._generated.models import (
+    ContentChunk as ContentChunk,
+)
+from acp_sdk.protocol._generated.models import (
+    Cost as Cost,
+)
+from acp_sdk.protocol._generated.models import (
+    CreateElicitationRequest as CreateElicitationRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    CreateElicitationRequestForm as CreateElicitationRequestForm,
+)
+from acp_sdk.protocol._generated.models import (
+    CreateElicitationRequestUrl as CreateElicitationRequestUrl,
+)
+from acp_sdk.protocol._generated.models import (
+    CreateElicitationResponse as CreateElicitationResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    CreateElicitationResponseAccept as CreateElicitationResponseAccept,
+)
+from acp_sdk.protocol._generated.models import (
+    CreateElicitationResponseCancel as CreateElicitationResponseCancel,
+)
+from acp_sdk.protocol._generated.models import (
+    CreateElicitationResponseDecline as CreateElicitationResponseDecline,
+)
+from acp_sdk.protocol._generated.models import (
+    CreateTerminalRequest as CreateTerminalRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    CreateTerminalResponse as CreateTerminalResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    CurrentModeUpdate as CurrentModeUpdate,
+)
+from acp_sdk.protocol._generated.models import (
+    DeleteSessionRequest as DeleteSessionRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    DeleteSessionResponse as DeleteSessionResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    Diff as Diff,
+)
+from acp_sdk.protocol._generated.models import (
+    ElicitationAcceptAction as ElicitationAcceptAction,
+)
+from acp_sdk.protocol._generated.models import (
+    ElicitationCapabilities as ElicitationCapabilities,
+)
+from acp_sdk.protocol._generated.models import (
+    ElicitationContentValue as ElicitationContentValue,
+)
+from acp_sdk.protocol._generated.models import (
+    ElicitationFormCapabilities as ElicitationFormCapabilities,
+)
+from acp_sdk.protocol._generated.models import (
+    ElicitationFormMode as ElicitationFormMode,
+)
+from acp_sdk.protocol._generated.models import (
+    ElicitationId as ElicitationId,
+)
+from acp_sdk.protocol._generated.models import (
+    ElicitationPropertySchema as ElicitationPropertySchema,
+)
+from acp_sdk.protocol._generated.models import (
+    ElicitationRequestScope as ElicitationRequestScope,
+)
+from acp_sdk.protocol._generated.models import (
+    ElicitationSchema as ElicitationSchema,
+)
+from acp_sdk.protocol._generated.models import (
+    ElicitationSchemaType as ElicitationSchemaType,
+)
+from acp_sdk.protocol._generated.models import (
+    ElicitationSessionScope as ElicitationSessionScope,
+)
+from acp_sdk.protocol._generated.models import (
+    ElicitationUrlCapabilities as ElicitationUrlCapabilities,
+)
+from acp_sdk.protocol._generated.models import (
+    ElicitationUrlMode as ElicitationUrlMode,
+)
+from acp_sdk.protocol._generated.models import (
+    EmbeddedResource as EmbeddedResource,
+)
+from acp_sdk.protocol._generated.models import (
+    EmbeddedResourceResource as EmbeddedResourceResource,
+)
+from acp_sdk.protocol._generated.models import (
+    EnumOption as EnumOption,
+)
+from acp_sdk.protocol._generated.models import (
+    EnvVariable as EnvVariable,
+)
+from acp_sdk.protocol._generated.models import (
+    Error as Error,
+)
+from acp_sdk.protocol._generated.models import (
+    ErrorCode as ErrorCode,
+)
+from acp_sdk.protocol._generated.models import (
+    ExtNotification as ExtNotification,
+)
+from acp_sdk.protocol._generated.models import (
+    ExtRequest as ExtRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    ExtResponse as ExtResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    FileSystemCapabilities as FileSystemCapabilities,
+)
+from acp_sdk.protocol._generated.models import (
+    HttpHeader as HttpHeader,
+)
+from acp_sdk.protocol._generated.models import (
+    ImageContent as ImageContent,
+)
+from acp_sdk.protocol._generated.models import (
+    Implementation as Implementation,
+)
+from acp_sdk.protocol._generated.models import (
+    IntegerPropertySchema as IntegerPropertySchema,
+)
+from acp_sdk.protocol._generated.models import (
+    KillTerminalRequest as KillTerminalRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    KillTerminalResponse as KillTerminalResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    ListSessionsRequest as ListSessionsRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    ListSessionsResponse as ListSessionsResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    LoadSessionResponse as LoadSessionResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    LogoutCapabilities as LogoutCapabilities,
+)
+from acp_sdk.protocol._generated.models import (
+    LogoutRequest as LogoutRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    LogoutResponse as LogoutResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    McpServerHttp as McpServerHttp,
+)
+from acp_sdk.protocol._generated.models import (
+    McpServerSse as McpServerSse,
+)
+from acp_sdk.protocol._generated.models import (
+    McpServerStdio as McpServerStdio,
+)
+from acp_sdk.protocol._generated.models import (
+    MessageId as MessageId,
+)
+from acp_sdk.protocol._generated.models import (
+    MultiSelectItems as MultiSelectItems,
+)
+from acp_sdk.protocol._generated.models import (
+    MultiSelectPropertySchema as MultiSelectPropertySchema,
+)
+from acp_sdk.protocol._generated.models import (
+    NewSessionResponse as NewSessionResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    NumberPropertySchema as NumberPropertySchema,
+)
+from acp_sdk.protocol._generated.models import (
+    PermissionOption as PermissionOption,
+)
+from acp_sdk.protocol._generated.models import (
+    PermissionOptionId as PermissionOptionId,
+)
+from acp_sdk.protocol._generated.models import (
+    PermissionOptionKind as PermissionOptionKind,
+)
+from acp_sdk.protocol._generated.models import (
+    Plan as Plan,
+)
+from acp_sdk.protocol._generated.models import (
+    PlanEntry as PlanEntry,
+)
+from acp_sdk.protocol._generated.models import (
+    PlanEntryPriority as PlanEntryPriority,
+)
+from acp_sdk.protocol._generated.models import (
+    PlanEntryStatus as PlanEntryStatus,
+)
+from acp_sdk.protocol._generated.models import (
+    PromptCapabilities as PromptCapabilities,
+)
+from acp_sdk.protocol._generated.models import (
+    PromptRequest as PromptRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    ProtocolVersion as ProtocolVersion,
+)
+from acp_sdk.protocol._generated.models import (
+    ReadTextFileRequest as ReadTextFileRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    ReadTextFileResponse as ReadTextFileResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    ReleaseTerminalRequest as ReleaseTerminalRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    ReleaseTerminalResponse as ReleaseTerminalResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    RequestId as RequestId,
+)
+from acp_sdk.protocol._generated.models import (
+    RequestPermissionOutcome as RequestPermissionOutcome,
+)
+from acp_sdk.protocol._generated.models import (
+    RequestPermissionResponse as RequestPermissionResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    ResourceLink as ResourceLink,
+)
+from acp_sdk.protocol._generated.models import (
+    ResumeSessionResponse as ResumeSessionResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    Role as Role,
+)
+from acp_sdk.protocol._generated.models import (
+    SelectedPermissionOutcome as SelectedPermissionOutcome,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionAdditionalDirectoriesCapabilities as SessionAdditionalDirectoriesCapabilities,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionCloseCapabilities as SessionCloseCapabilities,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionConfigBoolean as SessionConfigBoolean,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionConfigGroupId as SessionConfigGroupId,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionConfigId as SessionConfigId,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionConfigOption as SessionConfigOption,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionConfigOptionBoolean as SessionConfigOptionBoolean,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionConfigOptionCategory as SessionConfigOptionCategory,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionConfigOptionsCapabilities as SessionConfigOptionsCapabilities,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionConfigOptionSelect as SessionConfigOptionSelect,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionConfigSelect as SessionConfigSelect,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionConfigSelectGroup as SessionConfigSelectGroup,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionConfigSelectOption as SessionConfigSelectOption,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionConfigSelectOptions as SessionConfigSelectOptions,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionConfigValueId as SessionConfigValueId,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionDeleteCapabilities as SessionDeleteCapabilities,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionId as SessionId,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionInfo as SessionInfo,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionInfoUpdate as SessionInfoUpdate,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionListCapabilities as SessionListCapabilities,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionMode as SessionMode,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionModeId as SessionModeId,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionModeState as SessionModeState,
+)
+from acp_sdk.protocol._generated.models import (
+    SessionResumeCapabilities as SessionResumeCapabilities,
+)
+from acp_sdk.protocol._generated.models import (
+    SetSessionConfigOptionRequest as SetSessionConfigOptionRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    SetSessionConfigOptionRequestBoolean as SetSessionConfigOptionRequestBoolean,
+)
+from acp_sdk.protocol._generated.models import (
+    SetSessionConfigOptionRequestValueId as SetSessionConfigOptionRequestValueId,
+)
+from acp_sdk.protocol._generated.models import (
+    SetSessionConfigOptionResponse as SetSessionConfigOptionResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    SetSessionModeRequest as SetSessionModeRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    SetSessionModeResponse as SetSessionModeResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    StopReason as StopReason,
+)
+from acp_sdk.protocol._generated.models import (
+    StringFormat as StringFormat,
+)
+from acp_sdk.protocol._generated.models import (
+    StringMultiSelectItems as StringMultiSelectItems,
+)
+from acp_sdk.protocol._generated.models import (
+    StringPropertySchema as StringPropertySchema,
+)
+from acp_sdk.protocol._generated.models import (
+    Terminal as Terminal,
+)
+from acp_sdk.protocol._generated.models import (
+    TerminalExitStatus as TerminalExitStatus,
+)
+from acp_sdk.protocol._generated.models import (
+    TerminalId as TerminalId,
+)
+from acp_sdk.protocol._generated.models import (
+    TerminalOutputRequest as TerminalOutputRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    TerminalOutputResponse as TerminalOutputResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    TextContent as TextContent,
+)
+from acp_sdk.protocol._generated.models import (
+    TextResourceContents as TextResourceContents,
+)
+from acp_sdk.protocol._generated.models import (
+    TitledMultiSelectItems as TitledMultiSelectItems,
+)
+from acp_sdk.protocol._generated.models import (
+    ToolCallContent as ToolCallContent,
+)
+from acp_sdk.protocol._generated.models import (
+    ToolCallId as ToolCallId,
+)
+from acp_sdk.protocol._generated.models import (
+    ToolCallLocation as ToolCallLocation,
+)
+from acp_sdk.protocol._generated.models import (
+    ToolCallStatus as ToolCallStatus,
+)
+from acp_sdk.protocol._generated.models import (
+    ToolKind as ToolKind,
+)
+from acp_sdk.protocol._generated.models import (
+    UnknownCreateElicitationRequest as UnknownCreateElicitationRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    UnknownCreateElicitationResponse as UnknownCreateElicitationResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    UnknownElicitationPropertySchema as UnknownElicitationPropertySchema,
+)
+from acp_sdk.protocol._generated.models import (
+    UnknownMultiSelectItems as UnknownMultiSelectItems,
+)
+from acp_sdk.protocol._generated.models import (
+    UnknownSessionUpdate as UnknownSessionUpdate,
+)
+from acp_sdk.protocol._generated.models import (
+    UnstructuredCommandInput as UnstructuredCommandInput,
+)
+from acp_sdk.protocol._generated.models import (
+    UsageUpdate as UsageUpdate,
+)
+from acp_sdk.protocol._generated.models import (
+    UserMessageChunk as UserMessageChunk,
+)
+from acp_sdk.protocol._generated.models import (
+    WaitForTerminalExitRequest as WaitForTerminalExitRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    WaitForTerminalExitResponse as WaitForTerminalExitResponse,
+)
+from acp_sdk.protocol._generated.models import (
+    WriteTextFileRequest as WriteTextFileRequest,
+)
+from acp_sdk.protocol._generated.models import (
+    WriteTextFileResponse as WriteTextFileResponse,
+)
 from acp_sdk.protocol._model_support import (
     EMPTY,
     NO_EXPLICIT,
     OBJECT_SETATTR,
-    UNSET,
-    UnknownVariant,
-    UnsetType,
     WireModel,
     model_repr,
 )
+
+_BIND_SETATTR: Final = OBJECT_SETATTR.__get__
+"""`object.__setattr__` bound to an instance: what each `__init__` stores fields with."""
 
 
 @attrs.frozen(kw_only=True, order=False)
@@ -50,12 +547,12 @@ class AcceptNesNotification(WireModel):
         id: NesSuggestionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "id", id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("id", id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -79,139 +576,6 @@ class AcceptNesNotification(WireModel):
 
     def __hash__(self) -> int:
         return hash(("AcceptNesNotification", self.session_id, self.id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class AgentAuthCapabilities(WireModel):
-    """Authentication-related capabilities supported by the agent."""
-
-    logout: LogoutCapabilities | None = attrs.field(default=None, metadata={"wire": "logout"})
-    """Whether the agent supports the logout method.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support. Supplying `{}` means
-    the agent supports the logout method.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        logout: LogoutCapabilities | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "logout", logout)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.logout == other.logout and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra and self.logout == other.logout and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("AgentAuthCapabilities", self.logout, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class PromptCapabilities(WireModel):
-    """Prompt capabilities supported by the agent in `session/prompt` requests.
-
-    Baseline agent functionality requires support for [`ContentBlock::Text`] and
-    [`ContentBlock::ResourceLink`] in prompt requests.
-
-    Other variants must be explicitly opted in to. Capabilities for different types of content in
-    prompt requests.
-
-    Indicates which content types beyond the baseline (text and resource links) the agent can
-    process.
-
-    See protocol docs: [Prompt
-    Capabilities](https://agentclientprotocol.com/protocol/initialization#prompt-capabilities)
-    """
-
-    image: bool = attrs.field(default=False, metadata={"wire": "image"})
-    """Agent supports [`ContentBlock::Image`]."""
-
-    audio: bool = attrs.field(default=False, metadata={"wire": "audio"})
-    """Agent supports [`ContentBlock::Audio`]."""
-
-    embedded_context: bool = attrs.field(default=False, metadata={"wire": "embeddedContext"})
-    """Agent supports embedded context in `session/prompt` requests.
-
-    When enabled, the Client is allowed to include [`ContentBlock::Resource`] in prompt requests for
-    pieces of context that are referenced in the message.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        image: bool = False,
-        audio: bool = False,
-        embedded_context: bool = False,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "image", image)
-        _setattr(self, "audio", audio)
-        _setattr(self, "embedded_context", embedded_context)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.image == other.image
-            and self.audio == other.audio
-            and self.embedded_context == other.embedded_context
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.image == other.image
-            and self.audio == other.audio
-            and self.embedded_context == other.embedded_context
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            ("PromptCapabilities", self.image, self.audio, self.embedded_context, self.meta)
-        )
 
     __repr__ = model_repr
 
@@ -250,13 +614,13 @@ class McpCapabilities(WireModel):
         acp: bool = False,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "http", http)
-        _setattr(self, "sse", sse)
-        _setattr(self, "acp", acp)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("http", http)
+        _setattr("sse", sse)
+        _setattr("acp", acp)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -377,16 +741,16 @@ class SessionCapabilities(WireModel):
         close: SessionCloseCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "list", list)
-        _setattr(self, "delete", delete)
-        _setattr(self, "additional_directories", additional_directories)
-        _setattr(self, "fork", fork)
-        _setattr(self, "resume", resume)
-        _setattr(self, "close", close)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("list", list)
+        _setattr("delete", delete)
+        _setattr("additional_directories", additional_directories)
+        _setattr("fork", fork)
+        _setattr("resume", resume)
+        _setattr("close", close)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -521,30 +885,27 @@ class AgentCapabilities(WireModel):
         position_encoding: PositionEncodingKind | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "load_session", load_session)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("load_session", load_session)
         _setattr(
-            self,
             "prompt_capabilities",
             PromptCapabilities() if prompt_capabilities is NOTHING else prompt_capabilities,
         )
         _setattr(
-            self,
             "mcp_capabilities",
             McpCapabilities() if mcp_capabilities is NOTHING else mcp_capabilities,
         )
         _setattr(
-            self,
             "session_capabilities",
             SessionCapabilities() if session_capabilities is NOTHING else session_capabilities,
         )
-        _setattr(self, "auth", AgentAuthCapabilities() if auth is NOTHING else auth)
-        _setattr(self, "providers", providers)
-        _setattr(self, "nes", nes)
-        _setattr(self, "position_encoding", position_encoding)
-        _setattr(self, "meta", meta)
+        _setattr("auth", AgentAuthCapabilities() if auth is NOTHING else auth)
+        _setattr("providers", providers)
+        _setattr("nes", nes)
+        _setattr("position_encoding", position_encoding)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -592,1153 +953,6 @@ class AgentCapabilities(WireModel):
                 self.position_encoding,
                 self.meta,
             )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ContentChunk(WireModel):
-    """A streamed item of content"""
-
-    content: ContentBlock = attrs.field(metadata={"wire": "content"})
-    """A single item of content"""
-
-    message_id: MessageId | None = attrs.field(default=None, metadata={"wire": "messageId"})
-    """A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`. A change in `messageId`
-    indicates a new message has started.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        content: ContentBlock,
-        message_id: MessageId | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "message_id", message_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.content == other.content
-            and self.message_id == other.message_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.content == other.content
-            and self.message_id == other.message_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("ContentChunk", self.content, self.message_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class AgentMessageChunk(ContentChunk):
-    """The `sessionUpdate: 'agent_message_chunk'` arm of `SessionUpdate`.
-
-    A chunk of the agent's response being streamed.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "sessionUpdate"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "agent_message_chunk"
-    """The value of `sessionUpdate` that selects this class."""
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        content: ContentBlock,
-        message_id: MessageId | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "message_id", message_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.content == other.content
-            and self.message_id == other.message_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.content == other.content
-            and self.message_id == other.message_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("AgentMessageChunk", self.content, self.message_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class AgentThoughtChunk(ContentChunk):
-    """The `sessionUpdate: 'agent_thought_chunk'` arm of `SessionUpdate`.
-
-    A chunk of the agent's internal reasoning being streamed.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "sessionUpdate"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "agent_thought_chunk"
-    """The value of `sessionUpdate` that selects this class."""
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        content: ContentBlock,
-        message_id: MessageId | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "message_id", message_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.content == other.content
-            and self.message_id == other.message_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.content == other.content
-            and self.message_id == other.message_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("AgentThoughtChunk", self.content, self.message_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class Annotations(WireModel):
-    """Optional annotations for the client. The client can use annotations to inform how objects are
-    used or displayed
-    """
-
-    audience: Sequence[Role] | None = attrs.field(default=None, metadata={"wire": "audience"})
-    """Intended recipients for this content, such as the user or assistant."""
-
-    last_modified: str | None = attrs.field(default=None, metadata={"wire": "lastModified"})
-    """Timestamp indicating when the underlying resource was last modified."""
-
-    priority: float | None = attrs.field(default=None, metadata={"wire": "priority"})
-    """Relative importance of this content when clients choose what to surface."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        audience: Sequence[Role] | None = None,
-        last_modified: str | None = None,
-        priority: float | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "audience", audience)
-        _setattr(self, "last_modified", last_modified)
-        _setattr(self, "priority", priority)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.audience == other.audience
-            and self.last_modified == other.last_modified
-            and self.priority == other.priority
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.audience == other.audience
-            and self.last_modified == other.last_modified
-            and self.priority == other.priority
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("Annotations", self.audience, self.last_modified, self.priority, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class AudioContent(WireModel):
-    """Audio provided to or from an LLM."""
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "audio"
-    """The value of `type` that selects this class."""
-
-    annotations: Annotations | None = attrs.field(default=None, metadata={"wire": "annotations"})
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    data: str = attrs.field(metadata={"wire": "data"})
-    """Base64-encoded media payload."""
-
-    mime_type: str = attrs.field(metadata={"wire": "mimeType"})
-    """MIME type describing the encoded media payload."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        annotations: Annotations | None = None,
-        data: str,
-        mime_type: str,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "annotations", annotations)
-        _setattr(self, "data", data)
-        _setattr(self, "mime_type", mime_type)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.annotations == other.annotations
-            and self.data == other.data
-            and self.mime_type == other.mime_type
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.annotations == other.annotations
-            and self.data == other.data
-            and self.mime_type == other.mime_type
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("AudioContent", self.annotations, self.data, self.mime_type, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class AuthCapabilities(WireModel):
-    """Authentication capabilities supported by the client.
-
-    Advertised during initialization to inform the agent which authentication method types the
-    client can handle. This governs opt-in types that require additional client-side support.
-    """
-
-    terminal: bool = attrs.field(default=False, metadata={"wire": "terminal"})
-    """Whether the client supports `terminal` authentication methods.
-
-    The client should set this to `true` only when it can reproduce the configured agent invocation
-    in an interactive terminal. When `true`, the agent may include `terminal` entries in its
-    authentication methods.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        terminal: bool = False,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "terminal", terminal)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.terminal == other.terminal
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.terminal == other.terminal
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("AuthCapabilities", self.terminal, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class AuthMethodAgent(WireModel):
-    """Agent handles authentication itself through `authenticate`.
-
-    This is the default authentication method type.
-    """
-
-    id: AuthMethodId = attrs.field(metadata={"wire": "id"})
-    """Unique identifier for this authentication method."""
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """Human-readable name of the authentication method."""
-
-    description: str | None = attrs.field(default=None, metadata={"wire": "description"})
-    """Optional description providing more details about this authentication method."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        id: AuthMethodId,
-        name: str,
-        description: str | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "id", id)
-        _setattr(self, "name", name)
-        _setattr(self, "description", description)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.id == other.id
-            and self.name == other.name
-            and self.description == other.description
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.id == other.id
-            and self.name == other.name
-            and self.description == other.description
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("AuthMethodAgent", self.id, self.name, self.description, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class AuthMethodTerminal(WireModel):
-    """Terminal-based authentication method.
-
-    The client runs the configured agent program as a separate interactive process for the user to
-    authenticate via a TUI. Agents MUST advertise this method only when the client enabled its
-    terminal authentication capability. A zero exit status signals success; any other termination
-    signals failure. The client MUST NOT pass this method to `authenticate`.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "terminal"
-    """The value of `type` that selects this class."""
-
-    id: AuthMethodId = attrs.field(metadata={"wire": "id"})
-    """Unique identifier for this authentication method."""
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """Human-readable name of the authentication method."""
-
-    description: str | None = attrs.field(default=None, metadata={"wire": "description"})
-    """Optional description providing more details about this authentication method."""
-
-    args: Sequence[str] = attrs.field(factory=list, metadata={"wire": "args"})
-    """Additional arguments to append to the configured agent invocation for terminal auth."""
-
-    env: Mapping[str, str] = attrs.field(default=EMPTY, metadata={"wire": "env"})
-    """Additional environment variables to set on the configured agent invocation for terminal auth.
-    These values override same-named variables in the base launch configuration.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        id: AuthMethodId,
-        name: str,
-        description: str | None = None,
-        args: Sequence[str] | NothingType = NOTHING,
-        env: Mapping[str, str] = EMPTY,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "id", id)
-        _setattr(self, "name", name)
-        _setattr(self, "description", description)
-        _setattr(self, "args", [] if args is NOTHING else args)
-        _setattr(self, "env", env)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.id == other.id
-            and self.name == other.name
-            and self.description == other.description
-            and self.args == other.args
-            and self.env == other.env
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.id == other.id
-            and self.name == other.name
-            and self.description == other.description
-            and self.args == other.args
-            and self.env == other.env
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "AuthMethodTerminal",
-                self.id,
-                self.name,
-                self.description,
-                self.args,
-                self.env,
-                self.meta,
-            )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class AuthenticateRequest(WireModel):
-    """Request parameters for the authenticate method.
-
-    Specifies which authentication method to use.
-    """
-
-    method_id: AuthMethodId = attrs.field(metadata={"wire": "methodId"})
-    """The ID of the authentication method to use. Must be one of the methods advertised in the
-    initialize response.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        method_id: AuthMethodId,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "method_id", method_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.method_id == other.method_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.method_id == other.method_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("AuthenticateRequest", self.method_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class AuthenticateResponse(WireModel):
-    """Response to the `authenticate` method."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("AuthenticateResponse", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class AvailableCommand(WireModel):
-    """Information about a command."""
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """Command name (e.g., `create_plan`, `research_codebase`)."""
-
-    description: str = attrs.field(metadata={"wire": "description"})
-    """Human-readable description of what the command does."""
-
-    input: AvailableCommandInput | None = attrs.field(default=None, metadata={"wire": "input"})
-    """Input for the command if required"""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        name: str,
-        description: str,
-        input: AvailableCommandInput | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "description", description)
-        _setattr(self, "input", input)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.name == other.name
-            and self.description == other.description
-            and self.input == other.input
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.name == other.name
-            and self.description == other.description
-            and self.input == other.input
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("AvailableCommand", self.name, self.description, self.input, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class AvailableCommandsUpdate(WireModel):
-    """Available commands are ready or have changed"""
-
-    TAG_PROPERTY: ClassVar[str] = "sessionUpdate"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "available_commands_update"
-    """The value of `sessionUpdate` that selects this class."""
-
-    available_commands: Sequence[AvailableCommand] = attrs.field(
-        metadata={"wire": "availableCommands"}
-    )
-    """Commands the agent can execute"""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        available_commands: Sequence[AvailableCommand],
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "available_commands", available_commands)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.available_commands == other.available_commands
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.available_commands == other.available_commands
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("AvailableCommandsUpdate", self.available_commands, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class BlobResourceContents(WireModel):
-    """Binary resource contents."""
-
-    blob: str = attrs.field(metadata={"wire": "blob"})
-    """Base64-encoded bytes for a binary resource payload."""
-
-    mime_type: str | None = attrs.field(default=None, metadata={"wire": "mimeType"})
-    """MIME type describing the encoded media payload."""
-
-    uri: str = attrs.field(metadata={"wire": "uri"})
-    """URI associated with this resource or media payload."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        blob: str,
-        mime_type: str | None = None,
-        uri: str,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "blob", blob)
-        _setattr(self, "mime_type", mime_type)
-        _setattr(self, "uri", uri)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.blob == other.blob
-            and self.mime_type == other.mime_type
-            and self.uri == other.uri
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.blob == other.blob
-            and self.mime_type == other.mime_type
-            and self.uri == other.uri
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("BlobResourceContents", self.blob, self.mime_type, self.uri, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class BooleanConfigOptionCapabilities(WireModel):
-    """Capabilities for boolean session configuration options.
-
-    Supplying `{}` means the client supports boolean session configuration options.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("BooleanConfigOptionCapabilities", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class BooleanPropertySchema(WireModel):
-    """Schema for boolean properties in an elicitation form."""
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "boolean"
-    """The value of `type` that selects this class."""
-
-    title: str | None = attrs.field(default=None, metadata={"wire": "title"})
-    """Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-
-    description: str | None = attrs.field(default=None, metadata={"wire": "description"})
-    """Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-
-    default: bool | None = attrs.field(default=None, metadata={"wire": "default"})
-    """Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        title: str | None = None,
-        description: str | None = None,
-        default: bool | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "title", title)
-        _setattr(self, "description", description)
-        _setattr(self, "default", default)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.title == other.title
-            and self.description == other.description
-            and self.default == other.default
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.title == other.title
-            and self.description == other.description
-            and self.default == other.default
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            ("BooleanPropertySchema", self.title, self.description, self.default, self.meta)
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class CancelNotification(WireModel):
-    """Notification to cancel ongoing operations for a session.
-
-    See protocol docs:
-    [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
-    """
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """The ID of the session to cancel operations for."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("CancelNotification", self.session_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class CancelRequestNotification(WireModel):
-    """Notification to cancel an ongoing request.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/cancellation)
-    """
-
-    request_id: RequestId = attrs.field(metadata={"wire": "requestId"})
-    """The ID of the request to cancel."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        request_id: RequestId,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "request_id", request_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.request_id == other.request_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.request_id == other.request_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("CancelRequestNotification", self.request_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class CancelledPermissionOutcome(WireModel):
-    """The `outcome: 'cancelled'` arm of `RequestPermissionOutcome`.
-
-    The prompt turn was cancelled before the user responded.
-
-    When a client sends a `session/cancel` notification to cancel an ongoing prompt turn, it MUST
-    respond to all pending `session/request_permission` requests with this `Cancelled` outcome.
-
-    See protocol docs:
-    [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "outcome"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "cancelled"
-    """The value of `outcome` that selects this class."""
-
-    def __init__(self, *, extra: Mapping[str, Any] = EMPTY) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra)
-
-    def __hash__(self) -> int:
-        return hash(("CancelledPermissionOutcome",))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class FileSystemCapabilities(WireModel):
-    """File system capabilities that a client may support.
-
-    See protocol docs:
-    [FileSystem](https://agentclientprotocol.com/protocol/initialization#filesystem)
-    """
-
-    read_text_file: bool = attrs.field(default=False, metadata={"wire": "readTextFile"})
-    """Whether the Client supports `fs/read_text_file` requests."""
-
-    write_text_file: bool = attrs.field(default=False, metadata={"wire": "writeTextFile"})
-    """Whether the Client supports `fs/write_text_file` requests."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        read_text_file: bool = False,
-        write_text_file: bool = False,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "read_text_file", read_text_file)
-        _setattr(self, "write_text_file", write_text_file)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.read_text_file == other.read_text_file
-            and self.write_text_file == other.write_text_file
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.read_text_file == other.read_text_file
-            and self.write_text_file == other.write_text_file
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            ("FileSystemCapabilities", self.read_text_file, self.write_text_file, self.meta)
         )
 
     __repr__ = model_repr
@@ -1840,20 +1054,18 @@ class ClientCapabilities(WireModel):
         position_encodings: Sequence[PositionEncodingKind] | NothingType = NOTHING,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "fs", FileSystemCapabilities() if fs is NOTHING else fs)
-        _setattr(self, "terminal", terminal)
-        _setattr(self, "session", session)
-        _setattr(self, "plan", plan)
-        _setattr(self, "auth", AuthCapabilities() if auth is NOTHING else auth)
-        _setattr(self, "elicitation", elicitation)
-        _setattr(self, "nes", nes)
-        _setattr(
-            self, "position_encodings", [] if position_encodings is NOTHING else position_encodings
-        )
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("fs", FileSystemCapabilities() if fs is NOTHING else fs)
+        _setattr("terminal", terminal)
+        _setattr("session", session)
+        _setattr("plan", plan)
+        _setattr("auth", AuthCapabilities() if auth is NOTHING else auth)
+        _setattr("elicitation", elicitation)
+        _setattr("nes", nes)
+        _setattr("position_encodings", [] if position_encodings is NOTHING else position_encodings)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -1937,13 +1149,13 @@ class ClientNesCapabilities(WireModel):
         search_and_replace: NesSearchAndReplaceCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "jump", jump)
-        _setattr(self, "rename", rename)
-        _setattr(self, "search_and_replace", search_and_replace)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("jump", jump)
+        _setattr("rename", rename)
+        _setattr("search_and_replace", search_and_replace)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2014,12 +1226,12 @@ class ClientSessionCapabilities(WireModel):
         config_options: SessionConfigOptionsCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "compaction", compaction)
-        _setattr(self, "config_options", config_options)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("compaction", compaction)
+        _setattr("config_options", config_options)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2072,11 +1284,11 @@ class CloseNesRequest(WireModel):
         session_id: SessionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2116,10 +1328,10 @@ class CloseNesResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2133,98 +1345,6 @@ class CloseNesResponse(WireModel):
 
     def __hash__(self) -> int:
         return hash(("CloseNesResponse", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class CloseSessionRequest(WireModel):
-    """Request parameters for closing an active session.
-
-    If supported, the agent **must** cancel any ongoing work related to the session (treat it as if
-    `session/cancel` was called) and then free up any resources associated with the session.
-
-    Only available if the Agent supports the `sessionCapabilities.close` capability.
-    """
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """The ID of the session to close."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("CloseSessionRequest", self.session_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class CloseSessionResponse(WireModel):
-    """Response from closing a session."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("CloseSessionResponse", self.meta))
 
     __repr__ = model_repr
 
@@ -2262,12 +1382,12 @@ class CompactionSummaryChunk(WireModel):
         content: ContentBlock,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "compaction_id", compaction_id)
-        _setattr(self, "content", content)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("compaction_id", compaction_id)
+        _setattr("content", content)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2341,14 +1461,14 @@ class CompactionUpdate(WireModel):
         error: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "compaction_id", compaction_id)
-        _setattr(self, "status", status)
-        _setattr(self, "summary", summary)
-        _setattr(self, "error", error)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("compaction_id", compaction_id)
+        _setattr("status", status)
+        _setattr("summary", summary)
+        _setattr("error", error)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2390,115 +1510,6 @@ class CompactionUpdate(WireModel):
 
 
 @attrs.frozen(kw_only=True, order=False)
-class CompleteElicitationNotification(WireModel):
-    """Notification sent by the agent when a URL-based elicitation is complete."""
-
-    elicitation_id: ElicitationId = attrs.field(metadata={"wire": "elicitationId"})
-    """The ID of the elicitation that completed."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        elicitation_id: ElicitationId,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "elicitation_id", elicitation_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.elicitation_id == other.elicitation_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.elicitation_id == other.elicitation_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("CompleteElicitationNotification", self.elicitation_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ConfigOptionUpdate(WireModel):
-    """Session configuration options have been updated."""
-
-    TAG_PROPERTY: ClassVar[str] = "sessionUpdate"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "config_option_update"
-    """The value of `sessionUpdate` that selects this class."""
-
-    config_options: Sequence[SessionConfigOption] = attrs.field(metadata={"wire": "configOptions"})
-    """The full set of configuration options and their current values."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        config_options: Sequence[SessionConfigOption],
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "config_options", config_options)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.config_options == other.config_options
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.config_options == other.config_options
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("ConfigOptionUpdate", self.config_options, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
 class ConnectMcpRequest(WireModel):
     """**UNSTABLE**
 
@@ -2524,11 +1535,11 @@ class ConnectMcpRequest(WireModel):
         server_id: McpServerAcpId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "server_id", server_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("server_id", server_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2580,11 +1591,11 @@ class ConnectMcpResponse(WireModel):
         connection_id: McpConnectionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "connection_id", connection_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("connection_id", connection_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -2606,932 +1617,6 @@ class ConnectMcpResponse(WireModel):
 
     def __hash__(self) -> int:
         return hash(("ConnectMcpResponse", self.connection_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class Content(WireModel):
-    """Standard content block (text, images, resources)."""
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "content"
-    """The value of `type` that selects this class."""
-
-    content: ContentBlock = attrs.field(metadata={"wire": "content"})
-    """The actual content block."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        content: ContentBlock,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra and self.content == other.content and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra and self.content == other.content and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("Content", self.content, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class Cost(WireModel):
-    """Cost information for a session."""
-
-    amount: float = attrs.field(metadata={"wire": "amount"})
-    """Total cumulative cost for session."""
-
-    currency: str = attrs.field(metadata={"wire": "currency"})
-    """ISO 4217 currency code (e.g., "USD", "EUR")."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        amount: float,
-        currency: str,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "amount", amount)
-        _setattr(self, "currency", currency)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.amount == other.amount
-            and self.currency == other.currency
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.amount == other.amount
-            and self.currency == other.currency
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("Cost", self.amount, self.currency, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ElicitationFormMode(WireModel):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    requested_schema: ElicitationSchema = attrs.field(metadata={"wire": "requestedSchema"})
-    """A JSON Schema describing the form fields to present to the user."""
-
-    session_id: SessionId | None = attrs.field(default=None, metadata={"wire": "sessionId"})
-    """The session this elicitation is tied to."""
-
-    tool_call_id: ToolCallId | None = attrs.field(default=None, metadata={"wire": "toolCallId"})
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the session
-    without a specific tool call.
-    """
-
-    request_id: RequestId | None = attrs.field(default=None, metadata={"wire": "requestId"})
-    """The request this elicitation is tied to."""
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        requested_schema: ElicitationSchema,
-        session_id: SessionId | None = None,
-        tool_call_id: ToolCallId | None = None,
-        request_id: RequestId | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "requested_schema", requested_schema)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "request_id", request_id)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.requested_schema == other.requested_schema
-            and self.session_id == other.session_id
-            and self.tool_call_id == other.tool_call_id
-            and self.request_id == other.request_id
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.requested_schema == other.requested_schema
-            and self.session_id == other.session_id
-            and self.tool_call_id == other.tool_call_id
-            and self.request_id == other.request_id
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "ElicitationFormMode",
-                self.requested_schema,
-                self.session_id,
-                self.tool_call_id,
-                self.request_id,
-            )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class CreateElicitationRequestForm(ElicitationFormMode):
-    """The `mode: 'form'` arm of `CreateElicitationRequest`.
-
-    Form-based elicitation where the client renders a form from the provided schema.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "mode"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "form"
-    """The value of `mode` that selects this class."""
-
-    message: str = attrs.field(metadata={"wire": "message"})
-    """A human-readable message describing what input is needed."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        requested_schema: ElicitationSchema,
-        session_id: SessionId | None = None,
-        tool_call_id: ToolCallId | None = None,
-        request_id: RequestId | None = None,
-        message: str,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "requested_schema", requested_schema)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "request_id", request_id)
-        _setattr(self, "message", message)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.requested_schema == other.requested_schema
-            and self.session_id == other.session_id
-            and self.tool_call_id == other.tool_call_id
-            and self.request_id == other.request_id
-            and self.message == other.message
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.requested_schema == other.requested_schema
-            and self.session_id == other.session_id
-            and self.tool_call_id == other.tool_call_id
-            and self.request_id == other.request_id
-            and self.message == other.message
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "CreateElicitationRequestForm",
-                self.requested_schema,
-                self.session_id,
-                self.tool_call_id,
-                self.request_id,
-                self.message,
-                self.meta,
-            )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ElicitationUrlMode(WireModel):
-    """URL-based elicitation mode where the client directs the user to a URL."""
-
-    elicitation_id: ElicitationId = attrs.field(metadata={"wire": "elicitationId"})
-    """The unique identifier for this elicitation."""
-
-    url: str = attrs.field(metadata={"wire": "url"})
-    """The URL to direct the user to."""
-
-    session_id: SessionId | None = attrs.field(default=None, metadata={"wire": "sessionId"})
-    """The session this elicitation is tied to."""
-
-    tool_call_id: ToolCallId | None = attrs.field(default=None, metadata={"wire": "toolCallId"})
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the session
-    without a specific tool call.
-    """
-
-    request_id: RequestId | None = attrs.field(default=None, metadata={"wire": "requestId"})
-    """The request this elicitation is tied to."""
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        elicitation_id: ElicitationId,
-        url: str,
-        session_id: SessionId | None = None,
-        tool_call_id: ToolCallId | None = None,
-        request_id: RequestId | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "elicitation_id", elicitation_id)
-        _setattr(self, "url", url)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "request_id", request_id)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.elicitation_id == other.elicitation_id
-            and self.url == other.url
-            and self.session_id == other.session_id
-            and self.tool_call_id == other.tool_call_id
-            and self.request_id == other.request_id
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.elicitation_id == other.elicitation_id
-            and self.url == other.url
-            and self.session_id == other.session_id
-            and self.tool_call_id == other.tool_call_id
-            and self.request_id == other.request_id
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "ElicitationUrlMode",
-                self.elicitation_id,
-                self.url,
-                self.session_id,
-                self.tool_call_id,
-                self.request_id,
-            )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class CreateElicitationRequestUrl(ElicitationUrlMode):
-    """The `mode: 'url'` arm of `CreateElicitationRequest`.
-
-    URL-based elicitation where the client directs the user to a URL.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "mode"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "url"
-    """The value of `mode` that selects this class."""
-
-    message: str = attrs.field(metadata={"wire": "message"})
-    """A human-readable message describing what input is needed."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        elicitation_id: ElicitationId,
-        url: str,
-        session_id: SessionId | None = None,
-        tool_call_id: ToolCallId | None = None,
-        request_id: RequestId | None = None,
-        message: str,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "elicitation_id", elicitation_id)
-        _setattr(self, "url", url)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "request_id", request_id)
-        _setattr(self, "message", message)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.elicitation_id == other.elicitation_id
-            and self.url == other.url
-            and self.session_id == other.session_id
-            and self.tool_call_id == other.tool_call_id
-            and self.request_id == other.request_id
-            and self.message == other.message
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.elicitation_id == other.elicitation_id
-            and self.url == other.url
-            and self.session_id == other.session_id
-            and self.tool_call_id == other.tool_call_id
-            and self.request_id == other.request_id
-            and self.message == other.message
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "CreateElicitationRequestUrl",
-                self.elicitation_id,
-                self.url,
-                self.session_id,
-                self.tool_call_id,
-                self.request_id,
-                self.message,
-                self.meta,
-            )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ElicitationAcceptAction(WireModel):
-    """The user accepted the elicitation and provided content."""
-
-    content: Mapping[str, ElicitationContentValue] | None = attrs.field(
-        default=None, metadata={"wire": "content"}
-    )
-    """The user-provided content, if any, as an object matching the requested schema."""
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        content: Mapping[str, ElicitationContentValue] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.content == other.content
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.content == other.content)
-
-    def __hash__(self) -> int:
-        return hash(("ElicitationAcceptAction", self.content))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class CreateElicitationResponseAccept(ElicitationAcceptAction):
-    """The `action: 'accept'` arm of `CreateElicitationResponse`.
-
-    The user accepted and provided content.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "action"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "accept"
-    """The value of `action` that selects this class."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        content: Mapping[str, ElicitationContentValue] | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra and self.content == other.content and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra and self.content == other.content and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("CreateElicitationResponseAccept", self.content, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class CreateElicitationResponseCancel(WireModel):
-    """The `action: 'cancel'` arm of `CreateElicitationResponse`.
-
-    The elicitation was cancelled.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "action"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "cancel"
-    """The value of `action` that selects this class."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("CreateElicitationResponseCancel", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class CreateElicitationResponseDecline(WireModel):
-    """The `action: 'decline'` arm of `CreateElicitationResponse`.
-
-    The user declined the elicitation.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "action"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "decline"
-    """The value of `action` that selects this class."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("CreateElicitationResponseDecline", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class CreateTerminalRequest(WireModel):
-    """Request to create a new terminal and execute a command."""
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """The session ID for this request."""
-
-    command: str = attrs.field(metadata={"wire": "command"})
-    """The command to execute."""
-
-    args: Sequence[str] = attrs.field(factory=list, metadata={"wire": "args"})
-    """Array of command arguments."""
-
-    env: Sequence[EnvVariable] = attrs.field(factory=list, metadata={"wire": "env"})
-    """Environment variables for the command."""
-
-    cwd: str | None = attrs.field(default=None, metadata={"wire": "cwd"})
-    """Working directory for the command. Must be an absolute path."""
-
-    output_byte_limit: int | None = attrs.field(default=None, metadata={"wire": "outputByteLimit"})
-    """Maximum number of output bytes to retain.
-
-    When the limit is exceeded, the Client truncates from the beginning of the output to stay within
-    the limit.
-
-    The Client MUST ensure truncation happens at a character boundary to maintain valid string
-    output, even if this means the retained output is slightly less than the specified limit.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        command: str,
-        args: Sequence[str] | NothingType = NOTHING,
-        env: Sequence[EnvVariable] | NothingType = NOTHING,
-        cwd: str | None = None,
-        output_byte_limit: int | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "command", command)
-        _setattr(self, "args", [] if args is NOTHING else args)
-        _setattr(self, "env", [] if env is NOTHING else env)
-        _setattr(self, "cwd", cwd)
-        _setattr(self, "output_byte_limit", output_byte_limit)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.command == other.command
-            and self.args == other.args
-            and self.env == other.env
-            and self.cwd == other.cwd
-            and self.output_byte_limit == other.output_byte_limit
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.command == other.command
-            and self.args == other.args
-            and self.env == other.env
-            and self.cwd == other.cwd
-            and self.output_byte_limit == other.output_byte_limit
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "CreateTerminalRequest",
-                self.session_id,
-                self.command,
-                self.args,
-                self.env,
-                self.cwd,
-                self.output_byte_limit,
-                self.meta,
-            )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class CreateTerminalResponse(WireModel):
-    """Response containing the ID of the created terminal."""
-
-    terminal_id: TerminalId = attrs.field(metadata={"wire": "terminalId"})
-    """The unique identifier for the created terminal."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        terminal_id: TerminalId,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "terminal_id", terminal_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.terminal_id == other.terminal_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.terminal_id == other.terminal_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("CreateTerminalResponse", self.terminal_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class CurrentModeUpdate(WireModel):
-    """The current mode of the session has changed
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "sessionUpdate"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "current_mode_update"
-    """The value of `sessionUpdate` that selects this class."""
-
-    current_mode_id: SessionModeId = attrs.field(metadata={"wire": "currentModeId"})
-    """The ID of the current mode"""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        current_mode_id: SessionModeId,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "current_mode_id", current_mode_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.current_mode_id == other.current_mode_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.current_mode_id == other.current_mode_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("CurrentModeUpdate", self.current_mode_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class DeleteSessionRequest(WireModel):
-    """Request parameters for deleting an existing session from `session/list`.
-
-    Only available if the Agent supports the `sessionCapabilities.delete` capability.
-    """
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """The ID of the session to delete."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("DeleteSessionRequest", self.session_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class DeleteSessionResponse(WireModel):
-    """Response from deleting a session."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("DeleteSessionResponse", self.meta))
 
     __repr__ = model_repr
 
@@ -3571,14 +1656,14 @@ class DidChangeDocumentNotification(WireModel):
         content_changes: Sequence[TextDocumentContentChangeEvent],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "version", version)
-        _setattr(self, "content_changes", content_changes)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("uri", uri)
+        _setattr("version", version)
+        _setattr("content_changes", content_changes)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3644,12 +1729,12 @@ class DidCloseDocumentNotification(WireModel):
         uri: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("uri", uri)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3714,15 +1799,15 @@ class DidFocusDocumentNotification(WireModel):
         visible_range: Range,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "version", version)
-        _setattr(self, "position", position)
-        _setattr(self, "visible_range", visible_range)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("uri", uri)
+        _setattr("version", version)
+        _setattr("position", position)
+        _setattr("visible_range", visible_range)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3803,15 +1888,15 @@ class DidOpenDocumentNotification(WireModel):
         text: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "language_id", language_id)
-        _setattr(self, "version", version)
-        _setattr(self, "text", text)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("uri", uri)
+        _setattr("language_id", language_id)
+        _setattr("version", version)
+        _setattr("text", text)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3880,12 +1965,12 @@ class DidSaveDocumentNotification(WireModel):
         uri: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("uri", uri)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -3909,81 +1994,6 @@ class DidSaveDocumentNotification(WireModel):
 
     def __hash__(self) -> int:
         return hash(("DidSaveDocumentNotification", self.session_id, self.uri, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class Diff(WireModel):
-    """A diff representing file modifications.
-
-    Shows changes to files in a format suitable for display in the client UI.
-
-    See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "diff"
-    """The value of `type` that selects this class."""
-
-    path: str = attrs.field(metadata={"wire": "path"})
-    """The absolute file path being modified."""
-
-    old_text: str | None = attrs.field(default=None, metadata={"wire": "oldText"})
-    """The original content (None for new files)."""
-
-    new_text: str = attrs.field(metadata={"wire": "newText"})
-    """The new content after modification."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        path: str,
-        old_text: str | None = None,
-        new_text: str,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "path", path)
-        _setattr(self, "old_text", old_text)
-        _setattr(self, "new_text", new_text)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.path == other.path
-            and self.old_text == other.old_text
-            and self.new_text == other.new_text
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.path == other.path
-            and self.old_text == other.old_text
-            and self.new_text == other.new_text
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("Diff", self.path, self.old_text, self.new_text, self.meta))
 
     __repr__ = model_repr
 
@@ -4014,11 +2024,11 @@ class DisableProviderRequest(WireModel):
         provider_id: ProviderId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "provider_id", provider_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("provider_id", provider_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4063,10 +2073,10 @@ class DisableProviderResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4110,11 +2120,11 @@ class DisconnectMcpRequest(WireModel):
         connection_id: McpConnectionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "connection_id", connection_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("connection_id", connection_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4159,10 +2169,10 @@ class DisconnectMcpResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4176,604 +2186,6 @@ class DisconnectMcpResponse(WireModel):
 
     def __hash__(self) -> int:
         return hash(("DisconnectMcpResponse", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ElicitationCapabilities(WireModel):
-    """Elicitation capabilities supported by the client."""
-
-    form: ElicitationFormCapabilities | None = attrs.field(default=None, metadata={"wire": "form"})
-    """Whether the client supports form-based elicitation.
-
-    Optional. Omitted and `null` are equivalent and mean form support is not advertised. Supplying
-    `{}` explicitly advertises form support.
-    """
-
-    url: ElicitationUrlCapabilities | None = attrs.field(default=None, metadata={"wire": "url"})
-    """Whether the client supports URL-based elicitation.
-
-    Optional. Omitted or `null` both mean the client does not advertise support. Supplying `{}`
-    means the client supports URL-based elicitation.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        form: ElicitationFormCapabilities | None = None,
-        url: ElicitationUrlCapabilities | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "form", form)
-        _setattr(self, "url", url)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.form == other.form
-            and self.url == other.url
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.form == other.form
-            and self.url == other.url
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("ElicitationCapabilities", self.form, self.url, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ElicitationFormCapabilities(WireModel):
-    """Form-based elicitation capabilities.
-
-    Supplying `{}` means the client supports form-based elicitation.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("ElicitationFormCapabilities", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ElicitationRequestScope(WireModel):
-    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session (e.g.,
-    during auth/configuration phases before any session is started).
-    """
-
-    request_id: RequestId = attrs.field(metadata={"wire": "requestId"})
-    """The request this elicitation is tied to."""
-
-    def __init__(self, *, extra: Mapping[str, Any] = EMPTY, request_id: RequestId) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "request_id", request_id)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.request_id == other.request_id
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.request_id == other.request_id)
-
-    def __hash__(self) -> int:
-        return hash(("ElicitationRequestScope", self.request_id))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ElicitationSchema(WireModel):
-    """Type-safe elicitation schema for requesting structured user input.
-
-    This represents a JSON Schema object with primitive-typed properties, as required by the
-    elicitation specification.
-    """
-
-    type: ElicitationSchemaType = attrs.field(default="object", metadata={"wire": "type"})
-    """Type discriminator. Always `"object"`."""
-
-    title: str | None = attrs.field(default=None, metadata={"wire": "title"})
-    """Optional title for the schema.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-
-    properties: Mapping[str, ElicitationPropertySchema] = attrs.field(
-        default=EMPTY, metadata={"wire": "properties"}
-    )
-    """Property definitions (must be primitive types)."""
-
-    required: Sequence[str] | None = attrs.field(default=None, metadata={"wire": "required"})
-    """List of required property names.
-
-    Optional. Omitted and `null` are equivalent and mean no property names are required.
-    """
-
-    description: str | None = attrs.field(default=None, metadata={"wire": "description"})
-    """Optional description of what this schema represents.
-
-    Optional. Omitted and `null` are equivalent and mean no schema description is provided.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        type: ElicitationSchemaType = "object",
-        title: str | None = None,
-        properties: Mapping[str, ElicitationPropertySchema] = EMPTY,
-        required: Sequence[str] | None = None,
-        description: str | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "type", type)
-        _setattr(self, "title", title)
-        _setattr(self, "properties", properties)
-        _setattr(self, "required", required)
-        _setattr(self, "description", description)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.type == other.type
-            and self.title == other.title
-            and self.properties == other.properties
-            and self.required == other.required
-            and self.description == other.description
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.type == other.type
-            and self.title == other.title
-            and self.properties == other.properties
-            and self.required == other.required
-            and self.description == other.description
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "ElicitationSchema",
-                self.type,
-                self.title,
-                self.properties,
-                self.required,
-                self.description,
-                self.meta,
-            )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ElicitationSessionScope(WireModel):
-    """Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `tool_call_id` is set, the elicitation is tied to a specific tool call. This is useful when
-    an agent receives an elicitation from an MCP server during a tool call and needs to redirect it
-    to the user.
-    """
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """The session this elicitation is tied to."""
-
-    tool_call_id: ToolCallId | None = attrs.field(default=None, metadata={"wire": "toolCallId"})
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the session
-    without a specific tool call.
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        tool_call_id: ToolCallId | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "tool_call_id", tool_call_id)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.tool_call_id == other.tool_call_id
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.tool_call_id == other.tool_call_id
-        )
-
-    def __hash__(self) -> int:
-        return hash(("ElicitationSessionScope", self.session_id, self.tool_call_id))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ElicitationUrlCapabilities(WireModel):
-    """URL-based elicitation capabilities.
-
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("ElicitationUrlCapabilities", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class EmbeddedResource(WireModel):
-    """The contents of a resource, embedded into a prompt or tool call result."""
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "resource"
-    """The value of `type` that selects this class."""
-
-    annotations: Annotations | None = attrs.field(default=None, metadata={"wire": "annotations"})
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    resource: EmbeddedResourceResource = attrs.field(metadata={"wire": "resource"})
-    """Embedded resource payload, either text or binary data."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        annotations: Annotations | None = None,
-        resource: EmbeddedResourceResource,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "annotations", annotations)
-        _setattr(self, "resource", resource)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.annotations == other.annotations
-            and self.resource == other.resource
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.annotations == other.annotations
-            and self.resource == other.resource
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("EmbeddedResource", self.annotations, self.resource, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class EnumOption(WireModel):
-    """A titled enum option with a const value, human-readable title, and optional description."""
-
-    const: str = attrs.field(metadata={"wire": "const"})
-    """The constant value for this option."""
-
-    title: str = attrs.field(metadata={"wire": "title"})
-    """Human-readable title for this option."""
-
-    description: str | None = attrs.field(default=None, metadata={"wire": "description"})
-    """Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        const: str,
-        title: str,
-        description: str | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "const", const)
-        _setattr(self, "title", title)
-        _setattr(self, "description", description)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.const == other.const
-            and self.title == other.title
-            and self.description == other.description
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.const == other.const
-            and self.title == other.title
-            and self.description == other.description
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("EnumOption", self.const, self.title, self.description, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class EnvVariable(WireModel):
-    """An environment variable to set when launching an MCP server."""
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """The name of the environment variable."""
-
-    value: str = attrs.field(metadata={"wire": "value"})
-    """The value to set for the environment variable."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        name: str,
-        value: str,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "value", value)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.name == other.name
-            and self.value == other.value
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.name == other.name
-            and self.value == other.value
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("EnvVariable", self.name, self.value, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class Error(WireModel):
-    """JSON-RPC error object.
-
-    Represents an error that occurred during method execution, following the JSON-RPC 2.0 error
-    object specification with optional additional data.
-
-    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-    """
-
-    code: ErrorCode = attrs.field(metadata={"wire": "code"})
-    """A number indicating the error type that occurred. This must be an integer as defined in the
-    JSON-RPC specification.
-    """
-
-    message: str = attrs.field(metadata={"wire": "message"})
-    """A string providing a short description of the error. The message should be limited to a concise
-    single sentence.
-    """
-
-    data: Any | None = attrs.field(default=None, metadata={"wire": "data"})
-    """Optional primitive or structured value that contains additional information about the error.
-    This may include debugging information or context-specific details.
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        code: ErrorCode,
-        message: str,
-        data: Any | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "code", code)
-        _setattr(self, "message", message)
-        _setattr(self, "data", data)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.code == other.code
-            and self.message == other.message
-            and self.data == other.data
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.code == other.code
-            and self.message == other.message
-            and self.data == other.data
-        )
-
-    def __hash__(self) -> int:
-        return hash(("Error", self.code, self.message, self.data))
 
     __repr__ = model_repr
 
@@ -4827,18 +2239,17 @@ class ForkSessionRequest(WireModel):
         mcp_servers: Sequence[McpServer] | NothingType = NOTHING,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "cwd", cwd)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("cwd", cwd)
         _setattr(
-            self,
             "additional_directories",
             [] if additional_directories is NOTHING else additional_directories,
         )
-        _setattr(self, "mcp_servers", [] if mcp_servers is NOTHING else mcp_servers)
-        _setattr(self, "meta", meta)
+        _setattr("mcp_servers", [] if mcp_servers is NOTHING else mcp_servers)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4918,13 +2329,13 @@ class ForkSessionResponse(WireModel):
         config_options: Sequence[SessionConfigOption] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "modes", modes)
-        _setattr(self, "config_options", config_options)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("modes", modes)
+        _setattr("config_options", config_options)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -4952,217 +2363,6 @@ class ForkSessionResponse(WireModel):
         return hash(
             ("ForkSessionResponse", self.session_id, self.modes, self.config_options, self.meta)
         )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class HttpHeader(WireModel):
-    """An HTTP header to set when making requests to the MCP server."""
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """The name of the HTTP header."""
-
-    value: str = attrs.field(metadata={"wire": "value"})
-    """The value to set for the HTTP header."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        name: str,
-        value: str,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "value", value)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.name == other.name
-            and self.value == other.value
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.name == other.name
-            and self.value == other.value
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("HttpHeader", self.name, self.value, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ImageContent(WireModel):
-    """An image provided to or from an LLM."""
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "image"
-    """The value of `type` that selects this class."""
-
-    annotations: Annotations | None = attrs.field(default=None, metadata={"wire": "annotations"})
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    data: str = attrs.field(metadata={"wire": "data"})
-    """Base64-encoded media payload."""
-
-    mime_type: str = attrs.field(metadata={"wire": "mimeType"})
-    """MIME type describing the encoded media payload."""
-
-    uri: str | None = attrs.field(default=None, metadata={"wire": "uri"})
-    """URI associated with this resource or media payload."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        annotations: Annotations | None = None,
-        data: str,
-        mime_type: str,
-        uri: str | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "annotations", annotations)
-        _setattr(self, "data", data)
-        _setattr(self, "mime_type", mime_type)
-        _setattr(self, "uri", uri)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.annotations == other.annotations
-            and self.data == other.data
-            and self.mime_type == other.mime_type
-            and self.uri == other.uri
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.annotations == other.annotations
-            and self.data == other.data
-            and self.mime_type == other.mime_type
-            and self.uri == other.uri
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            ("ImageContent", self.annotations, self.data, self.mime_type, self.uri, self.meta)
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class Implementation(WireModel):
-    """Metadata about the implementation of the client or agent. Describes the name and version of an
-    ACP implementation, with an optional title for UI representation.
-    """
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """Intended for programmatic or logical use, but can be used as a display name fallback if title
-    isn't present.
-    """
-
-    title: str | None = attrs.field(default=None, metadata={"wire": "title"})
-    """Intended for UI and end-user contexts — optimized to be human-readable and easily understood.
-
-    If not provided, the name should be used for display.
-    """
-
-    version: str = attrs.field(metadata={"wire": "version"})
-    """Version of the implementation. Can be displayed to the user or used for debugging or metrics
-    purposes. (e.g. "1.0.0").
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        name: str,
-        title: str | None = None,
-        version: str,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "title", title)
-        _setattr(self, "version", version)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.name == other.name
-            and self.title == other.title
-            and self.version == other.version
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.name == other.name
-            and self.title == other.title
-            and self.version == other.version
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("Implementation", self.name, self.title, self.version, self.meta))
 
     __repr__ = model_repr
 
@@ -5206,17 +2406,16 @@ class InitializeRequest(WireModel):
         client_info: Implementation | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "protocol_version", protocol_version)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("protocol_version", protocol_version)
         _setattr(
-            self,
             "client_capabilities",
             ClientCapabilities() if client_capabilities is NOTHING else client_capabilities,
         )
-        _setattr(self, "client_info", client_info)
-        _setattr(self, "meta", meta)
+        _setattr("client_info", client_info)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5301,18 +2500,17 @@ class InitializeResponse(WireModel):
         agent_info: Implementation | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "protocol_version", protocol_version)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("protocol_version", protocol_version)
         _setattr(
-            self,
             "agent_capabilities",
             AgentCapabilities() if agent_capabilities is NOTHING else agent_capabilities,
         )
-        _setattr(self, "auth_methods", [] if auth_methods is NOTHING else auth_methods)
-        _setattr(self, "agent_info", agent_info)
-        _setattr(self, "meta", meta)
+        _setattr("auth_methods", [] if auth_methods is NOTHING else auth_methods)
+        _setattr("agent_info", agent_info)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5354,210 +2552,6 @@ class InitializeResponse(WireModel):
 
 
 @attrs.frozen(kw_only=True, order=False)
-class IntegerPropertySchema(WireModel):
-    """Schema for integer properties in an elicitation form."""
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "integer"
-    """The value of `type` that selects this class."""
-
-    title: str | None = attrs.field(default=None, metadata={"wire": "title"})
-    """Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-
-    description: str | None = attrs.field(default=None, metadata={"wire": "description"})
-    """Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-
-    minimum: int | None = attrs.field(default=None, metadata={"wire": "minimum"})
-    """Minimum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-
-    maximum: int | None = attrs.field(default=None, metadata={"wire": "maximum"})
-    """Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-
-    default: int | None = attrs.field(default=None, metadata={"wire": "default"})
-    """Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        title: str | None = None,
-        description: str | None = None,
-        minimum: int | None = None,
-        maximum: int | None = None,
-        default: int | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "title", title)
-        _setattr(self, "description", description)
-        _setattr(self, "minimum", minimum)
-        _setattr(self, "maximum", maximum)
-        _setattr(self, "default", default)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.title == other.title
-            and self.description == other.description
-            and self.minimum == other.minimum
-            and self.maximum == other.maximum
-            and self.default == other.default
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.title == other.title
-            and self.description == other.description
-            and self.minimum == other.minimum
-            and self.maximum == other.maximum
-            and self.default == other.default
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "IntegerPropertySchema",
-                self.title,
-                self.description,
-                self.minimum,
-                self.maximum,
-                self.default,
-                self.meta,
-            )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class KillTerminalRequest(WireModel):
-    """Request to kill a terminal without releasing it."""
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """The session ID for this request."""
-
-    terminal_id: TerminalId = attrs.field(metadata={"wire": "terminalId"})
-    """The ID of the terminal to kill."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        terminal_id: TerminalId,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "terminal_id", terminal_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.terminal_id == other.terminal_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.terminal_id == other.terminal_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("KillTerminalRequest", self.session_id, self.terminal_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class KillTerminalResponse(WireModel):
-    """Response to `terminal/kill` method"""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("KillTerminalResponse", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
 class ListProvidersRequest(WireModel):
     """**UNSTABLE**
 
@@ -5576,10 +2570,10 @@ class ListProvidersRequest(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5623,11 +2617,11 @@ class ListProvidersResponse(WireModel):
         providers: Sequence[ProviderInfo],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "providers", providers)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("providers", providers)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5649,128 +2643,6 @@ class ListProvidersResponse(WireModel):
 
     def __hash__(self) -> int:
         return hash(("ListProvidersResponse", self.providers, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ListSessionsRequest(WireModel):
-    """Request parameters for listing existing sessions.
-
-    Only available if the Agent supports the `sessionCapabilities.list` capability.
-    """
-
-    cwd: str | None = attrs.field(default=None, metadata={"wire": "cwd"})
-    """Filter sessions by working directory. Must be an absolute path."""
-
-    cursor: str | None = attrs.field(default=None, metadata={"wire": "cursor"})
-    """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        cwd: str | None = None,
-        cursor: str | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "cwd", cwd)
-        _setattr(self, "cursor", cursor)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.cwd == other.cwd
-            and self.cursor == other.cursor
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.cwd == other.cwd
-            and self.cursor == other.cursor
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("ListSessionsRequest", self.cwd, self.cursor, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ListSessionsResponse(WireModel):
-    """Response from listing sessions."""
-
-    sessions: Sequence[SessionInfo] = attrs.field(metadata={"wire": "sessions"})
-    """Array of session information objects"""
-
-    next_cursor: str | None = attrs.field(default=None, metadata={"wire": "nextCursor"})
-    """Opaque cursor token. If present, pass this in the next request's cursor parameter to fetch the
-    next page. If absent, there are no more results.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        sessions: Sequence[SessionInfo],
-        next_cursor: str | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "sessions", sessions)
-        _setattr(self, "next_cursor", next_cursor)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.sessions == other.sessions
-            and self.next_cursor == other.next_cursor
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.sessions == other.sessions
-            and self.next_cursor == other.next_cursor
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("ListSessionsResponse", self.sessions, self.next_cursor, self.meta))
 
     __repr__ = model_repr
 
@@ -5821,18 +2693,17 @@ class LoadSessionRequest(WireModel):
         session_id: SessionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "mcp_servers", mcp_servers)
-        _setattr(self, "cwd", cwd)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("mcp_servers", mcp_servers)
+        _setattr("cwd", cwd)
         _setattr(
-            self,
             "additional_directories",
             [] if additional_directories is NOTHING else additional_directories,
         )
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "meta", meta)
+        _setattr("session_id", session_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -5869,180 +2740,6 @@ class LoadSessionRequest(WireModel):
                 self.meta,
             )
         )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class LoadSessionResponse(WireModel):
-    """Response from loading an existing session."""
-
-    modes: SessionModeState | None = attrs.field(default=None, metadata={"wire": "modes"})
-    """Initial mode state if supported by the Agent
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-    """
-
-    config_options: Sequence[SessionConfigOption] | None = attrs.field(
-        default=None, metadata={"wire": "configOptions"}
-    )
-    """Initial session configuration options if supported by the Agent."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        modes: SessionModeState | None = None,
-        config_options: Sequence[SessionConfigOption] | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "modes", modes)
-        _setattr(self, "config_options", config_options)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.modes == other.modes
-            and self.config_options == other.config_options
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.modes == other.modes
-            and self.config_options == other.config_options
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("LoadSessionResponse", self.modes, self.config_options, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class LogoutCapabilities(WireModel):
-    """Logout capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports the logout method.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("LogoutCapabilities", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class LogoutRequest(WireModel):
-    """Request parameters for the logout method.
-
-    Terminates the current authenticated session.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("LogoutRequest", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class LogoutResponse(WireModel):
-    """Response to the `logout` method."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("LogoutResponse", self.meta))
 
     __repr__ = model_repr
 
@@ -6089,12 +2786,12 @@ class McpServerAcp(WireModel):
         server_id: McpServerAcpId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "server_id", server_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("name", name)
+        _setattr("server_id", server_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6118,218 +2815,6 @@ class McpServerAcp(WireModel):
 
     def __hash__(self) -> int:
         return hash(("McpServerAcp", self.name, self.server_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class McpServerHttp(WireModel):
-    """HTTP transport configuration for MCP."""
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "http"
-    """The value of `type` that selects this class."""
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """Human-readable name identifying this MCP server."""
-
-    url: str = attrs.field(metadata={"wire": "url"})
-    """URL to the MCP server."""
-
-    headers: Sequence[HttpHeader] = attrs.field(metadata={"wire": "headers"})
-    """HTTP headers to set when making requests to the MCP server."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        name: str,
-        url: str,
-        headers: Sequence[HttpHeader],
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "url", url)
-        _setattr(self, "headers", headers)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.name == other.name
-            and self.url == other.url
-            and self.headers == other.headers
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.name == other.name
-            and self.url == other.url
-            and self.headers == other.headers
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("McpServerHttp", self.name, self.url, self.headers, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class McpServerSse(WireModel):
-    """SSE transport configuration for MCP."""
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "sse"
-    """The value of `type` that selects this class."""
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """Human-readable name identifying this MCP server."""
-
-    url: str = attrs.field(metadata={"wire": "url"})
-    """URL to the MCP server."""
-
-    headers: Sequence[HttpHeader] = attrs.field(metadata={"wire": "headers"})
-    """HTTP headers to set when making requests to the MCP server."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        name: str,
-        url: str,
-        headers: Sequence[HttpHeader],
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "url", url)
-        _setattr(self, "headers", headers)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.name == other.name
-            and self.url == other.url
-            and self.headers == other.headers
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.name == other.name
-            and self.url == other.url
-            and self.headers == other.headers
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("McpServerSse", self.name, self.url, self.headers, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class McpServerStdio(WireModel):
-    """Stdio transport configuration for MCP."""
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """Human-readable name identifying this MCP server."""
-
-    command: str = attrs.field(metadata={"wire": "command"})
-    """Absolute path to the MCP server executable."""
-
-    args: Sequence[str] = attrs.field(metadata={"wire": "args"})
-    """Command-line arguments to pass to the MCP server."""
-
-    env: Sequence[EnvVariable] = attrs.field(metadata={"wire": "env"})
-    """Environment variables to set when launching the MCP server."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        name: str,
-        command: str,
-        args: Sequence[str],
-        env: Sequence[EnvVariable],
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "command", command)
-        _setattr(self, "args", args)
-        _setattr(self, "env", env)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.name == other.name
-            and self.command == other.command
-            and self.args == other.args
-            and self.env == other.env
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.name == other.name
-            and self.command == other.command
-            and self.args == other.args
-            and self.env == other.env
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("McpServerStdio", self.name, self.command, self.args, self.env, self.meta))
 
     __repr__ = model_repr
 
@@ -6374,13 +2859,13 @@ class MessageMcpNotification(WireModel):
         params: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "connection_id", connection_id)
-        _setattr(self, "method", method)
-        _setattr(self, "params", params)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("connection_id", connection_id)
+        _setattr("method", method)
+        _setattr("params", params)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6449,13 +2934,13 @@ class MessageMcpRequest(WireModel):
         params: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "connection_id", connection_id)
-        _setattr(self, "method", method)
-        _setattr(self, "params", params)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("connection_id", connection_id)
+        _setattr("method", method)
+        _setattr("params", params)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6486,125 +2971,6 @@ class MessageMcpRequest(WireModel):
 
 
 @attrs.frozen(kw_only=True, order=False)
-class MultiSelectPropertySchema(WireModel):
-    """Schema for multi-select (array) properties in an elicitation form."""
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "array"
-    """The value of `type` that selects this class."""
-
-    title: str | None = attrs.field(default=None, metadata={"wire": "title"})
-    """Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-
-    description: str | None = attrs.field(default=None, metadata={"wire": "description"})
-    """Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-
-    min_items: int | None = attrs.field(default=None, metadata={"wire": "minItems"})
-    """Minimum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
-    """
-
-    max_items: int | None = attrs.field(default=None, metadata={"wire": "maxItems"})
-    """Maximum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
-    """
-
-    items: MultiSelectItems = attrs.field(metadata={"wire": "items"})
-    """The items definition describing allowed values."""
-
-    default: Sequence[str] | None = attrs.field(default=None, metadata={"wire": "default"})
-    """Default selected values.
-
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        title: str | None = None,
-        description: str | None = None,
-        min_items: int | None = None,
-        max_items: int | None = None,
-        items: MultiSelectItems,
-        default: Sequence[str] | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "title", title)
-        _setattr(self, "description", description)
-        _setattr(self, "min_items", min_items)
-        _setattr(self, "max_items", max_items)
-        _setattr(self, "items", items)
-        _setattr(self, "default", default)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.title == other.title
-            and self.description == other.description
-            and self.min_items == other.min_items
-            and self.max_items == other.max_items
-            and self.items == other.items
-            and self.default == other.default
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.title == other.title
-            and self.description == other.description
-            and self.min_items == other.min_items
-            and self.max_items == other.max_items
-            and self.items == other.items
-            and self.default == other.default
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "MultiSelectPropertySchema",
-                self.title,
-                self.description,
-                self.min_items,
-                self.max_items,
-                self.items,
-                self.default,
-                self.meta,
-            )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
 class NesCapabilities(WireModel):
     """NES capabilities advertised by the agent during initialization."""
 
@@ -6629,12 +2995,12 @@ class NesCapabilities(WireModel):
         context: NesContextCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "events", events)
-        _setattr(self, "context", context)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("events", events)
+        _setattr("context", context)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6715,16 +3081,16 @@ class NesContextCapabilities(WireModel):
         diagnostics: NesDiagnosticsCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "recent_files", recent_files)
-        _setattr(self, "related_snippets", related_snippets)
-        _setattr(self, "edit_history", edit_history)
-        _setattr(self, "user_actions", user_actions)
-        _setattr(self, "open_files", open_files)
-        _setattr(self, "diagnostics", diagnostics)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("recent_files", recent_files)
+        _setattr("related_snippets", related_snippets)
+        _setattr("edit_history", edit_history)
+        _setattr("user_actions", user_actions)
+        _setattr("open_files", open_files)
+        _setattr("diagnostics", diagnostics)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6804,14 +3170,14 @@ class NesDiagnostic(WireModel):
         message: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "uri", uri)
-        _setattr(self, "range", range)
-        _setattr(self, "severity", severity)
-        _setattr(self, "message", message)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("uri", uri)
+        _setattr("range", range)
+        _setattr("severity", severity)
+        _setattr("message", message)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6857,10 +3223,10 @@ class NesDiagnosticsCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6899,11 +3265,11 @@ class NesDocumentDidChangeCapabilities(WireModel):
         sync_kind: TextDocumentSyncKind,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "sync_kind", sync_kind)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("sync_kind", sync_kind)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6943,10 +3309,10 @@ class NesDocumentDidCloseCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -6978,10 +3344,10 @@ class NesDocumentDidFocusCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7013,10 +3379,10 @@ class NesDocumentDidOpenCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7048,10 +3414,10 @@ class NesDocumentDidSaveCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7116,15 +3482,15 @@ class NesDocumentEventCapabilities(WireModel):
         did_focus: NesDocumentDidFocusCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "did_open", did_open)
-        _setattr(self, "did_change", did_change)
-        _setattr(self, "did_close", did_close)
-        _setattr(self, "did_save", did_save)
-        _setattr(self, "did_focus", did_focus)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("did_open", did_open)
+        _setattr("did_change", did_change)
+        _setattr("did_close", did_close)
+        _setattr("did_save", did_save)
+        _setattr("did_focus", did_focus)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7189,11 +3555,11 @@ class NesEditHistoryCapabilities(WireModel):
         max_count: int | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "max_count", max_count)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("max_count", max_count)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7244,12 +3610,12 @@ class NesEditHistoryEntry(WireModel):
         diff: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "uri", uri)
-        _setattr(self, "diff", diff)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("uri", uri)
+        _setattr("diff", diff)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7317,14 +3683,14 @@ class NesEditSuggestion(WireModel):
         cursor_position: Position | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "id", id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "edits", edits)
-        _setattr(self, "cursor_position", cursor_position)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("id", id)
+        _setattr("uri", uri)
+        _setattr("edits", edits)
+        _setattr("cursor_position", cursor_position)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7381,11 +3747,11 @@ class NesEventCapabilities(WireModel):
         document: NesDocumentEventCapabilities | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "document", document)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("document", document)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7440,13 +3806,13 @@ class NesExcerpt(WireModel):
         text: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "start_line", start_line)
-        _setattr(self, "end_line", end_line)
-        _setattr(self, "text", text)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("start_line", start_line)
+        _setattr("end_line", end_line)
+        _setattr("text", text)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7490,10 +3856,10 @@ class NesJumpCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7545,13 +3911,13 @@ class NesJumpSuggestion(WireModel):
         position: Position,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "id", id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "position", position)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("id", id)
+        _setattr("uri", uri)
+        _setattr("position", position)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7614,14 +3980,14 @@ class NesOpenFile(WireModel):
         last_focused_ms: int | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "uri", uri)
-        _setattr(self, "language_id", language_id)
-        _setattr(self, "visible_range", visible_range)
-        _setattr(self, "last_focused_ms", last_focused_ms)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("uri", uri)
+        _setattr("language_id", language_id)
+        _setattr("visible_range", visible_range)
+        _setattr("last_focused_ms", last_focused_ms)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7676,10 +4042,10 @@ class NesOpenFilesCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7726,13 +4092,13 @@ class NesRecentFile(WireModel):
         text: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "uri", uri)
-        _setattr(self, "language_id", language_id)
-        _setattr(self, "text", text)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("uri", uri)
+        _setattr("language_id", language_id)
+        _setattr("text", text)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7783,11 +4149,11 @@ class NesRecentFilesCapabilities(WireModel):
         max_count: int | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "max_count", max_count)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("max_count", max_count)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7838,12 +4204,12 @@ class NesRelatedSnippet(WireModel):
         excerpts: Sequence[NesExcerpt],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "uri", uri)
-        _setattr(self, "excerpts", excerpts)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("uri", uri)
+        _setattr("excerpts", excerpts)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7885,10 +4251,10 @@ class NesRelatedSnippetsCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7920,10 +4286,10 @@ class NesRenameCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -7979,14 +4345,14 @@ class NesRenameSuggestion(WireModel):
         new_name: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "id", id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "position", position)
-        _setattr(self, "new_name", new_name)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("id", id)
+        _setattr("uri", uri)
+        _setattr("position", position)
+        _setattr("new_name", new_name)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8049,13 +4415,13 @@ class NesRepository(WireModel):
         remote_url: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "name", name)
-        _setattr(self, "owner", owner)
-        _setattr(self, "remote_url", remote_url)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("name", name)
+        _setattr("owner", owner)
+        _setattr("remote_url", remote_url)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8099,10 +4465,10 @@ class NesSearchAndReplaceCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8162,15 +4528,15 @@ class NesSearchAndReplaceSuggestion(WireModel):
         is_regex: bool | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "id", id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "search", search)
-        _setattr(self, "replace", replace)
-        _setattr(self, "is_regex", is_regex)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("id", id)
+        _setattr("uri", uri)
+        _setattr("search", search)
+        _setattr("replace", replace)
+        _setattr("is_regex", is_regex)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8267,16 +4633,16 @@ class NesSuggestContext(WireModel):
         diagnostics: Sequence[NesDiagnostic] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "recent_files", recent_files)
-        _setattr(self, "related_snippets", related_snippets)
-        _setattr(self, "edit_history", edit_history)
-        _setattr(self, "user_actions", user_actions)
-        _setattr(self, "open_files", open_files)
-        _setattr(self, "diagnostics", diagnostics)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("recent_files", recent_files)
+        _setattr("related_snippets", related_snippets)
+        _setattr("edit_history", edit_history)
+        _setattr("user_actions", user_actions)
+        _setattr("open_files", open_files)
+        _setattr("diagnostics", diagnostics)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8348,12 +4714,12 @@ class NesTextEdit(WireModel):
         new_text: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "range", range)
-        _setattr(self, "new_text", new_text)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("range", range)
+        _setattr("new_text", new_text)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8414,14 +4780,14 @@ class NesUserAction(WireModel):
         timestamp_ms: int,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "action", action)
-        _setattr(self, "uri", uri)
-        _setattr(self, "position", position)
-        _setattr(self, "timestamp_ms", timestamp_ms)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("action", action)
+        _setattr("uri", uri)
+        _setattr("position", position)
+        _setattr("timestamp_ms", timestamp_ms)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8476,11 +4842,11 @@ class NesUserActionsCapabilities(WireModel):
         max_count: int | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "max_count", max_count)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("max_count", max_count)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8545,17 +4911,16 @@ class NewSessionRequest(WireModel):
         mcp_servers: Sequence[McpServer],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "cwd", cwd)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("cwd", cwd)
         _setattr(
-            self,
             "additional_directories",
             [] if additional_directories is NOTHING else additional_directories,
         )
-        _setattr(self, "mcp_servers", mcp_servers)
-        _setattr(self, "meta", meta)
+        _setattr("mcp_servers", mcp_servers)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8588,85 +4953,6 @@ class NewSessionRequest(WireModel):
                 self.mcp_servers,
                 self.meta,
             )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class NewSessionResponse(WireModel):
-    """Response from creating a new session.
-
-    See protocol docs: [Creating a
-    Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
-    """
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """Unique identifier for the created session.
-
-    Used in all subsequent requests for this conversation.
-    """
-
-    modes: SessionModeState | None = attrs.field(default=None, metadata={"wire": "modes"})
-    """Initial mode state if supported by the Agent
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-    """
-
-    config_options: Sequence[SessionConfigOption] | None = attrs.field(
-        default=None, metadata={"wire": "configOptions"}
-    )
-    """Initial session configuration options if supported by the Agent."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        modes: SessionModeState | None = None,
-        config_options: Sequence[SessionConfigOption] | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "modes", modes)
-        _setattr(self, "config_options", config_options)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.modes == other.modes
-            and self.config_options == other.config_options
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.modes == other.modes
-            and self.config_options == other.config_options
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            ("NewSessionResponse", self.session_id, self.modes, self.config_options, self.meta)
         )
 
     __repr__ = model_repr
@@ -8719,13 +5005,13 @@ class Notice(WireModel):
         description: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "severity", severity)
-        _setattr(self, "title", title)
-        _setattr(self, "description", description)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("severity", severity)
+        _setattr("title", title)
+        _setattr("description", description)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -8756,245 +5042,6 @@ class Notice(WireModel):
 
 
 @attrs.frozen(kw_only=True, order=False)
-class NumberPropertySchema(WireModel):
-    """Schema for number (floating-point) properties in an elicitation form."""
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "number"
-    """The value of `type` that selects this class."""
-
-    title: str | None = attrs.field(default=None, metadata={"wire": "title"})
-    """Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-
-    description: str | None = attrs.field(default=None, metadata={"wire": "description"})
-    """Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-
-    minimum: float | None = attrs.field(default=None, metadata={"wire": "minimum"})
-    """Minimum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-
-    maximum: float | None = attrs.field(default=None, metadata={"wire": "maximum"})
-    """Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-
-    default: float | None = attrs.field(default=None, metadata={"wire": "default"})
-    """Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        title: str | None = None,
-        description: str | None = None,
-        minimum: float | None = None,
-        maximum: float | None = None,
-        default: float | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "title", title)
-        _setattr(self, "description", description)
-        _setattr(self, "minimum", minimum)
-        _setattr(self, "maximum", maximum)
-        _setattr(self, "default", default)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.title == other.title
-            and self.description == other.description
-            and self.minimum == other.minimum
-            and self.maximum == other.maximum
-            and self.default == other.default
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.title == other.title
-            and self.description == other.description
-            and self.minimum == other.minimum
-            and self.maximum == other.maximum
-            and self.default == other.default
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "NumberPropertySchema",
-                self.title,
-                self.description,
-                self.minimum,
-                self.maximum,
-                self.default,
-                self.meta,
-            )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class PermissionOption(WireModel):
-    """An option presented to the user when requesting permission."""
-
-    option_id: PermissionOptionId = attrs.field(metadata={"wire": "optionId"})
-    """Unique identifier for this permission option."""
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """Human-readable label to display to the user."""
-
-    kind: PermissionOptionKind = attrs.field(metadata={"wire": "kind"})
-    """Hint about the nature of this permission option."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        option_id: PermissionOptionId,
-        name: str,
-        kind: PermissionOptionKind,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "option_id", option_id)
-        _setattr(self, "name", name)
-        _setattr(self, "kind", kind)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.option_id == other.option_id
-            and self.name == other.name
-            and self.kind == other.kind
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.option_id == other.option_id
-            and self.name == other.name
-            and self.kind == other.kind
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("PermissionOption", self.option_id, self.name, self.kind, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class Plan(WireModel):
-    """An execution plan for accomplishing complex tasks.
-
-    Plans consist of multiple entries representing individual tasks or goals. Agents report plans to
-    clients to provide visibility into their execution strategy. Plans can evolve during execution
-    as the agent discovers new requirements or completes tasks.
-
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "sessionUpdate"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "plan"
-    """The value of `sessionUpdate` that selects this class."""
-
-    entries: Sequence[PlanEntry] = attrs.field(metadata={"wire": "entries"})
-    """The list of tasks to be accomplished.
-
-    When updating a plan, the agent must send a complete list of all entries with their current
-    status. The client replaces the entire plan with each update.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        entries: Sequence[PlanEntry],
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "entries", entries)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra and self.entries == other.entries and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra and self.entries == other.entries and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("Plan", self.entries, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
 class PlanCapabilities(WireModel):
     """**UNSTABLE**
 
@@ -9013,10 +5060,10 @@ class PlanCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -9030,78 +5077,6 @@ class PlanCapabilities(WireModel):
 
     def __hash__(self) -> int:
         return hash(("PlanCapabilities", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class PlanEntry(WireModel):
-    """A single entry in the execution plan.
-
-    Represents a task or goal that the assistant intends to accomplish as part of fulfilling the
-    user's request. See protocol docs: [Plan
-    Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
-    """
-
-    content: str = attrs.field(metadata={"wire": "content"})
-    """Human-readable description of what this task aims to accomplish."""
-
-    priority: PlanEntryPriority = attrs.field(metadata={"wire": "priority"})
-    """The relative importance of this task. Used to indicate which tasks are most critical to the
-    overall goal.
-    """
-
-    status: PlanEntryStatus = attrs.field(metadata={"wire": "status"})
-    """Current execution status of this task."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        content: str,
-        priority: PlanEntryPriority,
-        status: PlanEntryStatus,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "priority", priority)
-        _setattr(self, "status", status)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.content == other.content
-            and self.priority == other.priority
-            and self.status == other.status
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.content == other.content
-            and self.priority == other.priority
-            and self.status == other.status
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("PlanEntry", self.content, self.priority, self.status, self.meta))
 
     __repr__ = model_repr
 
@@ -9141,12 +5116,12 @@ class PlanFile(WireModel):
         uri: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "plan_id", plan_id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("plan_id", plan_id)
+        _setattr("uri", uri)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -9213,12 +5188,12 @@ class PlanItems(WireModel):
         entries: Sequence[PlanEntry],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "plan_id", plan_id)
-        _setattr(self, "entries", entries)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("plan_id", plan_id)
+        _setattr("entries", entries)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -9281,12 +5256,12 @@ class PlanMarkdown(WireModel):
         content: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "plan_id", plan_id)
-        _setattr(self, "content", content)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("plan_id", plan_id)
+        _setattr("content", content)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -9345,11 +5320,11 @@ class PlanRemoved(WireModel):
         plan_id: PlanId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "plan_id", plan_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("plan_id", plan_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -9402,11 +5377,11 @@ class PlanUpdate(WireModel):
         plan: PlanUpdateContent,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "plan", plan)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("plan", plan)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -9454,12 +5429,12 @@ class Position(WireModel):
         character: int,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "line", line)
-        _setattr(self, "character", character)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("line", line)
+        _setattr("character", character)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -9483,82 +5458,6 @@ class Position(WireModel):
 
     def __hash__(self) -> int:
         return hash(("Position", self.line, self.character, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class PromptRequest(WireModel):
-    """Request parameters for sending a user prompt to the agent.
-
-    Contains the user's message and any additional context.
-
-    See protocol docs: [User
-    Message](https://agentclientprotocol.com/protocol/prompt-turn#1-user-message)
-    """
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """The ID of the session to send this user message to"""
-
-    prompt: Sequence[ContentBlock] = attrs.field(metadata={"wire": "prompt"})
-    """The blocks of content that compose the user's message.
-
-    As a baseline, the Agent MUST support [`ContentBlock::Text`] and [`ContentBlock::ResourceLink`],
-    while other variants are optionally enabled via [`PromptCapabilities`].
-
-    The Client MUST adapt its interface according to [`PromptCapabilities`].
-
-    The client MAY include referenced pieces of context as either [`ContentBlock::Resource`] or
-    [`ContentBlock::ResourceLink`].
-
-    When available, [`ContentBlock::Resource`] is preferred as it avoids extra round-trips and
-    allows the message to include pieces of context from sources the agent may not have access to.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        prompt: Sequence[ContentBlock],
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "prompt", prompt)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.prompt == other.prompt
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.prompt == other.prompt
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("PromptRequest", self.session_id, self.prompt, self.meta))
 
     __repr__ = model_repr
 
@@ -9597,12 +5496,12 @@ class PromptResponse(WireModel):
         usage: Usage | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "stop_reason", stop_reason)
-        _setattr(self, "usage", usage)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("stop_reason", stop_reason)
+        _setattr("usage", usage)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -9660,12 +5559,12 @@ class ProviderCurrentConfig(WireModel):
         base_url: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "api_type", api_type)
-        _setattr(self, "base_url", base_url)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("api_type", api_type)
+        _setattr("base_url", base_url)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -9733,14 +5632,14 @@ class ProviderInfo(WireModel):
         current: ProviderCurrentConfig | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "provider_id", provider_id)
-        _setattr(self, "supported", supported)
-        _setattr(self, "required", required)
-        _setattr(self, "current", current)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("provider_id", provider_id)
+        _setattr("supported", supported)
+        _setattr("required", required)
+        _setattr("current", current)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -9802,10 +5701,10 @@ class ProvidersCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -9848,12 +5747,12 @@ class Range(WireModel):
         end: Position,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "start", start)
-        _setattr(self, "end", end)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("start", start)
+        _setattr("end", end)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -9877,130 +5776,6 @@ class Range(WireModel):
 
     def __hash__(self) -> int:
         return hash(("Range", self.start, self.end, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ReadTextFileRequest(WireModel):
-    """Request to read content from a text file.
-
-    Only available if the client supports the `fs.readTextFile` capability.
-    """
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """The session ID for this request."""
-
-    path: str = attrs.field(metadata={"wire": "path"})
-    """Absolute path to the file to read."""
-
-    line: int | None = attrs.field(default=None, metadata={"wire": "line"})
-    """Line number to start reading from (1-based)."""
-
-    limit: int | None = attrs.field(default=None, metadata={"wire": "limit"})
-    """Maximum number of lines to read."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        path: str,
-        line: int | None = None,
-        limit: int | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "path", path)
-        _setattr(self, "line", line)
-        _setattr(self, "limit", limit)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.path == other.path
-            and self.line == other.line
-            and self.limit == other.limit
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.path == other.path
-            and self.line == other.line
-            and self.limit == other.limit
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            ("ReadTextFileRequest", self.session_id, self.path, self.line, self.limit, self.meta)
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ReadTextFileResponse(WireModel):
-    """Response containing the contents of a text file."""
-
-    content: str = attrs.field(metadata={"wire": "content"})
-    """Content payload returned by this response."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        content: str,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra and self.content == other.content and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra and self.content == other.content and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("ReadTextFileResponse", self.content, self.meta))
 
     __repr__ = model_repr
 
@@ -10034,13 +5809,13 @@ class RejectNesNotification(WireModel):
         reason: NesRejectReason | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "id", id)
-        _setattr(self, "reason", reason)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("id", id)
+        _setattr("reason", reason)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -10066,99 +5841,6 @@ class RejectNesNotification(WireModel):
 
     def __hash__(self) -> int:
         return hash(("RejectNesNotification", self.session_id, self.id, self.reason, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ReleaseTerminalRequest(WireModel):
-    """Request to release a terminal and free its resources."""
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """The session ID for this request."""
-
-    terminal_id: TerminalId = attrs.field(metadata={"wire": "terminalId"})
-    """The ID of the terminal to release."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        terminal_id: TerminalId,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "terminal_id", terminal_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.terminal_id == other.terminal_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.terminal_id == other.terminal_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("ReleaseTerminalRequest", self.session_id, self.terminal_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ReleaseTerminalResponse(WireModel):
-    """Response to terminal/release method"""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("ReleaseTerminalResponse", self.meta))
 
     __repr__ = model_repr
 
@@ -10198,13 +5880,13 @@ class RequestPermissionRequest(WireModel):
         options: Sequence[PermissionOption],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "tool_call", tool_call)
-        _setattr(self, "options", options)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("tool_call", tool_call)
+        _setattr("options", options)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -10231,163 +5913,6 @@ class RequestPermissionRequest(WireModel):
     def __hash__(self) -> int:
         return hash(
             ("RequestPermissionRequest", self.session_id, self.tool_call, self.options, self.meta)
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class RequestPermissionResponse(WireModel):
-    """Response to a permission request."""
-
-    outcome: RequestPermissionOutcome = attrs.field(metadata={"wire": "outcome"})
-    """The user's decision on the permission request."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        outcome: RequestPermissionOutcome,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "outcome", outcome)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra and self.outcome == other.outcome and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra and self.outcome == other.outcome and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("RequestPermissionResponse", self.outcome, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ResourceLink(WireModel):
-    """A resource that the server is capable of reading, included in a prompt or tool call result."""
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "resource_link"
-    """The value of `type` that selects this class."""
-
-    annotations: Annotations | None = attrs.field(default=None, metadata={"wire": "annotations"})
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    description: str | None = attrs.field(default=None, metadata={"wire": "description"})
-    """Optional human-readable details shown with this protocol object."""
-
-    mime_type: str | None = attrs.field(default=None, metadata={"wire": "mimeType"})
-    """MIME type describing the encoded media payload."""
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """Human-readable name shown for this protocol object."""
-
-    size: int | None = attrs.field(default=None, metadata={"wire": "size"})
-    """Optional size of the linked resource in bytes, if known."""
-
-    title: str | None = attrs.field(default=None, metadata={"wire": "title"})
-    """Optional display title for end-user UI."""
-
-    uri: str = attrs.field(metadata={"wire": "uri"})
-    """URI associated with this resource or media payload."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        annotations: Annotations | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        name: str,
-        size: int | None = None,
-        title: str | None = None,
-        uri: str,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "annotations", annotations)
-        _setattr(self, "description", description)
-        _setattr(self, "mime_type", mime_type)
-        _setattr(self, "name", name)
-        _setattr(self, "size", size)
-        _setattr(self, "title", title)
-        _setattr(self, "uri", uri)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.annotations == other.annotations
-            and self.description == other.description
-            and self.mime_type == other.mime_type
-            and self.name == other.name
-            and self.size == other.size
-            and self.title == other.title
-            and self.uri == other.uri
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.annotations == other.annotations
-            and self.description == other.description
-            and self.mime_type == other.mime_type
-            and self.name == other.name
-            and self.size == other.size
-            and self.title == other.title
-            and self.uri == other.uri
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "ResourceLink",
-                self.annotations,
-                self.description,
-                self.mime_type,
-                self.name,
-                self.size,
-                self.title,
-                self.uri,
-                self.meta,
-            )
         )
 
     __repr__ = model_repr
@@ -10439,18 +5964,17 @@ class ResumeSessionRequest(WireModel):
         mcp_servers: Sequence[McpServer] | NothingType = NOTHING,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "cwd", cwd)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("cwd", cwd)
         _setattr(
-            self,
             "additional_directories",
             [] if additional_directories is NOTHING else additional_directories,
         )
-        _setattr(self, "mcp_servers", [] if mcp_servers is NOTHING else mcp_servers)
-        _setattr(self, "meta", meta)
+        _setattr("mcp_servers", [] if mcp_servers is NOTHING else mcp_servers)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -10492,701 +6016,6 @@ class ResumeSessionRequest(WireModel):
 
 
 @attrs.frozen(kw_only=True, order=False)
-class ResumeSessionResponse(WireModel):
-    """Response from resuming an existing session."""
-
-    modes: SessionModeState | None = attrs.field(default=None, metadata={"wire": "modes"})
-    """Initial mode state if supported by the Agent
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-    """
-
-    config_options: Sequence[SessionConfigOption] | None = attrs.field(
-        default=None, metadata={"wire": "configOptions"}
-    )
-    """Initial session configuration options if supported by the Agent."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        modes: SessionModeState | None = None,
-        config_options: Sequence[SessionConfigOption] | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "modes", modes)
-        _setattr(self, "config_options", config_options)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.modes == other.modes
-            and self.config_options == other.config_options
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.modes == other.modes
-            and self.config_options == other.config_options
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("ResumeSessionResponse", self.modes, self.config_options, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SelectedPermissionOutcome(WireModel):
-    """The user selected one of the provided options."""
-
-    TAG_PROPERTY: ClassVar[str] = "outcome"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "selected"
-    """The value of `outcome` that selects this class."""
-
-    option_id: PermissionOptionId = attrs.field(metadata={"wire": "optionId"})
-    """The ID of the option the user selected."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        option_id: PermissionOptionId,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "option_id", option_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.option_id == other.option_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.option_id == other.option_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("SelectedPermissionOutcome", self.option_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionAdditionalDirectoriesCapabilities(WireModel):
-    """Capabilities for additional session directories support.
-
-    Supplying `{}` means the agent supports the `additionalDirectories` field on supported session
-    lifecycle requests. Agents that also support `session/list` may return
-    `SessionInfo.additionalDirectories` to report the complete ordered additional-root list
-    associated with a listed session.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("SessionAdditionalDirectoriesCapabilities", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionCloseCapabilities(WireModel):
-    """Capabilities for the `session/close` method.
-
-    Supplying `{}` means the agent supports closing sessions.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("SessionCloseCapabilities", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionConfigBoolean(WireModel):
-    """A boolean on/off toggle session configuration option payload."""
-
-    current_value: bool = attrs.field(metadata={"wire": "currentValue"})
-    """The current value of the boolean option."""
-
-    def __init__(self, *, extra: Mapping[str, Any] = EMPTY, current_value: bool) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "current_value", current_value)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.current_value == other.current_value
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.current_value == other.current_value)
-
-    def __hash__(self) -> int:
-        return hash(("SessionConfigBoolean", self.current_value))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionConfigOptionBoolean(SessionConfigBoolean):
-    """The `type: 'boolean'` arm of `SessionConfigOption`.
-
-    Boolean on/off toggle.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "boolean"
-    """The value of `type` that selects this class."""
-
-    id: SessionConfigId = attrs.field(metadata={"wire": "id"})
-    """Unique identifier for the configuration option."""
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """Human-readable label for the option."""
-
-    description: str | None = attrs.field(default=None, metadata={"wire": "description"})
-    """Optional description for the Client to display to the user."""
-
-    category: SessionConfigOptionCategory | None = attrs.field(
-        default=None, metadata={"wire": "category"}
-    )
-    """Optional semantic category for this option (UX only)."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        current_value: bool,
-        id: SessionConfigId,
-        name: str,
-        description: str | None = None,
-        category: SessionConfigOptionCategory | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "current_value", current_value)
-        _setattr(self, "id", id)
-        _setattr(self, "name", name)
-        _setattr(self, "description", description)
-        _setattr(self, "category", category)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.current_value == other.current_value
-            and self.id == other.id
-            and self.name == other.name
-            and self.description == other.description
-            and self.category == other.category
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.current_value == other.current_value
-            and self.id == other.id
-            and self.name == other.name
-            and self.description == other.description
-            and self.category == other.category
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "SessionConfigOptionBoolean",
-                self.current_value,
-                self.id,
-                self.name,
-                self.description,
-                self.category,
-                self.meta,
-            )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionConfigSelect(WireModel):
-    """A single-value selector (dropdown) session configuration option payload."""
-
-    current_value: SessionConfigValueId = attrs.field(metadata={"wire": "currentValue"})
-    """The currently selected value."""
-
-    options: SessionConfigSelectOptions = attrs.field(metadata={"wire": "options"})
-    """The set of selectable options."""
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        current_value: SessionConfigValueId,
-        options: SessionConfigSelectOptions,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "current_value", current_value)
-        _setattr(self, "options", options)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.current_value == other.current_value
-            and self.options == other.options
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.current_value == other.current_value
-            and self.options == other.options
-        )
-
-    def __hash__(self) -> int:
-        return hash(("SessionConfigSelect", self.current_value, self.options))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionConfigOptionSelect(SessionConfigSelect):
-    """The `type: 'select'` arm of `SessionConfigOption`.
-
-    Single-value selector (dropdown).
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "select"
-    """The value of `type` that selects this class."""
-
-    id: SessionConfigId = attrs.field(metadata={"wire": "id"})
-    """Unique identifier for the configuration option."""
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """Human-readable label for the option."""
-
-    description: str | None = attrs.field(default=None, metadata={"wire": "description"})
-    """Optional description for the Client to display to the user."""
-
-    category: SessionConfigOptionCategory | None = attrs.field(
-        default=None, metadata={"wire": "category"}
-    )
-    """Optional semantic category for this option (UX only)."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        current_value: SessionConfigValueId,
-        options: SessionConfigSelectOptions,
-        id: SessionConfigId,
-        name: str,
-        description: str | None = None,
-        category: SessionConfigOptionCategory | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "current_value", current_value)
-        _setattr(self, "options", options)
-        _setattr(self, "id", id)
-        _setattr(self, "name", name)
-        _setattr(self, "description", description)
-        _setattr(self, "category", category)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.current_value == other.current_value
-            and self.options == other.options
-            and self.id == other.id
-            and self.name == other.name
-            and self.description == other.description
-            and self.category == other.category
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.current_value == other.current_value
-            and self.options == other.options
-            and self.id == other.id
-            and self.name == other.name
-            and self.description == other.description
-            and self.category == other.category
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "SessionConfigOptionSelect",
-                self.current_value,
-                self.options,
-                self.id,
-                self.name,
-                self.description,
-                self.category,
-                self.meta,
-            )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionConfigOptionsCapabilities(WireModel):
-    """Session configuration option capabilities supported by the client."""
-
-    boolean: BooleanConfigOptionCapabilities | None = attrs.field(
-        default=None, metadata={"wire": "boolean"}
-    )
-    """Whether the client supports boolean session configuration options.
-
-    Optional. Omitted or `null` both mean the client does not advertise support. Supplying `{}`
-    means agents may include `type: "boolean"` entries in `configOptions`, and the client may send
-    `session/set_config_option` requests with `type: "boolean"` and a boolean `value`.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        boolean: BooleanConfigOptionCapabilities | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "boolean", boolean)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra and self.boolean == other.boolean and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra and self.boolean == other.boolean and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("SessionConfigOptionsCapabilities", self.boolean, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionConfigSelectGroup(WireModel):
-    """A group of possible values for a session configuration option."""
-
-    group: SessionConfigGroupId = attrs.field(metadata={"wire": "group"})
-    """Unique identifier for this group."""
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """Human-readable label for this group."""
-
-    options: Sequence[SessionConfigSelectOption] = attrs.field(metadata={"wire": "options"})
-    """The set of option values in this group."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        group: SessionConfigGroupId,
-        name: str,
-        options: Sequence[SessionConfigSelectOption],
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "group", group)
-        _setattr(self, "name", name)
-        _setattr(self, "options", options)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.group == other.group
-            and self.name == other.name
-            and self.options == other.options
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.group == other.group
-            and self.name == other.name
-            and self.options == other.options
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("SessionConfigSelectGroup", self.group, self.name, self.options, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionConfigSelectOption(WireModel):
-    """A possible value for a session configuration option."""
-
-    value: SessionConfigValueId = attrs.field(metadata={"wire": "value"})
-    """Unique identifier for this option value."""
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """Human-readable label for this option value."""
-
-    description: str | None = attrs.field(default=None, metadata={"wire": "description"})
-    """Optional description for this option value."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        value: SessionConfigValueId,
-        name: str,
-        description: str | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "value", value)
-        _setattr(self, "name", name)
-        _setattr(self, "description", description)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.value == other.value
-            and self.name == other.name
-            and self.description == other.description
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.value == other.value
-            and self.name == other.name
-            and self.description == other.description
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            ("SessionConfigSelectOption", self.value, self.name, self.description, self.meta)
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionDeleteCapabilities(WireModel):
-    """Capabilities for the `session/delete` method.
-
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("SessionDeleteCapabilities", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
 class SessionForkCapabilities(WireModel):
     """**UNSTABLE**
 
@@ -11207,10 +6036,10 @@ class SessionForkCapabilities(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -11224,336 +6053,6 @@ class SessionForkCapabilities(WireModel):
 
     def __hash__(self) -> int:
         return hash(("SessionForkCapabilities", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionInfo(WireModel):
-    """Information about a session returned by session/list"""
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """Unique identifier for the session"""
-
-    cwd: str = attrs.field(metadata={"wire": "cwd"})
-    """The working directory for this session. Must be an absolute path."""
-
-    additional_directories: Sequence[str] = attrs.field(
-        factory=list, metadata={"wire": "additionalDirectories"}
-    )
-    """Additional workspace roots reported for this session. Each path must be absolute.
-
-    When present, this is the complete ordered additional-root list reported by the Agent. Omitted
-    and empty values are equivalent: the response reports no additional roots.
-    """
-
-    title: str | None = attrs.field(default=None, metadata={"wire": "title"})
-    """Human-readable title for the session"""
-
-    updated_at: str | None = attrs.field(default=None, metadata={"wire": "updatedAt"})
-    """ISO 8601 timestamp of last activity"""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        cwd: str,
-        additional_directories: Sequence[str] | NothingType = NOTHING,
-        title: str | None = None,
-        updated_at: str | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "cwd", cwd)
-        _setattr(
-            self,
-            "additional_directories",
-            [] if additional_directories is NOTHING else additional_directories,
-        )
-        _setattr(self, "title", title)
-        _setattr(self, "updated_at", updated_at)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.cwd == other.cwd
-            and self.additional_directories == other.additional_directories
-            and self.title == other.title
-            and self.updated_at == other.updated_at
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.cwd == other.cwd
-            and self.additional_directories == other.additional_directories
-            and self.title == other.title
-            and self.updated_at == other.updated_at
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "SessionInfo",
-                self.session_id,
-                self.cwd,
-                self.additional_directories,
-                self.title,
-                self.updated_at,
-                self.meta,
-            )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionInfoUpdate(WireModel):
-    """Update to session metadata. All fields are optional to support partial updates.
-
-    Agents send this notification to update session information like title or custom metadata. This
-    allows clients to display dynamic session names and track session state changes.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "sessionUpdate"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "session_info_update"
-    """The value of `sessionUpdate` that selects this class."""
-
-    title: str | UnsetType | None = attrs.field(default=UNSET, metadata={"wire": "title"})
-    """Human-readable title for the session. Set to null to clear."""
-
-    updated_at: str | UnsetType | None = attrs.field(default=UNSET, metadata={"wire": "updatedAt"})
-    """ISO 8601 timestamp of last activity. Set to null to clear."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        title: str | UnsetType | None = UNSET,
-        updated_at: str | UnsetType | None = UNSET,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "title", title)
-        _setattr(self, "updated_at", updated_at)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.title == other.title
-            and self.updated_at == other.updated_at
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.title == other.title
-            and self.updated_at == other.updated_at
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("SessionInfoUpdate", self.title, self.updated_at, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionListCapabilities(WireModel):
-    """Capabilities for the `session/list` method.
-
-    Supplying `{}` means the agent supports listing sessions.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("SessionListCapabilities", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionMode(WireModel):
-    """A mode the agent can operate in.
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-    """
-
-    id: SessionModeId = attrs.field(metadata={"wire": "id"})
-    """Stable identifier used to refer to this protocol object in later messages."""
-
-    name: str = attrs.field(metadata={"wire": "name"})
-    """Human-readable name shown for this protocol object."""
-
-    description: str | None = attrs.field(default=None, metadata={"wire": "description"})
-    """Optional human-readable details shown with this protocol object."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        id: SessionModeId,
-        name: str,
-        description: str | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "id", id)
-        _setattr(self, "name", name)
-        _setattr(self, "description", description)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.id == other.id
-            and self.name == other.name
-            and self.description == other.description
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.id == other.id
-            and self.name == other.name
-            and self.description == other.description
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("SessionMode", self.id, self.name, self.description, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionModeState(WireModel):
-    """The set of modes and the one currently active."""
-
-    current_mode_id: SessionModeId = attrs.field(metadata={"wire": "currentModeId"})
-    """The current mode the Agent is in."""
-
-    available_modes: Sequence[SessionMode] = attrs.field(metadata={"wire": "availableModes"})
-    """The set of modes that the Agent can operate in"""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        current_mode_id: SessionModeId,
-        available_modes: Sequence[SessionMode],
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "current_mode_id", current_mode_id)
-        _setattr(self, "available_modes", available_modes)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.current_mode_id == other.current_mode_id
-            and self.available_modes == other.available_modes
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.current_mode_id == other.current_mode_id
-            and self.available_modes == other.available_modes
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("SessionModeState", self.current_mode_id, self.available_modes, self.meta))
 
     __repr__ = model_repr
 
@@ -11589,12 +6088,12 @@ class SessionNotification(WireModel):
         update: SessionUpdate,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "update", update)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("update", update)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -11618,44 +6117,6 @@ class SessionNotification(WireModel):
 
     def __hash__(self) -> int:
         return hash(("SessionNotification", self.session_id, self.update, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SessionResumeCapabilities(WireModel):
-    """Capabilities for the `session/resume` method.
-
-    Supplying `{}` means the agent supports resuming sessions.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("SessionResumeCapabilities", self.meta))
 
     __repr__ = model_repr
 
@@ -11702,14 +6163,14 @@ class SetProviderRequest(WireModel):
         headers: Mapping[str, str] = EMPTY,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "provider_id", provider_id)
-        _setattr(self, "api_type", api_type)
-        _setattr(self, "base_url", base_url)
-        _setattr(self, "headers", headers)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("provider_id", provider_id)
+        _setattr("api_type", api_type)
+        _setattr("base_url", base_url)
+        _setattr("headers", headers)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -11769,10 +6230,10 @@ class SetProviderResponse(WireModel):
     def __init__(
         self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -11786,310 +6247,6 @@ class SetProviderResponse(WireModel):
 
     def __hash__(self) -> int:
         return hash(("SetProviderResponse", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SetSessionConfigOptionRequestBoolean(WireModel):
-    """The `type: 'boolean'` arm of `SetSessionConfigOptionRequest`.
-
-    A boolean value (`type: "boolean"`).
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "boolean"
-    """The value of `type` that selects this class."""
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """The ID of the session to set the configuration option for."""
-
-    config_id: SessionConfigId = attrs.field(metadata={"wire": "configId"})
-    """The ID of the configuration option to set."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    value: bool = attrs.field(metadata={"wire": "value"})
-    """The boolean value."""
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        config_id: SessionConfigId,
-        meta: Mapping[str, Any] | None = None,
-        value: bool,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "config_id", config_id)
-        _setattr(self, "meta", meta)
-        _setattr(self, "value", value)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.config_id == other.config_id
-            and self.meta == other.meta
-            and self.value == other.value
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.config_id == other.config_id
-            and self.meta == other.meta
-            and self.value == other.value
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "SetSessionConfigOptionRequestBoolean",
-                self.session_id,
-                self.config_id,
-                self.meta,
-                self.value,
-            )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SetSessionConfigOptionRequestValueId(WireModel):
-    """The untagged `value_id` arm of `SetSessionConfigOptionRequest`.
-
-    A [`SessionConfigValueId`] string value.
-
-    This is the default when `type` is absent on the wire. Unknown `type` values with string
-    payloads also gracefully deserialize into this variant.
-    """
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """The ID of the session to set the configuration option for."""
-
-    config_id: SessionConfigId = attrs.field(metadata={"wire": "configId"})
-    """The ID of the configuration option to set."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    value: SessionConfigValueId = attrs.field(metadata={"wire": "value"})
-    """The value ID."""
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        config_id: SessionConfigId,
-        meta: Mapping[str, Any] | None = None,
-        value: SessionConfigValueId,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "config_id", config_id)
-        _setattr(self, "meta", meta)
-        _setattr(self, "value", value)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.config_id == other.config_id
-            and self.meta == other.meta
-            and self.value == other.value
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.config_id == other.config_id
-            and self.meta == other.meta
-            and self.value == other.value
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "SetSessionConfigOptionRequestValueId",
-                self.session_id,
-                self.config_id,
-                self.meta,
-                self.value,
-            )
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SetSessionConfigOptionResponse(WireModel):
-    """Response to `session/set_config_option` method."""
-
-    config_options: Sequence[SessionConfigOption] = attrs.field(metadata={"wire": "configOptions"})
-    """The full set of configuration options and their current values."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        config_options: Sequence[SessionConfigOption],
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "config_options", config_options)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.config_options == other.config_options
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.config_options == other.config_options
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("SetSessionConfigOptionResponse", self.config_options, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SetSessionModeRequest(WireModel):
-    """Request parameters for setting a session mode."""
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """The ID of the session to set the mode for."""
-
-    mode_id: SessionModeId = attrs.field(metadata={"wire": "modeId"})
-    """The ID of the mode to set."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        mode_id: SessionModeId,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "mode_id", mode_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.mode_id == other.mode_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.mode_id == other.mode_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("SetSessionModeRequest", self.session_id, self.mode_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class SetSessionModeResponse(WireModel):
-    """Response to `session/set_mode` method."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("SetSessionModeResponse", self.meta))
 
     __repr__ = model_repr
 
@@ -12125,13 +6282,13 @@ class StartNesRequest(WireModel):
         repository: NesRepository | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "workspace_uri", workspace_uri)
-        _setattr(self, "workspace_folders", workspace_folders)
-        _setattr(self, "repository", repository)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("workspace_uri", workspace_uri)
+        _setattr("workspace_folders", workspace_folders)
+        _setattr("repository", repository)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -12190,11 +6347,11 @@ class StartNesResponse(WireModel):
         session_id: SessionId,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -12216,214 +6373,6 @@ class StartNesResponse(WireModel):
 
     def __hash__(self) -> int:
         return hash(("StartNesResponse", self.session_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class StringMultiSelectItems(WireModel):
-    """String item schema for multi-select enum properties."""
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "string"
-    """The value of `type` that selects this class."""
-
-    enum: Sequence[str] = attrs.field(metadata={"wire": "enum"})
-    """Allowed enum values."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        enum: Sequence[str],
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "enum", enum)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.enum == other.enum and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra and self.enum == other.enum and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("StringMultiSelectItems", self.enum, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class StringPropertySchema(WireModel):
-    """Schema for string properties in an elicitation form.
-
-    When `enum` or `oneOf` is set, this represents a single-select enum with `"type": "string"`.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "string"
-    """The value of `type` that selects this class."""
-
-    title: str | None = attrs.field(default=None, metadata={"wire": "title"})
-    """Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-
-    description: str | None = attrs.field(default=None, metadata={"wire": "description"})
-    """Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-
-    min_length: int | None = attrs.field(default=None, metadata={"wire": "minLength"})
-    """Minimum string length.
-
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
-    """
-
-    max_length: int | None = attrs.field(default=None, metadata={"wire": "maxLength"})
-    """Maximum string length.
-
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
-    """
-
-    pattern: str | None = attrs.field(default=None, metadata={"wire": "pattern"})
-    """Pattern the string must match.
-
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
-    """
-
-    format: StringFormat | None = attrs.field(default=None, metadata={"wire": "format"})
-    """String format.
-
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
-    """
-
-    default: str | None = attrs.field(default=None, metadata={"wire": "default"})
-    """Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-
-    enum: Sequence[str] | None = attrs.field(default=None, metadata={"wire": "enum"})
-    """Enum values for untitled single-select enums. Optional. Omitted and `null` are equivalent and
-    mean no untitled single-select choices are declared by `enum`.
-    """
-
-    one_of: Sequence[EnumOption] | None = attrs.field(default=None, metadata={"wire": "oneOf"})
-    """Titled enum options for titled single-select enums. Optional. Omitted and `null` are equivalent
-    and mean no titled single-select choices are declared by `oneOf`.
-    """
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        title: str | None = None,
-        description: str | None = None,
-        min_length: int | None = None,
-        max_length: int | None = None,
-        pattern: str | None = None,
-        format: StringFormat | None = None,
-        default: str | None = None,
-        enum: Sequence[str] | None = None,
-        one_of: Sequence[EnumOption] | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "title", title)
-        _setattr(self, "description", description)
-        _setattr(self, "min_length", min_length)
-        _setattr(self, "max_length", max_length)
-        _setattr(self, "pattern", pattern)
-        _setattr(self, "format", format)
-        _setattr(self, "default", default)
-        _setattr(self, "enum", enum)
-        _setattr(self, "one_of", one_of)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.title == other.title
-            and self.description == other.description
-            and self.min_length == other.min_length
-            and self.max_length == other.max_length
-            and self.pattern == other.pattern
-            and self.format == other.format
-            and self.default == other.default
-            and self.enum == other.enum
-            and self.one_of == other.one_of
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.title == other.title
-            and self.description == other.description
-            and self.min_length == other.min_length
-            and self.max_length == other.max_length
-            and self.pattern == other.pattern
-            and self.format == other.format
-            and self.default == other.default
-            and self.enum == other.enum
-            and self.one_of == other.one_of
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            (
-                "StringPropertySchema",
-                self.title,
-                self.description,
-                self.min_length,
-                self.max_length,
-                self.pattern,
-                self.format,
-                self.default,
-                self.enum,
-                self.one_of,
-                self.meta,
-            )
-        )
 
     __repr__ = model_repr
 
@@ -12473,17 +6422,17 @@ class SuggestNesRequest(WireModel):
         context: NesSuggestContext | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "uri", uri)
-        _setattr(self, "version", version)
-        _setattr(self, "position", position)
-        _setattr(self, "selection", selection)
-        _setattr(self, "trigger_kind", trigger_kind)
-        _setattr(self, "context", context)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("session_id", session_id)
+        _setattr("uri", uri)
+        _setattr("version", version)
+        _setattr("position", position)
+        _setattr("selection", selection)
+        _setattr("trigger_kind", trigger_kind)
+        _setattr("context", context)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -12554,11 +6503,11 @@ class SuggestNesResponse(WireModel):
         suggestions: Sequence[NesSuggestion],
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "suggestions", suggestions)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("suggestions", suggestions)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -12580,315 +6529,6 @@ class SuggestNesResponse(WireModel):
 
     def __hash__(self) -> int:
         return hash(("SuggestNesResponse", self.suggestions, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class Terminal(WireModel):
-    """Embed a terminal created with `terminal/create` by its id.
-
-    The terminal must be added before calling `terminal/release`.
-
-    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/terminals)
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "terminal"
-    """The value of `type` that selects this class."""
-
-    terminal_id: TerminalId = attrs.field(metadata={"wire": "terminalId"})
-    """Identifier of the terminal instance to embed in the content stream."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        terminal_id: TerminalId,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "terminal_id", terminal_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.terminal_id == other.terminal_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.terminal_id == other.terminal_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("Terminal", self.terminal_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class TerminalExitStatus(WireModel):
-    """Exit status of a terminal command."""
-
-    exit_code: int | None = attrs.field(default=None, metadata={"wire": "exitCode"})
-    """The process exit code (may be null if terminated by signal)."""
-
-    signal: str | None = attrs.field(default=None, metadata={"wire": "signal"})
-    """The signal that terminated the process (may be null if exited normally)."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        exit_code: int | None = None,
-        signal: str | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "exit_code", exit_code)
-        _setattr(self, "signal", signal)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.exit_code == other.exit_code
-            and self.signal == other.signal
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.exit_code == other.exit_code
-            and self.signal == other.signal
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("TerminalExitStatus", self.exit_code, self.signal, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class TerminalOutputRequest(WireModel):
-    """Request to get the current output and status of a terminal."""
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """The session ID for this request."""
-
-    terminal_id: TerminalId = attrs.field(metadata={"wire": "terminalId"})
-    """The ID of the terminal to get output from."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        terminal_id: TerminalId,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "terminal_id", terminal_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.terminal_id == other.terminal_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.terminal_id == other.terminal_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("TerminalOutputRequest", self.session_id, self.terminal_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class TerminalOutputResponse(WireModel):
-    """Response containing the terminal output and exit status."""
-
-    output: str = attrs.field(metadata={"wire": "output"})
-    """The terminal output captured so far."""
-
-    truncated: bool = attrs.field(metadata={"wire": "truncated"})
-    """Whether the output was truncated due to byte limits."""
-
-    exit_status: TerminalExitStatus | None = attrs.field(
-        default=None, metadata={"wire": "exitStatus"}
-    )
-    """Exit status if the command has completed."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        output: str,
-        truncated: bool,
-        exit_status: TerminalExitStatus | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "output", output)
-        _setattr(self, "truncated", truncated)
-        _setattr(self, "exit_status", exit_status)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.output == other.output
-            and self.truncated == other.truncated
-            and self.exit_status == other.exit_status
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.output == other.output
-            and self.truncated == other.truncated
-            and self.exit_status == other.exit_status
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(
-            ("TerminalOutputResponse", self.output, self.truncated, self.exit_status, self.meta)
-        )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class TextContent(WireModel):
-    """Text provided to or from an LLM."""
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "text"
-    """The value of `type` that selects this class."""
-
-    annotations: Annotations | None = attrs.field(default=None, metadata={"wire": "annotations"})
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    text: str = attrs.field(metadata={"wire": "text"})
-    """Text payload carried by this content block."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        annotations: Annotations | None = None,
-        text: str,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "annotations", annotations)
-        _setattr(self, "text", text)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.annotations == other.annotations
-            and self.text == other.text
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.annotations == other.annotations
-            and self.text == other.text
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("TextContent", self.annotations, self.text, self.meta))
 
     __repr__ = model_repr
 
@@ -12922,12 +6562,12 @@ class TextDocumentContentChangeEvent(WireModel):
         text: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "range", range)
-        _setattr(self, "text", text)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("range", range)
+        _setattr("text", text)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -12951,118 +6591,6 @@ class TextDocumentContentChangeEvent(WireModel):
 
     def __hash__(self) -> int:
         return hash(("TextDocumentContentChangeEvent", self.range, self.text, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class TextResourceContents(WireModel):
-    """Text-based resource contents."""
-
-    mime_type: str | None = attrs.field(default=None, metadata={"wire": "mimeType"})
-    """MIME type describing the encoded media payload."""
-
-    text: str = attrs.field(metadata={"wire": "text"})
-    """Text payload carried by this content block."""
-
-    uri: str = attrs.field(metadata={"wire": "uri"})
-    """URI associated with this resource or media payload."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        mime_type: str | None = None,
-        text: str,
-        uri: str,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "mime_type", mime_type)
-        _setattr(self, "text", text)
-        _setattr(self, "uri", uri)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.mime_type == other.mime_type
-            and self.text == other.text
-            and self.uri == other.uri
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.mime_type == other.mime_type
-            and self.text == other.text
-            and self.uri == other.uri
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("TextResourceContents", self.mime_type, self.text, self.uri, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class TitledMultiSelectItems(WireModel):
-    """Items definition for titled multi-select enum properties."""
-
-    any_of: Sequence[EnumOption] = attrs.field(metadata={"wire": "anyOf"})
-    """Titled enum options."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        any_of: Sequence[EnumOption],
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "any_of", any_of)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.any_of == other.any_of and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra and self.any_of == other.any_of and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("TitledMultiSelectItems", self.any_of, self.meta))
 
     __repr__ = model_repr
 
@@ -13141,19 +6669,19 @@ class ToolCall(WireModel):
         raw_output: Any | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "title", title)
-        _setattr(self, "name", name)
-        _setattr(self, "kind", kind)
-        _setattr(self, "status", status)
-        _setattr(self, "content", [] if content is NOTHING else content)
-        _setattr(self, "locations", [] if locations is NOTHING else locations)
-        _setattr(self, "raw_input", raw_input)
-        _setattr(self, "raw_output", raw_output)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("tool_call_id", tool_call_id)
+        _setattr("title", title)
+        _setattr("name", name)
+        _setattr("kind", kind)
+        _setattr("status", status)
+        _setattr("content", [] if content is NOTHING else content)
+        _setattr("locations", [] if locations is NOTHING else locations)
+        _setattr("raw_input", raw_input)
+        _setattr("raw_output", raw_output)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -13205,71 +6733,6 @@ class ToolCall(WireModel):
                 self.meta,
             )
         )
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class ToolCallLocation(WireModel):
-    """A file location being accessed or modified by a tool.
-
-    Enables clients to implement "follow-along" features that track which files the agent is working
-    with in real-time.
-
-    See protocol docs: [Following the
-    Agent](https://agentclientprotocol.com/protocol/tool-calls#following-the-agent)
-    """
-
-    path: str = attrs.field(metadata={"wire": "path"})
-    """The absolute file path being accessed or modified."""
-
-    line: int | None = attrs.field(default=None, metadata={"wire": "line"})
-    """Optional line number within the file."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        path: str,
-        line: int | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "path", path)
-        _setattr(self, "line", line)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.path == other.path
-            and self.line == other.line
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.path == other.path
-            and self.line == other.line
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("ToolCallLocation", self.path, self.line, self.meta))
 
     __repr__ = model_repr
 
@@ -13345,19 +6808,19 @@ class ToolCallUpdate(WireModel):
         raw_output: Any | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "kind", kind)
-        _setattr(self, "status", status)
-        _setattr(self, "title", title)
-        _setattr(self, "name", name)
-        _setattr(self, "content", content)
-        _setattr(self, "locations", locations)
-        _setattr(self, "raw_input", raw_input)
-        _setattr(self, "raw_output", raw_output)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("tool_call_id", tool_call_id)
+        _setattr("kind", kind)
+        _setattr("status", status)
+        _setattr("title", title)
+        _setattr("name", name)
+        _setattr("content", content)
+        _setattr("locations", locations)
+        _setattr("raw_input", raw_input)
+        _setattr("raw_output", raw_output)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -13440,19 +6903,19 @@ class ToolCallProgress(ToolCallUpdate):
         raw_output: Any | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "tool_call_id", tool_call_id)
-        _setattr(self, "kind", kind)
-        _setattr(self, "status", status)
-        _setattr(self, "title", title)
-        _setattr(self, "name", name)
-        _setattr(self, "content", content)
-        _setattr(self, "locations", locations)
-        _setattr(self, "raw_input", raw_input)
-        _setattr(self, "raw_output", raw_output)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("tool_call_id", tool_call_id)
+        _setattr("kind", kind)
+        _setattr("status", status)
+        _setattr("title", title)
+        _setattr("name", name)
+        _setattr("content", content)
+        _setattr("locations", locations)
+        _setattr("raw_input", raw_input)
+        _setattr("raw_output", raw_output)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -13509,47 +6972,6 @@ class ToolCallProgress(ToolCallUpdate):
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UnstructuredCommandInput(WireModel):
-    """All text that was typed after the command name is provided as input."""
-
-    hint: str = attrs.field(metadata={"wire": "hint"})
-    """A hint to display when the input hasn't been provided yet"""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, hint: str, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "hint", hint)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.hint == other.hint and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra and self.hint == other.hint and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("UnstructuredCommandInput", self.hint, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
 class Usage(WireModel):
     """**UNSTABLE**
 
@@ -13599,16 +7021,16 @@ class Usage(WireModel):
         cached_write_tokens: int | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "total_tokens", total_tokens)
-        _setattr(self, "input_tokens", input_tokens)
-        _setattr(self, "output_tokens", output_tokens)
-        _setattr(self, "thought_tokens", thought_tokens)
-        _setattr(self, "cached_read_tokens", cached_read_tokens)
-        _setattr(self, "cached_write_tokens", cached_write_tokens)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("total_tokens", total_tokens)
+        _setattr("input_tokens", input_tokens)
+        _setattr("output_tokens", output_tokens)
+        _setattr("thought_tokens", thought_tokens)
+        _setattr("cached_read_tokens", cached_read_tokens)
+        _setattr("cached_write_tokens", cached_write_tokens)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -13656,245 +7078,6 @@ class Usage(WireModel):
 
 
 @attrs.frozen(kw_only=True, order=False)
-class UsageUpdate(WireModel):
-    """Context window and cost update for a session."""
-
-    TAG_PROPERTY: ClassVar[str] = "sessionUpdate"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "usage_update"
-    """The value of `sessionUpdate` that selects this class."""
-
-    used: int = attrs.field(metadata={"wire": "used"})
-    """Tokens currently in context."""
-
-    size: int = attrs.field(metadata={"wire": "size"})
-    """Total context window size in tokens."""
-
-    cost: Cost | None = attrs.field(default=None, metadata={"wire": "cost"})
-    """Cumulative session cost (optional)."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        used: int,
-        size: int,
-        cost: Cost | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "used", used)
-        _setattr(self, "size", size)
-        _setattr(self, "cost", cost)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.used == other.used
-            and self.size == other.size
-            and self.cost == other.cost
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.used == other.used
-            and self.size == other.size
-            and self.cost == other.cost
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("UsageUpdate", self.used, self.size, self.cost, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class UserMessageChunk(ContentChunk):
-    """The `sessionUpdate: 'user_message_chunk'` arm of `SessionUpdate`.
-
-    A chunk of the user's message being streamed.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "sessionUpdate"
-    """The wire property that tells this arm of its union from the others."""
-    TAG: ClassVar[str] = "user_message_chunk"
-    """The value of `sessionUpdate` that selects this class."""
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        content: ContentBlock,
-        message_id: MessageId | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "content", content)
-        _setattr(self, "message_id", message_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.content == other.content
-            and self.message_id == other.message_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.content == other.content
-            and self.message_id == other.message_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("UserMessageChunk", self.content, self.message_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class WaitForTerminalExitRequest(WireModel):
-    """Request to wait for a terminal command to exit."""
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """The session ID for this request."""
-
-    terminal_id: TerminalId = attrs.field(metadata={"wire": "terminalId"})
-    """The ID of the terminal to wait for."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        terminal_id: TerminalId,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "terminal_id", terminal_id)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.terminal_id == other.terminal_id
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.terminal_id == other.terminal_id
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("WaitForTerminalExitRequest", self.session_id, self.terminal_id, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class WaitForTerminalExitResponse(WireModel):
-    """Response containing the exit status of a terminal command."""
-
-    exit_code: int | None = attrs.field(default=None, metadata={"wire": "exitCode"})
-    """The process exit code (may be null if terminated by signal)."""
-
-    signal: str | None = attrs.field(default=None, metadata={"wire": "signal"})
-    """The signal that terminated the process (may be null if exited normally)."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        exit_code: int | None = None,
-        signal: str | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "exit_code", exit_code)
-        _setattr(self, "signal", signal)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.exit_code == other.exit_code
-            and self.signal == other.signal
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.exit_code == other.exit_code
-            and self.signal == other.signal
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("WaitForTerminalExitResponse", self.exit_code, self.signal, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
 class WorkspaceFolder(WireModel):
     """A workspace folder."""
 
@@ -13919,12 +7102,12 @@ class WorkspaceFolder(WireModel):
         name: str,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "uri", uri)
-        _setattr(self, "name", name)
-        _setattr(self, "meta", meta)
+        _setattr = _BIND_SETATTR(self)
+        _setattr("extra", extra)
+        _setattr("_explicit", NO_EXPLICIT)
+        _setattr("uri", uri)
+        _setattr("name", name)
+        _setattr("meta", meta)
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
@@ -13952,322 +7135,6 @@ class WorkspaceFolder(WireModel):
     __repr__ = model_repr
 
 
-@attrs.frozen(kw_only=True, order=False)
-class WriteTextFileRequest(WireModel):
-    """Request to write content to a text file.
-
-    Only available if the client supports the `fs.writeTextFile` capability.
-    """
-
-    session_id: SessionId = attrs.field(metadata={"wire": "sessionId"})
-    """The session ID for this request."""
-
-    path: str = attrs.field(metadata={"wire": "path"})
-    """Absolute path to the file to write."""
-
-    content: str = attrs.field(metadata={"wire": "content"})
-    """The text content to write to the file."""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self,
-        *,
-        extra: Mapping[str, Any] = EMPTY,
-        session_id: SessionId,
-        path: str,
-        content: str,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "session_id", session_id)
-        _setattr(self, "path", path)
-        _setattr(self, "content", content)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.path == other.path
-            and self.content == other.content
-            and self.meta == other.meta
-        )
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (
-            self.extra == other.extra
-            and self.session_id == other.session_id
-            and self.path == other.path
-            and self.content == other.content
-            and self.meta == other.meta
-        )
-
-    def __hash__(self) -> int:
-        return hash(("WriteTextFileRequest", self.session_id, self.path, self.content, self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class WriteTextFileResponse(WireModel):
-    """Response to `fs/write_text_file`"""
-
-    meta: Mapping[str, Any] | None = attrs.field(default=None, metadata={"wire": "_meta"})
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional metadata
-    to their interactions. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __init__(
-        self, *, extra: Mapping[str, Any] = EMPTY, meta: Mapping[str, Any] | None = None
-    ) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "extra", extra)
-        _setattr(self, "_explicit", NO_EXPLICIT)
-        _setattr(self, "meta", meta)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.extra == other.extra and self.meta == other.meta
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.extra == other.extra and self.meta == other.meta)
-
-    def __hash__(self) -> int:
-        return hash(("WriteTextFileResponse", self.meta))
-
-    __repr__ = model_repr
-
-
-@attrs.frozen(kw_only=True, order=False)
-class UnknownCreateElicitationRequest(UnknownVariant):
-    """A `CreateElicitationRequest` whose `mode` this SDK does not know.
-
-    The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
-    unchanged, so nothing is lost.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "mode"
-    """The wire property whose value this SDK did not recognise."""
-
-    raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})
-    """The whole JSON object as received."""
-
-    def __init__(self, *, raw: Mapping[str, Any]) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "raw", raw)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.raw == other.raw
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.raw == other.raw)
-
-    def __hash__(self) -> int:
-        return hash(("UnknownCreateElicitationRequest", self.raw))
-
-    __repr__ = model_repr
-
-    @property
-    def tag(self) -> str:
-        """The unrecognised `mode` value."""
-        value = self.raw.get(self.TAG_PROPERTY)
-        return value if isinstance(value, str) else ""
-
-
-@attrs.frozen(kw_only=True, order=False)
-class UnknownCreateElicitationResponse(UnknownVariant):
-    """A `CreateElicitationResponse` whose `action` this SDK does not know.
-
-    The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
-    unchanged, so nothing is lost.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "action"
-    """The wire property whose value this SDK did not recognise."""
-
-    raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})
-    """The whole JSON object as received."""
-
-    def __init__(self, *, raw: Mapping[str, Any]) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "raw", raw)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.raw == other.raw
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.raw == other.raw)
-
-    def __hash__(self) -> int:
-        return hash(("UnknownCreateElicitationResponse", self.raw))
-
-    __repr__ = model_repr
-
-    @property
-    def tag(self) -> str:
-        """The unrecognised `action` value."""
-        value = self.raw.get(self.TAG_PROPERTY)
-        return value if isinstance(value, str) else ""
-
-
-@attrs.frozen(kw_only=True, order=False)
-class UnknownElicitationPropertySchema(UnknownVariant):
-    """A `ElicitationPropertySchema` whose `type` this SDK does not know.
-
-    The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
-    unchanged, so nothing is lost.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property whose value this SDK did not recognise."""
-
-    raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})
-    """The whole JSON object as received."""
-
-    def __init__(self, *, raw: Mapping[str, Any]) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "raw", raw)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.raw == other.raw
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.raw == other.raw)
-
-    def __hash__(self) -> int:
-        return hash(("UnknownElicitationPropertySchema", self.raw))
-
-    __repr__ = model_repr
-
-    @property
-    def tag(self) -> str:
-        """The unrecognised `type` value."""
-        value = self.raw.get(self.TAG_PROPERTY)
-        return value if isinstance(value, str) else ""
-
-
-@attrs.frozen(kw_only=True, order=False)
-class UnknownMultiSelectItems(UnknownVariant):
-    """A `MultiSelectItems` whose `type` this SDK does not know.
-
-    The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
-    unchanged, so nothing is lost.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "type"
-    """The wire property whose value this SDK did not recognise."""
-
-    raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})
-    """The whole JSON object as received."""
-
-    def __init__(self, *, raw: Mapping[str, Any]) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "raw", raw)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.raw == other.raw
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.raw == other.raw)
-
-    def __hash__(self) -> int:
-        return hash(("UnknownMultiSelectItems", self.raw))
-
-    __repr__ = model_repr
-
-    @property
-    def tag(self) -> str:
-        """The unrecognised `type` value."""
-        value = self.raw.get(self.TAG_PROPERTY)
-        return value if isinstance(value, str) else ""
-
-
-@attrs.frozen(kw_only=True, order=False)
-class UnknownSessionUpdate(UnknownVariant):
-    """A `SessionUpdate` whose `sessionUpdate` this SDK does not know.
-
-    The spec allows new variants; the raw JSON object is kept whole in `raw` and is re-emitted
-    unchanged, so nothing is lost.
-    """
-
-    TAG_PROPERTY: ClassVar[str] = "sessionUpdate"
-    """The wire property whose value this SDK did not recognise."""
-
-    raw: Mapping[str, Any] = attrs.field(metadata={"wire": None})
-    """The whole JSON object as received."""
-
-    def __init__(self, *, raw: Mapping[str, Any]) -> None:
-        _setattr = OBJECT_SETATTR
-        _setattr(self, "raw", raw)
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.raw == other.raw
-
-    def __ne__(self, other: Any) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return not (self.raw == other.raw)
-
-    def __hash__(self) -> int:
-        return hash(("UnknownSessionUpdate", self.raw))
-
-    __repr__ = model_repr
-
-    @property
-    def tag(self) -> str:
-        """The unrecognised `sessionUpdate` value."""
-        value = self.raw.get(self.TAG_PROPERTY)
-        return value if isinstance(value, str) else ""
-
-
-AuthMethod: TypeAlias = AuthMethodTerminal | AuthMethodAgent
-"""Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form. When no `type` is present,
-the method is treated as `agent`.
-"""
-
-AuthMethodId: TypeAlias = str
-"""Typed identifier used for auth method values on the wire."""
-
-AvailableCommandInput: TypeAlias = UnstructuredCommandInput
-"""The input specification for a command."""
-
 CompactionCapabilities: TypeAlias = Mapping[str, Any]
 """**UNSTABLE**
 
@@ -14292,96 +7159,6 @@ CompactionStatus: TypeAlias = (
 This capability is not part of the spec yet, and may be removed or changed at any point.
 
 Lifecycle state of a context compaction.
-"""
-
-ContentBlock: TypeAlias = (
-    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
-)
-"""Content blocks represent displayable information in the Agent Client Protocol.
-
-They provide a structured way to handle various types of user-facing content—whether it's text from
-language models, images for analysis, or embedded resources for context.
-
-Content blocks appear in: - User prompts sent via `session/prompt` - Language model output streamed
-through `session/update` notifications - Progress updates and results from tool calls
-
-This structure is compatible with the Model Context Protocol (MCP), enabling agents to seamlessly
-forward content from MCP tool outputs without transformation.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/content)
-"""
-
-CreateElicitationRequest: TypeAlias = (
-    CreateElicitationRequestForm | CreateElicitationRequestUrl | UnknownCreateElicitationRequest
-)
-"""Request from the agent to elicit structured user input.
-
-The agent sends this to the client to request information from the user, either via a form or by
-directing them to a URL. Elicitations are tied to a session (optionally a tool call) or a request.
-"""
-
-CreateElicitationResponse: TypeAlias = (
-    CreateElicitationResponseAccept
-    | CreateElicitationResponseDecline
-    | CreateElicitationResponseCancel
-    | UnknownCreateElicitationResponse
-)
-"""Response from the client to an elicitation request."""
-
-ElicitationContentValue: TypeAlias = str | int | float | bool | Sequence[str]
-"""Allowed wire representations for [`ElicitationContentValue`]."""
-
-ElicitationId: TypeAlias = str
-"""Unique identifier for an elicitation."""
-
-ElicitationPropertySchema: TypeAlias = (
-    StringPropertySchema
-    | NumberPropertySchema
-    | IntegerPropertySchema
-    | BooleanPropertySchema
-    | MultiSelectPropertySchema
-    | UnknownElicitationPropertySchema
-)
-"""Property schema for elicitation form fields.
-
-Each variant corresponds to a JSON Schema `"type"` value. Single-select enums use the `String`
-variant with `enum` or `oneOf` set. Multi-select enums use the `Array` variant.
-"""
-
-ElicitationSchemaType: TypeAlias = Literal["object"]
-"""Type discriminator for elicitation schemas."""
-
-EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
-"""Resource content that can be embedded in a message."""
-
-ErrorCode: TypeAlias = int
-"""Predefined error codes for common JSON-RPC and ACP-specific errors.
-
-These codes follow the JSON-RPC 2.0 specification for standard errors and use the reserved range
-(-32000 to -32099) for protocol-specific errors.
-"""
-
-ExtNotification: TypeAlias = Any
-"""Allows the Agent to send an arbitrary notification that is not part of the ACP spec. Extension
-notifications provide a way to send one-way messages for custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-"""
-
-ExtRequest: TypeAlias = Any
-"""Allows for sending an arbitrary request that is not part of the ACP spec. Extension methods provide
-a way to add custom functionality while maintaining protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-"""
-
-ExtResponse: TypeAlias = Any
-"""Allows for sending an arbitrary response to an [`ExtRequest`] that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining protocol
-compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
 """
 
 LlmProtocol: TypeAlias = (
@@ -14431,9 +7208,6 @@ The value is opaque and generated by the ACP component providing the MCP server.
 `mcp/connect` to route connection requests back to the component that declared the server.
 """
 
-MessageId: TypeAlias = str
-"""Unique identifier for a message within a session."""
-
 MessageMcpResponse: TypeAlias = Any
 """**UNSTABLE**
 
@@ -14443,11 +7217,6 @@ Response to `mcp/message`.
 
 This is the inner MCP response result payload. Any JSON value is valid.
 """
-
-MultiSelectItems: TypeAlias = (
-    StringMultiSelectItems | TitledMultiSelectItems | UnknownMultiSelectItems
-)
-"""Items for a multi-select (array) property schema."""
 
 NesDiagnosticSeverity: TypeAlias = (
     Literal["error"] | Literal["warning"] | Literal["information"] | Literal["hint"]
@@ -14478,34 +7247,6 @@ This capability is not part of the spec yet, and may be removed or changed at an
 Severity hint for a session notice.
 """
 
-PermissionOptionId: TypeAlias = str
-"""Unique identifier for a permission option."""
-
-PermissionOptionKind: TypeAlias = (
-    Literal["allow_once"]
-    | Literal["allow_always"]
-    | Literal["reject_once"]
-    | Literal["reject_always"]
-)
-"""The type of permission option being presented to the user.
-
-Helps clients choose appropriate icons and UI treatment.
-"""
-
-PlanEntryPriority: TypeAlias = Literal["high"] | Literal["medium"] | Literal["low"]
-"""Priority levels for plan entries.
-
-Used to indicate the relative importance or urgency of different tasks in the execution plan. See
-protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
-"""
-
-PlanEntryStatus: TypeAlias = Literal["pending"] | Literal["in_progress"] | Literal["completed"]
-"""Status of a plan entry in the execution flow.
-
-Tracks the lifecycle of each task from planning through completion. See protocol docs: [Plan
-Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
-"""
-
 PlanId: TypeAlias = str
 """**UNSTABLE**
 
@@ -14528,13 +7269,6 @@ PositionEncodingKind: TypeAlias = Literal["utf-16"] | Literal["utf-32"] | Litera
 Follows the same conventions as LSP 3.17. The default is UTF-16.
 """
 
-ProtocolVersion: TypeAlias = int
-"""Protocol version identifier.
-
-This version is only bumped for breaking changes. Non-breaking changes should be introduced via
-capabilities.
-"""
-
 ProviderId: TypeAlias = str
 """**UNSTABLE**
 
@@ -14542,73 +7276,6 @@ This capability is not part of the spec yet, and may be removed or changed at an
 
 Unique identifier for a configurable LLM provider.
 """
-
-RequestId: TypeAlias = int | str | None
-"""JSON RPC Request Id
-
-An identifier established by the Client that MUST contain a String, Number, or NULL value if
-included. If it is not included it is assumed to be a notification. The value SHOULD normally not be
-Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
-
-The Server MUST reply with the same value in the Response object if included. This member is used to
-correlate the context between the two objects.
-
-\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because
-this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0
-uses an id value of Null for Notifications this could cause confusion in handling.
-
-\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented
-exactly as binary fractions.
-"""
-
-RequestPermissionOutcome: TypeAlias = CancelledPermissionOutcome | SelectedPermissionOutcome
-"""The outcome of a permission request."""
-
-Role: TypeAlias = Literal["assistant"] | Literal["user"]
-"""The sender or recipient of messages and data in a conversation."""
-
-SessionConfigGroupId: TypeAlias = str
-"""Unique identifier for a session configuration option value group."""
-
-SessionConfigId: TypeAlias = str
-"""Unique identifier for a session configuration option."""
-
-SessionConfigOption: TypeAlias = SessionConfigOptionSelect | SessionConfigOptionBoolean
-"""A session configuration option selector and its current state."""
-
-SessionConfigOptionCategory: TypeAlias = (
-    Literal["mode"] | Literal["model"] | Literal["model_config"] | Literal["thought_level"] | str
-)
-"""Semantic category for a session configuration option.
-
-This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
-session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
-placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
-categories gracefully.
-
-Category names beginning with `_` are free for custom use, like other ACP extension methods.
-Category names that do not begin with `_` are reserved for the ACP spec.
-"""
-
-SessionConfigSelectOptions: TypeAlias = (
-    Sequence[SessionConfigSelectOption] | Sequence[SessionConfigSelectGroup]
-)
-"""Possible values for a session configuration option."""
-
-SessionConfigValueId: TypeAlias = str
-"""Unique identifier for a session configuration option value."""
-
-SessionId: TypeAlias = str
-"""A unique identifier for a conversation session between a client and agent.
-
-Sessions maintain their own context, conversation history, and state, allowing multiple independent
-interactions with the same agent.
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/session-setup#session-id)
-"""
-
-SessionModeId: TypeAlias = str
-"""Unique identifier for a Session Mode."""
 
 SessionUpdate: TypeAlias = (
     UserMessageChunk
@@ -14637,73 +7304,8 @@ See protocol docs: [Agent Reports
 Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
 """
 
-SetSessionConfigOptionRequest: TypeAlias = (
-    SetSessionConfigOptionRequestBoolean | SetSessionConfigOptionRequestValueId
-)
-"""Request parameters for setting a session configuration option."""
-
-StopReason: TypeAlias = (
-    Literal["end_turn"]
-    | Literal["max_tokens"]
-    | Literal["max_turn_requests"]
-    | Literal["refusal"]
-    | Literal["cancelled"]
-)
-"""Reasons why an agent stops processing a prompt turn.
-
-See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/prompt-turn#stop-reasons)
-"""
-
-StringFormat: TypeAlias = Literal["email"] | Literal["uri"] | Literal["date"] | Literal["date-time"]
-"""String format types for string properties in elicitation schemas."""
-
-TerminalId: TypeAlias = str
-"""Typed identifier used for terminal values on the wire."""
-
 TextDocumentSyncKind: TypeAlias = Literal["full"] | Literal["incremental"]
 """How the agent wants document changes delivered."""
-
-ToolCallContent: TypeAlias = Content | Diff | Terminal
-"""Content produced by a tool call.
-
-Tool calls can produce different types of content including standard content blocks (text, images)
-or file diffs.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
-"""
-
-ToolCallId: TypeAlias = str
-"""Unique identifier for a tool call within a session."""
-
-ToolCallStatus: TypeAlias = (
-    Literal["pending"] | Literal["in_progress"] | Literal["completed"] | Literal["failed"]
-)
-"""Execution status of a tool call.
-
-Tool calls progress through different statuses during their lifecycle.
-
-See protocol docs: [Status](https://agentclientprotocol.com/protocol/tool-calls#status)
-"""
-
-ToolKind: TypeAlias = (
-    Literal["read"]
-    | Literal["edit"]
-    | Literal["delete"]
-    | Literal["move"]
-    | Literal["search"]
-    | Literal["execute"]
-    | Literal["think"]
-    | Literal["fetch"]
-    | Literal["switch_mode"]
-    | Literal["other"]
-)
-"""Categories of tools that can be invoked.
-
-Tool kinds help clients choose appropriate icons and optimize how they display tool execution
-progress.
-
-See protocol docs: [Creating](https://agentclientprotocol.com/protocol/tool-calls#creating)
-"""
 
 
 __all__ = [

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import attrs
 
-from acp_sdk import Agent, AgentContext, run_agent
+from acp_sdk import Agent, AgentContext, Side, run_agent
 from acp_sdk.agent import extension
-from acp_sdk.methods import FS_READ_TEXT_FILE, SESSION_UPDATE, TABLE, Method, Side
+from acp_sdk.methods import FS_READ_TEXT_FILE, SESSION_UPDATE, TABLE, Method
 from acp_sdk.schema import (
     NewSessionRequest,
     NewSessionResponse,

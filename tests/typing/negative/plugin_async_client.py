@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import asyncio
 
-from acp_sdk import Agent, AsyncClient
-from acp_sdk.capabilities import is_advertised
-from acp_sdk.connection import Connection
+from acp_sdk import Agent, AsyncClient, Connection
 from acp_sdk.handlers import AskPermission, AsyncClientHandlers, ClientHandlers
 from acp_sdk.methods import FS_READ_TEXT_FILE, SESSION_CANCEL
+from acp_sdk.protocol import is_advertised
 from acp_sdk.remote import asgi_app
 from acp_sdk.schema import (
     CancelNotification,

@@ -7,10 +7,19 @@ from pathlib import Path
 import attrs
 from typing_extensions import TypeForm, assert_type
 
-from acp_sdk import Agent, AgentContext, AsyncClient, Client, decode, encode, run_agent
+from acp_sdk import (
+    Agent,
+    AgentContext,
+    AsyncClient,
+    Client,
+    Connection,
+    Side,
+    decode,
+    encode,
+    run_agent,
+)
 from acp_sdk.agent import extension
-from acp_sdk.capabilities import Capabilities, Info, is_advertised
-from acp_sdk.connection import Connection
+from acp_sdk.client import areconnect, reconnect
 from acp_sdk.handlers import AskPermission
 from acp_sdk.methods import (
     FS_READ_TEXT_FILE,
@@ -18,10 +27,10 @@ from acp_sdk.methods import (
     TABLE,
     Method,
     Notification,
-    Side,
     UnknownMethodGate,
 )
-from acp_sdk.remote import areconnect, asgi_app, reconnect
+from acp_sdk.protocol import Capabilities, Info, is_advertised
+from acp_sdk.remote import asgi_app
 from acp_sdk.schema import (
     AgentCapabilities,
     ClientCapabilities,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing_extensions import assert_type
 
 from acp_sdk import AsyncClient, Client
-from acp_sdk.aio_client import AsyncSession, AsyncTurn
+from acp_sdk.client import AsyncSession, AsyncTurn, Session, Turn
 from acp_sdk.methods import SESSION_LIST, SESSION_NEW
 from acp_sdk.schema import (
     ListSessionsRequest,
@@ -17,7 +17,6 @@ from acp_sdk.schema import (
     SessionUpdate,
     StopReason,
 )
-from acp_sdk.sync_client import Session, Turn
 
 
 def blocking(client: Client) -> None:
