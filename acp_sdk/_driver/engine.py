@@ -256,6 +256,7 @@ class Engine(Generic[S]):
         self._turn_of_call: dict[RequestId, Sink] = {}
         self._turns: dict[str, Sink] = {}
         self._clocked: set[Sink] = set()  # running turns with a timeout or idle timeout
+        self._asked_in: dict[RequestId, Sink] = {}  # the peer's requests in a clocked turn
         self._clock_changed = False
         self._serving: dict[RequestId, Cancellable] = {}
         self._callbacks: deque[tuple[Callback, Any]] = deque()
@@ -521,7 +522,7 @@ class Engine(Generic[S]):
                 self._resolve(event.request_id, Outcome(error=error))
             elif isinstance(event, RequestReceived):
                 if self._clocked:
-                    self._rearm(getattr(event.params, "session_id", None))
+                    self._asked(event.request_id, getattr(event.params, "session_id", None))
                 self._serving[event.request_id] = self._start_handler(
                     event.request_id, event.row, event.params
                 )
@@ -557,11 +558,22 @@ class Engine(Generic[S]):
         for callback in self._notification_callbacks(row, params):
             self._queue_callback(callback, params)
 
-    def _rearm(self, session_id: Any) -> None:
-        """The agent asked us something in the session: its turn is not idle."""
+    def _asked(self, request_id: RequestId, session_id: Any) -> None:
+        """The agent asked us something in the session: its turn is not idle, and stays
+        so until we answer (the wait is ours: a person deciding on a permission)."""
         sink = self._turns.get(session_id) if isinstance(session_id, str) else None
         if sink is not None and sink.idle is not None:
             sink.rearm()
+            sink.asking += 1
+            self._asked_in[request_id] = sink
+
+    def _answered(self, request_id: RequestId) -> None:
+        """We answered the agent's request: its silence counts again from now."""
+        if self._asked_in:
+            sink = self._asked_in.pop(request_id, None)
+            if sink is not None:
+                sink.asking -= 1
+                sink.rearm()
 
     # ------------------------------------------------------------------ session state
     # A session's state is the caller's view: it folds exactly the updates handed out
@@ -612,9 +624,19 @@ class Engine(Generic[S]):
         updates = list(sink.updates)
         sink.updates.clear()
         if updates and not sink.released:
+            if self._clocked:
+                self._release_clocks()
             self._buffered -= len(updates)
             self.may_read.notify()
         return updates
+
+    def _release_clocks(self) -> None:
+        """A consumer is about to let a held-back reader read on: what waited in the
+        pipe meanwhile (behind the backlog) was our silence, not the agents', so every
+        turn's idle deadline starts again (see `Sink.expire`)."""
+        if not self.reader_may_read():
+            for sink in self._clocked:
+                sink.rearm()
 
     def next_callback(self) -> tuple[Callback, Any] | None:
         """The next notification callback to run (None: closed). `lock` held."""
@@ -622,6 +644,8 @@ class Engine(Generic[S]):
             return None
         # The running callback no longer counts as buffered: it may call the client and
         # wait for an answer the reader must still read.
+        if self._clocked:
+            self._release_clocks()
         self._buffered -= 1
         self.may_read.notify()
         job = self._callbacks.popleft()
@@ -664,8 +688,10 @@ class Engine(Generic[S]):
         (`$/cancel_request`)."""
         with self.lock:
             now = time.monotonic()
+            # A reader stopped by our own consumers (or our own handlers) is our silence.
+            held_back = not self.reader_may_read()
             for sink in list(self._clocked):
-                action = sink.expire(now)
+                action = sink.expire(now, held_back=held_back)
                 if action == "cancel":
                     self._send_cancel(sink.session_id)
                 elif action == "give up":
@@ -703,6 +729,7 @@ class Engine(Generic[S]):
             error, cancelled = None, True
         with self.lock:
             self._serving.pop(request_id, None)
+            self._answered(request_id)
             frame = self.connection.answer(request_id, result, error=error, cancelled=cancelled)
             self._queue_frame(frame, reply=True)
             self.may_read.notify()
@@ -714,6 +741,7 @@ class Engine(Generic[S]):
         with self.lock:
             if self._serving.get(request_id) is handle:
                 del self._serving[request_id]
+                self._answered(request_id)
                 frame = self.connection.answer(request_id, cancelled=True)
                 self._queue_frame(frame, reply=True)
                 self.may_read.notify()
@@ -722,6 +750,7 @@ class Engine(Generic[S]):
         handle = self._serving.get(request_id)
         if handle is not None and handle.cancel():
             self._serving.pop(request_id, None)
+            self._answered(request_id)
             frame = self.connection.answer(request_id, cancelled=True)
             self._queue_frame(frame, reply=True)
 

@@ -44,6 +44,7 @@ class Sink:
     """
 
     __slots__ = (
+        "asking",
         "deadline",
         "give_up_at",
         "grace",
@@ -80,6 +81,8 @@ class Sink:
         self.deadline = deadline_after(timeout)
         self.idle_deadline = deadline_after(idle)
         self.give_up_at: float | None = None
+        self.asking = 0
+        """Requests the agent made in the session that we have not answered yet."""
         self.timed_out: str | None = None
         """Which limit ended the turn: "timeout" or "idle_timeout" (None: neither)."""
 
@@ -98,19 +101,22 @@ class Sink:
         if self.idle is not None:
             self.idle_deadline = time.monotonic() + self.idle
 
-    def expire(self, now: float) -> Literal["cancel", "give up"] | None:
+    def expire(self, now: float, *, held_back: bool = False) -> Literal["cancel", "give up"] | None:
         """The clock's rule, at `now` (`lock` held): "cancel" the first time a deadline
         passed (noting which in `timed_out`, and starting the grace), "give up" once the
-        grace passed too; None while nothing is due. A turn whose updates wait for its
-        consumer is not idle (the consumer may be what holds the reader back): its idle
-        deadline starts again instead."""
+        grace passed too; None while nothing is due. A silence that is ours is not the
+        agent's idleness, so the idle deadline starts again instead: while the turn's
+        updates wait for its consumer, while we have not answered a request the agent
+        made in the session (a permission question waiting for a person), and while
+        the client is not reading at all (`held_back`: another turn nobody iterates,
+        a slow callback)."""
         due = self.next_deadline()
         if due is None or due > now or self.outcome is not None:
             return None
         if self.give_up_at is not None:
             return "give up"
         hard = self.deadline is not None and self.deadline <= now
-        if not hard and self.updates:
+        if not hard and (self.updates or self.asking or held_back):
             self.rearm()
             return None
         self.timed_out = "timeout" if hard else "idle_timeout"

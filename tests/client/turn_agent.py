@@ -8,6 +8,8 @@ letter, whatever the timing: it reads every frame in order on one thread, so a
     stream N      N agent message chunks "<i> ", then `end_turn`
     slow N SECS   N chunks, SECS apart (a slow agent that keeps streaming), then `end_turn`
     tool          a tool call and its completion, a chunk "done", then `end_turn`
+    ask           a session/request_permission; a chunk with the chosen option id (or
+                  "cancelled"), then `cancelled` if the turn was cancelled, else `end_turn`
 
 Anything else streams its words back.
 """
@@ -21,6 +23,7 @@ from typing import Any
 
 LOCK = threading.Lock()
 CANCELLED: dict[str, threading.Event] = {}
+ANSWERS: dict[int, tuple[threading.Event, dict[str, Any]]] = {}
 
 
 def send(message: dict[str, Any]) -> None:
@@ -39,6 +42,22 @@ def chunk(session: str, text: str) -> None:
         session,
         {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
     )
+
+
+def ask(session: str) -> dict[str, Any]:
+    """A permission question; waits for the client's answer."""
+    rid = 1000 + len(ANSWERS)
+    got: dict[str, Any] = {}
+    ANSWERS[rid] = (threading.Event(), got)
+    options = [
+        {"optionId": "yes", "name": "Yes", "kind": "allow_once"},
+        {"optionId": "no", "name": "No", "kind": "reject_once"},
+    ]
+    call = {"toolCallId": "t1", "title": "Ask", "status": "pending"}
+    params = {"sessionId": session, "toolCall": call, "options": options}
+    send({"id": rid, "method": "session/request_permission", "params": params})
+    ANSWERS[rid][0].wait()
+    return got
 
 
 def answer(rid: Any, stop: str) -> None:
@@ -72,6 +91,10 @@ def run_prompt(rid: Any, session: str, words: list[str], cancelled: threading.Ev
         )
         chunk(session, "done")
         answer(rid, "end_turn")
+    elif kind == "ask":
+        outcome = ask(session).get("result", {}).get("outcome", {})
+        chunk(session, str(outcome.get("optionId", outcome.get("outcome"))))
+        answer(rid, "cancelled" if cancelled.is_set() else "end_turn")
     else:
         for word in words:
             chunk(session, word + " ")
@@ -101,6 +124,9 @@ def main() -> None:
             event = CANCELLED.get(params.get("sessionId", ""))
             if event is not None:
                 event.set()
+        elif method is None and rid in ANSWERS:
+            ANSWERS[rid][1].update(message)
+            ANSWERS[rid][0].set()
         elif rid is not None:
             send({"id": rid, "error": {"code": -32601, "message": f"no method {method}"}})
 
