@@ -351,10 +351,14 @@ class SessionKeeper:
         while True:
             chunk = await self.store.read(session_id, position, REPLAY_CHUNK)
             for _, body in chunk:
-                notification = decode(
-                    {"sessionId": session_id, "update": body},
-                    notification_type,
-                )
+                try:
+                    notification = decode(
+                        {"sessionId": session_id, "update": body},
+                        notification_type,
+                    )
+                except DecodeError as error:  # as `session_history` does: skip, go on
+                    log.warning("skipped a stored update of %s: %s", session_id, error)
+                    continue
                 # Straight to the driver: a replayed update is not recorded again.
                 await self._driver.notify(update_row, notification)
             if len(chunk) < REPLAY_CHUNK:
