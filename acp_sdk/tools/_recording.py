@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any, cast
 
 import attrs
@@ -108,12 +110,13 @@ def load(path: str) -> Recording:
                         )
                     header = entry
                     continue
+                where = f"{path}:{number}"
                 if "from" in entry:
-                    data = frame_bytes(entry)
+                    data = _frame_bytes(entry, where)
                     origin = str(entry["from"])
                     frames.append(
                         Frame(
-                            t=float(entry.get("t", 0.0)),
+                            t=_time(entry, where),
                             origin=origin,
                             data=data,
                             message=_parse(data) if origin != "stderr" else None,
@@ -123,7 +126,7 @@ def load(path: str) -> Recording:
                 elif "exit" in entry or "signal" in entry:
                     exit_code = _int(entry.get("exit"))
                     signal_number = _int(entry.get("signal"))
-                    ended_at = float(entry.get("t", 0.0))
+                    ended_at = _time(entry, where)
     except OSError as error:
         raise RecordingError(f"cannot read {path}: {error.strerror}") from None
     if header is None:
@@ -135,6 +138,30 @@ def load(path: str) -> Recording:
         signal=signal_number,
         ended_at=ended_at,
     )
+
+
+def _time(entry: dict[str, Any], where: str) -> float:
+    """The entry's `t` (seconds since the start; 0 when absent)."""
+    value = entry.get("t", 0.0)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise RecordingError(f"{where}: the time `t` is not a number")
+
+
+def _frame_bytes(entry: dict[str, Any], where: str) -> bytes:
+    """`frame_bytes`, for a file nobody vouches for: a malformed frame is a
+    `RecordingError` naming its line, not a traceback."""
+    text, b64 = entry.get("text", ""), entry.get("b64")
+    if b64 is not None:
+        if isinstance(b64, str):
+            try:
+                return base64.b64decode(b64, validate=True)
+            except (ValueError, binascii.Error):
+                pass
+        raise RecordingError(f"{where}: the frame's `b64` is not base64 text")
+    if not isinstance(text, str):
+        raise RecordingError(f"{where}: the frame's `text` is not a string")
+    return frame_bytes(entry)
 
 
 def _int(value: Any) -> int | None:
