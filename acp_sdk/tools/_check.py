@@ -316,8 +316,13 @@ class Peer:
             if self.hold_permissions:
                 self.held.append(msg["id"])
                 return
-            options = (msg.get("params") or {}).get("options") or []
-            rejects = [o for o in options if str(o.get("kind", "")).startswith("reject")]
+            params = msg.get("params")
+            options = params.get("options") if isinstance(params, dict) else None
+            # The agent's JSON, any shape: only objects are options we could pick.
+            offered = (
+                [o for o in options if isinstance(o, dict)] if isinstance(options, list) else []
+            )
+            rejects = [o for o in offered if str(o.get("kind", "")).startswith("reject")]
             if rejects:
                 outcome = {"outcome": "selected", "optionId": rejects[0].get("optionId")}
             else:
@@ -403,7 +408,8 @@ class Peer:
             if f.msg is not None
             and f.msg.get("method") == "session/update"
             and "id" not in f.msg
-            and (f.msg.get("params") or {}).get("sessionId") == session_id
+            and isinstance(f.msg.get("params"), dict)
+            and f.msg["params"].get("sessionId") == session_id
         ]
 
     def stderr_hint(self) -> str:

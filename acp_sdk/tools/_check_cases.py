@@ -157,7 +157,8 @@ def answers_a_notification(frame: Inbound) -> bool:
 
 def update_kind(frame: Inbound) -> str:
     assert frame.msg is not None
-    update = (frame.msg.get("params") or {}).get("update") or {}
+    params = frame.msg.get("params")
+    update = params.get("update") if isinstance(params, dict) else None
     return str(update.get("sessionUpdate", "")) if isinstance(update, dict) else ""
 
 
@@ -410,7 +411,8 @@ async def until_under_way(run: Run, peer: Peer, turn: Turn) -> None:
 
     await peer.wait_for(started, run.options.cancel_after, turn.start)
     if turn.future.done():
-        answer = turn.future.result().get("result") or {}
+        answer = turn.future.result().get("result")
+        answer = answer if isinstance(answer, dict) else {}
         raise Skip(
             f"inconclusive: the turn ended ({short(answer.get('stopReason'))}) before the "
             "cancel was sent; give a longer --long-prompt"

@@ -63,6 +63,9 @@ async def _main(run: Run) -> None:
         version = result.get("protocolVersion")
         if type(version) is not int or not 0 <= version <= CLIENT_VERSION:
             raise Fail(f"asked {CLIENT_VERSION}, got protocolVersion {short(version)}")
+        caps = result.get("agentCapabilities")
+        if caps is not None and not isinstance(caps, dict):
+            raise Fail(f"agentCapabilities is not an object: {short(caps)}")
         run.set("initialize", PASS, f"protocolVersion {version}")
         info = result.get("agentInfo")
         if isinstance(info, dict) and info.get("name") and info.get("version"):
@@ -75,8 +78,9 @@ async def _main(run: Run) -> None:
         run.gone = "initialize failed"
         return
     p = peers[0]
-    caps = run.init.get("agentCapabilities") or {}
-    session_caps = caps.get("sessionCapabilities") or {}
+    # The agent's JSON, any shape: what is not an object advertises nothing.
+    caps = _object(run.init.get("agentCapabilities"))
+    session_caps = _object(caps.get("sessionCapabilities"))
 
     async def unknown() -> None:
         since = len(p.inbound)
@@ -104,7 +108,7 @@ async def _main(run: Run) -> None:
             if error_code(response) == -32000:
                 methods = ", ".join(
                     f"{m.get('id')} ({m.get('name')})"
-                    for m in run.init.get("authMethods") or []
+                    for m in _list(run.init.get("authMethods"))
                     if isinstance(m, dict)
                 )
                 run.session_skip = f"the agent needs authentication (methods: {methods or 'none'})"
@@ -267,7 +271,7 @@ async def _main(run: Run) -> None:
         if response is None:
             raise Fail(f"the running turn got no answer within {o.cancel_timeout:g}s of close")
         result_of(await p.wait(closing[0], timeout, "session/close"), "session/close")
-        result = response.get("result") or {}
+        result = _object(response.get("result"))
         if result.get("stopReason") == "cancelled" or error_code(response) == -32800:
             run.set("session-close", PASS, "the running turn ended cancelled; closed")
         elif crossed(turn):
@@ -302,7 +306,7 @@ async def _main(run: Run) -> None:
         result_of(response, "session/delete")
         if session_caps.get("list") is not None:
             result = result_of(await p.call("session/list", {}, timeout), "session/list")
-            listed = [s.get("sessionId") for s in result.get("sessions") or []]
+            listed = [_object(s).get("sessionId") for s in _list(result.get("sessions"))]
             if s2 in listed:
                 raise Fail(f"the deleted session {s2!r} is still listed")
         run.set("session-delete", PASS, "deleted, and no longer listed")
@@ -332,3 +336,13 @@ async def run_cases(options: CheckOptions, cwd: str, report: Report) -> None:
     for case in CASES:
         if case.id not in report.results:
             run.set(case.id, SKIP, reason)
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """`value` when the agent sent a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    """`value` when the agent sent a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []

@@ -45,7 +45,10 @@ BROKEN_CASES = {
     "accepts_unknown_mode": ("unknown-mode-rejected", WARN),
     "answers_notifications": ("unknown-notification", WARN),
     "usage_after_answer": ("late-usage-update", WARN),
+    "odd_capabilities": ("initialize", FAIL),
 }
+# Agents sending JSON of shapes the checker must survive (no case judges them).
+ODD = ("odd_permission_options",)
 # Cases that check the same rule from another side: session/close cancels the running
 # turn "as if session/cancel had been called", so an agent that ignores the cancel fails
 # both.
@@ -69,7 +72,9 @@ def _options(command: tuple[str, ...]) -> CheckOptions:
 @pytest.fixture(scope="module")
 def reports() -> Iterator[dict[str, Report]]:
     targets = dict(GOOD)
-    targets |= {name: (PY, "-m", f"{BROKEN}.{name}") for name in [*BROKEN_CASES, "needs_auth"]}
+    targets |= {
+        name: (PY, "-m", f"{BROKEN}.{name}") for name in [*BROKEN_CASES, *ODD, "needs_auth"]
+    }
     saved = os.environ.get("PYTHONPATH")
     # `-m acp_sdk` and `-m tests.tools...` are this checkout's, wherever pytest runs.
     os.environ["PYTHONPATH"] = str(ROOT)
@@ -126,6 +131,15 @@ def test_a_broken_agent_fails_its_case_and_no_other_must(
     ]
     assert other_musts == [], _lines(report)
     assert report.must_failed() == (outcome == FAIL)
+
+
+@pytest.mark.parametrize("name", ODD)
+def test_json_of_odd_shapes_is_judged_not_a_crash(reports: dict[str, Report], name: str) -> None:
+    """The checker's reader survives the odd JSON: the turns run, and nothing is blamed
+    on the agent closing the connection."""
+    report = reports[name]
+    assert report.results["prompt-turn"].outcome == PASS, _lines(report)
+    assert not report.must_failed(), _lines(report)
 
 
 def test_an_agent_needing_credentials_gets_skips_naming_its_auth_methods(
