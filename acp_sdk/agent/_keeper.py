@@ -137,8 +137,9 @@ class SessionKeeper:
 
     async def send(self, notification: Any) -> None:
         """Keep a `session/update` notification, then send it: returns once it is queued
-        (waiting only while the outbox is full); it leaves when the agent next awaits
-        anything. The store has it before the client does."""
+        (waiting first while the outbox is full; cancelled there, it is not sent); it
+        leaves when the agent next awaits anything. The store has it before the client
+        does."""
         if self._error is not None:
             raise self._error
         session_id: str = notification.session_id
@@ -146,16 +147,21 @@ class SessionKeeper:
             await self.flushed()
             await self._driver.notify(self._update_row, notification)
             return
+        # Wait for room before queueing, never after: a send cancelled while it waits
+        # (the turn was cancelled) must not reach the client, as without a store (a
+        # tool call whose announcement was cancelled would stay open for good).
+        # (A flusher that stopped emptied the outbox: this cannot wait forever.)
+        while len(self._outbox) >= WINDOW:
+            self._room.clear()
+            await self._room.wait()
+            if self._error is not None:
+                raise self._error
         self._outbox.append((session_id, notification, to_json_value(notification.update)))
         self._queued += 1
         if self._flusher is None:
             self._flusher = asyncio.get_running_loop().create_task(self._flush())
         # No yield per update: the flusher runs when the agent next awaits anything, and
         # takes everything queued by then as one batch (one commit).
-        # (A flusher that stopped emptied the outbox: this cannot wait forever.)
-        while len(self._outbox) >= WINDOW:
-            self._room.clear()
-            await self._room.wait()
 
     async def flushed(self) -> None:
         """Wait until every update put in the outbox before this call is kept and queued

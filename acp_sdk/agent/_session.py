@@ -33,6 +33,7 @@ handle's updates too). The rules:
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterable, Sequence
 from types import TracebackType
@@ -323,7 +324,15 @@ class ToolCallHandle:
             return
         failed = error is not None or self._declined
         try:
-            await self.update(status="failed" if failed else "completed")
+            try:
+                await self.update(status="failed" if failed else "completed")
+            except asyncio.CancelledError:
+                # The turn was cancelled while this final status waited to be sent (the
+                # client or the store lagging): the call still ends, as `failed`. The
+                # cancellation was delivered once; this send waits as any other.
+                if not self.finished:
+                    await self.update(status="failed")
+                raise
         except ConnectionClosed:
             if error is None:
                 raise
