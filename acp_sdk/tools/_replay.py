@@ -246,6 +246,8 @@ class _Against:
         self.notified = 0
         self.changed = asyncio.Condition()
         self.open_ids: list[Any] = []
+        self.ended = asyncio.Event()  # the agent's output ended: no answer will come
+        self.stopped: int | None = None  # client frames sent before the agent stopped reading
         # The recorded client's answers to the agent's requests, per method, in order.
         answers: dict[Any, Frame] = {}
         self.recorded_answers: dict[Any, dict[str, Any]] = {}
@@ -272,6 +274,12 @@ class _Against:
         return _replace_strings(value, {live: old for old, live in self.sessions.items()})
 
     async def read(self, stdout: asyncio.StreamReader, stdin: asyncio.StreamWriter) -> None:
+        try:
+            await self._read(stdout, stdin)
+        finally:
+            self.ended.set()
+
+    async def _read(self, stdout: asyncio.StreamReader, stdin: asyncio.StreamWriter) -> None:
         while True:
             line = await stdout.readline()
             if not line:
@@ -315,22 +323,36 @@ class _Against:
                     future.set_result(message)
 
     async def wait(self, future: asyncio.Future[Any], timeout: float) -> Any:
-        with contextlib.suppress(asyncio.TimeoutError):
-            return await asyncio.wait_for(asyncio.shield(future), timeout)
-        return None
+        """The answer, or None after `timeout` (at once once the agent's output ended)."""
+        if not future.done() and not self.ended.is_set():
+            ended = asyncio.ensure_future(self.ended.wait())
+            try:
+                await asyncio.wait({future, ended}, timeout=timeout, return_when="FIRST_COMPLETED")
+            finally:
+                ended.cancel()
+        return future.result() if future.done() else None
 
     async def drive(self, argv: Sequence[str]) -> int:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            limit=LINE_LIMIT,
-        )
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                limit=LINE_LIMIT,
+            )
+        except OSError as error:  # as `record` says it
+            print(f"error: cannot start the agent: {error}", file=sys.stderr)
+            return 127 if isinstance(error, FileNotFoundError) else 126
         assert process.stdin is not None
         assert process.stdout is not None
         reader = asyncio.create_task(self.read(process.stdout, process.stdin))
         try:
-            return await self._compare(process.stdin)
+            differ = await self._compare(process.stdin)
+            if self.stopped is not None:
+                code = await _exit_code(process)
+                print(f"the agent stopped reading after {self.stopped} client frames ({code})")
+                differ = 1
+            return differ
         finally:
             with contextlib.suppress(OSError):
                 process.stdin.close()
@@ -349,6 +371,7 @@ class _Against:
         recorded_updates: dict[Any, list[Any]] = collections.defaultdict(list)
         requests: list[Frame] = []
         notified = 0
+        sent = 0
         open_ids: list[Any] = []
         for frame in self.recording.frames:
             if frame.origin == "client" and (frame.is_request or frame.is_notification):
@@ -370,8 +393,13 @@ class _Against:
                     requests.append(frame)
                     open_ids.append(key)
                     self.open_ids.append(key)
-                stdin.write(orjson.dumps(self.map_sessions(frame.message)) + b"\n")
-                await stdin.drain()
+                try:
+                    stdin.write(orjson.dumps(self.map_sessions(frame.message)) + b"\n")
+                    await stdin.drain()
+                except (ConnectionError, OSError):  # it exited (or closed its input)
+                    self.stopped = sent
+                    break
+                sent += 1
             elif frame.origin == "agent" and frame.is_response and _key(frame.id) in self.responses:
                 key = _key(frame.id)
                 answered.append(key)
@@ -388,7 +416,8 @@ class _Against:
             label = f"{frame.method} (id {frame.id})"
             if live is None:
                 differing += 1
-                print(f"{label}: no answer within {self.timeout:g}s")
+                why = "the agent's output ended" if self.ended.is_set() else None
+                print(f"{label}: no answer ({why or f'within {self.timeout:g}s'})")
                 continue
             if expected is None:
                 print(f"{label}: not answered in the recording; now answered")
@@ -425,6 +454,14 @@ class _Against:
             if found:
                 return lines + found
         return lines
+
+
+async def _exit_code(process: asyncio.subprocess.Process) -> str:
+    try:
+        code = await asyncio.wait_for(process.wait(), 5.0)
+    except asyncio.TimeoutError:
+        return "it is still running"
+    return f"exit code {code}"
 
 
 def _replace_strings(value: Any, table: dict[str, str]) -> Any:
