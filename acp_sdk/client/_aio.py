@@ -123,7 +123,13 @@ class AsyncTurn(TurnHandle["AsyncClient"]):
             if self._on_update is not None:
                 outcome = self._on_update(update)
                 if inspect.isawaitable(outcome):
-                    await outcome
+                    try:
+                        await outcome
+                    except asyncio.CancelledError:
+                        # The task awaiting the turn was cancelled (here, in on_update,
+                        # rather than waiting for the next update): the same rule.
+                        await asyncio.shield(self.cancel())
+                        raise
         assert self.response is not None
         return self.response
 

@@ -69,20 +69,18 @@ class Turn(TurnHandle["Client"]):
     end, calling `on_update` per update.
     """
 
+    _interrupted = False  # a first Ctrl-C cancelled the turn; the next one stops waiting
+
     def __iter__(self) -> Iterator[SessionUpdate]:
         driver = self._client._driver_or_raise()
         sink, pending = self._sink, self._pending
-        interrupted = False
         while True:
             while pending:
                 yield self._saw(pending.popleft())
             try:
                 pending.extend(driver.run(flows.next_updates(driver.engine, sink)))
             except KeyboardInterrupt:
-                if interrupted:
-                    raise
-                interrupted = True
-                self.cancel()
+                self._interrupt()
                 continue
             if not pending:
                 self._ended(sink.outcome)
@@ -97,11 +95,24 @@ class Turn(TurnHandle["Client"]):
         with contextlib.suppress(ACPError):
             self._client.cancel(session_id=self.session_id)
 
+    def _interrupt(self) -> None:
+        """Ctrl-C while the turn runs: the first cancels it (the turn goes on until the
+        agent answers `cancelled`), the next one stops waiting."""
+        if self._interrupted:
+            raise KeyboardInterrupt
+        self._interrupted = True
+        self.cancel()
+
     def wait(self) -> PromptResponse:
-        """Run the turn to its end (calling `on_update` per update); the response."""
+        """Run the turn to its end (calling `on_update` per update); the response.
+
+        Ctrl-C, also while `on_update` runs, cancels the turn as while iterating."""
         for update in self:
             if self._on_update is not None:
-                refuse_awaitable(self._on_update(update), "an async on_update")
+                try:
+                    refuse_awaitable(self._on_update(update), "an async on_update")
+                except KeyboardInterrupt:
+                    self._interrupt()
         assert self.response is not None
         return self.response
 
