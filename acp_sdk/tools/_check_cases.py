@@ -227,11 +227,20 @@ class Run:
             if isinstance(error, AgentGone) and main:
                 detail = "the agent closed the connection" + self.peers[0].stderr_hint()
                 self.gone = "the agent's connection ended earlier"
-            unset = self.unset(*case_ids)
-            if unset:
-                self.set(unset[0], FAIL, detail)
-            for case_id in unset[1:]:
-                self.set(case_id, SKIP, f"not run: {detail}")
+            self._fail_unset(case_ids, detail)
+        except (AttributeError, TypeError, KeyError, IndexError, ValueError) as error:
+            # JSON of a shape no flow expected (the agent's answers are not checked
+            # against the schema first): judged as that case's failure, never a crash
+            # of the whole run.
+            name = type(error).__name__
+            self._fail_unset(case_ids, f"an answer of an unexpected shape ({name}: {error})")
+
+    def _fail_unset(self, case_ids: tuple[str, ...], detail: str) -> None:
+        unset = self.unset(*case_ids)
+        if unset:
+            self.set(unset[0], FAIL, detail)
+        for case_id in unset[1:]:
+            self.set(case_id, SKIP, f"not run: {detail}")
 
     async def open_peer(self, name: str) -> Peer:
         peer = Peer(make_link(self.options), name)

@@ -155,6 +155,8 @@ async def _main(run: Run) -> None:
         if not isinstance(options, list) or not options:
             raise Skip("the agent lists no config options")
         option = options[0]
+        if not isinstance(option, dict):
+            raise Fail(f"configOptions[0] is not an object: {short(option)}")
         params: dict[str, Any] = {"sessionId": s2, "configId": option.get("id")}
         params["value"] = option.get("currentValue")
         if option.get("type") == "boolean":

@@ -46,6 +46,7 @@ BROKEN_CASES = {
     "answers_notifications": ("unknown-notification", WARN),
     "usage_after_answer": ("late-usage-update", WARN),
     "odd_capabilities": ("initialize", FAIL),
+    "odd_config_options": ("set-config-option", FAIL),
 }
 # Agents sending JSON of shapes the checker must survive (no case judges them).
 ODD = ("odd_permission_options",)
