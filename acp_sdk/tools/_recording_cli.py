@@ -34,14 +34,24 @@ def cmd_replay(args: argparse.Namespace) -> int:
     recording = _load(args.file)
     command = list(args.command)
     against = bool(args.against)
-    if command[:1] == ["--against"]:
-        against, command = True, command[1:]
+    timeout: float = args.timeout
+    # The options may follow FILE too (`replay FILE --against --timeout 5 -- CMD`, as
+    # the docs write it): the remainder takes them, so read them off it, up to `--`.
+    while command[:1] in (["--against"], ["--timeout"]):
+        if command[0] == "--against":
+            against, command = True, command[1:]
+            continue
+        try:
+            timeout = float(command[1])
+        except (IndexError, ValueError):
+            raise _CliError("--timeout needs a number of seconds", EXIT_USAGE) from None
+        command = command[2:]
     if command[:1] == ["--"]:
         command = command[1:]
     if against:
         if not command:
             raise _CliError("replay --against needs the agent command after --", EXIT_USAGE)
-        return _replay.against(recording, command, args.timeout)
+        return _replay.against(recording, command, timeout)
     if command:
         raise _CliError(f"unexpected arguments: {' '.join(command)}", EXIT_USAGE)
     return _replay.serve(recording)

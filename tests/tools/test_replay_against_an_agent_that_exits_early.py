@@ -49,3 +49,16 @@ def test_an_agent_that_cannot_start_is_an_error(recording: Path, tmp_path: Path)
     assert result.returncode == 127
     assert b"error: cannot start the agent:" in result.stderr
     assert b"Traceback" not in result.stderr
+
+
+def test_options_after_the_file_are_read_as_options(recording: Path) -> None:
+    """`replay FILE --against --timeout N -- CMD` (options after FILE, as the docs
+    write `--against`): `--timeout` is an option, not the agent's command."""
+    agent = [sys.executable, "-c", "import sys; sys.exit(3)"]
+    result = run_cli("replay", str(recording), "--against", "--timeout", "600", "--", *agent)
+    assert b"cannot start the agent" not in result.stderr, result.stderr
+    assert result.returncode == 1, result.stderr
+    assert "answers differ" in result.stdout.decode()
+    bad = run_cli("replay", str(recording), "--against", "--timeout", "soon", "--", *agent)
+    assert bad.returncode == 2
+    assert b"--timeout needs a number of seconds" in bad.stderr
