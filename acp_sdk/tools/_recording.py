@@ -168,6 +168,14 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def id_key(value: Any) -> Any:
+    """A recorded request id as a dict key: 1 and "1" are different ids, and True is not
+    1; an id JSON-RPC does not allow (an array, an object) still gets one."""
+    if isinstance(value, (list, dict)):
+        return (type(value).__name__, orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+    return (type(value).__name__, value)
+
+
 def session_of(frame: Frame) -> str | None:
     """The frame's `params.sessionId`, when it names one."""
     session = obj(obj(frame.message).get("params")).get("sessionId")

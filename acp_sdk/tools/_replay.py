@@ -23,7 +23,7 @@ from typing import Any, Final, cast
 import attrs
 import orjson
 
-from acp_sdk.tools._recording import Frame, Recording, items, obj, session_of
+from acp_sdk.tools._recording import Frame, Recording, id_key, items, obj, session_of
 
 NO_SCRIPT: Final = -32603
 LINE_LIMIT: Final = 1 << 30  # frames of any size (asyncio's default limit is 64 KiB)
@@ -81,9 +81,7 @@ def scripts(recording: Recording) -> tuple[list[tuple[str, Any]], dict[str, list
     return prelude, by_method
 
 
-def _key(value: Any) -> Any:
-    # 1 and "1" are different ids, and True is not 1.
-    return (type(value).__name__, value)
+_key = id_key
 
 
 class _Player:

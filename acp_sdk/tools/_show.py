@@ -10,7 +10,7 @@ from typing import IO, Any
 from acp_sdk.protocol._codec import decode
 from acp_sdk.protocol._errors import DecodeError
 from acp_sdk.schema import RequestPermissionRequest, SessionNotification
-from acp_sdk.tools._recording import Frame, Recording, items, obj
+from acp_sdk.tools._recording import Frame, Recording, id_key, items, obj
 from acp_sdk.tools._render import Renderer, neutralize
 
 _ARROWS = {"client": "client -> agent", "agent": "agent -> client", "stderr": "agent stderr"}
@@ -155,5 +155,4 @@ def _agent(
             renderer.stop(str(result.get("stopReason")))
 
 
-def _key(value: Any) -> Any:
-    return (type(value).__name__, value)
+_key = id_key

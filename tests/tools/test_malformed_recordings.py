@@ -1,11 +1,13 @@
 """A recording nobody vouches for: a frame whose `t`, `text` or `b64` has the wrong
 shape is refused naming its line (`RecordingError`; exit code 2 from `show` and
-`replay`), never a traceback."""
+`replay`), never a traceback; messages of odd shapes (ids JSON-RPC does not allow) are
+shown and replayed."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from acp_sdk.tools._recording import RecordingError, load
@@ -56,3 +58,27 @@ def test_the_cli_says_so_with_exit_code_2(command: str, tmp_path: Path) -> None:
     assert result.returncode == 2, result.stderr
     assert b"bad.jsonl:2: the frame's `text` is not a string" in result.stderr
     assert b"Traceback" not in result.stderr
+
+
+def test_ids_json_rpc_does_not_allow_are_shown_and_replayed(tmp_path: Path) -> None:
+    """An array or object as a request id (not JSON-RPC, but a recording keeps what
+    was said) is no crash (before: `TypeError: unhashable type` in show and replay)."""
+    frames = [
+        ("client", '{"jsonrpc": "2.0", "id": [1], "method": "session/new", "params": {}}'),
+        ("agent", '{"jsonrpc": "2.0", "id": [1], "result": {"sessionId": "s"}}'),
+        ("agent", '{"jsonrpc": "2.0", "id": {"a": 1}, "method": "fs/read_text_file"}'),
+        ("client", '{"jsonrpc": "2.0", "id": {"a": 1}, "result": {}}'),
+    ]
+    path = tmp_path / "odd_ids.jsonl"
+    body = "".join(
+        orjson.dumps({"t": 0.1, "from": origin, "text": text}).decode() + "\n"
+        for origin, text in frames
+    )
+    path.write_text(HEADER + body)
+    shown = run_cli("show", str(path))
+    assert shown.returncode == 0, shown.stderr
+    assert b"Session s." in shown.stdout
+    request = b'{"jsonrpc": "2.0", "id": 7, "method": "session/new", "params": {}}\n'
+    replayed = run_cli("replay", str(path), stdin=request)
+    assert replayed.returncode == 0, replayed.stderr
+    assert b'"sessionId":"s"' in replayed.stdout
