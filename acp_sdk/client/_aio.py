@@ -161,7 +161,8 @@ class AsyncSession(SessionHandle["AsyncClient", R]):
                 `await turn`.
             timeout: Seconds for the whole turn.
             idle_timeout: Seconds the agent may stay silent: each of its updates in the
-                session, and each request it makes in it, starts them again.
+                session, and each request it makes in it, starts them again; it does
+                not run while we answer such a request or are not reading.
 
         When a limit passes, the client sends `session/cancel`; the agent then has 5
         seconds to end the turn (it ends `cancelled`, with `turn.timed_out` saying
