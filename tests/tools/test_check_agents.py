@@ -150,3 +150,17 @@ def test_a_permission_pending_at_the_cancel_is_answered_cancelled(
     after session/cancel, as a client must (prompt-turn.mdx § Cancellation)."""
     report = reports["example-tool-permission"]
     assert report.results["session-cancel"].outcome == PASS, _lines(report)
+
+
+def test_cancelled_from_an_agent_that_says_cancelled_unasked_proves_nothing(
+    reports: dict[str, Report],
+) -> None:
+    """gptme-acp without a model ends every turn `cancelled`, cancelled or not: its answer
+    to session/cancel (and to session/close) is no evidence it honoured either, so both
+    cases are inconclusive, not `pass`."""
+    report = reports["cancelled_unasked"]
+    assert report.results["stop-reason-honest"].outcome == FAIL, _lines(report)
+    for case_id in ("session-cancel", "session-close"):
+        result = report.results[case_id]
+        assert result.outcome == SKIP, _lines(report)
+        assert "inconclusive" in result.detail and "stop-reason-honest" in result.detail
