@@ -410,6 +410,9 @@ async def until_under_way(run: Run, peer: Peer, turn: Turn) -> None:
 
     await peer.wait_for(started, run.options.cancel_after, turn.start)
     if turn.future.done():
+        # Still a turn: its late or doubled updates, a `cancelled` nobody asked for, count.
+        with contextlib.suppress(Skip, Fail):
+            await finish_turn(run, peer, turn, turn.future.result())
         answer = turn.future.result().get("result") or {}
         raise Skip(
             f"inconclusive: the turn ended ({short(answer.get('stopReason'))}) before the "
