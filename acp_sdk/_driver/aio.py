@@ -228,7 +228,8 @@ class AsyncDriver:
                 except asyncio.CancelledError:  # no await yet, so not our cancellation
                     raise RuntimeError("user code raised CancelledError") from None
                 return await _await_user(outcome) if inspect.isawaitable(outcome) else outcome
-        raise TypeError(f"unknown operation {op!r}")
+            case _:
+                raise TypeError(f"unknown operation {op!r}")
 
     async def _close_write(self) -> None:
         # What the transport still buffers must reach the peer before we close (an owed

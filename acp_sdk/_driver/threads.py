@@ -242,7 +242,8 @@ class ThreadDriver:
                 result = function(*argument)
                 refuse_awaitable(result, "a coroutine callback")
                 return result
-        raise TypeError(f"unknown operation {op!r}")
+            case _:
+                raise TypeError(f"unknown operation {op!r}")
 
     def _until(self, op: Until) -> bool:
         signal: _Condition = op.signal  # type: ignore[assignment] # our engine's signals
