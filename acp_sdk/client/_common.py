@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, cast
 
 import attrs
 
-from acp_sdk._driver.engine import Callback, Limits, Outcome
+from acp_sdk._driver.engine import Callback
 from acp_sdk._driver.process import AgentProcess, argv_of, log_agent_stderr
 from acp_sdk._driver.turn import Sink
+from acp_sdk._driver.vocabulary import Limits, Outcome
 from acp_sdk._version import __version__
 from acp_sdk.protocol._connection import SUPPORTED_PROTOCOL_VERSIONS, Connection
 from acp_sdk.protocol._errors import RequestError
