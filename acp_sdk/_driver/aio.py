@@ -374,7 +374,16 @@ async def _await_user(awaitable: Awaitable[T]) -> T:
     try:
         await asyncio.wait({child})
     except asyncio.CancelledError:
+        # As when the code runs in our task: it sees the cancellation and may clean up
+        # (a tool call block sends its final status) before our flow goes on.
         child.cancel()
+        while not child.done():
+            try:
+                await asyncio.wait({child})
+            except asyncio.CancelledError:
+                child.cancel()
+        with contextlib.suppress(BaseException):
+            child.exception()  # retrieved: ours is the cancellation that goes on
         raise
     if child.cancelled():
         raise RuntimeError("user code raised CancelledError")
