@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
@@ -258,7 +259,10 @@ class AsyncDriver:
                     await asyncio.wait_for(waiter, left)
 
     def _on_callback_runner(self) -> bool:
-        return asyncio.current_task() is self._callback_task
+        task = asyncio.current_task()
+        while task is not None and task is not self._callback_task:
+            task = _RUNS_FOR.get(task)  # Python 3.10: user code runs in a child task
+        return task is not None
 
     def _try_write(self, data: bytes) -> int:
         """Hand a frame to the transport now when nothing is buffered in it (it writes to
@@ -354,6 +358,12 @@ async def open_process_pipes(
     return stdout, writer, stderr, (out_transport.close, err_transport.close, in_transport.close)
 
 
+_RUNS_FOR: weakref.WeakKeyDictionary[asyncio.Future[Any], asyncio.Task[Any]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Python 3.10: the task a child task runs user code for (see `_await_user`)."""
+
+
 async def _await_user(awaitable: Awaitable[T]) -> T:
     """Await user code. Our task being cancelled ends the flow (CancelledError goes
     on); user code that lets some other cancellation escape has just failed, which
@@ -371,6 +381,8 @@ async def _await_user(awaitable: Awaitable[T]) -> T:
     # so a cancellation of ours arrives here (and is passed on to the child) while the
     # child's own CancelledError only marks the child cancelled.
     child = asyncio.ensure_future(awaitable)
+    if task is not None:
+        _RUNS_FOR[child] = task
     try:
         await asyncio.wait({child})
     except asyncio.CancelledError:
