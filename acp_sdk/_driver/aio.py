@@ -12,22 +12,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-from collections.abc import Callable
+import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
 from acp_sdk._driver import flows
-from acp_sdk._driver.engine import (
-    Callback,
-    Cancellable,
-    Engine,
-    Expired,
-    Limits,
-    Outcome,
-    Serve,
-)
+from acp_sdk._driver.engine import Callback, Engine, Serve
 from acp_sdk._driver.flows import AwaitCall, Flow, Read, Run, Until, Write
 from acp_sdk._driver.process import CLOSE_SLACK, AgentProcess
 from acp_sdk._driver.turn import time_left
+from acp_sdk._driver.vocabulary import Cancellable, Expired, Limits, Outcome
 from acp_sdk.protocol._connection import Connection
 from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Method, Notification, Row
@@ -225,15 +219,11 @@ class AsyncDriver:
             case Run(function=function, argument=argument):
                 try:
                     outcome = function(*argument)
-                    return await outcome if inspect.isawaitable(outcome) else outcome
-                except asyncio.CancelledError:
-                    # Our task being cancelled ends the flow; user code that let some
-                    # other cancellation escape is just a failure of that code.
-                    cancelling = getattr(asyncio.current_task(), "cancelling", None)
-                    if cancelling is None or cancelling():
-                        raise
+                except asyncio.CancelledError:  # no await yet, so not our cancellation
                     raise RuntimeError("user code raised CancelledError") from None
-        raise TypeError(f"unknown operation {op!r}")
+                return await _await_user(outcome) if inspect.isawaitable(outcome) else outcome
+            case _:
+                raise TypeError(f"unknown operation {op!r}")
 
     async def _close_write(self) -> None:
         # What the transport still buffers must reach the peer before we close (an owed
@@ -269,7 +259,10 @@ class AsyncDriver:
                     await asyncio.wait_for(waiter, left)
 
     def _on_callback_runner(self) -> bool:
-        return asyncio.current_task() is self._callback_task
+        task = asyncio.current_task()
+        while task is not None and task is not self._callback_task:
+            task = _RUNS_FOR.get(task)  # Python 3.10: user code runs in a child task
+        return task is not None
 
     def _try_write(self, data: bytes) -> int:
         """Hand a frame to the transport now when nothing is buffered in it (it writes to
@@ -363,3 +356,47 @@ async def open_process_pipes(
     )
     writer = asyncio.StreamWriter(in_transport, protocol, None, loop)
     return stdout, writer, stderr, (out_transport.close, err_transport.close, in_transport.close)
+
+
+_RUNS_FOR: weakref.WeakKeyDictionary[asyncio.Future[Any], asyncio.Task[Any]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Python 3.10: the task a child task runs user code for (see `_await_user`)."""
+
+
+async def _await_user(awaitable: Awaitable[T]) -> T:
+    """Await user code. Our task being cancelled ends the flow (CancelledError goes
+    on); user code that lets some other cancellation escape has just failed, which
+    the flow treats like any other error of that code."""
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)  # Python 3.11+
+    if cancelling is not None:
+        try:
+            return await awaitable
+        except asyncio.CancelledError:
+            if cancelling():
+                raise
+            raise RuntimeError("user code raised CancelledError") from None
+    # Python 3.10 cannot tell the two apart on one task: run the code in a child task,
+    # so a cancellation of ours arrives here (and is passed on to the child) while the
+    # child's own CancelledError only marks the child cancelled.
+    child = asyncio.ensure_future(awaitable)
+    if task is not None:
+        _RUNS_FOR[child] = task
+    try:
+        await asyncio.wait({child})
+    except asyncio.CancelledError:
+        # As when the code runs in our task: it sees the cancellation and may clean up
+        # (a tool call block sends its final status) before our flow goes on.
+        child.cancel()
+        while not child.done():
+            try:
+                await asyncio.wait({child})
+            except asyncio.CancelledError:
+                child.cancel()
+        with contextlib.suppress(BaseException):
+            child.exception()  # retrieved: ours is the cancellation that goes on
+        raise
+    if child.cancelled():
+        raise RuntimeError("user code raised CancelledError")
+    return child.result()

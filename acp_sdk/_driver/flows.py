@@ -22,15 +22,10 @@ import logging
 from collections.abc import Callable, Generator
 from typing import Any, Final, Generic, TypeVar
 
-from acp_sdk._driver.engine import (
-    Engine,
-    Outcome,
-    Signal,
-    Waiter,
-    send_timeout,
-)
+from acp_sdk._driver.engine import Engine, send_timeout
 from acp_sdk._driver.process import EXIT_WAIT, AgentProcess
 from acp_sdk._driver.turn import Sink, deadline_after
+from acp_sdk._driver.vocabulary import Outcome, Signal, Waiter
 from acp_sdk.protocol._errors import ConnectionClosed
 from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Method, Notification, Row

@@ -19,18 +19,11 @@ from collections.abc import Callable
 from typing import IO, Any, Final, TypeVar
 
 from acp_sdk._driver import flows
-from acp_sdk._driver.engine import (
-    Callback,
-    Cancellable,
-    Engine,
-    Expired,
-    Limits,
-    Outcome,
-    Serve,
-)
+from acp_sdk._driver.engine import Callback, Engine, Serve
 from acp_sdk._driver.flows import AwaitCall, Flow, Read, Run, Until, Write
 from acp_sdk._driver.process import CLOSE_SLACK, AgentProcess
 from acp_sdk._driver.turn import time_left
+from acp_sdk._driver.vocabulary import Cancellable, Expired, Limits, Outcome
 from acp_sdk.protocol._connection import Connection
 from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Row
@@ -242,7 +235,8 @@ class ThreadDriver:
                 result = function(*argument)
                 refuse_awaitable(result, "a coroutine callback")
                 return result
-        raise TypeError(f"unknown operation {op!r}")
+            case _:
+                raise TypeError(f"unknown operation {op!r}")
 
     def _until(self, op: Until) -> bool:
         signal: _Condition = op.signal  # type: ignore[assignment] # our engine's signals

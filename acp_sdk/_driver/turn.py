@@ -17,7 +17,7 @@ from acp_sdk.protocol._errors import RequestTimeout
 from acp_sdk.protocol._jsonrpc import RequestId
 
 if TYPE_CHECKING:
-    from acp_sdk._driver.engine import Outcome
+    from acp_sdk._driver.vocabulary import Outcome
 
 CANCEL_GRACE: Final = 5.0
 """Seconds a turn whose timeout passed gives the agent, after `session/cancel`, to end

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias, TypeVar, over
 
 from acp_sdk._driver import flows
 from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver
-from acp_sdk._driver.engine import Limits
+from acp_sdk._driver.vocabulary import Limits
 from acp_sdk.agent import _keeper, _stdio
 from acp_sdk.agent._session import SessionHandle
 from acp_sdk.agent._store import SessionStore

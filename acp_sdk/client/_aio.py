@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from acp_sdk._driver import flows
 from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver, open_process_pipes
-from acp_sdk._driver.engine import Limits
+from acp_sdk._driver.vocabulary import Limits
 from acp_sdk.client._common import (
     BaseClient,
     SessionHandle,

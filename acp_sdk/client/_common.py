@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, cast
 
 import attrs
 
-from acp_sdk._driver.engine import Callback, Limits, Outcome
+from acp_sdk._driver.engine import Callback
 from acp_sdk._driver.process import AgentProcess, argv_of, log_agent_stderr
 from acp_sdk._driver.turn import Sink
+from acp_sdk._driver.vocabulary import Limits, Outcome
 from acp_sdk._version import __version__
 from acp_sdk.protocol._connection import SUPPORTED_PROTOCOL_VERSIONS, Connection
 from acp_sdk.protocol._errors import RequestError
@@ -358,7 +359,7 @@ class TurnHandle(Generic[C]):
     ) -> None:
         from acp_sdk.methods import SESSION_PROMPT
 
-        if _CHUNK is None:
+        if _chunk_class is None:
             _load_kinds()
         self._client = client
         self.params = params
@@ -381,17 +382,18 @@ class TurnHandle(Generic[C]):
         """Note an update as it is handed out: this turn's `text` and `tool_calls`, and
         the session's state (the caller's view: exactly the updates handed out)."""
         # Once per update, on the streaming path: module globals, the common case inline.
-        if isinstance(update, _CHUNK):
-            content = update.content
-            if isinstance(content, _TEXT):
-                text = content.text
+        seen: Any = update  # the classes are module globals of type Any (loaded lazily)
+        if isinstance(seen, _chunk_class):
+            content: Any = seen.content
+            if isinstance(content, _text_class):
+                text: str = content.text
                 if len(text) <= self._text_left:
                     self._text.write(text)
                     self._text_left -= len(text)
                 else:
                     self._keep_text(text)
-        elif isinstance(update, _TOOLS):
-            self._keep_tool_call(update)
+        elif isinstance(seen, _tool_classes):
+            self._keep_tool_call(seen)
         if self._engine.fold is not None:
             self._engine.handed_out(self.params.session_id, update)
         return update
@@ -476,18 +478,19 @@ class TurnHandle(Generic[C]):
         self.response = outcome.value
 
 
-_CHUNK: Any = None
-_TEXT: Any = None
-_TOOLS: Any = ()
+_chunk_class: Any = None
+_text_class: Any = None
+_tool_classes: Any = ()
 
 
 def _load_kinds() -> None:
     """The update classes `_saw` checks, loaded with the first turn (the models load
     lazily: `from acp_sdk import Client` builds none)."""
-    global _CHUNK, _TEXT, _TOOLS
+    global _chunk_class, _text_class, _tool_classes
     import acp_sdk.schema as m
 
-    _CHUNK, _TEXT, _TOOLS = m.AgentMessageChunk, m.TextContent, (m.ToolCall, m.ToolCallUpdate)
+    _chunk_class, _text_class = m.AgentMessageChunk, m.TextContent
+    _tool_classes = (m.ToolCall, m.ToolCallUpdate)
 
 
 class SessionHandle(Generic[C, R]):

@@ -20,8 +20,8 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from acp_sdk._driver import flows
-from acp_sdk._driver.engine import Limits
 from acp_sdk._driver.threads import StreamTransport, ThreadDriver, refuse_awaitable
+from acp_sdk._driver.vocabulary import Limits
 from acp_sdk.client._common import (
     BaseClient,
     SessionHandle,

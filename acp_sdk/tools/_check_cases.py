@@ -420,6 +420,9 @@ async def until_under_way(run: Run, peer: Peer, turn: Turn) -> None:
 
     await peer.wait_for(started, run.options.cancel_after, turn.start)
     if turn.future.done():
+        # Still a turn: its late or doubled updates, a `cancelled` nobody asked for, count.
+        with contextlib.suppress(Skip, Fail):
+            await finish_turn(run, peer, turn, turn.future.result())
         answer = turn.future.result().get("result")
         answer = answer if isinstance(answer, dict) else {}
         raise Skip(
@@ -448,6 +451,14 @@ async def cancelled_turn(
         await peer.answer_held_cancelled()
 
 
+# An agent seen ending a turn nobody cancelled as `cancelled` (a real agent does so for
+# every turn when it has no model): its `cancelled` after a cancel shows nothing.
+UNASKED_CANCEL_SKIP: Final = (
+    "inconclusive: the agent also ends turns nobody cancelled as cancelled "
+    "(stop-reason-honest), so this stopReason cancelled shows nothing"
+)
+
+
 def crossed(turn: Turn) -> bool:
     assert turn.cancel_sent is not None
     return turn.future.done() and time.monotonic() - turn.cancel_sent < CROSSED
@@ -465,7 +476,9 @@ async def session_cancel_case(run: Run, peer: Peer, session_id: str) -> None:
     if "error" in response:
         raise Fail(f"a cancelled turn must end with stopReason cancelled: {short(response)}")
     reason = await finish_turn(run, peer, turn, response)
-    if reason == "cancelled":
+    if reason == "cancelled" and run.unasked_cancel:
+        run.set("session-cancel", SKIP, UNASKED_CANCEL_SKIP)
+    elif reason == "cancelled":
         run.set("session-cancel", PASS, f"stopReason cancelled {took:.2f}s after session/cancel")
     elif took < CROSSED:
         run.set("session-cancel", SKIP, f"inconclusive: {reason} crossed the cancel")

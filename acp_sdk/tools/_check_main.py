@@ -23,6 +23,7 @@ from acp_sdk.tools._check_cases import (
     CLIENT_VERSION,
     HIGH_VERSION,
     TURN_UPDATES,
+    UNASKED_CANCEL_SKIP,
     Fail,
     Run,
     Skip,
@@ -274,7 +275,9 @@ async def _main(run: Run) -> None:
             raise Fail(f"the running turn got no answer within {o.cancel_timeout:g}s of close")
         result_of(await p.wait(closing[0], timeout, "session/close"), "session/close")
         result = _object(response.get("result"))
-        if result.get("stopReason") == "cancelled" or error_code(response) == -32800:
+        if result.get("stopReason") == "cancelled" and run.unasked_cancel:
+            run.set("session-close", SKIP, UNASKED_CANCEL_SKIP)
+        elif result.get("stopReason") == "cancelled" or error_code(response) == -32800:
             run.set("session-close", PASS, "the running turn ended cancelled; closed")
         elif crossed(turn):
             run.set("session-close", SKIP, "inconclusive: the turn ended as close was sent")

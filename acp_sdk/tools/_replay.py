@@ -29,7 +29,7 @@ NO_SCRIPT: Final = -32603
 LINE_LIMIT: Final = 1 << 30  # frames of any size (asyncio's default limit is 64 KiB)
 
 
-@attrs.define(kw_only=True, order=False)
+@attrs.frozen(kw_only=True, order=False)
 class _Script:
     method: str
     session: str | None

@@ -95,13 +95,13 @@ def test_load_replays_the_whole_conversation_then_answers(
     facade: type[Facade], opened: list[Facade], db: Path
 ) -> None:
     first = start(facade, opened, db)
-    session = first.new_session("/work/a")
+    session = first.new_session("/project/a")
     first.prompt(session, "hello")
     first.prompt(session, "stream 3")
     first.close()
     seen = Seen()
     second = start(facade, opened, db, on_update=seen)
-    response = second.call("load_session", session_id=session.session_id, cwd="/work/a")
+    response = second.call("load_session", session_id=session.session_id, cwd="/project/a")
     assert response.session_id == session.session_id
     # Every update was delivered by the time load returned: the agent answered last.
     updates = [n.update for n in seen.notifications]

@@ -18,9 +18,10 @@ import orjson
 import pytest
 
 from acp_sdk._driver import flows
-from acp_sdk._driver.engine import LET_THE_WRITER_RUN, Engine, Expired, Limits, Outcome
+from acp_sdk._driver.engine import LET_THE_WRITER_RUN, Engine
 from acp_sdk._driver.flows import AwaitCall, Read, Run, Until, Write
 from acp_sdk._driver.turn import Sink
+from acp_sdk._driver.vocabulary import Expired, Limits, Outcome
 from acp_sdk.methods import AUTHENTICATE, INITIALIZE, SESSION_CANCEL, SESSION_PROMPT
 from acp_sdk.protocol._connection import Connection
 from acp_sdk.protocol._errors import (

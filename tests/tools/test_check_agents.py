@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import pytest
 
 from acp_sdk.tools._check import FAIL, MUST, PASS, SKIP, WARN, CheckOptions, Report, run_check
@@ -165,3 +166,38 @@ def test_a_permission_pending_at_the_cancel_is_answered_cancelled(
     after session/cancel, as a client must (prompt-turn.mdx § Cancellation)."""
     report = reports["example-tool-permission"]
     assert report.results["session-cancel"].outcome == PASS, _lines(report)
+
+
+def test_cancelled_from_an_agent_that_says_cancelled_unasked_proves_nothing(
+    reports: dict[str, Report],
+) -> None:
+    """gptme-acp without a model ends every turn `cancelled`, cancelled or not: its answer
+    to session/cancel (and to session/close) is no evidence it honoured either, so both
+    cases are inconclusive, not `pass`."""
+    report = reports["cancelled_unasked"]
+    assert report.results["stop-reason-honest"].outcome == FAIL, _lines(report)
+    for case_id in ("session-cancel", "session-close"):
+        result = report.results[case_id]
+        assert result.outcome == SKIP, _lines(report)
+        assert "inconclusive" in result.detail
+        assert "stop-reason-honest" in result.detail
+
+
+def test_a_long_turn_ended_cancelled_before_the_cancel_fails_stop_reason_honest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long turn answered `cancelled` before the checker could cancel it is inconclusive
+    for the cancel cases, but it still is a `cancelled` nobody asked for. `--cancel-after`
+    is long here so that the answer surely comes first."""
+    command = (PY, "-m", f"{BROKEN}.long_turn_cancelled_unasked")
+    options = attrs.evolve(_options(command), cancel_after=2.0)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    report = asyncio.run(asyncio.wait_for(run_check(options), 60))
+    result = report.results["stop-reason-honest"]
+    assert result.outcome == FAIL, _lines(report)
+    assert "no cancel sent" in result.detail
+    for case_id in ("session-cancel", "cancel-request", "session-close"):
+        assert report.results[case_id].outcome == SKIP, _lines(report)
+        assert "inconclusive" in report.results[case_id].detail
+    others = [r.id for r in report.results.values() if r.outcome == FAIL]
+    assert others == ["stop-reason-honest"], _lines(report)
