@@ -171,7 +171,7 @@ def _int(value: Any) -> int | None:
 def id_key(value: Any) -> Any:
     """A recorded request id as a dict key: 1 and "1" are different ids, and True is not
     1; an id JSON-RPC does not allow (an array, an object) still gets one."""
-    if isinstance(value, (list, dict)):
+    if type(value) in (list, dict):
         return (type(value).__name__, orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
     return (type(value).__name__, value)
 
