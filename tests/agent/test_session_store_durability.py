@@ -5,6 +5,7 @@ corrupt or foreign file is refused at start."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sqlite3
@@ -106,7 +107,7 @@ def test_two_agent_processes_share_one_file(tmp_path: Path) -> None:
         with Client.spawn(argv(db), on_update=seen) as c:
             c.load_session(session_id=created["a"][3], cwd="/a")
         assert seen.texts() == ["stream 40"] + [f"tick {i}" for i in range(40)]
-    with sqlite3.connect(db) as check:
+    with contextlib.closing(sqlite3.connect(db)) as check, check:
         assert check.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
 
 
@@ -136,7 +137,7 @@ def _damaged_store(path: Path) -> None:
         await store.aclose()
 
     asyncio.run(fill())
-    with sqlite3.connect(path) as db:
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     data = bytearray(path.read_bytes())
     page = 4096
@@ -146,13 +147,13 @@ def _damaged_store(path: Path) -> None:
 
 
 def _foreign(path: Path) -> None:
-    with sqlite3.connect(path) as db:
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
         db.execute("CREATE TABLE notes (body TEXT)")
 
 
 def _newer(path: Path) -> None:
     SqliteSessionStore(path).close()
-    with sqlite3.connect(path) as db:
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
         db.execute("PRAGMA user_version = 99")
 
 
