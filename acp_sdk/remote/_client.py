@@ -39,6 +39,9 @@ INBOX_LIMIT: Final = 256
 """Messages read from the event streams and not yet taken by the driver. Past it the
 streams stop reading, so a client that stops consuming holds bounded memory and the
 server's own buffer (then the agent) is made to wait, as over a pipe."""
+SESSION_DRAIN: Final = 1.0
+"""Seconds the end of a connection waits for its session streams to deliver what the
+server sent on them before it (see `HttpTransport._sessions_drained`)."""
 
 
 class MessageTransport(Protocol):
@@ -282,6 +285,7 @@ class HttpTransport(_RemoteTransport):
                 async for message in sse_messages(response.aiter_lines(), self.max_message_size):
                     await self._received(message, session)
             if session is None:
+                await self._sessions_drained()
                 self._end("the server ended the connection's event stream")
         except asyncio.CancelledError:
             raise
@@ -290,6 +294,7 @@ class HttpTransport(_RemoteTransport):
                 opened.set_exception(ConnectionResetError(str(error)))
                 opened.exception()  # retrieved: the sender may be gone
             if session is None:
+                await self._sessions_drained()
                 self._end(f"the connection's event stream failed: {error}")
             else:
                 log.warning("the event stream of session %s ended: %s", session, error)
@@ -311,6 +316,15 @@ class HttpTransport(_RemoteTransport):
                 if session is not None and "method" in decoded and key is not None:
                     self._answer_sessions[key] = session
         await self._inbox.put(message)  # waits while the inbox is full: backpressure
+
+    async def _sessions_drained(self) -> None:
+        """Before the connection ends: what the server already sent on the session
+        streams (a dying agent's last updates) is read first, so nothing sent before the
+        end is lost. The server ends those streams with the connection; bounded anyway."""
+        this = asyncio.current_task()
+        others = [task for task in self._tasks if task is not this]
+        if others:
+            await asyncio.wait(others, timeout=SESSION_DRAIN)
 
     def _end(self, why: str) -> None:
         if not self._closed:
