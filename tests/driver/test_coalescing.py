@@ -8,6 +8,7 @@ reading still holds the sender back.
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import pytest
@@ -128,7 +129,11 @@ def test_a_burst_leaves_in_far_fewer_writes_than_frames_in_order(count: int) -> 
         # The first update leaves at once, the rest of the loop iteration is corked:
         # one write for the first, the others coalesced into batches of about
         # LET_THE_WRITER_RUN bytes (one per turn the producer gives the writer).
-        assert writes <= 2 + count // 20, (writes, count)
+        # Python 3.10 has no Task.cancelling(), so the handler's code runs in a child task
+        # (acp_sdk/_driver/aio.py, `_await_user`) and its answer may leave one loop
+        # iteration later, in a write of its own.
+        slack = 1 if sys.version_info < (3, 11) else 0
+        assert writes <= 2 + count // 20 + slack, (writes, count)
         biggest = max(len(w) for w in served.writes[before:])
         assert biggest <= 2 * LET_THE_WRITER_RUN + 1024  # bounded: a batch, not the stream
         await served.close()
