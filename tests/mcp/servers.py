@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Final
 
 from mcp.server.mcpserver import MCPServer
 
@@ -66,13 +67,19 @@ def build(name: str) -> MCPServer:
     return server
 
 
+RUN: Final = f"--test-run={os.getpid()}"
+"""Marks the servers this test process starts (ignored by the server), so a test run
+beside this one on the same machine is not taken for a leak of ours."""
+
+
 def stdio_argv(name: str) -> list[str]:
     """The command line of server `name` over stdio."""
-    return [sys.executable, str(HERE), name]
+    return [sys.executable, str(HERE), name, RUN]
 
 
 def children_running_servers() -> list[int]:
-    """Pids of live processes running this file (any parent): none should outlive a test."""
+    """Pids of live processes running this file for this test run (any parent, so an
+    orphaned grandchild counts too): none should outlive a test."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -82,7 +89,7 @@ def children_running_servers() -> list[int]:
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if str(HERE).encode() in cmdline and state != "Z":
+        if str(HERE).encode() in cmdline and RUN.encode() in cmdline and state != "Z":
             found.append(int(entry.name))
     return found
 
