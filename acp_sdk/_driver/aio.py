@@ -358,6 +358,10 @@ async def open_process_pipes(
     return stdout, writer, stderr, (out_transport.close, err_transport.close, in_transport.close)
 
 
+TELLS_CANCELLATIONS_APART: bool = hasattr(asyncio.Task, "cancelling")
+"""Python 3.11+: `Task.cancelling()` says whether our task is being cancelled. Without
+it (3.10) user code runs in a child task; tests switch this off to run that path."""
+
 _RUNS_FOR: weakref.WeakKeyDictionary[asyncio.Future[Any], asyncio.Task[Any]] = (
     weakref.WeakKeyDictionary()
 )
@@ -369,7 +373,7 @@ async def _await_user(awaitable: Awaitable[T]) -> T:
     on); user code that lets some other cancellation escape has just failed, which
     the flow treats like any other error of that code."""
     task = asyncio.current_task()
-    cancelling = getattr(task, "cancelling", None)  # Python 3.11+
+    cancelling = getattr(task, "cancelling", None) if TELLS_CANCELLATIONS_APART else None
     if cancelling is not None:
         try:
             return await awaitable
