@@ -101,6 +101,7 @@ P = TypeVar("P")
 R = TypeVar("R")
 
 log = logging.getLogger("acp_sdk.agent")
+_SESSION_ENDS: Final = frozenset({"session/close", "session/delete"})
 ANSWER_GRACE: Final = 5.0
 """Seconds the handlers still running at the client's end of input get to answer."""
 
@@ -470,9 +471,14 @@ async def serve_agent(
         return await method(params, context[0])
 
     async def serve(row: Row, params: Any) -> Any:
-        if keeper:
-            return await keeper[0].serve(row, params, call_agent)
-        return await call_agent(row, params)
+        try:
+            if keeper:
+                return await keeper[0].serve(row, params, call_agent)
+            return await call_agent(row, params)
+        finally:
+            if row.wire in _SESSION_ENDS:
+                # The session's remembered permission answers go with it (bounded memory).
+                context[0]._remembered.pop(getattr(params, "session_id", None), None)
 
     def callbacks(row: Row, params: Any) -> list[Callable[[Any], Any]]:
         handler = handlers.get(row.handler_name) or getattr(agent, row.handler_name, None)

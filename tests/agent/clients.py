@@ -92,6 +92,12 @@ class Way:
             return self.client.new_session(cwd=cwd)
         return self._run(lambda: self.client.new_session(cwd=cwd))
 
+    def close_session(self, session: Any) -> None:
+        if self._loop is None:
+            self.client.close_session(session_id=session.session_id)
+        else:
+            self._run(lambda: self.client.close_session(session_id=session.session_id))
+
     def prompt(self, session: Any, text: str, cancel_when: CancelWhen | None = None) -> Outcome:
         """Run one turn to its end; with `cancel_when`, cancel it at the first update for
         which it is true."""

@@ -177,6 +177,19 @@ def test_allow_always_is_remembered_across_calls_not_across_sessions(way: str) -
     assert all(statuses(o) == ["pending", "completed"] for o in [*outcomes, again])
 
 
+def test_closing_a_session_forgets_its_remembered_answers(way: str) -> None:
+    """`session/close` frees the session's remembered permission answers: the runtime
+    keeps them per session, so without this they would grow for the connection's life."""
+    answers = Answers("allow_always", "allow_once")
+    with open_way(way, handlers=[AskPermission(answers)]) as client:
+        session = client.new_session()
+        first = client.prompt(session, "ask edit")
+        client.close_session(session)
+        again = client.prompt(session, "ask edit")  # this agent lets it go on
+    assert [said(o) for o in (first, again)] == [["allow_always"], ["allow_once"]]
+    assert len(answers.asked) == 2  # asked again after the close
+
+
 def test_reject_always_is_remembered_and_fails_the_tool_calls(way: str) -> None:
     answers = Answers("reject_always")
     with open_way(way, handlers=[AskPermission(answers)]) as client:

@@ -23,6 +23,8 @@ import asyncio
 from acp_sdk import Agent, AgentContext, run_agent
 from acp_sdk.agent import DEFAULT_PERMISSION_OPTIONS, diff, terminal
 from acp_sdk.schema import (
+    CloseSessionRequest,
+    CloseSessionResponse,
     CurrentModeUpdate,
     NewSessionRequest,
     NewSessionResponse,
@@ -48,6 +50,11 @@ class ToolkitAgent(Agent):
     async def new_session(self, params: NewSessionRequest, ctx: AgentContext) -> NewSessionResponse:
         self._sessions += 1
         return NewSessionResponse(session_id=f"toolkit-{self._sessions}")
+
+    async def close_session(
+        self, params: CloseSessionRequest, ctx: AgentContext
+    ) -> CloseSessionResponse:
+        return CloseSessionResponse()  # the session may be prompted again (it asks again)
 
     async def prompt(self, params: PromptRequest, ctx: AgentContext) -> PromptResponse:
         s = ctx.session(params.session_id)
