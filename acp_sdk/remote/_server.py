@@ -322,8 +322,13 @@ class _Server:
             return None
         return connection
 
+    def _at_capacity(self) -> bool:
+        # Agents of connections ended by DELETE still run until they have stopped: they
+        # count, or initialize + DELETE in a loop would start agents without a bound.
+        return len(self.connections) + len(self.stopping) >= self.max_connections
+
     async def _initialize(self, body: bytes, decoded: dict[str, Any], send: Send) -> None:
-        if len(self.connections) >= self.max_connections:
+        if self._at_capacity():
             await _text(send, 503, "Too many connections")
             return
         connection = await self._open(kind="http")
@@ -438,7 +443,7 @@ class _Server:
         if not self._origin_allowed(scope):
             await _refuse_upgrade(scope, send, 403, "Forbidden origin")
             return
-        if len(self.connections) >= self.max_connections:
+        if self._at_capacity():
             await _refuse_upgrade(scope, send, 503, "Too many connections")
             return
         connection = await self._open(kind="ws")

@@ -361,6 +361,37 @@ def test_connection_cap() -> None:
         assert refused.value.response.status_code == 503
 
 
+SLOW_TO_STOP = [
+    sys.executable,
+    "-c",
+    "import json, signal, sys, time\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "request = json.loads(sys.stdin.readline())\n"
+    "answer = {'protocolVersion': 1, 'agentCapabilities': {}, 'authMethods': []}\n"
+    "print(json.dumps({'jsonrpc': '2.0', 'id': request['id'], 'result': answer}), flush=True)\n"
+    "sys.stdin.read()\n"
+    "time.sleep(2)\n",
+]
+
+
+def test_agents_still_stopping_after_delete_count_against_the_cap() -> None:
+    """DELETE answers at once and stops the agent in the background: until it has
+    stopped it counts, or initialize + DELETE in a loop would start agents unbounded."""
+    app = asgi_app(command=SLOW_TO_STOP, max_connections=1)
+    with running(app) as address, httpx.Client(timeout=10) as http:
+        url = f"http://{address}/acp"
+        first = http.post(url, content=INIT, headers=JSON)
+        assert first.status_code == 200
+        connection = {"Acp-Connection-Id": first.headers["acp-connection-id"]}
+        assert http.delete(url, headers=connection).status_code < 300
+        assert http.post(url, content=INIT, headers=JSON).status_code == 503  # still stopping
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and _server_of(app).stopping:
+            time.sleep(0.05)
+        assert not _server_of(app).stopping
+        assert http.post(url, content=INIT, headers=JSON).status_code == 200
+
+
 def test_websocket_idle_timeout_closes_the_connection() -> None:
     app = asgi_app(ScenarioAgent, idle_timeout=0.5)
     with running(app) as address:
