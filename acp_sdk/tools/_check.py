@@ -121,8 +121,15 @@ class StdioLink:
     async def _drain_stderr(self) -> None:
         assert self.proc is not None
         assert self.proc.stderr is not None
-        while line := await self.proc.stderr.readline():
-            self.stderr_tail.append(line.decode("utf-8", "replace").rstrip())
+        # Chunks, not readline(): a line past the stream's 64 KiB limit would end this
+        # drain, and an agent whose stderr nobody reads blocks once the pipe is full.
+        pending = b""
+        while chunk := await self.proc.stderr.read(1 << 16):
+            *lines, pending = (pending + chunk).split(b"\n")
+            pending = pending[-(1 << 16) :]  # a longer line keeps its end
+            self.stderr_tail.extend(line.decode("utf-8", "replace").rstrip() for line in lines)
+        if pending:
+            self.stderr_tail.append(pending.decode("utf-8", "replace").rstrip())
 
     async def recv(self) -> bytes | None:
         assert self.proc is not None

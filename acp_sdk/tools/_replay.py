@@ -358,7 +358,9 @@ class _Against:
                 await asyncio.wait_for(process.wait(), 5.0)
             except asyncio.TimeoutError:
                 process.kill()
-                await process.wait()
+                # wait() also waits for the pipes, which a grandchild may hold: bounded.
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(process.wait(), 5.0)
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
