@@ -478,7 +478,7 @@ async def serve_agent(
         finally:
             if row.wire in _SESSION_ENDS:
                 # The session's remembered permission answers go with it (bounded memory).
-                context[0]._remembered.pop(getattr(params, "session_id", None), None)
+                context[0]._remembered.pop(str(getattr(params, "session_id", "")), None)
 
     def callbacks(row: Row, params: Any) -> list[Callable[[Any], Any]]:
         handler = handlers.get(row.handler_name) or getattr(agent, row.handler_name, None)

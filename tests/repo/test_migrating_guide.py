@@ -9,13 +9,11 @@ import inspect
 import re
 from pathlib import Path
 
+import pydantic
 import pytest
 
-acp = pytest.importorskip("acp")
-pydantic = pytest.importorskip("pydantic")
-
-import acp_sdk.schema  # noqa: E402  (after the skip: the incumbent is a dev dependency)
-import acp_sdk.unstable  # noqa: E402
+import acp_sdk.schema
+import acp_sdk.unstable
 
 GUIDE = (Path(__file__).resolve().parents[2] / "docs" / "migrating.md").read_text("utf-8")
 MENTIONED = set(re.findall(r"`([A-Za-z_]\w*)", GUIDE))
