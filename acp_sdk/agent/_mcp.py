@@ -450,7 +450,16 @@ class McpSessions:
     leaves no MCP server process behind.
     """
 
-    __slots__ = ("_capabilities", "_client_info", "_closing", "_held", "_naming", "_timeout")
+    __slots__ = (
+        "_capabilities",
+        "_client_info",
+        "_connecting",
+        "_held",
+        "_naming",
+        "_opening",
+        "_running",
+        "_timeout",
+    )
 
     def __init__(
         self,
@@ -466,7 +475,13 @@ class McpSessions:
         self._client_info = client_info
         self._naming = naming
         self._held: dict[str, _Held] = {}
-        self._closing: set[asyncio.Task[None]] = set()
+        # Every hold task not yet finished: `aclose` waits for all of them.
+        self._running: set[asyncio.Task[None]] = set()
+        # Opens of one id take turns: two at once would each start servers and the
+        # second to finish would drop the first's from `_held`, leaving them running.
+        self._opening: dict[str, asyncio.Lock] = {}
+        # Stop events of opens still connecting, so `aclose` reaches them too.
+        self._connecting: set[asyncio.Event] = set()
 
     def __getitem__(self, session_id: str) -> McpConnections:
         """The open session's connections.
@@ -494,21 +509,40 @@ class McpSessions:
         Returns once every server connected or failed (see `McpConnections.failures`).
         Cancelled meanwhile, it stops the servers started so far before re-raising.
         """
+        lock = self._opening.setdefault(session_id, asyncio.Lock())
+        try:
+            async with lock:
+                return await self._open(session_id, servers, cwd)
+        finally:
+            if not lock.locked():
+                self._opening.pop(session_id, None)
+
+    async def _open(
+        self, session_id: str, servers: Sequence[McpServer], cwd: str | None
+    ) -> McpConnections:
         await self.close(session_id)
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[McpConnections] = loop.create_future()
         stop = asyncio.Event()
         task = loop.create_task(self._hold(servers, cwd, ready, stop), name=f"mcp:{session_id}")
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
         either: set[asyncio.Future[Any]] = {ready, task}
+        self._connecting.add(stop)
         try:
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         except BaseException:
             task.cancel()
             await asyncio.wait({task})
             raise
+        finally:
+            self._connecting.discard(stop)
         if not ready.done():  # connect raised before yielding
             ready.cancel()
             await task
+        if stop.is_set():  # `aclose` ran while it connected
+            await asyncio.wait({task})
+            raise RuntimeError("McpSessions closed while the session's servers connected")
         self._held[session_id] = _Held(task=task, stop=stop, connections=ready.result())
         return ready.result()
 
@@ -537,20 +571,19 @@ class McpSessions:
         if held is None:
             return
         held.stop.set()
-        self._closing.add(held.task)
-        held.task.add_done_callback(self._closing.discard)
         await asyncio.wait({held.task})
         if not held.task.cancelled():
             held.task.result()
 
     async def aclose(self) -> None:
-        """Close every session and wait until every server is stopped."""
+        """Close every session and wait until every server is stopped (an `open` still
+        connecting stops its servers and raises `RuntimeError`)."""
+        for stop in self._connecting:
+            stop.set()
         for held in self._held.values():
             held.stop.set()
-            self._closing.add(held.task)
-            held.task.add_done_callback(self._closing.discard)
         self._held.clear()
-        tasks = set(self._closing)
+        tasks = set(self._running)
         if tasks:
             await asyncio.wait(tasks)
         for task in tasks:

@@ -378,6 +378,38 @@ def test_cancelling_open_stops_what_was_started() -> None:
     run(main())
 
 
+def test_two_opens_of_one_session_at_once_leave_one_set_of_servers() -> None:
+    """Both calls start servers; without taking turns the first's were dropped, still running."""
+
+    async def main() -> None:
+        async with McpSessions() as sessions:
+            first, second = await asyncio.gather(
+                sessions.open("s", [stdio("calc")]), sessions.open("s", [stdio("calc")])
+            )
+            assert sessions["s"] is second
+            assert first is not second
+            assert len(children_running_servers()) == 1
+            await sessions.close("s")
+            assert children_running_servers() == []
+
+    run(main())
+
+
+def test_aclose_while_a_session_connects_stops_its_servers() -> None:
+    async def main() -> None:
+        sessions = McpSessions()
+        opening = asyncio.create_task(sessions.open("s", [stdio("calc")]))
+        while not children_running_servers():
+            await asyncio.sleep(0.02)
+        await sessions.aclose()
+        assert children_running_servers() == []
+        with pytest.raises(RuntimeError, match="closed while"):
+            await opening
+        assert "s" not in sessions
+
+    run(main())
+
+
 def test_sessions_left_open_close_when_the_event_loop_ends() -> None:
     """`run_agent` ends with asyncio.run's cancellation of leftover tasks: that closes them."""
     started: list[int] = []
