@@ -202,6 +202,8 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
         )
     finally:
         processes.stop_all(agent_pids)
+        for name in processes.running:  # shown by pytest when the test failed
+            print(f"---- {name} (last lines)\n{tail(processes.log(name))}")
 
 
 # ---------------------------------------------------------------------- clients
