@@ -49,6 +49,8 @@ ROOT = HERE.parents[1]
 METHODS = ("authenticate", "session/set_mode", "session/new", "session/prompt")
 CWD = "/tmp"
 NEWLINE = orjson.OPT_APPEND_NEWLINE
+BASE = Path(os.environ.get("ACP_BENCH_BASE", ROOT))
+"""The checkout whose agent the `raw-base` pair runs (`--base`): compare two commits."""
 
 
 # ----------------------------------------------------------------------------- agents
@@ -252,9 +254,10 @@ def _params(method: str) -> dict[str, Any]:
     return {"sessionId": "bench-1", "prompt": [{"type": "text", "text": "hi"}]}
 
 
-def raw_client(agent: str, calls: int, warmup: int) -> Samples:
-    """Blocking pipe writes and `readline`, orjson both ways: the least a client does."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def raw_client(agent: str, calls: int, warmup: int, root: Path = ROOT) -> Samples:
+    """Blocking pipe writes and `readline`, orjson both ways: the least a client does.
+    The agent imports acp_sdk from `root` (another checkout: a before/after pair)."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
     process = subprocess.Popen(
         agent_command(agent), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
     )
@@ -415,6 +418,10 @@ PAIRS: dict[str, tuple[str, Callable[[int, int], Samples]]] = {
         lambda c, w: raw_async_client("asyncio-floor", c, w),
     ),
     "raw-ours": ("raw client <- acp_sdk agent", lambda c, w: raw_client("ours", c, w)),
+    "raw-base": (
+        "raw client <- acp_sdk agent of --base",
+        lambda c, w: raw_client("ours", c, w, BASE),
+    ),
     "async-ours": ("AsyncClient <- acp_sdk agent", lambda c, w: async_client("ours", c, w)),
     "sync-ours": ("Client <- acp_sdk agent", lambda c, w: sync_client("ours", c, w)),
     "raw-incumbent": (
@@ -516,10 +523,14 @@ def main() -> None:
         "--pairs", default=",".join(PAIRS), help="comma-separated, of: " + ", ".join(PAIRS)
     )
     parser.add_argument("--json", help="also write the figures there")
+    parser.add_argument("--base", help="a checkout of another commit, for the raw-base pair")
     args = parser.parse_args()
     if args.agent:
         AGENTS[args.agent]()
         return
+    if args.base:
+        global BASE  # read by the raw-base pair
+        BASE = Path(args.base).resolve()
     pairs = [p for p in args.pairs.split(",") if p]
     unknown = [p for p in pairs if p not in PAIRS]
     if unknown:
