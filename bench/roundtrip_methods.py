@@ -18,12 +18,20 @@ Pairs (client <- agent), every agent a subprocess over stdio pipes:
   (`--agent floor` of this script). What a pair of Python processes pays at least.
 - `raw-asyncio`: the raw client <- `bench/peers/floor_agent.py` (asyncio pipes, orjson):
   what an asyncio agent pays at least.
+- `asyncio-floor`: a raw asyncio client (pipes, orjson) <- that asyncio agent: the floor
+  pair of an asyncio client (`bench/streaming.py`'s round-trip floor).
 - `raw-ours`: the raw client <- our agent (`--agent ours`: `acp_sdk.Agent` subclass +
   `run_agent`, nothing else): the agent side alone.
 - `async-ours` / `sync-ours`: `AsyncClient` / `Client` <- our agent.
 - `raw-incumbent`, `incumbent`: the raw client / the incumbent's client
   (`agent-client-protocol`) <- an agent written on the incumbent's public API
   (`--agent incumbent`).
+- with `--base CHECKOUT`: `raw-base`, `async-base`, `sync-base` run our agent imported
+  from that checkout (the client stays this one): before/after in one run.
+
+Besides the times, each process's CPU time per call is reported (Linux `schedstat`, all
+threads, over the timed calls): on a shared machine it moves much less than the wall
+time, and it says which side pays.
 
 With ACP_BENCH_PROFILE=PATH, `--agent ours` runs under cProfile and dumps its stats to
 PATH at exit (use with `--pairs raw-ours --rounds 1`).
@@ -330,11 +338,12 @@ def raw_async_client(agent: str, calls: int, warmup: int) -> Samples:
     return asyncio.run(go())
 
 
-def sync_client(agent: str, calls: int, warmup: int) -> Samples:
+def sync_client(agent: str, calls: int, warmup: int, root: Path = ROOT) -> Samples:
     from acp_sdk import Client
     from acp_sdk.schema import TextContent
 
-    with Client.spawn(agent_command(agent)) as client:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    with Client.spawn(agent_command(agent), env=env) as client:
         session = client.new_session(cwd=CWD)
         prompt = [TextContent(text="hi")]
         actions: dict[str, Callable[[], Any]] = {
@@ -350,12 +359,13 @@ def sync_client(agent: str, calls: int, warmup: int) -> Samples:
     return meter.samples
 
 
-def async_client(agent: str, calls: int, warmup: int) -> Samples:
+def async_client(agent: str, calls: int, warmup: int, root: Path = ROOT) -> Samples:
     from acp_sdk import AsyncClient
     from acp_sdk.schema import TextContent
 
     async def go() -> Samples:
-        async with AsyncClient.spawn(agent_command(agent)) as client:
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        async with AsyncClient.spawn(agent_command(agent), env=env) as client:
             session = await client.new_session(cwd=CWD)
             prompt = [TextContent(text="hi")]
 
@@ -407,6 +417,7 @@ def incumbent_client(agent: str, calls: int, warmup: int) -> Samples:
     return asyncio.run(go())
 
 
+# The pairs with "base" run only with --base (an agent from another checkout).
 PAIRS: dict[str, tuple[str, Callable[[int, int], Samples]]] = {
     "floor": ("raw client <- raw agent", lambda c, w: raw_client("floor", c, w)),
     "raw-asyncio": (
@@ -423,6 +434,14 @@ PAIRS: dict[str, tuple[str, Callable[[int, int], Samples]]] = {
         lambda c, w: raw_client("ours", c, w, BASE),
     ),
     "async-ours": ("AsyncClient <- acp_sdk agent", lambda c, w: async_client("ours", c, w)),
+    "async-base": (
+        "AsyncClient <- acp_sdk agent of --base",
+        lambda c, w: async_client("ours", c, w, BASE),
+    ),
+    "sync-base": (
+        "Client <- acp_sdk agent of --base",
+        lambda c, w: sync_client("ours", c, w, BASE),
+    ),
     "sync-ours": ("Client <- acp_sdk agent", lambda c, w: sync_client("ours", c, w)),
     "raw-incumbent": (
         "raw client <- incumbent agent",
@@ -520,10 +539,13 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument(
-        "--pairs", default=",".join(PAIRS), help="comma-separated, of: " + ", ".join(PAIRS)
+        "--pairs",
+        help="comma-separated, of: "
+        + ", ".join(PAIRS)
+        + " (default: all, the base ones with --base)",
     )
     parser.add_argument("--json", help="also write the figures there")
-    parser.add_argument("--base", help="a checkout of another commit, for the raw-base pair")
+    parser.add_argument("--base", help="a checkout of another commit: its agent, in the base pairs")
     args = parser.parse_args()
     if args.agent:
         AGENTS[args.agent]()
@@ -531,7 +553,8 @@ def main() -> None:
     if args.base:
         global BASE  # read by the raw-base pair
         BASE = Path(args.base).resolve()
-    pairs = [p for p in args.pairs.split(",") if p]
+    default = [p for p in PAIRS if args.base or "base" not in p]
+    pairs = [p for p in args.pairs.split(",") if p] if args.pairs else default
     unknown = [p for p in pairs if p not in PAIRS]
     if unknown:
         parser.error(f"unknown pairs: {unknown}")
