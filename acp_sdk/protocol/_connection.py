@@ -584,13 +584,7 @@ class Connection:
             version = getattr(result, "protocol_version", None)
             if version not in self.protocol_versions:
                 raise LocalProtocolError(f"protocol version {version} is not one this side speaks")
-        try:
-            payload = to_json_value(result)
-        except EncodeError:
-            raise
-        except Exception as error:
-            raise EncodeError(f"cannot encode {type(result).__name__}: {error}") from None
-        frame = rpc.result_frame(request_id, payload)
+        frame = rpc.result_frame(request_id, self._payload(result))
         del self._inbound[request_id]
         if is_initialize:
             self.protocol_version = result.protocol_version
