@@ -29,6 +29,10 @@ Pairs (client <- agent), every agent a subprocess over stdio pipes:
 - with `--base CHECKOUT`: `raw-base`, `async-base`, `sync-base` run our agent imported
   from that checkout (the client stays this one): before/after in one run.
 
+`--instructions` (needs valgrind) reports instead the instructions each agent executes
+per request, per method (callgrind, `--calls` requests each, 200 is plenty): the
+figure to compare two commits by on a busy machine.
+
 Besides the times, each process's CPU time per call is reported (Linux `schedstat`, all
 threads, over the timed calls): on a shared machine it moves much less than the wall
 time, and it says which side pays.
@@ -253,6 +257,8 @@ class _Meter:
 
 
 def _params(method: str) -> dict[str, Any]:
+    if method == "initialize":
+        return {"protocolVersion": 1, "clientCapabilities": {}}
     if method == "authenticate":
         return {"methodId": "bench-login"}
     if method == "session/set_mode":
@@ -454,6 +460,86 @@ PAIRS: dict[str, tuple[str, Callable[[int, int], Samples]]] = {
 }
 
 
+# ----------------------------------------------------------------------------- instructions
+
+
+def agent_instructions(agent: str, calls: int, root: Path = ROOT) -> dict[str, float]:
+    """Instructions the agent process executes per request, per method (valgrind's
+    callgrind; deterministic, unlike times on a shared machine). The raw client sends
+    each method's requests between two dumps (`callgrind_control -d`); the part between
+    them is divided by the requests in it."""
+    import glob
+    import tempfile
+
+    out = Path(tempfile.mkdtemp()) / "callgrind.out"
+    command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    process = subprocess.Popen(
+        command + agent_command(agent),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    fd, readline = process.stdin.fileno(), process.stdout.readline
+    sent = 0
+
+    def call(method: str) -> None:
+        nonlocal sent
+        sent += 1
+        message = {"jsonrpc": "2.0", "id": sent, "method": method, "params": _params(method)}
+        os.write(fd, orjson.dumps(message, option=NEWLINE))
+        assert "result" in orjson.loads(readline())
+
+    def dump() -> None:
+        # The dump happens when the agent next runs: keep it busy until it is done.
+        control = subprocess.Popen(
+            ["callgrind_control", "-d", str(process.pid)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        while control.poll() is None:
+            call("authenticate")
+            time.sleep(0.05)
+        call("authenticate")
+
+    call("initialize")
+    call("session/new")
+    for method in METHODS:  # warm-up: every path compiled, every table built
+        for _ in range(30):
+            call(method)
+    dump()
+    counts: list[int] = []
+    for method in METHODS:
+        before = sent
+        for _ in range(calls):
+            call(method)
+        dump()
+        counts.append(sent - before)
+    process.stdin.close()
+    process.wait(timeout=60)
+    parts = sorted(glob.glob(f"{out}.*"), key=lambda name: int(name.rsplit(".", 1)[1]))
+    totals = []
+    for part in parts:
+        with open(part) as file:
+            totals.append(
+                next(int(line.split()[1]) for line in file if line.startswith("summary:"))
+            )
+        os.unlink(part)
+    # parts[0] ends at the warm-up dump; then one part per method (with its dump pings)
+    return {method: totals[1 + i] / counts[i] for i, method in enumerate(METHODS)}
+
+
+def print_instructions(agents: list[tuple[str, str, Path]], calls: int) -> None:
+    print(f"agent instructions per request (callgrind, {calls} requests per method)")
+    figures = {label: agent_instructions(agent, calls, root) for label, agent, root in agents}
+    print(f"{'agent':36}" + "".join(f"{method:>18}" for method in METHODS))
+    for label, per_method in figures.items():
+        print(f"{label:36}" + "".join(f"{per_method[m]:>18,.0f}" for m in METHODS))
+
+
 # ----------------------------------------------------------------------------- report
 
 
@@ -545,6 +631,11 @@ def main() -> None:
         + " (default: all, the base ones with --base)",
     )
     parser.add_argument("--json", help="also write the figures there")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="instead: each agent's instructions per request under callgrind (--calls 200)",
+    )
     parser.add_argument("--base", help="a checkout of another commit: its agent, in the base pairs")
     args = parser.parse_args()
     if args.agent:
@@ -553,6 +644,16 @@ def main() -> None:
     if args.base:
         global BASE  # read by the raw-base pair
         BASE = Path(args.base).resolve()
+    if args.instructions:
+        agents = [
+            ("raw agent (floor)", "floor", ROOT),
+            ("raw asyncio agent", "asyncio-floor", ROOT),
+            ("acp_sdk agent", "ours", ROOT),
+        ]
+        if args.base:
+            agents.append(("acp_sdk agent of --base", "ours", BASE))
+        print_instructions(agents, args.calls)
+        return
     default = [p for p in PAIRS if args.base or "base" not in p]
     pairs = [p for p in args.pairs.split(",") if p] if args.pairs else default
     unknown = [p for p in pairs if p not in PAIRS]
@@ -561,7 +662,18 @@ def main() -> None:
     report = measure(pairs, args.rounds, args.calls, args.warmup)
     print_report(report, args.rounds, args.calls)
     if args.json:
-        Path(args.json).write_text(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
+        run = {
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "python": sys.version.split()[0],
+            "orjson": orjson.__version__,
+            "load_average_after": os.getloadavg(),
+            "rounds": args.rounds,
+            "calls": args.calls,
+            "warmup": args.warmup,
+            "base": str(BASE) if args.base else None,
+        }
+        document = {"run": run, "pairs": report}
+        Path(args.json).write_text(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode())
 
 
 if __name__ == "__main__":
