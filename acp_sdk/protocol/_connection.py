@@ -114,6 +114,9 @@ _SET_NOTE_PARAMS: Final = NotificationReceived.__dict__["params"].__set__
 _SET_RESPONSE_ID: Final = ResponseReceived.__dict__["request_id"].__set__
 _SET_RESPONSE_ROW: Final = ResponseReceived.__dict__["row"].__set__
 _SET_RESPONSE_RESULT: Final = ResponseReceived.__dict__["result"].__set__
+_SET_REQUEST_ID: Final = RequestReceived.__dict__["request_id"].__set__
+_SET_REQUEST_ROW: Final = RequestReceived.__dict__["row"].__set__
+_SET_REQUEST_PARAMS: Final = RequestReceived.__dict__["params"].__set__
 
 
 def _notification_received(row: Row, params: Any) -> NotificationReceived:
@@ -128,6 +131,14 @@ def _response_received(request_id: RequestId, row: Row, result: Any) -> Response
     _SET_RESPONSE_ID(event, request_id)
     _SET_RESPONSE_ROW(event, row)
     _SET_RESPONSE_RESULT(event, result)
+    return event
+
+
+def _request_received(request_id: RequestId, row: Row, params: Any) -> RequestReceived:
+    event: RequestReceived = _new(RequestReceived)
+    _SET_REQUEST_ID(event, request_id)
+    _SET_REQUEST_ROW(event, row)
+    _SET_REQUEST_PARAMS(event, params)
     return event
 
 
@@ -222,7 +233,7 @@ class Connection:
 
     def receive_data(self, data: bytes) -> None:
         """Feed bytes from the peer; `b""` means end of input."""
-        if self.state is State.CLOSED:
+        if self._lifecycle.state is State.CLOSED:
             return
         log_frames = _wire.isEnabledFor(logging.DEBUG)
         for frame in self._framer.feed(data):
@@ -301,10 +312,12 @@ class Connection:
 
     def _on_request(self, message: rpc.Request) -> None:
         rid, method = message.id, message.method
-        why = refusal(self.state, method)
-        if why is not None:
-            self._reject(rid, ErrorCode.INVALID_REQUEST, why)
-            return
+        state = self._lifecycle.state
+        if state is not State.READY or method == _INITIALIZE:  # else `refusal` is None
+            why = refusal(state, method)
+            if why is not None:
+                self._reject(rid, ErrorCode.INVALID_REQUEST, why)
+                return
         if rid in self._inbound:
             log.debug("dropped a request reusing in-flight id %r", rid)
             self._events.append(
@@ -349,7 +362,7 @@ class Connection:
             # its running prompts end `cancelled` and the agent sees the cancel.
             self._cancel_as_if_notified(getattr(params, "session_id", None))
         self._inbound[rid] = _InFlight(row, params)
-        self._events.append(RequestReceived(request_id=rid, row=row, params=params))
+        self._events.append(_request_received(rid, row, params))
 
     def _on_notification(self, message: rpc.Notification) -> None:
         method = message.method
@@ -561,7 +574,9 @@ class Connection:
         result cannot be encoded, `EncodeError` is raised and the request stays
         unanswered (answer it with `send_error`).
         """
-        call = self._peek_inbound(request_id)
+        call = self._inbound.get(request_id) if self._lifecycle.answerable else None
+        if call is None:
+            call = self._peek_inbound(request_id)  # raises, saying why
         if call.cancelled and hasattr(result, "stop_reason"):
             result = attrs.evolve(result, stop_reason="cancelled")
         is_initialize = call.row.wire == _INITIALIZE
