@@ -75,10 +75,10 @@ from acp_sdk.protocol._events import (
     Event,
     FrameRejected,
     NeedData,
-    NotificationReceived,
     PromptCancelRequested,
-    RequestReceived,
-    ResponseReceived,
+    notification_received,
+    request_received,
+    response_received,
 )
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE, FRAME_TOO_LARGE, LineFramer
 from acp_sdk.protocol._jsonrpc import RequestId
@@ -105,41 +105,6 @@ _SESSION_CANCEL: Final = "session/cancel"
 _SESSION_CLOSE: Final = "session/close"
 _CANCEL_REQUEST: Final = "$/cancel_request"
 _ROOT: Final = {Side.AGENT: "agentCapabilities", Side.CLIENT: "clientCapabilities"}
-
-# The events of every notification and response are built slot by slot: what their attrs
-# `__init__` does, without a keyword call per frame.
-_new: Final = object.__new__
-_SET_NOTE_ROW: Final = NotificationReceived.__dict__["row"].__set__
-_SET_NOTE_PARAMS: Final = NotificationReceived.__dict__["params"].__set__
-_SET_RESPONSE_ID: Final = ResponseReceived.__dict__["request_id"].__set__
-_SET_RESPONSE_ROW: Final = ResponseReceived.__dict__["row"].__set__
-_SET_RESPONSE_RESULT: Final = ResponseReceived.__dict__["result"].__set__
-_SET_REQUEST_ID: Final = RequestReceived.__dict__["request_id"].__set__
-_SET_REQUEST_ROW: Final = RequestReceived.__dict__["row"].__set__
-_SET_REQUEST_PARAMS: Final = RequestReceived.__dict__["params"].__set__
-
-
-def _notification_received(row: Row, params: Any) -> NotificationReceived:
-    event: NotificationReceived = _new(NotificationReceived)
-    _SET_NOTE_ROW(event, row)
-    _SET_NOTE_PARAMS(event, params)
-    return event
-
-
-def _response_received(request_id: RequestId, row: Row, result: Any) -> ResponseReceived:
-    event: ResponseReceived = _new(ResponseReceived)
-    _SET_RESPONSE_ID(event, request_id)
-    _SET_RESPONSE_ROW(event, row)
-    _SET_RESPONSE_RESULT(event, result)
-    return event
-
-
-def _request_received(request_id: RequestId, row: Row, params: Any) -> RequestReceived:
-    event: RequestReceived = _new(RequestReceived)
-    _SET_REQUEST_ID(event, request_id)
-    _SET_REQUEST_ROW(event, row)
-    _SET_REQUEST_PARAMS(event, params)
-    return event
 
 
 class _InFlight:
@@ -362,7 +327,7 @@ class Connection:
             # its running prompts end `cancelled` and the agent sees the cancel.
             self._cancel_as_if_notified(getattr(params, "session_id", None))
         self._inbound[rid] = _InFlight(row, params)
-        self._events.append(_request_received(rid, row, params))
+        self._events.append(request_received(rid, row, params))
 
     def _on_notification(self, message: rpc.Notification) -> None:
         method = message.method
@@ -388,7 +353,7 @@ class Connection:
             return
         if method == _SESSION_CANCEL and self.our_role is Side.AGENT:
             self._cancel_prompts(getattr(params, "session_id", None))
-        self._events.append(_notification_received(row, params))
+        self._events.append(notification_received(row, params))
 
     def _cancel_as_if_notified(self, session_id: object | None) -> None:
         """What a `session/cancel` for the session would do, when a prompt of it runs."""
@@ -403,7 +368,7 @@ class Connection:
             return
         self._cancel_prompts(session_id)
         params_type: Any = row.params_type
-        self._events.append(_notification_received(row, params_type(session_id=session_id)))
+        self._events.append(notification_received(row, params_type(session_id=session_id)))
 
     def _cancel_prompts(self, session_id: object | None) -> None:
         """Running prompts of the session (all of them for None) end as cancelled turns:
@@ -455,7 +420,7 @@ class Connection:
             self.their_capabilities = getattr(result, "agent_capabilities", None)
             self.their_info = getattr(result, "agent_info", None)
             self._fire(Trigger.INITIALIZE_SUCCEEDED)
-        self._events.append(_response_received(rid, row, result))
+        self._events.append(response_received(rid, row, result))
 
     def _on_bad_response(self, message: rpc.BadResponse) -> None:
         """A malformed response: logged, and if it carries the id of a pending call, that

@@ -134,3 +134,39 @@ Event = (
     | FrameRejected
     | ConnectionClosedEvent
 )
+
+
+# The events of every notification and response are built slot by slot: what their attrs
+# `__init__` does, without a keyword call per frame.
+_new: Final = object.__new__
+_SET_NOTE_ROW: Final = NotificationReceived.__dict__["row"].__set__
+_SET_NOTE_PARAMS: Final = NotificationReceived.__dict__["params"].__set__
+_SET_RESPONSE_ID: Final = ResponseReceived.__dict__["request_id"].__set__
+_SET_RESPONSE_ROW: Final = ResponseReceived.__dict__["row"].__set__
+_SET_RESPONSE_RESULT: Final = ResponseReceived.__dict__["result"].__set__
+_SET_REQUEST_ID: Final = RequestReceived.__dict__["request_id"].__set__
+_SET_REQUEST_ROW: Final = RequestReceived.__dict__["row"].__set__
+_SET_REQUEST_PARAMS: Final = RequestReceived.__dict__["params"].__set__
+
+
+def notification_received(row: Row, params: Any) -> NotificationReceived:
+    event: NotificationReceived = _new(NotificationReceived)
+    _SET_NOTE_ROW(event, row)
+    _SET_NOTE_PARAMS(event, params)
+    return event
+
+
+def response_received(request_id: RequestId, row: Row, result: Any) -> ResponseReceived:
+    event: ResponseReceived = _new(ResponseReceived)
+    _SET_RESPONSE_ID(event, request_id)
+    _SET_RESPONSE_ROW(event, row)
+    _SET_RESPONSE_RESULT(event, result)
+    return event
+
+
+def request_received(request_id: RequestId, row: Row, params: Any) -> RequestReceived:
+    event: RequestReceived = _new(RequestReceived)
+    _SET_REQUEST_ID(event, request_id)
+    _SET_REQUEST_ROW(event, row)
+    _SET_REQUEST_PARAMS(event, params)
+    return event

@@ -11,10 +11,9 @@ import orjson
 import pytest
 
 from acp_sdk.methods import AUTHENTICATE
-from acp_sdk.protocol import _connection as connection
 from acp_sdk.protocol._connection import Connection
 from acp_sdk.protocol._errors import ConnectionClosed, LocalProtocolError
-from acp_sdk.protocol._events import FrameRejected, RequestReceived
+from acp_sdk.protocol._events import FrameRejected, RequestReceived, request_received
 from acp_sdk.protocol._rows import Side
 from acp_sdk.schema import AgentCapabilities, AuthenticateResponse, InitializeResponse
 
@@ -38,7 +37,7 @@ def ready_agent() -> Connection:
 
 def test_the_request_event_is_what_its_constructor_builds() -> None:
     params = object()
-    built = connection._request_received(7, AUTHENTICATE, params)
+    built = request_received(7, AUTHENTICATE, params)
     expected = RequestReceived(request_id=7, row=AUTHENTICATE, params=params)
     assert type(built) is RequestReceived
     assert built == expected

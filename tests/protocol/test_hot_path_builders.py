@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from acp_sdk.methods import SESSION_UPDATE
-from acp_sdk.protocol import _connection as connection
+from acp_sdk.protocol import _events as events
 from acp_sdk.protocol import _jsonrpc as rpc
 from acp_sdk.protocol._events import NotificationReceived, ResponseReceived
 from acp_sdk.protocol._rows import Kind, Side
@@ -32,11 +32,11 @@ def test_classify_results() -> None:
 def test_connection_events() -> None:
     params = object()
     _same(
-        connection._notification_received(SESSION_UPDATE, params),
+        events.notification_received(SESSION_UPDATE, params),
         NotificationReceived(row=SESSION_UPDATE, params=params),
     )
     _same(
-        connection._response_received("x", SESSION_UPDATE, params),
+        events.response_received("x", SESSION_UPDATE, params),
         ResponseReceived(request_id="x", row=SESSION_UPDATE, result=params),
     )
 
