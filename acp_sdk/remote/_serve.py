@@ -6,6 +6,7 @@ import ipaddress
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
 from acp_sdk.remote._deps import require
@@ -73,15 +74,22 @@ def serve(
         file=sys.stderr,
         flush=True,
     )
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        lifespan="on",
-        ws="websockets-sansio",
-        ws_max_size=max_message_size,
-        ws_ping_interval=PING_INTERVAL,
-        ws_ping_timeout=PING_INTERVAL,
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
-        log_level="warning",
-    )
+    uvicorn.run(app, host=host, port=port, **uvicorn_options(max_message_size))
+
+
+def uvicorn_options(max_message_size: int = DEFAULT_MAX_FRAME_SIZE) -> dict[str, Any]:
+    """The uvicorn settings `serve` runs with (bench/remote_load.py measures these)."""
+    return {
+        "lifespan": "on",
+        "ws": "websockets-sansio",
+        "ws_max_size": max_message_size,
+        # ACP messages are small JSON: compressing them costs more CPU than it saves on
+        # loopback or a LAN, and about 35 KB of zlib state per connection (measured by
+        # bench/remote_load.py, which doubled the memory of an idle connection); the
+        # TypeScript server declines it too.
+        "ws_per_message_deflate": False,
+        "ws_ping_interval": PING_INTERVAL,
+        "ws_ping_timeout": PING_INTERVAL,
+        "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN,
+        "log_level": "warning",
+    }
