@@ -19,7 +19,7 @@ import orjson
 from acp_sdk._driver.process import argv_of
 from acp_sdk.protocol import _routes
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
-from acp_sdk.remote._backends import AgentBackend, Backend, ProcessBackend
+from acp_sdk.remote._backends import AgentBackend, Backend, ProcessBackend, _Gate
 
 if TYPE_CHECKING:
     from acp_sdk.agent._runtime import Agent
@@ -75,25 +75,52 @@ class _Mailbox:
         self.logged_unread = False
         self.owner.buffered -= sum(len(m) for m in taken)
         if self.owner.buffered <= STREAM_BUFFER:
-            self.owner.room.set()
+            self.owner.make_room()
         return taken
 
 
 class _Connection:
+    """One remote connection. What only HTTP needs (routes, mailboxes) is made on first
+    use: a server holding thousands of idle WebSockets pays for little besides its agent."""
+
+    __slots__ = (
+        "_room",
+        "_routes",
+        "backend",
+        "buffered",
+        "closed",
+        "id",
+        "initial",
+        "kind",
+        "last_active",
+        "server",
+        "streams",
+        "tasks",
+    )
+
     def __init__(self, server: _Server, backend: Backend, kind: str) -> None:
         self.id = str(uuid.uuid4())
         self.server = server
         self.backend = backend
         self.kind = kind
-        self.routes = _routes.Routes()
+        self._routes: _routes.Routes | None = None
         self.streams: dict[str, _Mailbox] = {}
         self.buffered = 0
-        self.room = asyncio.Event()
-        self.room.set()
+        self._room: _Gate | None = None
         self.last_active = time.monotonic()
-        self.closed = asyncio.Event()
+        self.closed = False
         self.initial: tuple[str, asyncio.Future[bytes]] | None = None
         self.tasks: list[asyncio.Task[Any]] = []
+
+    @property
+    def routes(self) -> _routes.Routes:
+        if self._routes is None:
+            self._routes = _routes.Routes()
+        return self._routes
+
+    def make_room(self) -> None:
+        if self._room is not None:
+            self._room.open()
 
     def touch(self) -> None:
         self.last_active = time.monotonic()
@@ -127,19 +154,17 @@ class _Connection:
                 self.initial = None
                 continue
             self.mailbox(self.routes.outbound(decoded)).push(message)
-            if self.buffered > STREAM_BUFFER:
-                self.room.clear()
-                await self.room.wait()
+            while self.buffered > STREAM_BUFFER and not self.closed:
+                if self._room is None:
+                    self._room = _Gate()
+                await self._room.wait()
         await self.close("the agent ended the connection")
 
-    async def watch_idle(self, idle_timeout: float) -> None:
-        while not self.closed.is_set():
-            await asyncio.sleep(min(idle_timeout / 4, 5.0))
-            if self.kind == "http" and self.attached():
-                continue
-            if time.monotonic() - self.last_active > idle_timeout:
-                await self.close(f"idle for {idle_timeout} s")
-                return
+    def idle_for(self, now: float) -> float:
+        """Seconds without traffic; 0 while an HTTP event stream is open."""
+        if self.kind == "http" and self.attached():
+            return 0.0
+        return now - self.last_active
 
     async def close(self, why: str) -> None:
         if self.end(why):
@@ -148,9 +173,10 @@ class _Connection:
     def end(self, why: str) -> bool:
         """Forget the connection at once (its id answers 404 from now on) and wake its
         streams; False if it had already ended. `stop()` then stops the agent."""
-        if self.closed.is_set():
+        if self.closed:
             return False
-        self.closed.set()
+        self.closed = True
+        self.make_room()
         log.info("connection %s closed: %s", self.id, why)
         self.server.connections.pop(self.id, None)
         for box in self.streams.values():
@@ -197,6 +223,7 @@ class _Server:
         self.max_message_size = max_message_size
         self.connections: dict[str, _Connection] = {}
         self.stopping: set[asyncio.Task[None]] = set()  # see _delete
+        self.sweeper: asyncio.Task[None] | None = None  # see _sweep
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -219,6 +246,8 @@ class _Server:
 
     async def aclose(self) -> None:
         """Close every connection (their agents stop)."""
+        if self.sweeper is not None:
+            self.sweeper.cancel()
         await asyncio.gather(
             *(c.close("the server is shutting down") for c in list(self.connections.values())),
             *list(self.stopping),  # agents of connections ended by DELETE, still stopping
@@ -355,9 +384,27 @@ class _Server:
             "connection %s opened (%s)", connection.id, "WebSocket" if kind == "ws" else "HTTP"
         )
         await connection.backend.start()
-        loop = asyncio.get_running_loop()
-        connection.tasks.append(loop.create_task(connection.watch_idle(self.idle_timeout)))
+        if self.sweeper is None or self.sweeper.done():
+            self.sweeper = asyncio.get_running_loop().create_task(self._sweep())
         return connection
+
+    async def _sweep(self) -> None:
+        """Close idle connections: one task for the server (a task per connection cost
+        about 2.5 KB each), running while any connection is open."""
+        while self.connections:
+            await asyncio.sleep(min(self.idle_timeout / 4, 5.0))
+            now = time.monotonic()
+            for connection in list(self.connections.values()):
+                if connection.idle_for(now) > self.idle_timeout:
+                    self._stop_soon(connection, f"idle for {self.idle_timeout} s")
+
+    def _stop_soon(self, connection: _Connection, why: str) -> None:
+        """End the connection now and stop its agent in the background; the server
+        awaits that stop at shutdown, and it counts against max_connections until done."""
+        if connection.end(why):
+            task = asyncio.get_running_loop().create_task(connection.stop())
+            self.stopping.add(task)
+            task.add_done_callback(self.stopping.discard)
 
     async def _get(self, scope: Scope, receive: Receive, send: Send) -> None:
         accept = (_header(scope, b"accept") or "").lower()
@@ -395,7 +442,7 @@ class _Server:
             while not gone.done():
                 if box.messages:
                     chunk = b"".join(b"data: " + m + b"\n\n" for m in box.take())
-                elif connection.closed.is_set():
+                elif connection.closed:
                     break
                 else:
                     arrived = asyncio.ensure_future(box.arrived.wait())
@@ -403,7 +450,7 @@ class _Server:
                         {arrived, gone}, timeout=KEEP_ALIVE, return_when=asyncio.FIRST_COMPLETED
                     )
                     arrived.cancel()
-                    if box.messages or gone.done() or connection.closed.is_set():
+                    if box.messages or gone.done() or connection.closed:
                         continue
                     chunk = b": keep-alive\n\n"
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -421,10 +468,7 @@ class _Server:
         # Answer at once: stopping the agent can take the backend's whole close sequence
         # (seconds), and the client has nothing to wait for. The server owns the stop
         # and awaits it at shutdown.
-        if connection.end("the client ended the connection (DELETE)"):
-            task = asyncio.get_running_loop().create_task(connection.stop())
-            self.stopping.add(task)
-            task.add_done_callback(self.stopping.discard)
+        self._stop_soon(connection, "the client ended the connection (DELETE)")
         await send({"type": "http.response.start", "status": 202, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
@@ -464,7 +508,7 @@ class _Server:
                 await outbound
 
     async def _from_websocket(self, connection: _Connection, receive: Receive, send: Send) -> None:
-        while not connection.closed.is_set():
+        while not connection.closed:
             message = await receive()
             if message["type"] == "websocket.disconnect":
                 return
