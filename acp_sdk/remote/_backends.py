@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import orjson
@@ -32,7 +32,12 @@ INPUT_BUFFER: Final = 4 * 1024 * 1024
 """Bytes of a client's messages waiting for an in-process agent before the client waits."""
 
 
+Deliver = Callable[[bytes], Awaitable[None]]
+"""Sends one message to the remote client (a WebSocket frame)."""
+
+
 class Backend(Protocol):
+    def deliver_to(self, deliver: Deliver) -> bool: ...
     async def start(self) -> None: ...
     async def send(self, message: bytes) -> None: ...
     async def recv(self) -> bytes | None: ...
@@ -88,12 +93,19 @@ class _Lines:
         self._arrived = _Gate()
         self._room = _Gate()
 
-    def feed(self, data: bytes) -> None:
+    def frames(self, data: bytes) -> list[bytes]:
+        """The whole frames `data` completes (over-long ones dropped, with a warning)."""
+        frames = []
         for frame in self.framer.feed(data):
             if frame is FRAME_TOO_LARGE:
                 log.warning("dropped an agent message over %d bytes", self.framer.max_frame_size)
                 continue
             assert isinstance(frame, bytes)
+            frames.append(frame)
+        return frames
+
+    def feed(self, data: bytes) -> None:
+        for frame in self.frames(data):
             self._frames.append(frame)
             self.queued += len(frame)
         if not data:
@@ -178,13 +190,23 @@ class AgentBackend:
         self.store = store  # shared by every connection; the app's owner closes it
         self._input = _Input()
         self._output = _Lines(max_message_size)
+        self._deliver: Deliver | None = None
         self._task: asyncio.Task[None] | None = None
+
+    def deliver_to(self, deliver: Deliver) -> bool:
+        """Have the agent's own writer task send each message with `deliver` (call before
+        `start`): no queue and no task switch between the agent and the socket, and a
+        client that reads slowly makes the agent's writer wait (the runtime then holds up
+        to its `max_send_buffer`). `recv()` then only returns None once the agent ends."""
+        self._deliver = deliver
+        return True
 
     async def start(self) -> None:
         from acp_sdk.agent._runtime import serve_agent
 
+        writer = _OutputWriter(self._output, self._deliver)
         self._task = asyncio.get_running_loop().create_task(
-            serve_agent(self.agent, self._input, _OutputWriter(self._output), store=self.store)
+            serve_agent(self.agent, self._input, writer, store=self.store)
         )
 
     async def send(self, message: bytes) -> None:
@@ -207,17 +229,37 @@ class AgentBackend:
 
 
 class _OutputWriter:
-    def __init__(self, lines: _Lines) -> None:
+    """The in-process agent's byte stream out: its frames go into `lines` for `recv()`,
+    or straight to the client through `deliver`, awaited in `drain()` (the runtime's
+    writer task calls `write` then `drain`)."""
+
+    __slots__ = ("_closed", "_deliver", "_lines", "_pending")
+
+    def __init__(self, lines: _Lines, deliver: Deliver | None = None) -> None:
         self._lines = lines
+        self._deliver = deliver
+        self._pending: list[bytes] = []
         self._closed = False
 
     def write(self, data: bytes, /) -> None:
         if self._closed:
             raise BrokenPipeError("closed")
-        self._lines.feed(data)
+        if self._deliver is None:
+            self._lines.feed(data)
+        else:
+            self._pending += self._lines.frames(data)
 
     async def drain(self) -> None:
-        await self._lines.room()
+        if self._deliver is None:
+            await self._lines.room()
+            return
+        while self._pending:
+            frames, self._pending = self._pending, []
+            for frame in frames:
+                try:
+                    await self._deliver(frame)
+                except Exception as error:  # ASGI servers raise their own "disconnected"
+                    raise BrokenPipeError(f"the client is gone: {error!r}") from error
 
     def close(self) -> None:
         if not self._closed:
@@ -252,6 +294,9 @@ class ProcessBackend:
         self._writer: Any = None
         self._closers: tuple[Callable[[], Any], ...] = ()
         self._closed = False
+
+    def deliver_to(self, deliver: Deliver) -> bool:
+        return False  # the pipe is read by a task of ours; the server takes from recv()
 
     async def start(self) -> None:
         from acp_sdk._driver.aio import open_process_pipes

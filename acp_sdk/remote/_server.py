@@ -377,9 +377,11 @@ class _Server:
             return
         await _json(send, 200, answer, [(b"acp-connection-id", connection.id.encode())])
 
-    async def _open(self, kind: str) -> _Connection:
+    async def _open(self, kind: str, send: Send | None = None) -> _Connection:
         connection = _Connection(self, self.new_backend(), kind)
         self.connections[connection.id] = connection
+        if send is not None:
+            connection.backend.deliver_to(_websocket_sender(connection, send))
         log.info(
             "connection %s opened (%s)", connection.id, "WebSocket" if kind == "ws" else "HTTP"
         )
@@ -490,7 +492,7 @@ class _Server:
         if self._at_capacity():
             await _refuse_upgrade(scope, send, 503, "Too many connections")
             return
-        connection = await self._open(kind="ws")
+        connection = await self._open(kind="ws", send=send)
         await send(
             {
                 "type": "websocket.accept",
@@ -529,6 +531,8 @@ class _Server:
                 return
 
     async def _to_websocket(self, connection: _Connection, send: Send) -> None:
+        """What the agent sends, until it ends; then close the socket. (An in-process
+        agent sends through `_websocket_sender` itself: then this only waits for the end.)"""
         try:
             while True:
                 message = await connection.backend.recv()
@@ -542,6 +546,14 @@ class _Server:
         except Exception:
             # ASGI servers raise their own "client disconnected" errors
             log.debug("sending to a WebSocket failed", exc_info=True)
+
+
+def _websocket_sender(connection: _Connection, send: Send) -> Callable[[bytes], Awaitable[None]]:
+    async def deliver(message: bytes) -> None:
+        connection.touch()
+        await send({"type": "websocket.send", "text": message.decode()})
+
+    return deliver
 
 
 async def _disconnected(receive: Receive) -> None:
