@@ -156,7 +156,13 @@ def run_our_server(max_connections: int) -> None:
     import uvicorn
 
     from acp_sdk.remote import asgi_app
-    from acp_sdk.remote._serve import uvicorn_options
+
+    try:
+        from acp_sdk.remote._serve import uvicorn_options
+    except ImportError:  # --baseline: a tree from before serve's options had a name
+
+        def uvicorn_options(max_message_size: int = 64 << 20) -> dict[str, Any]:
+            return {"lifespan": "on", "ws": "websockets-sansio", "ws_max_size": max_message_size}
 
     app = asgi_app(make_agent(), max_connections=max_connections, idle_timeout=3600.0)
     # IPPROTO_TCP, as uvicorn.run(host=..., port=...) binds: asyncio sets TCP_NODELAY only
@@ -660,6 +666,7 @@ async def phase(
     seconds: list[float] = []
     rates: list[float] = []
     server_busy: list[float] = []  # CPU seconds per second of the phase
+    server_cpu: list[float] = []  # CPU microseconds per update received
     load_busy: list[float] = []
     failed = 0
     peak = PeakRss(pid)
@@ -674,6 +681,8 @@ async def phase(
             results = await bounded(turns, f"{len(peers)} turns of {prompt!r}")
             elapsed = time.perf_counter() - started
             server_busy.append((cpu_seconds(pid) - cpu[0]) / elapsed)
+            received = sum(p.updates for p in peers) - before
+            server_cpu.append(1e6 * (cpu_seconds(pid) - cpu[0]) / max(1, received))
             load_busy.append((time.process_time() - cpu[1]) / elapsed)
             samples += await probes.samples()
             failed += sum(1 for r in results if r != "end_turn")
@@ -695,6 +704,7 @@ async def phase(
         "round_trip_ms_max": max(samples) if samples else None,
         "peak_rss_mb": peak.peak / 1024,
         "server_cpu_busy": statistics.median(server_busy),
+        "server_cpu_us_per_update": statistics.median(server_cpu),
         "load_process_cpu_busy": statistics.median(load_busy),
     }
 
@@ -729,7 +739,7 @@ async def load(
         result["rss_baseline_mb"] = baseline / 1024
         result["rss_idle_mb"] = idle / 1024
         result["rss_per_idle_connection_kb"] = (idle - baseline) / max(1, len(peers))
-        if server == "ours" and args.burst:
+        if server != "ts" and args.burst:
             result["over_the_cap"] = await burst(new_peer, args.burst)
         result["demo"] = await phase(peers, probes, "demo", args.rounds, pid)
         result["stream"] = await phase(
@@ -745,10 +755,13 @@ async def load(
 # ---------------------------------------------------------------------------- orchestration
 
 
-def start_server(server: str, max_connections: int) -> subprocess.Popen[str]:
-    if server == "ours":
+def start_server(
+    server: str, max_connections: int, baseline: Path | None = None
+) -> subprocess.Popen[str]:
+    if server in ("ours", "base"):
         argv = [sys.executable, __file__, "--serve", "--max-connections", str(max_connections)]
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        tree = baseline if server == "base" and baseline is not None else ROOT
+        env = {**os.environ, "PYTHONPATH": str(tree)}
     else:
         sys.path.insert(0, str(ROOT))
         from tests.interop.node_setup import ensure_installed
@@ -801,7 +814,7 @@ def stop_server(process: subprocess.Popen[str]) -> None:
 
 
 def measure(server: str, transport: str, count: int, args: argparse.Namespace) -> dict[str, Any]:
-    process = start_server(server, count + args.probes + 1)
+    process = start_server(server, count + args.probes + 1, args.baseline)
     try:
         port = listening_port(process)
         started = time.perf_counter()
@@ -847,7 +860,8 @@ def show(result: dict[str, Any]) -> None:
             f"      {p['prompt']}: {p['turn_seconds_median']:.2f} s, "
             f"{p['updates_per_s_median']:,.0f} updates/s, {rtt}, "
             f"peak RSS {p['peak_rss_mb']:.0f} MB, "
-            f"CPU busy: server {p['server_cpu_busy']:.0%}, load {p['load_process_cpu_busy']:.0%}"
+            f"server CPU {p['server_cpu_us_per_update']:.0f} us per update (busy "
+            f"{p['server_cpu_busy']:.0%}; the load process {p['load_process_cpu_busy']:.0%})"
             + (f", {p['turns_failed']} turns FAILED" if p["turns_failed"] else ""),
             flush=True,
         )
@@ -866,6 +880,11 @@ def main() -> None:
     )
     parser.add_argument("--no-ts", action="store_true", help="skip the TypeScript server")
     parser.add_argument("--only", choices=["ws", "http"], help="one transport only")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="also serve from this source tree (another checkout's root), as server 'base'",
+    )
     parser.add_argument("--output", type=Path, default=RESULTS / "remote-load-latest.json")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--max-connections", type=int, default=0, help=argparse.SUPPRESS)
@@ -884,6 +903,8 @@ def main() -> None:
         args.rounds = 2
     limit = raise_fd_limit()
     servers = ["ours"] if args.no_ts else ["ours", "ts"]
+    if args.baseline is not None:
+        servers.insert(0, "base")
     transports = [args.only] if args.only else ["ws", "http"]
     print(
         f"open-file limit {limit}; {args.connections} WebSocket and {args.http_connections} "

@@ -54,7 +54,7 @@ def one_line(message: bytes) -> bytes:
         return b"\x00"  # still malformed, so the agent answers a parse error
 
 
-class _Gate:
+class Gate:
     """A wait until `open()`: a future made only when someone waits (an idle connection
     holds no waiter objects; an asyncio.Event costs a deque of its own, about 0.8 KB)."""
 
@@ -90,8 +90,8 @@ class _Lines:
         self._next = 0
         self._eof = False
         self.queued = 0
-        self._arrived = _Gate()
-        self._room = _Gate()
+        self._arrived = Gate()
+        self._room = Gate()
 
     def frames(self, data: bytes) -> list[bytes]:
         """The whole frames `data` completes (over-long ones dropped, with a warning)."""
@@ -146,8 +146,8 @@ class _Input:
         self._chunks: list[bytes] = []  # a list, not a deque: see _Lines
         self._size = 0
         self._eof = False
-        self._arrived = _Gate()
-        self._room = _Gate()
+        self._arrived = Gate()
+        self._room = Gate()
 
     def at_eof(self) -> bool:
         return self._eof

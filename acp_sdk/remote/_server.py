@@ -4,7 +4,6 @@ Streamable HTTP (no web framework; run it under uvicorn or any ASGI server)."""
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import hmac
 import logging
@@ -19,7 +18,7 @@ import orjson
 from acp_sdk._driver.process import argv_of
 from acp_sdk.protocol import _routes
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
-from acp_sdk.remote._backends import AgentBackend, Backend, ProcessBackend, _Gate
+from acp_sdk.remote._backends import AgentBackend, Backend, Gate, ProcessBackend
 
 if TYPE_CHECKING:
     from acp_sdk.agent._runtime import Agent
@@ -46,15 +45,15 @@ class _Mailbox:
     def __init__(self, owner: _Connection, route: str) -> None:
         self.owner = owner
         self.route = route
-        self.messages: collections.deque[bytes] = collections.deque()
-        self.arrived = asyncio.Event()
+        self.messages: list[bytes] = []
+        self.arrived = Gate()  # opened by a message, the end, a timer or a disconnect
         self.receiver = False
         self.logged_unread = False  # said once that messages wait with nobody reading
 
     def push(self, message: bytes) -> None:
         self.messages.append(message)
         self.owner.buffered += len(message)
-        self.arrived.set()
+        self.arrived.open()
         if not self.receiver and not self.logged_unread:
             # A client that never opens this stream waits forever for what is held here.
             self.logged_unread = True
@@ -69,9 +68,7 @@ class _Mailbox:
             )
 
     def take(self) -> list[bytes]:
-        taken = list(self.messages)
-        self.messages.clear()
-        self.arrived.clear()
+        taken, self.messages = self.messages, []
         self.logged_unread = False
         self.owner.buffered -= sum(len(m) for m in taken)
         if self.owner.buffered <= STREAM_BUFFER:
@@ -106,7 +103,7 @@ class _Connection:
         self._routes: _routes.Routes | None = None
         self.streams: dict[str, _Mailbox] = {}
         self.buffered = 0
-        self._room: _Gate | None = None
+        self._room: Gate | None = None
         self.last_active = time.monotonic()
         self.closed = False
         self.initial: tuple[str, asyncio.Future[bytes]] | None = None
@@ -134,35 +131,40 @@ class _Connection:
     def attached(self) -> bool:
         return any(box.receiver for box in self.streams.values())
 
+    async def route(self, message: bytes) -> None:
+        """HTTP: an agent message to its event stream (waiting while the streams lag).
+        An in-process agent's writer calls this itself (`Backend.deliver_to`)."""
+        self.touch()
+        try:
+            decoded = _routes.as_message(orjson.loads(message))
+        except orjson.JSONDecodeError:
+            decoded = None
+        if decoded is None:
+            self.mailbox(_routes.CONNECTION).push(message)
+            return
+        if self.initial is not None and _routes.id_key(decoded) == self.initial[0]:
+            if not self.initial[1].done():
+                self.initial[1].set_result(message)
+            self.initial = None
+            return
+        self.mailbox(self.routes.outbound(decoded)).push(message)
+        while self.buffered > STREAM_BUFFER and not self.closed:
+            if self._room is None:
+                self._room = Gate()
+            await self._room.wait()
+
     async def route_output(self) -> None:
-        """HTTP: each agent message to its event stream (waiting while they lag)."""
-        while True:
-            message = await self.backend.recv()
-            if message is None:
-                break
-            self.touch()
-            try:
-                decoded = _routes.as_message(orjson.loads(message))
-            except orjson.JSONDecodeError:
-                decoded = None
-            if decoded is None:
-                self.mailbox(_routes.CONNECTION).push(message)
-                continue
-            if self.initial is not None and _routes.id_key(decoded) == self.initial[0]:
-                if not self.initial[1].done():
-                    self.initial[1].set_result(message)
-                self.initial = None
-                continue
-            self.mailbox(self.routes.outbound(decoded)).push(message)
-            while self.buffered > STREAM_BUFFER and not self.closed:
-                if self._room is None:
-                    self._room = _Gate()
-                await self._room.wait()
+        """HTTP: route what `backend.recv()` gives until the agent ends (for an agent that
+        delivers its messages itself, only the end comes here)."""
+        while (message := await self.backend.recv()) is not None:
+            await self.route(message)
         await self.close("the agent ended the connection")
 
     def idle_for(self, now: float) -> float:
-        """Seconds without traffic; 0 while an HTTP event stream is open."""
-        if self.kind == "http" and self.attached():
+        """Seconds without traffic; 0 while an HTTP event stream is open or `initialize`
+        waits for the agent (a slow agent start is bounded by INITIALIZE_TIMEOUT, not by
+        the client's idleness)."""
+        if self.initial is not None or (self.kind == "http" and self.attached()):
             return 0.0
         return now - self.last_active
 
@@ -180,7 +182,7 @@ class _Connection:
         log.info("connection %s closed: %s", self.id, why)
         self.server.connections.pop(self.id, None)
         for box in self.streams.values():
-            box.arrived.set()
+            box.arrived.open()
         if self.initial is not None and not self.initial[1].done():
             self.initial[1].set_exception(ConnectionResetError(why))
         return True
@@ -382,6 +384,8 @@ class _Server:
         self.connections[connection.id] = connection
         if send is not None:
             connection.backend.deliver_to(_websocket_sender(connection, send))
+        elif kind == "http":
+            connection.backend.deliver_to(connection.route)
         log.info(
             "connection %s opened (%s)", connection.id, "WebSocket" if kind == "ws" else "HTTP"
         )
@@ -439,7 +443,9 @@ class _Server:
             (b"x-accel-buffering", b"no"),
         ]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
-        gone = asyncio.get_running_loop().create_task(_disconnected(receive))
+        loop = asyncio.get_running_loop()
+        gone = loop.create_task(_disconnected(receive))
+        gone.add_done_callback(lambda _: box.arrived.open())
         try:
             while not gone.done():
                 if box.messages:
@@ -447,11 +453,11 @@ class _Server:
                 elif connection.closed:
                     break
                 else:
-                    arrived = asyncio.ensure_future(box.arrived.wait())
-                    await asyncio.wait(
-                        {arrived, gone}, timeout=KEEP_ALIVE, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    arrived.cancel()
+                    # One future per wait, opened by a message, the end, the client going
+                    # away or the keep-alive timer (no task or asyncio.wait per message).
+                    timer = loop.call_later(KEEP_ALIVE, box.arrived.open)
+                    await box.arrived.wait()
+                    timer.cancel()
                     if box.messages or gone.done() or connection.closed:
                         continue
                     chunk = b": keep-alive\n\n"
