@@ -1,6 +1,6 @@
 """The remote server under load: many WebSocket and Streamable HTTP connections at once.
 
-    python bench/remote_load.py                 # about 2 minutes on 2 cores
+    python bench/remote_load.py                 # 2-4 minutes on 2 cores
     python bench/remote_load.py --quick         # fewer connections and rounds
     python bench/remote_load.py --connections 3000 --http-connections 500 --no-ts
 
@@ -171,7 +171,7 @@ def run_our_server(max_connections: int) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     options = uvicorn_options()
-    options["log_level"] = "error"
+    options["log_level"] = os.environ.get("ACP_LOAD_LOG_LEVEL", "error")
     server = uvicorn.Server(uvicorn.Config(app, **options))
 
     def watch() -> None:
@@ -872,7 +872,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=1000, help="WebSocket connections")
     parser.add_argument("--http-connections", type=int, default=200)
     parser.add_argument("--updates", type=int, default=100, help="updates per streaming turn")
-    parser.add_argument("--rounds", type=int, default=4, help="rounds of the demo phase")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the demo phase")
     parser.add_argument("--probes", type=int, default=4, help="round-trip probe connections")
     parser.add_argument("--burst", type=int, default=100, help="attempts past the cap (0: none)")
     parser.add_argument(

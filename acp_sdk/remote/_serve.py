@@ -29,6 +29,42 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+FDS_PER_CONNECTION = 8
+"""Open files a `serve` connection may hold: its sockets (three for a Streamable HTTP
+connection with a session stream) and its agent's three pipes, with room to spare."""
+FDS_SPARE = 64
+"""Open files the server needs besides its connections (listening socket, logs, imports)."""
+
+
+def raise_fd_limit(max_connections: int, per_connection: int = FDS_PER_CONNECTION) -> int:
+    """Raise the soft RLIMIT_NOFILE so that `max_connections` fit (never above the hard
+    limit, never lowering it); the soft limit in force. Past it the server could not
+    accept (clients would hang instead of getting 503), so a limit still too low is
+    logged as a warning naming `ulimit -n`."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX
+        return -1
+    needed = max_connections * per_connection + FDS_SPARE
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+        if soft < needed:
+            log.warning(
+                "the open-file limit (%d) is below what %d connections may need (%d): "
+                "raise it (ulimit -n) or lower --max-connections",
+                soft,
+                max_connections,
+                needed,
+            )
+    return soft
+
+
 class UnsafeBind(ValueError):
     """A non-loopback bind without a token (and without --insecure)."""
 
@@ -59,6 +95,7 @@ def serve(
     check_bind(host, token, insecure)
     uvicorn = require("uvicorn", "server")
     require("websockets", "server")
+    raise_fd_limit(max_connections)
     app = asgi_app(
         command=command,
         token=token,

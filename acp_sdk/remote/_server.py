@@ -215,8 +215,10 @@ class _Server:
         max_connections: int,
         idle_timeout: float,
         max_message_size: int,
+        in_process: bool = False,
     ) -> None:
         self.new_backend = new_backend
+        self.in_process = in_process  # the agent runs here: warm the codec at startup
         self.token = token
         self.path = path
         self.allowed_origins = frozenset(o.rstrip("/").lower() for o in allowed_origins)
@@ -240,6 +242,8 @@ class _Server:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                if self.in_process:
+                    await _warm_up(self.max_message_size)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.aclose()
@@ -554,6 +558,27 @@ class _Server:
             log.debug("sending to a WebSocket failed", exc_info=True)
 
 
+async def _warm_up(max_message_size: int) -> None:
+    """Build what the first message builds (the codec, the models, the method table) by
+    serving one `initialize` to a bare Agent in memory, before any client connects: a
+    server whose file descriptors run out under a burst cannot import them then (every
+    connection of the burst failed so in bench/remote_load.py's test at the limit)."""
+    from acp_sdk.agent._runtime import Agent
+
+    backend = AgentBackend(Agent(), max_message_size)
+    params = {"protocolVersion": 1, "clientCapabilities": {}}
+    try:
+        await backend.start()
+        await backend.send(
+            orjson.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+        )
+        await asyncio.wait_for(backend.recv(), INITIALIZE_TIMEOUT)
+    except Exception:  # only a head start: the first connection builds them otherwise
+        log.debug("warming up the in-process agent path failed", exc_info=True)
+    finally:
+        await backend.aclose()
+
+
 def _websocket_sender(connection: _Connection, send: Send) -> Callable[[bytes], Awaitable[None]]:
     async def deliver(message: bytes) -> None:
         connection.touch()
@@ -712,6 +737,7 @@ def asgi_app(
 
     return _Server(
         new_backend,
+        in_process=agent is not None,
         token=token,
         path=path,
         allowed_origins=allowed_origins,
