@@ -699,7 +699,9 @@ def asgi_app(
     connection, or a zero-argument callable making one per connection) or `command`, a
     stdio agent started once per remote connection (its process group is stopped when
     the connection ends). Run it with any ASGI server, e.g.
-    `uvicorn.run(asgi_app(MyAgent), host="127.0.0.1", ws_max_size=...)`.
+    `uvicorn.run(asgi_app(MyAgent), host="127.0.0.1", ws_max_size=...,
+    ws_per_message_deflate=False)` (compression doubles an idle WebSocket's memory; see
+    "Under load" in docs/remote.md for the open-file limit and the other limits).
 
     Args:
         token: When set, every request and WebSocket upgrade must carry
