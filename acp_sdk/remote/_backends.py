@@ -358,3 +358,27 @@ class ProcessBackend:
         if self.process is not None:
             self.process.close_pipes()
         self._output.feed(b"")
+
+
+WARM_UP_TIMEOUT: Final = 60.0
+
+
+async def warm_up(max_message_size: int) -> None:
+    """Build what the first message builds (the codec, the models, the method table) by
+    serving one `initialize` to a bare Agent in memory, before any client connects: a
+    server whose file descriptors run out under a burst cannot import them then (every
+    connection of the burst failed so in a test at the limit)."""
+    from acp_sdk.agent._runtime import Agent
+
+    backend = AgentBackend(Agent(), max_message_size)
+    params = {"protocolVersion": 1, "clientCapabilities": {}}
+    try:
+        await backend.start()
+        await backend.send(
+            orjson.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+        )
+        await asyncio.wait_for(backend.recv(), WARM_UP_TIMEOUT)
+    except Exception:  # only a head start: the first connection builds them otherwise
+        log.debug("warming up the in-process agent path failed", exc_info=True)
+    finally:
+        await backend.aclose()

@@ -18,7 +18,7 @@ import orjson
 from acp_sdk._driver.process import argv_of
 from acp_sdk.protocol import _routes
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
-from acp_sdk.remote._backends import AgentBackend, Backend, Gate, ProcessBackend
+from acp_sdk.remote._backends import AgentBackend, Backend, Gate, ProcessBackend, warm_up
 
 if TYPE_CHECKING:
     from acp_sdk.agent._runtime import Agent
@@ -243,7 +243,7 @@ class _Server:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 if self.in_process:
-                    await _warm_up(self.max_message_size)
+                    await warm_up(self.max_message_size)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.aclose()
@@ -556,27 +556,6 @@ class _Server:
         except Exception:
             # ASGI servers raise their own "client disconnected" errors
             log.debug("sending to a WebSocket failed", exc_info=True)
-
-
-async def _warm_up(max_message_size: int) -> None:
-    """Build what the first message builds (the codec, the models, the method table) by
-    serving one `initialize` to a bare Agent in memory, before any client connects: a
-    server whose file descriptors run out under a burst cannot import them then (every
-    connection of the burst failed so in bench/remote_load.py's test at the limit)."""
-    from acp_sdk.agent._runtime import Agent
-
-    backend = AgentBackend(Agent(), max_message_size)
-    params = {"protocolVersion": 1, "clientCapabilities": {}}
-    try:
-        await backend.start()
-        await backend.send(
-            orjson.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
-        )
-        await asyncio.wait_for(backend.recv(), INITIALIZE_TIMEOUT)
-    except Exception:  # only a head start: the first connection builds them otherwise
-        log.debug("warming up the in-process agent path failed", exc_info=True)
-    finally:
-        await backend.aclose()
 
 
 def _websocket_sender(connection: _Connection, send: Send) -> Callable[[bytes], Awaitable[None]]:
