@@ -6,11 +6,10 @@ compactly before it goes in."""
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import orjson
@@ -24,13 +23,21 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("acp_sdk.remote")
 
-OUTPUT_BUFFER: Final = 4 * 1024 * 1024
-"""Bytes of an in-process agent's output queued before its writes wait."""
+OUTPUT_BUFFER: Final = 256 * 1024
+"""Bytes of an agent's output queued for the connection before the agent waits. The
+in-process agent's runtime queues up to `max_send_buffer` (4 MiB) of its own before
+that, so this only needs to keep the connection's sender busy; 4 MiB here doubled what
+a connection whose client stops reading could hold."""
 INPUT_BUFFER: Final = 4 * 1024 * 1024
 """Bytes of a client's messages waiting for an in-process agent before the client waits."""
 
 
+Deliver = Callable[[bytes], Awaitable[None]]
+"""Sends one message to the remote client (a WebSocket frame)."""
+
+
 class Backend(Protocol):
+    def deliver_to(self, deliver: Deliver) -> bool: ...
     async def start(self) -> None: ...
     async def send(self, message: bytes) -> None: ...
     async def recv(self) -> bytes | None: ...
@@ -47,37 +54,85 @@ def one_line(message: bytes) -> bytes:
         return b"\x00"  # still malformed, so the agent answers a parse error
 
 
+class Gate:
+    """A wait until `open()`: a future made only when someone waits (an idle connection
+    holds no waiter objects; an asyncio.Event costs a deque of its own, about 0.8 KB)."""
+
+    __slots__ = ("_waiter",)
+
+    def __init__(self) -> None:
+        self._waiter: asyncio.Future[None] | None = None
+
+    async def wait(self) -> None:
+        if self._waiter is None or self._waiter.done():
+            self._waiter = asyncio.get_running_loop().create_future()
+        await self._waiter
+
+    def open(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+
 class _Lines:
-    """Frames out of a byte stream, into a queue with a byte bound."""
+    """Frames out of a byte stream, queued with a byte bound (`OUTPUT_BUFFER`): over it,
+    the writer's `drain()` (or the pipe's pump) waits until the reader takes some."""
+
+    __slots__ = ("_arrived", "_eof", "_frames", "_next", "_room", "framer", "queued")
 
     def __init__(self, max_message_size: int) -> None:
         self.framer = LineFramer(max_message_size)
-        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        # A list read from `_next` on, emptied whenever it has been read through: an
+        # empty deque costs 0.8 KB, an empty list 56 bytes (thousands of idle connections).
+        self._frames: list[bytes] = []
+        self._next = 0
+        self._eof = False
         self.queued = 0
-        self.room = asyncio.Event()
-        self.room.set()
+        self._arrived = Gate()
+        self._room = Gate()
 
-    def feed(self, data: bytes) -> None:
+    def frames(self, data: bytes) -> list[bytes]:
+        """The whole frames `data` completes (over-long ones dropped, with a warning)."""
+        frames = []
         for frame in self.framer.feed(data):
             if frame is FRAME_TOO_LARGE:
                 log.warning("dropped an agent message over %d bytes", self.framer.max_frame_size)
                 continue
             assert isinstance(frame, bytes)
-            self.queue.put_nowait(frame)
+            frames.append(frame)
+        return frames
+
+    def feed(self, data: bytes) -> None:
+        for frame in self.frames(data):
+            self._frames.append(frame)
             self.queued += len(frame)
         if not data:
-            self.queue.put_nowait(None)
-        if self.queued > OUTPUT_BUFFER:
-            self.room.clear()
+            self._eof = True
+        self._arrived.open()
+
+    def full(self) -> bool:
+        return self.queued > OUTPUT_BUFFER and not self._eof
+
+    async def room(self) -> None:
+        """Wait while more than `OUTPUT_BUFFER` bytes are queued."""
+        while self.full():
+            await self._room.wait()
 
     async def get(self) -> bytes | None:
-        message = await self.queue.get()
-        if message is None:
-            self.queue.put_nowait(None)
-            return None
+        while self._next == len(self._frames):
+            if self._eof:
+                return None
+            await self._arrived.wait()
+        message = self._frames[self._next]
+        self._next += 1
+        if self._next == len(self._frames):
+            self._frames.clear()
+            self._next = 0
         self.queued -= len(message)
         if self.queued <= OUTPUT_BUFFER:
-            self.room.set()
+            self._room.open()
         return message
 
 
@@ -85,42 +140,43 @@ class _Input:
     """The agent's input: bytes in order, at most `INPUT_BUFFER` waiting (the client is
     made to wait beyond that, as a pipe would make it)."""
 
+    __slots__ = ("_arrived", "_chunks", "_eof", "_room", "_size")
+
     def __init__(self) -> None:
-        self._chunks: collections.deque[bytes] = collections.deque()
+        self._chunks: list[bytes] = []  # a list, not a deque: see _Lines
         self._size = 0
         self._eof = False
-        self._arrived = asyncio.Event()
-        self._room = asyncio.Event()
-        self._room.set()
+        self._arrived = Gate()
+        self._room = Gate()
 
     def at_eof(self) -> bool:
         return self._eof
 
     async def put(self, data: bytes) -> None:
-        await self._room.wait()
+        while self._size > INPUT_BUFFER and not self._eof:
+            await self._room.wait()
         if self._eof:
             raise ConnectionResetError("the agent is gone")
         self._chunks.append(data)
         self._size += len(data)
-        if self._size > INPUT_BUFFER:
-            self._room.clear()
-        self._arrived.set()
+        self._arrived.open()
 
     def end(self) -> None:
         self._eof = True
-        self._arrived.set()
-        self._room.set()
+        self._arrived.open()
+        self._room.open()
 
     async def read(self, n: int = -1, /) -> bytes:
         while not self._chunks:
             if self._eof:
                 return b""
-            self._arrived.clear()
             await self._arrived.wait()
-        data = self._chunks.popleft()
+        # Everything that waits, in one read: the agent's reader frames lines itself.
+        data = self._chunks[0] if len(self._chunks) == 1 else b"".join(self._chunks)
+        self._chunks.clear()
         self._size -= len(data)
         if self._size <= INPUT_BUFFER:
-            self._room.set()
+            self._room.open()
         return data
 
 
@@ -134,13 +190,23 @@ class AgentBackend:
         self.store = store  # shared by every connection; the app's owner closes it
         self._input = _Input()
         self._output = _Lines(max_message_size)
+        self._deliver: Deliver | None = None
         self._task: asyncio.Task[None] | None = None
+
+    def deliver_to(self, deliver: Deliver) -> bool:
+        """Have the agent's own writer task send each message with `deliver` (call before
+        `start`): no queue and no task switch between the agent and the socket, and a
+        client that reads slowly makes the agent's writer wait (the runtime then holds up
+        to its `max_send_buffer`). `recv()` then only returns None once the agent ends."""
+        self._deliver = deliver
+        return True
 
     async def start(self) -> None:
         from acp_sdk.agent._runtime import serve_agent
 
+        writer = _OutputWriter(self._output, self._deliver)
         self._task = asyncio.get_running_loop().create_task(
-            serve_agent(self.agent, self._input, _OutputWriter(self._output), store=self.store)
+            serve_agent(self.agent, self._input, writer, store=self.store)
         )
 
     async def send(self, message: bytes) -> None:
@@ -163,17 +229,37 @@ class AgentBackend:
 
 
 class _OutputWriter:
-    def __init__(self, lines: _Lines) -> None:
+    """The in-process agent's byte stream out: its frames go into `lines` for `recv()`,
+    or straight to the client through `deliver`, awaited in `drain()` (the runtime's
+    writer task calls `write` then `drain`)."""
+
+    __slots__ = ("_closed", "_deliver", "_lines", "_pending")
+
+    def __init__(self, lines: _Lines, deliver: Deliver | None = None) -> None:
         self._lines = lines
+        self._deliver = deliver
+        self._pending: list[bytes] = []
         self._closed = False
 
     def write(self, data: bytes, /) -> None:
         if self._closed:
             raise BrokenPipeError("closed")
-        self._lines.feed(data)
+        if self._deliver is None:
+            self._lines.feed(data)
+        else:
+            self._pending += self._lines.frames(data)
 
     async def drain(self) -> None:
-        await self._lines.room.wait()
+        if self._deliver is None:
+            await self._lines.room()
+            return
+        while self._pending:
+            frames, self._pending = self._pending, []
+            for frame in frames:
+                try:
+                    await self._deliver(frame)
+                except Exception as error:  # ASGI servers raise their own "disconnected"
+                    raise BrokenPipeError(f"the client is gone: {error!r}") from error
 
     def close(self) -> None:
         if not self._closed:
@@ -209,6 +295,9 @@ class ProcessBackend:
         self._closers: tuple[Callable[[], Any], ...] = ()
         self._closed = False
 
+    def deliver_to(self, deliver: Deliver) -> bool:
+        return False  # the pipe is read by a task of ours; the server takes from recv()
+
     async def start(self) -> None:
         from acp_sdk._driver.aio import open_process_pipes
         from acp_sdk._driver.process import log_agent_stderr
@@ -233,7 +322,7 @@ class ProcessBackend:
             if not data:
                 return
             if feed == self._output.feed:
-                await self._output.room.wait()
+                await self._output.room()
 
     async def send(self, message: bytes) -> None:
         if self._closed:
@@ -269,3 +358,27 @@ class ProcessBackend:
         if self.process is not None:
             self.process.close_pipes()
         self._output.feed(b"")
+
+
+WARM_UP_TIMEOUT: Final = 60.0
+
+
+async def warm_up(max_message_size: int) -> None:
+    """Build what the first message builds (the codec, the models, the method table) by
+    serving one `initialize` to a bare Agent in memory, before any client connects: a
+    server whose file descriptors run out under a burst cannot import them then (every
+    connection of the burst failed so in a test at the limit)."""
+    from acp_sdk.agent._runtime import Agent
+
+    backend = AgentBackend(Agent(), max_message_size)
+    params = {"protocolVersion": 1, "clientCapabilities": {}}
+    try:
+        await backend.start()
+        await backend.send(
+            orjson.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+        )
+        await asyncio.wait_for(backend.recv(), WARM_UP_TIMEOUT)
+    except Exception:  # only a head start: the first connection builds them otherwise
+        log.debug("warming up the in-process agent path failed", exc_info=True)
+    finally:
+        await backend.aclose()

@@ -6,6 +6,7 @@ import ipaddress
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
 from acp_sdk.remote._deps import require
@@ -26,6 +27,42 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+FDS_PER_CONNECTION = 8
+"""Open files a `serve` connection may hold: its sockets (three for a Streamable HTTP
+connection with a session stream) and its agent's three pipes, with room to spare."""
+FDS_SPARE = 64
+"""Open files the server needs besides its connections (listening socket, logs, imports)."""
+
+
+def raise_fd_limit(max_connections: int, per_connection: int = FDS_PER_CONNECTION) -> int:
+    """Raise the soft RLIMIT_NOFILE so that `max_connections` fit (never above the hard
+    limit, never lowering it); the soft limit in force. Past it the server could not
+    accept (clients would hang instead of getting 503), so a limit still too low is
+    logged as a warning naming `ulimit -n`."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX
+        return -1
+    needed = max_connections * per_connection + FDS_SPARE
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+        if soft < needed:
+            log.warning(
+                "the open-file limit (%d) is below what %d connections may need (%d): "
+                "raise it (ulimit -n) or lower --max-connections",
+                soft,
+                max_connections,
+                needed,
+            )
+    return soft
 
 
 class UnsafeBind(ValueError):
@@ -58,6 +95,7 @@ def serve(
     check_bind(host, token, insecure)
     uvicorn = require("uvicorn", "server")
     require("websockets", "server")
+    raise_fd_limit(max_connections)
     app = asgi_app(
         command=command,
         token=token,
@@ -73,15 +111,22 @@ def serve(
         file=sys.stderr,
         flush=True,
     )
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        lifespan="on",
-        ws="websockets-sansio",
-        ws_max_size=max_message_size,
-        ws_ping_interval=PING_INTERVAL,
-        ws_ping_timeout=PING_INTERVAL,
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
-        log_level="warning",
-    )
+    uvicorn.run(app, host=host, port=port, **uvicorn_options(max_message_size))
+
+
+def uvicorn_options(max_message_size: int = DEFAULT_MAX_FRAME_SIZE) -> dict[str, Any]:
+    """The uvicorn settings `serve` runs with (bench/remote_load.py measures these)."""
+    return {
+        "lifespan": "on",
+        "ws": "websockets-sansio",
+        "ws_max_size": max_message_size,
+        # ACP messages are small JSON: compressing them costs more CPU than it saves on
+        # loopback or a LAN, and about 35 KB of zlib state per connection (measured by
+        # bench/remote_load.py, which doubled the memory of an idle connection); the
+        # TypeScript server declines it too.
+        "ws_per_message_deflate": False,
+        "ws_ping_interval": PING_INTERVAL,
+        "ws_ping_timeout": PING_INTERVAL,
+        "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN,
+        "log_level": "warning",
+    }

@@ -4,7 +4,6 @@ Streamable HTTP (no web framework; run it under uvicorn or any ASGI server)."""
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import hmac
 import logging
@@ -19,7 +18,7 @@ import orjson
 from acp_sdk._driver.process import argv_of
 from acp_sdk.protocol import _routes
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
-from acp_sdk.remote._backends import AgentBackend, Backend, ProcessBackend
+from acp_sdk.remote._backends import AgentBackend, Backend, Gate, ProcessBackend, warm_up
 
 if TYPE_CHECKING:
     from acp_sdk.agent._runtime import Agent
@@ -46,15 +45,15 @@ class _Mailbox:
     def __init__(self, owner: _Connection, route: str) -> None:
         self.owner = owner
         self.route = route
-        self.messages: collections.deque[bytes] = collections.deque()
-        self.arrived = asyncio.Event()
+        self.messages: list[bytes] = []
+        self.arrived = Gate()  # opened by a message, the end, a timer or a disconnect
         self.receiver = False
         self.logged_unread = False  # said once that messages wait with nobody reading
 
     def push(self, message: bytes) -> None:
         self.messages.append(message)
         self.owner.buffered += len(message)
-        self.arrived.set()
+        self.arrived.open()
         if not self.receiver and not self.logged_unread:
             # A client that never opens this stream waits forever for what is held here.
             self.logged_unread = True
@@ -69,31 +68,56 @@ class _Mailbox:
             )
 
     def take(self) -> list[bytes]:
-        taken = list(self.messages)
-        self.messages.clear()
-        self.arrived.clear()
+        taken, self.messages = self.messages, []
         self.logged_unread = False
         self.owner.buffered -= sum(len(m) for m in taken)
         if self.owner.buffered <= STREAM_BUFFER:
-            self.owner.room.set()
+            self.owner.make_room()
         return taken
 
 
 class _Connection:
+    """One remote connection. What only HTTP needs (routes, mailboxes) is made on first
+    use: a server holding thousands of idle WebSockets pays for little besides its agent."""
+
+    __slots__ = (
+        "_room",
+        "_routes",
+        "backend",
+        "buffered",
+        "closed",
+        "id",
+        "initial",
+        "kind",
+        "last_active",
+        "server",
+        "streams",
+        "tasks",
+    )
+
     def __init__(self, server: _Server, backend: Backend, kind: str) -> None:
         self.id = str(uuid.uuid4())
         self.server = server
         self.backend = backend
         self.kind = kind
-        self.routes = _routes.Routes()
+        self._routes: _routes.Routes | None = None
         self.streams: dict[str, _Mailbox] = {}
         self.buffered = 0
-        self.room = asyncio.Event()
-        self.room.set()
+        self._room: Gate | None = None
         self.last_active = time.monotonic()
-        self.closed = asyncio.Event()
+        self.closed = False
         self.initial: tuple[str, asyncio.Future[bytes]] | None = None
         self.tasks: list[asyncio.Task[Any]] = []
+
+    @property
+    def routes(self) -> _routes.Routes:
+        if self._routes is None:
+            self._routes = _routes.Routes()
+        return self._routes
+
+    def make_room(self) -> None:
+        if self._room is not None:
+            self._room.open()
 
     def touch(self) -> None:
         self.last_active = time.monotonic()
@@ -107,39 +131,42 @@ class _Connection:
     def attached(self) -> bool:
         return any(box.receiver for box in self.streams.values())
 
+    async def route(self, message: bytes) -> None:
+        """HTTP: an agent message to its event stream (waiting while the streams lag).
+        An in-process agent's writer calls this itself (`Backend.deliver_to`)."""
+        self.touch()
+        try:
+            decoded = _routes.as_message(orjson.loads(message))
+        except orjson.JSONDecodeError:
+            decoded = None
+        if decoded is None:
+            self.mailbox(_routes.CONNECTION).push(message)
+            return
+        if self.initial is not None and _routes.id_key(decoded) == self.initial[0]:
+            if not self.initial[1].done():
+                self.initial[1].set_result(message)
+            self.initial = None
+            return
+        self.mailbox(self.routes.outbound(decoded)).push(message)
+        while self.buffered > STREAM_BUFFER and not self.closed:
+            if self._room is None:
+                self._room = Gate()
+            await self._room.wait()
+
     async def route_output(self) -> None:
-        """HTTP: each agent message to its event stream (waiting while they lag)."""
-        while True:
-            message = await self.backend.recv()
-            if message is None:
-                break
-            self.touch()
-            try:
-                decoded = _routes.as_message(orjson.loads(message))
-            except orjson.JSONDecodeError:
-                decoded = None
-            if decoded is None:
-                self.mailbox(_routes.CONNECTION).push(message)
-                continue
-            if self.initial is not None and _routes.id_key(decoded) == self.initial[0]:
-                if not self.initial[1].done():
-                    self.initial[1].set_result(message)
-                self.initial = None
-                continue
-            self.mailbox(self.routes.outbound(decoded)).push(message)
-            if self.buffered > STREAM_BUFFER:
-                self.room.clear()
-                await self.room.wait()
+        """HTTP: route what `backend.recv()` gives until the agent ends (for an agent that
+        delivers its messages itself, only the end comes here)."""
+        while (message := await self.backend.recv()) is not None:
+            await self.route(message)
         await self.close("the agent ended the connection")
 
-    async def watch_idle(self, idle_timeout: float) -> None:
-        while not self.closed.is_set():
-            await asyncio.sleep(min(idle_timeout / 4, 5.0))
-            if self.kind == "http" and self.attached():
-                continue
-            if time.monotonic() - self.last_active > idle_timeout:
-                await self.close(f"idle for {idle_timeout} s")
-                return
+    def idle_for(self, now: float) -> float:
+        """Seconds without traffic; 0 while an HTTP event stream is open or `initialize`
+        waits for the agent (a slow agent start is bounded by INITIALIZE_TIMEOUT, not by
+        the client's idleness)."""
+        if self.initial is not None or (self.kind == "http" and self.attached()):
+            return 0.0
+        return now - self.last_active
 
     async def close(self, why: str) -> None:
         if self.end(why):
@@ -148,13 +175,14 @@ class _Connection:
     def end(self, why: str) -> bool:
         """Forget the connection at once (its id answers 404 from now on) and wake its
         streams; False if it had already ended. `stop()` then stops the agent."""
-        if self.closed.is_set():
+        if self.closed:
             return False
-        self.closed.set()
+        self.closed = True
+        self.make_room()
         log.info("connection %s closed: %s", self.id, why)
         self.server.connections.pop(self.id, None)
         for box in self.streams.values():
-            box.arrived.set()
+            box.arrived.open()
         if self.initial is not None and not self.initial[1].done():
             self.initial[1].set_exception(ConnectionResetError(why))
         return True
@@ -187,8 +215,10 @@ class _Server:
         max_connections: int,
         idle_timeout: float,
         max_message_size: int,
+        in_process: bool = False,
     ) -> None:
         self.new_backend = new_backend
+        self.in_process = in_process  # the agent runs here: warm the codec at startup
         self.token = token
         self.path = path
         self.allowed_origins = frozenset(o.rstrip("/").lower() for o in allowed_origins)
@@ -197,6 +227,7 @@ class _Server:
         self.max_message_size = max_message_size
         self.connections: dict[str, _Connection] = {}
         self.stopping: set[asyncio.Task[None]] = set()  # see _delete
+        self.sweeper: asyncio.Task[None] | None = None  # see _sweep
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -211,6 +242,8 @@ class _Server:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                if self.in_process:
+                    await warm_up(self.max_message_size)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.aclose()
@@ -219,6 +252,8 @@ class _Server:
 
     async def aclose(self) -> None:
         """Close every connection (their agents stop)."""
+        if self.sweeper is not None:
+            self.sweeper.cancel()
         await asyncio.gather(
             *(c.close("the server is shutting down") for c in list(self.connections.values())),
             *list(self.stopping),  # agents of connections ended by DELETE, still stopping
@@ -348,16 +383,38 @@ class _Server:
             return
         await _json(send, 200, answer, [(b"acp-connection-id", connection.id.encode())])
 
-    async def _open(self, kind: str) -> _Connection:
+    async def _open(self, kind: str, send: Send | None = None) -> _Connection:
         connection = _Connection(self, self.new_backend(), kind)
         self.connections[connection.id] = connection
+        if send is not None:
+            connection.backend.deliver_to(_websocket_sender(connection, send))
+        elif kind == "http":
+            connection.backend.deliver_to(connection.route)
         log.info(
             "connection %s opened (%s)", connection.id, "WebSocket" if kind == "ws" else "HTTP"
         )
         await connection.backend.start()
-        loop = asyncio.get_running_loop()
-        connection.tasks.append(loop.create_task(connection.watch_idle(self.idle_timeout)))
+        if self.sweeper is None or self.sweeper.done():
+            self.sweeper = asyncio.get_running_loop().create_task(self._sweep())
         return connection
+
+    async def _sweep(self) -> None:
+        """Close idle connections: one task for the server (a task per connection cost
+        about 2.5 KB each), running while any connection is open."""
+        while self.connections:
+            await asyncio.sleep(min(self.idle_timeout / 4, 5.0))
+            now = time.monotonic()
+            for connection in list(self.connections.values()):
+                if connection.idle_for(now) > self.idle_timeout:
+                    self._stop_soon(connection, f"idle for {self.idle_timeout} s")
+
+    def _stop_soon(self, connection: _Connection, why: str) -> None:
+        """End the connection now and stop its agent in the background; the server
+        awaits that stop at shutdown, and it counts against max_connections until done."""
+        if connection.end(why):
+            task = asyncio.get_running_loop().create_task(connection.stop())
+            self.stopping.add(task)
+            task.add_done_callback(self.stopping.discard)
 
     async def _get(self, scope: Scope, receive: Receive, send: Send) -> None:
         accept = (_header(scope, b"accept") or "").lower()
@@ -390,20 +447,22 @@ class _Server:
             (b"x-accel-buffering", b"no"),
         ]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
-        gone = asyncio.get_running_loop().create_task(_disconnected(receive))
+        loop = asyncio.get_running_loop()
+        gone = loop.create_task(_disconnected(receive))
+        gone.add_done_callback(lambda _: box.arrived.open())
         try:
             while not gone.done():
                 if box.messages:
                     chunk = b"".join(b"data: " + m + b"\n\n" for m in box.take())
-                elif connection.closed.is_set():
+                elif connection.closed:
                     break
                 else:
-                    arrived = asyncio.ensure_future(box.arrived.wait())
-                    await asyncio.wait(
-                        {arrived, gone}, timeout=KEEP_ALIVE, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    arrived.cancel()
-                    if box.messages or gone.done() or connection.closed.is_set():
+                    # One future per wait, opened by a message, the end, the client going
+                    # away or the keep-alive timer (no task or asyncio.wait per message).
+                    timer = loop.call_later(KEEP_ALIVE, box.arrived.open)
+                    await box.arrived.wait()
+                    timer.cancel()
+                    if box.messages or gone.done() or connection.closed:
                         continue
                     chunk = b": keep-alive\n\n"
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -421,10 +480,7 @@ class _Server:
         # Answer at once: stopping the agent can take the backend's whole close sequence
         # (seconds), and the client has nothing to wait for. The server owns the stop
         # and awaits it at shutdown.
-        if connection.end("the client ended the connection (DELETE)"):
-            task = asyncio.get_running_loop().create_task(connection.stop())
-            self.stopping.add(task)
-            task.add_done_callback(self.stopping.discard)
+        self._stop_soon(connection, "the client ended the connection (DELETE)")
         await send({"type": "http.response.start", "status": 202, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
@@ -446,7 +502,7 @@ class _Server:
         if self._at_capacity():
             await _refuse_upgrade(scope, send, 503, "Too many connections")
             return
-        connection = await self._open(kind="ws")
+        connection = await self._open(kind="ws", send=send)
         await send(
             {
                 "type": "websocket.accept",
@@ -464,7 +520,7 @@ class _Server:
                 await outbound
 
     async def _from_websocket(self, connection: _Connection, receive: Receive, send: Send) -> None:
-        while not connection.closed.is_set():
+        while not connection.closed:
             message = await receive()
             if message["type"] == "websocket.disconnect":
                 return
@@ -485,6 +541,8 @@ class _Server:
                 return
 
     async def _to_websocket(self, connection: _Connection, send: Send) -> None:
+        """What the agent sends, until it ends; then close the socket. (An in-process
+        agent sends through `_websocket_sender` itself: then this only waits for the end.)"""
         try:
             while True:
                 message = await connection.backend.recv()
@@ -498,6 +556,14 @@ class _Server:
         except Exception:
             # ASGI servers raise their own "client disconnected" errors
             log.debug("sending to a WebSocket failed", exc_info=True)
+
+
+def _websocket_sender(connection: _Connection, send: Send) -> Callable[[bytes], Awaitable[None]]:
+    async def deliver(message: bytes) -> None:
+        connection.touch()
+        await send({"type": "websocket.send", "text": message.decode()})
+
+    return deliver
 
 
 async def _disconnected(receive: Receive) -> None:
@@ -612,7 +678,9 @@ def asgi_app(
     connection, or a zero-argument callable making one per connection) or `command`, a
     stdio agent started once per remote connection (its process group is stopped when
     the connection ends). Run it with any ASGI server, e.g.
-    `uvicorn.run(asgi_app(MyAgent), host="127.0.0.1", ws_max_size=...)`.
+    `uvicorn.run(asgi_app(MyAgent), host="127.0.0.1", ws_max_size=...,
+    ws_per_message_deflate=False)` (compression doubles an idle WebSocket's memory; see
+    "Under load" in docs/remote.md for the open-file limit and the other limits).
 
     Args:
         token: When set, every request and WebSocket upgrade must carry
@@ -650,6 +718,7 @@ def asgi_app(
 
     return _Server(
         new_backend,
+        in_process=agent is not None,
         token=token,
         path=path,
         allowed_origins=allowed_origins,
