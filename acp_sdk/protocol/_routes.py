@@ -5,8 +5,10 @@ The routing metadata HTTP needs and WebSocket does not: a message carrying
 request came from, everything else to the connection's stream. The rules follow the
 TypeScript SDK 2.4.0 (`experimental/server`), which the RFD leaves open in places:
 `session/load` is answered on the connection stream (the client has no session stream
-yet), and a POST carrying a `sessionId` without the `Acp-Session-Id` header is refused
-with 400. Pure functions and one small table per connection: no I/O.
+yet) unless the client already has that session's stream open: then the answer follows
+the replayed history on it, so no client sees the answer before the replay. A POST
+carrying a `sessionId` without the `Acp-Session-Id` header is refused with 400.
+Pure functions and one small table per connection: no I/O.
 """
 
 from __future__ import annotations
@@ -89,8 +91,15 @@ class Routes:
         self._answers: dict[str, str] = {}  # our peer's request id -> route of its answer
         self._client_answers: dict[str, str] = {}  # the agent's request id -> its route
 
-    def inbound(self, message: dict[str, Any], header_session: str | None) -> None:
+    def inbound(
+        self,
+        message: dict[str, Any],
+        header_session: str | None,
+        session_stream_open: bool = False,
+    ) -> None:
         """Check a message the client POSTed and remember where its answer goes.
+        `session_stream_open`: the client has the `Acp-Session-Id` session's event stream
+        open (then a `session/load` is answered there, after its replay).
         Raises `Refused` (400) for a missing or mismatched `Acp-Session-Id`."""
         key = id_key(message)
         if is_response(message):
@@ -111,7 +120,8 @@ class Routes:
             raise Refused(400, "Mismatched Acp-Session-Id")
         route = header_session or session or CONNECTION
         if key is not None and "method" in message:
-            self._answers[key] = CONNECTION if method == "session/load" else route
+            on_connection = method == "session/load" and not session_stream_open
+            self._answers[key] = CONNECTION if on_connection else route
 
     def outbound(self, message: dict[str, Any]) -> str:
         """The route of a message the agent sent: `CONNECTION` or a session id."""

@@ -331,8 +331,12 @@ class _Server:
         connection = await self._http_connection(scope, send)
         if connection is None:
             return
+        header_session = _header(scope, b"acp-session-id")
+        box = connection.streams.get(header_session) if header_session else None
         try:
-            connection.routes.inbound(decoded, _header(scope, b"acp-session-id"))
+            connection.routes.inbound(
+                decoded, header_session, session_stream_open=box is not None and box.receiver
+            )
         except _routes.Refused as refused:
             await _text(send, refused.status, refused.text)
             return

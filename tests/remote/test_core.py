@@ -70,6 +70,9 @@ def test_routes_follow_the_typescript_sdk() -> None:
     load = {"jsonrpc": "2.0", "id": 3, "method": "session/load", "params": {"sessionId": "s"}}
     routes.inbound(load, "s")
     assert routes.outbound({"jsonrpc": "2.0", "id": 3, "result": {}}) == ""
+    # ... unless the client has the session's stream open: the answer follows the replay
+    routes.inbound({**load, "id": 4}, "s", session_stream_open=True)
+    assert routes.outbound({"jsonrpc": "2.0", "id": 4, "result": {}}) == "s"
 
 
 def test_importing_the_sdk_needs_no_remote_dependency() -> None:

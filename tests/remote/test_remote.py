@@ -482,6 +482,47 @@ def test_reconnect_loads_the_session_on_a_new_connection(facade: str) -> None:
 
 
 @pytest.mark.parametrize("facade", ["sync", "async"])
+def test_http_load_returns_after_the_whole_replay(facade: str) -> None:
+    """Over Streamable HTTP the replay comes on the session's stream; the answer to
+    `session/load` used to come on the connection's, so it could overtake the replay."""
+    with running(asgi_app(ScenarioAgent())) as address:
+        with Client.connect_url(f"ws://{address}/acp") as first:
+            session = first.new_session(cwd="/tmp")
+            assert session.prompt("stream 3000").wait().stop_reason == "end_turn"
+        over_ws: list[SessionNotification] = []  # a WebSocket keeps one order
+        client, _ = reconnect(
+            lambda: Client.connect_url(f"ws://{address}/acp", on_update=over_ws.append),
+            session.session_id,
+            "/tmp",
+        )
+        client.close()
+        expected = len(over_ws)
+        assert expected > 3000
+        url = f"http://{address}/acp"
+        for _ in range(3):
+            assert _replayed_by_the_time_load_returns(facade, url, session.session_id) == expected
+
+
+def _replayed_by_the_time_load_returns(facade: str, url: str, session_id: str) -> int:
+    seen: list[SessionNotification] = []
+    if facade == "sync":
+        client, _ = reconnect(
+            lambda: Client.connect_url(url, on_update=seen.append), session_id, "/tmp"
+        )
+        with client:
+            return len(seen)
+
+    async def go() -> int:
+        client, _ = await areconnect(
+            lambda: AsyncClient.connect_url(url, on_update=seen.append), session_id, "/tmp"
+        )
+        async with client:
+            return len(seen)
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("facade", ["sync", "async"])
 def test_reconnect_needs_load_session(facade: str) -> None:
     class NoLoad(ScenarioAgent):
         load_session = Agent.load_session  # not overridden: not advertised
