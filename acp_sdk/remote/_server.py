@@ -135,8 +135,8 @@ class _Connection:
     async def watch_idle(self, idle_timeout: float) -> None:
         while not self.closed.is_set():
             await asyncio.sleep(min(idle_timeout / 4, 5.0))
-            if self.kind == "http" and self.attached():
-                continue
+            if self.kind == "http" and (self.attached() or self.initial is not None):
+                continue  # not idle: a stream is open, or the client awaits its initialize
             if time.monotonic() - self.last_active > idle_timeout:
                 await self.close(f"idle for {idle_timeout} s")
                 return
