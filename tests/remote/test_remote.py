@@ -4,6 +4,7 @@ both facades over both transports; then the hostile cases, with the RFD's status
 from __future__ import annotations
 
 import asyncio
+import socket
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -183,6 +184,16 @@ def _open_session(ws: websockets.sync.client.ClientConnection) -> str:
             return session
 
 
+def _read_until_quiet(ws: websockets.sync.client.ClientConnection, quiet: float = 0.5) -> None:
+    """Read what the agent sends until it has said nothing for `quiet` seconds."""
+    for _ in range(1000):
+        try:
+            ws.recv(timeout=quiet)
+        except TimeoutError:
+            return
+    raise AssertionError("the agent never went quiet")
+
+
 @pytest.mark.skipif(not Path("/proc").exists(), reason="reads /proc")
 def test_websocket_client_vanishing_mid_turn_frees_its_agent_process() -> None:
     app = asgi_app(command=AGENT)
@@ -197,7 +208,13 @@ def test_websocket_client_vanishing_mid_turn_frees_its_agent_process() -> None:
         }
         ws.send(orjson.dumps(prompt).decode())
         (pid,) = _agent_pids(app)
-        ws.socket.close()  # no closing handshake: the client just vanishes
+        _read_until_quiet(ws)  # the turn waits; the client's reader thread waits in recv()
+        # No closing handshake: the client just vanishes, as if its process died. close()
+        # alone is not that: while websockets < 17's reader thread is blocked in recv() on
+        # the socket, the kernel keeps it open (no FIN is sent), so the server rightly sees
+        # a live connection. shutdown() sends the FIN whoever is blocked on the socket.
+        ws.socket.shutdown(socket.SHUT_RDWR)
+        ws.socket.close()
         assert _gone(app, pid)
 
 
