@@ -208,53 +208,75 @@ class _Emitter:
 
     def emit_class_decoder(self, cls: ClassDef) -> None:
         name = cls.name
-        fields = all_fields(self.model, cls)
         out = self.lines
         out += ["", "", f"def _d_{name}(d: Any) -> {name}:"]
         out += ["    if type(d) is not dict:", "        raise _s.not_object(d)"]
+        if cls.tag is None:
+            self.emit_class_body(cls, 0)
+            return
+        # A tagged class's body (`_a_`) is what its unions call once they have read the
+        # tag; decoded on its own, the tag may be left out, and is checked when present.
+        prop, value = cls.tag
+        out += [
+            f'    v = d.get("{prop}", _MISSING)',
+            "    if v is _MISSING:",
+            f'        return _a_{name}({{"{prop}": "{value}", **d}})',
+            f'    if v != "{value}":',
+            f'        raise _s.bad_literal(v, ("{value}",)).at("{prop}")',
+            f"    return _a_{name}(d)",
+        ]
+        out += ["", "", f"def _a_{name}(d: Any) -> {name}:"]
+        self.emit_class_body(cls, 1)
+
+    def emit_class_body(self, cls: ClassDef, known: int) -> None:
+        """Decode `d` (a dict, with `known` keys already checked) into `cls`.
+
+        Required fields are read first, by subscript; when they (and the tag) are all the
+        keys there are, every optional field is absent and takes its default without a
+        lookup (the usual case for streamed chunks). Each value is stored in its slot as
+        soon as it is checked: attrs' frozen __init__ would cost about twice as much."""
+        name = cls.name
+        fields = all_fields(self.model, cls)
+        out = self.lines
         uses_ex = self.tracks_explicit(cls)
+        out.append(f"    o: {name} = _new({name})")
+        if fields:
+            out.append("    v: Any")
+        declare = len(out)
+        optional = [f for f in fields if default_of(self.model, name, f) is not None]
+        required = [f for f in fields if f not in optional]
+        for field in required:
+            self.emit_field_decode(cls, field, "    ")
+        count = known + len(required)
+        if not optional:
+            out.append(f"    _S_extra(o, _EMPTY if len(d) == {count} else _s.extras(d, _K_{name}))")
+            out += ["    _S_explicit(o, _NO_EXPLICIT)", "    return o"]
+            self.declare_r(declare)
+            return
+        out.append(f"    if len(d) == {count}:")
+        for field in optional:
+            value = self.default_value(name, field, default_of(self.model, name, field))
+            out.append(f"        {self.store(cls, field, value)}")
+        out += ["        _S_extra(o, _EMPTY)", "        _S_explicit(o, _NO_EXPLICIT)"]
+        out.append("        return o")
+        out.append(f"    n = {count}")
         if uses_ex:
             out.append("    ex: list[str] | None = None")
-        out.append("    n = 0")
-        # One scratch variable serves every field; the constructor call checks the types.
-        if fields:
-            out.append("    r: Any")
-        for field in fields:
-            out.append(f"    f_{field.py}: Any")
-        if cls.tag is not None:
-            prop, value = cls.tag
-            out += [
-                f'    v = d.get("{prop}", _MISSING)',
-                "    if v is not _MISSING:",
-                f'        if v != "{value}":',
-                f'            raise _s.bad_literal(v, ("{value}",)).at("{prop}")',
-                "        n += 1",
-            ]
-        # Required fields first: when they (and the tag) are all the keys there are, every
-        # optional field is absent and takes its default without a lookup (the usual case
-        # for streamed chunks).
-        optional = [f for f in fields if default_of(self.model, name, f) is not None]
-        for field in fields:
-            if field not in optional:
-                self.emit_field_decode(name, field)
-        if optional:
-            out.append("    if n == len(d):")
-            for field in optional:
-                value = self.default_value(name, field, default_of(self.model, name, field))
-                out.append(f"        f_{field.py} = {value}")
-            out.append("    else:")
-            start = len(out)
-            for field in optional:
-                self.emit_field_decode(name, field)
-            out[start:] = ["    " + line for line in out[start:]]
-        # Fill the slots directly: the values are checked already, and attrs' frozen
-        # __init__ would cost about twice as much for the same stores.
-        out.append(f"    o: {name} = _new({name})")
-        for field in fields:
-            out.append(f"    _S_{self.field_owner(cls, field)}_{field.py}(o, f_{field.py})")
+        for field in optional:
+            self.emit_field_decode(cls, field, "    ")
         out.append(f"    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_{name}))")
         explicit = "_NO_EXPLICIT if ex is None else frozenset(ex)" if uses_ex else "_NO_EXPLICIT"
         out += [f"    _S_explicit(o, {explicit})", "    return o"]
+        self.declare_r(declare)
+
+    def declare_r(self, at: int) -> None:
+        """Declare the scratch variable `r` at line `at` if the body uses it."""
+        if any(re.search(r"\br = ", line) for line in self.lines[at:]):
+            self.lines.insert(at, "    r: Any")
+
+    def store(self, cls: ClassDef, field: Field, value: str) -> str:
+        """The statement storing `value` in `field`'s slot of `o`."""
+        return f"_S_{self.field_owner(cls, field)}_{field.py}(o, {value})"
 
     def field_owner(self, cls: ClassDef, field: Field) -> str:
         """The class in `cls`'s chain that declares `field` (and so owns its slot)."""
@@ -304,42 +326,53 @@ class _Emitter:
                 )
         return None
 
-    def emit_field_decode(self, owner: str, field: Field) -> None:
+    def emit_field_decode(self, cls: ClassDef, field: Field, indent: str) -> None:
+        """Read `field` from `d`, check or decode it, and store it in `o`.
+
+        A required field is read by subscript (a missing key raises); an optional one is
+        looked for with `in`, counted in `n` when present, and takes its default when
+        absent."""
+        owner = cls.name
         out = self.lines
         default = default_of(self.model, owner, field)
-        target = f"f_{field.py}"
         wire = field.wire
-        out.append(f'    v = d.get("{wire}", _MISSING)')
         if default is None:
-            out += ["    if v is _MISSING:", f'        raise _s.missing("{wire}")']
-            body_indent = "    "
-            out.append("    n += 1")
-        else:
             out += [
-                "    if v is _MISSING:",
-                f"        {target} = {self.default_value(owner, field, default)}",
+                f"{indent}try:",
+                f'{indent}    v = d["{wire}"]',
+                f"{indent}except KeyError:",
+                f'{indent}    raise _s.missing("{wire}") from None',
             ]
-            out.append("    else:")
-            out.append("        n += 1")
-            body_indent = "        "
+            body_indent = indent
+        else:
+            value = self.default_value(owner, field, default)
+            out += [
+                f'{indent}if "{wire}" not in d:',
+                f"{indent}    {self.store(cls, field, value)}",
+                f"{indent}else:",
+                f'{indent}    v = d["{wire}"]',
+                f"{indent}    n += 1",
+            ]
+            body_indent = indent + "    "
         inner = body_indent
         if field.nullable or (default is not None and field.default_on_error):
             # `null` is a value of its own (nullable) or tolerated (default-on-error).
             out.append(f"{body_indent}if v is None:")
             if field.nullable or (default is not None and default.kind == "none"):
-                out.append(f"{body_indent}    {target} = None")
+                out.append(f"{body_indent}    {self.store(cls, field, 'None')}")
             else:
                 value = self.default_value(owner, field, default, present=True)
-                out.append(f"{body_indent}    {target} = {value}")
+                out.append(f"{body_indent}    {self.store(cls, field, value)}")
             if default is not None and default.kind != "unset":
                 out.append(f'{body_indent}    ex = _s.note(ex, "{wire}")')
             out.append(f"{body_indent}else:")
             inner = body_indent + "    "
         simple = None if field.skip_invalid_items else self.simple_check(field.type)
+        result = "r"
         if simple is not None:
             test, error = simple
             if not test:
-                out.append(f"{inner}r = v")
+                result = "v"
             elif field.default_on_error:
                 out += [
                     f"{inner}if {test}:",
@@ -348,8 +381,8 @@ class _Emitter:
                     f"{inner}    r = v",
                 ]
             else:
-                raise_ = f'{inner}    raise {error}.at("{wire}")'
-                out += [f"{inner}if {test}:", raise_, f"{inner}r = v"]
+                out += [f"{inner}if {test}:", f'{inner}    raise {error}.at("{wire}")']
+                result = "v"
         else:
             out.append(f"{inner}try:")
             out += self.decode_stmts_for_field(field, inner + "    ")
@@ -361,9 +394,9 @@ class _Emitter:
                 out.append(f"{inner}except DecodeError as e:")
                 out.append(f'{inner}    raise e.at("{wire}") from None')
         if default is not None and default.kind != "unset":
-            out.append(f"{inner}if {self.is_default_test(owner, field, default, 'r')}:")
+            out.append(f"{inner}if {self.is_default_test(owner, field, default, result)}:")
             out.append(f'{inner}    ex = _s.note(ex, "{wire}")')
-        out.append(f"{inner}{target} = r")
+        out.append(f"{inner}{self.store(cls, field, result)}")
 
     def decode_stmts_for_field(self, field: Field, indent: str) -> list[str]:
         if isinstance(field.type, TList) and field.skip_invalid_items:
@@ -425,10 +458,17 @@ class _Emitter:
 
     # ------------------------------------------------------------------ unions and aliases
 
+    def arm_fn(self, union: UnionDef, tag: str, arm: str) -> str:
+        """What the union calls for an arm once the tag matched: its body, if it has one."""
+        definition = self.model.defs[arm]
+        if isinstance(definition, ClassDef) and definition.tag == (union.tag_prop, tag):
+            return f"_a_{arm}"
+        return f"_d_{arm}"
+
     def emit_union(self, union: UnionDef) -> None:
         name = union.name
         out = self.lines
-        table = ", ".join(f'"{tag}": _d_{arm}' for tag, arm in union.tagged)
+        table = ", ".join(f'"{tag}": {self.arm_fn(union, tag, arm)}' for tag, arm in union.tagged)
         out += ["", "", f"_T_{name}: Final[dict[str, Callable[[Any], {name}]]] = {{{table}}}"]
         fallback = (
             f'_s.first_of(d, ({", ".join(f"_d_{a}" for a in union.untagged)},), "{name}")'
@@ -603,7 +643,7 @@ class _Emitter:
             # The shared definitions' decoders, encoders, literal sets and slot setters,
             # from the stable codec: whatever the text uses and does not define.
             defined = set(re.findall(r"^(?:def )?(_\w+)\b", text, re.MULTILINE))
-            borrowed = set(re.findall(r"\b(_(?:d|e|L|S|DF|T)_\w+)", text)) - defined
+            borrowed = set(re.findall(r"\b(_(?:a|d|e|L|S|DF|T)_\w+)", text)) - defined
             if borrowed:
                 imports += [
                     "# The stable functions of the definitions shared with the stable schema.",

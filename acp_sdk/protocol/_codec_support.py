@@ -145,20 +145,27 @@ D_INT: Final[Mapping[str, Callable[[Any], int]]] = {fmt: int_decoder(fmt) for fm
 def d_list(value: Any, item: Callable[[Any], T]) -> list[T]:
     if type(value) is not list:
         raise wrong("an array", value)
-    out: list[T] = []
-    index = 0
     try:
-        for index, element in enumerate(value):  # noqa: B007 - index reported on error
-            out.append(item(element))
-    except DecodeError as error:
-        raise error.at(index) from None
-    return out
+        return [item(element) for element in value]
+    except DecodeError:
+        pass
+    # Decoding is pure: decode again one by one to learn which index failed.
+    for index, element in enumerate(value):
+        try:
+            item(element)
+        except DecodeError as error:
+            raise error.at(index) from None
+    raise AssertionError("a decoder failed once and not again")  # pragma: no cover
 
 
 def d_list_skip(value: Any, item: Callable[[Any], T]) -> list[T]:
     """The schema's `x-deserialize-skip-invalid-items`: drop elements that do not decode."""
     if type(value) is not list:
         raise wrong("an array", value)
+    try:
+        return [item(element) for element in value]  # the usual case: every item decodes
+    except DecodeError:
+        pass
     out: list[T] = []
     for element in value:
         try:

@@ -981,50 +981,49 @@ _DF_InitializeResponse_agent_capabilities: Final = AgentCapabilities()
 def _d_AgentAuthCapabilities(d: Any) -> AgentAuthCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_logout: Any
-    f_meta: Any
-    if n == len(d):
-        f_logout = None
-        f_meta = None
-    else:
-        v = d.get("logout", _MISSING)
-        if v is _MISSING:
-            f_logout = None
-        else:
-            n += 1
-            if v is None:
-                f_logout = None
-                ex = _s.note(ex, "logout")
-            else:
-                try:
-                    r = _d_LogoutCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "logout")
-                f_logout = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: AgentAuthCapabilities = _new(AgentAuthCapabilities)
-    _S_AgentAuthCapabilities_logout(o, f_logout)
-    _S_AgentAuthCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_AgentAuthCapabilities_logout(o, None)
+        _S_AgentAuthCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "logout" not in d:
+        _S_AgentAuthCapabilities_logout(o, None)
+    else:
+        v = d["logout"]
+        n += 1
+        if v is None:
+            _S_AgentAuthCapabilities_logout(o, None)
+            ex = _s.note(ex, "logout")
+        else:
+            try:
+                r = _d_LogoutCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "logout")
+            _S_AgentAuthCapabilities_logout(o, r)
+    if "_meta" not in d:
+        _S_AgentAuthCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_AgentAuthCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_AgentAuthCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentAuthCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -1052,88 +1051,83 @@ def _e_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
 def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_image: Any
-    f_audio: Any
-    f_embedded_context: Any
-    f_meta: Any
-    if n == len(d):
-        f_image = False
-        f_audio = False
-        f_embedded_context = False
-        f_meta = None
-    else:
-        v = d.get("image", _MISSING)
-        if v is _MISSING:
-            f_image = False
-        else:
-            n += 1
-            if v is None:
-                f_image = False
-                ex = _s.note(ex, "image")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "image")
-                f_image = r
-        v = d.get("audio", _MISSING)
-        if v is _MISSING:
-            f_audio = False
-        else:
-            n += 1
-            if v is None:
-                f_audio = False
-                ex = _s.note(ex, "audio")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "audio")
-                f_audio = r
-        v = d.get("embeddedContext", _MISSING)
-        if v is _MISSING:
-            f_embedded_context = False
-        else:
-            n += 1
-            if v is None:
-                f_embedded_context = False
-                ex = _s.note(ex, "embeddedContext")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "embeddedContext")
-                f_embedded_context = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: PromptCapabilities = _new(PromptCapabilities)
-    _S_PromptCapabilities_image(o, f_image)
-    _S_PromptCapabilities_audio(o, f_audio)
-    _S_PromptCapabilities_embedded_context(o, f_embedded_context)
-    _S_PromptCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_PromptCapabilities_image(o, False)
+        _S_PromptCapabilities_audio(o, False)
+        _S_PromptCapabilities_embedded_context(o, False)
+        _S_PromptCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "image" not in d:
+        _S_PromptCapabilities_image(o, False)
+    else:
+        v = d["image"]
+        n += 1
+        if v is None:
+            _S_PromptCapabilities_image(o, False)
+            ex = _s.note(ex, "image")
+        else:
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
+                ex = _s.note(ex, "image")
+            _S_PromptCapabilities_image(o, r)
+    if "audio" not in d:
+        _S_PromptCapabilities_audio(o, False)
+    else:
+        v = d["audio"]
+        n += 1
+        if v is None:
+            _S_PromptCapabilities_audio(o, False)
+            ex = _s.note(ex, "audio")
+        else:
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
+                ex = _s.note(ex, "audio")
+            _S_PromptCapabilities_audio(o, r)
+    if "embeddedContext" not in d:
+        _S_PromptCapabilities_embedded_context(o, False)
+    else:
+        v = d["embeddedContext"]
+        n += 1
+        if v is None:
+            _S_PromptCapabilities_embedded_context(o, False)
+            ex = _s.note(ex, "embeddedContext")
+        else:
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
+                ex = _s.note(ex, "embeddedContext")
+            _S_PromptCapabilities_embedded_context(o, r)
+    if "_meta" not in d:
+        _S_PromptCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_PromptCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_PromptCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -1165,69 +1159,66 @@ def _e_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
 def _d_McpCapabilities(d: Any) -> McpCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_http: Any
-    f_sse: Any
-    f_meta: Any
-    if n == len(d):
-        f_http = False
-        f_sse = False
-        f_meta = None
-    else:
-        v = d.get("http", _MISSING)
-        if v is _MISSING:
-            f_http = False
-        else:
-            n += 1
-            if v is None:
-                f_http = False
-                ex = _s.note(ex, "http")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "http")
-                f_http = r
-        v = d.get("sse", _MISSING)
-        if v is _MISSING:
-            f_sse = False
-        else:
-            n += 1
-            if v is None:
-                f_sse = False
-                ex = _s.note(ex, "sse")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "sse")
-                f_sse = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: McpCapabilities = _new(McpCapabilities)
-    _S_McpCapabilities_http(o, f_http)
-    _S_McpCapabilities_sse(o, f_sse)
-    _S_McpCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_McpCapabilities_http(o, False)
+        _S_McpCapabilities_sse(o, False)
+        _S_McpCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "http" not in d:
+        _S_McpCapabilities_http(o, False)
+    else:
+        v = d["http"]
+        n += 1
+        if v is None:
+            _S_McpCapabilities_http(o, False)
+            ex = _s.note(ex, "http")
+        else:
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
+                ex = _s.note(ex, "http")
+            _S_McpCapabilities_http(o, r)
+    if "sse" not in d:
+        _S_McpCapabilities_sse(o, False)
+    else:
+        v = d["sse"]
+        n += 1
+        if v is None:
+            _S_McpCapabilities_sse(o, False)
+            ex = _s.note(ex, "sse")
+        else:
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
+                ex = _s.note(ex, "sse")
+            _S_McpCapabilities_sse(o, r)
+    if "_meta" not in d:
+        _S_McpCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_McpCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_McpCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -1256,126 +1247,117 @@ def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
 def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_list: Any
-    f_delete: Any
-    f_additional_directories: Any
-    f_resume: Any
-    f_close: Any
-    f_meta: Any
-    if n == len(d):
-        f_list = None
-        f_delete = None
-        f_additional_directories = None
-        f_resume = None
-        f_close = None
-        f_meta = None
-    else:
-        v = d.get("list", _MISSING)
-        if v is _MISSING:
-            f_list = None
-        else:
-            n += 1
-            if v is None:
-                f_list = None
-                ex = _s.note(ex, "list")
-            else:
-                try:
-                    r = _d_SessionListCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "list")
-                f_list = r
-        v = d.get("delete", _MISSING)
-        if v is _MISSING:
-            f_delete = None
-        else:
-            n += 1
-            if v is None:
-                f_delete = None
-                ex = _s.note(ex, "delete")
-            else:
-                try:
-                    r = _d_SessionDeleteCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "delete")
-                f_delete = r
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = None
-        else:
-            n += 1
-            if v is None:
-                f_additional_directories = None
-                ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _d_SessionAdditionalDirectoriesCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("resume", _MISSING)
-        if v is _MISSING:
-            f_resume = None
-        else:
-            n += 1
-            if v is None:
-                f_resume = None
-                ex = _s.note(ex, "resume")
-            else:
-                try:
-                    r = _d_SessionResumeCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "resume")
-                f_resume = r
-        v = d.get("close", _MISSING)
-        if v is _MISSING:
-            f_close = None
-        else:
-            n += 1
-            if v is None:
-                f_close = None
-                ex = _s.note(ex, "close")
-            else:
-                try:
-                    r = _d_SessionCloseCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "close")
-                f_close = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: SessionCapabilities = _new(SessionCapabilities)
-    _S_SessionCapabilities_list(o, f_list)
-    _S_SessionCapabilities_delete(o, f_delete)
-    _S_SessionCapabilities_additional_directories(o, f_additional_directories)
-    _S_SessionCapabilities_resume(o, f_resume)
-    _S_SessionCapabilities_close(o, f_close)
-    _S_SessionCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_SessionCapabilities_list(o, None)
+        _S_SessionCapabilities_delete(o, None)
+        _S_SessionCapabilities_additional_directories(o, None)
+        _S_SessionCapabilities_resume(o, None)
+        _S_SessionCapabilities_close(o, None)
+        _S_SessionCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "list" not in d:
+        _S_SessionCapabilities_list(o, None)
+    else:
+        v = d["list"]
+        n += 1
+        if v is None:
+            _S_SessionCapabilities_list(o, None)
+            ex = _s.note(ex, "list")
+        else:
+            try:
+                r = _d_SessionListCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "list")
+            _S_SessionCapabilities_list(o, r)
+    if "delete" not in d:
+        _S_SessionCapabilities_delete(o, None)
+    else:
+        v = d["delete"]
+        n += 1
+        if v is None:
+            _S_SessionCapabilities_delete(o, None)
+            ex = _s.note(ex, "delete")
+        else:
+            try:
+                r = _d_SessionDeleteCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "delete")
+            _S_SessionCapabilities_delete(o, r)
+    if "additionalDirectories" not in d:
+        _S_SessionCapabilities_additional_directories(o, None)
+    else:
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            _S_SessionCapabilities_additional_directories(o, None)
+            ex = _s.note(ex, "additionalDirectories")
+        else:
+            try:
+                r = _d_SessionAdditionalDirectoriesCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "additionalDirectories")
+            _S_SessionCapabilities_additional_directories(o, r)
+    if "resume" not in d:
+        _S_SessionCapabilities_resume(o, None)
+    else:
+        v = d["resume"]
+        n += 1
+        if v is None:
+            _S_SessionCapabilities_resume(o, None)
+            ex = _s.note(ex, "resume")
+        else:
+            try:
+                r = _d_SessionResumeCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "resume")
+            _S_SessionCapabilities_resume(o, r)
+    if "close" not in d:
+        _S_SessionCapabilities_close(o, None)
+    else:
+        v = d["close"]
+        n += 1
+        if v is None:
+            _S_SessionCapabilities_close(o, None)
+            ex = _s.note(ex, "close")
+        else:
+            try:
+                r = _d_SessionCloseCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "close")
+            _S_SessionCapabilities_close(o, r)
+    if "_meta" not in d:
+        _S_SessionCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -1423,135 +1405,126 @@ def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
 def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_load_session: Any
-    f_prompt_capabilities: Any
-    f_mcp_capabilities: Any
-    f_session_capabilities: Any
-    f_auth: Any
-    f_meta: Any
-    if n == len(d):
-        f_load_session = False
-        f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
-        f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
-        f_session_capabilities = _DF_AgentCapabilities_session_capabilities
-        f_auth = _DF_AgentCapabilities_auth
-        f_meta = None
-    else:
-        v = d.get("loadSession", _MISSING)
-        if v is _MISSING:
-            f_load_session = False
-        else:
-            n += 1
-            if v is None:
-                f_load_session = False
-                ex = _s.note(ex, "loadSession")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "loadSession")
-                f_load_session = r
-        v = d.get("promptCapabilities", _MISSING)
-        if v is _MISSING:
-            f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
-        else:
-            n += 1
-            if v is None:
-                f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
-                ex = _s.note(ex, "promptCapabilities")
-            else:
-                try:
-                    r = _d_PromptCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_prompt_capabilities
-                if (
-                    r is _DF_AgentCapabilities_prompt_capabilities
-                    or r == _DF_AgentCapabilities_prompt_capabilities
-                ):
-                    ex = _s.note(ex, "promptCapabilities")
-                f_prompt_capabilities = r
-        v = d.get("mcpCapabilities", _MISSING)
-        if v is _MISSING:
-            f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
-        else:
-            n += 1
-            if v is None:
-                f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
-                ex = _s.note(ex, "mcpCapabilities")
-            else:
-                try:
-                    r = _d_McpCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_mcp_capabilities
-                if (
-                    r is _DF_AgentCapabilities_mcp_capabilities
-                    or r == _DF_AgentCapabilities_mcp_capabilities
-                ):
-                    ex = _s.note(ex, "mcpCapabilities")
-                f_mcp_capabilities = r
-        v = d.get("sessionCapabilities", _MISSING)
-        if v is _MISSING:
-            f_session_capabilities = _DF_AgentCapabilities_session_capabilities
-        else:
-            n += 1
-            if v is None:
-                f_session_capabilities = _DF_AgentCapabilities_session_capabilities
-                ex = _s.note(ex, "sessionCapabilities")
-            else:
-                try:
-                    r = _d_SessionCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_session_capabilities
-                if (
-                    r is _DF_AgentCapabilities_session_capabilities
-                    or r == _DF_AgentCapabilities_session_capabilities
-                ):
-                    ex = _s.note(ex, "sessionCapabilities")
-                f_session_capabilities = r
-        v = d.get("auth", _MISSING)
-        if v is _MISSING:
-            f_auth = _DF_AgentCapabilities_auth
-        else:
-            n += 1
-            if v is None:
-                f_auth = _DF_AgentCapabilities_auth
-                ex = _s.note(ex, "auth")
-            else:
-                try:
-                    r = _d_AgentAuthCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_auth
-                if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
-                    ex = _s.note(ex, "auth")
-                f_auth = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: AgentCapabilities = _new(AgentCapabilities)
-    _S_AgentCapabilities_load_session(o, f_load_session)
-    _S_AgentCapabilities_prompt_capabilities(o, f_prompt_capabilities)
-    _S_AgentCapabilities_mcp_capabilities(o, f_mcp_capabilities)
-    _S_AgentCapabilities_session_capabilities(o, f_session_capabilities)
-    _S_AgentCapabilities_auth(o, f_auth)
-    _S_AgentCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_AgentCapabilities_load_session(o, False)
+        _S_AgentCapabilities_prompt_capabilities(o, _DF_AgentCapabilities_prompt_capabilities)
+        _S_AgentCapabilities_mcp_capabilities(o, _DF_AgentCapabilities_mcp_capabilities)
+        _S_AgentCapabilities_session_capabilities(o, _DF_AgentCapabilities_session_capabilities)
+        _S_AgentCapabilities_auth(o, _DF_AgentCapabilities_auth)
+        _S_AgentCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "loadSession" not in d:
+        _S_AgentCapabilities_load_session(o, False)
+    else:
+        v = d["loadSession"]
+        n += 1
+        if v is None:
+            _S_AgentCapabilities_load_session(o, False)
+            ex = _s.note(ex, "loadSession")
+        else:
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
+                ex = _s.note(ex, "loadSession")
+            _S_AgentCapabilities_load_session(o, r)
+    if "promptCapabilities" not in d:
+        _S_AgentCapabilities_prompt_capabilities(o, _DF_AgentCapabilities_prompt_capabilities)
+    else:
+        v = d["promptCapabilities"]
+        n += 1
+        if v is None:
+            _S_AgentCapabilities_prompt_capabilities(o, _DF_AgentCapabilities_prompt_capabilities)
+            ex = _s.note(ex, "promptCapabilities")
+        else:
+            try:
+                r = _d_PromptCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_prompt_capabilities
+            if (
+                r is _DF_AgentCapabilities_prompt_capabilities
+                or r == _DF_AgentCapabilities_prompt_capabilities
+            ):
+                ex = _s.note(ex, "promptCapabilities")
+            _S_AgentCapabilities_prompt_capabilities(o, r)
+    if "mcpCapabilities" not in d:
+        _S_AgentCapabilities_mcp_capabilities(o, _DF_AgentCapabilities_mcp_capabilities)
+    else:
+        v = d["mcpCapabilities"]
+        n += 1
+        if v is None:
+            _S_AgentCapabilities_mcp_capabilities(o, _DF_AgentCapabilities_mcp_capabilities)
+            ex = _s.note(ex, "mcpCapabilities")
+        else:
+            try:
+                r = _d_McpCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_mcp_capabilities
+            if (
+                r is _DF_AgentCapabilities_mcp_capabilities
+                or r == _DF_AgentCapabilities_mcp_capabilities
+            ):
+                ex = _s.note(ex, "mcpCapabilities")
+            _S_AgentCapabilities_mcp_capabilities(o, r)
+    if "sessionCapabilities" not in d:
+        _S_AgentCapabilities_session_capabilities(o, _DF_AgentCapabilities_session_capabilities)
+    else:
+        v = d["sessionCapabilities"]
+        n += 1
+        if v is None:
+            _S_AgentCapabilities_session_capabilities(o, _DF_AgentCapabilities_session_capabilities)
+            ex = _s.note(ex, "sessionCapabilities")
+        else:
+            try:
+                r = _d_SessionCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_session_capabilities
+            if (
+                r is _DF_AgentCapabilities_session_capabilities
+                or r == _DF_AgentCapabilities_session_capabilities
+            ):
+                ex = _s.note(ex, "sessionCapabilities")
+            _S_AgentCapabilities_session_capabilities(o, r)
+    if "auth" not in d:
+        _S_AgentCapabilities_auth(o, _DF_AgentCapabilities_auth)
+    else:
+        v = d["auth"]
+        n += 1
+        if v is None:
+            _S_AgentCapabilities_auth(o, _DF_AgentCapabilities_auth)
+            ex = _s.note(ex, "auth")
+        else:
+            try:
+                r = _d_AgentAuthCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_auth
+            if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
+                ex = _s.note(ex, "auth")
+            _S_AgentCapabilities_auth(o, r)
+    if "_meta" not in d:
+        _S_AgentCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_AgentCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_AgentCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -1598,61 +1571,58 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
 def _d_ContentChunk(d: Any) -> ContentChunk:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ContentChunk = _new(ContentChunk)
+    v: Any
     r: Any
-    f_content: Any
-    f_message_id: Any
-    f_meta: Any
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
     try:
         r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    f_content = r
-    if n == len(d):
-        f_message_id = None
-        f_meta = None
+    _S_ContentChunk_content(o, r)
+    if len(d) == 1:
+        _S_ContentChunk_message_id(o, None)
+        _S_ContentChunk_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "messageId" not in d:
+        _S_ContentChunk_message_id(o, None)
     else:
-        v = d.get("messageId", _MISSING)
-        if v is _MISSING:
-            f_message_id = None
+        v = d["messageId"]
+        n += 1
+        if v is None:
+            _S_ContentChunk_message_id(o, None)
+            ex = _s.note(ex, "messageId")
         else:
-            n += 1
-            if v is None:
-                f_message_id = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "messageId")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "messageId")
-                f_message_id = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_ContentChunk_message_id(o, r)
+    if "_meta" not in d:
+        _S_ContentChunk_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ContentChunk_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ContentChunk = _new(ContentChunk)
-    _S_ContentChunk_content(o, f_content)
-    _S_ContentChunk_message_id(o, f_message_id)
-    _S_ContentChunk_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ContentChunk_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ContentChunk))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -1682,66 +1652,67 @@ def _e_ContentChunk(o: ContentChunk) -> dict[str, Any]:
 def _d_AgentMessageChunk(d: Any) -> AgentMessageChunk:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_content: Any
-    f_message_id: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "agent_message_chunk":
-            raise _s.bad_literal(v, ("agent_message_chunk",)).at("sessionUpdate")
-        n += 1
-    v = d.get("content", _MISSING)
     if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+        return _a_AgentMessageChunk({"sessionUpdate": "agent_message_chunk", **d})
+    if v != "agent_message_chunk":
+        raise _s.bad_literal(v, ("agent_message_chunk",)).at("sessionUpdate")
+    return _a_AgentMessageChunk(d)
+
+
+def _a_AgentMessageChunk(d: Any) -> AgentMessageChunk:
+    o: AgentMessageChunk = _new(AgentMessageChunk)
+    v: Any
+    r: Any
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
     try:
         r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    f_content = r
-    if n == len(d):
-        f_message_id = None
-        f_meta = None
+    _S_ContentChunk_content(o, r)
+    if len(d) == 2:
+        _S_ContentChunk_message_id(o, None)
+        _S_ContentChunk_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "messageId" not in d:
+        _S_ContentChunk_message_id(o, None)
     else:
-        v = d.get("messageId", _MISSING)
-        if v is _MISSING:
-            f_message_id = None
+        v = d["messageId"]
+        n += 1
+        if v is None:
+            _S_ContentChunk_message_id(o, None)
+            ex = _s.note(ex, "messageId")
         else:
-            n += 1
-            if v is None:
-                f_message_id = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "messageId")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "messageId")
-                f_message_id = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_ContentChunk_message_id(o, r)
+    if "_meta" not in d:
+        _S_ContentChunk_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ContentChunk_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AgentMessageChunk = _new(AgentMessageChunk)
-    _S_ContentChunk_content(o, f_content)
-    _S_ContentChunk_message_id(o, f_message_id)
-    _S_ContentChunk_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ContentChunk_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentMessageChunk))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -1771,66 +1742,67 @@ def _e_AgentMessageChunk(o: AgentMessageChunk) -> dict[str, Any]:
 def _d_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_content: Any
-    f_message_id: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "agent_thought_chunk":
-            raise _s.bad_literal(v, ("agent_thought_chunk",)).at("sessionUpdate")
-        n += 1
-    v = d.get("content", _MISSING)
     if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+        return _a_AgentThoughtChunk({"sessionUpdate": "agent_thought_chunk", **d})
+    if v != "agent_thought_chunk":
+        raise _s.bad_literal(v, ("agent_thought_chunk",)).at("sessionUpdate")
+    return _a_AgentThoughtChunk(d)
+
+
+def _a_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
+    o: AgentThoughtChunk = _new(AgentThoughtChunk)
+    v: Any
+    r: Any
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
     try:
         r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    f_content = r
-    if n == len(d):
-        f_message_id = None
-        f_meta = None
+    _S_ContentChunk_content(o, r)
+    if len(d) == 2:
+        _S_ContentChunk_message_id(o, None)
+        _S_ContentChunk_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "messageId" not in d:
+        _S_ContentChunk_message_id(o, None)
     else:
-        v = d.get("messageId", _MISSING)
-        if v is _MISSING:
-            f_message_id = None
+        v = d["messageId"]
+        n += 1
+        if v is None:
+            _S_ContentChunk_message_id(o, None)
+            ex = _s.note(ex, "messageId")
         else:
-            n += 1
-            if v is None:
-                f_message_id = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "messageId")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "messageId")
-                f_message_id = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_ContentChunk_message_id(o, r)
+    if "_meta" not in d:
+        _S_ContentChunk_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ContentChunk_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AgentThoughtChunk = _new(AgentThoughtChunk)
-    _S_ContentChunk_content(o, f_content)
-    _S_ContentChunk_message_id(o, f_message_id)
-    _S_ContentChunk_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ContentChunk_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentThoughtChunk))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -1860,88 +1832,83 @@ def _e_AgentThoughtChunk(o: AgentThoughtChunk) -> dict[str, Any]:
 def _d_Annotations(d: Any) -> Annotations:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_audience: Any
-    f_last_modified: Any
-    f_priority: Any
-    f_meta: Any
-    if n == len(d):
-        f_audience = None
-        f_last_modified = None
-        f_priority = None
-        f_meta = None
-    else:
-        v = d.get("audience", _MISSING)
-        if v is _MISSING:
-            f_audience = None
-        else:
-            n += 1
-            if v is None:
-                f_audience = None
-                ex = _s.note(ex, "audience")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_Role)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "audience")
-                f_audience = r
-        v = d.get("lastModified", _MISSING)
-        if v is _MISSING:
-            f_last_modified = None
-        else:
-            n += 1
-            if v is None:
-                f_last_modified = None
-                ex = _s.note(ex, "lastModified")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "lastModified")
-                f_last_modified = r
-        v = d.get("priority", _MISSING)
-        if v is _MISSING:
-            f_priority = None
-        else:
-            n += 1
-            if v is None:
-                f_priority = None
-                ex = _s.note(ex, "priority")
-            else:
-                if type(v) is not float and type(v) is not int:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "priority")
-                f_priority = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: Annotations = _new(Annotations)
-    _S_Annotations_audience(o, f_audience)
-    _S_Annotations_last_modified(o, f_last_modified)
-    _S_Annotations_priority(o, f_priority)
-    _S_Annotations_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_Annotations_audience(o, None)
+        _S_Annotations_last_modified(o, None)
+        _S_Annotations_priority(o, None)
+        _S_Annotations_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "audience" not in d:
+        _S_Annotations_audience(o, None)
+    else:
+        v = d["audience"]
+        n += 1
+        if v is None:
+            _S_Annotations_audience(o, None)
+            ex = _s.note(ex, "audience")
+        else:
+            try:
+                r = _s.d_list_skip(v, _d_Role)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "audience")
+            _S_Annotations_audience(o, r)
+    if "lastModified" not in d:
+        _S_Annotations_last_modified(o, None)
+    else:
+        v = d["lastModified"]
+        n += 1
+        if v is None:
+            _S_Annotations_last_modified(o, None)
+            ex = _s.note(ex, "lastModified")
+        else:
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "lastModified")
+            _S_Annotations_last_modified(o, r)
+    if "priority" not in d:
+        _S_Annotations_priority(o, None)
+    else:
+        v = d["priority"]
+        n += 1
+        if v is None:
+            _S_Annotations_priority(o, None)
+            ex = _s.note(ex, "priority")
+        else:
+            if type(v) is not float and type(v) is not int:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "priority")
+            _S_Annotations_priority(o, r)
+    if "_meta" not in d:
+        _S_Annotations_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_Annotations_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_Annotations_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Annotations))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -1979,75 +1946,72 @@ def _e_Annotations(o: Annotations) -> dict[str, Any]:
 def _d_AudioContent(d: Any) -> AudioContent:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_annotations: Any
-    f_data: Any
-    f_mime_type: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "audio":
-            raise _s.bad_literal(v, ("audio",)).at("type")
-        n += 1
-    v = d.get("data", _MISSING)
     if v is _MISSING:
-        raise _s.missing("data")
-    n += 1
+        return _a_AudioContent({"type": "audio", **d})
+    if v != "audio":
+        raise _s.bad_literal(v, ("audio",)).at("type")
+    return _a_AudioContent(d)
+
+
+def _a_AudioContent(d: Any) -> AudioContent:
+    o: AudioContent = _new(AudioContent)
+    v: Any
+    r: Any
+    try:
+        v = d["data"]
+    except KeyError:
+        raise _s.missing("data") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("data")
-    r = v
-    f_data = r
-    v = d.get("mimeType", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("mimeType")
-    n += 1
+    _S_AudioContent_data(o, v)
+    try:
+        v = d["mimeType"]
+    except KeyError:
+        raise _s.missing("mimeType") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("mimeType")
-    r = v
-    f_mime_type = r
-    if n == len(d):
-        f_annotations = None
-        f_meta = None
+    _S_AudioContent_mime_type(o, v)
+    if len(d) == 3:
+        _S_AudioContent_annotations(o, None)
+        _S_AudioContent_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "annotations" not in d:
+        _S_AudioContent_annotations(o, None)
     else:
-        v = d.get("annotations", _MISSING)
-        if v is _MISSING:
-            f_annotations = None
+        v = d["annotations"]
+        n += 1
+        if v is None:
+            _S_AudioContent_annotations(o, None)
+            ex = _s.note(ex, "annotations")
         else:
-            n += 1
-            if v is None:
-                f_annotations = None
+            try:
+                r = _d_Annotations(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "annotations")
-            else:
-                try:
-                    r = _d_Annotations(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "annotations")
-                f_annotations = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_AudioContent_annotations(o, r)
+    if "_meta" not in d:
+        _S_AudioContent_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_AudioContent_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AudioContent = _new(AudioContent)
-    _S_AudioContent_annotations(o, f_annotations)
-    _S_AudioContent_data(o, f_data)
-    _S_AudioContent_mime_type(o, f_mime_type)
-    _S_AudioContent_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_AudioContent_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AudioContent))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2079,50 +2043,49 @@ def _e_AudioContent(o: AudioContent) -> dict[str, Any]:
 def _d_AuthCapabilities(d: Any) -> AuthCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_terminal: Any
-    f_meta: Any
-    if n == len(d):
-        f_terminal = False
-        f_meta = None
-    else:
-        v = d.get("terminal", _MISSING)
-        if v is _MISSING:
-            f_terminal = False
-        else:
-            n += 1
-            if v is None:
-                f_terminal = False
-                ex = _s.note(ex, "terminal")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "terminal")
-                f_terminal = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: AuthCapabilities = _new(AuthCapabilities)
-    _S_AuthCapabilities_terminal(o, f_terminal)
-    _S_AuthCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_AuthCapabilities_terminal(o, False)
+        _S_AuthCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "terminal" not in d:
+        _S_AuthCapabilities_terminal(o, False)
+    else:
+        v = d["terminal"]
+        n += 1
+        if v is None:
+            _S_AuthCapabilities_terminal(o, False)
+            ex = _s.note(ex, "terminal")
+        else:
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
+                ex = _s.note(ex, "terminal")
+            _S_AuthCapabilities_terminal(o, r)
+    if "_meta" not in d:
+        _S_AuthCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_AuthCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_AuthCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2148,70 +2111,63 @@ def _e_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
 def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: AuthMethodAgent = _new(AuthMethodAgent)
+    v: Any
     r: Any
-    f_id: Any
-    f_name: Any
-    f_description: Any
-    f_meta: Any
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    _S_AuthMethodAgent_id(o, v)
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    if n == len(d):
-        f_description = None
-        f_meta = None
+    _S_AuthMethodAgent_name(o, v)
+    if len(d) == 2:
+        _S_AuthMethodAgent_description(o, None)
+        _S_AuthMethodAgent_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "description" not in d:
+        _S_AuthMethodAgent_description(o, None)
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            _S_AuthMethodAgent_description(o, None)
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_AuthMethodAgent_description(o, r)
+    if "_meta" not in d:
+        _S_AuthMethodAgent_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_AuthMethodAgent_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AuthMethodAgent = _new(AuthMethodAgent)
-    _S_AuthMethodAgent_id(o, f_id)
-    _S_AuthMethodAgent_name(o, f_name)
-    _S_AuthMethodAgent_description(o, f_description)
-    _S_AuthMethodAgent_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_AuthMethodAgent_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodAgent))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2243,113 +2199,106 @@ def _e_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
 def _d_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_id: Any
-    f_name: Any
-    f_description: Any
-    f_args: Any
-    f_env: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "terminal":
-            raise _s.bad_literal(v, ("terminal",)).at("type")
-        n += 1
-    v = d.get("id", _MISSING)
     if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+        return _a_AuthMethodTerminal({"type": "terminal", **d})
+    if v != "terminal":
+        raise _s.bad_literal(v, ("terminal",)).at("type")
+    return _a_AuthMethodTerminal(d)
+
+
+def _a_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
+    o: AuthMethodTerminal = _new(AuthMethodTerminal)
+    v: Any
+    r: Any
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    _S_AuthMethodTerminal_id(o, v)
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    if n == len(d):
-        f_description = None
-        f_args = []
-        f_env = _EMPTY
-        f_meta = None
+    _S_AuthMethodTerminal_name(o, v)
+    if len(d) == 3:
+        _S_AuthMethodTerminal_description(o, None)
+        _S_AuthMethodTerminal_args(o, [])
+        _S_AuthMethodTerminal_env(o, _EMPTY)
+        _S_AuthMethodTerminal_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "description" not in d:
+        _S_AuthMethodTerminal_description(o, None)
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            _S_AuthMethodTerminal_description(o, None)
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("args", _MISSING)
-        if v is _MISSING:
-            f_args = []
+            _S_AuthMethodTerminal_description(o, r)
+    if "args" not in d:
+        _S_AuthMethodTerminal_args(o, [])
+    else:
+        v = d["args"]
+        n += 1
+        if v is None:
+            _S_AuthMethodTerminal_args(o, [])
+            ex = _s.note(ex, "args")
         else:
-            n += 1
-            if v is None:
-                f_args = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "args")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "args")
-                f_args = r
-        v = d.get("env", _MISSING)
-        if v is _MISSING:
-            f_env = _EMPTY
+            _S_AuthMethodTerminal_args(o, r)
+    if "env" not in d:
+        _S_AuthMethodTerminal_env(o, _EMPTY)
+    else:
+        v = d["env"]
+        n += 1
+        if v is None:
+            _S_AuthMethodTerminal_env(o, {})
+            ex = _s.note(ex, "env")
         else:
-            n += 1
-            if v is None:
-                f_env = {}
+            try:
+                r = _s.d_map(v, _s.d_str)
+            except DecodeError:
+                r = {}
+            if not r:
                 ex = _s.note(ex, "env")
-            else:
-                try:
-                    r = _s.d_map(v, _s.d_str)
-                except DecodeError:
-                    r = {}
-                if not r:
-                    ex = _s.note(ex, "env")
-                f_env = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_AuthMethodTerminal_env(o, r)
+    if "_meta" not in d:
+        _S_AuthMethodTerminal_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_AuthMethodTerminal_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AuthMethodTerminal = _new(AuthMethodTerminal)
-    _S_AuthMethodTerminal_id(o, f_id)
-    _S_AuthMethodTerminal_name(o, f_name)
-    _S_AuthMethodTerminal_description(o, f_description)
-    _S_AuthMethodTerminal_args(o, f_args)
-    _S_AuthMethodTerminal_env(o, f_env)
-    _S_AuthMethodTerminal_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_AuthMethodTerminal_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodTerminal))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2389,41 +2338,39 @@ def _e_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
 def _d_AuthenticateRequest(d: Any) -> AuthenticateRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: AuthenticateRequest = _new(AuthenticateRequest)
+    v: Any
     r: Any
-    f_method_id: Any
-    f_meta: Any
-    v = d.get("methodId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("methodId")
-    n += 1
+    try:
+        v = d["methodId"]
+    except KeyError:
+        raise _s.missing("methodId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("methodId")
-    r = v
-    f_method_id = r
-    if n == len(d):
-        f_meta = None
+    _S_AuthenticateRequest_method_id(o, v)
+    if len(d) == 1:
+        _S_AuthenticateRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_AuthenticateRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_AuthenticateRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AuthenticateRequest = _new(AuthenticateRequest)
-    _S_AuthenticateRequest_method_id(o, f_method_id)
-    _S_AuthenticateRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_AuthenticateRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2448,31 +2395,32 @@ def _e_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
 def _d_AuthenticateResponse(d: Any) -> AuthenticateResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: AuthenticateResponse = _new(AuthenticateResponse)
-    _S_AuthenticateResponse_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_AuthenticateResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_AuthenticateResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_AuthenticateResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_AuthenticateResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2495,70 +2443,63 @@ def _e_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
 def _d_AvailableCommand(d: Any) -> AvailableCommand:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: AvailableCommand = _new(AvailableCommand)
+    v: Any
     r: Any
-    f_name: Any
-    f_description: Any
-    f_input: Any
-    f_meta: Any
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("description")
-    n += 1
+    _S_AvailableCommand_name(o, v)
+    try:
+        v = d["description"]
+    except KeyError:
+        raise _s.missing("description") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("description")
-    r = v
-    f_description = r
-    if n == len(d):
-        f_input = None
-        f_meta = None
+    _S_AvailableCommand_description(o, v)
+    if len(d) == 2:
+        _S_AvailableCommand_input(o, None)
+        _S_AvailableCommand_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "input" not in d:
+        _S_AvailableCommand_input(o, None)
     else:
-        v = d.get("input", _MISSING)
-        if v is _MISSING:
-            f_input = None
+        v = d["input"]
+        n += 1
+        if v is None:
+            _S_AvailableCommand_input(o, None)
+            ex = _s.note(ex, "input")
         else:
-            n += 1
-            if v is None:
-                f_input = None
+            try:
+                r = _d_AvailableCommandInput(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "input")
-            else:
-                try:
-                    r = _d_AvailableCommandInput(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "input")
-                f_input = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_AvailableCommand_input(o, r)
+    if "_meta" not in d:
+        _S_AvailableCommand_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_AvailableCommand_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AvailableCommand = _new(AvailableCommand)
-    _S_AvailableCommand_name(o, f_name)
-    _S_AvailableCommand_description(o, f_description)
-    _S_AvailableCommand_input(o, f_input)
-    _S_AvailableCommand_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_AvailableCommand_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommand))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2590,47 +2531,50 @@ def _e_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
 def _d_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_available_commands: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "available_commands_update":
-            raise _s.bad_literal(v, ("available_commands_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("availableCommands", _MISSING)
     if v is _MISSING:
-        raise _s.missing("availableCommands")
-    n += 1
+        return _a_AvailableCommandsUpdate({"sessionUpdate": "available_commands_update", **d})
+    if v != "available_commands_update":
+        raise _s.bad_literal(v, ("available_commands_update",)).at("sessionUpdate")
+    return _a_AvailableCommandsUpdate(d)
+
+
+def _a_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
+    o: AvailableCommandsUpdate = _new(AvailableCommandsUpdate)
+    v: Any
+    r: Any
+    try:
+        v = d["availableCommands"]
+    except KeyError:
+        raise _s.missing("availableCommands") from None
     try:
         r = _s.d_list_skip(v, _d_AvailableCommand)
     except DecodeError:
         r = []
-    f_available_commands = r
-    if n == len(d):
-        f_meta = None
+    _S_AvailableCommandsUpdate_available_commands(o, r)
+    if len(d) == 2:
+        _S_AvailableCommandsUpdate_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_AvailableCommandsUpdate_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_AvailableCommandsUpdate_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AvailableCommandsUpdate = _new(AvailableCommandsUpdate)
-    _S_AvailableCommandsUpdate_available_commands(o, f_available_commands)
-    _S_AvailableCommandsUpdate_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_AvailableCommandsUpdate_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommandsUpdate))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2655,70 +2599,63 @@ def _e_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
 def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: BlobResourceContents = _new(BlobResourceContents)
+    v: Any
     r: Any
-    f_blob: Any
-    f_mime_type: Any
-    f_uri: Any
-    f_meta: Any
-    v = d.get("blob", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("blob")
-    n += 1
+    try:
+        v = d["blob"]
+    except KeyError:
+        raise _s.missing("blob") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("blob")
-    r = v
-    f_blob = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    _S_BlobResourceContents_blob(o, v)
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    if n == len(d):
-        f_mime_type = None
-        f_meta = None
+    _S_BlobResourceContents_uri(o, v)
+    if len(d) == 2:
+        _S_BlobResourceContents_mime_type(o, None)
+        _S_BlobResourceContents_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "mimeType" not in d:
+        _S_BlobResourceContents_mime_type(o, None)
     else:
-        v = d.get("mimeType", _MISSING)
-        if v is _MISSING:
-            f_mime_type = None
+        v = d["mimeType"]
+        n += 1
+        if v is None:
+            _S_BlobResourceContents_mime_type(o, None)
+            ex = _s.note(ex, "mimeType")
         else:
-            n += 1
-            if v is None:
-                f_mime_type = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "mimeType")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "mimeType")
-                f_mime_type = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_BlobResourceContents_mime_type(o, r)
+    if "_meta" not in d:
+        _S_BlobResourceContents_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_BlobResourceContents_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: BlobResourceContents = _new(BlobResourceContents)
-    _S_BlobResourceContents_blob(o, f_blob)
-    _S_BlobResourceContents_mime_type(o, f_mime_type)
-    _S_BlobResourceContents_uri(o, f_uri)
-    _S_BlobResourceContents_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_BlobResourceContents_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BlobResourceContents))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2750,31 +2687,32 @@ def _e_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
 def _d_BooleanConfigOptionCapabilities(d: Any) -> BooleanConfigOptionCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: BooleanConfigOptionCapabilities = _new(BooleanConfigOptionCapabilities)
-    _S_BooleanConfigOptionCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_BooleanConfigOptionCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_BooleanConfigOptionCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_BooleanConfigOptionCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_BooleanConfigOptionCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BooleanConfigOptionCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2797,93 +2735,92 @@ def _e_BooleanConfigOptionCapabilities(o: BooleanConfigOptionCapabilities) -> di
 def _d_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_title: Any
-    f_description: Any
-    f_default: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "boolean":
-            raise _s.bad_literal(v, ("boolean",)).at("type")
-        n += 1
-    if n == len(d):
-        f_title = None
-        f_description = None
-        f_default = None
-        f_meta = None
-    else:
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
-        else:
-            n += 1
-            if v is None:
-                f_title = None
-                ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
-        else:
-            n += 1
-            if v is None:
-                f_description = None
-                ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("default", _MISSING)
-        if v is _MISSING:
-            f_default = None
-        else:
-            n += 1
-            if v is None:
-                f_default = None
-                ex = _s.note(ex, "default")
-            else:
-                if type(v) is not bool:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "default")
-                f_default = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
+    if v is _MISSING:
+        return _a_BooleanPropertySchema({"type": "boolean", **d})
+    if v != "boolean":
+        raise _s.bad_literal(v, ("boolean",)).at("type")
+    return _a_BooleanPropertySchema(d)
+
+
+def _a_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
     o: BooleanPropertySchema = _new(BooleanPropertySchema)
-    _S_BooleanPropertySchema_title(o, f_title)
-    _S_BooleanPropertySchema_description(o, f_description)
-    _S_BooleanPropertySchema_default(o, f_default)
-    _S_BooleanPropertySchema_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 1:
+        _S_BooleanPropertySchema_title(o, None)
+        _S_BooleanPropertySchema_description(o, None)
+        _S_BooleanPropertySchema_default(o, None)
+        _S_BooleanPropertySchema_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "title" not in d:
+        _S_BooleanPropertySchema_title(o, None)
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            _S_BooleanPropertySchema_title(o, None)
+            ex = _s.note(ex, "title")
+        else:
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "title")
+            _S_BooleanPropertySchema_title(o, r)
+    if "description" not in d:
+        _S_BooleanPropertySchema_description(o, None)
+    else:
+        v = d["description"]
+        n += 1
+        if v is None:
+            _S_BooleanPropertySchema_description(o, None)
+            ex = _s.note(ex, "description")
+        else:
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "description")
+            _S_BooleanPropertySchema_description(o, r)
+    if "default" not in d:
+        _S_BooleanPropertySchema_default(o, None)
+    else:
+        v = d["default"]
+        n += 1
+        if v is None:
+            _S_BooleanPropertySchema_default(o, None)
+            ex = _s.note(ex, "default")
+        else:
+            if type(v) is not bool:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "default")
+            _S_BooleanPropertySchema_default(o, r)
+    if "_meta" not in d:
+        _S_BooleanPropertySchema_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_BooleanPropertySchema_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_BooleanPropertySchema_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BooleanPropertySchema))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2921,41 +2858,39 @@ def _e_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
 def _d_CancelNotification(d: Any) -> CancelNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: CancelNotification = _new(CancelNotification)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_meta = None
+    _S_CancelNotification_session_id(o, v)
+    if len(d) == 1:
+        _S_CancelNotification_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_CancelNotification_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CancelNotification_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CancelNotification = _new(CancelNotification)
-    _S_CancelNotification_session_id(o, f_session_id)
-    _S_CancelNotification_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_CancelNotification_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CancelNotification))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2980,42 +2915,41 @@ def _e_CancelNotification(o: CancelNotification) -> dict[str, Any]:
 def _d_CancelRequestNotification(d: Any) -> CancelRequestNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: CancelRequestNotification = _new(CancelRequestNotification)
+    v: Any
     r: Any
-    f_request_id: Any
-    f_meta: Any
-    v = d.get("requestId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("requestId")
-    n += 1
+    try:
+        v = d["requestId"]
+    except KeyError:
+        raise _s.missing("requestId") from None
     try:
         r = _d_RequestId(v)
     except DecodeError as e:
         raise e.at("requestId") from None
-    f_request_id = r
-    if n == len(d):
-        f_meta = None
+    _S_CancelRequestNotification_request_id(o, r)
+    if len(d) == 1:
+        _S_CancelRequestNotification_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_CancelRequestNotification_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CancelRequestNotification_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CancelRequestNotification = _new(CancelRequestNotification)
-    _S_CancelRequestNotification_request_id(o, f_request_id)
-    _S_CancelRequestNotification_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_CancelRequestNotification_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CancelRequestNotification))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3040,14 +2974,17 @@ def _e_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]
 def _d_CancelledPermissionOutcome(d: Any) -> CancelledPermissionOutcome:
     if type(d) is not dict:
         raise _s.not_object(d)
-    n = 0
     v = d.get("outcome", _MISSING)
-    if v is not _MISSING:
-        if v != "cancelled":
-            raise _s.bad_literal(v, ("cancelled",)).at("outcome")
-        n += 1
+    if v is _MISSING:
+        return _a_CancelledPermissionOutcome({"outcome": "cancelled", **d})
+    if v != "cancelled":
+        raise _s.bad_literal(v, ("cancelled",)).at("outcome")
+    return _a_CancelledPermissionOutcome(d)
+
+
+def _a_CancelledPermissionOutcome(d: Any) -> CancelledPermissionOutcome:
     o: CancelledPermissionOutcome = _new(CancelledPermissionOutcome)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CancelledPermissionOutcome))
+    _S_extra(o, _EMPTY if len(d) == 1 else _s.extras(d, _K_CancelledPermissionOutcome))
     _S_explicit(o, _NO_EXPLICIT)
     return o
 
@@ -3062,69 +2999,66 @@ def _e_CancelledPermissionOutcome(o: CancelledPermissionOutcome) -> dict[str, An
 def _d_FileSystemCapabilities(d: Any) -> FileSystemCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_read_text_file: Any
-    f_write_text_file: Any
-    f_meta: Any
-    if n == len(d):
-        f_read_text_file = False
-        f_write_text_file = False
-        f_meta = None
-    else:
-        v = d.get("readTextFile", _MISSING)
-        if v is _MISSING:
-            f_read_text_file = False
-        else:
-            n += 1
-            if v is None:
-                f_read_text_file = False
-                ex = _s.note(ex, "readTextFile")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "readTextFile")
-                f_read_text_file = r
-        v = d.get("writeTextFile", _MISSING)
-        if v is _MISSING:
-            f_write_text_file = False
-        else:
-            n += 1
-            if v is None:
-                f_write_text_file = False
-                ex = _s.note(ex, "writeTextFile")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "writeTextFile")
-                f_write_text_file = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: FileSystemCapabilities = _new(FileSystemCapabilities)
-    _S_FileSystemCapabilities_read_text_file(o, f_read_text_file)
-    _S_FileSystemCapabilities_write_text_file(o, f_write_text_file)
-    _S_FileSystemCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_FileSystemCapabilities_read_text_file(o, False)
+        _S_FileSystemCapabilities_write_text_file(o, False)
+        _S_FileSystemCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "readTextFile" not in d:
+        _S_FileSystemCapabilities_read_text_file(o, False)
+    else:
+        v = d["readTextFile"]
+        n += 1
+        if v is None:
+            _S_FileSystemCapabilities_read_text_file(o, False)
+            ex = _s.note(ex, "readTextFile")
+        else:
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
+                ex = _s.note(ex, "readTextFile")
+            _S_FileSystemCapabilities_read_text_file(o, r)
+    if "writeTextFile" not in d:
+        _S_FileSystemCapabilities_write_text_file(o, False)
+    else:
+        v = d["writeTextFile"]
+        n += 1
+        if v is None:
+            _S_FileSystemCapabilities_write_text_file(o, False)
+            ex = _s.note(ex, "writeTextFile")
+        else:
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
+                ex = _s.note(ex, "writeTextFile")
+            _S_FileSystemCapabilities_write_text_file(o, r)
+    if "_meta" not in d:
+        _S_FileSystemCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_FileSystemCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_FileSystemCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_FileSystemCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3153,126 +3087,117 @@ def _e_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
 def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_fs: Any
-    f_terminal: Any
-    f_session: Any
-    f_auth: Any
-    f_elicitation: Any
-    f_meta: Any
-    if n == len(d):
-        f_fs = _DF_ClientCapabilities_fs
-        f_terminal = False
-        f_session = None
-        f_auth = _DF_ClientCapabilities_auth
-        f_elicitation = None
-        f_meta = None
-    else:
-        v = d.get("fs", _MISSING)
-        if v is _MISSING:
-            f_fs = _DF_ClientCapabilities_fs
-        else:
-            n += 1
-            if v is None:
-                f_fs = _DF_ClientCapabilities_fs
-                ex = _s.note(ex, "fs")
-            else:
-                try:
-                    r = _d_FileSystemCapabilities(v)
-                except DecodeError:
-                    r = _DF_ClientCapabilities_fs
-                if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
-                    ex = _s.note(ex, "fs")
-                f_fs = r
-        v = d.get("terminal", _MISSING)
-        if v is _MISSING:
-            f_terminal = False
-        else:
-            n += 1
-            if v is None:
-                f_terminal = False
-                ex = _s.note(ex, "terminal")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "terminal")
-                f_terminal = r
-        v = d.get("session", _MISSING)
-        if v is _MISSING:
-            f_session = None
-        else:
-            n += 1
-            if v is None:
-                f_session = None
-                ex = _s.note(ex, "session")
-            else:
-                try:
-                    r = _d_ClientSessionCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "session")
-                f_session = r
-        v = d.get("auth", _MISSING)
-        if v is _MISSING:
-            f_auth = _DF_ClientCapabilities_auth
-        else:
-            n += 1
-            if v is None:
-                f_auth = _DF_ClientCapabilities_auth
-                ex = _s.note(ex, "auth")
-            else:
-                try:
-                    r = _d_AuthCapabilities(v)
-                except DecodeError:
-                    r = _DF_ClientCapabilities_auth
-                if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
-                    ex = _s.note(ex, "auth")
-                f_auth = r
-        v = d.get("elicitation", _MISSING)
-        if v is _MISSING:
-            f_elicitation = None
-        else:
-            n += 1
-            if v is None:
-                f_elicitation = None
-                ex = _s.note(ex, "elicitation")
-            else:
-                try:
-                    r = _d_ElicitationCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "elicitation")
-                f_elicitation = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: ClientCapabilities = _new(ClientCapabilities)
-    _S_ClientCapabilities_fs(o, f_fs)
-    _S_ClientCapabilities_terminal(o, f_terminal)
-    _S_ClientCapabilities_session(o, f_session)
-    _S_ClientCapabilities_auth(o, f_auth)
-    _S_ClientCapabilities_elicitation(o, f_elicitation)
-    _S_ClientCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_ClientCapabilities_fs(o, _DF_ClientCapabilities_fs)
+        _S_ClientCapabilities_terminal(o, False)
+        _S_ClientCapabilities_session(o, None)
+        _S_ClientCapabilities_auth(o, _DF_ClientCapabilities_auth)
+        _S_ClientCapabilities_elicitation(o, None)
+        _S_ClientCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "fs" not in d:
+        _S_ClientCapabilities_fs(o, _DF_ClientCapabilities_fs)
+    else:
+        v = d["fs"]
+        n += 1
+        if v is None:
+            _S_ClientCapabilities_fs(o, _DF_ClientCapabilities_fs)
+            ex = _s.note(ex, "fs")
+        else:
+            try:
+                r = _d_FileSystemCapabilities(v)
+            except DecodeError:
+                r = _DF_ClientCapabilities_fs
+            if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
+                ex = _s.note(ex, "fs")
+            _S_ClientCapabilities_fs(o, r)
+    if "terminal" not in d:
+        _S_ClientCapabilities_terminal(o, False)
+    else:
+        v = d["terminal"]
+        n += 1
+        if v is None:
+            _S_ClientCapabilities_terminal(o, False)
+            ex = _s.note(ex, "terminal")
+        else:
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
+                ex = _s.note(ex, "terminal")
+            _S_ClientCapabilities_terminal(o, r)
+    if "session" not in d:
+        _S_ClientCapabilities_session(o, None)
+    else:
+        v = d["session"]
+        n += 1
+        if v is None:
+            _S_ClientCapabilities_session(o, None)
+            ex = _s.note(ex, "session")
+        else:
+            try:
+                r = _d_ClientSessionCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "session")
+            _S_ClientCapabilities_session(o, r)
+    if "auth" not in d:
+        _S_ClientCapabilities_auth(o, _DF_ClientCapabilities_auth)
+    else:
+        v = d["auth"]
+        n += 1
+        if v is None:
+            _S_ClientCapabilities_auth(o, _DF_ClientCapabilities_auth)
+            ex = _s.note(ex, "auth")
+        else:
+            try:
+                r = _d_AuthCapabilities(v)
+            except DecodeError:
+                r = _DF_ClientCapabilities_auth
+            if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
+                ex = _s.note(ex, "auth")
+            _S_ClientCapabilities_auth(o, r)
+    if "elicitation" not in d:
+        _S_ClientCapabilities_elicitation(o, None)
+    else:
+        v = d["elicitation"]
+        n += 1
+        if v is None:
+            _S_ClientCapabilities_elicitation(o, None)
+            ex = _s.note(ex, "elicitation")
+        else:
+            try:
+                r = _d_ElicitationCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "elicitation")
+            _S_ClientCapabilities_elicitation(o, r)
+    if "_meta" not in d:
+        _S_ClientCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ClientCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ClientCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3314,50 +3239,49 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
 def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_config_options: Any
-    f_meta: Any
-    if n == len(d):
-        f_config_options = None
-        f_meta = None
-    else:
-        v = d.get("configOptions", _MISSING)
-        if v is _MISSING:
-            f_config_options = None
-        else:
-            n += 1
-            if v is None:
-                f_config_options = None
-                ex = _s.note(ex, "configOptions")
-            else:
-                try:
-                    r = _d_SessionConfigOptionsCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "configOptions")
-                f_config_options = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: ClientSessionCapabilities = _new(ClientSessionCapabilities)
-    _S_ClientSessionCapabilities_config_options(o, f_config_options)
-    _S_ClientSessionCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_ClientSessionCapabilities_config_options(o, None)
+        _S_ClientSessionCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "configOptions" not in d:
+        _S_ClientSessionCapabilities_config_options(o, None)
+    else:
+        v = d["configOptions"]
+        n += 1
+        if v is None:
+            _S_ClientSessionCapabilities_config_options(o, None)
+            ex = _s.note(ex, "configOptions")
+        else:
+            try:
+                r = _d_SessionConfigOptionsCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "configOptions")
+            _S_ClientSessionCapabilities_config_options(o, r)
+    if "_meta" not in d:
+        _S_ClientSessionCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ClientSessionCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ClientSessionCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientSessionCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3385,41 +3309,39 @@ def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]
 def _d_CloseSessionRequest(d: Any) -> CloseSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: CloseSessionRequest = _new(CloseSessionRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_meta = None
+    _S_CloseSessionRequest_session_id(o, v)
+    if len(d) == 1:
+        _S_CloseSessionRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_CloseSessionRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CloseSessionRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CloseSessionRequest = _new(CloseSessionRequest)
-    _S_CloseSessionRequest_session_id(o, f_session_id)
-    _S_CloseSessionRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_CloseSessionRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3444,31 +3366,32 @@ def _e_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
 def _d_CloseSessionResponse(d: Any) -> CloseSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: CloseSessionResponse = _new(CloseSessionResponse)
-    _S_CloseSessionResponse_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_CloseSessionResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_CloseSessionResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CloseSessionResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_CloseSessionResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3491,41 +3414,39 @@ def _e_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
 def _d_CompleteElicitationNotification(d: Any) -> CompleteElicitationNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: CompleteElicitationNotification = _new(CompleteElicitationNotification)
+    v: Any
     r: Any
-    f_elicitation_id: Any
-    f_meta: Any
-    v = d.get("elicitationId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("elicitationId")
-    n += 1
+    try:
+        v = d["elicitationId"]
+    except KeyError:
+        raise _s.missing("elicitationId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("elicitationId")
-    r = v
-    f_elicitation_id = r
-    if n == len(d):
-        f_meta = None
+    _S_CompleteElicitationNotification_elicitation_id(o, v)
+    if len(d) == 1:
+        _S_CompleteElicitationNotification_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_CompleteElicitationNotification_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CompleteElicitationNotification_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CompleteElicitationNotification = _new(CompleteElicitationNotification)
-    _S_CompleteElicitationNotification_elicitation_id(o, f_elicitation_id)
-    _S_CompleteElicitationNotification_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_CompleteElicitationNotification_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CompleteElicitationNotification))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3550,47 +3471,50 @@ def _e_CompleteElicitationNotification(o: CompleteElicitationNotification) -> di
 def _d_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_config_options: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "config_option_update":
-            raise _s.bad_literal(v, ("config_option_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("configOptions", _MISSING)
     if v is _MISSING:
-        raise _s.missing("configOptions")
-    n += 1
+        return _a_ConfigOptionUpdate({"sessionUpdate": "config_option_update", **d})
+    if v != "config_option_update":
+        raise _s.bad_literal(v, ("config_option_update",)).at("sessionUpdate")
+    return _a_ConfigOptionUpdate(d)
+
+
+def _a_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
+    o: ConfigOptionUpdate = _new(ConfigOptionUpdate)
+    v: Any
+    r: Any
+    try:
+        v = d["configOptions"]
+    except KeyError:
+        raise _s.missing("configOptions") from None
     try:
         r = _s.d_list_skip(v, _d_SessionConfigOption)
     except DecodeError:
         r = []
-    f_config_options = r
-    if n == len(d):
-        f_meta = None
+    _S_ConfigOptionUpdate_config_options(o, r)
+    if len(d) == 2:
+        _S_ConfigOptionUpdate_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_ConfigOptionUpdate_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ConfigOptionUpdate_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ConfigOptionUpdate = _new(ConfigOptionUpdate)
-    _S_ConfigOptionUpdate_config_options(o, f_config_options)
-    _S_ConfigOptionUpdate_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ConfigOptionUpdate_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ConfigOptionUpdate))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3615,47 +3539,50 @@ def _e_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
 def _d_Content(d: Any) -> Content:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_content: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "content":
-            raise _s.bad_literal(v, ("content",)).at("type")
-        n += 1
-    v = d.get("content", _MISSING)
     if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+        return _a_Content({"type": "content", **d})
+    if v != "content":
+        raise _s.bad_literal(v, ("content",)).at("type")
+    return _a_Content(d)
+
+
+def _a_Content(d: Any) -> Content:
+    o: Content = _new(Content)
+    v: Any
+    r: Any
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
     try:
         r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    f_content = r
-    if n == len(d):
-        f_meta = None
+    _S_Content_content(o, r)
+    if len(d) == 2:
+        _S_Content_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_Content_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_Content_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Content = _new(Content)
-    _S_Content_content(o, f_content)
-    _S_Content_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_Content_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Content))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3680,51 +3607,46 @@ def _e_Content(o: Content) -> dict[str, Any]:
 def _d_Cost(d: Any) -> Cost:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: Cost = _new(Cost)
+    v: Any
     r: Any
-    f_amount: Any
-    f_currency: Any
-    f_meta: Any
-    v = d.get("amount", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("amount")
-    n += 1
+    try:
+        v = d["amount"]
+    except KeyError:
+        raise _s.missing("amount") from None
     if type(v) is not float and type(v) is not int:
         raise _s.wrong("a number", v).at("amount")
-    r = v
-    f_amount = r
-    v = d.get("currency", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("currency")
-    n += 1
+    _S_Cost_amount(o, v)
+    try:
+        v = d["currency"]
+    except KeyError:
+        raise _s.missing("currency") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("currency")
-    r = v
-    f_currency = r
-    if n == len(d):
-        f_meta = None
+    _S_Cost_currency(o, v)
+    if len(d) == 2:
+        _S_Cost_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_Cost_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_Cost_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Cost = _new(Cost)
-    _S_Cost_amount(o, f_amount)
-    _S_Cost_currency(o, f_currency)
-    _S_Cost_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_Cost_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Cost))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3751,71 +3673,65 @@ def _e_Cost(o: Cost) -> dict[str, Any]:
 def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ElicitationFormMode = _new(ElicitationFormMode)
+    v: Any
     r: Any
-    f_requested_schema: Any
-    f_session_id: Any
-    f_tool_call_id: Any
-    f_request_id: Any
-    v = d.get("requestedSchema", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("requestedSchema")
-    n += 1
+    try:
+        v = d["requestedSchema"]
+    except KeyError:
+        raise _s.missing("requestedSchema") from None
     try:
         r = _d_ElicitationSchema(v)
     except DecodeError as e:
         raise e.at("requestedSchema") from None
-    f_requested_schema = r
-    if n == len(d):
-        f_session_id = None
-        f_tool_call_id = None
-        f_request_id = None
+    _S_ElicitationFormMode_requested_schema(o, r)
+    if len(d) == 1:
+        _S_ElicitationFormMode_session_id(o, None)
+        _S_ElicitationFormMode_tool_call_id(o, None)
+        _S_ElicitationFormMode_request_id(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "sessionId" not in d:
+        _S_ElicitationFormMode_session_id(o, None)
     else:
-        v = d.get("sessionId", _MISSING)
-        if v is _MISSING:
-            f_session_id = None
+        v = d["sessionId"]
+        n += 1
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        if v is None:
+            ex = _s.note(ex, "sessionId")
+        _S_ElicitationFormMode_session_id(o, v)
+    if "toolCallId" not in d:
+        _S_ElicitationFormMode_tool_call_id(o, None)
+    else:
+        v = d["toolCallId"]
+        n += 1
+        if v is None:
+            _S_ElicitationFormMode_tool_call_id(o, None)
+            ex = _s.note(ex, "toolCallId")
         else:
-            n += 1
             if type(v) is not str:
-                raise _s.wrong("a string", v).at("sessionId")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "sessionId")
-            f_session_id = r
-        v = d.get("toolCallId", _MISSING)
-        if v is _MISSING:
-            f_tool_call_id = None
-        else:
-            n += 1
-            if v is None:
-                f_tool_call_id = None
-                ex = _s.note(ex, "toolCallId")
+                r = None
             else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "toolCallId")
-                f_tool_call_id = r
-        v = d.get("requestId", _MISSING)
-        if v is _MISSING:
-            f_request_id = None
-        else:
-            n += 1
-            try:
-                r = _d_RequestId(v)
-            except DecodeError as e:
-                raise e.at("requestId") from None
+                r = v
             if r is None:
-                ex = _s.note(ex, "requestId")
-            f_request_id = r
-    o: ElicitationFormMode = _new(ElicitationFormMode)
-    _S_ElicitationFormMode_requested_schema(o, f_requested_schema)
-    _S_ElicitationFormMode_session_id(o, f_session_id)
-    _S_ElicitationFormMode_tool_call_id(o, f_tool_call_id)
-    _S_ElicitationFormMode_request_id(o, f_request_id)
+                ex = _s.note(ex, "toolCallId")
+            _S_ElicitationFormMode_tool_call_id(o, r)
+    if "requestId" not in d:
+        _S_ElicitationFormMode_request_id(o, None)
+    else:
+        v = d["requestId"]
+        n += 1
+        try:
+            r = _d_RequestId(v)
+        except DecodeError as e:
+            raise e.at("requestId") from None
+        if r is None:
+            ex = _s.note(ex, "requestId")
+        _S_ElicitationFormMode_request_id(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormMode))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3850,105 +3766,98 @@ def _e_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
 def _d_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_requested_schema: Any
-    f_session_id: Any
-    f_tool_call_id: Any
-    f_request_id: Any
-    f_message: Any
-    f_meta: Any
     v = d.get("mode", _MISSING)
-    if v is not _MISSING:
-        if v != "form":
-            raise _s.bad_literal(v, ("form",)).at("mode")
-        n += 1
-    v = d.get("requestedSchema", _MISSING)
     if v is _MISSING:
-        raise _s.missing("requestedSchema")
-    n += 1
+        return _a_CreateElicitationRequestForm({"mode": "form", **d})
+    if v != "form":
+        raise _s.bad_literal(v, ("form",)).at("mode")
+    return _a_CreateElicitationRequestForm(d)
+
+
+def _a_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
+    o: CreateElicitationRequestForm = _new(CreateElicitationRequestForm)
+    v: Any
+    r: Any
+    try:
+        v = d["requestedSchema"]
+    except KeyError:
+        raise _s.missing("requestedSchema") from None
     try:
         r = _d_ElicitationSchema(v)
     except DecodeError as e:
         raise e.at("requestedSchema") from None
-    f_requested_schema = r
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("message")
-    n += 1
+    _S_ElicitationFormMode_requested_schema(o, r)
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _s.missing("message") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("message")
-    r = v
-    f_message = r
-    if n == len(d):
-        f_session_id = None
-        f_tool_call_id = None
-        f_request_id = None
-        f_meta = None
+    _S_CreateElicitationRequestForm_message(o, v)
+    if len(d) == 3:
+        _S_ElicitationFormMode_session_id(o, None)
+        _S_ElicitationFormMode_tool_call_id(o, None)
+        _S_ElicitationFormMode_request_id(o, None)
+        _S_CreateElicitationRequestForm_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "sessionId" not in d:
+        _S_ElicitationFormMode_session_id(o, None)
     else:
-        v = d.get("sessionId", _MISSING)
-        if v is _MISSING:
-            f_session_id = None
+        v = d["sessionId"]
+        n += 1
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        if v is None:
+            ex = _s.note(ex, "sessionId")
+        _S_ElicitationFormMode_session_id(o, v)
+    if "toolCallId" not in d:
+        _S_ElicitationFormMode_tool_call_id(o, None)
+    else:
+        v = d["toolCallId"]
+        n += 1
+        if v is None:
+            _S_ElicitationFormMode_tool_call_id(o, None)
+            ex = _s.note(ex, "toolCallId")
         else:
-            n += 1
             if type(v) is not str:
-                raise _s.wrong("a string", v).at("sessionId")
-            r = v
+                r = None
+            else:
+                r = v
             if r is None:
-                ex = _s.note(ex, "sessionId")
-            f_session_id = r
-        v = d.get("toolCallId", _MISSING)
-        if v is _MISSING:
-            f_tool_call_id = None
-        else:
-            n += 1
-            if v is None:
-                f_tool_call_id = None
                 ex = _s.note(ex, "toolCallId")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "toolCallId")
-                f_tool_call_id = r
-        v = d.get("requestId", _MISSING)
-        if v is _MISSING:
-            f_request_id = None
+            _S_ElicitationFormMode_tool_call_id(o, r)
+    if "requestId" not in d:
+        _S_ElicitationFormMode_request_id(o, None)
+    else:
+        v = d["requestId"]
+        n += 1
+        try:
+            r = _d_RequestId(v)
+        except DecodeError as e:
+            raise e.at("requestId") from None
+        if r is None:
+            ex = _s.note(ex, "requestId")
+        _S_ElicitationFormMode_request_id(o, r)
+    if "_meta" not in d:
+        _S_CreateElicitationRequestForm_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CreateElicitationRequestForm_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            try:
-                r = _d_RequestId(v)
-            except DecodeError as e:
-                raise e.at("requestId") from None
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
             if r is None:
-                ex = _s.note(ex, "requestId")
-            f_request_id = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CreateElicitationRequestForm = _new(CreateElicitationRequestForm)
-    _S_ElicitationFormMode_requested_schema(o, f_requested_schema)
-    _S_ElicitationFormMode_session_id(o, f_session_id)
-    _S_ElicitationFormMode_tool_call_id(o, f_tool_call_id)
-    _S_ElicitationFormMode_request_id(o, f_request_id)
-    _S_CreateElicitationRequestForm_message(o, f_message)
-    _S_CreateElicitationRequestForm_meta(o, f_meta)
+            _S_CreateElicitationRequestForm_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestForm))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3990,80 +3899,70 @@ def _e_CreateElicitationRequestForm(o: CreateElicitationRequestForm) -> dict[str
 def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ElicitationUrlMode = _new(ElicitationUrlMode)
+    v: Any
     r: Any
-    f_elicitation_id: Any
-    f_url: Any
-    f_session_id: Any
-    f_tool_call_id: Any
-    f_request_id: Any
-    v = d.get("elicitationId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("elicitationId")
-    n += 1
+    try:
+        v = d["elicitationId"]
+    except KeyError:
+        raise _s.missing("elicitationId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("elicitationId")
-    r = v
-    f_elicitation_id = r
-    v = d.get("url", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("url")
-    n += 1
+    _S_ElicitationUrlMode_elicitation_id(o, v)
+    try:
+        v = d["url"]
+    except KeyError:
+        raise _s.missing("url") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("url")
-    r = v
-    f_url = r
-    if n == len(d):
-        f_session_id = None
-        f_tool_call_id = None
-        f_request_id = None
+    _S_ElicitationUrlMode_url(o, v)
+    if len(d) == 2:
+        _S_ElicitationUrlMode_session_id(o, None)
+        _S_ElicitationUrlMode_tool_call_id(o, None)
+        _S_ElicitationUrlMode_request_id(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "sessionId" not in d:
+        _S_ElicitationUrlMode_session_id(o, None)
     else:
-        v = d.get("sessionId", _MISSING)
-        if v is _MISSING:
-            f_session_id = None
+        v = d["sessionId"]
+        n += 1
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        if v is None:
+            ex = _s.note(ex, "sessionId")
+        _S_ElicitationUrlMode_session_id(o, v)
+    if "toolCallId" not in d:
+        _S_ElicitationUrlMode_tool_call_id(o, None)
+    else:
+        v = d["toolCallId"]
+        n += 1
+        if v is None:
+            _S_ElicitationUrlMode_tool_call_id(o, None)
+            ex = _s.note(ex, "toolCallId")
         else:
-            n += 1
             if type(v) is not str:
-                raise _s.wrong("a string", v).at("sessionId")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "sessionId")
-            f_session_id = r
-        v = d.get("toolCallId", _MISSING)
-        if v is _MISSING:
-            f_tool_call_id = None
-        else:
-            n += 1
-            if v is None:
-                f_tool_call_id = None
-                ex = _s.note(ex, "toolCallId")
+                r = None
             else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "toolCallId")
-                f_tool_call_id = r
-        v = d.get("requestId", _MISSING)
-        if v is _MISSING:
-            f_request_id = None
-        else:
-            n += 1
-            try:
-                r = _d_RequestId(v)
-            except DecodeError as e:
-                raise e.at("requestId") from None
+                r = v
             if r is None:
-                ex = _s.note(ex, "requestId")
-            f_request_id = r
-    o: ElicitationUrlMode = _new(ElicitationUrlMode)
-    _S_ElicitationUrlMode_elicitation_id(o, f_elicitation_id)
-    _S_ElicitationUrlMode_url(o, f_url)
-    _S_ElicitationUrlMode_session_id(o, f_session_id)
-    _S_ElicitationUrlMode_tool_call_id(o, f_tool_call_id)
-    _S_ElicitationUrlMode_request_id(o, f_request_id)
+                ex = _s.note(ex, "toolCallId")
+            _S_ElicitationUrlMode_tool_call_id(o, r)
+    if "requestId" not in d:
+        _S_ElicitationUrlMode_request_id(o, None)
+    else:
+        v = d["requestId"]
+        n += 1
+        try:
+            r = _d_RequestId(v)
+        except DecodeError as e:
+            raise e.at("requestId") from None
+        if r is None:
+            ex = _s.note(ex, "requestId")
+        _S_ElicitationUrlMode_request_id(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlMode))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4100,114 +3999,103 @@ def _e_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
 def _d_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_elicitation_id: Any
-    f_url: Any
-    f_session_id: Any
-    f_tool_call_id: Any
-    f_request_id: Any
-    f_message: Any
-    f_meta: Any
     v = d.get("mode", _MISSING)
-    if v is not _MISSING:
-        if v != "url":
-            raise _s.bad_literal(v, ("url",)).at("mode")
-        n += 1
-    v = d.get("elicitationId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("elicitationId")
-    n += 1
+        return _a_CreateElicitationRequestUrl({"mode": "url", **d})
+    if v != "url":
+        raise _s.bad_literal(v, ("url",)).at("mode")
+    return _a_CreateElicitationRequestUrl(d)
+
+
+def _a_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
+    o: CreateElicitationRequestUrl = _new(CreateElicitationRequestUrl)
+    v: Any
+    r: Any
+    try:
+        v = d["elicitationId"]
+    except KeyError:
+        raise _s.missing("elicitationId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("elicitationId")
-    r = v
-    f_elicitation_id = r
-    v = d.get("url", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("url")
-    n += 1
+    _S_ElicitationUrlMode_elicitation_id(o, v)
+    try:
+        v = d["url"]
+    except KeyError:
+        raise _s.missing("url") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("url")
-    r = v
-    f_url = r
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("message")
-    n += 1
+    _S_ElicitationUrlMode_url(o, v)
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _s.missing("message") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("message")
-    r = v
-    f_message = r
-    if n == len(d):
-        f_session_id = None
-        f_tool_call_id = None
-        f_request_id = None
-        f_meta = None
+    _S_CreateElicitationRequestUrl_message(o, v)
+    if len(d) == 4:
+        _S_ElicitationUrlMode_session_id(o, None)
+        _S_ElicitationUrlMode_tool_call_id(o, None)
+        _S_ElicitationUrlMode_request_id(o, None)
+        _S_CreateElicitationRequestUrl_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "sessionId" not in d:
+        _S_ElicitationUrlMode_session_id(o, None)
     else:
-        v = d.get("sessionId", _MISSING)
-        if v is _MISSING:
-            f_session_id = None
+        v = d["sessionId"]
+        n += 1
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        if v is None:
+            ex = _s.note(ex, "sessionId")
+        _S_ElicitationUrlMode_session_id(o, v)
+    if "toolCallId" not in d:
+        _S_ElicitationUrlMode_tool_call_id(o, None)
+    else:
+        v = d["toolCallId"]
+        n += 1
+        if v is None:
+            _S_ElicitationUrlMode_tool_call_id(o, None)
+            ex = _s.note(ex, "toolCallId")
         else:
-            n += 1
             if type(v) is not str:
-                raise _s.wrong("a string", v).at("sessionId")
-            r = v
+                r = None
+            else:
+                r = v
             if r is None:
-                ex = _s.note(ex, "sessionId")
-            f_session_id = r
-        v = d.get("toolCallId", _MISSING)
-        if v is _MISSING:
-            f_tool_call_id = None
-        else:
-            n += 1
-            if v is None:
-                f_tool_call_id = None
                 ex = _s.note(ex, "toolCallId")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "toolCallId")
-                f_tool_call_id = r
-        v = d.get("requestId", _MISSING)
-        if v is _MISSING:
-            f_request_id = None
+            _S_ElicitationUrlMode_tool_call_id(o, r)
+    if "requestId" not in d:
+        _S_ElicitationUrlMode_request_id(o, None)
+    else:
+        v = d["requestId"]
+        n += 1
+        try:
+            r = _d_RequestId(v)
+        except DecodeError as e:
+            raise e.at("requestId") from None
+        if r is None:
+            ex = _s.note(ex, "requestId")
+        _S_ElicitationUrlMode_request_id(o, r)
+    if "_meta" not in d:
+        _S_CreateElicitationRequestUrl_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CreateElicitationRequestUrl_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            try:
-                r = _d_RequestId(v)
-            except DecodeError as e:
-                raise e.at("requestId") from None
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
             if r is None:
-                ex = _s.note(ex, "requestId")
-            f_request_id = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CreateElicitationRequestUrl = _new(CreateElicitationRequestUrl)
-    _S_ElicitationUrlMode_elicitation_id(o, f_elicitation_id)
-    _S_ElicitationUrlMode_url(o, f_url)
-    _S_ElicitationUrlMode_session_id(o, f_session_id)
-    _S_ElicitationUrlMode_tool_call_id(o, f_tool_call_id)
-    _S_ElicitationUrlMode_request_id(o, f_request_id)
-    _S_CreateElicitationRequestUrl_message(o, f_message)
-    _S_CreateElicitationRequestUrl_meta(o, f_meta)
+            _S_CreateElicitationRequestUrl_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestUrl))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4251,31 +4139,32 @@ def _e_CreateElicitationRequestUrl(o: CreateElicitationRequestUrl) -> dict[str, 
 def _d_ElicitationAcceptAction(d: Any) -> ElicitationAcceptAction:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_content: Any
-    if n == len(d):
-        f_content = None
-    else:
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = None
-        else:
-            n += 1
-            if v is None:
-                f_content = None
-                ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_map(v, _d_ElicitationContentValue)
-                except DecodeError as e:
-                    raise e.at("content") from None
-                if r is None:
-                    ex = _s.note(ex, "content")
-                f_content = r
     o: ElicitationAcceptAction = _new(ElicitationAcceptAction)
-    _S_ElicitationAcceptAction_content(o, f_content)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_ElicitationAcceptAction_content(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "content" not in d:
+        _S_ElicitationAcceptAction_content(o, None)
+    else:
+        v = d["content"]
+        n += 1
+        if v is None:
+            _S_ElicitationAcceptAction_content(o, None)
+            ex = _s.note(ex, "content")
+        else:
+            try:
+                r = _s.d_map(v, _d_ElicitationContentValue)
+            except DecodeError as e:
+                raise e.at("content") from None
+            if r is None:
+                ex = _s.note(ex, "content")
+            _S_ElicitationAcceptAction_content(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationAcceptAction))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4298,55 +4187,58 @@ def _e_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
 def _d_CreateElicitationResponseAccept(d: Any) -> CreateElicitationResponseAccept:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_content: Any
-    f_meta: Any
     v = d.get("action", _MISSING)
-    if v is not _MISSING:
-        if v != "accept":
-            raise _s.bad_literal(v, ("accept",)).at("action")
-        n += 1
-    if n == len(d):
-        f_content = None
-        f_meta = None
-    else:
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = None
-        else:
-            n += 1
-            if v is None:
-                f_content = None
-                ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_map(v, _d_ElicitationContentValue)
-                except DecodeError as e:
-                    raise e.at("content") from None
-                if r is None:
-                    ex = _s.note(ex, "content")
-                f_content = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
+    if v is _MISSING:
+        return _a_CreateElicitationResponseAccept({"action": "accept", **d})
+    if v != "accept":
+        raise _s.bad_literal(v, ("accept",)).at("action")
+    return _a_CreateElicitationResponseAccept(d)
+
+
+def _a_CreateElicitationResponseAccept(d: Any) -> CreateElicitationResponseAccept:
     o: CreateElicitationResponseAccept = _new(CreateElicitationResponseAccept)
-    _S_ElicitationAcceptAction_content(o, f_content)
-    _S_CreateElicitationResponseAccept_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 1:
+        _S_ElicitationAcceptAction_content(o, None)
+        _S_CreateElicitationResponseAccept_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "content" not in d:
+        _S_ElicitationAcceptAction_content(o, None)
+    else:
+        v = d["content"]
+        n += 1
+        if v is None:
+            _S_ElicitationAcceptAction_content(o, None)
+            ex = _s.note(ex, "content")
+        else:
+            try:
+                r = _s.d_map(v, _d_ElicitationContentValue)
+            except DecodeError as e:
+                raise e.at("content") from None
+            if r is None:
+                ex = _s.note(ex, "content")
+            _S_ElicitationAcceptAction_content(o, r)
+    if "_meta" not in d:
+        _S_CreateElicitationResponseAccept_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CreateElicitationResponseAccept_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_CreateElicitationResponseAccept_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseAccept))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4374,36 +4266,41 @@ def _e_CreateElicitationResponseAccept(o: CreateElicitationResponseAccept) -> di
 def _d_CreateElicitationResponseCancel(d: Any) -> CreateElicitationResponseCancel:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
     v = d.get("action", _MISSING)
-    if v is not _MISSING:
-        if v != "cancel":
-            raise _s.bad_literal(v, ("cancel",)).at("action")
-        n += 1
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
+    if v is _MISSING:
+        return _a_CreateElicitationResponseCancel({"action": "cancel", **d})
+    if v != "cancel":
+        raise _s.bad_literal(v, ("cancel",)).at("action")
+    return _a_CreateElicitationResponseCancel(d)
+
+
+def _a_CreateElicitationResponseCancel(d: Any) -> CreateElicitationResponseCancel:
     o: CreateElicitationResponseCancel = _new(CreateElicitationResponseCancel)
-    _S_CreateElicitationResponseCancel_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 1:
+        _S_CreateElicitationResponseCancel_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_CreateElicitationResponseCancel_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CreateElicitationResponseCancel_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_CreateElicitationResponseCancel_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseCancel))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4426,36 +4323,41 @@ def _e_CreateElicitationResponseCancel(o: CreateElicitationResponseCancel) -> di
 def _d_CreateElicitationResponseDecline(d: Any) -> CreateElicitationResponseDecline:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
     v = d.get("action", _MISSING)
-    if v is not _MISSING:
-        if v != "decline":
-            raise _s.bad_literal(v, ("decline",)).at("action")
-        n += 1
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
+    if v is _MISSING:
+        return _a_CreateElicitationResponseDecline({"action": "decline", **d})
+    if v != "decline":
+        raise _s.bad_literal(v, ("decline",)).at("action")
+    return _a_CreateElicitationResponseDecline(d)
+
+
+def _a_CreateElicitationResponseDecline(d: Any) -> CreateElicitationResponseDecline:
     o: CreateElicitationResponseDecline = _new(CreateElicitationResponseDecline)
-    _S_CreateElicitationResponseDecline_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 1:
+        _S_CreateElicitationResponseDecline_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_CreateElicitationResponseDecline_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CreateElicitationResponseDecline_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_CreateElicitationResponseDecline_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseDecline))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4478,127 +4380,114 @@ def _e_CreateElicitationResponseDecline(o: CreateElicitationResponseDecline) -> 
 def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: CreateTerminalRequest = _new(CreateTerminalRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_command: Any
-    f_args: Any
-    f_env: Any
-    f_cwd: Any
-    f_output_byte_limit: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("command", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("command")
-    n += 1
+    _S_CreateTerminalRequest_session_id(o, v)
+    try:
+        v = d["command"]
+    except KeyError:
+        raise _s.missing("command") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("command")
-    r = v
-    f_command = r
-    if n == len(d):
-        f_args = []
-        f_env = []
-        f_cwd = None
-        f_output_byte_limit = None
-        f_meta = None
+    _S_CreateTerminalRequest_command(o, v)
+    if len(d) == 2:
+        _S_CreateTerminalRequest_args(o, [])
+        _S_CreateTerminalRequest_env(o, [])
+        _S_CreateTerminalRequest_cwd(o, None)
+        _S_CreateTerminalRequest_output_byte_limit(o, None)
+        _S_CreateTerminalRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "args" not in d:
+        _S_CreateTerminalRequest_args(o, [])
     else:
-        v = d.get("args", _MISSING)
-        if v is _MISSING:
-            f_args = []
+        v = d["args"]
+        n += 1
+        if v is None:
+            _S_CreateTerminalRequest_args(o, [])
+            ex = _s.note(ex, "args")
         else:
-            n += 1
-            if v is None:
-                f_args = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "args")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "args")
-                f_args = r
-        v = d.get("env", _MISSING)
-        if v is _MISSING:
-            f_env = []
+            _S_CreateTerminalRequest_args(o, r)
+    if "env" not in d:
+        _S_CreateTerminalRequest_env(o, [])
+    else:
+        v = d["env"]
+        n += 1
+        if v is None:
+            _S_CreateTerminalRequest_env(o, [])
+            ex = _s.note(ex, "env")
         else:
-            n += 1
-            if v is None:
-                f_env = []
+            try:
+                r = _s.d_list_skip(v, _d_EnvVariable)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "env")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_EnvVariable)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "env")
-                f_env = r
-        v = d.get("cwd", _MISSING)
-        if v is _MISSING:
-            f_cwd = None
+            _S_CreateTerminalRequest_env(o, r)
+    if "cwd" not in d:
+        _S_CreateTerminalRequest_cwd(o, None)
+    else:
+        v = d["cwd"]
+        n += 1
+        if v is None:
+            _S_CreateTerminalRequest_cwd(o, None)
+            ex = _s.note(ex, "cwd")
         else:
-            n += 1
-            if v is None:
-                f_cwd = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "cwd")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "cwd")
-                f_cwd = r
-        v = d.get("outputByteLimit", _MISSING)
-        if v is _MISSING:
-            f_output_byte_limit = None
+            _S_CreateTerminalRequest_cwd(o, r)
+    if "outputByteLimit" not in d:
+        _S_CreateTerminalRequest_output_byte_limit(o, None)
+    else:
+        v = d["outputByteLimit"]
+        n += 1
+        if v is None:
+            _S_CreateTerminalRequest_output_byte_limit(o, None)
+            ex = _s.note(ex, "outputByteLimit")
         else:
-            n += 1
-            if v is None:
-                f_output_byte_limit = None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "outputByteLimit")
-            else:
-                if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "outputByteLimit")
-                f_output_byte_limit = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_CreateTerminalRequest_output_byte_limit(o, r)
+    if "_meta" not in d:
+        _S_CreateTerminalRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CreateTerminalRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CreateTerminalRequest = _new(CreateTerminalRequest)
-    _S_CreateTerminalRequest_session_id(o, f_session_id)
-    _S_CreateTerminalRequest_command(o, f_command)
-    _S_CreateTerminalRequest_args(o, f_args)
-    _S_CreateTerminalRequest_env(o, f_env)
-    _S_CreateTerminalRequest_cwd(o, f_cwd)
-    _S_CreateTerminalRequest_output_byte_limit(o, f_output_byte_limit)
-    _S_CreateTerminalRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_CreateTerminalRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4641,41 +4530,39 @@ def _e_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
 def _d_CreateTerminalResponse(d: Any) -> CreateTerminalResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: CreateTerminalResponse = _new(CreateTerminalResponse)
+    v: Any
     r: Any
-    f_terminal_id: Any
-    f_meta: Any
-    v = d.get("terminalId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("terminalId")
-    n += 1
+    try:
+        v = d["terminalId"]
+    except KeyError:
+        raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    r = v
-    f_terminal_id = r
-    if n == len(d):
-        f_meta = None
+    _S_CreateTerminalResponse_terminal_id(o, v)
+    if len(d) == 1:
+        _S_CreateTerminalResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_CreateTerminalResponse_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CreateTerminalResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CreateTerminalResponse = _new(CreateTerminalResponse)
-    _S_CreateTerminalResponse_terminal_id(o, f_terminal_id)
-    _S_CreateTerminalResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_CreateTerminalResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4700,46 +4587,48 @@ def _e_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
 def _d_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_current_mode_id: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "current_mode_update":
-            raise _s.bad_literal(v, ("current_mode_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("currentModeId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("currentModeId")
-    n += 1
+        return _a_CurrentModeUpdate({"sessionUpdate": "current_mode_update", **d})
+    if v != "current_mode_update":
+        raise _s.bad_literal(v, ("current_mode_update",)).at("sessionUpdate")
+    return _a_CurrentModeUpdate(d)
+
+
+def _a_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
+    o: CurrentModeUpdate = _new(CurrentModeUpdate)
+    v: Any
+    r: Any
+    try:
+        v = d["currentModeId"]
+    except KeyError:
+        raise _s.missing("currentModeId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("currentModeId")
-    r = v
-    f_current_mode_id = r
-    if n == len(d):
-        f_meta = None
+    _S_CurrentModeUpdate_current_mode_id(o, v)
+    if len(d) == 2:
+        _S_CurrentModeUpdate_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_CurrentModeUpdate_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CurrentModeUpdate_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CurrentModeUpdate = _new(CurrentModeUpdate)
-    _S_CurrentModeUpdate_current_mode_id(o, f_current_mode_id)
-    _S_CurrentModeUpdate_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_CurrentModeUpdate_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CurrentModeUpdate))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4764,41 +4653,39 @@ def _e_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
 def _d_DeleteSessionRequest(d: Any) -> DeleteSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: DeleteSessionRequest = _new(DeleteSessionRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_meta = None
+    _S_DeleteSessionRequest_session_id(o, v)
+    if len(d) == 1:
+        _S_DeleteSessionRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_DeleteSessionRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_DeleteSessionRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DeleteSessionRequest = _new(DeleteSessionRequest)
-    _S_DeleteSessionRequest_session_id(o, f_session_id)
-    _S_DeleteSessionRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_DeleteSessionRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4823,31 +4710,32 @@ def _e_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
 def _d_DeleteSessionResponse(d: Any) -> DeleteSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: DeleteSessionResponse = _new(DeleteSessionResponse)
-    _S_DeleteSessionResponse_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_DeleteSessionResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_DeleteSessionResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_DeleteSessionResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_DeleteSessionResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4870,75 +4758,72 @@ def _e_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
 def _d_Diff(d: Any) -> Diff:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_path: Any
-    f_old_text: Any
-    f_new_text: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "diff":
-            raise _s.bad_literal(v, ("diff",)).at("type")
-        n += 1
-    v = d.get("path", _MISSING)
     if v is _MISSING:
-        raise _s.missing("path")
-    n += 1
+        return _a_Diff({"type": "diff", **d})
+    if v != "diff":
+        raise _s.bad_literal(v, ("diff",)).at("type")
+    return _a_Diff(d)
+
+
+def _a_Diff(d: Any) -> Diff:
+    o: Diff = _new(Diff)
+    v: Any
+    r: Any
+    try:
+        v = d["path"]
+    except KeyError:
+        raise _s.missing("path") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("path")
-    r = v
-    f_path = r
-    v = d.get("newText", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("newText")
-    n += 1
+    _S_Diff_path(o, v)
+    try:
+        v = d["newText"]
+    except KeyError:
+        raise _s.missing("newText") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("newText")
-    r = v
-    f_new_text = r
-    if n == len(d):
-        f_old_text = None
-        f_meta = None
+    _S_Diff_new_text(o, v)
+    if len(d) == 3:
+        _S_Diff_old_text(o, None)
+        _S_Diff_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "oldText" not in d:
+        _S_Diff_old_text(o, None)
     else:
-        v = d.get("oldText", _MISSING)
-        if v is _MISSING:
-            f_old_text = None
+        v = d["oldText"]
+        n += 1
+        if v is None:
+            _S_Diff_old_text(o, None)
+            ex = _s.note(ex, "oldText")
         else:
-            n += 1
-            if v is None:
-                f_old_text = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "oldText")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "oldText")
-                f_old_text = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_Diff_old_text(o, r)
+    if "_meta" not in d:
+        _S_Diff_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_Diff_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Diff = _new(Diff)
-    _S_Diff_path(o, f_path)
-    _S_Diff_old_text(o, f_old_text)
-    _S_Diff_new_text(o, f_new_text)
-    _S_Diff_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_Diff_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Diff))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4970,69 +4855,66 @@ def _e_Diff(o: Diff) -> dict[str, Any]:
 def _d_ElicitationCapabilities(d: Any) -> ElicitationCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_form: Any
-    f_url: Any
-    f_meta: Any
-    if n == len(d):
-        f_form = None
-        f_url = None
-        f_meta = None
-    else:
-        v = d.get("form", _MISSING)
-        if v is _MISSING:
-            f_form = None
-        else:
-            n += 1
-            if v is None:
-                f_form = None
-                ex = _s.note(ex, "form")
-            else:
-                try:
-                    r = _d_ElicitationFormCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "form")
-                f_form = r
-        v = d.get("url", _MISSING)
-        if v is _MISSING:
-            f_url = None
-        else:
-            n += 1
-            if v is None:
-                f_url = None
-                ex = _s.note(ex, "url")
-            else:
-                try:
-                    r = _d_ElicitationUrlCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "url")
-                f_url = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: ElicitationCapabilities = _new(ElicitationCapabilities)
-    _S_ElicitationCapabilities_form(o, f_form)
-    _S_ElicitationCapabilities_url(o, f_url)
-    _S_ElicitationCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_ElicitationCapabilities_form(o, None)
+        _S_ElicitationCapabilities_url(o, None)
+        _S_ElicitationCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "form" not in d:
+        _S_ElicitationCapabilities_form(o, None)
+    else:
+        v = d["form"]
+        n += 1
+        if v is None:
+            _S_ElicitationCapabilities_form(o, None)
+            ex = _s.note(ex, "form")
+        else:
+            try:
+                r = _d_ElicitationFormCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "form")
+            _S_ElicitationCapabilities_form(o, r)
+    if "url" not in d:
+        _S_ElicitationCapabilities_url(o, None)
+    else:
+        v = d["url"]
+        n += 1
+        if v is None:
+            _S_ElicitationCapabilities_url(o, None)
+            ex = _s.note(ex, "url")
+        else:
+            try:
+                r = _d_ElicitationUrlCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "url")
+            _S_ElicitationCapabilities_url(o, r)
+    if "_meta" not in d:
+        _S_ElicitationCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ElicitationCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ElicitationCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5065,31 +4947,32 @@ def _e_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
 def _d_ElicitationFormCapabilities(d: Any) -> ElicitationFormCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: ElicitationFormCapabilities = _new(ElicitationFormCapabilities)
-    _S_ElicitationFormCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_ElicitationFormCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_ElicitationFormCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ElicitationFormCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ElicitationFormCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5112,21 +4995,19 @@ def _e_ElicitationFormCapabilities(o: ElicitationFormCapabilities) -> dict[str, 
 def _d_ElicitationRequestScope(d: Any) -> ElicitationRequestScope:
     if type(d) is not dict:
         raise _s.not_object(d)
-    n = 0
+    o: ElicitationRequestScope = _new(ElicitationRequestScope)
+    v: Any
     r: Any
-    f_request_id: Any
-    v = d.get("requestId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("requestId")
-    n += 1
+    try:
+        v = d["requestId"]
+    except KeyError:
+        raise _s.missing("requestId") from None
     try:
         r = _d_RequestId(v)
     except DecodeError as e:
         raise e.at("requestId") from None
-    f_request_id = r
-    o: ElicitationRequestScope = _new(ElicitationRequestScope)
-    _S_ElicitationRequestScope_request_id(o, f_request_id)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationRequestScope))
+    _S_ElicitationRequestScope_request_id(o, r)
+    _S_extra(o, _EMPTY if len(d) == 1 else _s.extras(d, _K_ElicitationRequestScope))
     _S_explicit(o, _NO_EXPLICIT)
     return o
 
@@ -5144,122 +5025,113 @@ def _e_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
 def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_type: Any
-    f_title: Any
-    f_properties: Any
-    f_required: Any
-    f_description: Any
-    f_meta: Any
-    if n == len(d):
-        f_type = "object"
-        f_title = None
-        f_properties = _EMPTY
-        f_required = None
-        f_description = None
-        f_meta = None
-    else:
-        v = d.get("type", _MISSING)
-        if v is _MISSING:
-            f_type = "object"
-        else:
-            n += 1
-            if v is None:
-                f_type = "object"
-                ex = _s.note(ex, "type")
-            else:
-                if type(v) is not str or v not in _L_ElicitationSchemaType:
-                    r = "object"
-                else:
-                    r = v
-                if r == "object":
-                    ex = _s.note(ex, "type")
-                f_type = r
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
-        else:
-            n += 1
-            if v is None:
-                f_title = None
-                ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("properties", _MISSING)
-        if v is _MISSING:
-            f_properties = _EMPTY
-        else:
-            n += 1
-            try:
-                r = _s.d_map(v, _d_ElicitationPropertySchema)
-            except DecodeError as e:
-                raise e.at("properties") from None
-            if not r:
-                ex = _s.note(ex, "properties")
-            f_properties = r
-        v = d.get("required", _MISSING)
-        if v is _MISSING:
-            f_required = None
-        else:
-            n += 1
-            if v is None:
-                f_required = None
-                ex = _s.note(ex, "required")
-            else:
-                try:
-                    r = _s.d_list(v, _s.d_str)
-                except DecodeError as e:
-                    raise e.at("required") from None
-                if r is None:
-                    ex = _s.note(ex, "required")
-                f_required = r
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
-        else:
-            n += 1
-            if v is None:
-                f_description = None
-                ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: ElicitationSchema = _new(ElicitationSchema)
-    _S_ElicitationSchema_type(o, f_type)
-    _S_ElicitationSchema_title(o, f_title)
-    _S_ElicitationSchema_properties(o, f_properties)
-    _S_ElicitationSchema_required(o, f_required)
-    _S_ElicitationSchema_description(o, f_description)
-    _S_ElicitationSchema_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_ElicitationSchema_type(o, "object")
+        _S_ElicitationSchema_title(o, None)
+        _S_ElicitationSchema_properties(o, _EMPTY)
+        _S_ElicitationSchema_required(o, None)
+        _S_ElicitationSchema_description(o, None)
+        _S_ElicitationSchema_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "type" not in d:
+        _S_ElicitationSchema_type(o, "object")
+    else:
+        v = d["type"]
+        n += 1
+        if v is None:
+            _S_ElicitationSchema_type(o, "object")
+            ex = _s.note(ex, "type")
+        else:
+            if type(v) is not str or v not in _L_ElicitationSchemaType:
+                r = "object"
+            else:
+                r = v
+            if r == "object":
+                ex = _s.note(ex, "type")
+            _S_ElicitationSchema_type(o, r)
+    if "title" not in d:
+        _S_ElicitationSchema_title(o, None)
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            _S_ElicitationSchema_title(o, None)
+            ex = _s.note(ex, "title")
+        else:
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "title")
+            _S_ElicitationSchema_title(o, r)
+    if "properties" not in d:
+        _S_ElicitationSchema_properties(o, _EMPTY)
+    else:
+        v = d["properties"]
+        n += 1
+        try:
+            r = _s.d_map(v, _d_ElicitationPropertySchema)
+        except DecodeError as e:
+            raise e.at("properties") from None
+        if not r:
+            ex = _s.note(ex, "properties")
+        _S_ElicitationSchema_properties(o, r)
+    if "required" not in d:
+        _S_ElicitationSchema_required(o, None)
+    else:
+        v = d["required"]
+        n += 1
+        if v is None:
+            _S_ElicitationSchema_required(o, None)
+            ex = _s.note(ex, "required")
+        else:
+            try:
+                r = _s.d_list(v, _s.d_str)
+            except DecodeError as e:
+                raise e.at("required") from None
+            if r is None:
+                ex = _s.note(ex, "required")
+            _S_ElicitationSchema_required(o, r)
+    if "description" not in d:
+        _S_ElicitationSchema_description(o, None)
+    else:
+        v = d["description"]
+        n += 1
+        if v is None:
+            _S_ElicitationSchema_description(o, None)
+            ex = _s.note(ex, "description")
+        else:
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "description")
+            _S_ElicitationSchema_description(o, r)
+    if "_meta" not in d:
+        _S_ElicitationSchema_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ElicitationSchema_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ElicitationSchema_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSchema))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5305,41 +5177,39 @@ def _e_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
 def _d_ElicitationSessionScope(d: Any) -> ElicitationSessionScope:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ElicitationSessionScope = _new(ElicitationSessionScope)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_tool_call_id: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_tool_call_id = None
+    _S_ElicitationSessionScope_session_id(o, v)
+    if len(d) == 1:
+        _S_ElicitationSessionScope_tool_call_id(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "toolCallId" not in d:
+        _S_ElicitationSessionScope_tool_call_id(o, None)
     else:
-        v = d.get("toolCallId", _MISSING)
-        if v is _MISSING:
-            f_tool_call_id = None
+        v = d["toolCallId"]
+        n += 1
+        if v is None:
+            _S_ElicitationSessionScope_tool_call_id(o, None)
+            ex = _s.note(ex, "toolCallId")
         else:
-            n += 1
-            if v is None:
-                f_tool_call_id = None
-                ex = _s.note(ex, "toolCallId")
+            if type(v) is not str:
+                r = None
             else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "toolCallId")
-                f_tool_call_id = r
-    o: ElicitationSessionScope = _new(ElicitationSessionScope)
-    _S_ElicitationSessionScope_session_id(o, f_session_id)
-    _S_ElicitationSessionScope_tool_call_id(o, f_tool_call_id)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "toolCallId")
+            _S_ElicitationSessionScope_tool_call_id(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSessionScope))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5364,31 +5234,32 @@ def _e_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
 def _d_ElicitationUrlCapabilities(d: Any) -> ElicitationUrlCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: ElicitationUrlCapabilities = _new(ElicitationUrlCapabilities)
-    _S_ElicitationUrlCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_ElicitationUrlCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_ElicitationUrlCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ElicitationUrlCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ElicitationUrlCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5411,66 +5282,67 @@ def _e_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, An
 def _d_EmbeddedResource(d: Any) -> EmbeddedResource:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_annotations: Any
-    f_resource: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "resource":
-            raise _s.bad_literal(v, ("resource",)).at("type")
-        n += 1
-    v = d.get("resource", _MISSING)
     if v is _MISSING:
-        raise _s.missing("resource")
-    n += 1
+        return _a_EmbeddedResource({"type": "resource", **d})
+    if v != "resource":
+        raise _s.bad_literal(v, ("resource",)).at("type")
+    return _a_EmbeddedResource(d)
+
+
+def _a_EmbeddedResource(d: Any) -> EmbeddedResource:
+    o: EmbeddedResource = _new(EmbeddedResource)
+    v: Any
+    r: Any
+    try:
+        v = d["resource"]
+    except KeyError:
+        raise _s.missing("resource") from None
     try:
         r = _d_EmbeddedResourceResource(v)
     except DecodeError as e:
         raise e.at("resource") from None
-    f_resource = r
-    if n == len(d):
-        f_annotations = None
-        f_meta = None
+    _S_EmbeddedResource_resource(o, r)
+    if len(d) == 2:
+        _S_EmbeddedResource_annotations(o, None)
+        _S_EmbeddedResource_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "annotations" not in d:
+        _S_EmbeddedResource_annotations(o, None)
     else:
-        v = d.get("annotations", _MISSING)
-        if v is _MISSING:
-            f_annotations = None
+        v = d["annotations"]
+        n += 1
+        if v is None:
+            _S_EmbeddedResource_annotations(o, None)
+            ex = _s.note(ex, "annotations")
         else:
-            n += 1
-            if v is None:
-                f_annotations = None
+            try:
+                r = _d_Annotations(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "annotations")
-            else:
-                try:
-                    r = _d_Annotations(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "annotations")
-                f_annotations = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_EmbeddedResource_annotations(o, r)
+    if "_meta" not in d:
+        _S_EmbeddedResource_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_EmbeddedResource_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: EmbeddedResource = _new(EmbeddedResource)
-    _S_EmbeddedResource_annotations(o, f_annotations)
-    _S_EmbeddedResource_resource(o, f_resource)
-    _S_EmbeddedResource_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_EmbeddedResource_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_EmbeddedResource))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5500,70 +5372,63 @@ def _e_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
 def _d_EnumOption(d: Any) -> EnumOption:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: EnumOption = _new(EnumOption)
+    v: Any
     r: Any
-    f_const: Any
-    f_title: Any
-    f_description: Any
-    f_meta: Any
-    v = d.get("const", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("const")
-    n += 1
+    try:
+        v = d["const"]
+    except KeyError:
+        raise _s.missing("const") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("const")
-    r = v
-    f_const = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("title")
-    n += 1
+    _S_EnumOption_const(o, v)
+    try:
+        v = d["title"]
+    except KeyError:
+        raise _s.missing("title") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("title")
-    r = v
-    f_title = r
-    if n == len(d):
-        f_description = None
-        f_meta = None
+    _S_EnumOption_title(o, v)
+    if len(d) == 2:
+        _S_EnumOption_description(o, None)
+        _S_EnumOption_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "description" not in d:
+        _S_EnumOption_description(o, None)
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            _S_EnumOption_description(o, None)
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_EnumOption_description(o, r)
+    if "_meta" not in d:
+        _S_EnumOption_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_EnumOption_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: EnumOption = _new(EnumOption)
-    _S_EnumOption_const(o, f_const)
-    _S_EnumOption_title(o, f_title)
-    _S_EnumOption_description(o, f_description)
-    _S_EnumOption_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_EnumOption_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_EnumOption))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5595,51 +5460,46 @@ def _e_EnumOption(o: EnumOption) -> dict[str, Any]:
 def _d_EnvVariable(d: Any) -> EnvVariable:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: EnvVariable = _new(EnvVariable)
+    v: Any
     r: Any
-    f_name: Any
-    f_value: Any
-    f_meta: Any
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("value", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("value")
-    n += 1
+    _S_EnvVariable_name(o, v)
+    try:
+        v = d["value"]
+    except KeyError:
+        raise _s.missing("value") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("value")
-    r = v
-    f_value = r
-    if n == len(d):
-        f_meta = None
+    _S_EnvVariable_value(o, v)
+    if len(d) == 2:
+        _S_EnvVariable_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_EnvVariable_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_EnvVariable_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: EnvVariable = _new(EnvVariable)
-    _S_EnvVariable_name(o, f_name)
-    _S_EnvVariable_value(o, f_value)
-    _S_EnvVariable_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_EnvVariable_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_EnvVariable))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5666,48 +5526,41 @@ def _e_EnvVariable(o: EnvVariable) -> dict[str, Any]:
 def _d_Error(d: Any) -> Error:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_code: Any
-    f_message: Any
-    f_data: Any
-    v = d.get("code", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("code")
-    n += 1
+    o: Error = _new(Error)
+    v: Any
+    try:
+        v = d["code"]
+    except KeyError:
+        raise _s.missing("code") from None
     if type(v) is not int or not -2147483648 <= v <= 2147483647:
         raise _s.bad_int(v, "int32").at("code")
-    r = v
-    f_code = r
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("message")
-    n += 1
+    _S_Error_code(o, v)
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _s.missing("message") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("message")
-    r = v
-    f_message = r
-    if n == len(d):
-        f_data = None
+    _S_Error_message(o, v)
+    if len(d) == 2:
+        _S_Error_data(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "data" not in d:
+        _S_Error_data(o, None)
     else:
-        v = d.get("data", _MISSING)
-        if v is _MISSING:
-            f_data = None
+        v = d["data"]
+        n += 1
+        if v is None:
+            _S_Error_data(o, None)
+            ex = _s.note(ex, "data")
         else:
-            n += 1
             if v is None:
-                f_data = None
                 ex = _s.note(ex, "data")
-            else:
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "data")
-                f_data = r
-    o: Error = _new(Error)
-    _S_Error_code(o, f_code)
-    _S_Error_message(o, f_message)
-    _S_Error_data(o, f_data)
+            _S_Error_data(o, v)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Error))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5734,51 +5587,46 @@ def _e_Error(o: Error) -> dict[str, Any]:
 def _d_HttpHeader(d: Any) -> HttpHeader:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: HttpHeader = _new(HttpHeader)
+    v: Any
     r: Any
-    f_name: Any
-    f_value: Any
-    f_meta: Any
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("value", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("value")
-    n += 1
+    _S_HttpHeader_name(o, v)
+    try:
+        v = d["value"]
+    except KeyError:
+        raise _s.missing("value") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("value")
-    r = v
-    f_value = r
-    if n == len(d):
-        f_meta = None
+    _S_HttpHeader_value(o, v)
+    if len(d) == 2:
+        _S_HttpHeader_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_HttpHeader_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_HttpHeader_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: HttpHeader = _new(HttpHeader)
-    _S_HttpHeader_name(o, f_name)
-    _S_HttpHeader_value(o, f_value)
-    _S_HttpHeader_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_HttpHeader_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_HttpHeader))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5805,94 +5653,89 @@ def _e_HttpHeader(o: HttpHeader) -> dict[str, Any]:
 def _d_ImageContent(d: Any) -> ImageContent:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_annotations: Any
-    f_data: Any
-    f_mime_type: Any
-    f_uri: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "image":
-            raise _s.bad_literal(v, ("image",)).at("type")
-        n += 1
-    v = d.get("data", _MISSING)
     if v is _MISSING:
-        raise _s.missing("data")
-    n += 1
+        return _a_ImageContent({"type": "image", **d})
+    if v != "image":
+        raise _s.bad_literal(v, ("image",)).at("type")
+    return _a_ImageContent(d)
+
+
+def _a_ImageContent(d: Any) -> ImageContent:
+    o: ImageContent = _new(ImageContent)
+    v: Any
+    r: Any
+    try:
+        v = d["data"]
+    except KeyError:
+        raise _s.missing("data") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("data")
-    r = v
-    f_data = r
-    v = d.get("mimeType", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("mimeType")
-    n += 1
+    _S_ImageContent_data(o, v)
+    try:
+        v = d["mimeType"]
+    except KeyError:
+        raise _s.missing("mimeType") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("mimeType")
-    r = v
-    f_mime_type = r
-    if n == len(d):
-        f_annotations = None
-        f_uri = None
-        f_meta = None
+    _S_ImageContent_mime_type(o, v)
+    if len(d) == 3:
+        _S_ImageContent_annotations(o, None)
+        _S_ImageContent_uri(o, None)
+        _S_ImageContent_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "annotations" not in d:
+        _S_ImageContent_annotations(o, None)
     else:
-        v = d.get("annotations", _MISSING)
-        if v is _MISSING:
-            f_annotations = None
+        v = d["annotations"]
+        n += 1
+        if v is None:
+            _S_ImageContent_annotations(o, None)
+            ex = _s.note(ex, "annotations")
         else:
-            n += 1
-            if v is None:
-                f_annotations = None
+            try:
+                r = _d_Annotations(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "annotations")
-            else:
-                try:
-                    r = _d_Annotations(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "annotations")
-                f_annotations = r
-        v = d.get("uri", _MISSING)
-        if v is _MISSING:
-            f_uri = None
+            _S_ImageContent_annotations(o, r)
+    if "uri" not in d:
+        _S_ImageContent_uri(o, None)
+    else:
+        v = d["uri"]
+        n += 1
+        if v is None:
+            _S_ImageContent_uri(o, None)
+            ex = _s.note(ex, "uri")
         else:
-            n += 1
-            if v is None:
-                f_uri = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "uri")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "uri")
-                f_uri = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_ImageContent_uri(o, r)
+    if "_meta" not in d:
+        _S_ImageContent_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ImageContent_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ImageContent = _new(ImageContent)
-    _S_ImageContent_annotations(o, f_annotations)
-    _S_ImageContent_data(o, f_data)
-    _S_ImageContent_mime_type(o, f_mime_type)
-    _S_ImageContent_uri(o, f_uri)
-    _S_ImageContent_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ImageContent_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ImageContent))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5929,70 +5772,63 @@ def _e_ImageContent(o: ImageContent) -> dict[str, Any]:
 def _d_Implementation(d: Any) -> Implementation:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: Implementation = _new(Implementation)
+    v: Any
     r: Any
-    f_name: Any
-    f_title: Any
-    f_version: Any
-    f_meta: Any
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("version", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("version")
-    n += 1
+    _S_Implementation_name(o, v)
+    try:
+        v = d["version"]
+    except KeyError:
+        raise _s.missing("version") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("version")
-    r = v
-    f_version = r
-    if n == len(d):
-        f_title = None
-        f_meta = None
+    _S_Implementation_version(o, v)
+    if len(d) == 2:
+        _S_Implementation_title(o, None)
+        _S_Implementation_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "title" not in d:
+        _S_Implementation_title(o, None)
     else:
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+        v = d["title"]
+        n += 1
+        if v is None:
+            _S_Implementation_title(o, None)
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_Implementation_title(o, r)
+    if "_meta" not in d:
+        _S_Implementation_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_Implementation_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Implementation = _new(Implementation)
-    _S_Implementation_name(o, f_name)
-    _S_Implementation_title(o, f_title)
-    _S_Implementation_version(o, f_version)
-    _S_Implementation_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_Implementation_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Implementation))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6024,82 +5860,76 @@ def _e_Implementation(o: Implementation) -> dict[str, Any]:
 def _d_InitializeRequest(d: Any) -> InitializeRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: InitializeRequest = _new(InitializeRequest)
+    v: Any
     r: Any
-    f_protocol_version: Any
-    f_client_capabilities: Any
-    f_client_info: Any
-    f_meta: Any
-    v = d.get("protocolVersion", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("protocolVersion")
-    n += 1
+    try:
+        v = d["protocolVersion"]
+    except KeyError:
+        raise _s.missing("protocolVersion") from None
     if type(v) is not int or not 0 <= v <= 65535:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
-    r = v
-    f_protocol_version = r
-    if n == len(d):
-        f_client_capabilities = _DF_InitializeRequest_client_capabilities
-        f_client_info = None
-        f_meta = None
+    _S_InitializeRequest_protocol_version(o, v)
+    if len(d) == 1:
+        _S_InitializeRequest_client_capabilities(o, _DF_InitializeRequest_client_capabilities)
+        _S_InitializeRequest_client_info(o, None)
+        _S_InitializeRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "clientCapabilities" not in d:
+        _S_InitializeRequest_client_capabilities(o, _DF_InitializeRequest_client_capabilities)
     else:
-        v = d.get("clientCapabilities", _MISSING)
-        if v is _MISSING:
-            f_client_capabilities = _DF_InitializeRequest_client_capabilities
+        v = d["clientCapabilities"]
+        n += 1
+        if v is None:
+            _S_InitializeRequest_client_capabilities(o, _DF_InitializeRequest_client_capabilities)
+            ex = _s.note(ex, "clientCapabilities")
         else:
-            n += 1
-            if v is None:
-                f_client_capabilities = _DF_InitializeRequest_client_capabilities
+            try:
+                r = _d_ClientCapabilities(v)
+            except DecodeError:
+                r = _DF_InitializeRequest_client_capabilities
+            if (
+                r is _DF_InitializeRequest_client_capabilities
+                or r == _DF_InitializeRequest_client_capabilities
+            ):
                 ex = _s.note(ex, "clientCapabilities")
-            else:
-                try:
-                    r = _d_ClientCapabilities(v)
-                except DecodeError:
-                    r = _DF_InitializeRequest_client_capabilities
-                if (
-                    r is _DF_InitializeRequest_client_capabilities
-                    or r == _DF_InitializeRequest_client_capabilities
-                ):
-                    ex = _s.note(ex, "clientCapabilities")
-                f_client_capabilities = r
-        v = d.get("clientInfo", _MISSING)
-        if v is _MISSING:
-            f_client_info = None
+            _S_InitializeRequest_client_capabilities(o, r)
+    if "clientInfo" not in d:
+        _S_InitializeRequest_client_info(o, None)
+    else:
+        v = d["clientInfo"]
+        n += 1
+        if v is None:
+            _S_InitializeRequest_client_info(o, None)
+            ex = _s.note(ex, "clientInfo")
         else:
-            n += 1
-            if v is None:
-                f_client_info = None
+            try:
+                r = _d_Implementation(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "clientInfo")
-            else:
-                try:
-                    r = _d_Implementation(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "clientInfo")
-                f_client_info = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_InitializeRequest_client_info(o, r)
+    if "_meta" not in d:
+        _S_InitializeRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_InitializeRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: InitializeRequest = _new(InitializeRequest)
-    _S_InitializeRequest_protocol_version(o, f_protocol_version)
-    _S_InitializeRequest_client_capabilities(o, f_client_capabilities)
-    _S_InitializeRequest_client_info(o, f_client_info)
-    _S_InitializeRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_InitializeRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6135,101 +5965,93 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
 def _d_InitializeResponse(d: Any) -> InitializeResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: InitializeResponse = _new(InitializeResponse)
+    v: Any
     r: Any
-    f_protocol_version: Any
-    f_agent_capabilities: Any
-    f_auth_methods: Any
-    f_agent_info: Any
-    f_meta: Any
-    v = d.get("protocolVersion", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("protocolVersion")
-    n += 1
+    try:
+        v = d["protocolVersion"]
+    except KeyError:
+        raise _s.missing("protocolVersion") from None
     if type(v) is not int or not 0 <= v <= 65535:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
-    r = v
-    f_protocol_version = r
-    if n == len(d):
-        f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
-        f_auth_methods = []
-        f_agent_info = None
-        f_meta = None
+    _S_InitializeResponse_protocol_version(o, v)
+    if len(d) == 1:
+        _S_InitializeResponse_agent_capabilities(o, _DF_InitializeResponse_agent_capabilities)
+        _S_InitializeResponse_auth_methods(o, [])
+        _S_InitializeResponse_agent_info(o, None)
+        _S_InitializeResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "agentCapabilities" not in d:
+        _S_InitializeResponse_agent_capabilities(o, _DF_InitializeResponse_agent_capabilities)
     else:
-        v = d.get("agentCapabilities", _MISSING)
-        if v is _MISSING:
-            f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
+        v = d["agentCapabilities"]
+        n += 1
+        if v is None:
+            _S_InitializeResponse_agent_capabilities(o, _DF_InitializeResponse_agent_capabilities)
+            ex = _s.note(ex, "agentCapabilities")
         else:
-            n += 1
-            if v is None:
-                f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
+            try:
+                r = _d_AgentCapabilities(v)
+            except DecodeError:
+                r = _DF_InitializeResponse_agent_capabilities
+            if (
+                r is _DF_InitializeResponse_agent_capabilities
+                or r == _DF_InitializeResponse_agent_capabilities
+            ):
                 ex = _s.note(ex, "agentCapabilities")
-            else:
-                try:
-                    r = _d_AgentCapabilities(v)
-                except DecodeError:
-                    r = _DF_InitializeResponse_agent_capabilities
-                if (
-                    r is _DF_InitializeResponse_agent_capabilities
-                    or r == _DF_InitializeResponse_agent_capabilities
-                ):
-                    ex = _s.note(ex, "agentCapabilities")
-                f_agent_capabilities = r
-        v = d.get("authMethods", _MISSING)
-        if v is _MISSING:
-            f_auth_methods = []
+            _S_InitializeResponse_agent_capabilities(o, r)
+    if "authMethods" not in d:
+        _S_InitializeResponse_auth_methods(o, [])
+    else:
+        v = d["authMethods"]
+        n += 1
+        if v is None:
+            _S_InitializeResponse_auth_methods(o, [])
+            ex = _s.note(ex, "authMethods")
         else:
-            n += 1
-            if v is None:
-                f_auth_methods = []
+            try:
+                r = _s.d_list_skip(v, _d_AuthMethod)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "authMethods")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_AuthMethod)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "authMethods")
-                f_auth_methods = r
-        v = d.get("agentInfo", _MISSING)
-        if v is _MISSING:
-            f_agent_info = None
+            _S_InitializeResponse_auth_methods(o, r)
+    if "agentInfo" not in d:
+        _S_InitializeResponse_agent_info(o, None)
+    else:
+        v = d["agentInfo"]
+        n += 1
+        if v is None:
+            _S_InitializeResponse_agent_info(o, None)
+            ex = _s.note(ex, "agentInfo")
         else:
-            n += 1
-            if v is None:
-                f_agent_info = None
+            try:
+                r = _d_Implementation(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "agentInfo")
-            else:
-                try:
-                    r = _d_Implementation(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "agentInfo")
-                f_agent_info = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_InitializeResponse_agent_info(o, r)
+    if "_meta" not in d:
+        _S_InitializeResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_InitializeResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: InitializeResponse = _new(InitializeResponse)
-    _S_InitializeResponse_protocol_version(o, f_protocol_version)
-    _S_InitializeResponse_agent_capabilities(o, f_agent_capabilities)
-    _S_InitializeResponse_auth_methods(o, f_auth_methods)
-    _S_InitializeResponse_agent_info(o, f_agent_info)
-    _S_InitializeResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_InitializeResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6268,129 +6090,122 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
 def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_title: Any
-    f_description: Any
-    f_minimum: Any
-    f_maximum: Any
-    f_default: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "integer":
-            raise _s.bad_literal(v, ("integer",)).at("type")
-        n += 1
-    if n == len(d):
-        f_title = None
-        f_description = None
-        f_minimum = None
-        f_maximum = None
-        f_default = None
-        f_meta = None
-    else:
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
-        else:
-            n += 1
-            if v is None:
-                f_title = None
-                ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
-        else:
-            n += 1
-            if v is None:
-                f_description = None
-                ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("minimum", _MISSING)
-        if v is _MISSING:
-            f_minimum = None
-        else:
-            n += 1
-            if v is None:
-                f_minimum = None
-                ex = _s.note(ex, "minimum")
-            else:
-                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                    raise _s.bad_int(v, "int64").at("minimum")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "minimum")
-                f_minimum = r
-        v = d.get("maximum", _MISSING)
-        if v is _MISSING:
-            f_maximum = None
-        else:
-            n += 1
-            if v is None:
-                f_maximum = None
-                ex = _s.note(ex, "maximum")
-            else:
-                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                    raise _s.bad_int(v, "int64").at("maximum")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "maximum")
-                f_maximum = r
-        v = d.get("default", _MISSING)
-        if v is _MISSING:
-            f_default = None
-        else:
-            n += 1
-            if v is None:
-                f_default = None
-                ex = _s.note(ex, "default")
-            else:
-                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "default")
-                f_default = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
+    if v is _MISSING:
+        return _a_IntegerPropertySchema({"type": "integer", **d})
+    if v != "integer":
+        raise _s.bad_literal(v, ("integer",)).at("type")
+    return _a_IntegerPropertySchema(d)
+
+
+def _a_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
     o: IntegerPropertySchema = _new(IntegerPropertySchema)
-    _S_IntegerPropertySchema_title(o, f_title)
-    _S_IntegerPropertySchema_description(o, f_description)
-    _S_IntegerPropertySchema_minimum(o, f_minimum)
-    _S_IntegerPropertySchema_maximum(o, f_maximum)
-    _S_IntegerPropertySchema_default(o, f_default)
-    _S_IntegerPropertySchema_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 1:
+        _S_IntegerPropertySchema_title(o, None)
+        _S_IntegerPropertySchema_description(o, None)
+        _S_IntegerPropertySchema_minimum(o, None)
+        _S_IntegerPropertySchema_maximum(o, None)
+        _S_IntegerPropertySchema_default(o, None)
+        _S_IntegerPropertySchema_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "title" not in d:
+        _S_IntegerPropertySchema_title(o, None)
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            _S_IntegerPropertySchema_title(o, None)
+            ex = _s.note(ex, "title")
+        else:
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "title")
+            _S_IntegerPropertySchema_title(o, r)
+    if "description" not in d:
+        _S_IntegerPropertySchema_description(o, None)
+    else:
+        v = d["description"]
+        n += 1
+        if v is None:
+            _S_IntegerPropertySchema_description(o, None)
+            ex = _s.note(ex, "description")
+        else:
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "description")
+            _S_IntegerPropertySchema_description(o, r)
+    if "minimum" not in d:
+        _S_IntegerPropertySchema_minimum(o, None)
+    else:
+        v = d["minimum"]
+        n += 1
+        if v is None:
+            _S_IntegerPropertySchema_minimum(o, None)
+            ex = _s.note(ex, "minimum")
+        else:
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                raise _s.bad_int(v, "int64").at("minimum")
+            if v is None:
+                ex = _s.note(ex, "minimum")
+            _S_IntegerPropertySchema_minimum(o, v)
+    if "maximum" not in d:
+        _S_IntegerPropertySchema_maximum(o, None)
+    else:
+        v = d["maximum"]
+        n += 1
+        if v is None:
+            _S_IntegerPropertySchema_maximum(o, None)
+            ex = _s.note(ex, "maximum")
+        else:
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                raise _s.bad_int(v, "int64").at("maximum")
+            if v is None:
+                ex = _s.note(ex, "maximum")
+            _S_IntegerPropertySchema_maximum(o, v)
+    if "default" not in d:
+        _S_IntegerPropertySchema_default(o, None)
+    else:
+        v = d["default"]
+        n += 1
+        if v is None:
+            _S_IntegerPropertySchema_default(o, None)
+            ex = _s.note(ex, "default")
+        else:
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "default")
+            _S_IntegerPropertySchema_default(o, r)
+    if "_meta" not in d:
+        _S_IntegerPropertySchema_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_IntegerPropertySchema_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_IntegerPropertySchema_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_IntegerPropertySchema))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6438,51 +6253,46 @@ def _e_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
 def _d_KillTerminalRequest(d: Any) -> KillTerminalRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: KillTerminalRequest = _new(KillTerminalRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_terminal_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("terminalId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("terminalId")
-    n += 1
+    _S_KillTerminalRequest_session_id(o, v)
+    try:
+        v = d["terminalId"]
+    except KeyError:
+        raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    r = v
-    f_terminal_id = r
-    if n == len(d):
-        f_meta = None
+    _S_KillTerminalRequest_terminal_id(o, v)
+    if len(d) == 2:
+        _S_KillTerminalRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_KillTerminalRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_KillTerminalRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: KillTerminalRequest = _new(KillTerminalRequest)
-    _S_KillTerminalRequest_session_id(o, f_session_id)
-    _S_KillTerminalRequest_terminal_id(o, f_terminal_id)
-    _S_KillTerminalRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_KillTerminalRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6509,31 +6319,32 @@ def _e_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
 def _d_KillTerminalResponse(d: Any) -> KillTerminalResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: KillTerminalResponse = _new(KillTerminalResponse)
-    _S_KillTerminalResponse_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_KillTerminalResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_KillTerminalResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_KillTerminalResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_KillTerminalResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6556,67 +6367,62 @@ def _e_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
 def _d_ListSessionsRequest(d: Any) -> ListSessionsRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_cwd: Any
-    f_cursor: Any
-    f_meta: Any
-    if n == len(d):
-        f_cwd = None
-        f_cursor = None
-        f_meta = None
-    else:
-        v = d.get("cwd", _MISSING)
-        if v is _MISSING:
-            f_cwd = None
-        else:
-            n += 1
-            if v is None:
-                f_cwd = None
-                ex = _s.note(ex, "cwd")
-            else:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v).at("cwd")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "cwd")
-                f_cwd = r
-        v = d.get("cursor", _MISSING)
-        if v is _MISSING:
-            f_cursor = None
-        else:
-            n += 1
-            if v is None:
-                f_cursor = None
-                ex = _s.note(ex, "cursor")
-            else:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v).at("cursor")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "cursor")
-                f_cursor = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: ListSessionsRequest = _new(ListSessionsRequest)
-    _S_ListSessionsRequest_cwd(o, f_cwd)
-    _S_ListSessionsRequest_cursor(o, f_cursor)
-    _S_ListSessionsRequest_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_ListSessionsRequest_cwd(o, None)
+        _S_ListSessionsRequest_cursor(o, None)
+        _S_ListSessionsRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "cwd" not in d:
+        _S_ListSessionsRequest_cwd(o, None)
+    else:
+        v = d["cwd"]
+        n += 1
+        if v is None:
+            _S_ListSessionsRequest_cwd(o, None)
+            ex = _s.note(ex, "cwd")
+        else:
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("cwd")
+            if v is None:
+                ex = _s.note(ex, "cwd")
+            _S_ListSessionsRequest_cwd(o, v)
+    if "cursor" not in d:
+        _S_ListSessionsRequest_cursor(o, None)
+    else:
+        v = d["cursor"]
+        n += 1
+        if v is None:
+            _S_ListSessionsRequest_cursor(o, None)
+            ex = _s.note(ex, "cursor")
+        else:
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("cursor")
+            if v is None:
+                ex = _s.note(ex, "cursor")
+            _S_ListSessionsRequest_cursor(o, v)
+    if "_meta" not in d:
+        _S_ListSessionsRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ListSessionsRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ListSessionsRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6649,61 +6455,58 @@ def _e_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
 def _d_ListSessionsResponse(d: Any) -> ListSessionsResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ListSessionsResponse = _new(ListSessionsResponse)
+    v: Any
     r: Any
-    f_sessions: Any
-    f_next_cursor: Any
-    f_meta: Any
-    v = d.get("sessions", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessions")
-    n += 1
+    try:
+        v = d["sessions"]
+    except KeyError:
+        raise _s.missing("sessions") from None
     try:
         r = _s.d_list_skip(v, _d_SessionInfo)
     except DecodeError:
         r = []
-    f_sessions = r
-    if n == len(d):
-        f_next_cursor = None
-        f_meta = None
+    _S_ListSessionsResponse_sessions(o, r)
+    if len(d) == 1:
+        _S_ListSessionsResponse_next_cursor(o, None)
+        _S_ListSessionsResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "nextCursor" not in d:
+        _S_ListSessionsResponse_next_cursor(o, None)
     else:
-        v = d.get("nextCursor", _MISSING)
-        if v is _MISSING:
-            f_next_cursor = None
+        v = d["nextCursor"]
+        n += 1
+        if v is None:
+            _S_ListSessionsResponse_next_cursor(o, None)
+            ex = _s.note(ex, "nextCursor")
         else:
-            n += 1
-            if v is None:
-                f_next_cursor = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "nextCursor")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "nextCursor")
-                f_next_cursor = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_ListSessionsResponse_next_cursor(o, r)
+    if "_meta" not in d:
+        _S_ListSessionsResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ListSessionsResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ListSessionsResponse = _new(ListSessionsResponse)
-    _S_ListSessionsResponse_sessions(o, f_sessions)
-    _S_ListSessionsResponse_next_cursor(o, f_next_cursor)
-    _S_ListSessionsResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ListSessionsResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6733,81 +6536,72 @@ def _e_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
 def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: LoadSessionRequest = _new(LoadSessionRequest)
+    v: Any
     r: Any
-    f_mcp_servers: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_session_id: Any
-    f_meta: Any
-    v = d.get("mcpServers", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("mcpServers")
-    n += 1
+    try:
+        v = d["mcpServers"]
+    except KeyError:
+        raise _s.missing("mcpServers") from None
     try:
         r = _s.d_list_skip(v, _d_McpServer)
     except DecodeError:
         r = []
-    f_mcp_servers = r
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    _S_LoadSessionRequest_mcp_servers(o, r)
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    _S_LoadSessionRequest_cwd(o, v)
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_additional_directories = []
-        f_meta = None
+    _S_LoadSessionRequest_session_id(o, v)
+    if len(d) == 3:
+        _S_LoadSessionRequest_additional_directories(o, [])
+        _S_LoadSessionRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        _S_LoadSessionRequest_additional_directories(o, [])
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            _S_LoadSessionRequest_additional_directories(o, [])
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_LoadSessionRequest_additional_directories(o, r)
+    if "_meta" not in d:
+        _S_LoadSessionRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_LoadSessionRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: LoadSessionRequest = _new(LoadSessionRequest)
-    _S_LoadSessionRequest_mcp_servers(o, f_mcp_servers)
-    _S_LoadSessionRequest_cwd(o, f_cwd)
-    _S_LoadSessionRequest_additional_directories(o, f_additional_directories)
-    _S_LoadSessionRequest_session_id(o, f_session_id)
-    _S_LoadSessionRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_LoadSessionRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6839,69 +6633,66 @@ def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
 def _d_LoadSessionResponse(d: Any) -> LoadSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_modes: Any
-    f_config_options: Any
-    f_meta: Any
-    if n == len(d):
-        f_modes = None
-        f_config_options = None
-        f_meta = None
-    else:
-        v = d.get("modes", _MISSING)
-        if v is _MISSING:
-            f_modes = None
-        else:
-            n += 1
-            if v is None:
-                f_modes = None
-                ex = _s.note(ex, "modes")
-            else:
-                try:
-                    r = _d_SessionModeState(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "modes")
-                f_modes = r
-        v = d.get("configOptions", _MISSING)
-        if v is _MISSING:
-            f_config_options = None
-        else:
-            n += 1
-            if v is None:
-                f_config_options = None
-                ex = _s.note(ex, "configOptions")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_SessionConfigOption)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "configOptions")
-                f_config_options = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: LoadSessionResponse = _new(LoadSessionResponse)
-    _S_LoadSessionResponse_modes(o, f_modes)
-    _S_LoadSessionResponse_config_options(o, f_config_options)
-    _S_LoadSessionResponse_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_LoadSessionResponse_modes(o, None)
+        _S_LoadSessionResponse_config_options(o, None)
+        _S_LoadSessionResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "modes" not in d:
+        _S_LoadSessionResponse_modes(o, None)
+    else:
+        v = d["modes"]
+        n += 1
+        if v is None:
+            _S_LoadSessionResponse_modes(o, None)
+            ex = _s.note(ex, "modes")
+        else:
+            try:
+                r = _d_SessionModeState(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "modes")
+            _S_LoadSessionResponse_modes(o, r)
+    if "configOptions" not in d:
+        _S_LoadSessionResponse_config_options(o, None)
+    else:
+        v = d["configOptions"]
+        n += 1
+        if v is None:
+            _S_LoadSessionResponse_config_options(o, None)
+            ex = _s.note(ex, "configOptions")
+        else:
+            try:
+                r = _s.d_list_skip(v, _d_SessionConfigOption)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "configOptions")
+            _S_LoadSessionResponse_config_options(o, r)
+    if "_meta" not in d:
+        _S_LoadSessionResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_LoadSessionResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_LoadSessionResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6934,31 +6725,32 @@ def _e_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
 def _d_LogoutCapabilities(d: Any) -> LogoutCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: LogoutCapabilities = _new(LogoutCapabilities)
-    _S_LogoutCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_LogoutCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_LogoutCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_LogoutCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_LogoutCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6981,31 +6773,32 @@ def _e_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
 def _d_LogoutRequest(d: Any) -> LogoutRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: LogoutRequest = _new(LogoutRequest)
-    _S_LogoutRequest_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_LogoutRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_LogoutRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_LogoutRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_LogoutRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7028,31 +6821,32 @@ def _e_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
 def _d_LogoutResponse(d: Any) -> LogoutResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: LogoutResponse = _new(LogoutResponse)
-    _S_LogoutResponse_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_LogoutResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_LogoutResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_LogoutResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_LogoutResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7075,67 +6869,64 @@ def _e_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
 def _d_McpServerHttp(d: Any) -> McpServerHttp:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_name: Any
-    f_url: Any
-    f_headers: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "http":
-            raise _s.bad_literal(v, ("http",)).at("type")
-        n += 1
-    v = d.get("name", _MISSING)
     if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+        return _a_McpServerHttp({"type": "http", **d})
+    if v != "http":
+        raise _s.bad_literal(v, ("http",)).at("type")
+    return _a_McpServerHttp(d)
+
+
+def _a_McpServerHttp(d: Any) -> McpServerHttp:
+    o: McpServerHttp = _new(McpServerHttp)
+    v: Any
+    r: Any
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("url", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("url")
-    n += 1
+    _S_McpServerHttp_name(o, v)
+    try:
+        v = d["url"]
+    except KeyError:
+        raise _s.missing("url") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("url")
-    r = v
-    f_url = r
-    v = d.get("headers", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("headers")
-    n += 1
+    _S_McpServerHttp_url(o, v)
+    try:
+        v = d["headers"]
+    except KeyError:
+        raise _s.missing("headers") from None
     try:
         r = _s.d_list(v, _d_HttpHeader)
     except DecodeError as e:
         raise e.at("headers") from None
-    f_headers = r
-    if n == len(d):
-        f_meta = None
+    _S_McpServerHttp_headers(o, r)
+    if len(d) == 4:
+        _S_McpServerHttp_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_McpServerHttp_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_McpServerHttp_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: McpServerHttp = _new(McpServerHttp)
-    _S_McpServerHttp_name(o, f_name)
-    _S_McpServerHttp_url(o, f_url)
-    _S_McpServerHttp_headers(o, f_headers)
-    _S_McpServerHttp_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_McpServerHttp_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerHttp))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7164,67 +6955,64 @@ def _e_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
 def _d_McpServerSse(d: Any) -> McpServerSse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_name: Any
-    f_url: Any
-    f_headers: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "sse":
-            raise _s.bad_literal(v, ("sse",)).at("type")
-        n += 1
-    v = d.get("name", _MISSING)
     if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+        return _a_McpServerSse({"type": "sse", **d})
+    if v != "sse":
+        raise _s.bad_literal(v, ("sse",)).at("type")
+    return _a_McpServerSse(d)
+
+
+def _a_McpServerSse(d: Any) -> McpServerSse:
+    o: McpServerSse = _new(McpServerSse)
+    v: Any
+    r: Any
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("url", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("url")
-    n += 1
+    _S_McpServerSse_name(o, v)
+    try:
+        v = d["url"]
+    except KeyError:
+        raise _s.missing("url") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("url")
-    r = v
-    f_url = r
-    v = d.get("headers", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("headers")
-    n += 1
+    _S_McpServerSse_url(o, v)
+    try:
+        v = d["headers"]
+    except KeyError:
+        raise _s.missing("headers") from None
     try:
         r = _s.d_list(v, _d_HttpHeader)
     except DecodeError as e:
         raise e.at("headers") from None
-    f_headers = r
-    if n == len(d):
-        f_meta = None
+    _S_McpServerSse_headers(o, r)
+    if len(d) == 4:
+        _S_McpServerSse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_McpServerSse_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_McpServerSse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: McpServerSse = _new(McpServerSse)
-    _S_McpServerSse_name(o, f_name)
-    _S_McpServerSse_url(o, f_url)
-    _S_McpServerSse_headers(o, f_headers)
-    _S_McpServerSse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_McpServerSse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerSse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7253,73 +7041,64 @@ def _e_McpServerSse(o: McpServerSse) -> dict[str, Any]:
 def _d_McpServerStdio(d: Any) -> McpServerStdio:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: McpServerStdio = _new(McpServerStdio)
+    v: Any
     r: Any
-    f_name: Any
-    f_command: Any
-    f_args: Any
-    f_env: Any
-    f_meta: Any
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("command", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("command")
-    n += 1
+    _S_McpServerStdio_name(o, v)
+    try:
+        v = d["command"]
+    except KeyError:
+        raise _s.missing("command") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("command")
-    r = v
-    f_command = r
-    v = d.get("args", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("args")
-    n += 1
+    _S_McpServerStdio_command(o, v)
+    try:
+        v = d["args"]
+    except KeyError:
+        raise _s.missing("args") from None
     try:
         r = _s.d_list(v, _s.d_str)
     except DecodeError as e:
         raise e.at("args") from None
-    f_args = r
-    v = d.get("env", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("env")
-    n += 1
+    _S_McpServerStdio_args(o, r)
+    try:
+        v = d["env"]
+    except KeyError:
+        raise _s.missing("env") from None
     try:
         r = _s.d_list(v, _d_EnvVariable)
     except DecodeError as e:
         raise e.at("env") from None
-    f_env = r
-    if n == len(d):
-        f_meta = None
+    _S_McpServerStdio_env(o, r)
+    if len(d) == 4:
+        _S_McpServerStdio_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_McpServerStdio_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_McpServerStdio_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: McpServerStdio = _new(McpServerStdio)
-    _S_McpServerStdio_name(o, f_name)
-    _S_McpServerStdio_command(o, f_command)
-    _S_McpServerStdio_args(o, f_args)
-    _S_McpServerStdio_env(o, f_env)
-    _S_McpServerStdio_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_McpServerStdio_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerStdio))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7350,140 +7129,131 @@ def _e_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
 def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_title: Any
-    f_description: Any
-    f_min_items: Any
-    f_max_items: Any
-    f_items: Any
-    f_default: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "array":
-            raise _s.bad_literal(v, ("array",)).at("type")
-        n += 1
-    v = d.get("items", _MISSING)
     if v is _MISSING:
-        raise _s.missing("items")
-    n += 1
+        return _a_MultiSelectPropertySchema({"type": "array", **d})
+    if v != "array":
+        raise _s.bad_literal(v, ("array",)).at("type")
+    return _a_MultiSelectPropertySchema(d)
+
+
+def _a_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
+    o: MultiSelectPropertySchema = _new(MultiSelectPropertySchema)
+    v: Any
+    r: Any
+    try:
+        v = d["items"]
+    except KeyError:
+        raise _s.missing("items") from None
     try:
         r = _d_MultiSelectItems(v)
     except DecodeError as e:
         raise e.at("items") from None
-    f_items = r
-    if n == len(d):
-        f_title = None
-        f_description = None
-        f_min_items = None
-        f_max_items = None
-        f_default = None
-        f_meta = None
+    _S_MultiSelectPropertySchema_items(o, r)
+    if len(d) == 2:
+        _S_MultiSelectPropertySchema_title(o, None)
+        _S_MultiSelectPropertySchema_description(o, None)
+        _S_MultiSelectPropertySchema_min_items(o, None)
+        _S_MultiSelectPropertySchema_max_items(o, None)
+        _S_MultiSelectPropertySchema_default(o, None)
+        _S_MultiSelectPropertySchema_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "title" not in d:
+        _S_MultiSelectPropertySchema_title(o, None)
     else:
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+        v = d["title"]
+        n += 1
+        if v is None:
+            _S_MultiSelectPropertySchema_title(o, None)
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+            _S_MultiSelectPropertySchema_title(o, r)
+    if "description" not in d:
+        _S_MultiSelectPropertySchema_description(o, None)
+    else:
+        v = d["description"]
+        n += 1
+        if v is None:
+            _S_MultiSelectPropertySchema_description(o, None)
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("minItems", _MISSING)
-        if v is _MISSING:
-            f_min_items = None
+            _S_MultiSelectPropertySchema_description(o, r)
+    if "minItems" not in d:
+        _S_MultiSelectPropertySchema_min_items(o, None)
+    else:
+        v = d["minItems"]
+        n += 1
+        if v is None:
+            _S_MultiSelectPropertySchema_min_items(o, None)
+            ex = _s.note(ex, "minItems")
         else:
-            n += 1
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                raise _s.bad_int(v, "uint64").at("minItems")
             if v is None:
-                f_min_items = None
                 ex = _s.note(ex, "minItems")
-            else:
-                if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                    raise _s.bad_int(v, "uint64").at("minItems")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "minItems")
-                f_min_items = r
-        v = d.get("maxItems", _MISSING)
-        if v is _MISSING:
-            f_max_items = None
+            _S_MultiSelectPropertySchema_min_items(o, v)
+    if "maxItems" not in d:
+        _S_MultiSelectPropertySchema_max_items(o, None)
+    else:
+        v = d["maxItems"]
+        n += 1
+        if v is None:
+            _S_MultiSelectPropertySchema_max_items(o, None)
+            ex = _s.note(ex, "maxItems")
         else:
-            n += 1
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                raise _s.bad_int(v, "uint64").at("maxItems")
             if v is None:
-                f_max_items = None
                 ex = _s.note(ex, "maxItems")
-            else:
-                if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                    raise _s.bad_int(v, "uint64").at("maxItems")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "maxItems")
-                f_max_items = r
-        v = d.get("default", _MISSING)
-        if v is _MISSING:
-            f_default = None
+            _S_MultiSelectPropertySchema_max_items(o, v)
+    if "default" not in d:
+        _S_MultiSelectPropertySchema_default(o, None)
+    else:
+        v = d["default"]
+        n += 1
+        if v is None:
+            _S_MultiSelectPropertySchema_default(o, None)
+            ex = _s.note(ex, "default")
         else:
-            n += 1
-            if v is None:
-                f_default = None
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "default")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "default")
-                f_default = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_MultiSelectPropertySchema_default(o, r)
+    if "_meta" not in d:
+        _S_MultiSelectPropertySchema_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_MultiSelectPropertySchema_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: MultiSelectPropertySchema = _new(MultiSelectPropertySchema)
-    _S_MultiSelectPropertySchema_title(o, f_title)
-    _S_MultiSelectPropertySchema_description(o, f_description)
-    _S_MultiSelectPropertySchema_min_items(o, f_min_items)
-    _S_MultiSelectPropertySchema_max_items(o, f_max_items)
-    _S_MultiSelectPropertySchema_items(o, f_items)
-    _S_MultiSelectPropertySchema_default(o, f_default)
-    _S_MultiSelectPropertySchema_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_MultiSelectPropertySchema_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_MultiSelectPropertySchema))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7533,71 +7303,65 @@ def _e_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]
 def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: NewSessionRequest = _new(NewSessionRequest)
+    v: Any
     r: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_mcp_servers: Any
-    f_meta: Any
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    v = d.get("mcpServers", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("mcpServers")
-    n += 1
+    _S_NewSessionRequest_cwd(o, v)
+    try:
+        v = d["mcpServers"]
+    except KeyError:
+        raise _s.missing("mcpServers") from None
     try:
         r = _s.d_list_skip(v, _d_McpServer)
     except DecodeError:
         r = []
-    f_mcp_servers = r
-    if n == len(d):
-        f_additional_directories = []
-        f_meta = None
+    _S_NewSessionRequest_mcp_servers(o, r)
+    if len(d) == 2:
+        _S_NewSessionRequest_additional_directories(o, [])
+        _S_NewSessionRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        _S_NewSessionRequest_additional_directories(o, [])
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            _S_NewSessionRequest_additional_directories(o, [])
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_NewSessionRequest_additional_directories(o, r)
+    if "_meta" not in d:
+        _S_NewSessionRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NewSessionRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NewSessionRequest = _new(NewSessionRequest)
-    _S_NewSessionRequest_cwd(o, f_cwd)
-    _S_NewSessionRequest_additional_directories(o, f_additional_directories)
-    _S_NewSessionRequest_mcp_servers(o, f_mcp_servers)
-    _S_NewSessionRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NewSessionRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7627,79 +7391,73 @@ def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
 def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: NewSessionResponse = _new(NewSessionResponse)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_modes: Any
-    f_config_options: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_modes = None
-        f_config_options = None
-        f_meta = None
+    _S_NewSessionResponse_session_id(o, v)
+    if len(d) == 1:
+        _S_NewSessionResponse_modes(o, None)
+        _S_NewSessionResponse_config_options(o, None)
+        _S_NewSessionResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "modes" not in d:
+        _S_NewSessionResponse_modes(o, None)
     else:
-        v = d.get("modes", _MISSING)
-        if v is _MISSING:
-            f_modes = None
+        v = d["modes"]
+        n += 1
+        if v is None:
+            _S_NewSessionResponse_modes(o, None)
+            ex = _s.note(ex, "modes")
         else:
-            n += 1
-            if v is None:
-                f_modes = None
+            try:
+                r = _d_SessionModeState(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "modes")
-            else:
-                try:
-                    r = _d_SessionModeState(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "modes")
-                f_modes = r
-        v = d.get("configOptions", _MISSING)
-        if v is _MISSING:
-            f_config_options = None
+            _S_NewSessionResponse_modes(o, r)
+    if "configOptions" not in d:
+        _S_NewSessionResponse_config_options(o, None)
+    else:
+        v = d["configOptions"]
+        n += 1
+        if v is None:
+            _S_NewSessionResponse_config_options(o, None)
+            ex = _s.note(ex, "configOptions")
         else:
-            n += 1
-            if v is None:
-                f_config_options = None
+            try:
+                r = _s.d_list_skip(v, _d_SessionConfigOption)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "configOptions")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_SessionConfigOption)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "configOptions")
-                f_config_options = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_NewSessionResponse_config_options(o, r)
+    if "_meta" not in d:
+        _S_NewSessionResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NewSessionResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NewSessionResponse = _new(NewSessionResponse)
-    _S_NewSessionResponse_session_id(o, f_session_id)
-    _S_NewSessionResponse_modes(o, f_modes)
-    _S_NewSessionResponse_config_options(o, f_config_options)
-    _S_NewSessionResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NewSessionResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7734,129 +7492,122 @@ def _e_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
 def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_title: Any
-    f_description: Any
-    f_minimum: Any
-    f_maximum: Any
-    f_default: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "number":
-            raise _s.bad_literal(v, ("number",)).at("type")
-        n += 1
-    if n == len(d):
-        f_title = None
-        f_description = None
-        f_minimum = None
-        f_maximum = None
-        f_default = None
-        f_meta = None
-    else:
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
-        else:
-            n += 1
-            if v is None:
-                f_title = None
-                ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
-        else:
-            n += 1
-            if v is None:
-                f_description = None
-                ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("minimum", _MISSING)
-        if v is _MISSING:
-            f_minimum = None
-        else:
-            n += 1
-            if v is None:
-                f_minimum = None
-                ex = _s.note(ex, "minimum")
-            else:
-                if type(v) is not float and type(v) is not int:
-                    raise _s.wrong("a number", v).at("minimum")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "minimum")
-                f_minimum = r
-        v = d.get("maximum", _MISSING)
-        if v is _MISSING:
-            f_maximum = None
-        else:
-            n += 1
-            if v is None:
-                f_maximum = None
-                ex = _s.note(ex, "maximum")
-            else:
-                if type(v) is not float and type(v) is not int:
-                    raise _s.wrong("a number", v).at("maximum")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "maximum")
-                f_maximum = r
-        v = d.get("default", _MISSING)
-        if v is _MISSING:
-            f_default = None
-        else:
-            n += 1
-            if v is None:
-                f_default = None
-                ex = _s.note(ex, "default")
-            else:
-                if type(v) is not float and type(v) is not int:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "default")
-                f_default = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
+    if v is _MISSING:
+        return _a_NumberPropertySchema({"type": "number", **d})
+    if v != "number":
+        raise _s.bad_literal(v, ("number",)).at("type")
+    return _a_NumberPropertySchema(d)
+
+
+def _a_NumberPropertySchema(d: Any) -> NumberPropertySchema:
     o: NumberPropertySchema = _new(NumberPropertySchema)
-    _S_NumberPropertySchema_title(o, f_title)
-    _S_NumberPropertySchema_description(o, f_description)
-    _S_NumberPropertySchema_minimum(o, f_minimum)
-    _S_NumberPropertySchema_maximum(o, f_maximum)
-    _S_NumberPropertySchema_default(o, f_default)
-    _S_NumberPropertySchema_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 1:
+        _S_NumberPropertySchema_title(o, None)
+        _S_NumberPropertySchema_description(o, None)
+        _S_NumberPropertySchema_minimum(o, None)
+        _S_NumberPropertySchema_maximum(o, None)
+        _S_NumberPropertySchema_default(o, None)
+        _S_NumberPropertySchema_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "title" not in d:
+        _S_NumberPropertySchema_title(o, None)
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            _S_NumberPropertySchema_title(o, None)
+            ex = _s.note(ex, "title")
+        else:
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "title")
+            _S_NumberPropertySchema_title(o, r)
+    if "description" not in d:
+        _S_NumberPropertySchema_description(o, None)
+    else:
+        v = d["description"]
+        n += 1
+        if v is None:
+            _S_NumberPropertySchema_description(o, None)
+            ex = _s.note(ex, "description")
+        else:
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "description")
+            _S_NumberPropertySchema_description(o, r)
+    if "minimum" not in d:
+        _S_NumberPropertySchema_minimum(o, None)
+    else:
+        v = d["minimum"]
+        n += 1
+        if v is None:
+            _S_NumberPropertySchema_minimum(o, None)
+            ex = _s.note(ex, "minimum")
+        else:
+            if type(v) is not float and type(v) is not int:
+                raise _s.wrong("a number", v).at("minimum")
+            if v is None:
+                ex = _s.note(ex, "minimum")
+            _S_NumberPropertySchema_minimum(o, v)
+    if "maximum" not in d:
+        _S_NumberPropertySchema_maximum(o, None)
+    else:
+        v = d["maximum"]
+        n += 1
+        if v is None:
+            _S_NumberPropertySchema_maximum(o, None)
+            ex = _s.note(ex, "maximum")
+        else:
+            if type(v) is not float and type(v) is not int:
+                raise _s.wrong("a number", v).at("maximum")
+            if v is None:
+                ex = _s.note(ex, "maximum")
+            _S_NumberPropertySchema_maximum(o, v)
+    if "default" not in d:
+        _S_NumberPropertySchema_default(o, None)
+    else:
+        v = d["default"]
+        n += 1
+        if v is None:
+            _S_NumberPropertySchema_default(o, None)
+            ex = _s.note(ex, "default")
+        else:
+            if type(v) is not float and type(v) is not int:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "default")
+            _S_NumberPropertySchema_default(o, r)
+    if "_meta" not in d:
+        _S_NumberPropertySchema_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NumberPropertySchema_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NumberPropertySchema_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NumberPropertySchema))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7904,61 +7655,53 @@ def _e_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
 def _d_PermissionOption(d: Any) -> PermissionOption:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: PermissionOption = _new(PermissionOption)
+    v: Any
     r: Any
-    f_option_id: Any
-    f_name: Any
-    f_kind: Any
-    f_meta: Any
-    v = d.get("optionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("optionId")
-    n += 1
+    try:
+        v = d["optionId"]
+    except KeyError:
+        raise _s.missing("optionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("optionId")
-    r = v
-    f_option_id = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    _S_PermissionOption_option_id(o, v)
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("kind", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("kind")
-    n += 1
+    _S_PermissionOption_name(o, v)
+    try:
+        v = d["kind"]
+    except KeyError:
+        raise _s.missing("kind") from None
     if type(v) is not str or v not in _L_PermissionOptionKind:
         raise _s.bad_literal(v, _L_PermissionOptionKind).at("kind")
-    r = v
-    f_kind = r
-    if n == len(d):
-        f_meta = None
+    _S_PermissionOption_kind(o, v)
+    if len(d) == 3:
+        _S_PermissionOption_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_PermissionOption_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_PermissionOption_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PermissionOption = _new(PermissionOption)
-    _S_PermissionOption_option_id(o, f_option_id)
-    _S_PermissionOption_name(o, f_name)
-    _S_PermissionOption_kind(o, f_kind)
-    _S_PermissionOption_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_PermissionOption_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PermissionOption))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7987,47 +7730,50 @@ def _e_PermissionOption(o: PermissionOption) -> dict[str, Any]:
 def _d_Plan(d: Any) -> Plan:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_entries: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "plan":
-            raise _s.bad_literal(v, ("plan",)).at("sessionUpdate")
-        n += 1
-    v = d.get("entries", _MISSING)
     if v is _MISSING:
-        raise _s.missing("entries")
-    n += 1
+        return _a_Plan({"sessionUpdate": "plan", **d})
+    if v != "plan":
+        raise _s.bad_literal(v, ("plan",)).at("sessionUpdate")
+    return _a_Plan(d)
+
+
+def _a_Plan(d: Any) -> Plan:
+    o: Plan = _new(Plan)
+    v: Any
+    r: Any
+    try:
+        v = d["entries"]
+    except KeyError:
+        raise _s.missing("entries") from None
     try:
         r = _s.d_list_skip(v, _d_PlanEntry)
     except DecodeError:
         r = []
-    f_entries = r
-    if n == len(d):
-        f_meta = None
+    _S_Plan_entries(o, r)
+    if len(d) == 2:
+        _S_Plan_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_Plan_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_Plan_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Plan = _new(Plan)
-    _S_Plan_entries(o, f_entries)
-    _S_Plan_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_Plan_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Plan))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8052,61 +7798,53 @@ def _e_Plan(o: Plan) -> dict[str, Any]:
 def _d_PlanEntry(d: Any) -> PlanEntry:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: PlanEntry = _new(PlanEntry)
+    v: Any
     r: Any
-    f_content: Any
-    f_priority: Any
-    f_status: Any
-    f_meta: Any
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("content")
-    r = v
-    f_content = r
-    v = d.get("priority", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("priority")
-    n += 1
+    _S_PlanEntry_content(o, v)
+    try:
+        v = d["priority"]
+    except KeyError:
+        raise _s.missing("priority") from None
     if type(v) is not str or v not in _L_PlanEntryPriority:
         raise _s.bad_literal(v, _L_PlanEntryPriority).at("priority")
-    r = v
-    f_priority = r
-    v = d.get("status", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("status")
-    n += 1
+    _S_PlanEntry_priority(o, v)
+    try:
+        v = d["status"]
+    except KeyError:
+        raise _s.missing("status") from None
     if type(v) is not str or v not in _L_PlanEntryStatus:
         raise _s.bad_literal(v, _L_PlanEntryStatus).at("status")
-    r = v
-    f_status = r
-    if n == len(d):
-        f_meta = None
+    _S_PlanEntry_status(o, v)
+    if len(d) == 3:
+        _S_PlanEntry_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_PlanEntry_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_PlanEntry_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PlanEntry = _new(PlanEntry)
-    _S_PlanEntry_content(o, f_content)
-    _S_PlanEntry_priority(o, f_priority)
-    _S_PlanEntry_status(o, f_status)
-    _S_PlanEntry_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_PlanEntry_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanEntry))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8135,52 +7873,48 @@ def _e_PlanEntry(o: PlanEntry) -> dict[str, Any]:
 def _d_PromptRequest(d: Any) -> PromptRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: PromptRequest = _new(PromptRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_prompt: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("prompt", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("prompt")
-    n += 1
+    _S_PromptRequest_session_id(o, v)
+    try:
+        v = d["prompt"]
+    except KeyError:
+        raise _s.missing("prompt") from None
     try:
         r = _s.d_list(v, _d_ContentBlock)
     except DecodeError as e:
         raise e.at("prompt") from None
-    f_prompt = r
-    if n == len(d):
-        f_meta = None
+    _S_PromptRequest_prompt(o, r)
+    if len(d) == 2:
+        _S_PromptRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_PromptRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_PromptRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PromptRequest = _new(PromptRequest)
-    _S_PromptRequest_session_id(o, f_session_id)
-    _S_PromptRequest_prompt(o, f_prompt)
-    _S_PromptRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_PromptRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8207,41 +7941,39 @@ def _e_PromptRequest(o: PromptRequest) -> dict[str, Any]:
 def _d_PromptResponse(d: Any) -> PromptResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: PromptResponse = _new(PromptResponse)
+    v: Any
     r: Any
-    f_stop_reason: Any
-    f_meta: Any
-    v = d.get("stopReason", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("stopReason")
-    n += 1
+    try:
+        v = d["stopReason"]
+    except KeyError:
+        raise _s.missing("stopReason") from None
     if type(v) is not str or v not in _L_StopReason:
         raise _s.bad_literal(v, _L_StopReason).at("stopReason")
-    r = v
-    f_stop_reason = r
-    if n == len(d):
-        f_meta = None
+    _S_PromptResponse_stop_reason(o, v)
+    if len(d) == 1:
+        _S_PromptResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_PromptResponse_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_PromptResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PromptResponse = _new(PromptResponse)
-    _S_PromptResponse_stop_reason(o, f_stop_reason)
-    _S_PromptResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_PromptResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8266,89 +7998,80 @@ def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
 def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ReadTextFileRequest = _new(ReadTextFileRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_path: Any
-    f_line: Any
-    f_limit: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("path", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("path")
-    n += 1
+    _S_ReadTextFileRequest_session_id(o, v)
+    try:
+        v = d["path"]
+    except KeyError:
+        raise _s.missing("path") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("path")
-    r = v
-    f_path = r
-    if n == len(d):
-        f_line = None
-        f_limit = None
-        f_meta = None
+    _S_ReadTextFileRequest_path(o, v)
+    if len(d) == 2:
+        _S_ReadTextFileRequest_line(o, None)
+        _S_ReadTextFileRequest_limit(o, None)
+        _S_ReadTextFileRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "line" not in d:
+        _S_ReadTextFileRequest_line(o, None)
     else:
-        v = d.get("line", _MISSING)
-        if v is _MISSING:
-            f_line = None
+        v = d["line"]
+        n += 1
+        if v is None:
+            _S_ReadTextFileRequest_line(o, None)
+            ex = _s.note(ex, "line")
         else:
-            n += 1
-            if v is None:
-                f_line = None
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "line")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "line")
-                f_line = r
-        v = d.get("limit", _MISSING)
-        if v is _MISSING:
-            f_limit = None
+            _S_ReadTextFileRequest_line(o, r)
+    if "limit" not in d:
+        _S_ReadTextFileRequest_limit(o, None)
+    else:
+        v = d["limit"]
+        n += 1
+        if v is None:
+            _S_ReadTextFileRequest_limit(o, None)
+            ex = _s.note(ex, "limit")
         else:
-            n += 1
-            if v is None:
-                f_limit = None
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "limit")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "limit")
-                f_limit = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_ReadTextFileRequest_limit(o, r)
+    if "_meta" not in d:
+        _S_ReadTextFileRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ReadTextFileRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ReadTextFileRequest = _new(ReadTextFileRequest)
-    _S_ReadTextFileRequest_session_id(o, f_session_id)
-    _S_ReadTextFileRequest_path(o, f_path)
-    _S_ReadTextFileRequest_line(o, f_line)
-    _S_ReadTextFileRequest_limit(o, f_limit)
-    _S_ReadTextFileRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ReadTextFileRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8385,41 +8108,39 @@ def _e_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
 def _d_ReadTextFileResponse(d: Any) -> ReadTextFileResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ReadTextFileResponse = _new(ReadTextFileResponse)
+    v: Any
     r: Any
-    f_content: Any
-    f_meta: Any
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("content")
-    r = v
-    f_content = r
-    if n == len(d):
-        f_meta = None
+    _S_ReadTextFileResponse_content(o, v)
+    if len(d) == 1:
+        _S_ReadTextFileResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_ReadTextFileResponse_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ReadTextFileResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ReadTextFileResponse = _new(ReadTextFileResponse)
-    _S_ReadTextFileResponse_content(o, f_content)
-    _S_ReadTextFileResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ReadTextFileResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8444,51 +8165,46 @@ def _e_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
 def _d_ReleaseTerminalRequest(d: Any) -> ReleaseTerminalRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ReleaseTerminalRequest = _new(ReleaseTerminalRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_terminal_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("terminalId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("terminalId")
-    n += 1
+    _S_ReleaseTerminalRequest_session_id(o, v)
+    try:
+        v = d["terminalId"]
+    except KeyError:
+        raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    r = v
-    f_terminal_id = r
-    if n == len(d):
-        f_meta = None
+    _S_ReleaseTerminalRequest_terminal_id(o, v)
+    if len(d) == 2:
+        _S_ReleaseTerminalRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_ReleaseTerminalRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ReleaseTerminalRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ReleaseTerminalRequest = _new(ReleaseTerminalRequest)
-    _S_ReleaseTerminalRequest_session_id(o, f_session_id)
-    _S_ReleaseTerminalRequest_terminal_id(o, f_terminal_id)
-    _S_ReleaseTerminalRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ReleaseTerminalRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8515,31 +8231,32 @@ def _e_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
 def _d_ReleaseTerminalResponse(d: Any) -> ReleaseTerminalResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: ReleaseTerminalResponse = _new(ReleaseTerminalResponse)
-    _S_ReleaseTerminalResponse_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_ReleaseTerminalResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_ReleaseTerminalResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ReleaseTerminalResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ReleaseTerminalResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8562,63 +8279,57 @@ def _e_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any]:
 def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: RequestPermissionRequest = _new(RequestPermissionRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_tool_call: Any
-    f_options: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("toolCall", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("toolCall")
-    n += 1
+    _S_RequestPermissionRequest_session_id(o, v)
+    try:
+        v = d["toolCall"]
+    except KeyError:
+        raise _s.missing("toolCall") from None
     try:
         r = _d_ToolCallUpdate(v)
     except DecodeError as e:
         raise e.at("toolCall") from None
-    f_tool_call = r
-    v = d.get("options", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("options")
-    n += 1
+    _S_RequestPermissionRequest_tool_call(o, r)
+    try:
+        v = d["options"]
+    except KeyError:
+        raise _s.missing("options") from None
     try:
         r = _s.d_list(v, _d_PermissionOption)
     except DecodeError as e:
         raise e.at("options") from None
-    f_options = r
-    if n == len(d):
-        f_meta = None
+    _S_RequestPermissionRequest_options(o, r)
+    if len(d) == 3:
+        _S_RequestPermissionRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_RequestPermissionRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_RequestPermissionRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: RequestPermissionRequest = _new(RequestPermissionRequest)
-    _S_RequestPermissionRequest_session_id(o, f_session_id)
-    _S_RequestPermissionRequest_tool_call(o, f_tool_call)
-    _S_RequestPermissionRequest_options(o, f_options)
-    _S_RequestPermissionRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_RequestPermissionRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8647,42 +8358,41 @@ def _e_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
 def _d_RequestPermissionResponse(d: Any) -> RequestPermissionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: RequestPermissionResponse = _new(RequestPermissionResponse)
+    v: Any
     r: Any
-    f_outcome: Any
-    f_meta: Any
-    v = d.get("outcome", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("outcome")
-    n += 1
+    try:
+        v = d["outcome"]
+    except KeyError:
+        raise _s.missing("outcome") from None
     try:
         r = _d_RequestPermissionOutcome(v)
     except DecodeError as e:
         raise e.at("outcome") from None
-    f_outcome = r
-    if n == len(d):
-        f_meta = None
+    _S_RequestPermissionResponse_outcome(o, r)
+    if len(d) == 1:
+        _S_RequestPermissionResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_RequestPermissionResponse_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_RequestPermissionResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: RequestPermissionResponse = _new(RequestPermissionResponse)
-    _S_RequestPermissionResponse_outcome(o, f_outcome)
-    _S_RequestPermissionResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_RequestPermissionResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8707,151 +8417,140 @@ def _e_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]
 def _d_ResourceLink(d: Any) -> ResourceLink:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_annotations: Any
-    f_description: Any
-    f_mime_type: Any
-    f_name: Any
-    f_size: Any
-    f_title: Any
-    f_uri: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "resource_link":
-            raise _s.bad_literal(v, ("resource_link",)).at("type")
-        n += 1
-    v = d.get("name", _MISSING)
     if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+        return _a_ResourceLink({"type": "resource_link", **d})
+    if v != "resource_link":
+        raise _s.bad_literal(v, ("resource_link",)).at("type")
+    return _a_ResourceLink(d)
+
+
+def _a_ResourceLink(d: Any) -> ResourceLink:
+    o: ResourceLink = _new(ResourceLink)
+    v: Any
+    r: Any
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    _S_ResourceLink_name(o, v)
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    if n == len(d):
-        f_annotations = None
-        f_description = None
-        f_mime_type = None
-        f_size = None
-        f_title = None
-        f_meta = None
+    _S_ResourceLink_uri(o, v)
+    if len(d) == 3:
+        _S_ResourceLink_annotations(o, None)
+        _S_ResourceLink_description(o, None)
+        _S_ResourceLink_mime_type(o, None)
+        _S_ResourceLink_size(o, None)
+        _S_ResourceLink_title(o, None)
+        _S_ResourceLink_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "annotations" not in d:
+        _S_ResourceLink_annotations(o, None)
     else:
-        v = d.get("annotations", _MISSING)
-        if v is _MISSING:
-            f_annotations = None
+        v = d["annotations"]
+        n += 1
+        if v is None:
+            _S_ResourceLink_annotations(o, None)
+            ex = _s.note(ex, "annotations")
         else:
-            n += 1
-            if v is None:
-                f_annotations = None
+            try:
+                r = _d_Annotations(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "annotations")
-            else:
-                try:
-                    r = _d_Annotations(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "annotations")
-                f_annotations = r
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+            _S_ResourceLink_annotations(o, r)
+    if "description" not in d:
+        _S_ResourceLink_description(o, None)
+    else:
+        v = d["description"]
+        n += 1
+        if v is None:
+            _S_ResourceLink_description(o, None)
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("mimeType", _MISSING)
-        if v is _MISSING:
-            f_mime_type = None
+            _S_ResourceLink_description(o, r)
+    if "mimeType" not in d:
+        _S_ResourceLink_mime_type(o, None)
+    else:
+        v = d["mimeType"]
+        n += 1
+        if v is None:
+            _S_ResourceLink_mime_type(o, None)
+            ex = _s.note(ex, "mimeType")
         else:
-            n += 1
-            if v is None:
-                f_mime_type = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "mimeType")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "mimeType")
-                f_mime_type = r
-        v = d.get("size", _MISSING)
-        if v is _MISSING:
-            f_size = None
+            _S_ResourceLink_mime_type(o, r)
+    if "size" not in d:
+        _S_ResourceLink_size(o, None)
+    else:
+        v = d["size"]
+        n += 1
+        if v is None:
+            _S_ResourceLink_size(o, None)
+            ex = _s.note(ex, "size")
         else:
-            n += 1
-            if v is None:
-                f_size = None
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "size")
-            else:
-                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "size")
-                f_size = r
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+            _S_ResourceLink_size(o, r)
+    if "title" not in d:
+        _S_ResourceLink_title(o, None)
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            _S_ResourceLink_title(o, None)
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_ResourceLink_title(o, r)
+    if "_meta" not in d:
+        _S_ResourceLink_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ResourceLink_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ResourceLink = _new(ResourceLink)
-    _S_ResourceLink_annotations(o, f_annotations)
-    _S_ResourceLink_description(o, f_description)
-    _S_ResourceLink_mime_type(o, f_mime_type)
-    _S_ResourceLink_name(o, f_name)
-    _S_ResourceLink_size(o, f_size)
-    _S_ResourceLink_title(o, f_title)
-    _S_ResourceLink_uri(o, f_uri)
-    _S_ResourceLink_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ResourceLink_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResourceLink))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8903,89 +8602,80 @@ def _e_ResourceLink(o: ResourceLink) -> dict[str, Any]:
 def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ResumeSessionRequest = _new(ResumeSessionRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_mcp_servers: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    _S_ResumeSessionRequest_session_id(o, v)
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    if n == len(d):
-        f_additional_directories = []
-        f_mcp_servers = []
-        f_meta = None
+    _S_ResumeSessionRequest_cwd(o, v)
+    if len(d) == 2:
+        _S_ResumeSessionRequest_additional_directories(o, [])
+        _S_ResumeSessionRequest_mcp_servers(o, [])
+        _S_ResumeSessionRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        _S_ResumeSessionRequest_additional_directories(o, [])
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            _S_ResumeSessionRequest_additional_directories(o, [])
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("mcpServers", _MISSING)
-        if v is _MISSING:
-            f_mcp_servers = []
+            _S_ResumeSessionRequest_additional_directories(o, r)
+    if "mcpServers" not in d:
+        _S_ResumeSessionRequest_mcp_servers(o, [])
+    else:
+        v = d["mcpServers"]
+        n += 1
+        if v is None:
+            _S_ResumeSessionRequest_mcp_servers(o, [])
+            ex = _s.note(ex, "mcpServers")
         else:
-            n += 1
-            if v is None:
-                f_mcp_servers = []
+            try:
+                r = _s.d_list_skip(v, _d_McpServer)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "mcpServers")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_McpServer)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "mcpServers")
-                f_mcp_servers = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_ResumeSessionRequest_mcp_servers(o, r)
+    if "_meta" not in d:
+        _S_ResumeSessionRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ResumeSessionRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ResumeSessionRequest = _new(ResumeSessionRequest)
-    _S_ResumeSessionRequest_session_id(o, f_session_id)
-    _S_ResumeSessionRequest_cwd(o, f_cwd)
-    _S_ResumeSessionRequest_additional_directories(o, f_additional_directories)
-    _S_ResumeSessionRequest_mcp_servers(o, f_mcp_servers)
-    _S_ResumeSessionRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ResumeSessionRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9018,69 +8708,66 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
 def _d_ResumeSessionResponse(d: Any) -> ResumeSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_modes: Any
-    f_config_options: Any
-    f_meta: Any
-    if n == len(d):
-        f_modes = None
-        f_config_options = None
-        f_meta = None
-    else:
-        v = d.get("modes", _MISSING)
-        if v is _MISSING:
-            f_modes = None
-        else:
-            n += 1
-            if v is None:
-                f_modes = None
-                ex = _s.note(ex, "modes")
-            else:
-                try:
-                    r = _d_SessionModeState(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "modes")
-                f_modes = r
-        v = d.get("configOptions", _MISSING)
-        if v is _MISSING:
-            f_config_options = None
-        else:
-            n += 1
-            if v is None:
-                f_config_options = None
-                ex = _s.note(ex, "configOptions")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_SessionConfigOption)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "configOptions")
-                f_config_options = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: ResumeSessionResponse = _new(ResumeSessionResponse)
-    _S_ResumeSessionResponse_modes(o, f_modes)
-    _S_ResumeSessionResponse_config_options(o, f_config_options)
-    _S_ResumeSessionResponse_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_ResumeSessionResponse_modes(o, None)
+        _S_ResumeSessionResponse_config_options(o, None)
+        _S_ResumeSessionResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "modes" not in d:
+        _S_ResumeSessionResponse_modes(o, None)
+    else:
+        v = d["modes"]
+        n += 1
+        if v is None:
+            _S_ResumeSessionResponse_modes(o, None)
+            ex = _s.note(ex, "modes")
+        else:
+            try:
+                r = _d_SessionModeState(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "modes")
+            _S_ResumeSessionResponse_modes(o, r)
+    if "configOptions" not in d:
+        _S_ResumeSessionResponse_config_options(o, None)
+    else:
+        v = d["configOptions"]
+        n += 1
+        if v is None:
+            _S_ResumeSessionResponse_config_options(o, None)
+            ex = _s.note(ex, "configOptions")
+        else:
+            try:
+                r = _s.d_list_skip(v, _d_SessionConfigOption)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "configOptions")
+            _S_ResumeSessionResponse_config_options(o, r)
+    if "_meta" not in d:
+        _S_ResumeSessionResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ResumeSessionResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ResumeSessionResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9113,46 +8800,48 @@ def _e_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
 def _d_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_option_id: Any
-    f_meta: Any
     v = d.get("outcome", _MISSING)
-    if v is not _MISSING:
-        if v != "selected":
-            raise _s.bad_literal(v, ("selected",)).at("outcome")
-        n += 1
-    v = d.get("optionId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("optionId")
-    n += 1
+        return _a_SelectedPermissionOutcome({"outcome": "selected", **d})
+    if v != "selected":
+        raise _s.bad_literal(v, ("selected",)).at("outcome")
+    return _a_SelectedPermissionOutcome(d)
+
+
+def _a_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
+    o: SelectedPermissionOutcome = _new(SelectedPermissionOutcome)
+    v: Any
+    r: Any
+    try:
+        v = d["optionId"]
+    except KeyError:
+        raise _s.missing("optionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("optionId")
-    r = v
-    f_option_id = r
-    if n == len(d):
-        f_meta = None
+    _S_SelectedPermissionOutcome_option_id(o, v)
+    if len(d) == 2:
+        _S_SelectedPermissionOutcome_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SelectedPermissionOutcome_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SelectedPermissionOutcome_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SelectedPermissionOutcome = _new(SelectedPermissionOutcome)
-    _S_SelectedPermissionOutcome_option_id(o, f_option_id)
-    _S_SelectedPermissionOutcome_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SelectedPermissionOutcome_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SelectedPermissionOutcome))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9177,31 +8866,32 @@ def _e_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]
 def _d_SessionAdditionalDirectoriesCapabilities(d: Any) -> SessionAdditionalDirectoriesCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: SessionAdditionalDirectoriesCapabilities = _new(SessionAdditionalDirectoriesCapabilities)
-    _S_SessionAdditionalDirectoriesCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_SessionAdditionalDirectoriesCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SessionAdditionalDirectoriesCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionAdditionalDirectoriesCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionAdditionalDirectoriesCapabilities_meta(o, r)
     _S_extra(
         o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionAdditionalDirectoriesCapabilities)
     )
@@ -9228,31 +8918,32 @@ def _e_SessionAdditionalDirectoriesCapabilities(
 def _d_SessionCloseCapabilities(d: Any) -> SessionCloseCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: SessionCloseCapabilities = _new(SessionCloseCapabilities)
-    _S_SessionCloseCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_SessionCloseCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SessionCloseCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionCloseCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionCloseCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionCloseCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9275,20 +8966,16 @@ def _e_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, Any]:
 def _d_SessionConfigBoolean(d: Any) -> SessionConfigBoolean:
     if type(d) is not dict:
         raise _s.not_object(d)
-    n = 0
-    r: Any
-    f_current_value: Any
-    v = d.get("currentValue", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("currentValue")
-    n += 1
+    o: SessionConfigBoolean = _new(SessionConfigBoolean)
+    v: Any
+    try:
+        v = d["currentValue"]
+    except KeyError:
+        raise _s.missing("currentValue") from None
     if type(v) is not bool:
         raise _s.wrong("a boolean", v).at("currentValue")
-    r = v
-    f_current_value = r
-    o: SessionConfigBoolean = _new(SessionConfigBoolean)
-    _S_SessionConfigBoolean_current_value(o, f_current_value)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigBoolean))
+    _S_SessionConfigBoolean_current_value(o, v)
+    _S_extra(o, _EMPTY if len(d) == 1 else _s.extras(d, _K_SessionConfigBoolean))
     _S_explicit(o, _NO_EXPLICIT)
     return o
 
@@ -9306,104 +8993,96 @@ def _e_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
 def _d_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_current_value: Any
-    f_id: Any
-    f_name: Any
-    f_description: Any
-    f_category: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "boolean":
-            raise _s.bad_literal(v, ("boolean",)).at("type")
-        n += 1
-    v = d.get("currentValue", _MISSING)
     if v is _MISSING:
-        raise _s.missing("currentValue")
-    n += 1
+        return _a_SessionConfigOptionBoolean({"type": "boolean", **d})
+    if v != "boolean":
+        raise _s.bad_literal(v, ("boolean",)).at("type")
+    return _a_SessionConfigOptionBoolean(d)
+
+
+def _a_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
+    o: SessionConfigOptionBoolean = _new(SessionConfigOptionBoolean)
+    v: Any
+    r: Any
+    try:
+        v = d["currentValue"]
+    except KeyError:
+        raise _s.missing("currentValue") from None
     if type(v) is not bool:
         raise _s.wrong("a boolean", v).at("currentValue")
-    r = v
-    f_current_value = r
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+    _S_SessionConfigBoolean_current_value(o, v)
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    _S_SessionConfigOptionBoolean_id(o, v)
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    if n == len(d):
-        f_description = None
-        f_category = None
-        f_meta = None
+    _S_SessionConfigOptionBoolean_name(o, v)
+    if len(d) == 4:
+        _S_SessionConfigOptionBoolean_description(o, None)
+        _S_SessionConfigOptionBoolean_category(o, None)
+        _S_SessionConfigOptionBoolean_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "description" not in d:
+        _S_SessionConfigOptionBoolean_description(o, None)
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            _S_SessionConfigOptionBoolean_description(o, None)
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("category", _MISSING)
-        if v is _MISSING:
-            f_category = None
+            _S_SessionConfigOptionBoolean_description(o, r)
+    if "category" not in d:
+        _S_SessionConfigOptionBoolean_category(o, None)
+    else:
+        v = d["category"]
+        n += 1
+        if v is None:
+            _S_SessionConfigOptionBoolean_category(o, None)
+            ex = _s.note(ex, "category")
         else:
-            n += 1
-            if v is None:
-                f_category = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "category")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "category")
-                f_category = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_SessionConfigOptionBoolean_category(o, r)
+    if "_meta" not in d:
+        _S_SessionConfigOptionBoolean_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionConfigOptionBoolean_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionConfigOptionBoolean = _new(SessionConfigOptionBoolean)
-    _S_SessionConfigBoolean_current_value(o, f_current_value)
-    _S_SessionConfigOptionBoolean_id(o, f_id)
-    _S_SessionConfigOptionBoolean_name(o, f_name)
-    _S_SessionConfigOptionBoolean_description(o, f_description)
-    _S_SessionConfigOptionBoolean_category(o, f_category)
-    _S_SessionConfigOptionBoolean_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionConfigOptionBoolean_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionBoolean))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9442,31 +9121,26 @@ def _e_SessionConfigOptionBoolean(o: SessionConfigOptionBoolean) -> dict[str, An
 def _d_SessionConfigSelect(d: Any) -> SessionConfigSelect:
     if type(d) is not dict:
         raise _s.not_object(d)
-    n = 0
+    o: SessionConfigSelect = _new(SessionConfigSelect)
+    v: Any
     r: Any
-    f_current_value: Any
-    f_options: Any
-    v = d.get("currentValue", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("currentValue")
-    n += 1
+    try:
+        v = d["currentValue"]
+    except KeyError:
+        raise _s.missing("currentValue") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("currentValue")
-    r = v
-    f_current_value = r
-    v = d.get("options", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("options")
-    n += 1
+    _S_SessionConfigSelect_current_value(o, v)
+    try:
+        v = d["options"]
+    except KeyError:
+        raise _s.missing("options") from None
     try:
         r = _d_SessionConfigSelectOptions(v)
     except DecodeError as e:
         raise e.at("options") from None
-    f_options = r
-    o: SessionConfigSelect = _new(SessionConfigSelect)
-    _S_SessionConfigSelect_current_value(o, f_current_value)
-    _S_SessionConfigSelect_options(o, f_options)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelect))
+    _S_SessionConfigSelect_options(o, r)
+    _S_extra(o, _EMPTY if len(d) == 2 else _s.extras(d, _K_SessionConfigSelect))
     _S_explicit(o, _NO_EXPLICIT)
     return o
 
@@ -9486,115 +9160,105 @@ def _e_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
 def _d_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_current_value: Any
-    f_options: Any
-    f_id: Any
-    f_name: Any
-    f_description: Any
-    f_category: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "select":
-            raise _s.bad_literal(v, ("select",)).at("type")
-        n += 1
-    v = d.get("currentValue", _MISSING)
     if v is _MISSING:
-        raise _s.missing("currentValue")
-    n += 1
+        return _a_SessionConfigOptionSelect({"type": "select", **d})
+    if v != "select":
+        raise _s.bad_literal(v, ("select",)).at("type")
+    return _a_SessionConfigOptionSelect(d)
+
+
+def _a_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
+    o: SessionConfigOptionSelect = _new(SessionConfigOptionSelect)
+    v: Any
+    r: Any
+    try:
+        v = d["currentValue"]
+    except KeyError:
+        raise _s.missing("currentValue") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("currentValue")
-    r = v
-    f_current_value = r
-    v = d.get("options", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("options")
-    n += 1
+    _S_SessionConfigSelect_current_value(o, v)
+    try:
+        v = d["options"]
+    except KeyError:
+        raise _s.missing("options") from None
     try:
         r = _d_SessionConfigSelectOptions(v)
     except DecodeError as e:
         raise e.at("options") from None
-    f_options = r
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+    _S_SessionConfigSelect_options(o, r)
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    _S_SessionConfigOptionSelect_id(o, v)
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    if n == len(d):
-        f_description = None
-        f_category = None
-        f_meta = None
+    _S_SessionConfigOptionSelect_name(o, v)
+    if len(d) == 5:
+        _S_SessionConfigOptionSelect_description(o, None)
+        _S_SessionConfigOptionSelect_category(o, None)
+        _S_SessionConfigOptionSelect_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 5
+    ex: list[str] | None = None
+    if "description" not in d:
+        _S_SessionConfigOptionSelect_description(o, None)
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            _S_SessionConfigOptionSelect_description(o, None)
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("category", _MISSING)
-        if v is _MISSING:
-            f_category = None
+            _S_SessionConfigOptionSelect_description(o, r)
+    if "category" not in d:
+        _S_SessionConfigOptionSelect_category(o, None)
+    else:
+        v = d["category"]
+        n += 1
+        if v is None:
+            _S_SessionConfigOptionSelect_category(o, None)
+            ex = _s.note(ex, "category")
         else:
-            n += 1
-            if v is None:
-                f_category = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "category")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "category")
-                f_category = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_SessionConfigOptionSelect_category(o, r)
+    if "_meta" not in d:
+        _S_SessionConfigOptionSelect_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionConfigOptionSelect_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionConfigOptionSelect = _new(SessionConfigOptionSelect)
-    _S_SessionConfigSelect_current_value(o, f_current_value)
-    _S_SessionConfigSelect_options(o, f_options)
-    _S_SessionConfigOptionSelect_id(o, f_id)
-    _S_SessionConfigOptionSelect_name(o, f_name)
-    _S_SessionConfigOptionSelect_description(o, f_description)
-    _S_SessionConfigOptionSelect_category(o, f_category)
-    _S_SessionConfigOptionSelect_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionConfigOptionSelect_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionSelect))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9635,50 +9299,49 @@ def _e_SessionConfigOptionSelect(o: SessionConfigOptionSelect) -> dict[str, Any]
 def _d_SessionConfigOptionsCapabilities(d: Any) -> SessionConfigOptionsCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_boolean: Any
-    f_meta: Any
-    if n == len(d):
-        f_boolean = None
-        f_meta = None
-    else:
-        v = d.get("boolean", _MISSING)
-        if v is _MISSING:
-            f_boolean = None
-        else:
-            n += 1
-            if v is None:
-                f_boolean = None
-                ex = _s.note(ex, "boolean")
-            else:
-                try:
-                    r = _d_BooleanConfigOptionCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "boolean")
-                f_boolean = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: SessionConfigOptionsCapabilities = _new(SessionConfigOptionsCapabilities)
-    _S_SessionConfigOptionsCapabilities_boolean(o, f_boolean)
-    _S_SessionConfigOptionsCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_SessionConfigOptionsCapabilities_boolean(o, None)
+        _S_SessionConfigOptionsCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "boolean" not in d:
+        _S_SessionConfigOptionsCapabilities_boolean(o, None)
+    else:
+        v = d["boolean"]
+        n += 1
+        if v is None:
+            _S_SessionConfigOptionsCapabilities_boolean(o, None)
+            ex = _s.note(ex, "boolean")
+        else:
+            try:
+                r = _d_BooleanConfigOptionCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "boolean")
+            _S_SessionConfigOptionsCapabilities_boolean(o, r)
+    if "_meta" not in d:
+        _S_SessionConfigOptionsCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionConfigOptionsCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionConfigOptionsCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionsCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9706,62 +9369,55 @@ def _e_SessionConfigOptionsCapabilities(o: SessionConfigOptionsCapabilities) -> 
 def _d_SessionConfigSelectGroup(d: Any) -> SessionConfigSelectGroup:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: SessionConfigSelectGroup = _new(SessionConfigSelectGroup)
+    v: Any
     r: Any
-    f_group: Any
-    f_name: Any
-    f_options: Any
-    f_meta: Any
-    v = d.get("group", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("group")
-    n += 1
+    try:
+        v = d["group"]
+    except KeyError:
+        raise _s.missing("group") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("group")
-    r = v
-    f_group = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    _S_SessionConfigSelectGroup_group(o, v)
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("options", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("options")
-    n += 1
+    _S_SessionConfigSelectGroup_name(o, v)
+    try:
+        v = d["options"]
+    except KeyError:
+        raise _s.missing("options") from None
     try:
         r = _s.d_list_skip(v, _d_SessionConfigSelectOption)
     except DecodeError:
         r = []
-    f_options = r
-    if n == len(d):
-        f_meta = None
+    _S_SessionConfigSelectGroup_options(o, r)
+    if len(d) == 3:
+        _S_SessionConfigSelectGroup_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SessionConfigSelectGroup_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionConfigSelectGroup_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionConfigSelectGroup = _new(SessionConfigSelectGroup)
-    _S_SessionConfigSelectGroup_group(o, f_group)
-    _S_SessionConfigSelectGroup_name(o, f_name)
-    _S_SessionConfigSelectGroup_options(o, f_options)
-    _S_SessionConfigSelectGroup_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionConfigSelectGroup_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectGroup))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9790,70 +9446,63 @@ def _e_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
 def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: SessionConfigSelectOption = _new(SessionConfigSelectOption)
+    v: Any
     r: Any
-    f_value: Any
-    f_name: Any
-    f_description: Any
-    f_meta: Any
-    v = d.get("value", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("value")
-    n += 1
+    try:
+        v = d["value"]
+    except KeyError:
+        raise _s.missing("value") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("value")
-    r = v
-    f_value = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    _S_SessionConfigSelectOption_value(o, v)
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    if n == len(d):
-        f_description = None
-        f_meta = None
+    _S_SessionConfigSelectOption_name(o, v)
+    if len(d) == 2:
+        _S_SessionConfigSelectOption_description(o, None)
+        _S_SessionConfigSelectOption_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "description" not in d:
+        _S_SessionConfigSelectOption_description(o, None)
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            _S_SessionConfigSelectOption_description(o, None)
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_SessionConfigSelectOption_description(o, r)
+    if "_meta" not in d:
+        _S_SessionConfigSelectOption_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionConfigSelectOption_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionConfigSelectOption = _new(SessionConfigSelectOption)
-    _S_SessionConfigSelectOption_value(o, f_value)
-    _S_SessionConfigSelectOption_name(o, f_name)
-    _S_SessionConfigSelectOption_description(o, f_description)
-    _S_SessionConfigSelectOption_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionConfigSelectOption_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectOption))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9885,31 +9534,32 @@ def _e_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]
 def _d_SessionDeleteCapabilities(d: Any) -> SessionDeleteCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: SessionDeleteCapabilities = _new(SessionDeleteCapabilities)
-    _S_SessionDeleteCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_SessionDeleteCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SessionDeleteCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionDeleteCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionDeleteCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionDeleteCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9932,108 +9582,97 @@ def _e_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]
 def _d_SessionInfo(d: Any) -> SessionInfo:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: SessionInfo = _new(SessionInfo)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_title: Any
-    f_updated_at: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    _S_SessionInfo_session_id(o, v)
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    if n == len(d):
-        f_additional_directories = []
-        f_title = None
-        f_updated_at = None
-        f_meta = None
+    _S_SessionInfo_cwd(o, v)
+    if len(d) == 2:
+        _S_SessionInfo_additional_directories(o, [])
+        _S_SessionInfo_title(o, None)
+        _S_SessionInfo_updated_at(o, None)
+        _S_SessionInfo_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        _S_SessionInfo_additional_directories(o, [])
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            _S_SessionInfo_additional_directories(o, [])
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+            _S_SessionInfo_additional_directories(o, r)
+    if "title" not in d:
+        _S_SessionInfo_title(o, None)
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            _S_SessionInfo_title(o, None)
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("updatedAt", _MISSING)
-        if v is _MISSING:
-            f_updated_at = None
+            _S_SessionInfo_title(o, r)
+    if "updatedAt" not in d:
+        _S_SessionInfo_updated_at(o, None)
+    else:
+        v = d["updatedAt"]
+        n += 1
+        if v is None:
+            _S_SessionInfo_updated_at(o, None)
+            ex = _s.note(ex, "updatedAt")
         else:
-            n += 1
-            if v is None:
-                f_updated_at = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "updatedAt")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "updatedAt")
-                f_updated_at = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_SessionInfo_updated_at(o, r)
+    if "_meta" not in d:
+        _S_SessionInfo_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionInfo_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionInfo = _new(SessionInfo)
-    _S_SessionInfo_session_id(o, f_session_id)
-    _S_SessionInfo_cwd(o, f_cwd)
-    _S_SessionInfo_additional_directories(o, f_additional_directories)
-    _S_SessionInfo_title(o, f_title)
-    _S_SessionInfo_updated_at(o, f_updated_at)
-    _S_SessionInfo_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionInfo_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionInfo))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -10073,68 +9712,69 @@ def _e_SessionInfo(o: SessionInfo) -> dict[str, Any]:
 def _d_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_title: Any
-    f_updated_at: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "session_info_update":
-            raise _s.bad_literal(v, ("session_info_update",)).at("sessionUpdate")
-        n += 1
-    if n == len(d):
-        f_title = _UNSET
-        f_updated_at = _UNSET
-        f_meta = None
-    else:
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = _UNSET
-        else:
-            n += 1
-            if v is None:
-                f_title = None
-            else:
-                if type(v) is not str:
-                    r = _UNSET
-                else:
-                    r = v
-                f_title = r
-        v = d.get("updatedAt", _MISSING)
-        if v is _MISSING:
-            f_updated_at = _UNSET
-        else:
-            n += 1
-            if v is None:
-                f_updated_at = None
-            else:
-                if type(v) is not str:
-                    r = _UNSET
-                else:
-                    r = v
-                f_updated_at = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
+    if v is _MISSING:
+        return _a_SessionInfoUpdate({"sessionUpdate": "session_info_update", **d})
+    if v != "session_info_update":
+        raise _s.bad_literal(v, ("session_info_update",)).at("sessionUpdate")
+    return _a_SessionInfoUpdate(d)
+
+
+def _a_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
     o: SessionInfoUpdate = _new(SessionInfoUpdate)
-    _S_SessionInfoUpdate_title(o, f_title)
-    _S_SessionInfoUpdate_updated_at(o, f_updated_at)
-    _S_SessionInfoUpdate_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 1:
+        _S_SessionInfoUpdate_title(o, _UNSET)
+        _S_SessionInfoUpdate_updated_at(o, _UNSET)
+        _S_SessionInfoUpdate_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "title" not in d:
+        _S_SessionInfoUpdate_title(o, _UNSET)
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            _S_SessionInfoUpdate_title(o, None)
+        else:
+            if type(v) is not str:
+                r = _UNSET
+            else:
+                r = v
+            _S_SessionInfoUpdate_title(o, r)
+    if "updatedAt" not in d:
+        _S_SessionInfoUpdate_updated_at(o, _UNSET)
+    else:
+        v = d["updatedAt"]
+        n += 1
+        if v is None:
+            _S_SessionInfoUpdate_updated_at(o, None)
+        else:
+            if type(v) is not str:
+                r = _UNSET
+            else:
+                r = v
+            _S_SessionInfoUpdate_updated_at(o, r)
+    if "_meta" not in d:
+        _S_SessionInfoUpdate_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionInfoUpdate_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionInfoUpdate_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionInfoUpdate))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -10163,31 +9803,32 @@ def _e_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
 def _d_SessionListCapabilities(d: Any) -> SessionListCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: SessionListCapabilities = _new(SessionListCapabilities)
-    _S_SessionListCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_SessionListCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SessionListCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionListCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionListCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionListCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -10210,70 +9851,63 @@ def _e_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any]:
 def _d_SessionMode(d: Any) -> SessionMode:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: SessionMode = _new(SessionMode)
+    v: Any
     r: Any
-    f_id: Any
-    f_name: Any
-    f_description: Any
-    f_meta: Any
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    _S_SessionMode_id(o, v)
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    if n == len(d):
-        f_description = None
-        f_meta = None
+    _S_SessionMode_name(o, v)
+    if len(d) == 2:
+        _S_SessionMode_description(o, None)
+        _S_SessionMode_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "description" not in d:
+        _S_SessionMode_description(o, None)
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            _S_SessionMode_description(o, None)
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_SessionMode_description(o, r)
+    if "_meta" not in d:
+        _S_SessionMode_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionMode_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionMode = _new(SessionMode)
-    _S_SessionMode_id(o, f_id)
-    _S_SessionMode_name(o, f_name)
-    _S_SessionMode_description(o, f_description)
-    _S_SessionMode_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionMode_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionMode))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -10305,52 +9939,48 @@ def _e_SessionMode(o: SessionMode) -> dict[str, Any]:
 def _d_SessionModeState(d: Any) -> SessionModeState:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: SessionModeState = _new(SessionModeState)
+    v: Any
     r: Any
-    f_current_mode_id: Any
-    f_available_modes: Any
-    f_meta: Any
-    v = d.get("currentModeId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("currentModeId")
-    n += 1
+    try:
+        v = d["currentModeId"]
+    except KeyError:
+        raise _s.missing("currentModeId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("currentModeId")
-    r = v
-    f_current_mode_id = r
-    v = d.get("availableModes", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("availableModes")
-    n += 1
+    _S_SessionModeState_current_mode_id(o, v)
+    try:
+        v = d["availableModes"]
+    except KeyError:
+        raise _s.missing("availableModes") from None
     try:
         r = _s.d_list_skip(v, _d_SessionMode)
     except DecodeError:
         r = []
-    f_available_modes = r
-    if n == len(d):
-        f_meta = None
+    _S_SessionModeState_available_modes(o, r)
+    if len(d) == 2:
+        _S_SessionModeState_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SessionModeState_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionModeState_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionModeState = _new(SessionModeState)
-    _S_SessionModeState_current_mode_id(o, f_current_mode_id)
-    _S_SessionModeState_available_modes(o, f_available_modes)
-    _S_SessionModeState_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionModeState_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionModeState))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -10377,52 +10007,48 @@ def _e_SessionModeState(o: SessionModeState) -> dict[str, Any]:
 def _d_SessionNotification(d: Any) -> SessionNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: SessionNotification = _new(SessionNotification)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_update: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("update", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("update")
-    n += 1
+    _S_SessionNotification_session_id(o, v)
+    try:
+        v = d["update"]
+    except KeyError:
+        raise _s.missing("update") from None
     try:
         r = _d_SessionUpdate(v)
     except DecodeError as e:
         raise e.at("update") from None
-    f_update = r
-    if n == len(d):
-        f_meta = None
+    _S_SessionNotification_update(o, r)
+    if len(d) == 2:
+        _S_SessionNotification_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SessionNotification_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionNotification_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionNotification = _new(SessionNotification)
-    _S_SessionNotification_session_id(o, f_session_id)
-    _S_SessionNotification_update(o, f_update)
-    _S_SessionNotification_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionNotification_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionNotification))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -10449,31 +10075,32 @@ def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
 def _d_SessionResumeCapabilities(d: Any) -> SessionResumeCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: SessionResumeCapabilities = _new(SessionResumeCapabilities)
-    _S_SessionResumeCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_SessionResumeCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SessionResumeCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionResumeCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionResumeCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionResumeCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -10496,66 +10123,62 @@ def _e_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, Any]
 def _d_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionRequestBoolean:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_session_id: Any
-    f_config_id: Any
-    f_meta: Any
-    f_value: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "boolean":
-            raise _s.bad_literal(v, ("boolean",)).at("type")
-        n += 1
-    v = d.get("sessionId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+        return _a_SetSessionConfigOptionRequestBoolean({"type": "boolean", **d})
+    if v != "boolean":
+        raise _s.bad_literal(v, ("boolean",)).at("type")
+    return _a_SetSessionConfigOptionRequestBoolean(d)
+
+
+def _a_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionRequestBoolean:
+    o: SetSessionConfigOptionRequestBoolean = _new(SetSessionConfigOptionRequestBoolean)
+    v: Any
+    r: Any
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("configId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("configId")
-    n += 1
+    _S_SetSessionConfigOptionRequestBoolean_session_id(o, v)
+    try:
+        v = d["configId"]
+    except KeyError:
+        raise _s.missing("configId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("configId")
-    r = v
-    f_config_id = r
-    v = d.get("value", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("value")
-    n += 1
+    _S_SetSessionConfigOptionRequestBoolean_config_id(o, v)
+    try:
+        v = d["value"]
+    except KeyError:
+        raise _s.missing("value") from None
     if type(v) is not bool:
         raise _s.wrong("a boolean", v).at("value")
-    r = v
-    f_value = r
-    if n == len(d):
-        f_meta = None
+    _S_SetSessionConfigOptionRequestBoolean_value(o, v)
+    if len(d) == 4:
+        _S_SetSessionConfigOptionRequestBoolean_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SetSessionConfigOptionRequestBoolean_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SetSessionConfigOptionRequestBoolean_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SetSessionConfigOptionRequestBoolean = _new(SetSessionConfigOptionRequestBoolean)
-    _S_SetSessionConfigOptionRequestBoolean_session_id(o, f_session_id)
-    _S_SetSessionConfigOptionRequestBoolean_config_id(o, f_config_id)
-    _S_SetSessionConfigOptionRequestBoolean_meta(o, f_meta)
-    _S_SetSessionConfigOptionRequestBoolean_value(o, f_value)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SetSessionConfigOptionRequestBoolean_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestBoolean))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -10586,61 +10209,53 @@ def _e_SetSessionConfigOptionRequestBoolean(
 def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionRequestValueId:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: SetSessionConfigOptionRequestValueId = _new(SetSessionConfigOptionRequestValueId)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_config_id: Any
-    f_meta: Any
-    f_value: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("configId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("configId")
-    n += 1
+    _S_SetSessionConfigOptionRequestValueId_session_id(o, v)
+    try:
+        v = d["configId"]
+    except KeyError:
+        raise _s.missing("configId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("configId")
-    r = v
-    f_config_id = r
-    v = d.get("value", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("value")
-    n += 1
+    _S_SetSessionConfigOptionRequestValueId_config_id(o, v)
+    try:
+        v = d["value"]
+    except KeyError:
+        raise _s.missing("value") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("value")
-    r = v
-    f_value = r
-    if n == len(d):
-        f_meta = None
+    _S_SetSessionConfigOptionRequestValueId_value(o, v)
+    if len(d) == 3:
+        _S_SetSessionConfigOptionRequestValueId_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SetSessionConfigOptionRequestValueId_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SetSessionConfigOptionRequestValueId_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SetSessionConfigOptionRequestValueId = _new(SetSessionConfigOptionRequestValueId)
-    _S_SetSessionConfigOptionRequestValueId_session_id(o, f_session_id)
-    _S_SetSessionConfigOptionRequestValueId_config_id(o, f_config_id)
-    _S_SetSessionConfigOptionRequestValueId_meta(o, f_meta)
-    _S_SetSessionConfigOptionRequestValueId_value(o, f_value)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SetSessionConfigOptionRequestValueId_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestValueId))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -10671,42 +10286,41 @@ def _e_SetSessionConfigOptionRequestValueId(
 def _d_SetSessionConfigOptionResponse(d: Any) -> SetSessionConfigOptionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: SetSessionConfigOptionResponse = _new(SetSessionConfigOptionResponse)
+    v: Any
     r: Any
-    f_config_options: Any
-    f_meta: Any
-    v = d.get("configOptions", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("configOptions")
-    n += 1
+    try:
+        v = d["configOptions"]
+    except KeyError:
+        raise _s.missing("configOptions") from None
     try:
         r = _s.d_list_skip(v, _d_SessionConfigOption)
     except DecodeError:
         r = []
-    f_config_options = r
-    if n == len(d):
-        f_meta = None
+    _S_SetSessionConfigOptionResponse_config_options(o, r)
+    if len(d) == 1:
+        _S_SetSessionConfigOptionResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SetSessionConfigOptionResponse_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SetSessionConfigOptionResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SetSessionConfigOptionResponse = _new(SetSessionConfigOptionResponse)
-    _S_SetSessionConfigOptionResponse_config_options(o, f_config_options)
-    _S_SetSessionConfigOptionResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SetSessionConfigOptionResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -10731,51 +10345,46 @@ def _e_SetSessionConfigOptionResponse(o: SetSessionConfigOptionResponse) -> dict
 def _d_SetSessionModeRequest(d: Any) -> SetSessionModeRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: SetSessionModeRequest = _new(SetSessionModeRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_mode_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("modeId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("modeId")
-    n += 1
+    _S_SetSessionModeRequest_session_id(o, v)
+    try:
+        v = d["modeId"]
+    except KeyError:
+        raise _s.missing("modeId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("modeId")
-    r = v
-    f_mode_id = r
-    if n == len(d):
-        f_meta = None
+    _S_SetSessionModeRequest_mode_id(o, v)
+    if len(d) == 2:
+        _S_SetSessionModeRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SetSessionModeRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SetSessionModeRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SetSessionModeRequest = _new(SetSessionModeRequest)
-    _S_SetSessionModeRequest_session_id(o, f_session_id)
-    _S_SetSessionModeRequest_mode_id(o, f_mode_id)
-    _S_SetSessionModeRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SetSessionModeRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -10802,31 +10411,32 @@ def _e_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
 def _d_SetSessionModeResponse(d: Any) -> SetSessionModeResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: SetSessionModeResponse = _new(SetSessionModeResponse)
-    _S_SetSessionModeResponse_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_SetSessionModeResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SetSessionModeResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SetSessionModeResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SetSessionModeResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -10849,47 +10459,50 @@ def _e_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
 def _d_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_enum: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "string":
-            raise _s.bad_literal(v, ("string",)).at("type")
-        n += 1
-    v = d.get("enum", _MISSING)
     if v is _MISSING:
-        raise _s.missing("enum")
-    n += 1
+        return _a_StringMultiSelectItems({"type": "string", **d})
+    if v != "string":
+        raise _s.bad_literal(v, ("string",)).at("type")
+    return _a_StringMultiSelectItems(d)
+
+
+def _a_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
+    o: StringMultiSelectItems = _new(StringMultiSelectItems)
+    v: Any
+    r: Any
+    try:
+        v = d["enum"]
+    except KeyError:
+        raise _s.missing("enum") from None
     try:
         r = _s.d_list(v, _s.d_str)
     except DecodeError as e:
         raise e.at("enum") from None
-    f_enum = r
-    if n == len(d):
-        f_meta = None
+    _S_StringMultiSelectItems_enum(o, r)
+    if len(d) == 2:
+        _S_StringMultiSelectItems_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_StringMultiSelectItems_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_StringMultiSelectItems_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: StringMultiSelectItems = _new(StringMultiSelectItems)
-    _S_StringMultiSelectItems_enum(o, f_enum)
-    _S_StringMultiSelectItems_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_StringMultiSelectItems_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StringMultiSelectItems))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -10914,203 +10527,186 @@ def _e_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
 def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_title: Any
-    f_description: Any
-    f_min_length: Any
-    f_max_length: Any
-    f_pattern: Any
-    f_format: Any
-    f_default: Any
-    f_enum: Any
-    f_one_of: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "string":
-            raise _s.bad_literal(v, ("string",)).at("type")
-        n += 1
-    if n == len(d):
-        f_title = None
-        f_description = None
-        f_min_length = None
-        f_max_length = None
-        f_pattern = None
-        f_format = None
-        f_default = None
-        f_enum = None
-        f_one_of = None
-        f_meta = None
-    else:
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
-        else:
-            n += 1
-            if v is None:
-                f_title = None
-                ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
-        else:
-            n += 1
-            if v is None:
-                f_description = None
-                ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("minLength", _MISSING)
-        if v is _MISSING:
-            f_min_length = None
-        else:
-            n += 1
-            if v is None:
-                f_min_length = None
-                ex = _s.note(ex, "minLength")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    raise _s.bad_int(v, "uint32").at("minLength")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "minLength")
-                f_min_length = r
-        v = d.get("maxLength", _MISSING)
-        if v is _MISSING:
-            f_max_length = None
-        else:
-            n += 1
-            if v is None:
-                f_max_length = None
-                ex = _s.note(ex, "maxLength")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    raise _s.bad_int(v, "uint32").at("maxLength")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "maxLength")
-                f_max_length = r
-        v = d.get("pattern", _MISSING)
-        if v is _MISSING:
-            f_pattern = None
-        else:
-            n += 1
-            if v is None:
-                f_pattern = None
-                ex = _s.note(ex, "pattern")
-            else:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v).at("pattern")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "pattern")
-                f_pattern = r
-        v = d.get("format", _MISSING)
-        if v is _MISSING:
-            f_format = None
-        else:
-            n += 1
-            if v is None:
-                f_format = None
-                ex = _s.note(ex, "format")
-            else:
-                if type(v) is not str or v not in _L_StringFormat:
-                    raise _s.bad_literal(v, _L_StringFormat).at("format")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "format")
-                f_format = r
-        v = d.get("default", _MISSING)
-        if v is _MISSING:
-            f_default = None
-        else:
-            n += 1
-            if v is None:
-                f_default = None
-                ex = _s.note(ex, "default")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "default")
-                f_default = r
-        v = d.get("enum", _MISSING)
-        if v is _MISSING:
-            f_enum = None
-        else:
-            n += 1
-            if v is None:
-                f_enum = None
-                ex = _s.note(ex, "enum")
-            else:
-                try:
-                    r = _s.d_list(v, _s.d_str)
-                except DecodeError as e:
-                    raise e.at("enum") from None
-                if r is None:
-                    ex = _s.note(ex, "enum")
-                f_enum = r
-        v = d.get("oneOf", _MISSING)
-        if v is _MISSING:
-            f_one_of = None
-        else:
-            n += 1
-            if v is None:
-                f_one_of = None
-                ex = _s.note(ex, "oneOf")
-            else:
-                try:
-                    r = _s.d_list(v, _d_EnumOption)
-                except DecodeError as e:
-                    raise e.at("oneOf") from None
-                if r is None:
-                    ex = _s.note(ex, "oneOf")
-                f_one_of = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
+    if v is _MISSING:
+        return _a_StringPropertySchema({"type": "string", **d})
+    if v != "string":
+        raise _s.bad_literal(v, ("string",)).at("type")
+    return _a_StringPropertySchema(d)
+
+
+def _a_StringPropertySchema(d: Any) -> StringPropertySchema:
     o: StringPropertySchema = _new(StringPropertySchema)
-    _S_StringPropertySchema_title(o, f_title)
-    _S_StringPropertySchema_description(o, f_description)
-    _S_StringPropertySchema_min_length(o, f_min_length)
-    _S_StringPropertySchema_max_length(o, f_max_length)
-    _S_StringPropertySchema_pattern(o, f_pattern)
-    _S_StringPropertySchema_format(o, f_format)
-    _S_StringPropertySchema_default(o, f_default)
-    _S_StringPropertySchema_enum(o, f_enum)
-    _S_StringPropertySchema_one_of(o, f_one_of)
-    _S_StringPropertySchema_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 1:
+        _S_StringPropertySchema_title(o, None)
+        _S_StringPropertySchema_description(o, None)
+        _S_StringPropertySchema_min_length(o, None)
+        _S_StringPropertySchema_max_length(o, None)
+        _S_StringPropertySchema_pattern(o, None)
+        _S_StringPropertySchema_format(o, None)
+        _S_StringPropertySchema_default(o, None)
+        _S_StringPropertySchema_enum(o, None)
+        _S_StringPropertySchema_one_of(o, None)
+        _S_StringPropertySchema_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "title" not in d:
+        _S_StringPropertySchema_title(o, None)
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            _S_StringPropertySchema_title(o, None)
+            ex = _s.note(ex, "title")
+        else:
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "title")
+            _S_StringPropertySchema_title(o, r)
+    if "description" not in d:
+        _S_StringPropertySchema_description(o, None)
+    else:
+        v = d["description"]
+        n += 1
+        if v is None:
+            _S_StringPropertySchema_description(o, None)
+            ex = _s.note(ex, "description")
+        else:
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "description")
+            _S_StringPropertySchema_description(o, r)
+    if "minLength" not in d:
+        _S_StringPropertySchema_min_length(o, None)
+    else:
+        v = d["minLength"]
+        n += 1
+        if v is None:
+            _S_StringPropertySchema_min_length(o, None)
+            ex = _s.note(ex, "minLength")
+        else:
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                raise _s.bad_int(v, "uint32").at("minLength")
+            if v is None:
+                ex = _s.note(ex, "minLength")
+            _S_StringPropertySchema_min_length(o, v)
+    if "maxLength" not in d:
+        _S_StringPropertySchema_max_length(o, None)
+    else:
+        v = d["maxLength"]
+        n += 1
+        if v is None:
+            _S_StringPropertySchema_max_length(o, None)
+            ex = _s.note(ex, "maxLength")
+        else:
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                raise _s.bad_int(v, "uint32").at("maxLength")
+            if v is None:
+                ex = _s.note(ex, "maxLength")
+            _S_StringPropertySchema_max_length(o, v)
+    if "pattern" not in d:
+        _S_StringPropertySchema_pattern(o, None)
+    else:
+        v = d["pattern"]
+        n += 1
+        if v is None:
+            _S_StringPropertySchema_pattern(o, None)
+            ex = _s.note(ex, "pattern")
+        else:
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("pattern")
+            if v is None:
+                ex = _s.note(ex, "pattern")
+            _S_StringPropertySchema_pattern(o, v)
+    if "format" not in d:
+        _S_StringPropertySchema_format(o, None)
+    else:
+        v = d["format"]
+        n += 1
+        if v is None:
+            _S_StringPropertySchema_format(o, None)
+            ex = _s.note(ex, "format")
+        else:
+            if type(v) is not str or v not in _L_StringFormat:
+                raise _s.bad_literal(v, _L_StringFormat).at("format")
+            if v is None:
+                ex = _s.note(ex, "format")
+            _S_StringPropertySchema_format(o, v)
+    if "default" not in d:
+        _S_StringPropertySchema_default(o, None)
+    else:
+        v = d["default"]
+        n += 1
+        if v is None:
+            _S_StringPropertySchema_default(o, None)
+            ex = _s.note(ex, "default")
+        else:
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "default")
+            _S_StringPropertySchema_default(o, r)
+    if "enum" not in d:
+        _S_StringPropertySchema_enum(o, None)
+    else:
+        v = d["enum"]
+        n += 1
+        if v is None:
+            _S_StringPropertySchema_enum(o, None)
+            ex = _s.note(ex, "enum")
+        else:
+            try:
+                r = _s.d_list(v, _s.d_str)
+            except DecodeError as e:
+                raise e.at("enum") from None
+            if r is None:
+                ex = _s.note(ex, "enum")
+            _S_StringPropertySchema_enum(o, r)
+    if "oneOf" not in d:
+        _S_StringPropertySchema_one_of(o, None)
+    else:
+        v = d["oneOf"]
+        n += 1
+        if v is None:
+            _S_StringPropertySchema_one_of(o, None)
+            ex = _s.note(ex, "oneOf")
+        else:
+            try:
+                r = _s.d_list(v, _d_EnumOption)
+            except DecodeError as e:
+                raise e.at("oneOf") from None
+            if r is None:
+                ex = _s.note(ex, "oneOf")
+            _S_StringPropertySchema_one_of(o, r)
+    if "_meta" not in d:
+        _S_StringPropertySchema_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_StringPropertySchema_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_StringPropertySchema_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StringPropertySchema))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -11178,46 +10774,48 @@ def _e_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
 def _d_Terminal(d: Any) -> Terminal:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_terminal_id: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "terminal":
-            raise _s.bad_literal(v, ("terminal",)).at("type")
-        n += 1
-    v = d.get("terminalId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("terminalId")
-    n += 1
+        return _a_Terminal({"type": "terminal", **d})
+    if v != "terminal":
+        raise _s.bad_literal(v, ("terminal",)).at("type")
+    return _a_Terminal(d)
+
+
+def _a_Terminal(d: Any) -> Terminal:
+    o: Terminal = _new(Terminal)
+    v: Any
+    r: Any
+    try:
+        v = d["terminalId"]
+    except KeyError:
+        raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    r = v
-    f_terminal_id = r
-    if n == len(d):
-        f_meta = None
+    _S_Terminal_terminal_id(o, v)
+    if len(d) == 2:
+        _S_Terminal_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_Terminal_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_Terminal_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Terminal = _new(Terminal)
-    _S_Terminal_terminal_id(o, f_terminal_id)
-    _S_Terminal_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_Terminal_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Terminal))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -11242,69 +10840,66 @@ def _e_Terminal(o: Terminal) -> dict[str, Any]:
 def _d_TerminalExitStatus(d: Any) -> TerminalExitStatus:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_exit_code: Any
-    f_signal: Any
-    f_meta: Any
-    if n == len(d):
-        f_exit_code = None
-        f_signal = None
-        f_meta = None
-    else:
-        v = d.get("exitCode", _MISSING)
-        if v is _MISSING:
-            f_exit_code = None
-        else:
-            n += 1
-            if v is None:
-                f_exit_code = None
-                ex = _s.note(ex, "exitCode")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "exitCode")
-                f_exit_code = r
-        v = d.get("signal", _MISSING)
-        if v is _MISSING:
-            f_signal = None
-        else:
-            n += 1
-            if v is None:
-                f_signal = None
-                ex = _s.note(ex, "signal")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "signal")
-                f_signal = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: TerminalExitStatus = _new(TerminalExitStatus)
-    _S_TerminalExitStatus_exit_code(o, f_exit_code)
-    _S_TerminalExitStatus_signal(o, f_signal)
-    _S_TerminalExitStatus_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_TerminalExitStatus_exit_code(o, None)
+        _S_TerminalExitStatus_signal(o, None)
+        _S_TerminalExitStatus_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "exitCode" not in d:
+        _S_TerminalExitStatus_exit_code(o, None)
+    else:
+        v = d["exitCode"]
+        n += 1
+        if v is None:
+            _S_TerminalExitStatus_exit_code(o, None)
+            ex = _s.note(ex, "exitCode")
+        else:
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "exitCode")
+            _S_TerminalExitStatus_exit_code(o, r)
+    if "signal" not in d:
+        _S_TerminalExitStatus_signal(o, None)
+    else:
+        v = d["signal"]
+        n += 1
+        if v is None:
+            _S_TerminalExitStatus_signal(o, None)
+            ex = _s.note(ex, "signal")
+        else:
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "signal")
+            _S_TerminalExitStatus_signal(o, r)
+    if "_meta" not in d:
+        _S_TerminalExitStatus_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_TerminalExitStatus_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_TerminalExitStatus_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TerminalExitStatus))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -11337,51 +10932,46 @@ def _e_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
 def _d_TerminalOutputRequest(d: Any) -> TerminalOutputRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: TerminalOutputRequest = _new(TerminalOutputRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_terminal_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("terminalId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("terminalId")
-    n += 1
+    _S_TerminalOutputRequest_session_id(o, v)
+    try:
+        v = d["terminalId"]
+    except KeyError:
+        raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    r = v
-    f_terminal_id = r
-    if n == len(d):
-        f_meta = None
+    _S_TerminalOutputRequest_terminal_id(o, v)
+    if len(d) == 2:
+        _S_TerminalOutputRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_TerminalOutputRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_TerminalOutputRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: TerminalOutputRequest = _new(TerminalOutputRequest)
-    _S_TerminalOutputRequest_session_id(o, f_session_id)
-    _S_TerminalOutputRequest_terminal_id(o, f_terminal_id)
-    _S_TerminalOutputRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_TerminalOutputRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -11408,70 +10998,63 @@ def _e_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
 def _d_TerminalOutputResponse(d: Any) -> TerminalOutputResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: TerminalOutputResponse = _new(TerminalOutputResponse)
+    v: Any
     r: Any
-    f_output: Any
-    f_truncated: Any
-    f_exit_status: Any
-    f_meta: Any
-    v = d.get("output", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("output")
-    n += 1
+    try:
+        v = d["output"]
+    except KeyError:
+        raise _s.missing("output") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("output")
-    r = v
-    f_output = r
-    v = d.get("truncated", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("truncated")
-    n += 1
+    _S_TerminalOutputResponse_output(o, v)
+    try:
+        v = d["truncated"]
+    except KeyError:
+        raise _s.missing("truncated") from None
     if type(v) is not bool:
         raise _s.wrong("a boolean", v).at("truncated")
-    r = v
-    f_truncated = r
-    if n == len(d):
-        f_exit_status = None
-        f_meta = None
+    _S_TerminalOutputResponse_truncated(o, v)
+    if len(d) == 2:
+        _S_TerminalOutputResponse_exit_status(o, None)
+        _S_TerminalOutputResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "exitStatus" not in d:
+        _S_TerminalOutputResponse_exit_status(o, None)
     else:
-        v = d.get("exitStatus", _MISSING)
-        if v is _MISSING:
-            f_exit_status = None
+        v = d["exitStatus"]
+        n += 1
+        if v is None:
+            _S_TerminalOutputResponse_exit_status(o, None)
+            ex = _s.note(ex, "exitStatus")
         else:
-            n += 1
-            if v is None:
-                f_exit_status = None
+            try:
+                r = _d_TerminalExitStatus(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "exitStatus")
-            else:
-                try:
-                    r = _d_TerminalExitStatus(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "exitStatus")
-                f_exit_status = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_TerminalOutputResponse_exit_status(o, r)
+    if "_meta" not in d:
+        _S_TerminalOutputResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_TerminalOutputResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: TerminalOutputResponse = _new(TerminalOutputResponse)
-    _S_TerminalOutputResponse_output(o, f_output)
-    _S_TerminalOutputResponse_truncated(o, f_truncated)
-    _S_TerminalOutputResponse_exit_status(o, f_exit_status)
-    _S_TerminalOutputResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_TerminalOutputResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -11503,65 +11086,65 @@ def _e_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
 def _d_TextContent(d: Any) -> TextContent:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_annotations: Any
-    f_text: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "text":
-            raise _s.bad_literal(v, ("text",)).at("type")
-        n += 1
-    v = d.get("text", _MISSING)
     if v is _MISSING:
-        raise _s.missing("text")
-    n += 1
+        return _a_TextContent({"type": "text", **d})
+    if v != "text":
+        raise _s.bad_literal(v, ("text",)).at("type")
+    return _a_TextContent(d)
+
+
+def _a_TextContent(d: Any) -> TextContent:
+    o: TextContent = _new(TextContent)
+    v: Any
+    r: Any
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    r = v
-    f_text = r
-    if n == len(d):
-        f_annotations = None
-        f_meta = None
+    _S_TextContent_text(o, v)
+    if len(d) == 2:
+        _S_TextContent_annotations(o, None)
+        _S_TextContent_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "annotations" not in d:
+        _S_TextContent_annotations(o, None)
     else:
-        v = d.get("annotations", _MISSING)
-        if v is _MISSING:
-            f_annotations = None
+        v = d["annotations"]
+        n += 1
+        if v is None:
+            _S_TextContent_annotations(o, None)
+            ex = _s.note(ex, "annotations")
         else:
-            n += 1
-            if v is None:
-                f_annotations = None
+            try:
+                r = _d_Annotations(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "annotations")
-            else:
-                try:
-                    r = _d_Annotations(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "annotations")
-                f_annotations = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_TextContent_annotations(o, r)
+    if "_meta" not in d:
+        _S_TextContent_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_TextContent_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: TextContent = _new(TextContent)
-    _S_TextContent_annotations(o, f_annotations)
-    _S_TextContent_text(o, f_text)
-    _S_TextContent_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_TextContent_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TextContent))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -11591,70 +11174,63 @@ def _e_TextContent(o: TextContent) -> dict[str, Any]:
 def _d_TextResourceContents(d: Any) -> TextResourceContents:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: TextResourceContents = _new(TextResourceContents)
+    v: Any
     r: Any
-    f_mime_type: Any
-    f_text: Any
-    f_uri: Any
-    f_meta: Any
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("text")
-    n += 1
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    r = v
-    f_text = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    _S_TextResourceContents_text(o, v)
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    if n == len(d):
-        f_mime_type = None
-        f_meta = None
+    _S_TextResourceContents_uri(o, v)
+    if len(d) == 2:
+        _S_TextResourceContents_mime_type(o, None)
+        _S_TextResourceContents_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "mimeType" not in d:
+        _S_TextResourceContents_mime_type(o, None)
     else:
-        v = d.get("mimeType", _MISSING)
-        if v is _MISSING:
-            f_mime_type = None
+        v = d["mimeType"]
+        n += 1
+        if v is None:
+            _S_TextResourceContents_mime_type(o, None)
+            ex = _s.note(ex, "mimeType")
         else:
-            n += 1
-            if v is None:
-                f_mime_type = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "mimeType")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "mimeType")
-                f_mime_type = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_TextResourceContents_mime_type(o, r)
+    if "_meta" not in d:
+        _S_TextResourceContents_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_TextResourceContents_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: TextResourceContents = _new(TextResourceContents)
-    _S_TextResourceContents_mime_type(o, f_mime_type)
-    _S_TextResourceContents_text(o, f_text)
-    _S_TextResourceContents_uri(o, f_uri)
-    _S_TextResourceContents_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_TextResourceContents_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TextResourceContents))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -11686,42 +11262,41 @@ def _e_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
 def _d_TitledMultiSelectItems(d: Any) -> TitledMultiSelectItems:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: TitledMultiSelectItems = _new(TitledMultiSelectItems)
+    v: Any
     r: Any
-    f_any_of: Any
-    f_meta: Any
-    v = d.get("anyOf", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("anyOf")
-    n += 1
+    try:
+        v = d["anyOf"]
+    except KeyError:
+        raise _s.missing("anyOf") from None
     try:
         r = _s.d_list(v, _d_EnumOption)
     except DecodeError as e:
         raise e.at("anyOf") from None
-    f_any_of = r
-    if n == len(d):
-        f_meta = None
+    _S_TitledMultiSelectItems_any_of(o, r)
+    if len(d) == 1:
+        _S_TitledMultiSelectItems_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_TitledMultiSelectItems_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_TitledMultiSelectItems_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: TitledMultiSelectItems = _new(TitledMultiSelectItems)
-    _S_TitledMultiSelectItems_any_of(o, f_any_of)
-    _S_TitledMultiSelectItems_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_TitledMultiSelectItems_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TitledMultiSelectItems))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -11746,164 +11321,149 @@ def _e_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
 def _d_ToolCall(d: Any) -> ToolCall:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_tool_call_id: Any
-    f_title: Any
-    f_kind: Any
-    f_status: Any
-    f_content: Any
-    f_locations: Any
-    f_raw_input: Any
-    f_raw_output: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "tool_call":
-            raise _s.bad_literal(v, ("tool_call",)).at("sessionUpdate")
-        n += 1
-    v = d.get("toolCallId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("toolCallId")
-    n += 1
+        return _a_ToolCall({"sessionUpdate": "tool_call", **d})
+    if v != "tool_call":
+        raise _s.bad_literal(v, ("tool_call",)).at("sessionUpdate")
+    return _a_ToolCall(d)
+
+
+def _a_ToolCall(d: Any) -> ToolCall:
+    o: ToolCall = _new(ToolCall)
+    v: Any
+    r: Any
+    try:
+        v = d["toolCallId"]
+    except KeyError:
+        raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    r = v
-    f_tool_call_id = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("title")
-    n += 1
+    _S_ToolCall_tool_call_id(o, v)
+    try:
+        v = d["title"]
+    except KeyError:
+        raise _s.missing("title") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("title")
-    r = v
-    f_title = r
-    if n == len(d):
-        f_kind = None
-        f_status = None
-        f_content = []
-        f_locations = []
-        f_raw_input = None
-        f_raw_output = None
-        f_meta = None
+    _S_ToolCall_title(o, v)
+    if len(d) == 3:
+        _S_ToolCall_kind(o, None)
+        _S_ToolCall_status(o, None)
+        _S_ToolCall_content(o, [])
+        _S_ToolCall_locations(o, [])
+        _S_ToolCall_raw_input(o, None)
+        _S_ToolCall_raw_output(o, None)
+        _S_ToolCall_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "kind" not in d:
+        _S_ToolCall_kind(o, None)
     else:
-        v = d.get("kind", _MISSING)
-        if v is _MISSING:
-            f_kind = None
+        v = d["kind"]
+        n += 1
+        if v is None:
+            _S_ToolCall_kind(o, None)
+            ex = _s.note(ex, "kind")
         else:
-            n += 1
-            if v is None:
-                f_kind = None
+            if type(v) is not str or v not in _L_ToolKind:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "kind")
-            else:
-                if type(v) is not str or v not in _L_ToolKind:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "kind")
-                f_kind = r
-        v = d.get("status", _MISSING)
-        if v is _MISSING:
-            f_status = None
+            _S_ToolCall_kind(o, r)
+    if "status" not in d:
+        _S_ToolCall_status(o, None)
+    else:
+        v = d["status"]
+        n += 1
+        if v is None:
+            _S_ToolCall_status(o, None)
+            ex = _s.note(ex, "status")
         else:
-            n += 1
-            if v is None:
-                f_status = None
+            if type(v) is not str or v not in _L_ToolCallStatus:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "status")
-            else:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "status")
-                f_status = r
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = []
+            _S_ToolCall_status(o, r)
+    if "content" not in d:
+        _S_ToolCall_content(o, [])
+    else:
+        v = d["content"]
+        n += 1
+        if v is None:
+            _S_ToolCall_content(o, [])
+            ex = _s.note(ex, "content")
         else:
-            n += 1
-            if v is None:
-                f_content = []
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallContent)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallContent)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "content")
-                f_content = r
-        v = d.get("locations", _MISSING)
-        if v is _MISSING:
-            f_locations = []
+            _S_ToolCall_content(o, r)
+    if "locations" not in d:
+        _S_ToolCall_locations(o, [])
+    else:
+        v = d["locations"]
+        n += 1
+        if v is None:
+            _S_ToolCall_locations(o, [])
+            ex = _s.note(ex, "locations")
         else:
-            n += 1
-            if v is None:
-                f_locations = []
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallLocation)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "locations")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallLocation)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "locations")
-                f_locations = r
-        v = d.get("rawInput", _MISSING)
-        if v is _MISSING:
-            f_raw_input = None
+            _S_ToolCall_locations(o, r)
+    if "rawInput" not in d:
+        _S_ToolCall_raw_input(o, None)
+    else:
+        v = d["rawInput"]
+        n += 1
+        if v is None:
+            _S_ToolCall_raw_input(o, None)
+            ex = _s.note(ex, "rawInput")
         else:
-            n += 1
             if v is None:
-                f_raw_input = None
                 ex = _s.note(ex, "rawInput")
-            else:
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "rawInput")
-                f_raw_input = r
-        v = d.get("rawOutput", _MISSING)
-        if v is _MISSING:
-            f_raw_output = None
+            _S_ToolCall_raw_input(o, v)
+    if "rawOutput" not in d:
+        _S_ToolCall_raw_output(o, None)
+    else:
+        v = d["rawOutput"]
+        n += 1
+        if v is None:
+            _S_ToolCall_raw_output(o, None)
+            ex = _s.note(ex, "rawOutput")
         else:
-            n += 1
             if v is None:
-                f_raw_output = None
                 ex = _s.note(ex, "rawOutput")
+            _S_ToolCall_raw_output(o, v)
+    if "_meta" not in d:
+        _S_ToolCall_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ToolCall_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
             else:
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "rawOutput")
-                f_raw_output = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ToolCall = _new(ToolCall)
-    _S_ToolCall_tool_call_id(o, f_tool_call_id)
-    _S_ToolCall_title(o, f_title)
-    _S_ToolCall_kind(o, f_kind)
-    _S_ToolCall_status(o, f_status)
-    _S_ToolCall_content(o, f_content)
-    _S_ToolCall_locations(o, f_locations)
-    _S_ToolCall_raw_input(o, f_raw_input)
-    _S_ToolCall_raw_output(o, f_raw_output)
-    _S_ToolCall_meta(o, f_meta)
+            _S_ToolCall_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCall))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -11956,60 +11516,56 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
 def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ToolCallLocation = _new(ToolCallLocation)
+    v: Any
     r: Any
-    f_path: Any
-    f_line: Any
-    f_meta: Any
-    v = d.get("path", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("path")
-    n += 1
+    try:
+        v = d["path"]
+    except KeyError:
+        raise _s.missing("path") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("path")
-    r = v
-    f_path = r
-    if n == len(d):
-        f_line = None
-        f_meta = None
+    _S_ToolCallLocation_path(o, v)
+    if len(d) == 1:
+        _S_ToolCallLocation_line(o, None)
+        _S_ToolCallLocation_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "line" not in d:
+        _S_ToolCallLocation_line(o, None)
     else:
-        v = d.get("line", _MISSING)
-        if v is _MISSING:
-            f_line = None
+        v = d["line"]
+        n += 1
+        if v is None:
+            _S_ToolCallLocation_line(o, None)
+            ex = _s.note(ex, "line")
         else:
-            n += 1
-            if v is None:
-                f_line = None
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "line")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "line")
-                f_line = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_ToolCallLocation_line(o, r)
+    if "_meta" not in d:
+        _S_ToolCallLocation_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ToolCallLocation_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ToolCallLocation = _new(ToolCallLocation)
-    _S_ToolCallLocation_path(o, f_path)
-    _S_ToolCallLocation_line(o, f_line)
-    _S_ToolCallLocation_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ToolCallLocation_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallLocation))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -12039,168 +11595,150 @@ def _e_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
 def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ToolCallUpdate = _new(ToolCallUpdate)
+    v: Any
     r: Any
-    f_tool_call_id: Any
-    f_kind: Any
-    f_status: Any
-    f_title: Any
-    f_content: Any
-    f_locations: Any
-    f_raw_input: Any
-    f_raw_output: Any
-    f_meta: Any
-    v = d.get("toolCallId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("toolCallId")
-    n += 1
+    try:
+        v = d["toolCallId"]
+    except KeyError:
+        raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    r = v
-    f_tool_call_id = r
-    if n == len(d):
-        f_kind = None
-        f_status = None
-        f_title = None
-        f_content = None
-        f_locations = None
-        f_raw_input = None
-        f_raw_output = None
-        f_meta = None
+    _S_ToolCallUpdate_tool_call_id(o, v)
+    if len(d) == 1:
+        _S_ToolCallUpdate_kind(o, None)
+        _S_ToolCallUpdate_status(o, None)
+        _S_ToolCallUpdate_title(o, None)
+        _S_ToolCallUpdate_content(o, None)
+        _S_ToolCallUpdate_locations(o, None)
+        _S_ToolCallUpdate_raw_input(o, None)
+        _S_ToolCallUpdate_raw_output(o, None)
+        _S_ToolCallUpdate_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "kind" not in d:
+        _S_ToolCallUpdate_kind(o, None)
     else:
-        v = d.get("kind", _MISSING)
-        if v is _MISSING:
-            f_kind = None
+        v = d["kind"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_kind(o, None)
+            ex = _s.note(ex, "kind")
         else:
-            n += 1
-            if v is None:
-                f_kind = None
+            if type(v) is not str or v not in _L_ToolKind:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "kind")
-            else:
-                if type(v) is not str or v not in _L_ToolKind:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "kind")
-                f_kind = r
-        v = d.get("status", _MISSING)
-        if v is _MISSING:
-            f_status = None
+            _S_ToolCallUpdate_kind(o, r)
+    if "status" not in d:
+        _S_ToolCallUpdate_status(o, None)
+    else:
+        v = d["status"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_status(o, None)
+            ex = _s.note(ex, "status")
         else:
-            n += 1
-            if v is None:
-                f_status = None
+            if type(v) is not str or v not in _L_ToolCallStatus:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "status")
-            else:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "status")
-                f_status = r
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+            _S_ToolCallUpdate_status(o, r)
+    if "title" not in d:
+        _S_ToolCallUpdate_title(o, None)
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_title(o, None)
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = None
+            _S_ToolCallUpdate_title(o, r)
+    if "content" not in d:
+        _S_ToolCallUpdate_content(o, None)
+    else:
+        v = d["content"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_content(o, None)
+            ex = _s.note(ex, "content")
         else:
-            n += 1
-            if v is None:
-                f_content = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallContent)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallContent)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "content")
-                f_content = r
-        v = d.get("locations", _MISSING)
-        if v is _MISSING:
-            f_locations = None
+            _S_ToolCallUpdate_content(o, r)
+    if "locations" not in d:
+        _S_ToolCallUpdate_locations(o, None)
+    else:
+        v = d["locations"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_locations(o, None)
+            ex = _s.note(ex, "locations")
         else:
-            n += 1
-            if v is None:
-                f_locations = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallLocation)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "locations")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallLocation)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "locations")
-                f_locations = r
-        v = d.get("rawInput", _MISSING)
-        if v is _MISSING:
-            f_raw_input = None
+            _S_ToolCallUpdate_locations(o, r)
+    if "rawInput" not in d:
+        _S_ToolCallUpdate_raw_input(o, None)
+    else:
+        v = d["rawInput"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_raw_input(o, None)
+            ex = _s.note(ex, "rawInput")
         else:
-            n += 1
             if v is None:
-                f_raw_input = None
                 ex = _s.note(ex, "rawInput")
-            else:
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "rawInput")
-                f_raw_input = r
-        v = d.get("rawOutput", _MISSING)
-        if v is _MISSING:
-            f_raw_output = None
+            _S_ToolCallUpdate_raw_input(o, v)
+    if "rawOutput" not in d:
+        _S_ToolCallUpdate_raw_output(o, None)
+    else:
+        v = d["rawOutput"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_raw_output(o, None)
+            ex = _s.note(ex, "rawOutput")
         else:
-            n += 1
             if v is None:
-                f_raw_output = None
                 ex = _s.note(ex, "rawOutput")
+            _S_ToolCallUpdate_raw_output(o, v)
+    if "_meta" not in d:
+        _S_ToolCallUpdate_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
             else:
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "rawOutput")
-                f_raw_output = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ToolCallUpdate = _new(ToolCallUpdate)
-    _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
-    _S_ToolCallUpdate_kind(o, f_kind)
-    _S_ToolCallUpdate_status(o, f_status)
-    _S_ToolCallUpdate_title(o, f_title)
-    _S_ToolCallUpdate_content(o, f_content)
-    _S_ToolCallUpdate_locations(o, f_locations)
-    _S_ToolCallUpdate_raw_input(o, f_raw_input)
-    _S_ToolCallUpdate_raw_output(o, f_raw_output)
-    _S_ToolCallUpdate_meta(o, f_meta)
+            _S_ToolCallUpdate_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallUpdate))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -12260,173 +11798,159 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
 def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_tool_call_id: Any
-    f_kind: Any
-    f_status: Any
-    f_title: Any
-    f_content: Any
-    f_locations: Any
-    f_raw_input: Any
-    f_raw_output: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "tool_call_update":
-            raise _s.bad_literal(v, ("tool_call_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("toolCallId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("toolCallId")
-    n += 1
+        return _a_ToolCallProgress({"sessionUpdate": "tool_call_update", **d})
+    if v != "tool_call_update":
+        raise _s.bad_literal(v, ("tool_call_update",)).at("sessionUpdate")
+    return _a_ToolCallProgress(d)
+
+
+def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
+    o: ToolCallProgress = _new(ToolCallProgress)
+    v: Any
+    r: Any
+    try:
+        v = d["toolCallId"]
+    except KeyError:
+        raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    r = v
-    f_tool_call_id = r
-    if n == len(d):
-        f_kind = None
-        f_status = None
-        f_title = None
-        f_content = None
-        f_locations = None
-        f_raw_input = None
-        f_raw_output = None
-        f_meta = None
+    _S_ToolCallUpdate_tool_call_id(o, v)
+    if len(d) == 2:
+        _S_ToolCallUpdate_kind(o, None)
+        _S_ToolCallUpdate_status(o, None)
+        _S_ToolCallUpdate_title(o, None)
+        _S_ToolCallUpdate_content(o, None)
+        _S_ToolCallUpdate_locations(o, None)
+        _S_ToolCallUpdate_raw_input(o, None)
+        _S_ToolCallUpdate_raw_output(o, None)
+        _S_ToolCallUpdate_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "kind" not in d:
+        _S_ToolCallUpdate_kind(o, None)
     else:
-        v = d.get("kind", _MISSING)
-        if v is _MISSING:
-            f_kind = None
+        v = d["kind"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_kind(o, None)
+            ex = _s.note(ex, "kind")
         else:
-            n += 1
-            if v is None:
-                f_kind = None
+            if type(v) is not str or v not in _L_ToolKind:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "kind")
-            else:
-                if type(v) is not str or v not in _L_ToolKind:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "kind")
-                f_kind = r
-        v = d.get("status", _MISSING)
-        if v is _MISSING:
-            f_status = None
+            _S_ToolCallUpdate_kind(o, r)
+    if "status" not in d:
+        _S_ToolCallUpdate_status(o, None)
+    else:
+        v = d["status"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_status(o, None)
+            ex = _s.note(ex, "status")
         else:
-            n += 1
-            if v is None:
-                f_status = None
+            if type(v) is not str or v not in _L_ToolCallStatus:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "status")
-            else:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "status")
-                f_status = r
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+            _S_ToolCallUpdate_status(o, r)
+    if "title" not in d:
+        _S_ToolCallUpdate_title(o, None)
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_title(o, None)
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = None
+            _S_ToolCallUpdate_title(o, r)
+    if "content" not in d:
+        _S_ToolCallUpdate_content(o, None)
+    else:
+        v = d["content"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_content(o, None)
+            ex = _s.note(ex, "content")
         else:
-            n += 1
-            if v is None:
-                f_content = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallContent)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallContent)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "content")
-                f_content = r
-        v = d.get("locations", _MISSING)
-        if v is _MISSING:
-            f_locations = None
+            _S_ToolCallUpdate_content(o, r)
+    if "locations" not in d:
+        _S_ToolCallUpdate_locations(o, None)
+    else:
+        v = d["locations"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_locations(o, None)
+            ex = _s.note(ex, "locations")
         else:
-            n += 1
-            if v is None:
-                f_locations = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallLocation)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "locations")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallLocation)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "locations")
-                f_locations = r
-        v = d.get("rawInput", _MISSING)
-        if v is _MISSING:
-            f_raw_input = None
+            _S_ToolCallUpdate_locations(o, r)
+    if "rawInput" not in d:
+        _S_ToolCallUpdate_raw_input(o, None)
+    else:
+        v = d["rawInput"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_raw_input(o, None)
+            ex = _s.note(ex, "rawInput")
         else:
-            n += 1
             if v is None:
-                f_raw_input = None
                 ex = _s.note(ex, "rawInput")
-            else:
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "rawInput")
-                f_raw_input = r
-        v = d.get("rawOutput", _MISSING)
-        if v is _MISSING:
-            f_raw_output = None
+            _S_ToolCallUpdate_raw_input(o, v)
+    if "rawOutput" not in d:
+        _S_ToolCallUpdate_raw_output(o, None)
+    else:
+        v = d["rawOutput"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_raw_output(o, None)
+            ex = _s.note(ex, "rawOutput")
         else:
-            n += 1
             if v is None:
-                f_raw_output = None
                 ex = _s.note(ex, "rawOutput")
+            _S_ToolCallUpdate_raw_output(o, v)
+    if "_meta" not in d:
+        _S_ToolCallUpdate_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
             else:
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "rawOutput")
-                f_raw_output = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ToolCallProgress = _new(ToolCallProgress)
-    _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
-    _S_ToolCallUpdate_kind(o, f_kind)
-    _S_ToolCallUpdate_status(o, f_status)
-    _S_ToolCallUpdate_title(o, f_title)
-    _S_ToolCallUpdate_content(o, f_content)
-    _S_ToolCallUpdate_locations(o, f_locations)
-    _S_ToolCallUpdate_raw_input(o, f_raw_input)
-    _S_ToolCallUpdate_raw_output(o, f_raw_output)
-    _S_ToolCallUpdate_meta(o, f_meta)
+            _S_ToolCallUpdate_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallProgress))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -12486,41 +12010,39 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
 def _d_UnstructuredCommandInput(d: Any) -> UnstructuredCommandInput:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: UnstructuredCommandInput = _new(UnstructuredCommandInput)
+    v: Any
     r: Any
-    f_hint: Any
-    f_meta: Any
-    v = d.get("hint", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("hint")
-    n += 1
+    try:
+        v = d["hint"]
+    except KeyError:
+        raise _s.missing("hint") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("hint")
-    r = v
-    f_hint = r
-    if n == len(d):
-        f_meta = None
+    _S_UnstructuredCommandInput_hint(o, v)
+    if len(d) == 1:
+        _S_UnstructuredCommandInput_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_UnstructuredCommandInput_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_UnstructuredCommandInput_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: UnstructuredCommandInput = _new(UnstructuredCommandInput)
-    _S_UnstructuredCommandInput_hint(o, f_hint)
-    _S_UnstructuredCommandInput_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_UnstructuredCommandInput_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_UnstructuredCommandInput))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -12545,75 +12067,72 @@ def _e_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, Any]:
 def _d_UsageUpdate(d: Any) -> UsageUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_used: Any
-    f_size: Any
-    f_cost: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "usage_update":
-            raise _s.bad_literal(v, ("usage_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("used", _MISSING)
     if v is _MISSING:
-        raise _s.missing("used")
-    n += 1
+        return _a_UsageUpdate({"sessionUpdate": "usage_update", **d})
+    if v != "usage_update":
+        raise _s.bad_literal(v, ("usage_update",)).at("sessionUpdate")
+    return _a_UsageUpdate(d)
+
+
+def _a_UsageUpdate(d: Any) -> UsageUpdate:
+    o: UsageUpdate = _new(UsageUpdate)
+    v: Any
+    r: Any
+    try:
+        v = d["used"]
+    except KeyError:
+        raise _s.missing("used") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("used")
-    r = v
-    f_used = r
-    v = d.get("size", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("size")
-    n += 1
+    _S_UsageUpdate_used(o, v)
+    try:
+        v = d["size"]
+    except KeyError:
+        raise _s.missing("size") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("size")
-    r = v
-    f_size = r
-    if n == len(d):
-        f_cost = None
-        f_meta = None
+    _S_UsageUpdate_size(o, v)
+    if len(d) == 3:
+        _S_UsageUpdate_cost(o, None)
+        _S_UsageUpdate_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "cost" not in d:
+        _S_UsageUpdate_cost(o, None)
     else:
-        v = d.get("cost", _MISSING)
-        if v is _MISSING:
-            f_cost = None
+        v = d["cost"]
+        n += 1
+        if v is None:
+            _S_UsageUpdate_cost(o, None)
+            ex = _s.note(ex, "cost")
         else:
-            n += 1
-            if v is None:
-                f_cost = None
+            try:
+                r = _d_Cost(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "cost")
-            else:
-                try:
-                    r = _d_Cost(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "cost")
-                f_cost = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_UsageUpdate_cost(o, r)
+    if "_meta" not in d:
+        _S_UsageUpdate_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_UsageUpdate_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: UsageUpdate = _new(UsageUpdate)
-    _S_UsageUpdate_used(o, f_used)
-    _S_UsageUpdate_size(o, f_size)
-    _S_UsageUpdate_cost(o, f_cost)
-    _S_UsageUpdate_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_UsageUpdate_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_UsageUpdate))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -12645,66 +12164,67 @@ def _e_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
 def _d_UserMessageChunk(d: Any) -> UserMessageChunk:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_content: Any
-    f_message_id: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "user_message_chunk":
-            raise _s.bad_literal(v, ("user_message_chunk",)).at("sessionUpdate")
-        n += 1
-    v = d.get("content", _MISSING)
     if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+        return _a_UserMessageChunk({"sessionUpdate": "user_message_chunk", **d})
+    if v != "user_message_chunk":
+        raise _s.bad_literal(v, ("user_message_chunk",)).at("sessionUpdate")
+    return _a_UserMessageChunk(d)
+
+
+def _a_UserMessageChunk(d: Any) -> UserMessageChunk:
+    o: UserMessageChunk = _new(UserMessageChunk)
+    v: Any
+    r: Any
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
     try:
         r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    f_content = r
-    if n == len(d):
-        f_message_id = None
-        f_meta = None
+    _S_ContentChunk_content(o, r)
+    if len(d) == 2:
+        _S_ContentChunk_message_id(o, None)
+        _S_ContentChunk_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "messageId" not in d:
+        _S_ContentChunk_message_id(o, None)
     else:
-        v = d.get("messageId", _MISSING)
-        if v is _MISSING:
-            f_message_id = None
+        v = d["messageId"]
+        n += 1
+        if v is None:
+            _S_ContentChunk_message_id(o, None)
+            ex = _s.note(ex, "messageId")
         else:
-            n += 1
-            if v is None:
-                f_message_id = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "messageId")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "messageId")
-                f_message_id = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_ContentChunk_message_id(o, r)
+    if "_meta" not in d:
+        _S_ContentChunk_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ContentChunk_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: UserMessageChunk = _new(UserMessageChunk)
-    _S_ContentChunk_content(o, f_content)
-    _S_ContentChunk_message_id(o, f_message_id)
-    _S_ContentChunk_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ContentChunk_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_UserMessageChunk))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -12734,51 +12254,46 @@ def _e_UserMessageChunk(o: UserMessageChunk) -> dict[str, Any]:
 def _d_WaitForTerminalExitRequest(d: Any) -> WaitForTerminalExitRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: WaitForTerminalExitRequest = _new(WaitForTerminalExitRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_terminal_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("terminalId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("terminalId")
-    n += 1
+    _S_WaitForTerminalExitRequest_session_id(o, v)
+    try:
+        v = d["terminalId"]
+    except KeyError:
+        raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    r = v
-    f_terminal_id = r
-    if n == len(d):
-        f_meta = None
+    _S_WaitForTerminalExitRequest_terminal_id(o, v)
+    if len(d) == 2:
+        _S_WaitForTerminalExitRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_WaitForTerminalExitRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_WaitForTerminalExitRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: WaitForTerminalExitRequest = _new(WaitForTerminalExitRequest)
-    _S_WaitForTerminalExitRequest_session_id(o, f_session_id)
-    _S_WaitForTerminalExitRequest_terminal_id(o, f_terminal_id)
-    _S_WaitForTerminalExitRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_WaitForTerminalExitRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -12805,69 +12320,66 @@ def _e_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[str, An
 def _d_WaitForTerminalExitResponse(d: Any) -> WaitForTerminalExitResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_exit_code: Any
-    f_signal: Any
-    f_meta: Any
-    if n == len(d):
-        f_exit_code = None
-        f_signal = None
-        f_meta = None
-    else:
-        v = d.get("exitCode", _MISSING)
-        if v is _MISSING:
-            f_exit_code = None
-        else:
-            n += 1
-            if v is None:
-                f_exit_code = None
-                ex = _s.note(ex, "exitCode")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "exitCode")
-                f_exit_code = r
-        v = d.get("signal", _MISSING)
-        if v is _MISSING:
-            f_signal = None
-        else:
-            n += 1
-            if v is None:
-                f_signal = None
-                ex = _s.note(ex, "signal")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "signal")
-                f_signal = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: WaitForTerminalExitResponse = _new(WaitForTerminalExitResponse)
-    _S_WaitForTerminalExitResponse_exit_code(o, f_exit_code)
-    _S_WaitForTerminalExitResponse_signal(o, f_signal)
-    _S_WaitForTerminalExitResponse_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_WaitForTerminalExitResponse_exit_code(o, None)
+        _S_WaitForTerminalExitResponse_signal(o, None)
+        _S_WaitForTerminalExitResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "exitCode" not in d:
+        _S_WaitForTerminalExitResponse_exit_code(o, None)
+    else:
+        v = d["exitCode"]
+        n += 1
+        if v is None:
+            _S_WaitForTerminalExitResponse_exit_code(o, None)
+            ex = _s.note(ex, "exitCode")
+        else:
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "exitCode")
+            _S_WaitForTerminalExitResponse_exit_code(o, r)
+    if "signal" not in d:
+        _S_WaitForTerminalExitResponse_signal(o, None)
+    else:
+        v = d["signal"]
+        n += 1
+        if v is None:
+            _S_WaitForTerminalExitResponse_signal(o, None)
+            ex = _s.note(ex, "signal")
+        else:
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "signal")
+            _S_WaitForTerminalExitResponse_signal(o, r)
+    if "_meta" not in d:
+        _S_WaitForTerminalExitResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_WaitForTerminalExitResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_WaitForTerminalExitResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -12900,61 +12412,53 @@ def _e_WaitForTerminalExitResponse(o: WaitForTerminalExitResponse) -> dict[str, 
 def _d_WriteTextFileRequest(d: Any) -> WriteTextFileRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: WriteTextFileRequest = _new(WriteTextFileRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_path: Any
-    f_content: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("path", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("path")
-    n += 1
+    _S_WriteTextFileRequest_session_id(o, v)
+    try:
+        v = d["path"]
+    except KeyError:
+        raise _s.missing("path") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("path")
-    r = v
-    f_path = r
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+    _S_WriteTextFileRequest_path(o, v)
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("content")
-    r = v
-    f_content = r
-    if n == len(d):
-        f_meta = None
+    _S_WriteTextFileRequest_content(o, v)
+    if len(d) == 3:
+        _S_WriteTextFileRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_WriteTextFileRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_WriteTextFileRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: WriteTextFileRequest = _new(WriteTextFileRequest)
-    _S_WriteTextFileRequest_session_id(o, f_session_id)
-    _S_WriteTextFileRequest_path(o, f_path)
-    _S_WriteTextFileRequest_content(o, f_content)
-    _S_WriteTextFileRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_WriteTextFileRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -12983,31 +12487,32 @@ def _e_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
 def _d_WriteTextFileResponse(d: Any) -> WriteTextFileResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: WriteTextFileResponse = _new(WriteTextFileResponse)
-    _S_WriteTextFileResponse_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_WriteTextFileResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_WriteTextFileResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_WriteTextFileResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_WriteTextFileResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -13047,7 +12552,7 @@ def _e_UnknownSessionUpdate(o: UnknownSessionUpdate) -> dict[str, Any]:
     return dict(o.raw)
 
 
-_T_AuthMethod: Final[dict[str, Callable[[Any], AuthMethod]]] = {"terminal": _d_AuthMethodTerminal}
+_T_AuthMethod: Final[dict[str, Callable[[Any], AuthMethod]]] = {"terminal": _a_AuthMethodTerminal}
 
 
 def _d_AuthMethod(d: Any) -> Any:
@@ -13078,11 +12583,11 @@ def _d_AvailableCommandInput(d: Any) -> Any:
 
 
 _T_ContentBlock: Final[dict[str, Callable[[Any], ContentBlock]]] = {
-    "text": _d_TextContent,
-    "image": _d_ImageContent,
-    "audio": _d_AudioContent,
-    "resource_link": _d_ResourceLink,
-    "resource": _d_EmbeddedResource,
+    "text": _a_TextContent,
+    "image": _a_ImageContent,
+    "audio": _a_AudioContent,
+    "resource_link": _a_ResourceLink,
+    "resource": _a_EmbeddedResource,
 }
 
 
@@ -13101,8 +12606,8 @@ def _d_ContentBlock(d: Any) -> Any:
 
 
 _T_CreateElicitationRequest: Final[dict[str, Callable[[Any], CreateElicitationRequest]]] = {
-    "form": _d_CreateElicitationRequestForm,
-    "url": _d_CreateElicitationRequestUrl,
+    "form": _a_CreateElicitationRequestForm,
+    "url": _a_CreateElicitationRequestUrl,
 }
 
 
@@ -13121,9 +12626,9 @@ def _d_CreateElicitationRequest(d: Any) -> Any:
 
 
 _T_CreateElicitationResponse: Final[dict[str, Callable[[Any], CreateElicitationResponse]]] = {
-    "accept": _d_CreateElicitationResponseAccept,
-    "decline": _d_CreateElicitationResponseDecline,
-    "cancel": _d_CreateElicitationResponseCancel,
+    "accept": _a_CreateElicitationResponseAccept,
+    "decline": _a_CreateElicitationResponseDecline,
+    "cancel": _a_CreateElicitationResponseCancel,
 }
 
 
@@ -13180,11 +12685,11 @@ def _d_ElicitationId(v: Any) -> Any:
 
 
 _T_ElicitationPropertySchema: Final[dict[str, Callable[[Any], ElicitationPropertySchema]]] = {
-    "string": _d_StringPropertySchema,
-    "number": _d_NumberPropertySchema,
-    "integer": _d_IntegerPropertySchema,
-    "boolean": _d_BooleanPropertySchema,
-    "array": _d_MultiSelectPropertySchema,
+    "string": _a_StringPropertySchema,
+    "number": _a_NumberPropertySchema,
+    "integer": _a_IntegerPropertySchema,
+    "boolean": _a_BooleanPropertySchema,
+    "array": _a_MultiSelectPropertySchema,
 }
 
 
@@ -13244,8 +12749,8 @@ def _d_ExtResponse(v: Any) -> Any:
 
 
 _T_McpServer: Final[dict[str, Callable[[Any], McpServer]]] = {
-    "http": _d_McpServerHttp,
-    "sse": _d_McpServerSse,
+    "http": _a_McpServerHttp,
+    "sse": _a_McpServerSse,
 }
 
 
@@ -13270,7 +12775,7 @@ def _d_MessageId(v: Any) -> Any:
 
 
 _T_MultiSelectItems: Final[dict[str, Callable[[Any], MultiSelectItems]]] = {
-    "string": _d_StringMultiSelectItems
+    "string": _a_StringMultiSelectItems
 }
 
 
@@ -13348,8 +12853,8 @@ def _d_RequestId(v: Any) -> Any:
 
 
 _T_RequestPermissionOutcome: Final[dict[str, Callable[[Any], RequestPermissionOutcome]]] = {
-    "cancelled": _d_CancelledPermissionOutcome,
-    "selected": _d_SelectedPermissionOutcome,
+    "cancelled": _a_CancelledPermissionOutcome,
+    "selected": _a_SelectedPermissionOutcome,
 }
 
 
@@ -13389,8 +12894,8 @@ def _d_SessionConfigId(v: Any) -> Any:
 
 
 _T_SessionConfigOption: Final[dict[str, Callable[[Any], SessionConfigOption]]] = {
-    "select": _d_SessionConfigOptionSelect,
-    "boolean": _d_SessionConfigOptionBoolean,
+    "select": _a_SessionConfigOptionSelect,
+    "boolean": _a_SessionConfigOptionBoolean,
 }
 
 
@@ -13454,17 +12959,17 @@ def _d_SessionModeId(v: Any) -> Any:
 
 
 _T_SessionUpdate: Final[dict[str, Callable[[Any], SessionUpdate]]] = {
-    "user_message_chunk": _d_UserMessageChunk,
-    "agent_message_chunk": _d_AgentMessageChunk,
-    "agent_thought_chunk": _d_AgentThoughtChunk,
-    "tool_call": _d_ToolCall,
-    "tool_call_update": _d_ToolCallProgress,
-    "plan": _d_Plan,
-    "available_commands_update": _d_AvailableCommandsUpdate,
-    "current_mode_update": _d_CurrentModeUpdate,
-    "config_option_update": _d_ConfigOptionUpdate,
-    "session_info_update": _d_SessionInfoUpdate,
-    "usage_update": _d_UsageUpdate,
+    "user_message_chunk": _a_UserMessageChunk,
+    "agent_message_chunk": _a_AgentMessageChunk,
+    "agent_thought_chunk": _a_AgentThoughtChunk,
+    "tool_call": _a_ToolCall,
+    "tool_call_update": _a_ToolCallProgress,
+    "plan": _a_Plan,
+    "available_commands_update": _a_AvailableCommandsUpdate,
+    "current_mode_update": _a_CurrentModeUpdate,
+    "config_option_update": _a_ConfigOptionUpdate,
+    "session_info_update": _a_SessionInfoUpdate,
+    "usage_update": _a_UsageUpdate,
 }
 
 
@@ -13484,7 +12989,7 @@ def _d_SessionUpdate(d: Any) -> Any:
 
 _T_SetSessionConfigOptionRequest: Final[
     dict[str, Callable[[Any], SetSessionConfigOptionRequest]]
-] = {"boolean": _d_SetSessionConfigOptionRequestBoolean}
+] = {"boolean": _a_SetSessionConfigOptionRequestBoolean}
 
 
 def _d_SetSessionConfigOptionRequest(d: Any) -> Any:
@@ -13532,9 +13037,9 @@ def _d_TerminalId(v: Any) -> Any:
 
 
 _T_ToolCallContent: Final[dict[str, Callable[[Any], ToolCallContent]]] = {
-    "content": _d_Content,
-    "diff": _d_Diff,
-    "terminal": _d_Terminal,
+    "content": _a_Content,
+    "diff": _a_Diff,
+    "terminal": _a_Terminal,
 }
 
 

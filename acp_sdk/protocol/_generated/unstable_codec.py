@@ -15,6 +15,17 @@ from acp_sdk.protocol._errors import DecodeError, EncodeError
 
 # The stable functions of the definitions shared with the stable schema.
 from acp_sdk.protocol._generated.codec import (
+    _a_AgentMessageChunk,
+    _a_AgentThoughtChunk,
+    _a_AvailableCommandsUpdate,
+    _a_ConfigOptionUpdate,
+    _a_CurrentModeUpdate,
+    _a_McpServerHttp,
+    _a_McpServerSse,
+    _a_Plan,
+    _a_SessionInfoUpdate,
+    _a_UsageUpdate,
+    _a_UserMessageChunk,
     _d_AgentAuthCapabilities,
     _d_AgentMessageChunk,
     _d_AgentThoughtChunk,
@@ -1245,51 +1256,46 @@ _DF_InitializeResponse_agent_capabilities: Final = AgentCapabilities()
 def _d_AcceptNesNotification(d: Any) -> AcceptNesNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: AcceptNesNotification = _new(AcceptNesNotification)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+    _S_AcceptNesNotification_session_id(o, v)
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    if n == len(d):
-        f_meta = None
+    _S_AcceptNesNotification_id(o, v)
+    if len(d) == 2:
+        _S_AcceptNesNotification_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_AcceptNesNotification_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_AcceptNesNotification_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AcceptNesNotification = _new(AcceptNesNotification)
-    _S_AcceptNesNotification_session_id(o, f_session_id)
-    _S_AcceptNesNotification_id(o, f_id)
-    _S_AcceptNesNotification_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_AcceptNesNotification_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AcceptNesNotification))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -1316,88 +1322,83 @@ def _e_AcceptNesNotification(o: AcceptNesNotification) -> dict[str, Any]:
 def _d_McpCapabilities(d: Any) -> McpCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_http: Any
-    f_sse: Any
-    f_acp: Any
-    f_meta: Any
-    if n == len(d):
-        f_http = False
-        f_sse = False
-        f_acp = False
-        f_meta = None
-    else:
-        v = d.get("http", _MISSING)
-        if v is _MISSING:
-            f_http = False
-        else:
-            n += 1
-            if v is None:
-                f_http = False
-                ex = _s.note(ex, "http")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "http")
-                f_http = r
-        v = d.get("sse", _MISSING)
-        if v is _MISSING:
-            f_sse = False
-        else:
-            n += 1
-            if v is None:
-                f_sse = False
-                ex = _s.note(ex, "sse")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "sse")
-                f_sse = r
-        v = d.get("acp", _MISSING)
-        if v is _MISSING:
-            f_acp = False
-        else:
-            n += 1
-            if v is None:
-                f_acp = False
-                ex = _s.note(ex, "acp")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "acp")
-                f_acp = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: McpCapabilities = _new(McpCapabilities)
-    _S_McpCapabilities_http(o, f_http)
-    _S_McpCapabilities_sse(o, f_sse)
-    _S_McpCapabilities_acp(o, f_acp)
-    _S_McpCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_McpCapabilities_http(o, False)
+        _S_McpCapabilities_sse(o, False)
+        _S_McpCapabilities_acp(o, False)
+        _S_McpCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "http" not in d:
+        _S_McpCapabilities_http(o, False)
+    else:
+        v = d["http"]
+        n += 1
+        if v is None:
+            _S_McpCapabilities_http(o, False)
+            ex = _s.note(ex, "http")
+        else:
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
+                ex = _s.note(ex, "http")
+            _S_McpCapabilities_http(o, r)
+    if "sse" not in d:
+        _S_McpCapabilities_sse(o, False)
+    else:
+        v = d["sse"]
+        n += 1
+        if v is None:
+            _S_McpCapabilities_sse(o, False)
+            ex = _s.note(ex, "sse")
+        else:
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
+                ex = _s.note(ex, "sse")
+            _S_McpCapabilities_sse(o, r)
+    if "acp" not in d:
+        _S_McpCapabilities_acp(o, False)
+    else:
+        v = d["acp"]
+        n += 1
+        if v is None:
+            _S_McpCapabilities_acp(o, False)
+            ex = _s.note(ex, "acp")
+        else:
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
+                ex = _s.note(ex, "acp")
+            _S_McpCapabilities_acp(o, r)
+    if "_meta" not in d:
+        _S_McpCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_McpCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_McpCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -1429,145 +1430,134 @@ def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
 def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_list: Any
-    f_delete: Any
-    f_additional_directories: Any
-    f_fork: Any
-    f_resume: Any
-    f_close: Any
-    f_meta: Any
-    if n == len(d):
-        f_list = None
-        f_delete = None
-        f_additional_directories = None
-        f_fork = None
-        f_resume = None
-        f_close = None
-        f_meta = None
-    else:
-        v = d.get("list", _MISSING)
-        if v is _MISSING:
-            f_list = None
-        else:
-            n += 1
-            if v is None:
-                f_list = None
-                ex = _s.note(ex, "list")
-            else:
-                try:
-                    r = _d_SessionListCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "list")
-                f_list = r
-        v = d.get("delete", _MISSING)
-        if v is _MISSING:
-            f_delete = None
-        else:
-            n += 1
-            if v is None:
-                f_delete = None
-                ex = _s.note(ex, "delete")
-            else:
-                try:
-                    r = _d_SessionDeleteCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "delete")
-                f_delete = r
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = None
-        else:
-            n += 1
-            if v is None:
-                f_additional_directories = None
-                ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _d_SessionAdditionalDirectoriesCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("fork", _MISSING)
-        if v is _MISSING:
-            f_fork = None
-        else:
-            n += 1
-            if v is None:
-                f_fork = None
-                ex = _s.note(ex, "fork")
-            else:
-                try:
-                    r = _d_SessionForkCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "fork")
-                f_fork = r
-        v = d.get("resume", _MISSING)
-        if v is _MISSING:
-            f_resume = None
-        else:
-            n += 1
-            if v is None:
-                f_resume = None
-                ex = _s.note(ex, "resume")
-            else:
-                try:
-                    r = _d_SessionResumeCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "resume")
-                f_resume = r
-        v = d.get("close", _MISSING)
-        if v is _MISSING:
-            f_close = None
-        else:
-            n += 1
-            if v is None:
-                f_close = None
-                ex = _s.note(ex, "close")
-            else:
-                try:
-                    r = _d_SessionCloseCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "close")
-                f_close = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: SessionCapabilities = _new(SessionCapabilities)
-    _S_SessionCapabilities_list(o, f_list)
-    _S_SessionCapabilities_delete(o, f_delete)
-    _S_SessionCapabilities_additional_directories(o, f_additional_directories)
-    _S_SessionCapabilities_fork(o, f_fork)
-    _S_SessionCapabilities_resume(o, f_resume)
-    _S_SessionCapabilities_close(o, f_close)
-    _S_SessionCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_SessionCapabilities_list(o, None)
+        _S_SessionCapabilities_delete(o, None)
+        _S_SessionCapabilities_additional_directories(o, None)
+        _S_SessionCapabilities_fork(o, None)
+        _S_SessionCapabilities_resume(o, None)
+        _S_SessionCapabilities_close(o, None)
+        _S_SessionCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "list" not in d:
+        _S_SessionCapabilities_list(o, None)
+    else:
+        v = d["list"]
+        n += 1
+        if v is None:
+            _S_SessionCapabilities_list(o, None)
+            ex = _s.note(ex, "list")
+        else:
+            try:
+                r = _d_SessionListCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "list")
+            _S_SessionCapabilities_list(o, r)
+    if "delete" not in d:
+        _S_SessionCapabilities_delete(o, None)
+    else:
+        v = d["delete"]
+        n += 1
+        if v is None:
+            _S_SessionCapabilities_delete(o, None)
+            ex = _s.note(ex, "delete")
+        else:
+            try:
+                r = _d_SessionDeleteCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "delete")
+            _S_SessionCapabilities_delete(o, r)
+    if "additionalDirectories" not in d:
+        _S_SessionCapabilities_additional_directories(o, None)
+    else:
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            _S_SessionCapabilities_additional_directories(o, None)
+            ex = _s.note(ex, "additionalDirectories")
+        else:
+            try:
+                r = _d_SessionAdditionalDirectoriesCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "additionalDirectories")
+            _S_SessionCapabilities_additional_directories(o, r)
+    if "fork" not in d:
+        _S_SessionCapabilities_fork(o, None)
+    else:
+        v = d["fork"]
+        n += 1
+        if v is None:
+            _S_SessionCapabilities_fork(o, None)
+            ex = _s.note(ex, "fork")
+        else:
+            try:
+                r = _d_SessionForkCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "fork")
+            _S_SessionCapabilities_fork(o, r)
+    if "resume" not in d:
+        _S_SessionCapabilities_resume(o, None)
+    else:
+        v = d["resume"]
+        n += 1
+        if v is None:
+            _S_SessionCapabilities_resume(o, None)
+            ex = _s.note(ex, "resume")
+        else:
+            try:
+                r = _d_SessionResumeCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "resume")
+            _S_SessionCapabilities_resume(o, r)
+    if "close" not in d:
+        _S_SessionCapabilities_close(o, None)
+    else:
+        v = d["close"]
+        n += 1
+        if v is None:
+            _S_SessionCapabilities_close(o, None)
+            ex = _s.note(ex, "close")
+        else:
+            try:
+                r = _d_SessionCloseCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "close")
+            _S_SessionCapabilities_close(o, r)
+    if "_meta" not in d:
+        _S_SessionCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -1620,192 +1610,177 @@ def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
 def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_load_session: Any
-    f_prompt_capabilities: Any
-    f_mcp_capabilities: Any
-    f_session_capabilities: Any
-    f_auth: Any
-    f_providers: Any
-    f_nes: Any
-    f_position_encoding: Any
-    f_meta: Any
-    if n == len(d):
-        f_load_session = False
-        f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
-        f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
-        f_session_capabilities = _DF_AgentCapabilities_session_capabilities
-        f_auth = _DF_AgentCapabilities_auth
-        f_providers = None
-        f_nes = None
-        f_position_encoding = None
-        f_meta = None
-    else:
-        v = d.get("loadSession", _MISSING)
-        if v is _MISSING:
-            f_load_session = False
-        else:
-            n += 1
-            if v is None:
-                f_load_session = False
-                ex = _s.note(ex, "loadSession")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "loadSession")
-                f_load_session = r
-        v = d.get("promptCapabilities", _MISSING)
-        if v is _MISSING:
-            f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
-        else:
-            n += 1
-            if v is None:
-                f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
-                ex = _s.note(ex, "promptCapabilities")
-            else:
-                try:
-                    r = _d_PromptCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_prompt_capabilities
-                if (
-                    r is _DF_AgentCapabilities_prompt_capabilities
-                    or r == _DF_AgentCapabilities_prompt_capabilities
-                ):
-                    ex = _s.note(ex, "promptCapabilities")
-                f_prompt_capabilities = r
-        v = d.get("mcpCapabilities", _MISSING)
-        if v is _MISSING:
-            f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
-        else:
-            n += 1
-            if v is None:
-                f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
-                ex = _s.note(ex, "mcpCapabilities")
-            else:
-                try:
-                    r = _d_McpCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_mcp_capabilities
-                if (
-                    r is _DF_AgentCapabilities_mcp_capabilities
-                    or r == _DF_AgentCapabilities_mcp_capabilities
-                ):
-                    ex = _s.note(ex, "mcpCapabilities")
-                f_mcp_capabilities = r
-        v = d.get("sessionCapabilities", _MISSING)
-        if v is _MISSING:
-            f_session_capabilities = _DF_AgentCapabilities_session_capabilities
-        else:
-            n += 1
-            if v is None:
-                f_session_capabilities = _DF_AgentCapabilities_session_capabilities
-                ex = _s.note(ex, "sessionCapabilities")
-            else:
-                try:
-                    r = _d_SessionCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_session_capabilities
-                if (
-                    r is _DF_AgentCapabilities_session_capabilities
-                    or r == _DF_AgentCapabilities_session_capabilities
-                ):
-                    ex = _s.note(ex, "sessionCapabilities")
-                f_session_capabilities = r
-        v = d.get("auth", _MISSING)
-        if v is _MISSING:
-            f_auth = _DF_AgentCapabilities_auth
-        else:
-            n += 1
-            if v is None:
-                f_auth = _DF_AgentCapabilities_auth
-                ex = _s.note(ex, "auth")
-            else:
-                try:
-                    r = _d_AgentAuthCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_auth
-                if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
-                    ex = _s.note(ex, "auth")
-                f_auth = r
-        v = d.get("providers", _MISSING)
-        if v is _MISSING:
-            f_providers = None
-        else:
-            n += 1
-            if v is None:
-                f_providers = None
-                ex = _s.note(ex, "providers")
-            else:
-                try:
-                    r = _d_ProvidersCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "providers")
-                f_providers = r
-        v = d.get("nes", _MISSING)
-        if v is _MISSING:
-            f_nes = None
-        else:
-            n += 1
-            if v is None:
-                f_nes = None
-                ex = _s.note(ex, "nes")
-            else:
-                try:
-                    r = _d_NesCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "nes")
-                f_nes = r
-        v = d.get("positionEncoding", _MISSING)
-        if v is _MISSING:
-            f_position_encoding = None
-        else:
-            n += 1
-            if v is None:
-                f_position_encoding = None
-                ex = _s.note(ex, "positionEncoding")
-            else:
-                if type(v) is not str or v not in _L_PositionEncodingKind:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "positionEncoding")
-                f_position_encoding = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: AgentCapabilities = _new(AgentCapabilities)
-    _S_AgentCapabilities_load_session(o, f_load_session)
-    _S_AgentCapabilities_prompt_capabilities(o, f_prompt_capabilities)
-    _S_AgentCapabilities_mcp_capabilities(o, f_mcp_capabilities)
-    _S_AgentCapabilities_session_capabilities(o, f_session_capabilities)
-    _S_AgentCapabilities_auth(o, f_auth)
-    _S_AgentCapabilities_providers(o, f_providers)
-    _S_AgentCapabilities_nes(o, f_nes)
-    _S_AgentCapabilities_position_encoding(o, f_position_encoding)
-    _S_AgentCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_AgentCapabilities_load_session(o, False)
+        _S_AgentCapabilities_prompt_capabilities(o, _DF_AgentCapabilities_prompt_capabilities)
+        _S_AgentCapabilities_mcp_capabilities(o, _DF_AgentCapabilities_mcp_capabilities)
+        _S_AgentCapabilities_session_capabilities(o, _DF_AgentCapabilities_session_capabilities)
+        _S_AgentCapabilities_auth(o, _DF_AgentCapabilities_auth)
+        _S_AgentCapabilities_providers(o, None)
+        _S_AgentCapabilities_nes(o, None)
+        _S_AgentCapabilities_position_encoding(o, None)
+        _S_AgentCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "loadSession" not in d:
+        _S_AgentCapabilities_load_session(o, False)
+    else:
+        v = d["loadSession"]
+        n += 1
+        if v is None:
+            _S_AgentCapabilities_load_session(o, False)
+            ex = _s.note(ex, "loadSession")
+        else:
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
+                ex = _s.note(ex, "loadSession")
+            _S_AgentCapabilities_load_session(o, r)
+    if "promptCapabilities" not in d:
+        _S_AgentCapabilities_prompt_capabilities(o, _DF_AgentCapabilities_prompt_capabilities)
+    else:
+        v = d["promptCapabilities"]
+        n += 1
+        if v is None:
+            _S_AgentCapabilities_prompt_capabilities(o, _DF_AgentCapabilities_prompt_capabilities)
+            ex = _s.note(ex, "promptCapabilities")
+        else:
+            try:
+                r = _d_PromptCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_prompt_capabilities
+            if (
+                r is _DF_AgentCapabilities_prompt_capabilities
+                or r == _DF_AgentCapabilities_prompt_capabilities
+            ):
+                ex = _s.note(ex, "promptCapabilities")
+            _S_AgentCapabilities_prompt_capabilities(o, r)
+    if "mcpCapabilities" not in d:
+        _S_AgentCapabilities_mcp_capabilities(o, _DF_AgentCapabilities_mcp_capabilities)
+    else:
+        v = d["mcpCapabilities"]
+        n += 1
+        if v is None:
+            _S_AgentCapabilities_mcp_capabilities(o, _DF_AgentCapabilities_mcp_capabilities)
+            ex = _s.note(ex, "mcpCapabilities")
+        else:
+            try:
+                r = _d_McpCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_mcp_capabilities
+            if (
+                r is _DF_AgentCapabilities_mcp_capabilities
+                or r == _DF_AgentCapabilities_mcp_capabilities
+            ):
+                ex = _s.note(ex, "mcpCapabilities")
+            _S_AgentCapabilities_mcp_capabilities(o, r)
+    if "sessionCapabilities" not in d:
+        _S_AgentCapabilities_session_capabilities(o, _DF_AgentCapabilities_session_capabilities)
+    else:
+        v = d["sessionCapabilities"]
+        n += 1
+        if v is None:
+            _S_AgentCapabilities_session_capabilities(o, _DF_AgentCapabilities_session_capabilities)
+            ex = _s.note(ex, "sessionCapabilities")
+        else:
+            try:
+                r = _d_SessionCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_session_capabilities
+            if (
+                r is _DF_AgentCapabilities_session_capabilities
+                or r == _DF_AgentCapabilities_session_capabilities
+            ):
+                ex = _s.note(ex, "sessionCapabilities")
+            _S_AgentCapabilities_session_capabilities(o, r)
+    if "auth" not in d:
+        _S_AgentCapabilities_auth(o, _DF_AgentCapabilities_auth)
+    else:
+        v = d["auth"]
+        n += 1
+        if v is None:
+            _S_AgentCapabilities_auth(o, _DF_AgentCapabilities_auth)
+            ex = _s.note(ex, "auth")
+        else:
+            try:
+                r = _d_AgentAuthCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_auth
+            if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
+                ex = _s.note(ex, "auth")
+            _S_AgentCapabilities_auth(o, r)
+    if "providers" not in d:
+        _S_AgentCapabilities_providers(o, None)
+    else:
+        v = d["providers"]
+        n += 1
+        if v is None:
+            _S_AgentCapabilities_providers(o, None)
+            ex = _s.note(ex, "providers")
+        else:
+            try:
+                r = _d_ProvidersCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "providers")
+            _S_AgentCapabilities_providers(o, r)
+    if "nes" not in d:
+        _S_AgentCapabilities_nes(o, None)
+    else:
+        v = d["nes"]
+        n += 1
+        if v is None:
+            _S_AgentCapabilities_nes(o, None)
+            ex = _s.note(ex, "nes")
+        else:
+            try:
+                r = _d_NesCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "nes")
+            _S_AgentCapabilities_nes(o, r)
+    if "positionEncoding" not in d:
+        _S_AgentCapabilities_position_encoding(o, None)
+    else:
+        v = d["positionEncoding"]
+        n += 1
+        if v is None:
+            _S_AgentCapabilities_position_encoding(o, None)
+            ex = _s.note(ex, "positionEncoding")
+        else:
+            if type(v) is not str or v not in _L_PositionEncodingKind:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "positionEncoding")
+            _S_AgentCapabilities_position_encoding(o, r)
+    if "_meta" not in d:
+        _S_AgentCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_AgentCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_AgentCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -1867,183 +1842,168 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
 def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_fs: Any
-    f_terminal: Any
-    f_session: Any
-    f_plan: Any
-    f_auth: Any
-    f_elicitation: Any
-    f_nes: Any
-    f_position_encodings: Any
-    f_meta: Any
-    if n == len(d):
-        f_fs = _DF_ClientCapabilities_fs
-        f_terminal = False
-        f_session = None
-        f_plan = None
-        f_auth = _DF_ClientCapabilities_auth
-        f_elicitation = None
-        f_nes = None
-        f_position_encodings = []
-        f_meta = None
-    else:
-        v = d.get("fs", _MISSING)
-        if v is _MISSING:
-            f_fs = _DF_ClientCapabilities_fs
-        else:
-            n += 1
-            if v is None:
-                f_fs = _DF_ClientCapabilities_fs
-                ex = _s.note(ex, "fs")
-            else:
-                try:
-                    r = _d_FileSystemCapabilities(v)
-                except DecodeError:
-                    r = _DF_ClientCapabilities_fs
-                if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
-                    ex = _s.note(ex, "fs")
-                f_fs = r
-        v = d.get("terminal", _MISSING)
-        if v is _MISSING:
-            f_terminal = False
-        else:
-            n += 1
-            if v is None:
-                f_terminal = False
-                ex = _s.note(ex, "terminal")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "terminal")
-                f_terminal = r
-        v = d.get("session", _MISSING)
-        if v is _MISSING:
-            f_session = None
-        else:
-            n += 1
-            if v is None:
-                f_session = None
-                ex = _s.note(ex, "session")
-            else:
-                try:
-                    r = _d_ClientSessionCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "session")
-                f_session = r
-        v = d.get("plan", _MISSING)
-        if v is _MISSING:
-            f_plan = None
-        else:
-            n += 1
-            if v is None:
-                f_plan = None
-                ex = _s.note(ex, "plan")
-            else:
-                try:
-                    r = _d_PlanCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "plan")
-                f_plan = r
-        v = d.get("auth", _MISSING)
-        if v is _MISSING:
-            f_auth = _DF_ClientCapabilities_auth
-        else:
-            n += 1
-            if v is None:
-                f_auth = _DF_ClientCapabilities_auth
-                ex = _s.note(ex, "auth")
-            else:
-                try:
-                    r = _d_AuthCapabilities(v)
-                except DecodeError:
-                    r = _DF_ClientCapabilities_auth
-                if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
-                    ex = _s.note(ex, "auth")
-                f_auth = r
-        v = d.get("elicitation", _MISSING)
-        if v is _MISSING:
-            f_elicitation = None
-        else:
-            n += 1
-            if v is None:
-                f_elicitation = None
-                ex = _s.note(ex, "elicitation")
-            else:
-                try:
-                    r = _d_ElicitationCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "elicitation")
-                f_elicitation = r
-        v = d.get("nes", _MISSING)
-        if v is _MISSING:
-            f_nes = None
-        else:
-            n += 1
-            if v is None:
-                f_nes = None
-                ex = _s.note(ex, "nes")
-            else:
-                try:
-                    r = _d_ClientNesCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "nes")
-                f_nes = r
-        v = d.get("positionEncodings", _MISSING)
-        if v is _MISSING:
-            f_position_encodings = []
-        else:
-            n += 1
-            if v is None:
-                f_position_encodings = []
-                ex = _s.note(ex, "positionEncodings")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_PositionEncodingKind)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "positionEncodings")
-                f_position_encodings = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: ClientCapabilities = _new(ClientCapabilities)
-    _S_ClientCapabilities_fs(o, f_fs)
-    _S_ClientCapabilities_terminal(o, f_terminal)
-    _S_ClientCapabilities_session(o, f_session)
-    _S_ClientCapabilities_plan(o, f_plan)
-    _S_ClientCapabilities_auth(o, f_auth)
-    _S_ClientCapabilities_elicitation(o, f_elicitation)
-    _S_ClientCapabilities_nes(o, f_nes)
-    _S_ClientCapabilities_position_encodings(o, f_position_encodings)
-    _S_ClientCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_ClientCapabilities_fs(o, _DF_ClientCapabilities_fs)
+        _S_ClientCapabilities_terminal(o, False)
+        _S_ClientCapabilities_session(o, None)
+        _S_ClientCapabilities_plan(o, None)
+        _S_ClientCapabilities_auth(o, _DF_ClientCapabilities_auth)
+        _S_ClientCapabilities_elicitation(o, None)
+        _S_ClientCapabilities_nes(o, None)
+        _S_ClientCapabilities_position_encodings(o, [])
+        _S_ClientCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "fs" not in d:
+        _S_ClientCapabilities_fs(o, _DF_ClientCapabilities_fs)
+    else:
+        v = d["fs"]
+        n += 1
+        if v is None:
+            _S_ClientCapabilities_fs(o, _DF_ClientCapabilities_fs)
+            ex = _s.note(ex, "fs")
+        else:
+            try:
+                r = _d_FileSystemCapabilities(v)
+            except DecodeError:
+                r = _DF_ClientCapabilities_fs
+            if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
+                ex = _s.note(ex, "fs")
+            _S_ClientCapabilities_fs(o, r)
+    if "terminal" not in d:
+        _S_ClientCapabilities_terminal(o, False)
+    else:
+        v = d["terminal"]
+        n += 1
+        if v is None:
+            _S_ClientCapabilities_terminal(o, False)
+            ex = _s.note(ex, "terminal")
+        else:
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
+                ex = _s.note(ex, "terminal")
+            _S_ClientCapabilities_terminal(o, r)
+    if "session" not in d:
+        _S_ClientCapabilities_session(o, None)
+    else:
+        v = d["session"]
+        n += 1
+        if v is None:
+            _S_ClientCapabilities_session(o, None)
+            ex = _s.note(ex, "session")
+        else:
+            try:
+                r = _d_ClientSessionCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "session")
+            _S_ClientCapabilities_session(o, r)
+    if "plan" not in d:
+        _S_ClientCapabilities_plan(o, None)
+    else:
+        v = d["plan"]
+        n += 1
+        if v is None:
+            _S_ClientCapabilities_plan(o, None)
+            ex = _s.note(ex, "plan")
+        else:
+            try:
+                r = _d_PlanCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "plan")
+            _S_ClientCapabilities_plan(o, r)
+    if "auth" not in d:
+        _S_ClientCapabilities_auth(o, _DF_ClientCapabilities_auth)
+    else:
+        v = d["auth"]
+        n += 1
+        if v is None:
+            _S_ClientCapabilities_auth(o, _DF_ClientCapabilities_auth)
+            ex = _s.note(ex, "auth")
+        else:
+            try:
+                r = _d_AuthCapabilities(v)
+            except DecodeError:
+                r = _DF_ClientCapabilities_auth
+            if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
+                ex = _s.note(ex, "auth")
+            _S_ClientCapabilities_auth(o, r)
+    if "elicitation" not in d:
+        _S_ClientCapabilities_elicitation(o, None)
+    else:
+        v = d["elicitation"]
+        n += 1
+        if v is None:
+            _S_ClientCapabilities_elicitation(o, None)
+            ex = _s.note(ex, "elicitation")
+        else:
+            try:
+                r = _d_ElicitationCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "elicitation")
+            _S_ClientCapabilities_elicitation(o, r)
+    if "nes" not in d:
+        _S_ClientCapabilities_nes(o, None)
+    else:
+        v = d["nes"]
+        n += 1
+        if v is None:
+            _S_ClientCapabilities_nes(o, None)
+            ex = _s.note(ex, "nes")
+        else:
+            try:
+                r = _d_ClientNesCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "nes")
+            _S_ClientCapabilities_nes(o, r)
+    if "positionEncodings" not in d:
+        _S_ClientCapabilities_position_encodings(o, [])
+    else:
+        v = d["positionEncodings"]
+        n += 1
+        if v is None:
+            _S_ClientCapabilities_position_encodings(o, [])
+            ex = _s.note(ex, "positionEncodings")
+        else:
+            try:
+                r = _s.d_list_skip(v, _d_PositionEncodingKind)
+            except DecodeError:
+                r = []
+            if not r:
+                ex = _s.note(ex, "positionEncodings")
+            _S_ClientCapabilities_position_encodings(o, r)
+    if "_meta" not in d:
+        _S_ClientCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ClientCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ClientCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2098,88 +2058,83 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
 def _d_ClientNesCapabilities(d: Any) -> ClientNesCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_jump: Any
-    f_rename: Any
-    f_search_and_replace: Any
-    f_meta: Any
-    if n == len(d):
-        f_jump = None
-        f_rename = None
-        f_search_and_replace = None
-        f_meta = None
-    else:
-        v = d.get("jump", _MISSING)
-        if v is _MISSING:
-            f_jump = None
-        else:
-            n += 1
-            if v is None:
-                f_jump = None
-                ex = _s.note(ex, "jump")
-            else:
-                try:
-                    r = _d_NesJumpCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "jump")
-                f_jump = r
-        v = d.get("rename", _MISSING)
-        if v is _MISSING:
-            f_rename = None
-        else:
-            n += 1
-            if v is None:
-                f_rename = None
-                ex = _s.note(ex, "rename")
-            else:
-                try:
-                    r = _d_NesRenameCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "rename")
-                f_rename = r
-        v = d.get("searchAndReplace", _MISSING)
-        if v is _MISSING:
-            f_search_and_replace = None
-        else:
-            n += 1
-            if v is None:
-                f_search_and_replace = None
-                ex = _s.note(ex, "searchAndReplace")
-            else:
-                try:
-                    r = _d_NesSearchAndReplaceCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "searchAndReplace")
-                f_search_and_replace = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: ClientNesCapabilities = _new(ClientNesCapabilities)
-    _S_ClientNesCapabilities_jump(o, f_jump)
-    _S_ClientNesCapabilities_rename(o, f_rename)
-    _S_ClientNesCapabilities_search_and_replace(o, f_search_and_replace)
-    _S_ClientNesCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_ClientNesCapabilities_jump(o, None)
+        _S_ClientNesCapabilities_rename(o, None)
+        _S_ClientNesCapabilities_search_and_replace(o, None)
+        _S_ClientNesCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "jump" not in d:
+        _S_ClientNesCapabilities_jump(o, None)
+    else:
+        v = d["jump"]
+        n += 1
+        if v is None:
+            _S_ClientNesCapabilities_jump(o, None)
+            ex = _s.note(ex, "jump")
+        else:
+            try:
+                r = _d_NesJumpCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "jump")
+            _S_ClientNesCapabilities_jump(o, r)
+    if "rename" not in d:
+        _S_ClientNesCapabilities_rename(o, None)
+    else:
+        v = d["rename"]
+        n += 1
+        if v is None:
+            _S_ClientNesCapabilities_rename(o, None)
+            ex = _s.note(ex, "rename")
+        else:
+            try:
+                r = _d_NesRenameCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "rename")
+            _S_ClientNesCapabilities_rename(o, r)
+    if "searchAndReplace" not in d:
+        _S_ClientNesCapabilities_search_and_replace(o, None)
+    else:
+        v = d["searchAndReplace"]
+        n += 1
+        if v is None:
+            _S_ClientNesCapabilities_search_and_replace(o, None)
+            ex = _s.note(ex, "searchAndReplace")
+        else:
+            try:
+                r = _d_NesSearchAndReplaceCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "searchAndReplace")
+            _S_ClientNesCapabilities_search_and_replace(o, r)
+    if "_meta" not in d:
+        _S_ClientNesCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ClientNesCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ClientNesCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientNesCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2217,69 +2172,66 @@ def _e_ClientNesCapabilities(o: ClientNesCapabilities) -> dict[str, Any]:
 def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_compaction: Any
-    f_config_options: Any
-    f_meta: Any
-    if n == len(d):
-        f_compaction = None
-        f_config_options = None
-        f_meta = None
-    else:
-        v = d.get("compaction", _MISSING)
-        if v is _MISSING:
-            f_compaction = None
-        else:
-            n += 1
-            if v is None:
-                f_compaction = None
-                ex = _s.note(ex, "compaction")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "compaction")
-                f_compaction = r
-        v = d.get("configOptions", _MISSING)
-        if v is _MISSING:
-            f_config_options = None
-        else:
-            n += 1
-            if v is None:
-                f_config_options = None
-                ex = _s.note(ex, "configOptions")
-            else:
-                try:
-                    r = _d_SessionConfigOptionsCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "configOptions")
-                f_config_options = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: ClientSessionCapabilities = _new(ClientSessionCapabilities)
-    _S_ClientSessionCapabilities_compaction(o, f_compaction)
-    _S_ClientSessionCapabilities_config_options(o, f_config_options)
-    _S_ClientSessionCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_ClientSessionCapabilities_compaction(o, None)
+        _S_ClientSessionCapabilities_config_options(o, None)
+        _S_ClientSessionCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "compaction" not in d:
+        _S_ClientSessionCapabilities_compaction(o, None)
+    else:
+        v = d["compaction"]
+        n += 1
+        if v is None:
+            _S_ClientSessionCapabilities_compaction(o, None)
+            ex = _s.note(ex, "compaction")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "compaction")
+            _S_ClientSessionCapabilities_compaction(o, r)
+    if "configOptions" not in d:
+        _S_ClientSessionCapabilities_config_options(o, None)
+    else:
+        v = d["configOptions"]
+        n += 1
+        if v is None:
+            _S_ClientSessionCapabilities_config_options(o, None)
+            ex = _s.note(ex, "configOptions")
+        else:
+            try:
+                r = _d_SessionConfigOptionsCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "configOptions")
+            _S_ClientSessionCapabilities_config_options(o, r)
+    if "_meta" not in d:
+        _S_ClientSessionCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ClientSessionCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ClientSessionCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientSessionCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2312,41 +2264,39 @@ def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]
 def _d_CloseNesRequest(d: Any) -> CloseNesRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: CloseNesRequest = _new(CloseNesRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_meta = None
+    _S_CloseNesRequest_session_id(o, v)
+    if len(d) == 1:
+        _S_CloseNesRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_CloseNesRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CloseNesRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CloseNesRequest = _new(CloseNesRequest)
-    _S_CloseNesRequest_session_id(o, f_session_id)
-    _S_CloseNesRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_CloseNesRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseNesRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2371,31 +2321,32 @@ def _e_CloseNesRequest(o: CloseNesRequest) -> dict[str, Any]:
 def _d_CloseNesResponse(d: Any) -> CloseNesResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: CloseNesResponse = _new(CloseNesResponse)
-    _S_CloseNesResponse_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_CloseNesResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_CloseNesResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CloseNesResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_CloseNesResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseNesResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2418,57 +2369,57 @@ def _e_CloseNesResponse(o: CloseNesResponse) -> dict[str, Any]:
 def _d_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_compaction_id: Any
-    f_content: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "compaction_summary_chunk":
-            raise _s.bad_literal(v, ("compaction_summary_chunk",)).at("sessionUpdate")
-        n += 1
-    v = d.get("compactionId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("compactionId")
-    n += 1
+        return _a_CompactionSummaryChunk({"sessionUpdate": "compaction_summary_chunk", **d})
+    if v != "compaction_summary_chunk":
+        raise _s.bad_literal(v, ("compaction_summary_chunk",)).at("sessionUpdate")
+    return _a_CompactionSummaryChunk(d)
+
+
+def _a_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
+    o: CompactionSummaryChunk = _new(CompactionSummaryChunk)
+    v: Any
+    r: Any
+    try:
+        v = d["compactionId"]
+    except KeyError:
+        raise _s.missing("compactionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("compactionId")
-    r = v
-    f_compaction_id = r
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+    _S_CompactionSummaryChunk_compaction_id(o, v)
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
     try:
         r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    f_content = r
-    if n == len(d):
-        f_meta = None
+    _S_CompactionSummaryChunk_content(o, r)
+    if len(d) == 3:
+        _S_CompactionSummaryChunk_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_CompactionSummaryChunk_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CompactionSummaryChunk_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CompactionSummaryChunk = _new(CompactionSummaryChunk)
-    _S_CompactionSummaryChunk_compaction_id(o, f_compaction_id)
-    _S_CompactionSummaryChunk_content(o, f_content)
-    _S_CompactionSummaryChunk_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_CompactionSummaryChunk_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CompactionSummaryChunk))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2495,94 +2446,89 @@ def _e_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
 def _d_CompactionUpdate(d: Any) -> CompactionUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_compaction_id: Any
-    f_status: Any
-    f_summary: Any
-    f_error: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "compaction_update":
-            raise _s.bad_literal(v, ("compaction_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("compactionId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("compactionId")
-    n += 1
+        return _a_CompactionUpdate({"sessionUpdate": "compaction_update", **d})
+    if v != "compaction_update":
+        raise _s.bad_literal(v, ("compaction_update",)).at("sessionUpdate")
+    return _a_CompactionUpdate(d)
+
+
+def _a_CompactionUpdate(d: Any) -> CompactionUpdate:
+    o: CompactionUpdate = _new(CompactionUpdate)
+    v: Any
+    r: Any
+    try:
+        v = d["compactionId"]
+    except KeyError:
+        raise _s.missing("compactionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("compactionId")
-    r = v
-    f_compaction_id = r
-    v = d.get("status", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("status")
-    n += 1
+    _S_CompactionUpdate_compaction_id(o, v)
+    try:
+        v = d["status"]
+    except KeyError:
+        raise _s.missing("status") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("status")
-    r = v
-    f_status = r
-    if n == len(d):
-        f_summary = None
-        f_error = None
-        f_meta = None
+    _S_CompactionUpdate_status(o, v)
+    if len(d) == 3:
+        _S_CompactionUpdate_summary(o, None)
+        _S_CompactionUpdate_error(o, None)
+        _S_CompactionUpdate_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "summary" not in d:
+        _S_CompactionUpdate_summary(o, None)
     else:
-        v = d.get("summary", _MISSING)
-        if v is _MISSING:
-            f_summary = None
+        v = d["summary"]
+        n += 1
+        if v is None:
+            _S_CompactionUpdate_summary(o, None)
+            ex = _s.note(ex, "summary")
         else:
-            n += 1
-            if v is None:
-                f_summary = None
+            try:
+                r = _s.d_list_skip(v, _d_ContentBlock)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "summary")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ContentBlock)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "summary")
-                f_summary = r
-        v = d.get("error", _MISSING)
-        if v is _MISSING:
-            f_error = None
+            _S_CompactionUpdate_summary(o, r)
+    if "error" not in d:
+        _S_CompactionUpdate_error(o, None)
+    else:
+        v = d["error"]
+        n += 1
+        if v is None:
+            _S_CompactionUpdate_error(o, None)
+            ex = _s.note(ex, "error")
         else:
-            n += 1
-            if v is None:
-                f_error = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "error")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "error")
-                f_error = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_CompactionUpdate_error(o, r)
+    if "_meta" not in d:
+        _S_CompactionUpdate_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_CompactionUpdate_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CompactionUpdate = _new(CompactionUpdate)
-    _S_CompactionUpdate_compaction_id(o, f_compaction_id)
-    _S_CompactionUpdate_status(o, f_status)
-    _S_CompactionUpdate_summary(o, f_summary)
-    _S_CompactionUpdate_error(o, f_error)
-    _S_CompactionUpdate_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_CompactionUpdate_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CompactionUpdate))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2619,41 +2565,39 @@ def _e_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
 def _d_ConnectMcpRequest(d: Any) -> ConnectMcpRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ConnectMcpRequest = _new(ConnectMcpRequest)
+    v: Any
     r: Any
-    f_server_id: Any
-    f_meta: Any
-    v = d.get("serverId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("serverId")
-    n += 1
+    try:
+        v = d["serverId"]
+    except KeyError:
+        raise _s.missing("serverId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("serverId")
-    r = v
-    f_server_id = r
-    if n == len(d):
-        f_meta = None
+    _S_ConnectMcpRequest_server_id(o, v)
+    if len(d) == 1:
+        _S_ConnectMcpRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_ConnectMcpRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ConnectMcpRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ConnectMcpRequest = _new(ConnectMcpRequest)
-    _S_ConnectMcpRequest_server_id(o, f_server_id)
-    _S_ConnectMcpRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ConnectMcpRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ConnectMcpRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2678,41 +2622,39 @@ def _e_ConnectMcpRequest(o: ConnectMcpRequest) -> dict[str, Any]:
 def _d_ConnectMcpResponse(d: Any) -> ConnectMcpResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ConnectMcpResponse = _new(ConnectMcpResponse)
+    v: Any
     r: Any
-    f_connection_id: Any
-    f_meta: Any
-    v = d.get("connectionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("connectionId")
-    n += 1
+    try:
+        v = d["connectionId"]
+    except KeyError:
+        raise _s.missing("connectionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("connectionId")
-    r = v
-    f_connection_id = r
-    if n == len(d):
-        f_meta = None
+    _S_ConnectMcpResponse_connection_id(o, v)
+    if len(d) == 1:
+        _S_ConnectMcpResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_ConnectMcpResponse_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ConnectMcpResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ConnectMcpResponse = _new(ConnectMcpResponse)
-    _S_ConnectMcpResponse_connection_id(o, f_connection_id)
-    _S_ConnectMcpResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ConnectMcpResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ConnectMcpResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2737,72 +2679,62 @@ def _e_ConnectMcpResponse(o: ConnectMcpResponse) -> dict[str, Any]:
 def _d_DidChangeDocumentNotification(d: Any) -> DidChangeDocumentNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: DidChangeDocumentNotification = _new(DidChangeDocumentNotification)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_uri: Any
-    f_version: Any
-    f_content_changes: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    _S_DidChangeDocumentNotification_session_id(o, v)
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("version", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("version")
-    n += 1
+    _S_DidChangeDocumentNotification_uri(o, v)
+    try:
+        v = d["version"]
+    except KeyError:
+        raise _s.missing("version") from None
     if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
         raise _s.bad_int(v, "int64").at("version")
-    r = v
-    f_version = r
-    v = d.get("contentChanges", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("contentChanges")
-    n += 1
+    _S_DidChangeDocumentNotification_version(o, v)
+    try:
+        v = d["contentChanges"]
+    except KeyError:
+        raise _s.missing("contentChanges") from None
     try:
         r = _s.d_list_skip(v, _d_TextDocumentContentChangeEvent)
     except DecodeError:
         r = []
-    f_content_changes = r
-    if n == len(d):
-        f_meta = None
+    _S_DidChangeDocumentNotification_content_changes(o, r)
+    if len(d) == 4:
+        _S_DidChangeDocumentNotification_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_DidChangeDocumentNotification_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_DidChangeDocumentNotification_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DidChangeDocumentNotification = _new(DidChangeDocumentNotification)
-    _S_DidChangeDocumentNotification_session_id(o, f_session_id)
-    _S_DidChangeDocumentNotification_uri(o, f_uri)
-    _S_DidChangeDocumentNotification_version(o, f_version)
-    _S_DidChangeDocumentNotification_content_changes(o, f_content_changes)
-    _S_DidChangeDocumentNotification_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_DidChangeDocumentNotification_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidChangeDocumentNotification))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2833,51 +2765,46 @@ def _e_DidChangeDocumentNotification(o: DidChangeDocumentNotification) -> dict[s
 def _d_DidCloseDocumentNotification(d: Any) -> DidCloseDocumentNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: DidCloseDocumentNotification = _new(DidCloseDocumentNotification)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_uri: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    _S_DidCloseDocumentNotification_session_id(o, v)
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    if n == len(d):
-        f_meta = None
+    _S_DidCloseDocumentNotification_uri(o, v)
+    if len(d) == 2:
+        _S_DidCloseDocumentNotification_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_DidCloseDocumentNotification_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_DidCloseDocumentNotification_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DidCloseDocumentNotification = _new(DidCloseDocumentNotification)
-    _S_DidCloseDocumentNotification_session_id(o, f_session_id)
-    _S_DidCloseDocumentNotification_uri(o, f_uri)
-    _S_DidCloseDocumentNotification_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_DidCloseDocumentNotification_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidCloseDocumentNotification))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -2904,83 +2831,71 @@ def _e_DidCloseDocumentNotification(o: DidCloseDocumentNotification) -> dict[str
 def _d_DidFocusDocumentNotification(d: Any) -> DidFocusDocumentNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: DidFocusDocumentNotification = _new(DidFocusDocumentNotification)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_uri: Any
-    f_version: Any
-    f_position: Any
-    f_visible_range: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    _S_DidFocusDocumentNotification_session_id(o, v)
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("version", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("version")
-    n += 1
+    _S_DidFocusDocumentNotification_uri(o, v)
+    try:
+        v = d["version"]
+    except KeyError:
+        raise _s.missing("version") from None
     if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
         raise _s.bad_int(v, "int64").at("version")
-    r = v
-    f_version = r
-    v = d.get("position", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("position")
-    n += 1
+    _S_DidFocusDocumentNotification_version(o, v)
+    try:
+        v = d["position"]
+    except KeyError:
+        raise _s.missing("position") from None
     try:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("position") from None
-    f_position = r
-    v = d.get("visibleRange", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("visibleRange")
-    n += 1
+    _S_DidFocusDocumentNotification_position(o, r)
+    try:
+        v = d["visibleRange"]
+    except KeyError:
+        raise _s.missing("visibleRange") from None
     try:
         r = _d_Range(v)
     except DecodeError as e:
         raise e.at("visibleRange") from None
-    f_visible_range = r
-    if n == len(d):
-        f_meta = None
+    _S_DidFocusDocumentNotification_visible_range(o, r)
+    if len(d) == 5:
+        _S_DidFocusDocumentNotification_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 5
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_DidFocusDocumentNotification_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_DidFocusDocumentNotification_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DidFocusDocumentNotification = _new(DidFocusDocumentNotification)
-    _S_DidFocusDocumentNotification_session_id(o, f_session_id)
-    _S_DidFocusDocumentNotification_uri(o, f_uri)
-    _S_DidFocusDocumentNotification_version(o, f_version)
-    _S_DidFocusDocumentNotification_position(o, f_position)
-    _S_DidFocusDocumentNotification_visible_range(o, f_visible_range)
-    _S_DidFocusDocumentNotification_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_DidFocusDocumentNotification_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidFocusDocumentNotification))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3013,81 +2928,67 @@ def _e_DidFocusDocumentNotification(o: DidFocusDocumentNotification) -> dict[str
 def _d_DidOpenDocumentNotification(d: Any) -> DidOpenDocumentNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: DidOpenDocumentNotification = _new(DidOpenDocumentNotification)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_uri: Any
-    f_language_id: Any
-    f_version: Any
-    f_text: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    _S_DidOpenDocumentNotification_session_id(o, v)
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("languageId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("languageId")
-    n += 1
+    _S_DidOpenDocumentNotification_uri(o, v)
+    try:
+        v = d["languageId"]
+    except KeyError:
+        raise _s.missing("languageId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("languageId")
-    r = v
-    f_language_id = r
-    v = d.get("version", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("version")
-    n += 1
+    _S_DidOpenDocumentNotification_language_id(o, v)
+    try:
+        v = d["version"]
+    except KeyError:
+        raise _s.missing("version") from None
     if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
         raise _s.bad_int(v, "int64").at("version")
-    r = v
-    f_version = r
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("text")
-    n += 1
+    _S_DidOpenDocumentNotification_version(o, v)
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    r = v
-    f_text = r
-    if n == len(d):
-        f_meta = None
+    _S_DidOpenDocumentNotification_text(o, v)
+    if len(d) == 5:
+        _S_DidOpenDocumentNotification_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 5
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_DidOpenDocumentNotification_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_DidOpenDocumentNotification_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DidOpenDocumentNotification = _new(DidOpenDocumentNotification)
-    _S_DidOpenDocumentNotification_session_id(o, f_session_id)
-    _S_DidOpenDocumentNotification_uri(o, f_uri)
-    _S_DidOpenDocumentNotification_language_id(o, f_language_id)
-    _S_DidOpenDocumentNotification_version(o, f_version)
-    _S_DidOpenDocumentNotification_text(o, f_text)
-    _S_DidOpenDocumentNotification_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_DidOpenDocumentNotification_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidOpenDocumentNotification))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3120,51 +3021,46 @@ def _e_DidOpenDocumentNotification(o: DidOpenDocumentNotification) -> dict[str, 
 def _d_DidSaveDocumentNotification(d: Any) -> DidSaveDocumentNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: DidSaveDocumentNotification = _new(DidSaveDocumentNotification)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_uri: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    _S_DidSaveDocumentNotification_session_id(o, v)
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    if n == len(d):
-        f_meta = None
+    _S_DidSaveDocumentNotification_uri(o, v)
+    if len(d) == 2:
+        _S_DidSaveDocumentNotification_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_DidSaveDocumentNotification_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_DidSaveDocumentNotification_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DidSaveDocumentNotification = _new(DidSaveDocumentNotification)
-    _S_DidSaveDocumentNotification_session_id(o, f_session_id)
-    _S_DidSaveDocumentNotification_uri(o, f_uri)
-    _S_DidSaveDocumentNotification_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_DidSaveDocumentNotification_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidSaveDocumentNotification))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3191,41 +3087,39 @@ def _e_DidSaveDocumentNotification(o: DidSaveDocumentNotification) -> dict[str, 
 def _d_DisableProviderRequest(d: Any) -> DisableProviderRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: DisableProviderRequest = _new(DisableProviderRequest)
+    v: Any
     r: Any
-    f_provider_id: Any
-    f_meta: Any
-    v = d.get("providerId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("providerId")
-    n += 1
+    try:
+        v = d["providerId"]
+    except KeyError:
+        raise _s.missing("providerId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("providerId")
-    r = v
-    f_provider_id = r
-    if n == len(d):
-        f_meta = None
+    _S_DisableProviderRequest_provider_id(o, v)
+    if len(d) == 1:
+        _S_DisableProviderRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_DisableProviderRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_DisableProviderRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DisableProviderRequest = _new(DisableProviderRequest)
-    _S_DisableProviderRequest_provider_id(o, f_provider_id)
-    _S_DisableProviderRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_DisableProviderRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisableProviderRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3250,31 +3144,32 @@ def _e_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
 def _d_DisableProviderResponse(d: Any) -> DisableProviderResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: DisableProviderResponse = _new(DisableProviderResponse)
-    _S_DisableProviderResponse_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_DisableProviderResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_DisableProviderResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_DisableProviderResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_DisableProviderResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisableProviderResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3297,41 +3192,39 @@ def _e_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any]:
 def _d_DisconnectMcpRequest(d: Any) -> DisconnectMcpRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: DisconnectMcpRequest = _new(DisconnectMcpRequest)
+    v: Any
     r: Any
-    f_connection_id: Any
-    f_meta: Any
-    v = d.get("connectionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("connectionId")
-    n += 1
+    try:
+        v = d["connectionId"]
+    except KeyError:
+        raise _s.missing("connectionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("connectionId")
-    r = v
-    f_connection_id = r
-    if n == len(d):
-        f_meta = None
+    _S_DisconnectMcpRequest_connection_id(o, v)
+    if len(d) == 1:
+        _S_DisconnectMcpRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_DisconnectMcpRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_DisconnectMcpRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DisconnectMcpRequest = _new(DisconnectMcpRequest)
-    _S_DisconnectMcpRequest_connection_id(o, f_connection_id)
-    _S_DisconnectMcpRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_DisconnectMcpRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisconnectMcpRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3356,31 +3249,32 @@ def _e_DisconnectMcpRequest(o: DisconnectMcpRequest) -> dict[str, Any]:
 def _d_DisconnectMcpResponse(d: Any) -> DisconnectMcpResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: DisconnectMcpResponse = _new(DisconnectMcpResponse)
-    _S_DisconnectMcpResponse_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_DisconnectMcpResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_DisconnectMcpResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_DisconnectMcpResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_DisconnectMcpResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisconnectMcpResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3403,89 +3297,80 @@ def _e_DisconnectMcpResponse(o: DisconnectMcpResponse) -> dict[str, Any]:
 def _d_ForkSessionRequest(d: Any) -> ForkSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ForkSessionRequest = _new(ForkSessionRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_mcp_servers: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    _S_ForkSessionRequest_session_id(o, v)
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    if n == len(d):
-        f_additional_directories = []
-        f_mcp_servers = []
-        f_meta = None
+    _S_ForkSessionRequest_cwd(o, v)
+    if len(d) == 2:
+        _S_ForkSessionRequest_additional_directories(o, [])
+        _S_ForkSessionRequest_mcp_servers(o, [])
+        _S_ForkSessionRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        _S_ForkSessionRequest_additional_directories(o, [])
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            _S_ForkSessionRequest_additional_directories(o, [])
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("mcpServers", _MISSING)
-        if v is _MISSING:
-            f_mcp_servers = []
+            _S_ForkSessionRequest_additional_directories(o, r)
+    if "mcpServers" not in d:
+        _S_ForkSessionRequest_mcp_servers(o, [])
+    else:
+        v = d["mcpServers"]
+        n += 1
+        if v is None:
+            _S_ForkSessionRequest_mcp_servers(o, [])
+            ex = _s.note(ex, "mcpServers")
         else:
-            n += 1
-            if v is None:
-                f_mcp_servers = []
+            try:
+                r = _s.d_list_skip(v, _d_McpServer)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "mcpServers")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_McpServer)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "mcpServers")
-                f_mcp_servers = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_ForkSessionRequest_mcp_servers(o, r)
+    if "_meta" not in d:
+        _S_ForkSessionRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ForkSessionRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ForkSessionRequest = _new(ForkSessionRequest)
-    _S_ForkSessionRequest_session_id(o, f_session_id)
-    _S_ForkSessionRequest_cwd(o, f_cwd)
-    _S_ForkSessionRequest_additional_directories(o, f_additional_directories)
-    _S_ForkSessionRequest_mcp_servers(o, f_mcp_servers)
-    _S_ForkSessionRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ForkSessionRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ForkSessionRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3518,79 +3403,73 @@ def _e_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
 def _d_ForkSessionResponse(d: Any) -> ForkSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ForkSessionResponse = _new(ForkSessionResponse)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_modes: Any
-    f_config_options: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_modes = None
-        f_config_options = None
-        f_meta = None
+    _S_ForkSessionResponse_session_id(o, v)
+    if len(d) == 1:
+        _S_ForkSessionResponse_modes(o, None)
+        _S_ForkSessionResponse_config_options(o, None)
+        _S_ForkSessionResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "modes" not in d:
+        _S_ForkSessionResponse_modes(o, None)
     else:
-        v = d.get("modes", _MISSING)
-        if v is _MISSING:
-            f_modes = None
+        v = d["modes"]
+        n += 1
+        if v is None:
+            _S_ForkSessionResponse_modes(o, None)
+            ex = _s.note(ex, "modes")
         else:
-            n += 1
-            if v is None:
-                f_modes = None
+            try:
+                r = _d_SessionModeState(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "modes")
-            else:
-                try:
-                    r = _d_SessionModeState(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "modes")
-                f_modes = r
-        v = d.get("configOptions", _MISSING)
-        if v is _MISSING:
-            f_config_options = None
+            _S_ForkSessionResponse_modes(o, r)
+    if "configOptions" not in d:
+        _S_ForkSessionResponse_config_options(o, None)
+    else:
+        v = d["configOptions"]
+        n += 1
+        if v is None:
+            _S_ForkSessionResponse_config_options(o, None)
+            ex = _s.note(ex, "configOptions")
         else:
-            n += 1
-            if v is None:
-                f_config_options = None
+            try:
+                r = _s.d_list_skip(v, _d_SessionConfigOption)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "configOptions")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_SessionConfigOption)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "configOptions")
-                f_config_options = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_ForkSessionResponse_config_options(o, r)
+    if "_meta" not in d:
+        _S_ForkSessionResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ForkSessionResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ForkSessionResponse = _new(ForkSessionResponse)
-    _S_ForkSessionResponse_session_id(o, f_session_id)
-    _S_ForkSessionResponse_modes(o, f_modes)
-    _S_ForkSessionResponse_config_options(o, f_config_options)
-    _S_ForkSessionResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ForkSessionResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ForkSessionResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3625,82 +3504,76 @@ def _e_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
 def _d_InitializeRequest(d: Any) -> InitializeRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: InitializeRequest = _new(InitializeRequest)
+    v: Any
     r: Any
-    f_protocol_version: Any
-    f_client_capabilities: Any
-    f_client_info: Any
-    f_meta: Any
-    v = d.get("protocolVersion", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("protocolVersion")
-    n += 1
+    try:
+        v = d["protocolVersion"]
+    except KeyError:
+        raise _s.missing("protocolVersion") from None
     if type(v) is not int or not 0 <= v <= 65535:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
-    r = v
-    f_protocol_version = r
-    if n == len(d):
-        f_client_capabilities = _DF_InitializeRequest_client_capabilities
-        f_client_info = None
-        f_meta = None
+    _S_InitializeRequest_protocol_version(o, v)
+    if len(d) == 1:
+        _S_InitializeRequest_client_capabilities(o, _DF_InitializeRequest_client_capabilities)
+        _S_InitializeRequest_client_info(o, None)
+        _S_InitializeRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "clientCapabilities" not in d:
+        _S_InitializeRequest_client_capabilities(o, _DF_InitializeRequest_client_capabilities)
     else:
-        v = d.get("clientCapabilities", _MISSING)
-        if v is _MISSING:
-            f_client_capabilities = _DF_InitializeRequest_client_capabilities
+        v = d["clientCapabilities"]
+        n += 1
+        if v is None:
+            _S_InitializeRequest_client_capabilities(o, _DF_InitializeRequest_client_capabilities)
+            ex = _s.note(ex, "clientCapabilities")
         else:
-            n += 1
-            if v is None:
-                f_client_capabilities = _DF_InitializeRequest_client_capabilities
+            try:
+                r = _d_ClientCapabilities(v)
+            except DecodeError:
+                r = _DF_InitializeRequest_client_capabilities
+            if (
+                r is _DF_InitializeRequest_client_capabilities
+                or r == _DF_InitializeRequest_client_capabilities
+            ):
                 ex = _s.note(ex, "clientCapabilities")
-            else:
-                try:
-                    r = _d_ClientCapabilities(v)
-                except DecodeError:
-                    r = _DF_InitializeRequest_client_capabilities
-                if (
-                    r is _DF_InitializeRequest_client_capabilities
-                    or r == _DF_InitializeRequest_client_capabilities
-                ):
-                    ex = _s.note(ex, "clientCapabilities")
-                f_client_capabilities = r
-        v = d.get("clientInfo", _MISSING)
-        if v is _MISSING:
-            f_client_info = None
+            _S_InitializeRequest_client_capabilities(o, r)
+    if "clientInfo" not in d:
+        _S_InitializeRequest_client_info(o, None)
+    else:
+        v = d["clientInfo"]
+        n += 1
+        if v is None:
+            _S_InitializeRequest_client_info(o, None)
+            ex = _s.note(ex, "clientInfo")
         else:
-            n += 1
-            if v is None:
-                f_client_info = None
+            try:
+                r = _d_Implementation(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "clientInfo")
-            else:
-                try:
-                    r = _d_Implementation(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "clientInfo")
-                f_client_info = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_InitializeRequest_client_info(o, r)
+    if "_meta" not in d:
+        _S_InitializeRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_InitializeRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: InitializeRequest = _new(InitializeRequest)
-    _S_InitializeRequest_protocol_version(o, f_protocol_version)
-    _S_InitializeRequest_client_capabilities(o, f_client_capabilities)
-    _S_InitializeRequest_client_info(o, f_client_info)
-    _S_InitializeRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_InitializeRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3736,101 +3609,93 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
 def _d_InitializeResponse(d: Any) -> InitializeResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: InitializeResponse = _new(InitializeResponse)
+    v: Any
     r: Any
-    f_protocol_version: Any
-    f_agent_capabilities: Any
-    f_auth_methods: Any
-    f_agent_info: Any
-    f_meta: Any
-    v = d.get("protocolVersion", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("protocolVersion")
-    n += 1
+    try:
+        v = d["protocolVersion"]
+    except KeyError:
+        raise _s.missing("protocolVersion") from None
     if type(v) is not int or not 0 <= v <= 65535:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
-    r = v
-    f_protocol_version = r
-    if n == len(d):
-        f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
-        f_auth_methods = []
-        f_agent_info = None
-        f_meta = None
+    _S_InitializeResponse_protocol_version(o, v)
+    if len(d) == 1:
+        _S_InitializeResponse_agent_capabilities(o, _DF_InitializeResponse_agent_capabilities)
+        _S_InitializeResponse_auth_methods(o, [])
+        _S_InitializeResponse_agent_info(o, None)
+        _S_InitializeResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "agentCapabilities" not in d:
+        _S_InitializeResponse_agent_capabilities(o, _DF_InitializeResponse_agent_capabilities)
     else:
-        v = d.get("agentCapabilities", _MISSING)
-        if v is _MISSING:
-            f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
+        v = d["agentCapabilities"]
+        n += 1
+        if v is None:
+            _S_InitializeResponse_agent_capabilities(o, _DF_InitializeResponse_agent_capabilities)
+            ex = _s.note(ex, "agentCapabilities")
         else:
-            n += 1
-            if v is None:
-                f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
+            try:
+                r = _d_AgentCapabilities(v)
+            except DecodeError:
+                r = _DF_InitializeResponse_agent_capabilities
+            if (
+                r is _DF_InitializeResponse_agent_capabilities
+                or r == _DF_InitializeResponse_agent_capabilities
+            ):
                 ex = _s.note(ex, "agentCapabilities")
-            else:
-                try:
-                    r = _d_AgentCapabilities(v)
-                except DecodeError:
-                    r = _DF_InitializeResponse_agent_capabilities
-                if (
-                    r is _DF_InitializeResponse_agent_capabilities
-                    or r == _DF_InitializeResponse_agent_capabilities
-                ):
-                    ex = _s.note(ex, "agentCapabilities")
-                f_agent_capabilities = r
-        v = d.get("authMethods", _MISSING)
-        if v is _MISSING:
-            f_auth_methods = []
+            _S_InitializeResponse_agent_capabilities(o, r)
+    if "authMethods" not in d:
+        _S_InitializeResponse_auth_methods(o, [])
+    else:
+        v = d["authMethods"]
+        n += 1
+        if v is None:
+            _S_InitializeResponse_auth_methods(o, [])
+            ex = _s.note(ex, "authMethods")
         else:
-            n += 1
-            if v is None:
-                f_auth_methods = []
+            try:
+                r = _s.d_list_skip(v, _d_AuthMethod)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "authMethods")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_AuthMethod)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "authMethods")
-                f_auth_methods = r
-        v = d.get("agentInfo", _MISSING)
-        if v is _MISSING:
-            f_agent_info = None
+            _S_InitializeResponse_auth_methods(o, r)
+    if "agentInfo" not in d:
+        _S_InitializeResponse_agent_info(o, None)
+    else:
+        v = d["agentInfo"]
+        n += 1
+        if v is None:
+            _S_InitializeResponse_agent_info(o, None)
+            ex = _s.note(ex, "agentInfo")
         else:
-            n += 1
-            if v is None:
-                f_agent_info = None
+            try:
+                r = _d_Implementation(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "agentInfo")
-            else:
-                try:
-                    r = _d_Implementation(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "agentInfo")
-                f_agent_info = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_InitializeResponse_agent_info(o, r)
+    if "_meta" not in d:
+        _S_InitializeResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_InitializeResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: InitializeResponse = _new(InitializeResponse)
-    _S_InitializeResponse_protocol_version(o, f_protocol_version)
-    _S_InitializeResponse_agent_capabilities(o, f_agent_capabilities)
-    _S_InitializeResponse_auth_methods(o, f_auth_methods)
-    _S_InitializeResponse_agent_info(o, f_agent_info)
-    _S_InitializeResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_InitializeResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3869,31 +3734,32 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
 def _d_ListProvidersRequest(d: Any) -> ListProvidersRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: ListProvidersRequest = _new(ListProvidersRequest)
-    _S_ListProvidersRequest_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_ListProvidersRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_ListProvidersRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ListProvidersRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ListProvidersRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListProvidersRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3916,42 +3782,41 @@ def _e_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
 def _d_ListProvidersResponse(d: Any) -> ListProvidersResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ListProvidersResponse = _new(ListProvidersResponse)
+    v: Any
     r: Any
-    f_providers: Any
-    f_meta: Any
-    v = d.get("providers", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("providers")
-    n += 1
+    try:
+        v = d["providers"]
+    except KeyError:
+        raise _s.missing("providers") from None
     try:
         r = _s.d_list(v, _d_ProviderInfo)
     except DecodeError as e:
         raise e.at("providers") from None
-    f_providers = r
-    if n == len(d):
-        f_meta = None
+    _S_ListProvidersResponse_providers(o, r)
+    if len(d) == 1:
+        _S_ListProvidersResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_ListProvidersResponse_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ListProvidersResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ListProvidersResponse = _new(ListProvidersResponse)
-    _S_ListProvidersResponse_providers(o, f_providers)
-    _S_ListProvidersResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ListProvidersResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListProvidersResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -3976,81 +3841,72 @@ def _e_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
 def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: LoadSessionRequest = _new(LoadSessionRequest)
+    v: Any
     r: Any
-    f_mcp_servers: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_session_id: Any
-    f_meta: Any
-    v = d.get("mcpServers", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("mcpServers")
-    n += 1
+    try:
+        v = d["mcpServers"]
+    except KeyError:
+        raise _s.missing("mcpServers") from None
     try:
         r = _s.d_list_skip(v, _d_McpServer)
     except DecodeError:
         r = []
-    f_mcp_servers = r
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    _S_LoadSessionRequest_mcp_servers(o, r)
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    _S_LoadSessionRequest_cwd(o, v)
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_additional_directories = []
-        f_meta = None
+    _S_LoadSessionRequest_session_id(o, v)
+    if len(d) == 3:
+        _S_LoadSessionRequest_additional_directories(o, [])
+        _S_LoadSessionRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        _S_LoadSessionRequest_additional_directories(o, [])
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            _S_LoadSessionRequest_additional_directories(o, [])
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_LoadSessionRequest_additional_directories(o, r)
+    if "_meta" not in d:
+        _S_LoadSessionRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_LoadSessionRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: LoadSessionRequest = _new(LoadSessionRequest)
-    _S_LoadSessionRequest_mcp_servers(o, f_mcp_servers)
-    _S_LoadSessionRequest_cwd(o, f_cwd)
-    _S_LoadSessionRequest_additional_directories(o, f_additional_directories)
-    _S_LoadSessionRequest_session_id(o, f_session_id)
-    _S_LoadSessionRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_LoadSessionRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4082,56 +3938,55 @@ def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
 def _d_McpServerAcp(d: Any) -> McpServerAcp:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_name: Any
-    f_server_id: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "acp":
-            raise _s.bad_literal(v, ("acp",)).at("type")
-        n += 1
-    v = d.get("name", _MISSING)
     if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+        return _a_McpServerAcp({"type": "acp", **d})
+    if v != "acp":
+        raise _s.bad_literal(v, ("acp",)).at("type")
+    return _a_McpServerAcp(d)
+
+
+def _a_McpServerAcp(d: Any) -> McpServerAcp:
+    o: McpServerAcp = _new(McpServerAcp)
+    v: Any
+    r: Any
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("serverId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("serverId")
-    n += 1
+    _S_McpServerAcp_name(o, v)
+    try:
+        v = d["serverId"]
+    except KeyError:
+        raise _s.missing("serverId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("serverId")
-    r = v
-    f_server_id = r
-    if n == len(d):
-        f_meta = None
+    _S_McpServerAcp_server_id(o, v)
+    if len(d) == 3:
+        _S_McpServerAcp_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_McpServerAcp_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_McpServerAcp_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: McpServerAcp = _new(McpServerAcp)
-    _S_McpServerAcp_name(o, f_name)
-    _S_McpServerAcp_server_id(o, f_server_id)
-    _S_McpServerAcp_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_McpServerAcp_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerAcp))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4158,70 +4013,63 @@ def _e_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
 def _d_MessageMcpNotification(d: Any) -> MessageMcpNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: MessageMcpNotification = _new(MessageMcpNotification)
+    v: Any
     r: Any
-    f_connection_id: Any
-    f_method: Any
-    f_params: Any
-    f_meta: Any
-    v = d.get("connectionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("connectionId")
-    n += 1
+    try:
+        v = d["connectionId"]
+    except KeyError:
+        raise _s.missing("connectionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("connectionId")
-    r = v
-    f_connection_id = r
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("method")
-    n += 1
+    _S_MessageMcpNotification_connection_id(o, v)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _s.missing("method") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("method")
-    r = v
-    f_method = r
-    if n == len(d):
-        f_params = None
-        f_meta = None
+    _S_MessageMcpNotification_method(o, v)
+    if len(d) == 2:
+        _S_MessageMcpNotification_params(o, None)
+        _S_MessageMcpNotification_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "params" not in d:
+        _S_MessageMcpNotification_params(o, None)
     else:
-        v = d.get("params", _MISSING)
-        if v is _MISSING:
-            f_params = None
+        v = d["params"]
+        n += 1
+        if v is None:
+            _S_MessageMcpNotification_params(o, None)
+            ex = _s.note(ex, "params")
         else:
-            n += 1
-            if v is None:
-                f_params = None
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "params")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "params")
-                f_params = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_MessageMcpNotification_params(o, r)
+    if "_meta" not in d:
+        _S_MessageMcpNotification_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_MessageMcpNotification_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: MessageMcpNotification = _new(MessageMcpNotification)
-    _S_MessageMcpNotification_connection_id(o, f_connection_id)
-    _S_MessageMcpNotification_method(o, f_method)
-    _S_MessageMcpNotification_params(o, f_params)
-    _S_MessageMcpNotification_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_MessageMcpNotification_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_MessageMcpNotification))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4253,69 +4101,61 @@ def _e_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
 def _d_MessageMcpRequest(d: Any) -> MessageMcpRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: MessageMcpRequest = _new(MessageMcpRequest)
+    v: Any
     r: Any
-    f_connection_id: Any
-    f_method: Any
-    f_params: Any
-    f_meta: Any
-    v = d.get("connectionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("connectionId")
-    n += 1
+    try:
+        v = d["connectionId"]
+    except KeyError:
+        raise _s.missing("connectionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("connectionId")
-    r = v
-    f_connection_id = r
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("method")
-    n += 1
+    _S_MessageMcpRequest_connection_id(o, v)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _s.missing("method") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("method")
-    r = v
-    f_method = r
-    if n == len(d):
-        f_params = None
-        f_meta = None
+    _S_MessageMcpRequest_method(o, v)
+    if len(d) == 2:
+        _S_MessageMcpRequest_params(o, None)
+        _S_MessageMcpRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "params" not in d:
+        _S_MessageMcpRequest_params(o, None)
     else:
-        v = d.get("params", _MISSING)
-        if v is _MISSING:
-            f_params = None
+        v = d["params"]
+        n += 1
+        if v is None:
+            _S_MessageMcpRequest_params(o, None)
+            ex = _s.note(ex, "params")
         else:
-            n += 1
+            if type(v) is not dict:
+                raise _s.wrong("an object", v).at("params")
             if v is None:
-                f_params = None
                 ex = _s.note(ex, "params")
-            else:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v).at("params")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "params")
-                f_params = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_MessageMcpRequest_params(o, v)
+    if "_meta" not in d:
+        _S_MessageMcpRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_MessageMcpRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: MessageMcpRequest = _new(MessageMcpRequest)
-    _S_MessageMcpRequest_connection_id(o, f_connection_id)
-    _S_MessageMcpRequest_method(o, f_method)
-    _S_MessageMcpRequest_params(o, f_params)
-    _S_MessageMcpRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_MessageMcpRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_MessageMcpRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4347,69 +4187,66 @@ def _e_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
 def _d_NesCapabilities(d: Any) -> NesCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_events: Any
-    f_context: Any
-    f_meta: Any
-    if n == len(d):
-        f_events = None
-        f_context = None
-        f_meta = None
-    else:
-        v = d.get("events", _MISSING)
-        if v is _MISSING:
-            f_events = None
-        else:
-            n += 1
-            if v is None:
-                f_events = None
-                ex = _s.note(ex, "events")
-            else:
-                try:
-                    r = _d_NesEventCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "events")
-                f_events = r
-        v = d.get("context", _MISSING)
-        if v is _MISSING:
-            f_context = None
-        else:
-            n += 1
-            if v is None:
-                f_context = None
-                ex = _s.note(ex, "context")
-            else:
-                try:
-                    r = _d_NesContextCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "context")
-                f_context = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesCapabilities = _new(NesCapabilities)
-    _S_NesCapabilities_events(o, f_events)
-    _S_NesCapabilities_context(o, f_context)
-    _S_NesCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesCapabilities_events(o, None)
+        _S_NesCapabilities_context(o, None)
+        _S_NesCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "events" not in d:
+        _S_NesCapabilities_events(o, None)
+    else:
+        v = d["events"]
+        n += 1
+        if v is None:
+            _S_NesCapabilities_events(o, None)
+            ex = _s.note(ex, "events")
+        else:
+            try:
+                r = _d_NesEventCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "events")
+            _S_NesCapabilities_events(o, r)
+    if "context" not in d:
+        _S_NesCapabilities_context(o, None)
+    else:
+        v = d["context"]
+        n += 1
+        if v is None:
+            _S_NesCapabilities_context(o, None)
+            ex = _s.note(ex, "context")
+        else:
+            try:
+                r = _d_NesContextCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "context")
+            _S_NesCapabilities_context(o, r)
+    if "_meta" not in d:
+        _S_NesCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4442,145 +4279,134 @@ def _e_NesCapabilities(o: NesCapabilities) -> dict[str, Any]:
 def _d_NesContextCapabilities(d: Any) -> NesContextCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_recent_files: Any
-    f_related_snippets: Any
-    f_edit_history: Any
-    f_user_actions: Any
-    f_open_files: Any
-    f_diagnostics: Any
-    f_meta: Any
-    if n == len(d):
-        f_recent_files = None
-        f_related_snippets = None
-        f_edit_history = None
-        f_user_actions = None
-        f_open_files = None
-        f_diagnostics = None
-        f_meta = None
-    else:
-        v = d.get("recentFiles", _MISSING)
-        if v is _MISSING:
-            f_recent_files = None
-        else:
-            n += 1
-            if v is None:
-                f_recent_files = None
-                ex = _s.note(ex, "recentFiles")
-            else:
-                try:
-                    r = _d_NesRecentFilesCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "recentFiles")
-                f_recent_files = r
-        v = d.get("relatedSnippets", _MISSING)
-        if v is _MISSING:
-            f_related_snippets = None
-        else:
-            n += 1
-            if v is None:
-                f_related_snippets = None
-                ex = _s.note(ex, "relatedSnippets")
-            else:
-                try:
-                    r = _d_NesRelatedSnippetsCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "relatedSnippets")
-                f_related_snippets = r
-        v = d.get("editHistory", _MISSING)
-        if v is _MISSING:
-            f_edit_history = None
-        else:
-            n += 1
-            if v is None:
-                f_edit_history = None
-                ex = _s.note(ex, "editHistory")
-            else:
-                try:
-                    r = _d_NesEditHistoryCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "editHistory")
-                f_edit_history = r
-        v = d.get("userActions", _MISSING)
-        if v is _MISSING:
-            f_user_actions = None
-        else:
-            n += 1
-            if v is None:
-                f_user_actions = None
-                ex = _s.note(ex, "userActions")
-            else:
-                try:
-                    r = _d_NesUserActionsCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "userActions")
-                f_user_actions = r
-        v = d.get("openFiles", _MISSING)
-        if v is _MISSING:
-            f_open_files = None
-        else:
-            n += 1
-            if v is None:
-                f_open_files = None
-                ex = _s.note(ex, "openFiles")
-            else:
-                try:
-                    r = _d_NesOpenFilesCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "openFiles")
-                f_open_files = r
-        v = d.get("diagnostics", _MISSING)
-        if v is _MISSING:
-            f_diagnostics = None
-        else:
-            n += 1
-            if v is None:
-                f_diagnostics = None
-                ex = _s.note(ex, "diagnostics")
-            else:
-                try:
-                    r = _d_NesDiagnosticsCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "diagnostics")
-                f_diagnostics = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesContextCapabilities = _new(NesContextCapabilities)
-    _S_NesContextCapabilities_recent_files(o, f_recent_files)
-    _S_NesContextCapabilities_related_snippets(o, f_related_snippets)
-    _S_NesContextCapabilities_edit_history(o, f_edit_history)
-    _S_NesContextCapabilities_user_actions(o, f_user_actions)
-    _S_NesContextCapabilities_open_files(o, f_open_files)
-    _S_NesContextCapabilities_diagnostics(o, f_diagnostics)
-    _S_NesContextCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesContextCapabilities_recent_files(o, None)
+        _S_NesContextCapabilities_related_snippets(o, None)
+        _S_NesContextCapabilities_edit_history(o, None)
+        _S_NesContextCapabilities_user_actions(o, None)
+        _S_NesContextCapabilities_open_files(o, None)
+        _S_NesContextCapabilities_diagnostics(o, None)
+        _S_NesContextCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "recentFiles" not in d:
+        _S_NesContextCapabilities_recent_files(o, None)
+    else:
+        v = d["recentFiles"]
+        n += 1
+        if v is None:
+            _S_NesContextCapabilities_recent_files(o, None)
+            ex = _s.note(ex, "recentFiles")
+        else:
+            try:
+                r = _d_NesRecentFilesCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "recentFiles")
+            _S_NesContextCapabilities_recent_files(o, r)
+    if "relatedSnippets" not in d:
+        _S_NesContextCapabilities_related_snippets(o, None)
+    else:
+        v = d["relatedSnippets"]
+        n += 1
+        if v is None:
+            _S_NesContextCapabilities_related_snippets(o, None)
+            ex = _s.note(ex, "relatedSnippets")
+        else:
+            try:
+                r = _d_NesRelatedSnippetsCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "relatedSnippets")
+            _S_NesContextCapabilities_related_snippets(o, r)
+    if "editHistory" not in d:
+        _S_NesContextCapabilities_edit_history(o, None)
+    else:
+        v = d["editHistory"]
+        n += 1
+        if v is None:
+            _S_NesContextCapabilities_edit_history(o, None)
+            ex = _s.note(ex, "editHistory")
+        else:
+            try:
+                r = _d_NesEditHistoryCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "editHistory")
+            _S_NesContextCapabilities_edit_history(o, r)
+    if "userActions" not in d:
+        _S_NesContextCapabilities_user_actions(o, None)
+    else:
+        v = d["userActions"]
+        n += 1
+        if v is None:
+            _S_NesContextCapabilities_user_actions(o, None)
+            ex = _s.note(ex, "userActions")
+        else:
+            try:
+                r = _d_NesUserActionsCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "userActions")
+            _S_NesContextCapabilities_user_actions(o, r)
+    if "openFiles" not in d:
+        _S_NesContextCapabilities_open_files(o, None)
+    else:
+        v = d["openFiles"]
+        n += 1
+        if v is None:
+            _S_NesContextCapabilities_open_files(o, None)
+            ex = _s.note(ex, "openFiles")
+        else:
+            try:
+                r = _d_NesOpenFilesCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "openFiles")
+            _S_NesContextCapabilities_open_files(o, r)
+    if "diagnostics" not in d:
+        _S_NesContextCapabilities_diagnostics(o, None)
+    else:
+        v = d["diagnostics"]
+        n += 1
+        if v is None:
+            _S_NesContextCapabilities_diagnostics(o, None)
+            ex = _s.note(ex, "diagnostics")
+        else:
+            try:
+                r = _d_NesDiagnosticsCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "diagnostics")
+            _S_NesContextCapabilities_diagnostics(o, r)
+    if "_meta" not in d:
+        _S_NesContextCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesContextCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesContextCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesContextCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4633,72 +4459,62 @@ def _e_NesContextCapabilities(o: NesContextCapabilities) -> dict[str, Any]:
 def _d_NesDiagnostic(d: Any) -> NesDiagnostic:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: NesDiagnostic = _new(NesDiagnostic)
+    v: Any
     r: Any
-    f_uri: Any
-    f_range: Any
-    f_severity: Any
-    f_message: Any
-    f_meta: Any
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("range", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("range")
-    n += 1
+    _S_NesDiagnostic_uri(o, v)
+    try:
+        v = d["range"]
+    except KeyError:
+        raise _s.missing("range") from None
     try:
         r = _d_Range(v)
     except DecodeError as e:
         raise e.at("range") from None
-    f_range = r
-    v = d.get("severity", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("severity")
-    n += 1
+    _S_NesDiagnostic_range(o, r)
+    try:
+        v = d["severity"]
+    except KeyError:
+        raise _s.missing("severity") from None
     if type(v) is not str or v not in _L_NesDiagnosticSeverity:
         raise _s.bad_literal(v, _L_NesDiagnosticSeverity).at("severity")
-    r = v
-    f_severity = r
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("message")
-    n += 1
+    _S_NesDiagnostic_severity(o, v)
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _s.missing("message") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("message")
-    r = v
-    f_message = r
-    if n == len(d):
-        f_meta = None
+    _S_NesDiagnostic_message(o, v)
+    if len(d) == 4:
+        _S_NesDiagnostic_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesDiagnostic_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesDiagnostic_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesDiagnostic = _new(NesDiagnostic)
-    _S_NesDiagnostic_uri(o, f_uri)
-    _S_NesDiagnostic_range(o, f_range)
-    _S_NesDiagnostic_severity(o, f_severity)
-    _S_NesDiagnostic_message(o, f_message)
-    _S_NesDiagnostic_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesDiagnostic_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDiagnostic))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4729,31 +4545,32 @@ def _e_NesDiagnostic(o: NesDiagnostic) -> dict[str, Any]:
 def _d_NesDiagnosticsCapabilities(d: Any) -> NesDiagnosticsCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesDiagnosticsCapabilities = _new(NesDiagnosticsCapabilities)
-    _S_NesDiagnosticsCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesDiagnosticsCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesDiagnosticsCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesDiagnosticsCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesDiagnosticsCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDiagnosticsCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4776,41 +4593,39 @@ def _e_NesDiagnosticsCapabilities(o: NesDiagnosticsCapabilities) -> dict[str, An
 def _d_NesDocumentDidChangeCapabilities(d: Any) -> NesDocumentDidChangeCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: NesDocumentDidChangeCapabilities = _new(NesDocumentDidChangeCapabilities)
+    v: Any
     r: Any
-    f_sync_kind: Any
-    f_meta: Any
-    v = d.get("syncKind", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("syncKind")
-    n += 1
+    try:
+        v = d["syncKind"]
+    except KeyError:
+        raise _s.missing("syncKind") from None
     if type(v) is not str or v not in _L_TextDocumentSyncKind:
         raise _s.bad_literal(v, _L_TextDocumentSyncKind).at("syncKind")
-    r = v
-    f_sync_kind = r
-    if n == len(d):
-        f_meta = None
+    _S_NesDocumentDidChangeCapabilities_sync_kind(o, v)
+    if len(d) == 1:
+        _S_NesDocumentDidChangeCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesDocumentDidChangeCapabilities_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesDocumentDidChangeCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesDocumentDidChangeCapabilities = _new(NesDocumentDidChangeCapabilities)
-    _S_NesDocumentDidChangeCapabilities_sync_kind(o, f_sync_kind)
-    _S_NesDocumentDidChangeCapabilities_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesDocumentDidChangeCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidChangeCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4835,31 +4650,32 @@ def _e_NesDocumentDidChangeCapabilities(o: NesDocumentDidChangeCapabilities) -> 
 def _d_NesDocumentDidCloseCapabilities(d: Any) -> NesDocumentDidCloseCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesDocumentDidCloseCapabilities = _new(NesDocumentDidCloseCapabilities)
-    _S_NesDocumentDidCloseCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesDocumentDidCloseCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesDocumentDidCloseCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesDocumentDidCloseCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesDocumentDidCloseCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidCloseCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4882,31 +4698,32 @@ def _e_NesDocumentDidCloseCapabilities(o: NesDocumentDidCloseCapabilities) -> di
 def _d_NesDocumentDidFocusCapabilities(d: Any) -> NesDocumentDidFocusCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesDocumentDidFocusCapabilities = _new(NesDocumentDidFocusCapabilities)
-    _S_NesDocumentDidFocusCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesDocumentDidFocusCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesDocumentDidFocusCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesDocumentDidFocusCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesDocumentDidFocusCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidFocusCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4929,31 +4746,32 @@ def _e_NesDocumentDidFocusCapabilities(o: NesDocumentDidFocusCapabilities) -> di
 def _d_NesDocumentDidOpenCapabilities(d: Any) -> NesDocumentDidOpenCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesDocumentDidOpenCapabilities = _new(NesDocumentDidOpenCapabilities)
-    _S_NesDocumentDidOpenCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesDocumentDidOpenCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesDocumentDidOpenCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesDocumentDidOpenCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesDocumentDidOpenCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidOpenCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -4976,31 +4794,32 @@ def _e_NesDocumentDidOpenCapabilities(o: NesDocumentDidOpenCapabilities) -> dict
 def _d_NesDocumentDidSaveCapabilities(d: Any) -> NesDocumentDidSaveCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesDocumentDidSaveCapabilities = _new(NesDocumentDidSaveCapabilities)
-    _S_NesDocumentDidSaveCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesDocumentDidSaveCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesDocumentDidSaveCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesDocumentDidSaveCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesDocumentDidSaveCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidSaveCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5023,126 +4842,117 @@ def _e_NesDocumentDidSaveCapabilities(o: NesDocumentDidSaveCapabilities) -> dict
 def _d_NesDocumentEventCapabilities(d: Any) -> NesDocumentEventCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_did_open: Any
-    f_did_change: Any
-    f_did_close: Any
-    f_did_save: Any
-    f_did_focus: Any
-    f_meta: Any
-    if n == len(d):
-        f_did_open = None
-        f_did_change = None
-        f_did_close = None
-        f_did_save = None
-        f_did_focus = None
-        f_meta = None
-    else:
-        v = d.get("didOpen", _MISSING)
-        if v is _MISSING:
-            f_did_open = None
-        else:
-            n += 1
-            if v is None:
-                f_did_open = None
-                ex = _s.note(ex, "didOpen")
-            else:
-                try:
-                    r = _d_NesDocumentDidOpenCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "didOpen")
-                f_did_open = r
-        v = d.get("didChange", _MISSING)
-        if v is _MISSING:
-            f_did_change = None
-        else:
-            n += 1
-            if v is None:
-                f_did_change = None
-                ex = _s.note(ex, "didChange")
-            else:
-                try:
-                    r = _d_NesDocumentDidChangeCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "didChange")
-                f_did_change = r
-        v = d.get("didClose", _MISSING)
-        if v is _MISSING:
-            f_did_close = None
-        else:
-            n += 1
-            if v is None:
-                f_did_close = None
-                ex = _s.note(ex, "didClose")
-            else:
-                try:
-                    r = _d_NesDocumentDidCloseCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "didClose")
-                f_did_close = r
-        v = d.get("didSave", _MISSING)
-        if v is _MISSING:
-            f_did_save = None
-        else:
-            n += 1
-            if v is None:
-                f_did_save = None
-                ex = _s.note(ex, "didSave")
-            else:
-                try:
-                    r = _d_NesDocumentDidSaveCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "didSave")
-                f_did_save = r
-        v = d.get("didFocus", _MISSING)
-        if v is _MISSING:
-            f_did_focus = None
-        else:
-            n += 1
-            if v is None:
-                f_did_focus = None
-                ex = _s.note(ex, "didFocus")
-            else:
-                try:
-                    r = _d_NesDocumentDidFocusCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "didFocus")
-                f_did_focus = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesDocumentEventCapabilities = _new(NesDocumentEventCapabilities)
-    _S_NesDocumentEventCapabilities_did_open(o, f_did_open)
-    _S_NesDocumentEventCapabilities_did_change(o, f_did_change)
-    _S_NesDocumentEventCapabilities_did_close(o, f_did_close)
-    _S_NesDocumentEventCapabilities_did_save(o, f_did_save)
-    _S_NesDocumentEventCapabilities_did_focus(o, f_did_focus)
-    _S_NesDocumentEventCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesDocumentEventCapabilities_did_open(o, None)
+        _S_NesDocumentEventCapabilities_did_change(o, None)
+        _S_NesDocumentEventCapabilities_did_close(o, None)
+        _S_NesDocumentEventCapabilities_did_save(o, None)
+        _S_NesDocumentEventCapabilities_did_focus(o, None)
+        _S_NesDocumentEventCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "didOpen" not in d:
+        _S_NesDocumentEventCapabilities_did_open(o, None)
+    else:
+        v = d["didOpen"]
+        n += 1
+        if v is None:
+            _S_NesDocumentEventCapabilities_did_open(o, None)
+            ex = _s.note(ex, "didOpen")
+        else:
+            try:
+                r = _d_NesDocumentDidOpenCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "didOpen")
+            _S_NesDocumentEventCapabilities_did_open(o, r)
+    if "didChange" not in d:
+        _S_NesDocumentEventCapabilities_did_change(o, None)
+    else:
+        v = d["didChange"]
+        n += 1
+        if v is None:
+            _S_NesDocumentEventCapabilities_did_change(o, None)
+            ex = _s.note(ex, "didChange")
+        else:
+            try:
+                r = _d_NesDocumentDidChangeCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "didChange")
+            _S_NesDocumentEventCapabilities_did_change(o, r)
+    if "didClose" not in d:
+        _S_NesDocumentEventCapabilities_did_close(o, None)
+    else:
+        v = d["didClose"]
+        n += 1
+        if v is None:
+            _S_NesDocumentEventCapabilities_did_close(o, None)
+            ex = _s.note(ex, "didClose")
+        else:
+            try:
+                r = _d_NesDocumentDidCloseCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "didClose")
+            _S_NesDocumentEventCapabilities_did_close(o, r)
+    if "didSave" not in d:
+        _S_NesDocumentEventCapabilities_did_save(o, None)
+    else:
+        v = d["didSave"]
+        n += 1
+        if v is None:
+            _S_NesDocumentEventCapabilities_did_save(o, None)
+            ex = _s.note(ex, "didSave")
+        else:
+            try:
+                r = _d_NesDocumentDidSaveCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "didSave")
+            _S_NesDocumentEventCapabilities_did_save(o, r)
+    if "didFocus" not in d:
+        _S_NesDocumentEventCapabilities_did_focus(o, None)
+    else:
+        v = d["didFocus"]
+        n += 1
+        if v is None:
+            _S_NesDocumentEventCapabilities_did_focus(o, None)
+            ex = _s.note(ex, "didFocus")
+        else:
+            try:
+                r = _d_NesDocumentDidFocusCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "didFocus")
+            _S_NesDocumentEventCapabilities_did_focus(o, r)
+    if "_meta" not in d:
+        _S_NesDocumentEventCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesDocumentEventCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesDocumentEventCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentEventCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5190,50 +5000,49 @@ def _e_NesDocumentEventCapabilities(o: NesDocumentEventCapabilities) -> dict[str
 def _d_NesEditHistoryCapabilities(d: Any) -> NesEditHistoryCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_max_count: Any
-    f_meta: Any
-    if n == len(d):
-        f_max_count = None
-        f_meta = None
-    else:
-        v = d.get("maxCount", _MISSING)
-        if v is _MISSING:
-            f_max_count = None
-        else:
-            n += 1
-            if v is None:
-                f_max_count = None
-                ex = _s.note(ex, "maxCount")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "maxCount")
-                f_max_count = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesEditHistoryCapabilities = _new(NesEditHistoryCapabilities)
-    _S_NesEditHistoryCapabilities_max_count(o, f_max_count)
-    _S_NesEditHistoryCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesEditHistoryCapabilities_max_count(o, None)
+        _S_NesEditHistoryCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "maxCount" not in d:
+        _S_NesEditHistoryCapabilities_max_count(o, None)
+    else:
+        v = d["maxCount"]
+        n += 1
+        if v is None:
+            _S_NesEditHistoryCapabilities_max_count(o, None)
+            ex = _s.note(ex, "maxCount")
+        else:
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "maxCount")
+            _S_NesEditHistoryCapabilities_max_count(o, r)
+    if "_meta" not in d:
+        _S_NesEditHistoryCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesEditHistoryCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesEditHistoryCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEditHistoryCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5261,51 +5070,46 @@ def _e_NesEditHistoryCapabilities(o: NesEditHistoryCapabilities) -> dict[str, An
 def _d_NesEditHistoryEntry(d: Any) -> NesEditHistoryEntry:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: NesEditHistoryEntry = _new(NesEditHistoryEntry)
+    v: Any
     r: Any
-    f_uri: Any
-    f_diff: Any
-    f_meta: Any
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("diff", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("diff")
-    n += 1
+    _S_NesEditHistoryEntry_uri(o, v)
+    try:
+        v = d["diff"]
+    except KeyError:
+        raise _s.missing("diff") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("diff")
-    r = v
-    f_diff = r
-    if n == len(d):
-        f_meta = None
+    _S_NesEditHistoryEntry_diff(o, v)
+    if len(d) == 2:
+        _S_NesEditHistoryEntry_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesEditHistoryEntry_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesEditHistoryEntry_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesEditHistoryEntry = _new(NesEditHistoryEntry)
-    _S_NesEditHistoryEntry_uri(o, f_uri)
-    _S_NesEditHistoryEntry_diff(o, f_diff)
-    _S_NesEditHistoryEntry_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesEditHistoryEntry_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEditHistoryEntry))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5332,86 +5136,81 @@ def _e_NesEditHistoryEntry(o: NesEditHistoryEntry) -> dict[str, Any]:
 def _d_NesEditSuggestion(d: Any) -> NesEditSuggestion:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_id: Any
-    f_uri: Any
-    f_edits: Any
-    f_cursor_position: Any
-    f_meta: Any
     v = d.get("kind", _MISSING)
-    if v is not _MISSING:
-        if v != "edit":
-            raise _s.bad_literal(v, ("edit",)).at("kind")
-        n += 1
-    v = d.get("id", _MISSING)
     if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+        return _a_NesEditSuggestion({"kind": "edit", **d})
+    if v != "edit":
+        raise _s.bad_literal(v, ("edit",)).at("kind")
+    return _a_NesEditSuggestion(d)
+
+
+def _a_NesEditSuggestion(d: Any) -> NesEditSuggestion:
+    o: NesEditSuggestion = _new(NesEditSuggestion)
+    v: Any
+    r: Any
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    _S_NesEditSuggestion_id(o, v)
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("edits", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("edits")
-    n += 1
+    _S_NesEditSuggestion_uri(o, v)
+    try:
+        v = d["edits"]
+    except KeyError:
+        raise _s.missing("edits") from None
     try:
         r = _s.d_list(v, _d_NesTextEdit)
     except DecodeError as e:
         raise e.at("edits") from None
-    f_edits = r
-    if n == len(d):
-        f_cursor_position = None
-        f_meta = None
+    _S_NesEditSuggestion_edits(o, r)
+    if len(d) == 4:
+        _S_NesEditSuggestion_cursor_position(o, None)
+        _S_NesEditSuggestion_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "cursorPosition" not in d:
+        _S_NesEditSuggestion_cursor_position(o, None)
     else:
-        v = d.get("cursorPosition", _MISSING)
-        if v is _MISSING:
-            f_cursor_position = None
+        v = d["cursorPosition"]
+        n += 1
+        if v is None:
+            _S_NesEditSuggestion_cursor_position(o, None)
+            ex = _s.note(ex, "cursorPosition")
         else:
-            n += 1
-            if v is None:
-                f_cursor_position = None
+            try:
+                r = _d_Position(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "cursorPosition")
-            else:
-                try:
-                    r = _d_Position(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "cursorPosition")
-                f_cursor_position = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_NesEditSuggestion_cursor_position(o, r)
+    if "_meta" not in d:
+        _S_NesEditSuggestion_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesEditSuggestion_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesEditSuggestion = _new(NesEditSuggestion)
-    _S_NesEditSuggestion_id(o, f_id)
-    _S_NesEditSuggestion_uri(o, f_uri)
-    _S_NesEditSuggestion_edits(o, f_edits)
-    _S_NesEditSuggestion_cursor_position(o, f_cursor_position)
-    _S_NesEditSuggestion_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesEditSuggestion_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEditSuggestion))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5445,50 +5244,49 @@ def _e_NesEditSuggestion(o: NesEditSuggestion) -> dict[str, Any]:
 def _d_NesEventCapabilities(d: Any) -> NesEventCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_document: Any
-    f_meta: Any
-    if n == len(d):
-        f_document = None
-        f_meta = None
-    else:
-        v = d.get("document", _MISSING)
-        if v is _MISSING:
-            f_document = None
-        else:
-            n += 1
-            if v is None:
-                f_document = None
-                ex = _s.note(ex, "document")
-            else:
-                try:
-                    r = _d_NesDocumentEventCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "document")
-                f_document = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesEventCapabilities = _new(NesEventCapabilities)
-    _S_NesEventCapabilities_document(o, f_document)
-    _S_NesEventCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesEventCapabilities_document(o, None)
+        _S_NesEventCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "document" not in d:
+        _S_NesEventCapabilities_document(o, None)
+    else:
+        v = d["document"]
+        n += 1
+        if v is None:
+            _S_NesEventCapabilities_document(o, None)
+            ex = _s.note(ex, "document")
+        else:
+            try:
+                r = _d_NesDocumentEventCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "document")
+            _S_NesEventCapabilities_document(o, r)
+    if "_meta" not in d:
+        _S_NesEventCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesEventCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesEventCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEventCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5516,61 +5314,53 @@ def _e_NesEventCapabilities(o: NesEventCapabilities) -> dict[str, Any]:
 def _d_NesExcerpt(d: Any) -> NesExcerpt:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: NesExcerpt = _new(NesExcerpt)
+    v: Any
     r: Any
-    f_start_line: Any
-    f_end_line: Any
-    f_text: Any
-    f_meta: Any
-    v = d.get("startLine", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("startLine")
-    n += 1
+    try:
+        v = d["startLine"]
+    except KeyError:
+        raise _s.missing("startLine") from None
     if type(v) is not int or not 0 <= v <= 4294967295:
         raise _s.bad_int(v, "uint32").at("startLine")
-    r = v
-    f_start_line = r
-    v = d.get("endLine", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("endLine")
-    n += 1
+    _S_NesExcerpt_start_line(o, v)
+    try:
+        v = d["endLine"]
+    except KeyError:
+        raise _s.missing("endLine") from None
     if type(v) is not int or not 0 <= v <= 4294967295:
         raise _s.bad_int(v, "uint32").at("endLine")
-    r = v
-    f_end_line = r
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("text")
-    n += 1
+    _S_NesExcerpt_end_line(o, v)
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    r = v
-    f_text = r
-    if n == len(d):
-        f_meta = None
+    _S_NesExcerpt_text(o, v)
+    if len(d) == 3:
+        _S_NesExcerpt_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesExcerpt_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesExcerpt_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesExcerpt = _new(NesExcerpt)
-    _S_NesExcerpt_start_line(o, f_start_line)
-    _S_NesExcerpt_end_line(o, f_end_line)
-    _S_NesExcerpt_text(o, f_text)
-    _S_NesExcerpt_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesExcerpt_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesExcerpt))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5599,31 +5389,32 @@ def _e_NesExcerpt(o: NesExcerpt) -> dict[str, Any]:
 def _d_NesJumpCapabilities(d: Any) -> NesJumpCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesJumpCapabilities = _new(NesJumpCapabilities)
-    _S_NesJumpCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesJumpCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesJumpCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesJumpCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesJumpCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesJumpCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5646,67 +5437,64 @@ def _e_NesJumpCapabilities(o: NesJumpCapabilities) -> dict[str, Any]:
 def _d_NesJumpSuggestion(d: Any) -> NesJumpSuggestion:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_id: Any
-    f_uri: Any
-    f_position: Any
-    f_meta: Any
     v = d.get("kind", _MISSING)
-    if v is not _MISSING:
-        if v != "jump":
-            raise _s.bad_literal(v, ("jump",)).at("kind")
-        n += 1
-    v = d.get("id", _MISSING)
     if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+        return _a_NesJumpSuggestion({"kind": "jump", **d})
+    if v != "jump":
+        raise _s.bad_literal(v, ("jump",)).at("kind")
+    return _a_NesJumpSuggestion(d)
+
+
+def _a_NesJumpSuggestion(d: Any) -> NesJumpSuggestion:
+    o: NesJumpSuggestion = _new(NesJumpSuggestion)
+    v: Any
+    r: Any
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    _S_NesJumpSuggestion_id(o, v)
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("position", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("position")
-    n += 1
+    _S_NesJumpSuggestion_uri(o, v)
+    try:
+        v = d["position"]
+    except KeyError:
+        raise _s.missing("position") from None
     try:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("position") from None
-    f_position = r
-    if n == len(d):
-        f_meta = None
+    _S_NesJumpSuggestion_position(o, r)
+    if len(d) == 4:
+        _S_NesJumpSuggestion_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesJumpSuggestion_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesJumpSuggestion_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesJumpSuggestion = _new(NesJumpSuggestion)
-    _S_NesJumpSuggestion_id(o, f_id)
-    _S_NesJumpSuggestion_uri(o, f_uri)
-    _S_NesJumpSuggestion_position(o, f_position)
-    _S_NesJumpSuggestion_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesJumpSuggestion_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesJumpSuggestion))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5735,89 +5523,80 @@ def _e_NesJumpSuggestion(o: NesJumpSuggestion) -> dict[str, Any]:
 def _d_NesOpenFile(d: Any) -> NesOpenFile:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: NesOpenFile = _new(NesOpenFile)
+    v: Any
     r: Any
-    f_uri: Any
-    f_language_id: Any
-    f_visible_range: Any
-    f_last_focused_ms: Any
-    f_meta: Any
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("languageId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("languageId")
-    n += 1
+    _S_NesOpenFile_uri(o, v)
+    try:
+        v = d["languageId"]
+    except KeyError:
+        raise _s.missing("languageId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("languageId")
-    r = v
-    f_language_id = r
-    if n == len(d):
-        f_visible_range = None
-        f_last_focused_ms = None
-        f_meta = None
+    _S_NesOpenFile_language_id(o, v)
+    if len(d) == 2:
+        _S_NesOpenFile_visible_range(o, None)
+        _S_NesOpenFile_last_focused_ms(o, None)
+        _S_NesOpenFile_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "visibleRange" not in d:
+        _S_NesOpenFile_visible_range(o, None)
     else:
-        v = d.get("visibleRange", _MISSING)
-        if v is _MISSING:
-            f_visible_range = None
+        v = d["visibleRange"]
+        n += 1
+        if v is None:
+            _S_NesOpenFile_visible_range(o, None)
+            ex = _s.note(ex, "visibleRange")
         else:
-            n += 1
-            if v is None:
-                f_visible_range = None
+            try:
+                r = _d_Range(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "visibleRange")
-            else:
-                try:
-                    r = _d_Range(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "visibleRange")
-                f_visible_range = r
-        v = d.get("lastFocusedMs", _MISSING)
-        if v is _MISSING:
-            f_last_focused_ms = None
+            _S_NesOpenFile_visible_range(o, r)
+    if "lastFocusedMs" not in d:
+        _S_NesOpenFile_last_focused_ms(o, None)
+    else:
+        v = d["lastFocusedMs"]
+        n += 1
+        if v is None:
+            _S_NesOpenFile_last_focused_ms(o, None)
+            ex = _s.note(ex, "lastFocusedMs")
         else:
-            n += 1
-            if v is None:
-                f_last_focused_ms = None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "lastFocusedMs")
-            else:
-                if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "lastFocusedMs")
-                f_last_focused_ms = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_NesOpenFile_last_focused_ms(o, r)
+    if "_meta" not in d:
+        _S_NesOpenFile_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesOpenFile_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesOpenFile = _new(NesOpenFile)
-    _S_NesOpenFile_uri(o, f_uri)
-    _S_NesOpenFile_language_id(o, f_language_id)
-    _S_NesOpenFile_visible_range(o, f_visible_range)
-    _S_NesOpenFile_last_focused_ms(o, f_last_focused_ms)
-    _S_NesOpenFile_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesOpenFile_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesOpenFile))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5854,31 +5633,32 @@ def _e_NesOpenFile(o: NesOpenFile) -> dict[str, Any]:
 def _d_NesOpenFilesCapabilities(d: Any) -> NesOpenFilesCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesOpenFilesCapabilities = _new(NesOpenFilesCapabilities)
-    _S_NesOpenFilesCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesOpenFilesCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesOpenFilesCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesOpenFilesCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesOpenFilesCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesOpenFilesCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5901,61 +5681,53 @@ def _e_NesOpenFilesCapabilities(o: NesOpenFilesCapabilities) -> dict[str, Any]:
 def _d_NesRecentFile(d: Any) -> NesRecentFile:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: NesRecentFile = _new(NesRecentFile)
+    v: Any
     r: Any
-    f_uri: Any
-    f_language_id: Any
-    f_text: Any
-    f_meta: Any
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("languageId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("languageId")
-    n += 1
+    _S_NesRecentFile_uri(o, v)
+    try:
+        v = d["languageId"]
+    except KeyError:
+        raise _s.missing("languageId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("languageId")
-    r = v
-    f_language_id = r
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("text")
-    n += 1
+    _S_NesRecentFile_language_id(o, v)
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    r = v
-    f_text = r
-    if n == len(d):
-        f_meta = None
+    _S_NesRecentFile_text(o, v)
+    if len(d) == 3:
+        _S_NesRecentFile_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesRecentFile_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesRecentFile_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesRecentFile = _new(NesRecentFile)
-    _S_NesRecentFile_uri(o, f_uri)
-    _S_NesRecentFile_language_id(o, f_language_id)
-    _S_NesRecentFile_text(o, f_text)
-    _S_NesRecentFile_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesRecentFile_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRecentFile))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -5984,50 +5756,49 @@ def _e_NesRecentFile(o: NesRecentFile) -> dict[str, Any]:
 def _d_NesRecentFilesCapabilities(d: Any) -> NesRecentFilesCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_max_count: Any
-    f_meta: Any
-    if n == len(d):
-        f_max_count = None
-        f_meta = None
-    else:
-        v = d.get("maxCount", _MISSING)
-        if v is _MISSING:
-            f_max_count = None
-        else:
-            n += 1
-            if v is None:
-                f_max_count = None
-                ex = _s.note(ex, "maxCount")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "maxCount")
-                f_max_count = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesRecentFilesCapabilities = _new(NesRecentFilesCapabilities)
-    _S_NesRecentFilesCapabilities_max_count(o, f_max_count)
-    _S_NesRecentFilesCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesRecentFilesCapabilities_max_count(o, None)
+        _S_NesRecentFilesCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "maxCount" not in d:
+        _S_NesRecentFilesCapabilities_max_count(o, None)
+    else:
+        v = d["maxCount"]
+        n += 1
+        if v is None:
+            _S_NesRecentFilesCapabilities_max_count(o, None)
+            ex = _s.note(ex, "maxCount")
+        else:
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "maxCount")
+            _S_NesRecentFilesCapabilities_max_count(o, r)
+    if "_meta" not in d:
+        _S_NesRecentFilesCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesRecentFilesCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesRecentFilesCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRecentFilesCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6055,52 +5826,48 @@ def _e_NesRecentFilesCapabilities(o: NesRecentFilesCapabilities) -> dict[str, An
 def _d_NesRelatedSnippet(d: Any) -> NesRelatedSnippet:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: NesRelatedSnippet = _new(NesRelatedSnippet)
+    v: Any
     r: Any
-    f_uri: Any
-    f_excerpts: Any
-    f_meta: Any
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("excerpts", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("excerpts")
-    n += 1
+    _S_NesRelatedSnippet_uri(o, v)
+    try:
+        v = d["excerpts"]
+    except KeyError:
+        raise _s.missing("excerpts") from None
     try:
         r = _s.d_list(v, _d_NesExcerpt)
     except DecodeError as e:
         raise e.at("excerpts") from None
-    f_excerpts = r
-    if n == len(d):
-        f_meta = None
+    _S_NesRelatedSnippet_excerpts(o, r)
+    if len(d) == 2:
+        _S_NesRelatedSnippet_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesRelatedSnippet_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesRelatedSnippet_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesRelatedSnippet = _new(NesRelatedSnippet)
-    _S_NesRelatedSnippet_uri(o, f_uri)
-    _S_NesRelatedSnippet_excerpts(o, f_excerpts)
-    _S_NesRelatedSnippet_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesRelatedSnippet_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRelatedSnippet))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6127,31 +5894,32 @@ def _e_NesRelatedSnippet(o: NesRelatedSnippet) -> dict[str, Any]:
 def _d_NesRelatedSnippetsCapabilities(d: Any) -> NesRelatedSnippetsCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesRelatedSnippetsCapabilities = _new(NesRelatedSnippetsCapabilities)
-    _S_NesRelatedSnippetsCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesRelatedSnippetsCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesRelatedSnippetsCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesRelatedSnippetsCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesRelatedSnippetsCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRelatedSnippetsCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6174,31 +5942,32 @@ def _e_NesRelatedSnippetsCapabilities(o: NesRelatedSnippetsCapabilities) -> dict
 def _d_NesRenameCapabilities(d: Any) -> NesRenameCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesRenameCapabilities = _new(NesRenameCapabilities)
-    _S_NesRenameCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesRenameCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesRenameCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesRenameCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesRenameCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRenameCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6221,77 +5990,71 @@ def _e_NesRenameCapabilities(o: NesRenameCapabilities) -> dict[str, Any]:
 def _d_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_id: Any
-    f_uri: Any
-    f_position: Any
-    f_new_name: Any
-    f_meta: Any
     v = d.get("kind", _MISSING)
-    if v is not _MISSING:
-        if v != "rename":
-            raise _s.bad_literal(v, ("rename",)).at("kind")
-        n += 1
-    v = d.get("id", _MISSING)
     if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+        return _a_NesRenameSuggestion({"kind": "rename", **d})
+    if v != "rename":
+        raise _s.bad_literal(v, ("rename",)).at("kind")
+    return _a_NesRenameSuggestion(d)
+
+
+def _a_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
+    o: NesRenameSuggestion = _new(NesRenameSuggestion)
+    v: Any
+    r: Any
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    _S_NesRenameSuggestion_id(o, v)
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("position", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("position")
-    n += 1
+    _S_NesRenameSuggestion_uri(o, v)
+    try:
+        v = d["position"]
+    except KeyError:
+        raise _s.missing("position") from None
     try:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("position") from None
-    f_position = r
-    v = d.get("newName", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("newName")
-    n += 1
+    _S_NesRenameSuggestion_position(o, r)
+    try:
+        v = d["newName"]
+    except KeyError:
+        raise _s.missing("newName") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("newName")
-    r = v
-    f_new_name = r
-    if n == len(d):
-        f_meta = None
+    _S_NesRenameSuggestion_new_name(o, v)
+    if len(d) == 5:
+        _S_NesRenameSuggestion_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 5
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesRenameSuggestion_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesRenameSuggestion_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesRenameSuggestion = _new(NesRenameSuggestion)
-    _S_NesRenameSuggestion_id(o, f_id)
-    _S_NesRenameSuggestion_uri(o, f_uri)
-    _S_NesRenameSuggestion_position(o, f_position)
-    _S_NesRenameSuggestion_new_name(o, f_new_name)
-    _S_NesRenameSuggestion_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesRenameSuggestion_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRenameSuggestion))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6322,61 +6085,53 @@ def _e_NesRenameSuggestion(o: NesRenameSuggestion) -> dict[str, Any]:
 def _d_NesRepository(d: Any) -> NesRepository:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: NesRepository = _new(NesRepository)
+    v: Any
     r: Any
-    f_name: Any
-    f_owner: Any
-    f_remote_url: Any
-    f_meta: Any
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("owner", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("owner")
-    n += 1
+    _S_NesRepository_name(o, v)
+    try:
+        v = d["owner"]
+    except KeyError:
+        raise _s.missing("owner") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("owner")
-    r = v
-    f_owner = r
-    v = d.get("remoteUrl", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("remoteUrl")
-    n += 1
+    _S_NesRepository_owner(o, v)
+    try:
+        v = d["remoteUrl"]
+    except KeyError:
+        raise _s.missing("remoteUrl") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("remoteUrl")
-    r = v
-    f_remote_url = r
-    if n == len(d):
-        f_meta = None
+    _S_NesRepository_remote_url(o, v)
+    if len(d) == 3:
+        _S_NesRepository_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesRepository_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesRepository_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesRepository = _new(NesRepository)
-    _S_NesRepository_name(o, f_name)
-    _S_NesRepository_owner(o, f_owner)
-    _S_NesRepository_remote_url(o, f_remote_url)
-    _S_NesRepository_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesRepository_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRepository))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6405,31 +6160,32 @@ def _e_NesRepository(o: NesRepository) -> dict[str, Any]:
 def _d_NesSearchAndReplaceCapabilities(d: Any) -> NesSearchAndReplaceCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesSearchAndReplaceCapabilities = _new(NesSearchAndReplaceCapabilities)
-    _S_NesSearchAndReplaceCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesSearchAndReplaceCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesSearchAndReplaceCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesSearchAndReplaceCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesSearchAndReplaceCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesSearchAndReplaceCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6452,94 +6208,84 @@ def _e_NesSearchAndReplaceCapabilities(o: NesSearchAndReplaceCapabilities) -> di
 def _d_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_id: Any
-    f_uri: Any
-    f_search: Any
-    f_replace: Any
-    f_is_regex: Any
-    f_meta: Any
     v = d.get("kind", _MISSING)
-    if v is not _MISSING:
-        if v != "searchAndReplace":
-            raise _s.bad_literal(v, ("searchAndReplace",)).at("kind")
-        n += 1
-    v = d.get("id", _MISSING)
     if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+        return _a_NesSearchAndReplaceSuggestion({"kind": "searchAndReplace", **d})
+    if v != "searchAndReplace":
+        raise _s.bad_literal(v, ("searchAndReplace",)).at("kind")
+    return _a_NesSearchAndReplaceSuggestion(d)
+
+
+def _a_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
+    o: NesSearchAndReplaceSuggestion = _new(NesSearchAndReplaceSuggestion)
+    v: Any
+    r: Any
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    _S_NesSearchAndReplaceSuggestion_id(o, v)
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("search", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("search")
-    n += 1
+    _S_NesSearchAndReplaceSuggestion_uri(o, v)
+    try:
+        v = d["search"]
+    except KeyError:
+        raise _s.missing("search") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("search")
-    r = v
-    f_search = r
-    v = d.get("replace", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("replace")
-    n += 1
+    _S_NesSearchAndReplaceSuggestion_search(o, v)
+    try:
+        v = d["replace"]
+    except KeyError:
+        raise _s.missing("replace") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("replace")
-    r = v
-    f_replace = r
-    if n == len(d):
-        f_is_regex = None
-        f_meta = None
+    _S_NesSearchAndReplaceSuggestion_replace(o, v)
+    if len(d) == 5:
+        _S_NesSearchAndReplaceSuggestion_is_regex(o, None)
+        _S_NesSearchAndReplaceSuggestion_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 5
+    ex: list[str] | None = None
+    if "isRegex" not in d:
+        _S_NesSearchAndReplaceSuggestion_is_regex(o, None)
     else:
-        v = d.get("isRegex", _MISSING)
-        if v is _MISSING:
-            f_is_regex = None
+        v = d["isRegex"]
+        n += 1
+        if v is None:
+            _S_NesSearchAndReplaceSuggestion_is_regex(o, None)
+            ex = _s.note(ex, "isRegex")
         else:
-            n += 1
+            if type(v) is not bool:
+                raise _s.wrong("a boolean", v).at("isRegex")
             if v is None:
-                f_is_regex = None
                 ex = _s.note(ex, "isRegex")
-            else:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v).at("isRegex")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "isRegex")
-                f_is_regex = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_NesSearchAndReplaceSuggestion_is_regex(o, v)
+    if "_meta" not in d:
+        _S_NesSearchAndReplaceSuggestion_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesSearchAndReplaceSuggestion_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesSearchAndReplaceSuggestion = _new(NesSearchAndReplaceSuggestion)
-    _S_NesSearchAndReplaceSuggestion_id(o, f_id)
-    _S_NesSearchAndReplaceSuggestion_uri(o, f_uri)
-    _S_NesSearchAndReplaceSuggestion_search(o, f_search)
-    _S_NesSearchAndReplaceSuggestion_replace(o, f_replace)
-    _S_NesSearchAndReplaceSuggestion_is_regex(o, f_is_regex)
-    _S_NesSearchAndReplaceSuggestion_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesSearchAndReplaceSuggestion_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesSearchAndReplaceSuggestion))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6575,145 +6321,134 @@ def _e_NesSearchAndReplaceSuggestion(o: NesSearchAndReplaceSuggestion) -> dict[s
 def _d_NesSuggestContext(d: Any) -> NesSuggestContext:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_recent_files: Any
-    f_related_snippets: Any
-    f_edit_history: Any
-    f_user_actions: Any
-    f_open_files: Any
-    f_diagnostics: Any
-    f_meta: Any
-    if n == len(d):
-        f_recent_files = None
-        f_related_snippets = None
-        f_edit_history = None
-        f_user_actions = None
-        f_open_files = None
-        f_diagnostics = None
-        f_meta = None
-    else:
-        v = d.get("recentFiles", _MISSING)
-        if v is _MISSING:
-            f_recent_files = None
-        else:
-            n += 1
-            if v is None:
-                f_recent_files = None
-                ex = _s.note(ex, "recentFiles")
-            else:
-                try:
-                    r = _s.d_list(v, _d_NesRecentFile)
-                except DecodeError as e:
-                    raise e.at("recentFiles") from None
-                if r is None:
-                    ex = _s.note(ex, "recentFiles")
-                f_recent_files = r
-        v = d.get("relatedSnippets", _MISSING)
-        if v is _MISSING:
-            f_related_snippets = None
-        else:
-            n += 1
-            if v is None:
-                f_related_snippets = None
-                ex = _s.note(ex, "relatedSnippets")
-            else:
-                try:
-                    r = _s.d_list(v, _d_NesRelatedSnippet)
-                except DecodeError as e:
-                    raise e.at("relatedSnippets") from None
-                if r is None:
-                    ex = _s.note(ex, "relatedSnippets")
-                f_related_snippets = r
-        v = d.get("editHistory", _MISSING)
-        if v is _MISSING:
-            f_edit_history = None
-        else:
-            n += 1
-            if v is None:
-                f_edit_history = None
-                ex = _s.note(ex, "editHistory")
-            else:
-                try:
-                    r = _s.d_list(v, _d_NesEditHistoryEntry)
-                except DecodeError as e:
-                    raise e.at("editHistory") from None
-                if r is None:
-                    ex = _s.note(ex, "editHistory")
-                f_edit_history = r
-        v = d.get("userActions", _MISSING)
-        if v is _MISSING:
-            f_user_actions = None
-        else:
-            n += 1
-            if v is None:
-                f_user_actions = None
-                ex = _s.note(ex, "userActions")
-            else:
-                try:
-                    r = _s.d_list(v, _d_NesUserAction)
-                except DecodeError as e:
-                    raise e.at("userActions") from None
-                if r is None:
-                    ex = _s.note(ex, "userActions")
-                f_user_actions = r
-        v = d.get("openFiles", _MISSING)
-        if v is _MISSING:
-            f_open_files = None
-        else:
-            n += 1
-            if v is None:
-                f_open_files = None
-                ex = _s.note(ex, "openFiles")
-            else:
-                try:
-                    r = _s.d_list(v, _d_NesOpenFile)
-                except DecodeError as e:
-                    raise e.at("openFiles") from None
-                if r is None:
-                    ex = _s.note(ex, "openFiles")
-                f_open_files = r
-        v = d.get("diagnostics", _MISSING)
-        if v is _MISSING:
-            f_diagnostics = None
-        else:
-            n += 1
-            if v is None:
-                f_diagnostics = None
-                ex = _s.note(ex, "diagnostics")
-            else:
-                try:
-                    r = _s.d_list(v, _d_NesDiagnostic)
-                except DecodeError as e:
-                    raise e.at("diagnostics") from None
-                if r is None:
-                    ex = _s.note(ex, "diagnostics")
-                f_diagnostics = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesSuggestContext = _new(NesSuggestContext)
-    _S_NesSuggestContext_recent_files(o, f_recent_files)
-    _S_NesSuggestContext_related_snippets(o, f_related_snippets)
-    _S_NesSuggestContext_edit_history(o, f_edit_history)
-    _S_NesSuggestContext_user_actions(o, f_user_actions)
-    _S_NesSuggestContext_open_files(o, f_open_files)
-    _S_NesSuggestContext_diagnostics(o, f_diagnostics)
-    _S_NesSuggestContext_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesSuggestContext_recent_files(o, None)
+        _S_NesSuggestContext_related_snippets(o, None)
+        _S_NesSuggestContext_edit_history(o, None)
+        _S_NesSuggestContext_user_actions(o, None)
+        _S_NesSuggestContext_open_files(o, None)
+        _S_NesSuggestContext_diagnostics(o, None)
+        _S_NesSuggestContext_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "recentFiles" not in d:
+        _S_NesSuggestContext_recent_files(o, None)
+    else:
+        v = d["recentFiles"]
+        n += 1
+        if v is None:
+            _S_NesSuggestContext_recent_files(o, None)
+            ex = _s.note(ex, "recentFiles")
+        else:
+            try:
+                r = _s.d_list(v, _d_NesRecentFile)
+            except DecodeError as e:
+                raise e.at("recentFiles") from None
+            if r is None:
+                ex = _s.note(ex, "recentFiles")
+            _S_NesSuggestContext_recent_files(o, r)
+    if "relatedSnippets" not in d:
+        _S_NesSuggestContext_related_snippets(o, None)
+    else:
+        v = d["relatedSnippets"]
+        n += 1
+        if v is None:
+            _S_NesSuggestContext_related_snippets(o, None)
+            ex = _s.note(ex, "relatedSnippets")
+        else:
+            try:
+                r = _s.d_list(v, _d_NesRelatedSnippet)
+            except DecodeError as e:
+                raise e.at("relatedSnippets") from None
+            if r is None:
+                ex = _s.note(ex, "relatedSnippets")
+            _S_NesSuggestContext_related_snippets(o, r)
+    if "editHistory" not in d:
+        _S_NesSuggestContext_edit_history(o, None)
+    else:
+        v = d["editHistory"]
+        n += 1
+        if v is None:
+            _S_NesSuggestContext_edit_history(o, None)
+            ex = _s.note(ex, "editHistory")
+        else:
+            try:
+                r = _s.d_list(v, _d_NesEditHistoryEntry)
+            except DecodeError as e:
+                raise e.at("editHistory") from None
+            if r is None:
+                ex = _s.note(ex, "editHistory")
+            _S_NesSuggestContext_edit_history(o, r)
+    if "userActions" not in d:
+        _S_NesSuggestContext_user_actions(o, None)
+    else:
+        v = d["userActions"]
+        n += 1
+        if v is None:
+            _S_NesSuggestContext_user_actions(o, None)
+            ex = _s.note(ex, "userActions")
+        else:
+            try:
+                r = _s.d_list(v, _d_NesUserAction)
+            except DecodeError as e:
+                raise e.at("userActions") from None
+            if r is None:
+                ex = _s.note(ex, "userActions")
+            _S_NesSuggestContext_user_actions(o, r)
+    if "openFiles" not in d:
+        _S_NesSuggestContext_open_files(o, None)
+    else:
+        v = d["openFiles"]
+        n += 1
+        if v is None:
+            _S_NesSuggestContext_open_files(o, None)
+            ex = _s.note(ex, "openFiles")
+        else:
+            try:
+                r = _s.d_list(v, _d_NesOpenFile)
+            except DecodeError as e:
+                raise e.at("openFiles") from None
+            if r is None:
+                ex = _s.note(ex, "openFiles")
+            _S_NesSuggestContext_open_files(o, r)
+    if "diagnostics" not in d:
+        _S_NesSuggestContext_diagnostics(o, None)
+    else:
+        v = d["diagnostics"]
+        n += 1
+        if v is None:
+            _S_NesSuggestContext_diagnostics(o, None)
+            ex = _s.note(ex, "diagnostics")
+        else:
+            try:
+                r = _s.d_list(v, _d_NesDiagnostic)
+            except DecodeError as e:
+                raise e.at("diagnostics") from None
+            if r is None:
+                ex = _s.note(ex, "diagnostics")
+            _S_NesSuggestContext_diagnostics(o, r)
+    if "_meta" not in d:
+        _S_NesSuggestContext_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesSuggestContext_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesSuggestContext_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesSuggestContext))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6766,52 +6501,48 @@ def _e_NesSuggestContext(o: NesSuggestContext) -> dict[str, Any]:
 def _d_NesTextEdit(d: Any) -> NesTextEdit:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: NesTextEdit = _new(NesTextEdit)
+    v: Any
     r: Any
-    f_range: Any
-    f_new_text: Any
-    f_meta: Any
-    v = d.get("range", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("range")
-    n += 1
+    try:
+        v = d["range"]
+    except KeyError:
+        raise _s.missing("range") from None
     try:
         r = _d_Range(v)
     except DecodeError as e:
         raise e.at("range") from None
-    f_range = r
-    v = d.get("newText", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("newText")
-    n += 1
+    _S_NesTextEdit_range(o, r)
+    try:
+        v = d["newText"]
+    except KeyError:
+        raise _s.missing("newText") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("newText")
-    r = v
-    f_new_text = r
-    if n == len(d):
-        f_meta = None
+    _S_NesTextEdit_new_text(o, v)
+    if len(d) == 2:
+        _S_NesTextEdit_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesTextEdit_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesTextEdit_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesTextEdit = _new(NesTextEdit)
-    _S_NesTextEdit_range(o, f_range)
-    _S_NesTextEdit_new_text(o, f_new_text)
-    _S_NesTextEdit_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesTextEdit_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesTextEdit))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6838,72 +6569,62 @@ def _e_NesTextEdit(o: NesTextEdit) -> dict[str, Any]:
 def _d_NesUserAction(d: Any) -> NesUserAction:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: NesUserAction = _new(NesUserAction)
+    v: Any
     r: Any
-    f_action: Any
-    f_uri: Any
-    f_position: Any
-    f_timestamp_ms: Any
-    f_meta: Any
-    v = d.get("action", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("action")
-    n += 1
+    try:
+        v = d["action"]
+    except KeyError:
+        raise _s.missing("action") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("action")
-    r = v
-    f_action = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    _S_NesUserAction_action(o, v)
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("position", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("position")
-    n += 1
+    _S_NesUserAction_uri(o, v)
+    try:
+        v = d["position"]
+    except KeyError:
+        raise _s.missing("position") from None
     try:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("position") from None
-    f_position = r
-    v = d.get("timestampMs", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("timestampMs")
-    n += 1
+    _S_NesUserAction_position(o, r)
+    try:
+        v = d["timestampMs"]
+    except KeyError:
+        raise _s.missing("timestampMs") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("timestampMs")
-    r = v
-    f_timestamp_ms = r
-    if n == len(d):
-        f_meta = None
+    _S_NesUserAction_timestamp_ms(o, v)
+    if len(d) == 4:
+        _S_NesUserAction_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_NesUserAction_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesUserAction_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesUserAction = _new(NesUserAction)
-    _S_NesUserAction_action(o, f_action)
-    _S_NesUserAction_uri(o, f_uri)
-    _S_NesUserAction_position(o, f_position)
-    _S_NesUserAction_timestamp_ms(o, f_timestamp_ms)
-    _S_NesUserAction_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesUserAction_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesUserAction))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -6934,50 +6655,49 @@ def _e_NesUserAction(o: NesUserAction) -> dict[str, Any]:
 def _d_NesUserActionsCapabilities(d: Any) -> NesUserActionsCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_max_count: Any
-    f_meta: Any
-    if n == len(d):
-        f_max_count = None
-        f_meta = None
-    else:
-        v = d.get("maxCount", _MISSING)
-        if v is _MISSING:
-            f_max_count = None
-        else:
-            n += 1
-            if v is None:
-                f_max_count = None
-                ex = _s.note(ex, "maxCount")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "maxCount")
-                f_max_count = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: NesUserActionsCapabilities = _new(NesUserActionsCapabilities)
-    _S_NesUserActionsCapabilities_max_count(o, f_max_count)
-    _S_NesUserActionsCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_NesUserActionsCapabilities_max_count(o, None)
+        _S_NesUserActionsCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "maxCount" not in d:
+        _S_NesUserActionsCapabilities_max_count(o, None)
+    else:
+        v = d["maxCount"]
+        n += 1
+        if v is None:
+            _S_NesUserActionsCapabilities_max_count(o, None)
+            ex = _s.note(ex, "maxCount")
+        else:
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "maxCount")
+            _S_NesUserActionsCapabilities_max_count(o, r)
+    if "_meta" not in d:
+        _S_NesUserActionsCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NesUserActionsCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NesUserActionsCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesUserActionsCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7005,71 +6725,65 @@ def _e_NesUserActionsCapabilities(o: NesUserActionsCapabilities) -> dict[str, An
 def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: NewSessionRequest = _new(NewSessionRequest)
+    v: Any
     r: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_mcp_servers: Any
-    f_meta: Any
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    v = d.get("mcpServers", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("mcpServers")
-    n += 1
+    _S_NewSessionRequest_cwd(o, v)
+    try:
+        v = d["mcpServers"]
+    except KeyError:
+        raise _s.missing("mcpServers") from None
     try:
         r = _s.d_list_skip(v, _d_McpServer)
     except DecodeError:
         r = []
-    f_mcp_servers = r
-    if n == len(d):
-        f_additional_directories = []
-        f_meta = None
+    _S_NewSessionRequest_mcp_servers(o, r)
+    if len(d) == 2:
+        _S_NewSessionRequest_additional_directories(o, [])
+        _S_NewSessionRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        _S_NewSessionRequest_additional_directories(o, [])
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            _S_NewSessionRequest_additional_directories(o, [])
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_NewSessionRequest_additional_directories(o, r)
+    if "_meta" not in d:
+        _S_NewSessionRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_NewSessionRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NewSessionRequest = _new(NewSessionRequest)
-    _S_NewSessionRequest_cwd(o, f_cwd)
-    _S_NewSessionRequest_additional_directories(o, f_additional_directories)
-    _S_NewSessionRequest_mcp_servers(o, f_mcp_servers)
-    _S_NewSessionRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_NewSessionRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7099,75 +6813,72 @@ def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
 def _d_Notice(d: Any) -> Notice:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_severity: Any
-    f_title: Any
-    f_description: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "notice":
-            raise _s.bad_literal(v, ("notice",)).at("sessionUpdate")
-        n += 1
-    v = d.get("severity", _MISSING)
     if v is _MISSING:
-        raise _s.missing("severity")
-    n += 1
+        return _a_Notice({"sessionUpdate": "notice", **d})
+    if v != "notice":
+        raise _s.bad_literal(v, ("notice",)).at("sessionUpdate")
+    return _a_Notice(d)
+
+
+def _a_Notice(d: Any) -> Notice:
+    o: Notice = _new(Notice)
+    v: Any
+    r: Any
+    try:
+        v = d["severity"]
+    except KeyError:
+        raise _s.missing("severity") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("severity")
-    r = v
-    f_severity = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("title")
-    n += 1
+    _S_Notice_severity(o, v)
+    try:
+        v = d["title"]
+    except KeyError:
+        raise _s.missing("title") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("title")
-    r = v
-    f_title = r
-    if n == len(d):
-        f_description = None
-        f_meta = None
+    _S_Notice_title(o, v)
+    if len(d) == 3:
+        _S_Notice_description(o, None)
+        _S_Notice_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "description" not in d:
+        _S_Notice_description(o, None)
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            _S_Notice_description(o, None)
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_Notice_description(o, r)
+    if "_meta" not in d:
+        _S_Notice_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_Notice_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Notice = _new(Notice)
-    _S_Notice_severity(o, f_severity)
-    _S_Notice_title(o, f_title)
-    _S_Notice_description(o, f_description)
-    _S_Notice_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_Notice_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Notice))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7199,31 +6910,32 @@ def _e_Notice(o: Notice) -> dict[str, Any]:
 def _d_PlanCapabilities(d: Any) -> PlanCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: PlanCapabilities = _new(PlanCapabilities)
-    _S_PlanCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_PlanCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_PlanCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_PlanCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_PlanCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7246,56 +6958,55 @@ def _e_PlanCapabilities(o: PlanCapabilities) -> dict[str, Any]:
 def _d_PlanFile(d: Any) -> PlanFile:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_plan_id: Any
-    f_uri: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "file":
-            raise _s.bad_literal(v, ("file",)).at("type")
-        n += 1
-    v = d.get("planId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("planId")
-    n += 1
+        return _a_PlanFile({"type": "file", **d})
+    if v != "file":
+        raise _s.bad_literal(v, ("file",)).at("type")
+    return _a_PlanFile(d)
+
+
+def _a_PlanFile(d: Any) -> PlanFile:
+    o: PlanFile = _new(PlanFile)
+    v: Any
+    r: Any
+    try:
+        v = d["planId"]
+    except KeyError:
+        raise _s.missing("planId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("planId")
-    r = v
-    f_plan_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    _S_PlanFile_plan_id(o, v)
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    if n == len(d):
-        f_meta = None
+    _S_PlanFile_uri(o, v)
+    if len(d) == 3:
+        _S_PlanFile_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_PlanFile_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_PlanFile_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PlanFile = _new(PlanFile)
-    _S_PlanFile_plan_id(o, f_plan_id)
-    _S_PlanFile_uri(o, f_uri)
-    _S_PlanFile_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_PlanFile_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanFile))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7322,57 +7033,57 @@ def _e_PlanFile(o: PlanFile) -> dict[str, Any]:
 def _d_PlanItems(d: Any) -> PlanItems:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_plan_id: Any
-    f_entries: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "items":
-            raise _s.bad_literal(v, ("items",)).at("type")
-        n += 1
-    v = d.get("planId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("planId")
-    n += 1
+        return _a_PlanItems({"type": "items", **d})
+    if v != "items":
+        raise _s.bad_literal(v, ("items",)).at("type")
+    return _a_PlanItems(d)
+
+
+def _a_PlanItems(d: Any) -> PlanItems:
+    o: PlanItems = _new(PlanItems)
+    v: Any
+    r: Any
+    try:
+        v = d["planId"]
+    except KeyError:
+        raise _s.missing("planId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("planId")
-    r = v
-    f_plan_id = r
-    v = d.get("entries", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("entries")
-    n += 1
+    _S_PlanItems_plan_id(o, v)
+    try:
+        v = d["entries"]
+    except KeyError:
+        raise _s.missing("entries") from None
     try:
         r = _s.d_list_skip(v, _d_PlanEntry)
     except DecodeError:
         r = []
-    f_entries = r
-    if n == len(d):
-        f_meta = None
+    _S_PlanItems_entries(o, r)
+    if len(d) == 3:
+        _S_PlanItems_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_PlanItems_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_PlanItems_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PlanItems = _new(PlanItems)
-    _S_PlanItems_plan_id(o, f_plan_id)
-    _S_PlanItems_entries(o, f_entries)
-    _S_PlanItems_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_PlanItems_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanItems))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7399,56 +7110,55 @@ def _e_PlanItems(o: PlanItems) -> dict[str, Any]:
 def _d_PlanMarkdown(d: Any) -> PlanMarkdown:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_plan_id: Any
-    f_content: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "markdown":
-            raise _s.bad_literal(v, ("markdown",)).at("type")
-        n += 1
-    v = d.get("planId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("planId")
-    n += 1
+        return _a_PlanMarkdown({"type": "markdown", **d})
+    if v != "markdown":
+        raise _s.bad_literal(v, ("markdown",)).at("type")
+    return _a_PlanMarkdown(d)
+
+
+def _a_PlanMarkdown(d: Any) -> PlanMarkdown:
+    o: PlanMarkdown = _new(PlanMarkdown)
+    v: Any
+    r: Any
+    try:
+        v = d["planId"]
+    except KeyError:
+        raise _s.missing("planId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("planId")
-    r = v
-    f_plan_id = r
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+    _S_PlanMarkdown_plan_id(o, v)
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("content")
-    r = v
-    f_content = r
-    if n == len(d):
-        f_meta = None
+    _S_PlanMarkdown_content(o, v)
+    if len(d) == 3:
+        _S_PlanMarkdown_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_PlanMarkdown_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_PlanMarkdown_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PlanMarkdown = _new(PlanMarkdown)
-    _S_PlanMarkdown_plan_id(o, f_plan_id)
-    _S_PlanMarkdown_content(o, f_content)
-    _S_PlanMarkdown_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_PlanMarkdown_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanMarkdown))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7475,46 +7185,48 @@ def _e_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
 def _d_PlanRemoved(d: Any) -> PlanRemoved:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_plan_id: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "plan_removed":
-            raise _s.bad_literal(v, ("plan_removed",)).at("sessionUpdate")
-        n += 1
-    v = d.get("planId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("planId")
-    n += 1
+        return _a_PlanRemoved({"sessionUpdate": "plan_removed", **d})
+    if v != "plan_removed":
+        raise _s.bad_literal(v, ("plan_removed",)).at("sessionUpdate")
+    return _a_PlanRemoved(d)
+
+
+def _a_PlanRemoved(d: Any) -> PlanRemoved:
+    o: PlanRemoved = _new(PlanRemoved)
+    v: Any
+    r: Any
+    try:
+        v = d["planId"]
+    except KeyError:
+        raise _s.missing("planId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("planId")
-    r = v
-    f_plan_id = r
-    if n == len(d):
-        f_meta = None
+    _S_PlanRemoved_plan_id(o, v)
+    if len(d) == 2:
+        _S_PlanRemoved_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_PlanRemoved_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_PlanRemoved_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PlanRemoved = _new(PlanRemoved)
-    _S_PlanRemoved_plan_id(o, f_plan_id)
-    _S_PlanRemoved_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_PlanRemoved_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanRemoved))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7539,47 +7251,50 @@ def _e_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
 def _d_PlanUpdate(d: Any) -> PlanUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_plan: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "plan_update":
-            raise _s.bad_literal(v, ("plan_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("plan", _MISSING)
     if v is _MISSING:
-        raise _s.missing("plan")
-    n += 1
+        return _a_PlanUpdate({"sessionUpdate": "plan_update", **d})
+    if v != "plan_update":
+        raise _s.bad_literal(v, ("plan_update",)).at("sessionUpdate")
+    return _a_PlanUpdate(d)
+
+
+def _a_PlanUpdate(d: Any) -> PlanUpdate:
+    o: PlanUpdate = _new(PlanUpdate)
+    v: Any
+    r: Any
+    try:
+        v = d["plan"]
+    except KeyError:
+        raise _s.missing("plan") from None
     try:
         r = _d_PlanUpdateContent(v)
     except DecodeError as e:
         raise e.at("plan") from None
-    f_plan = r
-    if n == len(d):
-        f_meta = None
+    _S_PlanUpdate_plan(o, r)
+    if len(d) == 2:
+        _S_PlanUpdate_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_PlanUpdate_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_PlanUpdate_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PlanUpdate = _new(PlanUpdate)
-    _S_PlanUpdate_plan(o, f_plan)
-    _S_PlanUpdate_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_PlanUpdate_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanUpdate))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7604,51 +7319,46 @@ def _e_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
 def _d_Position(d: Any) -> Position:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: Position = _new(Position)
+    v: Any
     r: Any
-    f_line: Any
-    f_character: Any
-    f_meta: Any
-    v = d.get("line", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("line")
-    n += 1
+    try:
+        v = d["line"]
+    except KeyError:
+        raise _s.missing("line") from None
     if type(v) is not int or not 0 <= v <= 4294967295:
         raise _s.bad_int(v, "uint32").at("line")
-    r = v
-    f_line = r
-    v = d.get("character", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("character")
-    n += 1
+    _S_Position_line(o, v)
+    try:
+        v = d["character"]
+    except KeyError:
+        raise _s.missing("character") from None
     if type(v) is not int or not 0 <= v <= 4294967295:
         raise _s.bad_int(v, "uint32").at("character")
-    r = v
-    f_character = r
-    if n == len(d):
-        f_meta = None
+    _S_Position_character(o, v)
+    if len(d) == 2:
+        _S_Position_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_Position_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_Position_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Position = _new(Position)
-    _S_Position_line(o, f_line)
-    _S_Position_character(o, f_character)
-    _S_Position_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_Position_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Position))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7675,60 +7385,56 @@ def _e_Position(o: Position) -> dict[str, Any]:
 def _d_PromptResponse(d: Any) -> PromptResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: PromptResponse = _new(PromptResponse)
+    v: Any
     r: Any
-    f_stop_reason: Any
-    f_usage: Any
-    f_meta: Any
-    v = d.get("stopReason", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("stopReason")
-    n += 1
+    try:
+        v = d["stopReason"]
+    except KeyError:
+        raise _s.missing("stopReason") from None
     if type(v) is not str or v not in _L_StopReason:
         raise _s.bad_literal(v, _L_StopReason).at("stopReason")
-    r = v
-    f_stop_reason = r
-    if n == len(d):
-        f_usage = None
-        f_meta = None
+    _S_PromptResponse_stop_reason(o, v)
+    if len(d) == 1:
+        _S_PromptResponse_usage(o, None)
+        _S_PromptResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "usage" not in d:
+        _S_PromptResponse_usage(o, None)
     else:
-        v = d.get("usage", _MISSING)
-        if v is _MISSING:
-            f_usage = None
+        v = d["usage"]
+        n += 1
+        if v is None:
+            _S_PromptResponse_usage(o, None)
+            ex = _s.note(ex, "usage")
         else:
-            n += 1
-            if v is None:
-                f_usage = None
+            try:
+                r = _d_Usage(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "usage")
-            else:
-                try:
-                    r = _d_Usage(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "usage")
-                f_usage = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_PromptResponse_usage(o, r)
+    if "_meta" not in d:
+        _S_PromptResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_PromptResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PromptResponse = _new(PromptResponse)
-    _S_PromptResponse_stop_reason(o, f_stop_reason)
-    _S_PromptResponse_usage(o, f_usage)
-    _S_PromptResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_PromptResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7758,51 +7464,46 @@ def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
 def _d_ProviderCurrentConfig(d: Any) -> ProviderCurrentConfig:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ProviderCurrentConfig = _new(ProviderCurrentConfig)
+    v: Any
     r: Any
-    f_api_type: Any
-    f_base_url: Any
-    f_meta: Any
-    v = d.get("apiType", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("apiType")
-    n += 1
+    try:
+        v = d["apiType"]
+    except KeyError:
+        raise _s.missing("apiType") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("apiType")
-    r = v
-    f_api_type = r
-    v = d.get("baseUrl", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("baseUrl")
-    n += 1
+    _S_ProviderCurrentConfig_api_type(o, v)
+    try:
+        v = d["baseUrl"]
+    except KeyError:
+        raise _s.missing("baseUrl") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("baseUrl")
-    r = v
-    f_base_url = r
-    if n == len(d):
-        f_meta = None
+    _S_ProviderCurrentConfig_base_url(o, v)
+    if len(d) == 2:
+        _S_ProviderCurrentConfig_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_ProviderCurrentConfig_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ProviderCurrentConfig_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ProviderCurrentConfig = _new(ProviderCurrentConfig)
-    _S_ProviderCurrentConfig_api_type(o, f_api_type)
-    _S_ProviderCurrentConfig_base_url(o, f_base_url)
-    _S_ProviderCurrentConfig_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ProviderCurrentConfig_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ProviderCurrentConfig))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7829,81 +7530,72 @@ def _e_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
 def _d_ProviderInfo(d: Any) -> ProviderInfo:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ProviderInfo = _new(ProviderInfo)
+    v: Any
     r: Any
-    f_provider_id: Any
-    f_supported: Any
-    f_required: Any
-    f_current: Any
-    f_meta: Any
-    v = d.get("providerId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("providerId")
-    n += 1
+    try:
+        v = d["providerId"]
+    except KeyError:
+        raise _s.missing("providerId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("providerId")
-    r = v
-    f_provider_id = r
-    v = d.get("supported", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("supported")
-    n += 1
+    _S_ProviderInfo_provider_id(o, v)
+    try:
+        v = d["supported"]
+    except KeyError:
+        raise _s.missing("supported") from None
     try:
         r = _s.d_list_skip(v, _d_LlmProtocol)
     except DecodeError:
         r = []
-    f_supported = r
-    v = d.get("required", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("required")
-    n += 1
+    _S_ProviderInfo_supported(o, r)
+    try:
+        v = d["required"]
+    except KeyError:
+        raise _s.missing("required") from None
     if type(v) is not bool:
         raise _s.wrong("a boolean", v).at("required")
-    r = v
-    f_required = r
-    if n == len(d):
-        f_current = None
-        f_meta = None
+    _S_ProviderInfo_required(o, v)
+    if len(d) == 3:
+        _S_ProviderInfo_current(o, None)
+        _S_ProviderInfo_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "current" not in d:
+        _S_ProviderInfo_current(o, None)
     else:
-        v = d.get("current", _MISSING)
-        if v is _MISSING:
-            f_current = None
+        v = d["current"]
+        n += 1
+        if v is None:
+            _S_ProviderInfo_current(o, None)
+            ex = _s.note(ex, "current")
         else:
-            n += 1
-            if v is None:
-                f_current = None
+            try:
+                r = _d_ProviderCurrentConfig(v)
+            except DecodeError as e:
+                raise e.at("current") from None
+            if r is None:
                 ex = _s.note(ex, "current")
-            else:
-                try:
-                    r = _d_ProviderCurrentConfig(v)
-                except DecodeError as e:
-                    raise e.at("current") from None
-                if r is None:
-                    ex = _s.note(ex, "current")
-                f_current = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_ProviderInfo_current(o, r)
+    if "_meta" not in d:
+        _S_ProviderInfo_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ProviderInfo_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ProviderInfo = _new(ProviderInfo)
-    _S_ProviderInfo_provider_id(o, f_provider_id)
-    _S_ProviderInfo_supported(o, f_supported)
-    _S_ProviderInfo_required(o, f_required)
-    _S_ProviderInfo_current(o, f_current)
-    _S_ProviderInfo_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ProviderInfo_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ProviderInfo))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7937,31 +7629,32 @@ def _e_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
 def _d_ProvidersCapabilities(d: Any) -> ProvidersCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: ProvidersCapabilities = _new(ProvidersCapabilities)
-    _S_ProvidersCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_ProvidersCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_ProvidersCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ProvidersCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ProvidersCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ProvidersCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -7984,53 +7677,50 @@ def _e_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
 def _d_Range(d: Any) -> Range:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: Range = _new(Range)
+    v: Any
     r: Any
-    f_start: Any
-    f_end: Any
-    f_meta: Any
-    v = d.get("start", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("start")
-    n += 1
+    try:
+        v = d["start"]
+    except KeyError:
+        raise _s.missing("start") from None
     try:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("start") from None
-    f_start = r
-    v = d.get("end", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("end")
-    n += 1
+    _S_Range_start(o, r)
+    try:
+        v = d["end"]
+    except KeyError:
+        raise _s.missing("end") from None
     try:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("end") from None
-    f_end = r
-    if n == len(d):
-        f_meta = None
+    _S_Range_end(o, r)
+    if len(d) == 2:
+        _S_Range_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_Range_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_Range_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Range = _new(Range)
-    _S_Range_start(o, f_start)
-    _S_Range_end(o, f_end)
-    _S_Range_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_Range_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Range))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8057,70 +7747,63 @@ def _e_Range(o: Range) -> dict[str, Any]:
 def _d_RejectNesNotification(d: Any) -> RejectNesNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: RejectNesNotification = _new(RejectNesNotification)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_id: Any
-    f_reason: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+    _S_RejectNesNotification_session_id(o, v)
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    if n == len(d):
-        f_reason = None
-        f_meta = None
+    _S_RejectNesNotification_id(o, v)
+    if len(d) == 2:
+        _S_RejectNesNotification_reason(o, None)
+        _S_RejectNesNotification_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "reason" not in d:
+        _S_RejectNesNotification_reason(o, None)
     else:
-        v = d.get("reason", _MISSING)
-        if v is _MISSING:
-            f_reason = None
+        v = d["reason"]
+        n += 1
+        if v is None:
+            _S_RejectNesNotification_reason(o, None)
+            ex = _s.note(ex, "reason")
         else:
-            n += 1
-            if v is None:
-                f_reason = None
+            if type(v) is not str or v not in _L_NesRejectReason:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "reason")
-            else:
-                if type(v) is not str or v not in _L_NesRejectReason:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "reason")
-                f_reason = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_RejectNesNotification_reason(o, r)
+    if "_meta" not in d:
+        _S_RejectNesNotification_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_RejectNesNotification_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: RejectNesNotification = _new(RejectNesNotification)
-    _S_RejectNesNotification_session_id(o, f_session_id)
-    _S_RejectNesNotification_id(o, f_id)
-    _S_RejectNesNotification_reason(o, f_reason)
-    _S_RejectNesNotification_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_RejectNesNotification_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RejectNesNotification))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8152,63 +7835,57 @@ def _e_RejectNesNotification(o: RejectNesNotification) -> dict[str, Any]:
 def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: RequestPermissionRequest = _new(RequestPermissionRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_tool_call: Any
-    f_options: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("toolCall", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("toolCall")
-    n += 1
+    _S_RequestPermissionRequest_session_id(o, v)
+    try:
+        v = d["toolCall"]
+    except KeyError:
+        raise _s.missing("toolCall") from None
     try:
         r = _d_ToolCallUpdate(v)
     except DecodeError as e:
         raise e.at("toolCall") from None
-    f_tool_call = r
-    v = d.get("options", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("options")
-    n += 1
+    _S_RequestPermissionRequest_tool_call(o, r)
+    try:
+        v = d["options"]
+    except KeyError:
+        raise _s.missing("options") from None
     try:
         r = _s.d_list(v, _d_PermissionOption)
     except DecodeError as e:
         raise e.at("options") from None
-    f_options = r
-    if n == len(d):
-        f_meta = None
+    _S_RequestPermissionRequest_options(o, r)
+    if len(d) == 3:
+        _S_RequestPermissionRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_RequestPermissionRequest_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_RequestPermissionRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: RequestPermissionRequest = _new(RequestPermissionRequest)
-    _S_RequestPermissionRequest_session_id(o, f_session_id)
-    _S_RequestPermissionRequest_tool_call(o, f_tool_call)
-    _S_RequestPermissionRequest_options(o, f_options)
-    _S_RequestPermissionRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_RequestPermissionRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8237,89 +7914,80 @@ def _e_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
 def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ResumeSessionRequest = _new(ResumeSessionRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_mcp_servers: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    _S_ResumeSessionRequest_session_id(o, v)
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    if n == len(d):
-        f_additional_directories = []
-        f_mcp_servers = []
-        f_meta = None
+    _S_ResumeSessionRequest_cwd(o, v)
+    if len(d) == 2:
+        _S_ResumeSessionRequest_additional_directories(o, [])
+        _S_ResumeSessionRequest_mcp_servers(o, [])
+        _S_ResumeSessionRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        _S_ResumeSessionRequest_additional_directories(o, [])
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            _S_ResumeSessionRequest_additional_directories(o, [])
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("mcpServers", _MISSING)
-        if v is _MISSING:
-            f_mcp_servers = []
+            _S_ResumeSessionRequest_additional_directories(o, r)
+    if "mcpServers" not in d:
+        _S_ResumeSessionRequest_mcp_servers(o, [])
+    else:
+        v = d["mcpServers"]
+        n += 1
+        if v is None:
+            _S_ResumeSessionRequest_mcp_servers(o, [])
+            ex = _s.note(ex, "mcpServers")
         else:
-            n += 1
-            if v is None:
-                f_mcp_servers = []
+            try:
+                r = _s.d_list_skip(v, _d_McpServer)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "mcpServers")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_McpServer)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "mcpServers")
-                f_mcp_servers = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_ResumeSessionRequest_mcp_servers(o, r)
+    if "_meta" not in d:
+        _S_ResumeSessionRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ResumeSessionRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ResumeSessionRequest = _new(ResumeSessionRequest)
-    _S_ResumeSessionRequest_session_id(o, f_session_id)
-    _S_ResumeSessionRequest_cwd(o, f_cwd)
-    _S_ResumeSessionRequest_additional_directories(o, f_additional_directories)
-    _S_ResumeSessionRequest_mcp_servers(o, f_mcp_servers)
-    _S_ResumeSessionRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_ResumeSessionRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8352,31 +8020,32 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
 def _d_SessionForkCapabilities(d: Any) -> SessionForkCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: SessionForkCapabilities = _new(SessionForkCapabilities)
-    _S_SessionForkCapabilities_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_SessionForkCapabilities_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SessionForkCapabilities_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionForkCapabilities_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionForkCapabilities_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionForkCapabilities))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8399,52 +8068,48 @@ def _e_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any]:
 def _d_SessionNotification(d: Any) -> SessionNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: SessionNotification = _new(SessionNotification)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_update: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("update", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("update")
-    n += 1
+    _S_SessionNotification_session_id(o, v)
+    try:
+        v = d["update"]
+    except KeyError:
+        raise _s.missing("update") from None
     try:
         r = _d_SessionUpdate(v)
     except DecodeError as e:
         raise e.at("update") from None
-    f_update = r
-    if n == len(d):
-        f_meta = None
+    _S_SessionNotification_update(o, r)
+    if len(d) == 2:
+        _S_SessionNotification_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SessionNotification_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SessionNotification_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionNotification = _new(SessionNotification)
-    _S_SessionNotification_session_id(o, f_session_id)
-    _S_SessionNotification_update(o, f_update)
-    _S_SessionNotification_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SessionNotification_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionNotification))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8471,76 +8136,66 @@ def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
 def _d_SetProviderRequest(d: Any) -> SetProviderRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: SetProviderRequest = _new(SetProviderRequest)
+    v: Any
     r: Any
-    f_provider_id: Any
-    f_api_type: Any
-    f_base_url: Any
-    f_headers: Any
-    f_meta: Any
-    v = d.get("providerId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("providerId")
-    n += 1
+    try:
+        v = d["providerId"]
+    except KeyError:
+        raise _s.missing("providerId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("providerId")
-    r = v
-    f_provider_id = r
-    v = d.get("apiType", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("apiType")
-    n += 1
+    _S_SetProviderRequest_provider_id(o, v)
+    try:
+        v = d["apiType"]
+    except KeyError:
+        raise _s.missing("apiType") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("apiType")
-    r = v
-    f_api_type = r
-    v = d.get("baseUrl", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("baseUrl")
-    n += 1
+    _S_SetProviderRequest_api_type(o, v)
+    try:
+        v = d["baseUrl"]
+    except KeyError:
+        raise _s.missing("baseUrl") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("baseUrl")
-    r = v
-    f_base_url = r
-    if n == len(d):
-        f_headers = _EMPTY
-        f_meta = None
+    _S_SetProviderRequest_base_url(o, v)
+    if len(d) == 3:
+        _S_SetProviderRequest_headers(o, _EMPTY)
+        _S_SetProviderRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "headers" not in d:
+        _S_SetProviderRequest_headers(o, _EMPTY)
     else:
-        v = d.get("headers", _MISSING)
-        if v is _MISSING:
-            f_headers = _EMPTY
+        v = d["headers"]
+        n += 1
+        try:
+            r = _s.d_map(v, _s.d_str)
+        except DecodeError as e:
+            raise e.at("headers") from None
+        if not r:
+            ex = _s.note(ex, "headers")
+        _S_SetProviderRequest_headers(o, r)
+    if "_meta" not in d:
+        _S_SetProviderRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SetProviderRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            try:
-                r = _s.d_map(v, _s.d_str)
-            except DecodeError as e:
-                raise e.at("headers") from None
-            if not r:
-                ex = _s.note(ex, "headers")
-            f_headers = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SetProviderRequest = _new(SetProviderRequest)
-    _S_SetProviderRequest_provider_id(o, f_provider_id)
-    _S_SetProviderRequest_api_type(o, f_api_type)
-    _S_SetProviderRequest_base_url(o, f_base_url)
-    _S_SetProviderRequest_headers(o, f_headers)
-    _S_SetProviderRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SetProviderRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetProviderRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8574,31 +8229,32 @@ def _e_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
 def _d_SetProviderResponse(d: Any) -> SetProviderResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
-    else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: SetProviderResponse = _new(SetProviderResponse)
-    _S_SetProviderResponse_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_SetProviderResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SetProviderResponse_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SetProviderResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SetProviderResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetProviderResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8621,88 +8277,83 @@ def _e_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
 def _d_StartNesRequest(d: Any) -> StartNesRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_workspace_uri: Any
-    f_workspace_folders: Any
-    f_repository: Any
-    f_meta: Any
-    if n == len(d):
-        f_workspace_uri = None
-        f_workspace_folders = None
-        f_repository = None
-        f_meta = None
-    else:
-        v = d.get("workspaceUri", _MISSING)
-        if v is _MISSING:
-            f_workspace_uri = None
-        else:
-            n += 1
-            if v is None:
-                f_workspace_uri = None
-                ex = _s.note(ex, "workspaceUri")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "workspaceUri")
-                f_workspace_uri = r
-        v = d.get("workspaceFolders", _MISSING)
-        if v is _MISSING:
-            f_workspace_folders = None
-        else:
-            n += 1
-            if v is None:
-                f_workspace_folders = None
-                ex = _s.note(ex, "workspaceFolders")
-            else:
-                try:
-                    r = _s.d_list(v, _d_WorkspaceFolder)
-                except DecodeError as e:
-                    raise e.at("workspaceFolders") from None
-                if r is None:
-                    ex = _s.note(ex, "workspaceFolders")
-                f_workspace_folders = r
-        v = d.get("repository", _MISSING)
-        if v is _MISSING:
-            f_repository = None
-        else:
-            n += 1
-            if v is None:
-                f_repository = None
-                ex = _s.note(ex, "repository")
-            else:
-                try:
-                    r = _d_NesRepository(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "repository")
-                f_repository = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
     o: StartNesRequest = _new(StartNesRequest)
-    _S_StartNesRequest_workspace_uri(o, f_workspace_uri)
-    _S_StartNesRequest_workspace_folders(o, f_workspace_folders)
-    _S_StartNesRequest_repository(o, f_repository)
-    _S_StartNesRequest_meta(o, f_meta)
+    v: Any
+    r: Any
+    if len(d) == 0:
+        _S_StartNesRequest_workspace_uri(o, None)
+        _S_StartNesRequest_workspace_folders(o, None)
+        _S_StartNesRequest_repository(o, None)
+        _S_StartNesRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "workspaceUri" not in d:
+        _S_StartNesRequest_workspace_uri(o, None)
+    else:
+        v = d["workspaceUri"]
+        n += 1
+        if v is None:
+            _S_StartNesRequest_workspace_uri(o, None)
+            ex = _s.note(ex, "workspaceUri")
+        else:
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "workspaceUri")
+            _S_StartNesRequest_workspace_uri(o, r)
+    if "workspaceFolders" not in d:
+        _S_StartNesRequest_workspace_folders(o, None)
+    else:
+        v = d["workspaceFolders"]
+        n += 1
+        if v is None:
+            _S_StartNesRequest_workspace_folders(o, None)
+            ex = _s.note(ex, "workspaceFolders")
+        else:
+            try:
+                r = _s.d_list(v, _d_WorkspaceFolder)
+            except DecodeError as e:
+                raise e.at("workspaceFolders") from None
+            if r is None:
+                ex = _s.note(ex, "workspaceFolders")
+            _S_StartNesRequest_workspace_folders(o, r)
+    if "repository" not in d:
+        _S_StartNesRequest_repository(o, None)
+    else:
+        v = d["repository"]
+        n += 1
+        if v is None:
+            _S_StartNesRequest_repository(o, None)
+            ex = _s.note(ex, "repository")
+        else:
+            try:
+                r = _d_NesRepository(v)
+            except DecodeError:
+                r = None
+            if r is None:
+                ex = _s.note(ex, "repository")
+            _S_StartNesRequest_repository(o, r)
+    if "_meta" not in d:
+        _S_StartNesRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_StartNesRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_StartNesRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StartNesRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8740,41 +8391,39 @@ def _e_StartNesRequest(o: StartNesRequest) -> dict[str, Any]:
 def _d_StartNesResponse(d: Any) -> StartNesResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: StartNesResponse = _new(StartNesResponse)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_meta = None
+    _S_StartNesResponse_session_id(o, v)
+    if len(d) == 1:
+        _S_StartNesResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_StartNesResponse_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_StartNesResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: StartNesResponse = _new(StartNesResponse)
-    _S_StartNesResponse_session_id(o, f_session_id)
-    _S_StartNesResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_StartNesResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StartNesResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8799,120 +8448,103 @@ def _e_StartNesResponse(o: StartNesResponse) -> dict[str, Any]:
 def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: SuggestNesRequest = _new(SuggestNesRequest)
+    v: Any
     r: Any
-    f_session_id: Any
-    f_uri: Any
-    f_version: Any
-    f_position: Any
-    f_selection: Any
-    f_trigger_kind: Any
-    f_context: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    _S_SuggestNesRequest_session_id(o, v)
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("version", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("version")
-    n += 1
+    _S_SuggestNesRequest_uri(o, v)
+    try:
+        v = d["version"]
+    except KeyError:
+        raise _s.missing("version") from None
     if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
         raise _s.bad_int(v, "int64").at("version")
-    r = v
-    f_version = r
-    v = d.get("position", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("position")
-    n += 1
+    _S_SuggestNesRequest_version(o, v)
+    try:
+        v = d["position"]
+    except KeyError:
+        raise _s.missing("position") from None
     try:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("position") from None
-    f_position = r
-    v = d.get("triggerKind", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("triggerKind")
-    n += 1
+    _S_SuggestNesRequest_position(o, r)
+    try:
+        v = d["triggerKind"]
+    except KeyError:
+        raise _s.missing("triggerKind") from None
     if type(v) is not str or v not in _L_NesTriggerKind:
         raise _s.bad_literal(v, _L_NesTriggerKind).at("triggerKind")
-    r = v
-    f_trigger_kind = r
-    if n == len(d):
-        f_selection = None
-        f_context = None
-        f_meta = None
+    _S_SuggestNesRequest_trigger_kind(o, v)
+    if len(d) == 5:
+        _S_SuggestNesRequest_selection(o, None)
+        _S_SuggestNesRequest_context(o, None)
+        _S_SuggestNesRequest_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 5
+    ex: list[str] | None = None
+    if "selection" not in d:
+        _S_SuggestNesRequest_selection(o, None)
     else:
-        v = d.get("selection", _MISSING)
-        if v is _MISSING:
-            f_selection = None
+        v = d["selection"]
+        n += 1
+        if v is None:
+            _S_SuggestNesRequest_selection(o, None)
+            ex = _s.note(ex, "selection")
         else:
-            n += 1
-            if v is None:
-                f_selection = None
+            try:
+                r = _d_Range(v)
+            except DecodeError as e:
+                raise e.at("selection") from None
+            if r is None:
                 ex = _s.note(ex, "selection")
-            else:
-                try:
-                    r = _d_Range(v)
-                except DecodeError as e:
-                    raise e.at("selection") from None
-                if r is None:
-                    ex = _s.note(ex, "selection")
-                f_selection = r
-        v = d.get("context", _MISSING)
-        if v is _MISSING:
-            f_context = None
+            _S_SuggestNesRequest_selection(o, r)
+    if "context" not in d:
+        _S_SuggestNesRequest_context(o, None)
+    else:
+        v = d["context"]
+        n += 1
+        if v is None:
+            _S_SuggestNesRequest_context(o, None)
+            ex = _s.note(ex, "context")
         else:
-            n += 1
-            if v is None:
-                f_context = None
+            try:
+                r = _d_NesSuggestContext(v)
+            except DecodeError as e:
+                raise e.at("context") from None
+            if r is None:
                 ex = _s.note(ex, "context")
-            else:
-                try:
-                    r = _d_NesSuggestContext(v)
-                except DecodeError as e:
-                    raise e.at("context") from None
-                if r is None:
-                    ex = _s.note(ex, "context")
-                f_context = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_SuggestNesRequest_context(o, r)
+    if "_meta" not in d:
+        _S_SuggestNesRequest_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SuggestNesRequest_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SuggestNesRequest = _new(SuggestNesRequest)
-    _S_SuggestNesRequest_session_id(o, f_session_id)
-    _S_SuggestNesRequest_uri(o, f_uri)
-    _S_SuggestNesRequest_version(o, f_version)
-    _S_SuggestNesRequest_position(o, f_position)
-    _S_SuggestNesRequest_selection(o, f_selection)
-    _S_SuggestNesRequest_trigger_kind(o, f_trigger_kind)
-    _S_SuggestNesRequest_context(o, f_context)
-    _S_SuggestNesRequest_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SuggestNesRequest_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SuggestNesRequest))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -8955,42 +8587,41 @@ def _e_SuggestNesRequest(o: SuggestNesRequest) -> dict[str, Any]:
 def _d_SuggestNesResponse(d: Any) -> SuggestNesResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: SuggestNesResponse = _new(SuggestNesResponse)
+    v: Any
     r: Any
-    f_suggestions: Any
-    f_meta: Any
-    v = d.get("suggestions", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("suggestions")
-    n += 1
+    try:
+        v = d["suggestions"]
+    except KeyError:
+        raise _s.missing("suggestions") from None
     try:
         r = _s.d_list(v, _d_NesSuggestion)
     except DecodeError as e:
         raise e.at("suggestions") from None
-    f_suggestions = r
-    if n == len(d):
-        f_meta = None
+    _S_SuggestNesResponse_suggestions(o, r)
+    if len(d) == 1:
+        _S_SuggestNesResponse_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_SuggestNesResponse_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_SuggestNesResponse_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SuggestNesResponse = _new(SuggestNesResponse)
-    _S_SuggestNesResponse_suggestions(o, f_suggestions)
-    _S_SuggestNesResponse_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_SuggestNesResponse_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SuggestNesResponse))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9015,60 +8646,56 @@ def _e_SuggestNesResponse(o: SuggestNesResponse) -> dict[str, Any]:
 def _d_TextDocumentContentChangeEvent(d: Any) -> TextDocumentContentChangeEvent:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: TextDocumentContentChangeEvent = _new(TextDocumentContentChangeEvent)
+    v: Any
     r: Any
-    f_range: Any
-    f_text: Any
-    f_meta: Any
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("text")
-    n += 1
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    r = v
-    f_text = r
-    if n == len(d):
-        f_range = None
-        f_meta = None
+    _S_TextDocumentContentChangeEvent_text(o, v)
+    if len(d) == 1:
+        _S_TextDocumentContentChangeEvent_range(o, None)
+        _S_TextDocumentContentChangeEvent_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "range" not in d:
+        _S_TextDocumentContentChangeEvent_range(o, None)
     else:
-        v = d.get("range", _MISSING)
-        if v is _MISSING:
-            f_range = None
+        v = d["range"]
+        n += 1
+        if v is None:
+            _S_TextDocumentContentChangeEvent_range(o, None)
+            ex = _s.note(ex, "range")
         else:
-            n += 1
-            if v is None:
-                f_range = None
+            try:
+                r = _d_Range(v)
+            except DecodeError as e:
+                raise e.at("range") from None
+            if r is None:
                 ex = _s.note(ex, "range")
-            else:
-                try:
-                    r = _d_Range(v)
-                except DecodeError as e:
-                    raise e.at("range") from None
-                if r is None:
-                    ex = _s.note(ex, "range")
-                f_range = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_TextDocumentContentChangeEvent_range(o, r)
+    if "_meta" not in d:
+        _S_TextDocumentContentChangeEvent_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_TextDocumentContentChangeEvent_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: TextDocumentContentChangeEvent = _new(TextDocumentContentChangeEvent)
-    _S_TextDocumentContentChangeEvent_range(o, f_range)
-    _S_TextDocumentContentChangeEvent_text(o, f_text)
-    _S_TextDocumentContentChangeEvent_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_TextDocumentContentChangeEvent_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TextDocumentContentChangeEvent))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9098,183 +8725,166 @@ def _e_TextDocumentContentChangeEvent(o: TextDocumentContentChangeEvent) -> dict
 def _d_ToolCall(d: Any) -> ToolCall:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_tool_call_id: Any
-    f_title: Any
-    f_name: Any
-    f_kind: Any
-    f_status: Any
-    f_content: Any
-    f_locations: Any
-    f_raw_input: Any
-    f_raw_output: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "tool_call":
-            raise _s.bad_literal(v, ("tool_call",)).at("sessionUpdate")
-        n += 1
-    v = d.get("toolCallId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("toolCallId")
-    n += 1
+        return _a_ToolCall({"sessionUpdate": "tool_call", **d})
+    if v != "tool_call":
+        raise _s.bad_literal(v, ("tool_call",)).at("sessionUpdate")
+    return _a_ToolCall(d)
+
+
+def _a_ToolCall(d: Any) -> ToolCall:
+    o: ToolCall = _new(ToolCall)
+    v: Any
+    r: Any
+    try:
+        v = d["toolCallId"]
+    except KeyError:
+        raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    r = v
-    f_tool_call_id = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("title")
-    n += 1
+    _S_ToolCall_tool_call_id(o, v)
+    try:
+        v = d["title"]
+    except KeyError:
+        raise _s.missing("title") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("title")
-    r = v
-    f_title = r
-    if n == len(d):
-        f_name = None
-        f_kind = None
-        f_status = None
-        f_content = []
-        f_locations = []
-        f_raw_input = None
-        f_raw_output = None
-        f_meta = None
+    _S_ToolCall_title(o, v)
+    if len(d) == 3:
+        _S_ToolCall_name(o, None)
+        _S_ToolCall_kind(o, None)
+        _S_ToolCall_status(o, None)
+        _S_ToolCall_content(o, [])
+        _S_ToolCall_locations(o, [])
+        _S_ToolCall_raw_input(o, None)
+        _S_ToolCall_raw_output(o, None)
+        _S_ToolCall_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "name" not in d:
+        _S_ToolCall_name(o, None)
     else:
-        v = d.get("name", _MISSING)
-        if v is _MISSING:
-            f_name = None
+        v = d["name"]
+        n += 1
+        if v is None:
+            _S_ToolCall_name(o, None)
+            ex = _s.note(ex, "name")
         else:
-            n += 1
-            if v is None:
-                f_name = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "name")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "name")
-                f_name = r
-        v = d.get("kind", _MISSING)
-        if v is _MISSING:
-            f_kind = None
+            _S_ToolCall_name(o, r)
+    if "kind" not in d:
+        _S_ToolCall_kind(o, None)
+    else:
+        v = d["kind"]
+        n += 1
+        if v is None:
+            _S_ToolCall_kind(o, None)
+            ex = _s.note(ex, "kind")
         else:
-            n += 1
-            if v is None:
-                f_kind = None
+            if type(v) is not str or v not in _L_ToolKind:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "kind")
-            else:
-                if type(v) is not str or v not in _L_ToolKind:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "kind")
-                f_kind = r
-        v = d.get("status", _MISSING)
-        if v is _MISSING:
-            f_status = None
+            _S_ToolCall_kind(o, r)
+    if "status" not in d:
+        _S_ToolCall_status(o, None)
+    else:
+        v = d["status"]
+        n += 1
+        if v is None:
+            _S_ToolCall_status(o, None)
+            ex = _s.note(ex, "status")
         else:
-            n += 1
-            if v is None:
-                f_status = None
+            if type(v) is not str or v not in _L_ToolCallStatus:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "status")
-            else:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "status")
-                f_status = r
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = []
+            _S_ToolCall_status(o, r)
+    if "content" not in d:
+        _S_ToolCall_content(o, [])
+    else:
+        v = d["content"]
+        n += 1
+        if v is None:
+            _S_ToolCall_content(o, [])
+            ex = _s.note(ex, "content")
         else:
-            n += 1
-            if v is None:
-                f_content = []
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallContent)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallContent)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "content")
-                f_content = r
-        v = d.get("locations", _MISSING)
-        if v is _MISSING:
-            f_locations = []
+            _S_ToolCall_content(o, r)
+    if "locations" not in d:
+        _S_ToolCall_locations(o, [])
+    else:
+        v = d["locations"]
+        n += 1
+        if v is None:
+            _S_ToolCall_locations(o, [])
+            ex = _s.note(ex, "locations")
         else:
-            n += 1
-            if v is None:
-                f_locations = []
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallLocation)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "locations")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallLocation)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "locations")
-                f_locations = r
-        v = d.get("rawInput", _MISSING)
-        if v is _MISSING:
-            f_raw_input = None
+            _S_ToolCall_locations(o, r)
+    if "rawInput" not in d:
+        _S_ToolCall_raw_input(o, None)
+    else:
+        v = d["rawInput"]
+        n += 1
+        if v is None:
+            _S_ToolCall_raw_input(o, None)
+            ex = _s.note(ex, "rawInput")
         else:
-            n += 1
             if v is None:
-                f_raw_input = None
                 ex = _s.note(ex, "rawInput")
-            else:
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "rawInput")
-                f_raw_input = r
-        v = d.get("rawOutput", _MISSING)
-        if v is _MISSING:
-            f_raw_output = None
+            _S_ToolCall_raw_input(o, v)
+    if "rawOutput" not in d:
+        _S_ToolCall_raw_output(o, None)
+    else:
+        v = d["rawOutput"]
+        n += 1
+        if v is None:
+            _S_ToolCall_raw_output(o, None)
+            ex = _s.note(ex, "rawOutput")
         else:
-            n += 1
             if v is None:
-                f_raw_output = None
                 ex = _s.note(ex, "rawOutput")
+            _S_ToolCall_raw_output(o, v)
+    if "_meta" not in d:
+        _S_ToolCall_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ToolCall_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
             else:
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "rawOutput")
-                f_raw_output = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ToolCall = _new(ToolCall)
-    _S_ToolCall_tool_call_id(o, f_tool_call_id)
-    _S_ToolCall_title(o, f_title)
-    _S_ToolCall_name(o, f_name)
-    _S_ToolCall_kind(o, f_kind)
-    _S_ToolCall_status(o, f_status)
-    _S_ToolCall_content(o, f_content)
-    _S_ToolCall_locations(o, f_locations)
-    _S_ToolCall_raw_input(o, f_raw_input)
-    _S_ToolCall_raw_output(o, f_raw_output)
-    _S_ToolCall_meta(o, f_meta)
+            _S_ToolCall_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCall))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9332,187 +8942,167 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
 def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: ToolCallUpdate = _new(ToolCallUpdate)
+    v: Any
     r: Any
-    f_tool_call_id: Any
-    f_kind: Any
-    f_status: Any
-    f_title: Any
-    f_name: Any
-    f_content: Any
-    f_locations: Any
-    f_raw_input: Any
-    f_raw_output: Any
-    f_meta: Any
-    v = d.get("toolCallId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("toolCallId")
-    n += 1
+    try:
+        v = d["toolCallId"]
+    except KeyError:
+        raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    r = v
-    f_tool_call_id = r
-    if n == len(d):
-        f_kind = None
-        f_status = None
-        f_title = None
-        f_name = None
-        f_content = None
-        f_locations = None
-        f_raw_input = None
-        f_raw_output = None
-        f_meta = None
+    _S_ToolCallUpdate_tool_call_id(o, v)
+    if len(d) == 1:
+        _S_ToolCallUpdate_kind(o, None)
+        _S_ToolCallUpdate_status(o, None)
+        _S_ToolCallUpdate_title(o, None)
+        _S_ToolCallUpdate_name(o, None)
+        _S_ToolCallUpdate_content(o, None)
+        _S_ToolCallUpdate_locations(o, None)
+        _S_ToolCallUpdate_raw_input(o, None)
+        _S_ToolCallUpdate_raw_output(o, None)
+        _S_ToolCallUpdate_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "kind" not in d:
+        _S_ToolCallUpdate_kind(o, None)
     else:
-        v = d.get("kind", _MISSING)
-        if v is _MISSING:
-            f_kind = None
+        v = d["kind"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_kind(o, None)
+            ex = _s.note(ex, "kind")
         else:
-            n += 1
-            if v is None:
-                f_kind = None
+            if type(v) is not str or v not in _L_ToolKind:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "kind")
-            else:
-                if type(v) is not str or v not in _L_ToolKind:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "kind")
-                f_kind = r
-        v = d.get("status", _MISSING)
-        if v is _MISSING:
-            f_status = None
+            _S_ToolCallUpdate_kind(o, r)
+    if "status" not in d:
+        _S_ToolCallUpdate_status(o, None)
+    else:
+        v = d["status"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_status(o, None)
+            ex = _s.note(ex, "status")
         else:
-            n += 1
-            if v is None:
-                f_status = None
+            if type(v) is not str or v not in _L_ToolCallStatus:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "status")
-            else:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "status")
-                f_status = r
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+            _S_ToolCallUpdate_status(o, r)
+    if "title" not in d:
+        _S_ToolCallUpdate_title(o, None)
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_title(o, None)
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("name", _MISSING)
-        if v is _MISSING:
-            f_name = None
+            _S_ToolCallUpdate_title(o, r)
+    if "name" not in d:
+        _S_ToolCallUpdate_name(o, None)
+    else:
+        v = d["name"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_name(o, None)
+            ex = _s.note(ex, "name")
         else:
-            n += 1
-            if v is None:
-                f_name = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "name")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "name")
-                f_name = r
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = None
+            _S_ToolCallUpdate_name(o, r)
+    if "content" not in d:
+        _S_ToolCallUpdate_content(o, None)
+    else:
+        v = d["content"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_content(o, None)
+            ex = _s.note(ex, "content")
         else:
-            n += 1
-            if v is None:
-                f_content = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallContent)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallContent)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "content")
-                f_content = r
-        v = d.get("locations", _MISSING)
-        if v is _MISSING:
-            f_locations = None
+            _S_ToolCallUpdate_content(o, r)
+    if "locations" not in d:
+        _S_ToolCallUpdate_locations(o, None)
+    else:
+        v = d["locations"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_locations(o, None)
+            ex = _s.note(ex, "locations")
         else:
-            n += 1
-            if v is None:
-                f_locations = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallLocation)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "locations")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallLocation)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "locations")
-                f_locations = r
-        v = d.get("rawInput", _MISSING)
-        if v is _MISSING:
-            f_raw_input = None
+            _S_ToolCallUpdate_locations(o, r)
+    if "rawInput" not in d:
+        _S_ToolCallUpdate_raw_input(o, None)
+    else:
+        v = d["rawInput"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_raw_input(o, None)
+            ex = _s.note(ex, "rawInput")
         else:
-            n += 1
             if v is None:
-                f_raw_input = None
                 ex = _s.note(ex, "rawInput")
-            else:
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "rawInput")
-                f_raw_input = r
-        v = d.get("rawOutput", _MISSING)
-        if v is _MISSING:
-            f_raw_output = None
+            _S_ToolCallUpdate_raw_input(o, v)
+    if "rawOutput" not in d:
+        _S_ToolCallUpdate_raw_output(o, None)
+    else:
+        v = d["rawOutput"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_raw_output(o, None)
+            ex = _s.note(ex, "rawOutput")
         else:
-            n += 1
             if v is None:
-                f_raw_output = None
                 ex = _s.note(ex, "rawOutput")
+            _S_ToolCallUpdate_raw_output(o, v)
+    if "_meta" not in d:
+        _S_ToolCallUpdate_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
             else:
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "rawOutput")
-                f_raw_output = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ToolCallUpdate = _new(ToolCallUpdate)
-    _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
-    _S_ToolCallUpdate_kind(o, f_kind)
-    _S_ToolCallUpdate_status(o, f_status)
-    _S_ToolCallUpdate_title(o, f_title)
-    _S_ToolCallUpdate_name(o, f_name)
-    _S_ToolCallUpdate_content(o, f_content)
-    _S_ToolCallUpdate_locations(o, f_locations)
-    _S_ToolCallUpdate_raw_input(o, f_raw_input)
-    _S_ToolCallUpdate_raw_output(o, f_raw_output)
-    _S_ToolCallUpdate_meta(o, f_meta)
+            _S_ToolCallUpdate_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallUpdate))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9577,192 +9167,176 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
 def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_tool_call_id: Any
-    f_kind: Any
-    f_status: Any
-    f_title: Any
-    f_name: Any
-    f_content: Any
-    f_locations: Any
-    f_raw_input: Any
-    f_raw_output: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "tool_call_update":
-            raise _s.bad_literal(v, ("tool_call_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("toolCallId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("toolCallId")
-    n += 1
+        return _a_ToolCallProgress({"sessionUpdate": "tool_call_update", **d})
+    if v != "tool_call_update":
+        raise _s.bad_literal(v, ("tool_call_update",)).at("sessionUpdate")
+    return _a_ToolCallProgress(d)
+
+
+def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
+    o: ToolCallProgress = _new(ToolCallProgress)
+    v: Any
+    r: Any
+    try:
+        v = d["toolCallId"]
+    except KeyError:
+        raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    r = v
-    f_tool_call_id = r
-    if n == len(d):
-        f_kind = None
-        f_status = None
-        f_title = None
-        f_name = None
-        f_content = None
-        f_locations = None
-        f_raw_input = None
-        f_raw_output = None
-        f_meta = None
+    _S_ToolCallUpdate_tool_call_id(o, v)
+    if len(d) == 2:
+        _S_ToolCallUpdate_kind(o, None)
+        _S_ToolCallUpdate_status(o, None)
+        _S_ToolCallUpdate_title(o, None)
+        _S_ToolCallUpdate_name(o, None)
+        _S_ToolCallUpdate_content(o, None)
+        _S_ToolCallUpdate_locations(o, None)
+        _S_ToolCallUpdate_raw_input(o, None)
+        _S_ToolCallUpdate_raw_output(o, None)
+        _S_ToolCallUpdate_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "kind" not in d:
+        _S_ToolCallUpdate_kind(o, None)
     else:
-        v = d.get("kind", _MISSING)
-        if v is _MISSING:
-            f_kind = None
+        v = d["kind"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_kind(o, None)
+            ex = _s.note(ex, "kind")
         else:
-            n += 1
-            if v is None:
-                f_kind = None
+            if type(v) is not str or v not in _L_ToolKind:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "kind")
-            else:
-                if type(v) is not str or v not in _L_ToolKind:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "kind")
-                f_kind = r
-        v = d.get("status", _MISSING)
-        if v is _MISSING:
-            f_status = None
+            _S_ToolCallUpdate_kind(o, r)
+    if "status" not in d:
+        _S_ToolCallUpdate_status(o, None)
+    else:
+        v = d["status"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_status(o, None)
+            ex = _s.note(ex, "status")
         else:
-            n += 1
-            if v is None:
-                f_status = None
+            if type(v) is not str or v not in _L_ToolCallStatus:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "status")
-            else:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "status")
-                f_status = r
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+            _S_ToolCallUpdate_status(o, r)
+    if "title" not in d:
+        _S_ToolCallUpdate_title(o, None)
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_title(o, None)
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("name", _MISSING)
-        if v is _MISSING:
-            f_name = None
+            _S_ToolCallUpdate_title(o, r)
+    if "name" not in d:
+        _S_ToolCallUpdate_name(o, None)
+    else:
+        v = d["name"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_name(o, None)
+            ex = _s.note(ex, "name")
         else:
-            n += 1
-            if v is None:
-                f_name = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "name")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "name")
-                f_name = r
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = None
+            _S_ToolCallUpdate_name(o, r)
+    if "content" not in d:
+        _S_ToolCallUpdate_content(o, None)
+    else:
+        v = d["content"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_content(o, None)
+            ex = _s.note(ex, "content")
         else:
-            n += 1
-            if v is None:
-                f_content = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallContent)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallContent)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "content")
-                f_content = r
-        v = d.get("locations", _MISSING)
-        if v is _MISSING:
-            f_locations = None
+            _S_ToolCallUpdate_content(o, r)
+    if "locations" not in d:
+        _S_ToolCallUpdate_locations(o, None)
+    else:
+        v = d["locations"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_locations(o, None)
+            ex = _s.note(ex, "locations")
         else:
-            n += 1
-            if v is None:
-                f_locations = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallLocation)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "locations")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallLocation)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "locations")
-                f_locations = r
-        v = d.get("rawInput", _MISSING)
-        if v is _MISSING:
-            f_raw_input = None
+            _S_ToolCallUpdate_locations(o, r)
+    if "rawInput" not in d:
+        _S_ToolCallUpdate_raw_input(o, None)
+    else:
+        v = d["rawInput"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_raw_input(o, None)
+            ex = _s.note(ex, "rawInput")
         else:
-            n += 1
             if v is None:
-                f_raw_input = None
                 ex = _s.note(ex, "rawInput")
-            else:
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "rawInput")
-                f_raw_input = r
-        v = d.get("rawOutput", _MISSING)
-        if v is _MISSING:
-            f_raw_output = None
+            _S_ToolCallUpdate_raw_input(o, v)
+    if "rawOutput" not in d:
+        _S_ToolCallUpdate_raw_output(o, None)
+    else:
+        v = d["rawOutput"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_raw_output(o, None)
+            ex = _s.note(ex, "rawOutput")
         else:
-            n += 1
             if v is None:
-                f_raw_output = None
                 ex = _s.note(ex, "rawOutput")
+            _S_ToolCallUpdate_raw_output(o, v)
+    if "_meta" not in d:
+        _S_ToolCallUpdate_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_ToolCallUpdate_meta(o, None)
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
             else:
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "rawOutput")
-                f_raw_output = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ToolCallProgress = _new(ToolCallProgress)
-    _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
-    _S_ToolCallUpdate_kind(o, f_kind)
-    _S_ToolCallUpdate_status(o, f_status)
-    _S_ToolCallUpdate_title(o, f_title)
-    _S_ToolCallUpdate_name(o, f_name)
-    _S_ToolCallUpdate_content(o, f_content)
-    _S_ToolCallUpdate_locations(o, f_locations)
-    _S_ToolCallUpdate_raw_input(o, f_raw_input)
-    _S_ToolCallUpdate_raw_output(o, f_raw_output)
-    _S_ToolCallUpdate_meta(o, f_meta)
+            _S_ToolCallUpdate_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallProgress))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9827,118 +9401,104 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
 def _d_Usage(d: Any) -> Usage:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: Usage = _new(Usage)
+    v: Any
     r: Any
-    f_total_tokens: Any
-    f_input_tokens: Any
-    f_output_tokens: Any
-    f_thought_tokens: Any
-    f_cached_read_tokens: Any
-    f_cached_write_tokens: Any
-    f_meta: Any
-    v = d.get("totalTokens", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("totalTokens")
-    n += 1
+    try:
+        v = d["totalTokens"]
+    except KeyError:
+        raise _s.missing("totalTokens") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("totalTokens")
-    r = v
-    f_total_tokens = r
-    v = d.get("inputTokens", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("inputTokens")
-    n += 1
+    _S_Usage_total_tokens(o, v)
+    try:
+        v = d["inputTokens"]
+    except KeyError:
+        raise _s.missing("inputTokens") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("inputTokens")
-    r = v
-    f_input_tokens = r
-    v = d.get("outputTokens", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("outputTokens")
-    n += 1
+    _S_Usage_input_tokens(o, v)
+    try:
+        v = d["outputTokens"]
+    except KeyError:
+        raise _s.missing("outputTokens") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("outputTokens")
-    r = v
-    f_output_tokens = r
-    if n == len(d):
-        f_thought_tokens = None
-        f_cached_read_tokens = None
-        f_cached_write_tokens = None
-        f_meta = None
+    _S_Usage_output_tokens(o, v)
+    if len(d) == 3:
+        _S_Usage_thought_tokens(o, None)
+        _S_Usage_cached_read_tokens(o, None)
+        _S_Usage_cached_write_tokens(o, None)
+        _S_Usage_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "thoughtTokens" not in d:
+        _S_Usage_thought_tokens(o, None)
     else:
-        v = d.get("thoughtTokens", _MISSING)
-        if v is _MISSING:
-            f_thought_tokens = None
+        v = d["thoughtTokens"]
+        n += 1
+        if v is None:
+            _S_Usage_thought_tokens(o, None)
+            ex = _s.note(ex, "thoughtTokens")
         else:
-            n += 1
-            if v is None:
-                f_thought_tokens = None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "thoughtTokens")
-            else:
-                if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "thoughtTokens")
-                f_thought_tokens = r
-        v = d.get("cachedReadTokens", _MISSING)
-        if v is _MISSING:
-            f_cached_read_tokens = None
+            _S_Usage_thought_tokens(o, r)
+    if "cachedReadTokens" not in d:
+        _S_Usage_cached_read_tokens(o, None)
+    else:
+        v = d["cachedReadTokens"]
+        n += 1
+        if v is None:
+            _S_Usage_cached_read_tokens(o, None)
+            ex = _s.note(ex, "cachedReadTokens")
         else:
-            n += 1
-            if v is None:
-                f_cached_read_tokens = None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "cachedReadTokens")
-            else:
-                if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "cachedReadTokens")
-                f_cached_read_tokens = r
-        v = d.get("cachedWriteTokens", _MISSING)
-        if v is _MISSING:
-            f_cached_write_tokens = None
+            _S_Usage_cached_read_tokens(o, r)
+    if "cachedWriteTokens" not in d:
+        _S_Usage_cached_write_tokens(o, None)
+    else:
+        v = d["cachedWriteTokens"]
+        n += 1
+        if v is None:
+            _S_Usage_cached_write_tokens(o, None)
+            ex = _s.note(ex, "cachedWriteTokens")
         else:
-            n += 1
-            if v is None:
-                f_cached_write_tokens = None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "cachedWriteTokens")
-            else:
-                if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "cachedWriteTokens")
-                f_cached_write_tokens = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            _S_Usage_cached_write_tokens(o, r)
+    if "_meta" not in d:
+        _S_Usage_meta(o, None)
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_Usage_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Usage = _new(Usage)
-    _S_Usage_total_tokens(o, f_total_tokens)
-    _S_Usage_input_tokens(o, f_input_tokens)
-    _S_Usage_output_tokens(o, f_output_tokens)
-    _S_Usage_thought_tokens(o, f_thought_tokens)
-    _S_Usage_cached_read_tokens(o, f_cached_read_tokens)
-    _S_Usage_cached_write_tokens(o, f_cached_write_tokens)
-    _S_Usage_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_Usage_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Usage))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -9982,51 +9542,46 @@ def _e_Usage(o: Usage) -> dict[str, Any]:
 def _d_WorkspaceFolder(d: Any) -> WorkspaceFolder:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    o: WorkspaceFolder = _new(WorkspaceFolder)
+    v: Any
     r: Any
-    f_uri: Any
-    f_name: Any
-    f_meta: Any
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    _S_WorkspaceFolder_uri(o, v)
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    if n == len(d):
-        f_meta = None
+    _S_WorkspaceFolder_name(o, v)
+    if len(d) == 2:
+        _S_WorkspaceFolder_meta(o, None)
+        _S_extra(o, _EMPTY)
+        _S_explicit(o, _NO_EXPLICIT)
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        _S_WorkspaceFolder_meta(o, None)
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            _S_WorkspaceFolder_meta(o, None)
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: WorkspaceFolder = _new(WorkspaceFolder)
-    _S_WorkspaceFolder_uri(o, f_uri)
-    _S_WorkspaceFolder_name(o, f_name)
-    _S_WorkspaceFolder_meta(o, f_meta)
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            _S_WorkspaceFolder_meta(o, r)
     _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WorkspaceFolder))
     _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
     return o
@@ -10087,9 +9642,9 @@ def _d_McpConnectionId(v: Any) -> Any:
 
 
 _T_McpServer: Final[dict[str, Callable[[Any], McpServer]]] = {
-    "http": _d_McpServerHttp,
-    "sse": _d_McpServerSse,
-    "acp": _d_McpServerAcp,
+    "http": _a_McpServerHttp,
+    "sse": _a_McpServerSse,
+    "acp": _a_McpServerAcp,
 }
 
 
@@ -10136,10 +9691,10 @@ def _d_NesRejectReason(v: Any) -> Any:
 
 
 _T_NesSuggestion: Final[dict[str, Callable[[Any], NesSuggestion]]] = {
-    "edit": _d_NesEditSuggestion,
-    "jump": _d_NesJumpSuggestion,
-    "rename": _d_NesRenameSuggestion,
-    "searchAndReplace": _d_NesSearchAndReplaceSuggestion,
+    "edit": _a_NesEditSuggestion,
+    "jump": _a_NesJumpSuggestion,
+    "rename": _a_NesRenameSuggestion,
+    "searchAndReplace": _a_NesSearchAndReplaceSuggestion,
 }
 
 
@@ -10188,9 +9743,9 @@ def _d_PlanId(v: Any) -> Any:
 
 
 _T_PlanUpdateContent: Final[dict[str, Callable[[Any], PlanUpdateContent]]] = {
-    "items": _d_PlanItems,
-    "file": _d_PlanFile,
-    "markdown": _d_PlanMarkdown,
+    "items": _a_PlanItems,
+    "file": _a_PlanFile,
+    "markdown": _a_PlanMarkdown,
 }
 
 
@@ -10224,22 +9779,22 @@ def _d_ProviderId(v: Any) -> Any:
 
 
 _T_SessionUpdate: Final[dict[str, Callable[[Any], SessionUpdate]]] = {
-    "user_message_chunk": _d_UserMessageChunk,
-    "agent_message_chunk": _d_AgentMessageChunk,
-    "agent_thought_chunk": _d_AgentThoughtChunk,
-    "tool_call": _d_ToolCall,
-    "tool_call_update": _d_ToolCallProgress,
-    "plan": _d_Plan,
-    "plan_update": _d_PlanUpdate,
-    "plan_removed": _d_PlanRemoved,
-    "available_commands_update": _d_AvailableCommandsUpdate,
-    "current_mode_update": _d_CurrentModeUpdate,
-    "config_option_update": _d_ConfigOptionUpdate,
-    "session_info_update": _d_SessionInfoUpdate,
-    "usage_update": _d_UsageUpdate,
-    "notice": _d_Notice,
-    "compaction_update": _d_CompactionUpdate,
-    "compaction_summary_chunk": _d_CompactionSummaryChunk,
+    "user_message_chunk": _a_UserMessageChunk,
+    "agent_message_chunk": _a_AgentMessageChunk,
+    "agent_thought_chunk": _a_AgentThoughtChunk,
+    "tool_call": _a_ToolCall,
+    "tool_call_update": _a_ToolCallProgress,
+    "plan": _a_Plan,
+    "plan_update": _a_PlanUpdate,
+    "plan_removed": _a_PlanRemoved,
+    "available_commands_update": _a_AvailableCommandsUpdate,
+    "current_mode_update": _a_CurrentModeUpdate,
+    "config_option_update": _a_ConfigOptionUpdate,
+    "session_info_update": _a_SessionInfoUpdate,
+    "usage_update": _a_UsageUpdate,
+    "notice": _a_Notice,
+    "compaction_update": _a_CompactionUpdate,
+    "compaction_summary_chunk": _a_CompactionSummaryChunk,
 }
 
 
