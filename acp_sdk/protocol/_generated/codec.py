@@ -184,557 +184,146 @@ from acp_sdk.protocol._generated.models import (
 from acp_sdk.protocol._model_support import EMPTY as _EMPTY
 from acp_sdk.protocol._model_support import NO_EXPLICIT as _NO_EXPLICIT
 from acp_sdk.protocol._model_support import UNSET as _UNSET
-from acp_sdk.protocol._model_support import WireModel
 
 _MISSING: Final[Any] = _s.MISSING
 _new: Final = object.__new__
-_S_extra: Final = WireModel.__dict__["extra"].__set__
-_S_explicit: Final = WireModel.__dict__["_explicit"].__set__
-_S_AgentAuthCapabilities_logout: Final = AgentAuthCapabilities.__dict__["logout"].__set__
-_S_AgentAuthCapabilities_meta: Final = AgentAuthCapabilities.__dict__["meta"].__set__
-_S_PromptCapabilities_image: Final = PromptCapabilities.__dict__["image"].__set__
-_S_PromptCapabilities_audio: Final = PromptCapabilities.__dict__["audio"].__set__
-_S_PromptCapabilities_embedded_context: Final = PromptCapabilities.__dict__[
-    "embedded_context"
-].__set__
-_S_PromptCapabilities_meta: Final = PromptCapabilities.__dict__["meta"].__set__
-_S_McpCapabilities_http: Final = McpCapabilities.__dict__["http"].__set__
-_S_McpCapabilities_sse: Final = McpCapabilities.__dict__["sse"].__set__
-_S_McpCapabilities_meta: Final = McpCapabilities.__dict__["meta"].__set__
-_S_SessionCapabilities_list: Final = SessionCapabilities.__dict__["list"].__set__
-_S_SessionCapabilities_delete: Final = SessionCapabilities.__dict__["delete"].__set__
-_S_SessionCapabilities_additional_directories: Final = SessionCapabilities.__dict__[
-    "additional_directories"
-].__set__
-_S_SessionCapabilities_resume: Final = SessionCapabilities.__dict__["resume"].__set__
-_S_SessionCapabilities_close: Final = SessionCapabilities.__dict__["close"].__set__
-_S_SessionCapabilities_meta: Final = SessionCapabilities.__dict__["meta"].__set__
-_S_AgentCapabilities_load_session: Final = AgentCapabilities.__dict__["load_session"].__set__
-_S_AgentCapabilities_prompt_capabilities: Final = AgentCapabilities.__dict__[
-    "prompt_capabilities"
-].__set__
-_S_AgentCapabilities_mcp_capabilities: Final = AgentCapabilities.__dict__[
-    "mcp_capabilities"
-].__set__
-_S_AgentCapabilities_session_capabilities: Final = AgentCapabilities.__dict__[
-    "session_capabilities"
-].__set__
-_S_AgentCapabilities_auth: Final = AgentCapabilities.__dict__["auth"].__set__
-_S_AgentCapabilities_meta: Final = AgentCapabilities.__dict__["meta"].__set__
-_S_ContentChunk_content: Final = ContentChunk.__dict__["content"].__set__
-_S_ContentChunk_message_id: Final = ContentChunk.__dict__["message_id"].__set__
-_S_ContentChunk_meta: Final = ContentChunk.__dict__["meta"].__set__
-_S_Annotations_audience: Final = Annotations.__dict__["audience"].__set__
-_S_Annotations_last_modified: Final = Annotations.__dict__["last_modified"].__set__
-_S_Annotations_priority: Final = Annotations.__dict__["priority"].__set__
-_S_Annotations_meta: Final = Annotations.__dict__["meta"].__set__
-_S_AudioContent_annotations: Final = AudioContent.__dict__["annotations"].__set__
-_S_AudioContent_data: Final = AudioContent.__dict__["data"].__set__
-_S_AudioContent_mime_type: Final = AudioContent.__dict__["mime_type"].__set__
-_S_AudioContent_meta: Final = AudioContent.__dict__["meta"].__set__
-_S_AuthCapabilities_terminal: Final = AuthCapabilities.__dict__["terminal"].__set__
-_S_AuthCapabilities_meta: Final = AuthCapabilities.__dict__["meta"].__set__
-_S_AuthMethodAgent_id: Final = AuthMethodAgent.__dict__["id"].__set__
-_S_AuthMethodAgent_name: Final = AuthMethodAgent.__dict__["name"].__set__
-_S_AuthMethodAgent_description: Final = AuthMethodAgent.__dict__["description"].__set__
-_S_AuthMethodAgent_meta: Final = AuthMethodAgent.__dict__["meta"].__set__
-_S_AuthMethodTerminal_id: Final = AuthMethodTerminal.__dict__["id"].__set__
-_S_AuthMethodTerminal_name: Final = AuthMethodTerminal.__dict__["name"].__set__
-_S_AuthMethodTerminal_description: Final = AuthMethodTerminal.__dict__["description"].__set__
-_S_AuthMethodTerminal_args: Final = AuthMethodTerminal.__dict__["args"].__set__
-_S_AuthMethodTerminal_env: Final = AuthMethodTerminal.__dict__["env"].__set__
-_S_AuthMethodTerminal_meta: Final = AuthMethodTerminal.__dict__["meta"].__set__
-_S_AuthenticateRequest_method_id: Final = AuthenticateRequest.__dict__["method_id"].__set__
-_S_AuthenticateRequest_meta: Final = AuthenticateRequest.__dict__["meta"].__set__
-_S_AuthenticateResponse_meta: Final = AuthenticateResponse.__dict__["meta"].__set__
-_S_AvailableCommand_name: Final = AvailableCommand.__dict__["name"].__set__
-_S_AvailableCommand_description: Final = AvailableCommand.__dict__["description"].__set__
-_S_AvailableCommand_input: Final = AvailableCommand.__dict__["input"].__set__
-_S_AvailableCommand_meta: Final = AvailableCommand.__dict__["meta"].__set__
-_S_AvailableCommandsUpdate_available_commands: Final = AvailableCommandsUpdate.__dict__[
-    "available_commands"
-].__set__
-_S_AvailableCommandsUpdate_meta: Final = AvailableCommandsUpdate.__dict__["meta"].__set__
-_S_BlobResourceContents_blob: Final = BlobResourceContents.__dict__["blob"].__set__
-_S_BlobResourceContents_mime_type: Final = BlobResourceContents.__dict__["mime_type"].__set__
-_S_BlobResourceContents_uri: Final = BlobResourceContents.__dict__["uri"].__set__
-_S_BlobResourceContents_meta: Final = BlobResourceContents.__dict__["meta"].__set__
-_S_BooleanConfigOptionCapabilities_meta: Final = BooleanConfigOptionCapabilities.__dict__[
-    "meta"
-].__set__
-_S_BooleanPropertySchema_title: Final = BooleanPropertySchema.__dict__["title"].__set__
-_S_BooleanPropertySchema_description: Final = BooleanPropertySchema.__dict__["description"].__set__
-_S_BooleanPropertySchema_default: Final = BooleanPropertySchema.__dict__["default"].__set__
-_S_BooleanPropertySchema_meta: Final = BooleanPropertySchema.__dict__["meta"].__set__
-_S_CancelNotification_session_id: Final = CancelNotification.__dict__["session_id"].__set__
-_S_CancelNotification_meta: Final = CancelNotification.__dict__["meta"].__set__
-_S_CancelRequestNotification_request_id: Final = CancelRequestNotification.__dict__[
-    "request_id"
-].__set__
-_S_CancelRequestNotification_meta: Final = CancelRequestNotification.__dict__["meta"].__set__
-_S_FileSystemCapabilities_read_text_file: Final = FileSystemCapabilities.__dict__[
-    "read_text_file"
-].__set__
-_S_FileSystemCapabilities_write_text_file: Final = FileSystemCapabilities.__dict__[
-    "write_text_file"
-].__set__
-_S_FileSystemCapabilities_meta: Final = FileSystemCapabilities.__dict__["meta"].__set__
-_S_ClientCapabilities_fs: Final = ClientCapabilities.__dict__["fs"].__set__
-_S_ClientCapabilities_terminal: Final = ClientCapabilities.__dict__["terminal"].__set__
-_S_ClientCapabilities_session: Final = ClientCapabilities.__dict__["session"].__set__
-_S_ClientCapabilities_auth: Final = ClientCapabilities.__dict__["auth"].__set__
-_S_ClientCapabilities_elicitation: Final = ClientCapabilities.__dict__["elicitation"].__set__
-_S_ClientCapabilities_meta: Final = ClientCapabilities.__dict__["meta"].__set__
-_S_ClientSessionCapabilities_config_options: Final = ClientSessionCapabilities.__dict__[
-    "config_options"
-].__set__
-_S_ClientSessionCapabilities_meta: Final = ClientSessionCapabilities.__dict__["meta"].__set__
-_S_CloseSessionRequest_session_id: Final = CloseSessionRequest.__dict__["session_id"].__set__
-_S_CloseSessionRequest_meta: Final = CloseSessionRequest.__dict__["meta"].__set__
-_S_CloseSessionResponse_meta: Final = CloseSessionResponse.__dict__["meta"].__set__
-_S_CompleteElicitationNotification_elicitation_id: Final = CompleteElicitationNotification.__dict__[
-    "elicitation_id"
-].__set__
-_S_CompleteElicitationNotification_meta: Final = CompleteElicitationNotification.__dict__[
-    "meta"
-].__set__
-_S_ConfigOptionUpdate_config_options: Final = ConfigOptionUpdate.__dict__["config_options"].__set__
-_S_ConfigOptionUpdate_meta: Final = ConfigOptionUpdate.__dict__["meta"].__set__
-_S_Content_content: Final = Content.__dict__["content"].__set__
-_S_Content_meta: Final = Content.__dict__["meta"].__set__
-_S_Cost_amount: Final = Cost.__dict__["amount"].__set__
-_S_Cost_currency: Final = Cost.__dict__["currency"].__set__
-_S_Cost_meta: Final = Cost.__dict__["meta"].__set__
-_S_ElicitationFormMode_requested_schema: Final = ElicitationFormMode.__dict__[
-    "requested_schema"
-].__set__
-_S_ElicitationFormMode_session_id: Final = ElicitationFormMode.__dict__["session_id"].__set__
-_S_ElicitationFormMode_tool_call_id: Final = ElicitationFormMode.__dict__["tool_call_id"].__set__
-_S_ElicitationFormMode_request_id: Final = ElicitationFormMode.__dict__["request_id"].__set__
-_S_CreateElicitationRequestForm_message: Final = CreateElicitationRequestForm.__dict__[
-    "message"
-].__set__
-_S_CreateElicitationRequestForm_meta: Final = CreateElicitationRequestForm.__dict__["meta"].__set__
-_S_ElicitationUrlMode_elicitation_id: Final = ElicitationUrlMode.__dict__["elicitation_id"].__set__
-_S_ElicitationUrlMode_url: Final = ElicitationUrlMode.__dict__["url"].__set__
-_S_ElicitationUrlMode_session_id: Final = ElicitationUrlMode.__dict__["session_id"].__set__
-_S_ElicitationUrlMode_tool_call_id: Final = ElicitationUrlMode.__dict__["tool_call_id"].__set__
-_S_ElicitationUrlMode_request_id: Final = ElicitationUrlMode.__dict__["request_id"].__set__
-_S_CreateElicitationRequestUrl_message: Final = CreateElicitationRequestUrl.__dict__[
-    "message"
-].__set__
-_S_CreateElicitationRequestUrl_meta: Final = CreateElicitationRequestUrl.__dict__["meta"].__set__
-_S_ElicitationAcceptAction_content: Final = ElicitationAcceptAction.__dict__["content"].__set__
-_S_CreateElicitationResponseAccept_meta: Final = CreateElicitationResponseAccept.__dict__[
-    "meta"
-].__set__
-_S_CreateElicitationResponseCancel_meta: Final = CreateElicitationResponseCancel.__dict__[
-    "meta"
-].__set__
-_S_CreateElicitationResponseDecline_meta: Final = CreateElicitationResponseDecline.__dict__[
-    "meta"
-].__set__
-_S_CreateTerminalRequest_session_id: Final = CreateTerminalRequest.__dict__["session_id"].__set__
-_S_CreateTerminalRequest_command: Final = CreateTerminalRequest.__dict__["command"].__set__
-_S_CreateTerminalRequest_args: Final = CreateTerminalRequest.__dict__["args"].__set__
-_S_CreateTerminalRequest_env: Final = CreateTerminalRequest.__dict__["env"].__set__
-_S_CreateTerminalRequest_cwd: Final = CreateTerminalRequest.__dict__["cwd"].__set__
-_S_CreateTerminalRequest_output_byte_limit: Final = CreateTerminalRequest.__dict__[
-    "output_byte_limit"
-].__set__
-_S_CreateTerminalRequest_meta: Final = CreateTerminalRequest.__dict__["meta"].__set__
-_S_CreateTerminalResponse_terminal_id: Final = CreateTerminalResponse.__dict__[
-    "terminal_id"
-].__set__
-_S_CreateTerminalResponse_meta: Final = CreateTerminalResponse.__dict__["meta"].__set__
-_S_CurrentModeUpdate_current_mode_id: Final = CurrentModeUpdate.__dict__["current_mode_id"].__set__
-_S_CurrentModeUpdate_meta: Final = CurrentModeUpdate.__dict__["meta"].__set__
-_S_DeleteSessionRequest_session_id: Final = DeleteSessionRequest.__dict__["session_id"].__set__
-_S_DeleteSessionRequest_meta: Final = DeleteSessionRequest.__dict__["meta"].__set__
-_S_DeleteSessionResponse_meta: Final = DeleteSessionResponse.__dict__["meta"].__set__
-_S_Diff_path: Final = Diff.__dict__["path"].__set__
-_S_Diff_old_text: Final = Diff.__dict__["old_text"].__set__
-_S_Diff_new_text: Final = Diff.__dict__["new_text"].__set__
-_S_Diff_meta: Final = Diff.__dict__["meta"].__set__
-_S_ElicitationCapabilities_form: Final = ElicitationCapabilities.__dict__["form"].__set__
-_S_ElicitationCapabilities_url: Final = ElicitationCapabilities.__dict__["url"].__set__
-_S_ElicitationCapabilities_meta: Final = ElicitationCapabilities.__dict__["meta"].__set__
-_S_ElicitationFormCapabilities_meta: Final = ElicitationFormCapabilities.__dict__["meta"].__set__
-_S_ElicitationRequestScope_request_id: Final = ElicitationRequestScope.__dict__[
-    "request_id"
-].__set__
-_S_ElicitationSchema_type: Final = ElicitationSchema.__dict__["type"].__set__
-_S_ElicitationSchema_title: Final = ElicitationSchema.__dict__["title"].__set__
-_S_ElicitationSchema_properties: Final = ElicitationSchema.__dict__["properties"].__set__
-_S_ElicitationSchema_required: Final = ElicitationSchema.__dict__["required"].__set__
-_S_ElicitationSchema_description: Final = ElicitationSchema.__dict__["description"].__set__
-_S_ElicitationSchema_meta: Final = ElicitationSchema.__dict__["meta"].__set__
-_S_ElicitationSessionScope_session_id: Final = ElicitationSessionScope.__dict__[
-    "session_id"
-].__set__
-_S_ElicitationSessionScope_tool_call_id: Final = ElicitationSessionScope.__dict__[
-    "tool_call_id"
-].__set__
-_S_ElicitationUrlCapabilities_meta: Final = ElicitationUrlCapabilities.__dict__["meta"].__set__
-_S_EmbeddedResource_annotations: Final = EmbeddedResource.__dict__["annotations"].__set__
-_S_EmbeddedResource_resource: Final = EmbeddedResource.__dict__["resource"].__set__
-_S_EmbeddedResource_meta: Final = EmbeddedResource.__dict__["meta"].__set__
-_S_EnumOption_const: Final = EnumOption.__dict__["const"].__set__
-_S_EnumOption_title: Final = EnumOption.__dict__["title"].__set__
-_S_EnumOption_description: Final = EnumOption.__dict__["description"].__set__
-_S_EnumOption_meta: Final = EnumOption.__dict__["meta"].__set__
-_S_EnvVariable_name: Final = EnvVariable.__dict__["name"].__set__
-_S_EnvVariable_value: Final = EnvVariable.__dict__["value"].__set__
-_S_EnvVariable_meta: Final = EnvVariable.__dict__["meta"].__set__
-_S_Error_code: Final = Error.__dict__["code"].__set__
-_S_Error_message: Final = Error.__dict__["message"].__set__
-_S_Error_data: Final = Error.__dict__["data"].__set__
-_S_HttpHeader_name: Final = HttpHeader.__dict__["name"].__set__
-_S_HttpHeader_value: Final = HttpHeader.__dict__["value"].__set__
-_S_HttpHeader_meta: Final = HttpHeader.__dict__["meta"].__set__
-_S_ImageContent_annotations: Final = ImageContent.__dict__["annotations"].__set__
-_S_ImageContent_data: Final = ImageContent.__dict__["data"].__set__
-_S_ImageContent_mime_type: Final = ImageContent.__dict__["mime_type"].__set__
-_S_ImageContent_uri: Final = ImageContent.__dict__["uri"].__set__
-_S_ImageContent_meta: Final = ImageContent.__dict__["meta"].__set__
-_S_Implementation_name: Final = Implementation.__dict__["name"].__set__
-_S_Implementation_title: Final = Implementation.__dict__["title"].__set__
-_S_Implementation_version: Final = Implementation.__dict__["version"].__set__
-_S_Implementation_meta: Final = Implementation.__dict__["meta"].__set__
-_S_InitializeRequest_protocol_version: Final = InitializeRequest.__dict__[
-    "protocol_version"
-].__set__
-_S_InitializeRequest_client_capabilities: Final = InitializeRequest.__dict__[
-    "client_capabilities"
-].__set__
-_S_InitializeRequest_client_info: Final = InitializeRequest.__dict__["client_info"].__set__
-_S_InitializeRequest_meta: Final = InitializeRequest.__dict__["meta"].__set__
-_S_InitializeResponse_protocol_version: Final = InitializeResponse.__dict__[
-    "protocol_version"
-].__set__
-_S_InitializeResponse_agent_capabilities: Final = InitializeResponse.__dict__[
-    "agent_capabilities"
-].__set__
-_S_InitializeResponse_auth_methods: Final = InitializeResponse.__dict__["auth_methods"].__set__
-_S_InitializeResponse_agent_info: Final = InitializeResponse.__dict__["agent_info"].__set__
-_S_InitializeResponse_meta: Final = InitializeResponse.__dict__["meta"].__set__
-_S_IntegerPropertySchema_title: Final = IntegerPropertySchema.__dict__["title"].__set__
-_S_IntegerPropertySchema_description: Final = IntegerPropertySchema.__dict__["description"].__set__
-_S_IntegerPropertySchema_minimum: Final = IntegerPropertySchema.__dict__["minimum"].__set__
-_S_IntegerPropertySchema_maximum: Final = IntegerPropertySchema.__dict__["maximum"].__set__
-_S_IntegerPropertySchema_default: Final = IntegerPropertySchema.__dict__["default"].__set__
-_S_IntegerPropertySchema_meta: Final = IntegerPropertySchema.__dict__["meta"].__set__
-_S_KillTerminalRequest_session_id: Final = KillTerminalRequest.__dict__["session_id"].__set__
-_S_KillTerminalRequest_terminal_id: Final = KillTerminalRequest.__dict__["terminal_id"].__set__
-_S_KillTerminalRequest_meta: Final = KillTerminalRequest.__dict__["meta"].__set__
-_S_KillTerminalResponse_meta: Final = KillTerminalResponse.__dict__["meta"].__set__
-_S_ListSessionsRequest_cwd: Final = ListSessionsRequest.__dict__["cwd"].__set__
-_S_ListSessionsRequest_cursor: Final = ListSessionsRequest.__dict__["cursor"].__set__
-_S_ListSessionsRequest_meta: Final = ListSessionsRequest.__dict__["meta"].__set__
-_S_ListSessionsResponse_sessions: Final = ListSessionsResponse.__dict__["sessions"].__set__
-_S_ListSessionsResponse_next_cursor: Final = ListSessionsResponse.__dict__["next_cursor"].__set__
-_S_ListSessionsResponse_meta: Final = ListSessionsResponse.__dict__["meta"].__set__
-_S_LoadSessionRequest_mcp_servers: Final = LoadSessionRequest.__dict__["mcp_servers"].__set__
-_S_LoadSessionRequest_cwd: Final = LoadSessionRequest.__dict__["cwd"].__set__
-_S_LoadSessionRequest_additional_directories: Final = LoadSessionRequest.__dict__[
-    "additional_directories"
-].__set__
-_S_LoadSessionRequest_session_id: Final = LoadSessionRequest.__dict__["session_id"].__set__
-_S_LoadSessionRequest_meta: Final = LoadSessionRequest.__dict__["meta"].__set__
-_S_LoadSessionResponse_modes: Final = LoadSessionResponse.__dict__["modes"].__set__
-_S_LoadSessionResponse_config_options: Final = LoadSessionResponse.__dict__[
-    "config_options"
-].__set__
-_S_LoadSessionResponse_meta: Final = LoadSessionResponse.__dict__["meta"].__set__
-_S_LogoutCapabilities_meta: Final = LogoutCapabilities.__dict__["meta"].__set__
-_S_LogoutRequest_meta: Final = LogoutRequest.__dict__["meta"].__set__
-_S_LogoutResponse_meta: Final = LogoutResponse.__dict__["meta"].__set__
-_S_McpServerHttp_name: Final = McpServerHttp.__dict__["name"].__set__
-_S_McpServerHttp_url: Final = McpServerHttp.__dict__["url"].__set__
-_S_McpServerHttp_headers: Final = McpServerHttp.__dict__["headers"].__set__
-_S_McpServerHttp_meta: Final = McpServerHttp.__dict__["meta"].__set__
-_S_McpServerSse_name: Final = McpServerSse.__dict__["name"].__set__
-_S_McpServerSse_url: Final = McpServerSse.__dict__["url"].__set__
-_S_McpServerSse_headers: Final = McpServerSse.__dict__["headers"].__set__
-_S_McpServerSse_meta: Final = McpServerSse.__dict__["meta"].__set__
-_S_McpServerStdio_name: Final = McpServerStdio.__dict__["name"].__set__
-_S_McpServerStdio_command: Final = McpServerStdio.__dict__["command"].__set__
-_S_McpServerStdio_args: Final = McpServerStdio.__dict__["args"].__set__
-_S_McpServerStdio_env: Final = McpServerStdio.__dict__["env"].__set__
-_S_McpServerStdio_meta: Final = McpServerStdio.__dict__["meta"].__set__
-_S_MultiSelectPropertySchema_title: Final = MultiSelectPropertySchema.__dict__["title"].__set__
-_S_MultiSelectPropertySchema_description: Final = MultiSelectPropertySchema.__dict__[
-    "description"
-].__set__
-_S_MultiSelectPropertySchema_min_items: Final = MultiSelectPropertySchema.__dict__[
-    "min_items"
-].__set__
-_S_MultiSelectPropertySchema_max_items: Final = MultiSelectPropertySchema.__dict__[
-    "max_items"
-].__set__
-_S_MultiSelectPropertySchema_items: Final = MultiSelectPropertySchema.__dict__["items"].__set__
-_S_MultiSelectPropertySchema_default: Final = MultiSelectPropertySchema.__dict__["default"].__set__
-_S_MultiSelectPropertySchema_meta: Final = MultiSelectPropertySchema.__dict__["meta"].__set__
-_S_NewSessionRequest_cwd: Final = NewSessionRequest.__dict__["cwd"].__set__
-_S_NewSessionRequest_additional_directories: Final = NewSessionRequest.__dict__[
-    "additional_directories"
-].__set__
-_S_NewSessionRequest_mcp_servers: Final = NewSessionRequest.__dict__["mcp_servers"].__set__
-_S_NewSessionRequest_meta: Final = NewSessionRequest.__dict__["meta"].__set__
-_S_NewSessionResponse_session_id: Final = NewSessionResponse.__dict__["session_id"].__set__
-_S_NewSessionResponse_modes: Final = NewSessionResponse.__dict__["modes"].__set__
-_S_NewSessionResponse_config_options: Final = NewSessionResponse.__dict__["config_options"].__set__
-_S_NewSessionResponse_meta: Final = NewSessionResponse.__dict__["meta"].__set__
-_S_NumberPropertySchema_title: Final = NumberPropertySchema.__dict__["title"].__set__
-_S_NumberPropertySchema_description: Final = NumberPropertySchema.__dict__["description"].__set__
-_S_NumberPropertySchema_minimum: Final = NumberPropertySchema.__dict__["minimum"].__set__
-_S_NumberPropertySchema_maximum: Final = NumberPropertySchema.__dict__["maximum"].__set__
-_S_NumberPropertySchema_default: Final = NumberPropertySchema.__dict__["default"].__set__
-_S_NumberPropertySchema_meta: Final = NumberPropertySchema.__dict__["meta"].__set__
-_S_PermissionOption_option_id: Final = PermissionOption.__dict__["option_id"].__set__
-_S_PermissionOption_name: Final = PermissionOption.__dict__["name"].__set__
-_S_PermissionOption_kind: Final = PermissionOption.__dict__["kind"].__set__
-_S_PermissionOption_meta: Final = PermissionOption.__dict__["meta"].__set__
-_S_Plan_entries: Final = Plan.__dict__["entries"].__set__
-_S_Plan_meta: Final = Plan.__dict__["meta"].__set__
-_S_PlanEntry_content: Final = PlanEntry.__dict__["content"].__set__
-_S_PlanEntry_priority: Final = PlanEntry.__dict__["priority"].__set__
-_S_PlanEntry_status: Final = PlanEntry.__dict__["status"].__set__
-_S_PlanEntry_meta: Final = PlanEntry.__dict__["meta"].__set__
-_S_PromptRequest_session_id: Final = PromptRequest.__dict__["session_id"].__set__
-_S_PromptRequest_prompt: Final = PromptRequest.__dict__["prompt"].__set__
-_S_PromptRequest_meta: Final = PromptRequest.__dict__["meta"].__set__
-_S_PromptResponse_stop_reason: Final = PromptResponse.__dict__["stop_reason"].__set__
-_S_PromptResponse_meta: Final = PromptResponse.__dict__["meta"].__set__
-_S_ReadTextFileRequest_session_id: Final = ReadTextFileRequest.__dict__["session_id"].__set__
-_S_ReadTextFileRequest_path: Final = ReadTextFileRequest.__dict__["path"].__set__
-_S_ReadTextFileRequest_line: Final = ReadTextFileRequest.__dict__["line"].__set__
-_S_ReadTextFileRequest_limit: Final = ReadTextFileRequest.__dict__["limit"].__set__
-_S_ReadTextFileRequest_meta: Final = ReadTextFileRequest.__dict__["meta"].__set__
-_S_ReadTextFileResponse_content: Final = ReadTextFileResponse.__dict__["content"].__set__
-_S_ReadTextFileResponse_meta: Final = ReadTextFileResponse.__dict__["meta"].__set__
-_S_ReleaseTerminalRequest_session_id: Final = ReleaseTerminalRequest.__dict__["session_id"].__set__
-_S_ReleaseTerminalRequest_terminal_id: Final = ReleaseTerminalRequest.__dict__[
-    "terminal_id"
-].__set__
-_S_ReleaseTerminalRequest_meta: Final = ReleaseTerminalRequest.__dict__["meta"].__set__
-_S_ReleaseTerminalResponse_meta: Final = ReleaseTerminalResponse.__dict__["meta"].__set__
-_S_RequestPermissionRequest_session_id: Final = RequestPermissionRequest.__dict__[
-    "session_id"
-].__set__
-_S_RequestPermissionRequest_tool_call: Final = RequestPermissionRequest.__dict__[
-    "tool_call"
-].__set__
-_S_RequestPermissionRequest_options: Final = RequestPermissionRequest.__dict__["options"].__set__
-_S_RequestPermissionRequest_meta: Final = RequestPermissionRequest.__dict__["meta"].__set__
-_S_RequestPermissionResponse_outcome: Final = RequestPermissionResponse.__dict__["outcome"].__set__
-_S_RequestPermissionResponse_meta: Final = RequestPermissionResponse.__dict__["meta"].__set__
-_S_ResourceLink_annotations: Final = ResourceLink.__dict__["annotations"].__set__
-_S_ResourceLink_description: Final = ResourceLink.__dict__["description"].__set__
-_S_ResourceLink_mime_type: Final = ResourceLink.__dict__["mime_type"].__set__
-_S_ResourceLink_name: Final = ResourceLink.__dict__["name"].__set__
-_S_ResourceLink_size: Final = ResourceLink.__dict__["size"].__set__
-_S_ResourceLink_title: Final = ResourceLink.__dict__["title"].__set__
-_S_ResourceLink_uri: Final = ResourceLink.__dict__["uri"].__set__
-_S_ResourceLink_meta: Final = ResourceLink.__dict__["meta"].__set__
-_S_ResumeSessionRequest_session_id: Final = ResumeSessionRequest.__dict__["session_id"].__set__
-_S_ResumeSessionRequest_cwd: Final = ResumeSessionRequest.__dict__["cwd"].__set__
-_S_ResumeSessionRequest_additional_directories: Final = ResumeSessionRequest.__dict__[
-    "additional_directories"
-].__set__
-_S_ResumeSessionRequest_mcp_servers: Final = ResumeSessionRequest.__dict__["mcp_servers"].__set__
-_S_ResumeSessionRequest_meta: Final = ResumeSessionRequest.__dict__["meta"].__set__
-_S_ResumeSessionResponse_modes: Final = ResumeSessionResponse.__dict__["modes"].__set__
-_S_ResumeSessionResponse_config_options: Final = ResumeSessionResponse.__dict__[
-    "config_options"
-].__set__
-_S_ResumeSessionResponse_meta: Final = ResumeSessionResponse.__dict__["meta"].__set__
-_S_SelectedPermissionOutcome_option_id: Final = SelectedPermissionOutcome.__dict__[
-    "option_id"
-].__set__
-_S_SelectedPermissionOutcome_meta: Final = SelectedPermissionOutcome.__dict__["meta"].__set__
-_S_SessionAdditionalDirectoriesCapabilities_meta: Final = (
-    SessionAdditionalDirectoriesCapabilities.__dict__["meta"].__set__
+_W_AgentAuthCapabilities: Final = _s.twin(AgentAuthCapabilities)
+_W_PromptCapabilities: Final = _s.twin(PromptCapabilities)
+_W_McpCapabilities: Final = _s.twin(McpCapabilities)
+_W_SessionCapabilities: Final = _s.twin(SessionCapabilities)
+_W_AgentCapabilities: Final = _s.twin(AgentCapabilities)
+_W_ContentChunk: Final = _s.twin(ContentChunk)
+_W_AgentMessageChunk: Final = _s.twin(AgentMessageChunk)
+_W_AgentThoughtChunk: Final = _s.twin(AgentThoughtChunk)
+_W_Annotations: Final = _s.twin(Annotations)
+_W_AudioContent: Final = _s.twin(AudioContent)
+_W_AuthCapabilities: Final = _s.twin(AuthCapabilities)
+_W_AuthMethodAgent: Final = _s.twin(AuthMethodAgent)
+_W_AuthMethodTerminal: Final = _s.twin(AuthMethodTerminal)
+_W_AuthenticateRequest: Final = _s.twin(AuthenticateRequest)
+_W_AuthenticateResponse: Final = _s.twin(AuthenticateResponse)
+_W_AvailableCommand: Final = _s.twin(AvailableCommand)
+_W_AvailableCommandsUpdate: Final = _s.twin(AvailableCommandsUpdate)
+_W_BlobResourceContents: Final = _s.twin(BlobResourceContents)
+_W_BooleanConfigOptionCapabilities: Final = _s.twin(BooleanConfigOptionCapabilities)
+_W_BooleanPropertySchema: Final = _s.twin(BooleanPropertySchema)
+_W_CancelNotification: Final = _s.twin(CancelNotification)
+_W_CancelRequestNotification: Final = _s.twin(CancelRequestNotification)
+_W_CancelledPermissionOutcome: Final = _s.twin(CancelledPermissionOutcome)
+_W_FileSystemCapabilities: Final = _s.twin(FileSystemCapabilities)
+_W_ClientCapabilities: Final = _s.twin(ClientCapabilities)
+_W_ClientSessionCapabilities: Final = _s.twin(ClientSessionCapabilities)
+_W_CloseSessionRequest: Final = _s.twin(CloseSessionRequest)
+_W_CloseSessionResponse: Final = _s.twin(CloseSessionResponse)
+_W_CompleteElicitationNotification: Final = _s.twin(CompleteElicitationNotification)
+_W_ConfigOptionUpdate: Final = _s.twin(ConfigOptionUpdate)
+_W_Content: Final = _s.twin(Content)
+_W_Cost: Final = _s.twin(Cost)
+_W_ElicitationFormMode: Final = _s.twin(ElicitationFormMode)
+_W_CreateElicitationRequestForm: Final = _s.twin(CreateElicitationRequestForm)
+_W_ElicitationUrlMode: Final = _s.twin(ElicitationUrlMode)
+_W_CreateElicitationRequestUrl: Final = _s.twin(CreateElicitationRequestUrl)
+_W_ElicitationAcceptAction: Final = _s.twin(ElicitationAcceptAction)
+_W_CreateElicitationResponseAccept: Final = _s.twin(CreateElicitationResponseAccept)
+_W_CreateElicitationResponseCancel: Final = _s.twin(CreateElicitationResponseCancel)
+_W_CreateElicitationResponseDecline: Final = _s.twin(CreateElicitationResponseDecline)
+_W_CreateTerminalRequest: Final = _s.twin(CreateTerminalRequest)
+_W_CreateTerminalResponse: Final = _s.twin(CreateTerminalResponse)
+_W_CurrentModeUpdate: Final = _s.twin(CurrentModeUpdate)
+_W_DeleteSessionRequest: Final = _s.twin(DeleteSessionRequest)
+_W_DeleteSessionResponse: Final = _s.twin(DeleteSessionResponse)
+_W_Diff: Final = _s.twin(Diff)
+_W_ElicitationCapabilities: Final = _s.twin(ElicitationCapabilities)
+_W_ElicitationFormCapabilities: Final = _s.twin(ElicitationFormCapabilities)
+_W_ElicitationRequestScope: Final = _s.twin(ElicitationRequestScope)
+_W_ElicitationSchema: Final = _s.twin(ElicitationSchema)
+_W_ElicitationSessionScope: Final = _s.twin(ElicitationSessionScope)
+_W_ElicitationUrlCapabilities: Final = _s.twin(ElicitationUrlCapabilities)
+_W_EmbeddedResource: Final = _s.twin(EmbeddedResource)
+_W_EnumOption: Final = _s.twin(EnumOption)
+_W_EnvVariable: Final = _s.twin(EnvVariable)
+_W_Error: Final = _s.twin(Error)
+_W_HttpHeader: Final = _s.twin(HttpHeader)
+_W_ImageContent: Final = _s.twin(ImageContent)
+_W_Implementation: Final = _s.twin(Implementation)
+_W_InitializeRequest: Final = _s.twin(InitializeRequest)
+_W_InitializeResponse: Final = _s.twin(InitializeResponse)
+_W_IntegerPropertySchema: Final = _s.twin(IntegerPropertySchema)
+_W_KillTerminalRequest: Final = _s.twin(KillTerminalRequest)
+_W_KillTerminalResponse: Final = _s.twin(KillTerminalResponse)
+_W_ListSessionsRequest: Final = _s.twin(ListSessionsRequest)
+_W_ListSessionsResponse: Final = _s.twin(ListSessionsResponse)
+_W_LoadSessionRequest: Final = _s.twin(LoadSessionRequest)
+_W_LoadSessionResponse: Final = _s.twin(LoadSessionResponse)
+_W_LogoutCapabilities: Final = _s.twin(LogoutCapabilities)
+_W_LogoutRequest: Final = _s.twin(LogoutRequest)
+_W_LogoutResponse: Final = _s.twin(LogoutResponse)
+_W_McpServerHttp: Final = _s.twin(McpServerHttp)
+_W_McpServerSse: Final = _s.twin(McpServerSse)
+_W_McpServerStdio: Final = _s.twin(McpServerStdio)
+_W_MultiSelectPropertySchema: Final = _s.twin(MultiSelectPropertySchema)
+_W_NewSessionRequest: Final = _s.twin(NewSessionRequest)
+_W_NewSessionResponse: Final = _s.twin(NewSessionResponse)
+_W_NumberPropertySchema: Final = _s.twin(NumberPropertySchema)
+_W_PermissionOption: Final = _s.twin(PermissionOption)
+_W_Plan: Final = _s.twin(Plan)
+_W_PlanEntry: Final = _s.twin(PlanEntry)
+_W_PromptRequest: Final = _s.twin(PromptRequest)
+_W_PromptResponse: Final = _s.twin(PromptResponse)
+_W_ReadTextFileRequest: Final = _s.twin(ReadTextFileRequest)
+_W_ReadTextFileResponse: Final = _s.twin(ReadTextFileResponse)
+_W_ReleaseTerminalRequest: Final = _s.twin(ReleaseTerminalRequest)
+_W_ReleaseTerminalResponse: Final = _s.twin(ReleaseTerminalResponse)
+_W_RequestPermissionRequest: Final = _s.twin(RequestPermissionRequest)
+_W_RequestPermissionResponse: Final = _s.twin(RequestPermissionResponse)
+_W_ResourceLink: Final = _s.twin(ResourceLink)
+_W_ResumeSessionRequest: Final = _s.twin(ResumeSessionRequest)
+_W_ResumeSessionResponse: Final = _s.twin(ResumeSessionResponse)
+_W_SelectedPermissionOutcome: Final = _s.twin(SelectedPermissionOutcome)
+_W_SessionAdditionalDirectoriesCapabilities: Final = _s.twin(
+    SessionAdditionalDirectoriesCapabilities
 )
-_S_SessionCloseCapabilities_meta: Final = SessionCloseCapabilities.__dict__["meta"].__set__
-_S_SessionConfigBoolean_current_value: Final = SessionConfigBoolean.__dict__[
-    "current_value"
-].__set__
-_S_SessionConfigOptionBoolean_id: Final = SessionConfigOptionBoolean.__dict__["id"].__set__
-_S_SessionConfigOptionBoolean_name: Final = SessionConfigOptionBoolean.__dict__["name"].__set__
-_S_SessionConfigOptionBoolean_description: Final = SessionConfigOptionBoolean.__dict__[
-    "description"
-].__set__
-_S_SessionConfigOptionBoolean_category: Final = SessionConfigOptionBoolean.__dict__[
-    "category"
-].__set__
-_S_SessionConfigOptionBoolean_meta: Final = SessionConfigOptionBoolean.__dict__["meta"].__set__
-_S_SessionConfigSelect_current_value: Final = SessionConfigSelect.__dict__["current_value"].__set__
-_S_SessionConfigSelect_options: Final = SessionConfigSelect.__dict__["options"].__set__
-_S_SessionConfigOptionSelect_id: Final = SessionConfigOptionSelect.__dict__["id"].__set__
-_S_SessionConfigOptionSelect_name: Final = SessionConfigOptionSelect.__dict__["name"].__set__
-_S_SessionConfigOptionSelect_description: Final = SessionConfigOptionSelect.__dict__[
-    "description"
-].__set__
-_S_SessionConfigOptionSelect_category: Final = SessionConfigOptionSelect.__dict__[
-    "category"
-].__set__
-_S_SessionConfigOptionSelect_meta: Final = SessionConfigOptionSelect.__dict__["meta"].__set__
-_S_SessionConfigOptionsCapabilities_boolean: Final = SessionConfigOptionsCapabilities.__dict__[
-    "boolean"
-].__set__
-_S_SessionConfigOptionsCapabilities_meta: Final = SessionConfigOptionsCapabilities.__dict__[
-    "meta"
-].__set__
-_S_SessionConfigSelectGroup_group: Final = SessionConfigSelectGroup.__dict__["group"].__set__
-_S_SessionConfigSelectGroup_name: Final = SessionConfigSelectGroup.__dict__["name"].__set__
-_S_SessionConfigSelectGroup_options: Final = SessionConfigSelectGroup.__dict__["options"].__set__
-_S_SessionConfigSelectGroup_meta: Final = SessionConfigSelectGroup.__dict__["meta"].__set__
-_S_SessionConfigSelectOption_value: Final = SessionConfigSelectOption.__dict__["value"].__set__
-_S_SessionConfigSelectOption_name: Final = SessionConfigSelectOption.__dict__["name"].__set__
-_S_SessionConfigSelectOption_description: Final = SessionConfigSelectOption.__dict__[
-    "description"
-].__set__
-_S_SessionConfigSelectOption_meta: Final = SessionConfigSelectOption.__dict__["meta"].__set__
-_S_SessionDeleteCapabilities_meta: Final = SessionDeleteCapabilities.__dict__["meta"].__set__
-_S_SessionInfo_session_id: Final = SessionInfo.__dict__["session_id"].__set__
-_S_SessionInfo_cwd: Final = SessionInfo.__dict__["cwd"].__set__
-_S_SessionInfo_additional_directories: Final = SessionInfo.__dict__[
-    "additional_directories"
-].__set__
-_S_SessionInfo_title: Final = SessionInfo.__dict__["title"].__set__
-_S_SessionInfo_updated_at: Final = SessionInfo.__dict__["updated_at"].__set__
-_S_SessionInfo_meta: Final = SessionInfo.__dict__["meta"].__set__
-_S_SessionInfoUpdate_title: Final = SessionInfoUpdate.__dict__["title"].__set__
-_S_SessionInfoUpdate_updated_at: Final = SessionInfoUpdate.__dict__["updated_at"].__set__
-_S_SessionInfoUpdate_meta: Final = SessionInfoUpdate.__dict__["meta"].__set__
-_S_SessionListCapabilities_meta: Final = SessionListCapabilities.__dict__["meta"].__set__
-_S_SessionMode_id: Final = SessionMode.__dict__["id"].__set__
-_S_SessionMode_name: Final = SessionMode.__dict__["name"].__set__
-_S_SessionMode_description: Final = SessionMode.__dict__["description"].__set__
-_S_SessionMode_meta: Final = SessionMode.__dict__["meta"].__set__
-_S_SessionModeState_current_mode_id: Final = SessionModeState.__dict__["current_mode_id"].__set__
-_S_SessionModeState_available_modes: Final = SessionModeState.__dict__["available_modes"].__set__
-_S_SessionModeState_meta: Final = SessionModeState.__dict__["meta"].__set__
-_S_SessionNotification_session_id: Final = SessionNotification.__dict__["session_id"].__set__
-_S_SessionNotification_update: Final = SessionNotification.__dict__["update"].__set__
-_S_SessionNotification_meta: Final = SessionNotification.__dict__["meta"].__set__
-_S_SessionResumeCapabilities_meta: Final = SessionResumeCapabilities.__dict__["meta"].__set__
-_S_SetSessionConfigOptionRequestBoolean_session_id: Final = (
-    SetSessionConfigOptionRequestBoolean.__dict__["session_id"].__set__
-)
-_S_SetSessionConfigOptionRequestBoolean_config_id: Final = (
-    SetSessionConfigOptionRequestBoolean.__dict__["config_id"].__set__
-)
-_S_SetSessionConfigOptionRequestBoolean_meta: Final = SetSessionConfigOptionRequestBoolean.__dict__[
-    "meta"
-].__set__
-_S_SetSessionConfigOptionRequestBoolean_value: Final = (
-    SetSessionConfigOptionRequestBoolean.__dict__["value"].__set__
-)
-_S_SetSessionConfigOptionRequestValueId_session_id: Final = (
-    SetSessionConfigOptionRequestValueId.__dict__["session_id"].__set__
-)
-_S_SetSessionConfigOptionRequestValueId_config_id: Final = (
-    SetSessionConfigOptionRequestValueId.__dict__["config_id"].__set__
-)
-_S_SetSessionConfigOptionRequestValueId_meta: Final = SetSessionConfigOptionRequestValueId.__dict__[
-    "meta"
-].__set__
-_S_SetSessionConfigOptionRequestValueId_value: Final = (
-    SetSessionConfigOptionRequestValueId.__dict__["value"].__set__
-)
-_S_SetSessionConfigOptionResponse_config_options: Final = SetSessionConfigOptionResponse.__dict__[
-    "config_options"
-].__set__
-_S_SetSessionConfigOptionResponse_meta: Final = SetSessionConfigOptionResponse.__dict__[
-    "meta"
-].__set__
-_S_SetSessionModeRequest_session_id: Final = SetSessionModeRequest.__dict__["session_id"].__set__
-_S_SetSessionModeRequest_mode_id: Final = SetSessionModeRequest.__dict__["mode_id"].__set__
-_S_SetSessionModeRequest_meta: Final = SetSessionModeRequest.__dict__["meta"].__set__
-_S_SetSessionModeResponse_meta: Final = SetSessionModeResponse.__dict__["meta"].__set__
-_S_StringMultiSelectItems_enum: Final = StringMultiSelectItems.__dict__["enum"].__set__
-_S_StringMultiSelectItems_meta: Final = StringMultiSelectItems.__dict__["meta"].__set__
-_S_StringPropertySchema_title: Final = StringPropertySchema.__dict__["title"].__set__
-_S_StringPropertySchema_description: Final = StringPropertySchema.__dict__["description"].__set__
-_S_StringPropertySchema_min_length: Final = StringPropertySchema.__dict__["min_length"].__set__
-_S_StringPropertySchema_max_length: Final = StringPropertySchema.__dict__["max_length"].__set__
-_S_StringPropertySchema_pattern: Final = StringPropertySchema.__dict__["pattern"].__set__
-_S_StringPropertySchema_format: Final = StringPropertySchema.__dict__["format"].__set__
-_S_StringPropertySchema_default: Final = StringPropertySchema.__dict__["default"].__set__
-_S_StringPropertySchema_enum: Final = StringPropertySchema.__dict__["enum"].__set__
-_S_StringPropertySchema_one_of: Final = StringPropertySchema.__dict__["one_of"].__set__
-_S_StringPropertySchema_meta: Final = StringPropertySchema.__dict__["meta"].__set__
-_S_Terminal_terminal_id: Final = Terminal.__dict__["terminal_id"].__set__
-_S_Terminal_meta: Final = Terminal.__dict__["meta"].__set__
-_S_TerminalExitStatus_exit_code: Final = TerminalExitStatus.__dict__["exit_code"].__set__
-_S_TerminalExitStatus_signal: Final = TerminalExitStatus.__dict__["signal"].__set__
-_S_TerminalExitStatus_meta: Final = TerminalExitStatus.__dict__["meta"].__set__
-_S_TerminalOutputRequest_session_id: Final = TerminalOutputRequest.__dict__["session_id"].__set__
-_S_TerminalOutputRequest_terminal_id: Final = TerminalOutputRequest.__dict__["terminal_id"].__set__
-_S_TerminalOutputRequest_meta: Final = TerminalOutputRequest.__dict__["meta"].__set__
-_S_TerminalOutputResponse_output: Final = TerminalOutputResponse.__dict__["output"].__set__
-_S_TerminalOutputResponse_truncated: Final = TerminalOutputResponse.__dict__["truncated"].__set__
-_S_TerminalOutputResponse_exit_status: Final = TerminalOutputResponse.__dict__[
-    "exit_status"
-].__set__
-_S_TerminalOutputResponse_meta: Final = TerminalOutputResponse.__dict__["meta"].__set__
-_S_TextContent_annotations: Final = TextContent.__dict__["annotations"].__set__
-_S_TextContent_text: Final = TextContent.__dict__["text"].__set__
-_S_TextContent_meta: Final = TextContent.__dict__["meta"].__set__
-_S_TextResourceContents_mime_type: Final = TextResourceContents.__dict__["mime_type"].__set__
-_S_TextResourceContents_text: Final = TextResourceContents.__dict__["text"].__set__
-_S_TextResourceContents_uri: Final = TextResourceContents.__dict__["uri"].__set__
-_S_TextResourceContents_meta: Final = TextResourceContents.__dict__["meta"].__set__
-_S_TitledMultiSelectItems_any_of: Final = TitledMultiSelectItems.__dict__["any_of"].__set__
-_S_TitledMultiSelectItems_meta: Final = TitledMultiSelectItems.__dict__["meta"].__set__
-_S_ToolCall_tool_call_id: Final = ToolCall.__dict__["tool_call_id"].__set__
-_S_ToolCall_title: Final = ToolCall.__dict__["title"].__set__
-_S_ToolCall_kind: Final = ToolCall.__dict__["kind"].__set__
-_S_ToolCall_status: Final = ToolCall.__dict__["status"].__set__
-_S_ToolCall_content: Final = ToolCall.__dict__["content"].__set__
-_S_ToolCall_locations: Final = ToolCall.__dict__["locations"].__set__
-_S_ToolCall_raw_input: Final = ToolCall.__dict__["raw_input"].__set__
-_S_ToolCall_raw_output: Final = ToolCall.__dict__["raw_output"].__set__
-_S_ToolCall_meta: Final = ToolCall.__dict__["meta"].__set__
-_S_ToolCallLocation_path: Final = ToolCallLocation.__dict__["path"].__set__
-_S_ToolCallLocation_line: Final = ToolCallLocation.__dict__["line"].__set__
-_S_ToolCallLocation_meta: Final = ToolCallLocation.__dict__["meta"].__set__
-_S_ToolCallUpdate_tool_call_id: Final = ToolCallUpdate.__dict__["tool_call_id"].__set__
-_S_ToolCallUpdate_kind: Final = ToolCallUpdate.__dict__["kind"].__set__
-_S_ToolCallUpdate_status: Final = ToolCallUpdate.__dict__["status"].__set__
-_S_ToolCallUpdate_title: Final = ToolCallUpdate.__dict__["title"].__set__
-_S_ToolCallUpdate_content: Final = ToolCallUpdate.__dict__["content"].__set__
-_S_ToolCallUpdate_locations: Final = ToolCallUpdate.__dict__["locations"].__set__
-_S_ToolCallUpdate_raw_input: Final = ToolCallUpdate.__dict__["raw_input"].__set__
-_S_ToolCallUpdate_raw_output: Final = ToolCallUpdate.__dict__["raw_output"].__set__
-_S_ToolCallUpdate_meta: Final = ToolCallUpdate.__dict__["meta"].__set__
-_S_UnstructuredCommandInput_hint: Final = UnstructuredCommandInput.__dict__["hint"].__set__
-_S_UnstructuredCommandInput_meta: Final = UnstructuredCommandInput.__dict__["meta"].__set__
-_S_UsageUpdate_used: Final = UsageUpdate.__dict__["used"].__set__
-_S_UsageUpdate_size: Final = UsageUpdate.__dict__["size"].__set__
-_S_UsageUpdate_cost: Final = UsageUpdate.__dict__["cost"].__set__
-_S_UsageUpdate_meta: Final = UsageUpdate.__dict__["meta"].__set__
-_S_WaitForTerminalExitRequest_session_id: Final = WaitForTerminalExitRequest.__dict__[
-    "session_id"
-].__set__
-_S_WaitForTerminalExitRequest_terminal_id: Final = WaitForTerminalExitRequest.__dict__[
-    "terminal_id"
-].__set__
-_S_WaitForTerminalExitRequest_meta: Final = WaitForTerminalExitRequest.__dict__["meta"].__set__
-_S_WaitForTerminalExitResponse_exit_code: Final = WaitForTerminalExitResponse.__dict__[
-    "exit_code"
-].__set__
-_S_WaitForTerminalExitResponse_signal: Final = WaitForTerminalExitResponse.__dict__[
-    "signal"
-].__set__
-_S_WaitForTerminalExitResponse_meta: Final = WaitForTerminalExitResponse.__dict__["meta"].__set__
-_S_WriteTextFileRequest_session_id: Final = WriteTextFileRequest.__dict__["session_id"].__set__
-_S_WriteTextFileRequest_path: Final = WriteTextFileRequest.__dict__["path"].__set__
-_S_WriteTextFileRequest_content: Final = WriteTextFileRequest.__dict__["content"].__set__
-_S_WriteTextFileRequest_meta: Final = WriteTextFileRequest.__dict__["meta"].__set__
-_S_WriteTextFileResponse_meta: Final = WriteTextFileResponse.__dict__["meta"].__set__
+_W_SessionCloseCapabilities: Final = _s.twin(SessionCloseCapabilities)
+_W_SessionConfigBoolean: Final = _s.twin(SessionConfigBoolean)
+_W_SessionConfigOptionBoolean: Final = _s.twin(SessionConfigOptionBoolean)
+_W_SessionConfigSelect: Final = _s.twin(SessionConfigSelect)
+_W_SessionConfigOptionSelect: Final = _s.twin(SessionConfigOptionSelect)
+_W_SessionConfigOptionsCapabilities: Final = _s.twin(SessionConfigOptionsCapabilities)
+_W_SessionConfigSelectGroup: Final = _s.twin(SessionConfigSelectGroup)
+_W_SessionConfigSelectOption: Final = _s.twin(SessionConfigSelectOption)
+_W_SessionDeleteCapabilities: Final = _s.twin(SessionDeleteCapabilities)
+_W_SessionInfo: Final = _s.twin(SessionInfo)
+_W_SessionInfoUpdate: Final = _s.twin(SessionInfoUpdate)
+_W_SessionListCapabilities: Final = _s.twin(SessionListCapabilities)
+_W_SessionMode: Final = _s.twin(SessionMode)
+_W_SessionModeState: Final = _s.twin(SessionModeState)
+_W_SessionNotification: Final = _s.twin(SessionNotification)
+_W_SessionResumeCapabilities: Final = _s.twin(SessionResumeCapabilities)
+_W_SetSessionConfigOptionRequestBoolean: Final = _s.twin(SetSessionConfigOptionRequestBoolean)
+_W_SetSessionConfigOptionRequestValueId: Final = _s.twin(SetSessionConfigOptionRequestValueId)
+_W_SetSessionConfigOptionResponse: Final = _s.twin(SetSessionConfigOptionResponse)
+_W_SetSessionModeRequest: Final = _s.twin(SetSessionModeRequest)
+_W_SetSessionModeResponse: Final = _s.twin(SetSessionModeResponse)
+_W_StringMultiSelectItems: Final = _s.twin(StringMultiSelectItems)
+_W_StringPropertySchema: Final = _s.twin(StringPropertySchema)
+_W_Terminal: Final = _s.twin(Terminal)
+_W_TerminalExitStatus: Final = _s.twin(TerminalExitStatus)
+_W_TerminalOutputRequest: Final = _s.twin(TerminalOutputRequest)
+_W_TerminalOutputResponse: Final = _s.twin(TerminalOutputResponse)
+_W_TextContent: Final = _s.twin(TextContent)
+_W_TextResourceContents: Final = _s.twin(TextResourceContents)
+_W_TitledMultiSelectItems: Final = _s.twin(TitledMultiSelectItems)
+_W_ToolCall: Final = _s.twin(ToolCall)
+_W_ToolCallLocation: Final = _s.twin(ToolCallLocation)
+_W_ToolCallUpdate: Final = _s.twin(ToolCallUpdate)
+_W_ToolCallProgress: Final = _s.twin(ToolCallProgress)
+_W_UnstructuredCommandInput: Final = _s.twin(UnstructuredCommandInput)
+_W_UsageUpdate: Final = _s.twin(UsageUpdate)
+_W_UserMessageChunk: Final = _s.twin(UserMessageChunk)
+_W_WaitForTerminalExitRequest: Final = _s.twin(WaitForTerminalExitRequest)
+_W_WaitForTerminalExitResponse: Final = _s.twin(WaitForTerminalExitResponse)
+_W_WriteTextFileRequest: Final = _s.twin(WriteTextFileRequest)
+_W_WriteTextFileResponse: Final = _s.twin(WriteTextFileResponse)
 _K_AgentAuthCapabilities: Final = frozenset({"_meta", "logout"})
 _K_PromptCapabilities: Final = frozenset({"_meta", "audio", "embeddedContext", "image"})
 _K_McpCapabilities: Final = frozenset({"_meta", "http", "sse"})
@@ -981,24 +570,27 @@ _DF_InitializeResponse_agent_capabilities: Final = AgentCapabilities()
 def _d_AgentAuthCapabilities(d: Any) -> AgentAuthCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: AgentAuthCapabilities = _new(AgentAuthCapabilities)
+    w: Any = _new(_W_AgentAuthCapabilities)
+    o: AgentAuthCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_AgentAuthCapabilities_logout(o, None)
-        _S_AgentAuthCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.logout = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AgentAuthCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "logout" not in d:
-        _S_AgentAuthCapabilities_logout(o, None)
+        w.logout = None
     else:
         v = d["logout"]
         n += 1
         if v is None:
-            _S_AgentAuthCapabilities_logout(o, None)
+            w.logout = None
             ex = _s.note(ex, "logout")
         else:
             try:
@@ -1007,14 +599,14 @@ def _d_AgentAuthCapabilities(d: Any) -> AgentAuthCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "logout")
-            _S_AgentAuthCapabilities_logout(o, r)
+            w.logout = r
     if "_meta" not in d:
-        _S_AgentAuthCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_AgentAuthCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -1023,9 +615,11 @@ def _d_AgentAuthCapabilities(d: Any) -> AgentAuthCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_AgentAuthCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentAuthCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AgentAuthCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AgentAuthCapabilities
+    o = w
     return o
 
 
@@ -1051,26 +645,29 @@ def _e_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
 def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: PromptCapabilities = _new(PromptCapabilities)
+    w: Any = _new(_W_PromptCapabilities)
+    o: PromptCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_PromptCapabilities_image(o, False)
-        _S_PromptCapabilities_audio(o, False)
-        _S_PromptCapabilities_embedded_context(o, False)
-        _S_PromptCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.image = False
+        w.audio = False
+        w.embedded_context = False
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PromptCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "image" not in d:
-        _S_PromptCapabilities_image(o, False)
+        w.image = False
     else:
         v = d["image"]
         n += 1
         if v is None:
-            _S_PromptCapabilities_image(o, False)
+            w.image = False
             ex = _s.note(ex, "image")
         else:
             if type(v) is not bool:
@@ -1079,14 +676,14 @@ def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
                 r = v
             if r is False:
                 ex = _s.note(ex, "image")
-            _S_PromptCapabilities_image(o, r)
+            w.image = r
     if "audio" not in d:
-        _S_PromptCapabilities_audio(o, False)
+        w.audio = False
     else:
         v = d["audio"]
         n += 1
         if v is None:
-            _S_PromptCapabilities_audio(o, False)
+            w.audio = False
             ex = _s.note(ex, "audio")
         else:
             if type(v) is not bool:
@@ -1095,14 +692,14 @@ def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
                 r = v
             if r is False:
                 ex = _s.note(ex, "audio")
-            _S_PromptCapabilities_audio(o, r)
+            w.audio = r
     if "embeddedContext" not in d:
-        _S_PromptCapabilities_embedded_context(o, False)
+        w.embedded_context = False
     else:
         v = d["embeddedContext"]
         n += 1
         if v is None:
-            _S_PromptCapabilities_embedded_context(o, False)
+            w.embedded_context = False
             ex = _s.note(ex, "embeddedContext")
         else:
             if type(v) is not bool:
@@ -1111,14 +708,14 @@ def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
                 r = v
             if r is False:
                 ex = _s.note(ex, "embeddedContext")
-            _S_PromptCapabilities_embedded_context(o, r)
+            w.embedded_context = r
     if "_meta" not in d:
-        _S_PromptCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_PromptCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -1127,9 +724,11 @@ def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_PromptCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PromptCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PromptCapabilities
+    o = w
     return o
 
 
@@ -1159,25 +758,28 @@ def _e_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
 def _d_McpCapabilities(d: Any) -> McpCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: McpCapabilities = _new(McpCapabilities)
+    w: Any = _new(_W_McpCapabilities)
+    o: McpCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_McpCapabilities_http(o, False)
-        _S_McpCapabilities_sse(o, False)
-        _S_McpCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.http = False
+        w.sse = False
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = McpCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "http" not in d:
-        _S_McpCapabilities_http(o, False)
+        w.http = False
     else:
         v = d["http"]
         n += 1
         if v is None:
-            _S_McpCapabilities_http(o, False)
+            w.http = False
             ex = _s.note(ex, "http")
         else:
             if type(v) is not bool:
@@ -1186,14 +788,14 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
                 r = v
             if r is False:
                 ex = _s.note(ex, "http")
-            _S_McpCapabilities_http(o, r)
+            w.http = r
     if "sse" not in d:
-        _S_McpCapabilities_sse(o, False)
+        w.sse = False
     else:
         v = d["sse"]
         n += 1
         if v is None:
-            _S_McpCapabilities_sse(o, False)
+            w.sse = False
             ex = _s.note(ex, "sse")
         else:
             if type(v) is not bool:
@@ -1202,14 +804,14 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
                 r = v
             if r is False:
                 ex = _s.note(ex, "sse")
-            _S_McpCapabilities_sse(o, r)
+            w.sse = r
     if "_meta" not in d:
-        _S_McpCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_McpCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -1218,9 +820,11 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_McpCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_McpCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = McpCapabilities
+    o = w
     return o
 
 
@@ -1247,28 +851,31 @@ def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
 def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionCapabilities = _new(SessionCapabilities)
+    w: Any = _new(_W_SessionCapabilities)
+    o: SessionCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_SessionCapabilities_list(o, None)
-        _S_SessionCapabilities_delete(o, None)
-        _S_SessionCapabilities_additional_directories(o, None)
-        _S_SessionCapabilities_resume(o, None)
-        _S_SessionCapabilities_close(o, None)
-        _S_SessionCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.list = None
+        w.delete = None
+        w.additional_directories = None
+        w.resume = None
+        w.close = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "list" not in d:
-        _S_SessionCapabilities_list(o, None)
+        w.list = None
     else:
         v = d["list"]
         n += 1
         if v is None:
-            _S_SessionCapabilities_list(o, None)
+            w.list = None
             ex = _s.note(ex, "list")
         else:
             try:
@@ -1277,14 +884,14 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "list")
-            _S_SessionCapabilities_list(o, r)
+            w.list = r
     if "delete" not in d:
-        _S_SessionCapabilities_delete(o, None)
+        w.delete = None
     else:
         v = d["delete"]
         n += 1
         if v is None:
-            _S_SessionCapabilities_delete(o, None)
+            w.delete = None
             ex = _s.note(ex, "delete")
         else:
             try:
@@ -1293,14 +900,14 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "delete")
-            _S_SessionCapabilities_delete(o, r)
+            w.delete = r
     if "additionalDirectories" not in d:
-        _S_SessionCapabilities_additional_directories(o, None)
+        w.additional_directories = None
     else:
         v = d["additionalDirectories"]
         n += 1
         if v is None:
-            _S_SessionCapabilities_additional_directories(o, None)
+            w.additional_directories = None
             ex = _s.note(ex, "additionalDirectories")
         else:
             try:
@@ -1309,14 +916,14 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "additionalDirectories")
-            _S_SessionCapabilities_additional_directories(o, r)
+            w.additional_directories = r
     if "resume" not in d:
-        _S_SessionCapabilities_resume(o, None)
+        w.resume = None
     else:
         v = d["resume"]
         n += 1
         if v is None:
-            _S_SessionCapabilities_resume(o, None)
+            w.resume = None
             ex = _s.note(ex, "resume")
         else:
             try:
@@ -1325,14 +932,14 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "resume")
-            _S_SessionCapabilities_resume(o, r)
+            w.resume = r
     if "close" not in d:
-        _S_SessionCapabilities_close(o, None)
+        w.close = None
     else:
         v = d["close"]
         n += 1
         if v is None:
-            _S_SessionCapabilities_close(o, None)
+            w.close = None
             ex = _s.note(ex, "close")
         else:
             try:
@@ -1341,14 +948,14 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "close")
-            _S_SessionCapabilities_close(o, r)
+            w.close = r
     if "_meta" not in d:
-        _S_SessionCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -1357,9 +964,11 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionCapabilities
+    o = w
     return o
 
 
@@ -1405,28 +1014,31 @@ def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
 def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: AgentCapabilities = _new(AgentCapabilities)
+    w: Any = _new(_W_AgentCapabilities)
+    o: AgentCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_AgentCapabilities_load_session(o, False)
-        _S_AgentCapabilities_prompt_capabilities(o, _DF_AgentCapabilities_prompt_capabilities)
-        _S_AgentCapabilities_mcp_capabilities(o, _DF_AgentCapabilities_mcp_capabilities)
-        _S_AgentCapabilities_session_capabilities(o, _DF_AgentCapabilities_session_capabilities)
-        _S_AgentCapabilities_auth(o, _DF_AgentCapabilities_auth)
-        _S_AgentCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.load_session = False
+        w.prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+        w.mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+        w.session_capabilities = _DF_AgentCapabilities_session_capabilities
+        w.auth = _DF_AgentCapabilities_auth
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AgentCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "loadSession" not in d:
-        _S_AgentCapabilities_load_session(o, False)
+        w.load_session = False
     else:
         v = d["loadSession"]
         n += 1
         if v is None:
-            _S_AgentCapabilities_load_session(o, False)
+            w.load_session = False
             ex = _s.note(ex, "loadSession")
         else:
             if type(v) is not bool:
@@ -1435,14 +1047,14 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = v
             if r is False:
                 ex = _s.note(ex, "loadSession")
-            _S_AgentCapabilities_load_session(o, r)
+            w.load_session = r
     if "promptCapabilities" not in d:
-        _S_AgentCapabilities_prompt_capabilities(o, _DF_AgentCapabilities_prompt_capabilities)
+        w.prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
     else:
         v = d["promptCapabilities"]
         n += 1
         if v is None:
-            _S_AgentCapabilities_prompt_capabilities(o, _DF_AgentCapabilities_prompt_capabilities)
+            w.prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
             ex = _s.note(ex, "promptCapabilities")
         else:
             try:
@@ -1454,14 +1066,14 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 or r == _DF_AgentCapabilities_prompt_capabilities
             ):
                 ex = _s.note(ex, "promptCapabilities")
-            _S_AgentCapabilities_prompt_capabilities(o, r)
+            w.prompt_capabilities = r
     if "mcpCapabilities" not in d:
-        _S_AgentCapabilities_mcp_capabilities(o, _DF_AgentCapabilities_mcp_capabilities)
+        w.mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
     else:
         v = d["mcpCapabilities"]
         n += 1
         if v is None:
-            _S_AgentCapabilities_mcp_capabilities(o, _DF_AgentCapabilities_mcp_capabilities)
+            w.mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
             ex = _s.note(ex, "mcpCapabilities")
         else:
             try:
@@ -1473,14 +1085,14 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 or r == _DF_AgentCapabilities_mcp_capabilities
             ):
                 ex = _s.note(ex, "mcpCapabilities")
-            _S_AgentCapabilities_mcp_capabilities(o, r)
+            w.mcp_capabilities = r
     if "sessionCapabilities" not in d:
-        _S_AgentCapabilities_session_capabilities(o, _DF_AgentCapabilities_session_capabilities)
+        w.session_capabilities = _DF_AgentCapabilities_session_capabilities
     else:
         v = d["sessionCapabilities"]
         n += 1
         if v is None:
-            _S_AgentCapabilities_session_capabilities(o, _DF_AgentCapabilities_session_capabilities)
+            w.session_capabilities = _DF_AgentCapabilities_session_capabilities
             ex = _s.note(ex, "sessionCapabilities")
         else:
             try:
@@ -1492,14 +1104,14 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 or r == _DF_AgentCapabilities_session_capabilities
             ):
                 ex = _s.note(ex, "sessionCapabilities")
-            _S_AgentCapabilities_session_capabilities(o, r)
+            w.session_capabilities = r
     if "auth" not in d:
-        _S_AgentCapabilities_auth(o, _DF_AgentCapabilities_auth)
+        w.auth = _DF_AgentCapabilities_auth
     else:
         v = d["auth"]
         n += 1
         if v is None:
-            _S_AgentCapabilities_auth(o, _DF_AgentCapabilities_auth)
+            w.auth = _DF_AgentCapabilities_auth
             ex = _s.note(ex, "auth")
         else:
             try:
@@ -1508,14 +1120,14 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _DF_AgentCapabilities_auth
             if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
                 ex = _s.note(ex, "auth")
-            _S_AgentCapabilities_auth(o, r)
+            w.auth = r
     if "_meta" not in d:
-        _S_AgentCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_AgentCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -1524,9 +1136,11 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_AgentCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AgentCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AgentCapabilities
+    o = w
     return o
 
 
@@ -1571,7 +1185,8 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
 def _d_ContentChunk(d: Any) -> ContentChunk:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ContentChunk = _new(ContentChunk)
+    w: Any = _new(_W_ContentChunk)
+    o: ContentChunk
     v: Any
     r: Any
     try:
@@ -1582,22 +1197,24 @@ def _d_ContentChunk(d: Any) -> ContentChunk:
         r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    _S_ContentChunk_content(o, r)
+    w.content = r
     if len(d) == 1:
-        _S_ContentChunk_message_id(o, None)
-        _S_ContentChunk_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.message_id = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ContentChunk
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "messageId" not in d:
-        _S_ContentChunk_message_id(o, None)
+        w.message_id = None
     else:
         v = d["messageId"]
         n += 1
         if v is None:
-            _S_ContentChunk_message_id(o, None)
+            w.message_id = None
             ex = _s.note(ex, "messageId")
         else:
             if type(v) is not str:
@@ -1606,14 +1223,14 @@ def _d_ContentChunk(d: Any) -> ContentChunk:
                 r = v
             if r is None:
                 ex = _s.note(ex, "messageId")
-            _S_ContentChunk_message_id(o, r)
+            w.message_id = r
     if "_meta" not in d:
-        _S_ContentChunk_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ContentChunk_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -1622,9 +1239,11 @@ def _d_ContentChunk(d: Any) -> ContentChunk:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ContentChunk_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ContentChunk))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ContentChunk)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ContentChunk
+    o = w
     return o
 
 
@@ -1661,7 +1280,8 @@ def _d_AgentMessageChunk(d: Any) -> AgentMessageChunk:
 
 
 def _a_AgentMessageChunk(d: Any) -> AgentMessageChunk:
-    o: AgentMessageChunk = _new(AgentMessageChunk)
+    w: Any = _new(_W_AgentMessageChunk)
+    o: AgentMessageChunk
     v: Any
     r: Any
     try:
@@ -1672,22 +1292,24 @@ def _a_AgentMessageChunk(d: Any) -> AgentMessageChunk:
         r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    _S_ContentChunk_content(o, r)
+    w.content = r
     if len(d) == 2:
-        _S_ContentChunk_message_id(o, None)
-        _S_ContentChunk_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.message_id = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AgentMessageChunk
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "messageId" not in d:
-        _S_ContentChunk_message_id(o, None)
+        w.message_id = None
     else:
         v = d["messageId"]
         n += 1
         if v is None:
-            _S_ContentChunk_message_id(o, None)
+            w.message_id = None
             ex = _s.note(ex, "messageId")
         else:
             if type(v) is not str:
@@ -1696,14 +1318,14 @@ def _a_AgentMessageChunk(d: Any) -> AgentMessageChunk:
                 r = v
             if r is None:
                 ex = _s.note(ex, "messageId")
-            _S_ContentChunk_message_id(o, r)
+            w.message_id = r
     if "_meta" not in d:
-        _S_ContentChunk_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ContentChunk_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -1712,9 +1334,11 @@ def _a_AgentMessageChunk(d: Any) -> AgentMessageChunk:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ContentChunk_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentMessageChunk))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AgentMessageChunk)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AgentMessageChunk
+    o = w
     return o
 
 
@@ -1751,7 +1375,8 @@ def _d_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
 
 
 def _a_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
-    o: AgentThoughtChunk = _new(AgentThoughtChunk)
+    w: Any = _new(_W_AgentThoughtChunk)
+    o: AgentThoughtChunk
     v: Any
     r: Any
     try:
@@ -1762,22 +1387,24 @@ def _a_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
         r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    _S_ContentChunk_content(o, r)
+    w.content = r
     if len(d) == 2:
-        _S_ContentChunk_message_id(o, None)
-        _S_ContentChunk_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.message_id = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AgentThoughtChunk
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "messageId" not in d:
-        _S_ContentChunk_message_id(o, None)
+        w.message_id = None
     else:
         v = d["messageId"]
         n += 1
         if v is None:
-            _S_ContentChunk_message_id(o, None)
+            w.message_id = None
             ex = _s.note(ex, "messageId")
         else:
             if type(v) is not str:
@@ -1786,14 +1413,14 @@ def _a_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
                 r = v
             if r is None:
                 ex = _s.note(ex, "messageId")
-            _S_ContentChunk_message_id(o, r)
+            w.message_id = r
     if "_meta" not in d:
-        _S_ContentChunk_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ContentChunk_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -1802,9 +1429,11 @@ def _a_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ContentChunk_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentThoughtChunk))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AgentThoughtChunk)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AgentThoughtChunk
+    o = w
     return o
 
 
@@ -1832,26 +1461,29 @@ def _e_AgentThoughtChunk(o: AgentThoughtChunk) -> dict[str, Any]:
 def _d_Annotations(d: Any) -> Annotations:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: Annotations = _new(Annotations)
+    w: Any = _new(_W_Annotations)
+    o: Annotations
     v: Any
     r: Any
     if len(d) == 0:
-        _S_Annotations_audience(o, None)
-        _S_Annotations_last_modified(o, None)
-        _S_Annotations_priority(o, None)
-        _S_Annotations_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.audience = None
+        w.last_modified = None
+        w.priority = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Annotations
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "audience" not in d:
-        _S_Annotations_audience(o, None)
+        w.audience = None
     else:
         v = d["audience"]
         n += 1
         if v is None:
-            _S_Annotations_audience(o, None)
+            w.audience = None
             ex = _s.note(ex, "audience")
         else:
             try:
@@ -1860,14 +1492,14 @@ def _d_Annotations(d: Any) -> Annotations:
                 r = None
             if r is None:
                 ex = _s.note(ex, "audience")
-            _S_Annotations_audience(o, r)
+            w.audience = r
     if "lastModified" not in d:
-        _S_Annotations_last_modified(o, None)
+        w.last_modified = None
     else:
         v = d["lastModified"]
         n += 1
         if v is None:
-            _S_Annotations_last_modified(o, None)
+            w.last_modified = None
             ex = _s.note(ex, "lastModified")
         else:
             if type(v) is not str:
@@ -1876,14 +1508,14 @@ def _d_Annotations(d: Any) -> Annotations:
                 r = v
             if r is None:
                 ex = _s.note(ex, "lastModified")
-            _S_Annotations_last_modified(o, r)
+            w.last_modified = r
     if "priority" not in d:
-        _S_Annotations_priority(o, None)
+        w.priority = None
     else:
         v = d["priority"]
         n += 1
         if v is None:
-            _S_Annotations_priority(o, None)
+            w.priority = None
             ex = _s.note(ex, "priority")
         else:
             if type(v) is not float and type(v) is not int:
@@ -1892,14 +1524,14 @@ def _d_Annotations(d: Any) -> Annotations:
                 r = v
             if r is None:
                 ex = _s.note(ex, "priority")
-            _S_Annotations_priority(o, r)
+            w.priority = r
     if "_meta" not in d:
-        _S_Annotations_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_Annotations_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -1908,9 +1540,11 @@ def _d_Annotations(d: Any) -> Annotations:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_Annotations_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Annotations))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Annotations)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Annotations
+    o = w
     return o
 
 
@@ -1955,7 +1589,8 @@ def _d_AudioContent(d: Any) -> AudioContent:
 
 
 def _a_AudioContent(d: Any) -> AudioContent:
-    o: AudioContent = _new(AudioContent)
+    w: Any = _new(_W_AudioContent)
+    o: AudioContent
     v: Any
     r: Any
     try:
@@ -1964,29 +1599,31 @@ def _a_AudioContent(d: Any) -> AudioContent:
         raise _s.missing("data") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("data")
-    _S_AudioContent_data(o, v)
+    w.data = v
     try:
         v = d["mimeType"]
     except KeyError:
         raise _s.missing("mimeType") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("mimeType")
-    _S_AudioContent_mime_type(o, v)
+    w.mime_type = v
     if len(d) == 3:
-        _S_AudioContent_annotations(o, None)
-        _S_AudioContent_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.annotations = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AudioContent
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "annotations" not in d:
-        _S_AudioContent_annotations(o, None)
+        w.annotations = None
     else:
         v = d["annotations"]
         n += 1
         if v is None:
-            _S_AudioContent_annotations(o, None)
+            w.annotations = None
             ex = _s.note(ex, "annotations")
         else:
             try:
@@ -1995,14 +1632,14 @@ def _a_AudioContent(d: Any) -> AudioContent:
                 r = None
             if r is None:
                 ex = _s.note(ex, "annotations")
-            _S_AudioContent_annotations(o, r)
+            w.annotations = r
     if "_meta" not in d:
-        _S_AudioContent_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_AudioContent_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2011,9 +1648,11 @@ def _a_AudioContent(d: Any) -> AudioContent:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_AudioContent_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AudioContent))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AudioContent)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AudioContent
+    o = w
     return o
 
 
@@ -2043,24 +1682,27 @@ def _e_AudioContent(o: AudioContent) -> dict[str, Any]:
 def _d_AuthCapabilities(d: Any) -> AuthCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: AuthCapabilities = _new(AuthCapabilities)
+    w: Any = _new(_W_AuthCapabilities)
+    o: AuthCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_AuthCapabilities_terminal(o, False)
-        _S_AuthCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.terminal = False
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AuthCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "terminal" not in d:
-        _S_AuthCapabilities_terminal(o, False)
+        w.terminal = False
     else:
         v = d["terminal"]
         n += 1
         if v is None:
-            _S_AuthCapabilities_terminal(o, False)
+            w.terminal = False
             ex = _s.note(ex, "terminal")
         else:
             if type(v) is not bool:
@@ -2069,14 +1711,14 @@ def _d_AuthCapabilities(d: Any) -> AuthCapabilities:
                 r = v
             if r is False:
                 ex = _s.note(ex, "terminal")
-            _S_AuthCapabilities_terminal(o, r)
+            w.terminal = r
     if "_meta" not in d:
-        _S_AuthCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_AuthCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2085,9 +1727,11 @@ def _d_AuthCapabilities(d: Any) -> AuthCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_AuthCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AuthCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AuthCapabilities
+    o = w
     return o
 
 
@@ -2111,7 +1755,8 @@ def _e_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
 def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: AuthMethodAgent = _new(AuthMethodAgent)
+    w: Any = _new(_W_AuthMethodAgent)
+    o: AuthMethodAgent
     v: Any
     r: Any
     try:
@@ -2120,29 +1765,31 @@ def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
         raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    _S_AuthMethodAgent_id(o, v)
+    w.id = v
     try:
         v = d["name"]
     except KeyError:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_AuthMethodAgent_name(o, v)
+    w.name = v
     if len(d) == 2:
-        _S_AuthMethodAgent_description(o, None)
-        _S_AuthMethodAgent_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.description = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AuthMethodAgent
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "description" not in d:
-        _S_AuthMethodAgent_description(o, None)
+        w.description = None
     else:
         v = d["description"]
         n += 1
         if v is None:
-            _S_AuthMethodAgent_description(o, None)
+            w.description = None
             ex = _s.note(ex, "description")
         else:
             if type(v) is not str:
@@ -2151,14 +1798,14 @@ def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
                 r = v
             if r is None:
                 ex = _s.note(ex, "description")
-            _S_AuthMethodAgent_description(o, r)
+            w.description = r
     if "_meta" not in d:
-        _S_AuthMethodAgent_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_AuthMethodAgent_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2167,9 +1814,11 @@ def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_AuthMethodAgent_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodAgent))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodAgent)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AuthMethodAgent
+    o = w
     return o
 
 
@@ -2208,7 +1857,8 @@ def _d_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
 
 
 def _a_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
-    o: AuthMethodTerminal = _new(AuthMethodTerminal)
+    w: Any = _new(_W_AuthMethodTerminal)
+    o: AuthMethodTerminal
     v: Any
     r: Any
     try:
@@ -2217,31 +1867,33 @@ def _a_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
         raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    _S_AuthMethodTerminal_id(o, v)
+    w.id = v
     try:
         v = d["name"]
     except KeyError:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_AuthMethodTerminal_name(o, v)
+    w.name = v
     if len(d) == 3:
-        _S_AuthMethodTerminal_description(o, None)
-        _S_AuthMethodTerminal_args(o, [])
-        _S_AuthMethodTerminal_env(o, _EMPTY)
-        _S_AuthMethodTerminal_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.description = None
+        w.args = []
+        w.env = _EMPTY
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AuthMethodTerminal
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "description" not in d:
-        _S_AuthMethodTerminal_description(o, None)
+        w.description = None
     else:
         v = d["description"]
         n += 1
         if v is None:
-            _S_AuthMethodTerminal_description(o, None)
+            w.description = None
             ex = _s.note(ex, "description")
         else:
             if type(v) is not str:
@@ -2250,14 +1902,14 @@ def _a_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
                 r = v
             if r is None:
                 ex = _s.note(ex, "description")
-            _S_AuthMethodTerminal_description(o, r)
+            w.description = r
     if "args" not in d:
-        _S_AuthMethodTerminal_args(o, [])
+        w.args = []
     else:
         v = d["args"]
         n += 1
         if v is None:
-            _S_AuthMethodTerminal_args(o, [])
+            w.args = []
             ex = _s.note(ex, "args")
         else:
             try:
@@ -2266,14 +1918,14 @@ def _a_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
                 r = []
             if not r:
                 ex = _s.note(ex, "args")
-            _S_AuthMethodTerminal_args(o, r)
+            w.args = r
     if "env" not in d:
-        _S_AuthMethodTerminal_env(o, _EMPTY)
+        w.env = _EMPTY
     else:
         v = d["env"]
         n += 1
         if v is None:
-            _S_AuthMethodTerminal_env(o, {})
+            w.env = {}
             ex = _s.note(ex, "env")
         else:
             try:
@@ -2282,14 +1934,14 @@ def _a_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
                 r = {}
             if not r:
                 ex = _s.note(ex, "env")
-            _S_AuthMethodTerminal_env(o, r)
+            w.env = r
     if "_meta" not in d:
-        _S_AuthMethodTerminal_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_AuthMethodTerminal_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2298,9 +1950,11 @@ def _a_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_AuthMethodTerminal_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodTerminal))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodTerminal)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AuthMethodTerminal
+    o = w
     return o
 
 
@@ -2338,7 +1992,8 @@ def _e_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
 def _d_AuthenticateRequest(d: Any) -> AuthenticateRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: AuthenticateRequest = _new(AuthenticateRequest)
+    w: Any = _new(_W_AuthenticateRequest)
+    o: AuthenticateRequest
     v: Any
     r: Any
     try:
@@ -2347,21 +2002,23 @@ def _d_AuthenticateRequest(d: Any) -> AuthenticateRequest:
         raise _s.missing("methodId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("methodId")
-    _S_AuthenticateRequest_method_id(o, v)
+    w.method_id = v
     if len(d) == 1:
-        _S_AuthenticateRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AuthenticateRequest
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_AuthenticateRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_AuthenticateRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2370,9 +2027,11 @@ def _d_AuthenticateRequest(d: Any) -> AuthenticateRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_AuthenticateRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AuthenticateRequest
+    o = w
     return o
 
 
@@ -2395,23 +2054,26 @@ def _e_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
 def _d_AuthenticateResponse(d: Any) -> AuthenticateResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: AuthenticateResponse = _new(AuthenticateResponse)
+    w: Any = _new(_W_AuthenticateResponse)
+    o: AuthenticateResponse
     v: Any
     r: Any
     if len(d) == 0:
-        _S_AuthenticateResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AuthenticateResponse
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_AuthenticateResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_AuthenticateResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2420,9 +2082,11 @@ def _d_AuthenticateResponse(d: Any) -> AuthenticateResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_AuthenticateResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AuthenticateResponse
+    o = w
     return o
 
 
@@ -2443,7 +2107,8 @@ def _e_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
 def _d_AvailableCommand(d: Any) -> AvailableCommand:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: AvailableCommand = _new(AvailableCommand)
+    w: Any = _new(_W_AvailableCommand)
+    o: AvailableCommand
     v: Any
     r: Any
     try:
@@ -2452,29 +2117,31 @@ def _d_AvailableCommand(d: Any) -> AvailableCommand:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_AvailableCommand_name(o, v)
+    w.name = v
     try:
         v = d["description"]
     except KeyError:
         raise _s.missing("description") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("description")
-    _S_AvailableCommand_description(o, v)
+    w.description = v
     if len(d) == 2:
-        _S_AvailableCommand_input(o, None)
-        _S_AvailableCommand_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.input = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AvailableCommand
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "input" not in d:
-        _S_AvailableCommand_input(o, None)
+        w.input = None
     else:
         v = d["input"]
         n += 1
         if v is None:
-            _S_AvailableCommand_input(o, None)
+            w.input = None
             ex = _s.note(ex, "input")
         else:
             try:
@@ -2483,14 +2150,14 @@ def _d_AvailableCommand(d: Any) -> AvailableCommand:
                 r = None
             if r is None:
                 ex = _s.note(ex, "input")
-            _S_AvailableCommand_input(o, r)
+            w.input = r
     if "_meta" not in d:
-        _S_AvailableCommand_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_AvailableCommand_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2499,9 +2166,11 @@ def _d_AvailableCommand(d: Any) -> AvailableCommand:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_AvailableCommand_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommand))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommand)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AvailableCommand
+    o = w
     return o
 
 
@@ -2540,7 +2209,8 @@ def _d_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
 
 
 def _a_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
-    o: AvailableCommandsUpdate = _new(AvailableCommandsUpdate)
+    w: Any = _new(_W_AvailableCommandsUpdate)
+    o: AvailableCommandsUpdate
     v: Any
     r: Any
     try:
@@ -2551,21 +2221,23 @@ def _a_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
         r = _s.d_list_skip(v, _d_AvailableCommand)
     except DecodeError:
         r = []
-    _S_AvailableCommandsUpdate_available_commands(o, r)
+    w.available_commands = r
     if len(d) == 2:
-        _S_AvailableCommandsUpdate_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AvailableCommandsUpdate
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_AvailableCommandsUpdate_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_AvailableCommandsUpdate_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2574,9 +2246,11 @@ def _a_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_AvailableCommandsUpdate_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommandsUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommandsUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AvailableCommandsUpdate
+    o = w
     return o
 
 
@@ -2599,7 +2273,8 @@ def _e_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
 def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: BlobResourceContents = _new(BlobResourceContents)
+    w: Any = _new(_W_BlobResourceContents)
+    o: BlobResourceContents
     v: Any
     r: Any
     try:
@@ -2608,29 +2283,31 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
         raise _s.missing("blob") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("blob")
-    _S_BlobResourceContents_blob(o, v)
+    w.blob = v
     try:
         v = d["uri"]
     except KeyError:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_BlobResourceContents_uri(o, v)
+    w.uri = v
     if len(d) == 2:
-        _S_BlobResourceContents_mime_type(o, None)
-        _S_BlobResourceContents_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.mime_type = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = BlobResourceContents
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "mimeType" not in d:
-        _S_BlobResourceContents_mime_type(o, None)
+        w.mime_type = None
     else:
         v = d["mimeType"]
         n += 1
         if v is None:
-            _S_BlobResourceContents_mime_type(o, None)
+            w.mime_type = None
             ex = _s.note(ex, "mimeType")
         else:
             if type(v) is not str:
@@ -2639,14 +2316,14 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
                 r = v
             if r is None:
                 ex = _s.note(ex, "mimeType")
-            _S_BlobResourceContents_mime_type(o, r)
+            w.mime_type = r
     if "_meta" not in d:
-        _S_BlobResourceContents_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_BlobResourceContents_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2655,9 +2332,11 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_BlobResourceContents_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BlobResourceContents))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_BlobResourceContents)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = BlobResourceContents
+    o = w
     return o
 
 
@@ -2687,23 +2366,26 @@ def _e_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
 def _d_BooleanConfigOptionCapabilities(d: Any) -> BooleanConfigOptionCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: BooleanConfigOptionCapabilities = _new(BooleanConfigOptionCapabilities)
+    w: Any = _new(_W_BooleanConfigOptionCapabilities)
+    o: BooleanConfigOptionCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_BooleanConfigOptionCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = BooleanConfigOptionCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_BooleanConfigOptionCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_BooleanConfigOptionCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2712,9 +2394,11 @@ def _d_BooleanConfigOptionCapabilities(d: Any) -> BooleanConfigOptionCapabilitie
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_BooleanConfigOptionCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BooleanConfigOptionCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_BooleanConfigOptionCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = BooleanConfigOptionCapabilities
+    o = w
     return o
 
 
@@ -2744,26 +2428,29 @@ def _d_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
 
 
 def _a_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
-    o: BooleanPropertySchema = _new(BooleanPropertySchema)
+    w: Any = _new(_W_BooleanPropertySchema)
+    o: BooleanPropertySchema
     v: Any
     r: Any
     if len(d) == 1:
-        _S_BooleanPropertySchema_title(o, None)
-        _S_BooleanPropertySchema_description(o, None)
-        _S_BooleanPropertySchema_default(o, None)
-        _S_BooleanPropertySchema_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.title = None
+        w.description = None
+        w.default = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = BooleanPropertySchema
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "title" not in d:
-        _S_BooleanPropertySchema_title(o, None)
+        w.title = None
     else:
         v = d["title"]
         n += 1
         if v is None:
-            _S_BooleanPropertySchema_title(o, None)
+            w.title = None
             ex = _s.note(ex, "title")
         else:
             if type(v) is not str:
@@ -2772,14 +2459,14 @@ def _a_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "title")
-            _S_BooleanPropertySchema_title(o, r)
+            w.title = r
     if "description" not in d:
-        _S_BooleanPropertySchema_description(o, None)
+        w.description = None
     else:
         v = d["description"]
         n += 1
         if v is None:
-            _S_BooleanPropertySchema_description(o, None)
+            w.description = None
             ex = _s.note(ex, "description")
         else:
             if type(v) is not str:
@@ -2788,14 +2475,14 @@ def _a_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "description")
-            _S_BooleanPropertySchema_description(o, r)
+            w.description = r
     if "default" not in d:
-        _S_BooleanPropertySchema_default(o, None)
+        w.default = None
     else:
         v = d["default"]
         n += 1
         if v is None:
-            _S_BooleanPropertySchema_default(o, None)
+            w.default = None
             ex = _s.note(ex, "default")
         else:
             if type(v) is not bool:
@@ -2804,14 +2491,14 @@ def _a_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "default")
-            _S_BooleanPropertySchema_default(o, r)
+            w.default = r
     if "_meta" not in d:
-        _S_BooleanPropertySchema_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_BooleanPropertySchema_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2820,9 +2507,11 @@ def _a_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_BooleanPropertySchema_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BooleanPropertySchema))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_BooleanPropertySchema)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = BooleanPropertySchema
+    o = w
     return o
 
 
@@ -2858,7 +2547,8 @@ def _e_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
 def _d_CancelNotification(d: Any) -> CancelNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: CancelNotification = _new(CancelNotification)
+    w: Any = _new(_W_CancelNotification)
+    o: CancelNotification
     v: Any
     r: Any
     try:
@@ -2867,21 +2557,23 @@ def _d_CancelNotification(d: Any) -> CancelNotification:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_CancelNotification_session_id(o, v)
+    w.session_id = v
     if len(d) == 1:
-        _S_CancelNotification_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CancelNotification
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_CancelNotification_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CancelNotification_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2890,9 +2582,11 @@ def _d_CancelNotification(d: Any) -> CancelNotification:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CancelNotification_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CancelNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CancelNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CancelNotification
+    o = w
     return o
 
 
@@ -2915,7 +2609,8 @@ def _e_CancelNotification(o: CancelNotification) -> dict[str, Any]:
 def _d_CancelRequestNotification(d: Any) -> CancelRequestNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: CancelRequestNotification = _new(CancelRequestNotification)
+    w: Any = _new(_W_CancelRequestNotification)
+    o: CancelRequestNotification
     v: Any
     r: Any
     try:
@@ -2926,21 +2621,23 @@ def _d_CancelRequestNotification(d: Any) -> CancelRequestNotification:
         r = _d_RequestId(v)
     except DecodeError as e:
         raise e.at("requestId") from None
-    _S_CancelRequestNotification_request_id(o, r)
+    w.request_id = r
     if len(d) == 1:
-        _S_CancelRequestNotification_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CancelRequestNotification
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_CancelRequestNotification_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CancelRequestNotification_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2949,9 +2646,11 @@ def _d_CancelRequestNotification(d: Any) -> CancelRequestNotification:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CancelRequestNotification_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CancelRequestNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CancelRequestNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CancelRequestNotification
+    o = w
     return o
 
 
@@ -2983,9 +2682,12 @@ def _d_CancelledPermissionOutcome(d: Any) -> CancelledPermissionOutcome:
 
 
 def _a_CancelledPermissionOutcome(d: Any) -> CancelledPermissionOutcome:
-    o: CancelledPermissionOutcome = _new(CancelledPermissionOutcome)
-    _S_extra(o, _EMPTY if len(d) == 1 else _s.extras(d, _K_CancelledPermissionOutcome))
-    _S_explicit(o, _NO_EXPLICIT)
+    w: Any = _new(_W_CancelledPermissionOutcome)
+    o: CancelledPermissionOutcome
+    w.extra = _EMPTY if len(d) == 1 else _s.extras(d, _K_CancelledPermissionOutcome)
+    w._explicit = _NO_EXPLICIT
+    w.__class__ = CancelledPermissionOutcome
+    o = w
     return o
 
 
@@ -2999,25 +2701,28 @@ def _e_CancelledPermissionOutcome(o: CancelledPermissionOutcome) -> dict[str, An
 def _d_FileSystemCapabilities(d: Any) -> FileSystemCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: FileSystemCapabilities = _new(FileSystemCapabilities)
+    w: Any = _new(_W_FileSystemCapabilities)
+    o: FileSystemCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_FileSystemCapabilities_read_text_file(o, False)
-        _S_FileSystemCapabilities_write_text_file(o, False)
-        _S_FileSystemCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.read_text_file = False
+        w.write_text_file = False
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = FileSystemCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "readTextFile" not in d:
-        _S_FileSystemCapabilities_read_text_file(o, False)
+        w.read_text_file = False
     else:
         v = d["readTextFile"]
         n += 1
         if v is None:
-            _S_FileSystemCapabilities_read_text_file(o, False)
+            w.read_text_file = False
             ex = _s.note(ex, "readTextFile")
         else:
             if type(v) is not bool:
@@ -3026,14 +2731,14 @@ def _d_FileSystemCapabilities(d: Any) -> FileSystemCapabilities:
                 r = v
             if r is False:
                 ex = _s.note(ex, "readTextFile")
-            _S_FileSystemCapabilities_read_text_file(o, r)
+            w.read_text_file = r
     if "writeTextFile" not in d:
-        _S_FileSystemCapabilities_write_text_file(o, False)
+        w.write_text_file = False
     else:
         v = d["writeTextFile"]
         n += 1
         if v is None:
-            _S_FileSystemCapabilities_write_text_file(o, False)
+            w.write_text_file = False
             ex = _s.note(ex, "writeTextFile")
         else:
             if type(v) is not bool:
@@ -3042,14 +2747,14 @@ def _d_FileSystemCapabilities(d: Any) -> FileSystemCapabilities:
                 r = v
             if r is False:
                 ex = _s.note(ex, "writeTextFile")
-            _S_FileSystemCapabilities_write_text_file(o, r)
+            w.write_text_file = r
     if "_meta" not in d:
-        _S_FileSystemCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_FileSystemCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3058,9 +2763,11 @@ def _d_FileSystemCapabilities(d: Any) -> FileSystemCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_FileSystemCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_FileSystemCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_FileSystemCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = FileSystemCapabilities
+    o = w
     return o
 
 
@@ -3087,28 +2794,31 @@ def _e_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
 def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ClientCapabilities = _new(ClientCapabilities)
+    w: Any = _new(_W_ClientCapabilities)
+    o: ClientCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_ClientCapabilities_fs(o, _DF_ClientCapabilities_fs)
-        _S_ClientCapabilities_terminal(o, False)
-        _S_ClientCapabilities_session(o, None)
-        _S_ClientCapabilities_auth(o, _DF_ClientCapabilities_auth)
-        _S_ClientCapabilities_elicitation(o, None)
-        _S_ClientCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.fs = _DF_ClientCapabilities_fs
+        w.terminal = False
+        w.session = None
+        w.auth = _DF_ClientCapabilities_auth
+        w.elicitation = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ClientCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "fs" not in d:
-        _S_ClientCapabilities_fs(o, _DF_ClientCapabilities_fs)
+        w.fs = _DF_ClientCapabilities_fs
     else:
         v = d["fs"]
         n += 1
         if v is None:
-            _S_ClientCapabilities_fs(o, _DF_ClientCapabilities_fs)
+            w.fs = _DF_ClientCapabilities_fs
             ex = _s.note(ex, "fs")
         else:
             try:
@@ -3117,14 +2827,14 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = _DF_ClientCapabilities_fs
             if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
                 ex = _s.note(ex, "fs")
-            _S_ClientCapabilities_fs(o, r)
+            w.fs = r
     if "terminal" not in d:
-        _S_ClientCapabilities_terminal(o, False)
+        w.terminal = False
     else:
         v = d["terminal"]
         n += 1
         if v is None:
-            _S_ClientCapabilities_terminal(o, False)
+            w.terminal = False
             ex = _s.note(ex, "terminal")
         else:
             if type(v) is not bool:
@@ -3133,14 +2843,14 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = v
             if r is False:
                 ex = _s.note(ex, "terminal")
-            _S_ClientCapabilities_terminal(o, r)
+            w.terminal = r
     if "session" not in d:
-        _S_ClientCapabilities_session(o, None)
+        w.session = None
     else:
         v = d["session"]
         n += 1
         if v is None:
-            _S_ClientCapabilities_session(o, None)
+            w.session = None
             ex = _s.note(ex, "session")
         else:
             try:
@@ -3149,14 +2859,14 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "session")
-            _S_ClientCapabilities_session(o, r)
+            w.session = r
     if "auth" not in d:
-        _S_ClientCapabilities_auth(o, _DF_ClientCapabilities_auth)
+        w.auth = _DF_ClientCapabilities_auth
     else:
         v = d["auth"]
         n += 1
         if v is None:
-            _S_ClientCapabilities_auth(o, _DF_ClientCapabilities_auth)
+            w.auth = _DF_ClientCapabilities_auth
             ex = _s.note(ex, "auth")
         else:
             try:
@@ -3165,14 +2875,14 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = _DF_ClientCapabilities_auth
             if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
                 ex = _s.note(ex, "auth")
-            _S_ClientCapabilities_auth(o, r)
+            w.auth = r
     if "elicitation" not in d:
-        _S_ClientCapabilities_elicitation(o, None)
+        w.elicitation = None
     else:
         v = d["elicitation"]
         n += 1
         if v is None:
-            _S_ClientCapabilities_elicitation(o, None)
+            w.elicitation = None
             ex = _s.note(ex, "elicitation")
         else:
             try:
@@ -3181,14 +2891,14 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "elicitation")
-            _S_ClientCapabilities_elicitation(o, r)
+            w.elicitation = r
     if "_meta" not in d:
-        _S_ClientCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ClientCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3197,9 +2907,11 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ClientCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ClientCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ClientCapabilities
+    o = w
     return o
 
 
@@ -3239,24 +2951,27 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
 def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ClientSessionCapabilities = _new(ClientSessionCapabilities)
+    w: Any = _new(_W_ClientSessionCapabilities)
+    o: ClientSessionCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_ClientSessionCapabilities_config_options(o, None)
-        _S_ClientSessionCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.config_options = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ClientSessionCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "configOptions" not in d:
-        _S_ClientSessionCapabilities_config_options(o, None)
+        w.config_options = None
     else:
         v = d["configOptions"]
         n += 1
         if v is None:
-            _S_ClientSessionCapabilities_config_options(o, None)
+            w.config_options = None
             ex = _s.note(ex, "configOptions")
         else:
             try:
@@ -3265,14 +2980,14 @@ def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "configOptions")
-            _S_ClientSessionCapabilities_config_options(o, r)
+            w.config_options = r
     if "_meta" not in d:
-        _S_ClientSessionCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ClientSessionCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3281,9 +2996,11 @@ def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ClientSessionCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientSessionCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ClientSessionCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ClientSessionCapabilities
+    o = w
     return o
 
 
@@ -3309,7 +3026,8 @@ def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]
 def _d_CloseSessionRequest(d: Any) -> CloseSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: CloseSessionRequest = _new(CloseSessionRequest)
+    w: Any = _new(_W_CloseSessionRequest)
+    o: CloseSessionRequest
     v: Any
     r: Any
     try:
@@ -3318,21 +3036,23 @@ def _d_CloseSessionRequest(d: Any) -> CloseSessionRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_CloseSessionRequest_session_id(o, v)
+    w.session_id = v
     if len(d) == 1:
-        _S_CloseSessionRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CloseSessionRequest
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_CloseSessionRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CloseSessionRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3341,9 +3061,11 @@ def _d_CloseSessionRequest(d: Any) -> CloseSessionRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CloseSessionRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CloseSessionRequest
+    o = w
     return o
 
 
@@ -3366,23 +3088,26 @@ def _e_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
 def _d_CloseSessionResponse(d: Any) -> CloseSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: CloseSessionResponse = _new(CloseSessionResponse)
+    w: Any = _new(_W_CloseSessionResponse)
+    o: CloseSessionResponse
     v: Any
     r: Any
     if len(d) == 0:
-        _S_CloseSessionResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CloseSessionResponse
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_CloseSessionResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CloseSessionResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3391,9 +3116,11 @@ def _d_CloseSessionResponse(d: Any) -> CloseSessionResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CloseSessionResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CloseSessionResponse
+    o = w
     return o
 
 
@@ -3414,7 +3141,8 @@ def _e_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
 def _d_CompleteElicitationNotification(d: Any) -> CompleteElicitationNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: CompleteElicitationNotification = _new(CompleteElicitationNotification)
+    w: Any = _new(_W_CompleteElicitationNotification)
+    o: CompleteElicitationNotification
     v: Any
     r: Any
     try:
@@ -3423,21 +3151,23 @@ def _d_CompleteElicitationNotification(d: Any) -> CompleteElicitationNotificatio
         raise _s.missing("elicitationId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("elicitationId")
-    _S_CompleteElicitationNotification_elicitation_id(o, v)
+    w.elicitation_id = v
     if len(d) == 1:
-        _S_CompleteElicitationNotification_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CompleteElicitationNotification
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_CompleteElicitationNotification_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CompleteElicitationNotification_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3446,9 +3176,11 @@ def _d_CompleteElicitationNotification(d: Any) -> CompleteElicitationNotificatio
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CompleteElicitationNotification_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CompleteElicitationNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CompleteElicitationNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CompleteElicitationNotification
+    o = w
     return o
 
 
@@ -3480,7 +3212,8 @@ def _d_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
 
 
 def _a_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
-    o: ConfigOptionUpdate = _new(ConfigOptionUpdate)
+    w: Any = _new(_W_ConfigOptionUpdate)
+    o: ConfigOptionUpdate
     v: Any
     r: Any
     try:
@@ -3491,21 +3224,23 @@ def _a_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
         r = _s.d_list_skip(v, _d_SessionConfigOption)
     except DecodeError:
         r = []
-    _S_ConfigOptionUpdate_config_options(o, r)
+    w.config_options = r
     if len(d) == 2:
-        _S_ConfigOptionUpdate_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ConfigOptionUpdate
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_ConfigOptionUpdate_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ConfigOptionUpdate_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3514,9 +3249,11 @@ def _a_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ConfigOptionUpdate_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ConfigOptionUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ConfigOptionUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ConfigOptionUpdate
+    o = w
     return o
 
 
@@ -3548,7 +3285,8 @@ def _d_Content(d: Any) -> Content:
 
 
 def _a_Content(d: Any) -> Content:
-    o: Content = _new(Content)
+    w: Any = _new(_W_Content)
+    o: Content
     v: Any
     r: Any
     try:
@@ -3559,21 +3297,23 @@ def _a_Content(d: Any) -> Content:
         r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    _S_Content_content(o, r)
+    w.content = r
     if len(d) == 2:
-        _S_Content_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Content
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_Content_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_Content_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3582,9 +3322,11 @@ def _a_Content(d: Any) -> Content:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_Content_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Content))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Content)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Content
+    o = w
     return o
 
 
@@ -3607,7 +3349,8 @@ def _e_Content(o: Content) -> dict[str, Any]:
 def _d_Cost(d: Any) -> Cost:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: Cost = _new(Cost)
+    w: Any = _new(_W_Cost)
+    o: Cost
     v: Any
     r: Any
     try:
@@ -3616,28 +3359,30 @@ def _d_Cost(d: Any) -> Cost:
         raise _s.missing("amount") from None
     if type(v) is not float and type(v) is not int:
         raise _s.wrong("a number", v).at("amount")
-    _S_Cost_amount(o, v)
+    w.amount = v
     try:
         v = d["currency"]
     except KeyError:
         raise _s.missing("currency") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("currency")
-    _S_Cost_currency(o, v)
+    w.currency = v
     if len(d) == 2:
-        _S_Cost_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Cost
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_Cost_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_Cost_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3646,9 +3391,11 @@ def _d_Cost(d: Any) -> Cost:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_Cost_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Cost))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Cost)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Cost
+    o = w
     return o
 
 
@@ -3673,7 +3420,8 @@ def _e_Cost(o: Cost) -> dict[str, Any]:
 def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ElicitationFormMode = _new(ElicitationFormMode)
+    w: Any = _new(_W_ElicitationFormMode)
+    o: ElicitationFormMode
     v: Any
     r: Any
     try:
@@ -3684,18 +3432,20 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
         r = _d_ElicitationSchema(v)
     except DecodeError as e:
         raise e.at("requestedSchema") from None
-    _S_ElicitationFormMode_requested_schema(o, r)
+    w.requested_schema = r
     if len(d) == 1:
-        _S_ElicitationFormMode_session_id(o, None)
-        _S_ElicitationFormMode_tool_call_id(o, None)
-        _S_ElicitationFormMode_request_id(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.session_id = None
+        w.tool_call_id = None
+        w.request_id = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationFormMode
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "sessionId" not in d:
-        _S_ElicitationFormMode_session_id(o, None)
+        w.session_id = None
     else:
         v = d["sessionId"]
         n += 1
@@ -3703,14 +3453,14 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
             raise _s.wrong("a string", v).at("sessionId")
         if v is None:
             ex = _s.note(ex, "sessionId")
-        _S_ElicitationFormMode_session_id(o, v)
+        w.session_id = v
     if "toolCallId" not in d:
-        _S_ElicitationFormMode_tool_call_id(o, None)
+        w.tool_call_id = None
     else:
         v = d["toolCallId"]
         n += 1
         if v is None:
-            _S_ElicitationFormMode_tool_call_id(o, None)
+            w.tool_call_id = None
             ex = _s.note(ex, "toolCallId")
         else:
             if type(v) is not str:
@@ -3719,9 +3469,9 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
                 r = v
             if r is None:
                 ex = _s.note(ex, "toolCallId")
-            _S_ElicitationFormMode_tool_call_id(o, r)
+            w.tool_call_id = r
     if "requestId" not in d:
-        _S_ElicitationFormMode_request_id(o, None)
+        w.request_id = None
     else:
         v = d["requestId"]
         n += 1
@@ -3731,9 +3481,11 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
             raise e.at("requestId") from None
         if r is None:
             ex = _s.note(ex, "requestId")
-        _S_ElicitationFormMode_request_id(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormMode))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+        w.request_id = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormMode)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationFormMode
+    o = w
     return o
 
 
@@ -3775,7 +3527,8 @@ def _d_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
 
 
 def _a_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
-    o: CreateElicitationRequestForm = _new(CreateElicitationRequestForm)
+    w: Any = _new(_W_CreateElicitationRequestForm)
+    o: CreateElicitationRequestForm
     v: Any
     r: Any
     try:
@@ -3786,26 +3539,28 @@ def _a_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
         r = _d_ElicitationSchema(v)
     except DecodeError as e:
         raise e.at("requestedSchema") from None
-    _S_ElicitationFormMode_requested_schema(o, r)
+    w.requested_schema = r
     try:
         v = d["message"]
     except KeyError:
         raise _s.missing("message") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("message")
-    _S_CreateElicitationRequestForm_message(o, v)
+    w.message = v
     if len(d) == 3:
-        _S_ElicitationFormMode_session_id(o, None)
-        _S_ElicitationFormMode_tool_call_id(o, None)
-        _S_ElicitationFormMode_request_id(o, None)
-        _S_CreateElicitationRequestForm_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.session_id = None
+        w.tool_call_id = None
+        w.request_id = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CreateElicitationRequestForm
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "sessionId" not in d:
-        _S_ElicitationFormMode_session_id(o, None)
+        w.session_id = None
     else:
         v = d["sessionId"]
         n += 1
@@ -3813,14 +3568,14 @@ def _a_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
             raise _s.wrong("a string", v).at("sessionId")
         if v is None:
             ex = _s.note(ex, "sessionId")
-        _S_ElicitationFormMode_session_id(o, v)
+        w.session_id = v
     if "toolCallId" not in d:
-        _S_ElicitationFormMode_tool_call_id(o, None)
+        w.tool_call_id = None
     else:
         v = d["toolCallId"]
         n += 1
         if v is None:
-            _S_ElicitationFormMode_tool_call_id(o, None)
+            w.tool_call_id = None
             ex = _s.note(ex, "toolCallId")
         else:
             if type(v) is not str:
@@ -3829,9 +3584,9 @@ def _a_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
                 r = v
             if r is None:
                 ex = _s.note(ex, "toolCallId")
-            _S_ElicitationFormMode_tool_call_id(o, r)
+            w.tool_call_id = r
     if "requestId" not in d:
-        _S_ElicitationFormMode_request_id(o, None)
+        w.request_id = None
     else:
         v = d["requestId"]
         n += 1
@@ -3841,14 +3596,14 @@ def _a_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
             raise e.at("requestId") from None
         if r is None:
             ex = _s.note(ex, "requestId")
-        _S_ElicitationFormMode_request_id(o, r)
+        w.request_id = r
     if "_meta" not in d:
-        _S_CreateElicitationRequestForm_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CreateElicitationRequestForm_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3857,9 +3612,11 @@ def _a_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CreateElicitationRequestForm_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestForm))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestForm)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CreateElicitationRequestForm
+    o = w
     return o
 
 
@@ -3899,7 +3656,8 @@ def _e_CreateElicitationRequestForm(o: CreateElicitationRequestForm) -> dict[str
 def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ElicitationUrlMode = _new(ElicitationUrlMode)
+    w: Any = _new(_W_ElicitationUrlMode)
+    o: ElicitationUrlMode
     v: Any
     r: Any
     try:
@@ -3908,25 +3666,27 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
         raise _s.missing("elicitationId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("elicitationId")
-    _S_ElicitationUrlMode_elicitation_id(o, v)
+    w.elicitation_id = v
     try:
         v = d["url"]
     except KeyError:
         raise _s.missing("url") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("url")
-    _S_ElicitationUrlMode_url(o, v)
+    w.url = v
     if len(d) == 2:
-        _S_ElicitationUrlMode_session_id(o, None)
-        _S_ElicitationUrlMode_tool_call_id(o, None)
-        _S_ElicitationUrlMode_request_id(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.session_id = None
+        w.tool_call_id = None
+        w.request_id = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationUrlMode
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "sessionId" not in d:
-        _S_ElicitationUrlMode_session_id(o, None)
+        w.session_id = None
     else:
         v = d["sessionId"]
         n += 1
@@ -3934,14 +3694,14 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
             raise _s.wrong("a string", v).at("sessionId")
         if v is None:
             ex = _s.note(ex, "sessionId")
-        _S_ElicitationUrlMode_session_id(o, v)
+        w.session_id = v
     if "toolCallId" not in d:
-        _S_ElicitationUrlMode_tool_call_id(o, None)
+        w.tool_call_id = None
     else:
         v = d["toolCallId"]
         n += 1
         if v is None:
-            _S_ElicitationUrlMode_tool_call_id(o, None)
+            w.tool_call_id = None
             ex = _s.note(ex, "toolCallId")
         else:
             if type(v) is not str:
@@ -3950,9 +3710,9 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
                 r = v
             if r is None:
                 ex = _s.note(ex, "toolCallId")
-            _S_ElicitationUrlMode_tool_call_id(o, r)
+            w.tool_call_id = r
     if "requestId" not in d:
-        _S_ElicitationUrlMode_request_id(o, None)
+        w.request_id = None
     else:
         v = d["requestId"]
         n += 1
@@ -3962,9 +3722,11 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
             raise e.at("requestId") from None
         if r is None:
             ex = _s.note(ex, "requestId")
-        _S_ElicitationUrlMode_request_id(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlMode))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+        w.request_id = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlMode)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationUrlMode
+    o = w
     return o
 
 
@@ -4008,7 +3770,8 @@ def _d_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
 
 
 def _a_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
-    o: CreateElicitationRequestUrl = _new(CreateElicitationRequestUrl)
+    w: Any = _new(_W_CreateElicitationRequestUrl)
+    o: CreateElicitationRequestUrl
     v: Any
     r: Any
     try:
@@ -4017,33 +3780,35 @@ def _a_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
         raise _s.missing("elicitationId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("elicitationId")
-    _S_ElicitationUrlMode_elicitation_id(o, v)
+    w.elicitation_id = v
     try:
         v = d["url"]
     except KeyError:
         raise _s.missing("url") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("url")
-    _S_ElicitationUrlMode_url(o, v)
+    w.url = v
     try:
         v = d["message"]
     except KeyError:
         raise _s.missing("message") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("message")
-    _S_CreateElicitationRequestUrl_message(o, v)
+    w.message = v
     if len(d) == 4:
-        _S_ElicitationUrlMode_session_id(o, None)
-        _S_ElicitationUrlMode_tool_call_id(o, None)
-        _S_ElicitationUrlMode_request_id(o, None)
-        _S_CreateElicitationRequestUrl_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.session_id = None
+        w.tool_call_id = None
+        w.request_id = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CreateElicitationRequestUrl
+        o = w
         return o
     n = 4
     ex: list[str] | None = None
     if "sessionId" not in d:
-        _S_ElicitationUrlMode_session_id(o, None)
+        w.session_id = None
     else:
         v = d["sessionId"]
         n += 1
@@ -4051,14 +3816,14 @@ def _a_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
             raise _s.wrong("a string", v).at("sessionId")
         if v is None:
             ex = _s.note(ex, "sessionId")
-        _S_ElicitationUrlMode_session_id(o, v)
+        w.session_id = v
     if "toolCallId" not in d:
-        _S_ElicitationUrlMode_tool_call_id(o, None)
+        w.tool_call_id = None
     else:
         v = d["toolCallId"]
         n += 1
         if v is None:
-            _S_ElicitationUrlMode_tool_call_id(o, None)
+            w.tool_call_id = None
             ex = _s.note(ex, "toolCallId")
         else:
             if type(v) is not str:
@@ -4067,9 +3832,9 @@ def _a_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
                 r = v
             if r is None:
                 ex = _s.note(ex, "toolCallId")
-            _S_ElicitationUrlMode_tool_call_id(o, r)
+            w.tool_call_id = r
     if "requestId" not in d:
-        _S_ElicitationUrlMode_request_id(o, None)
+        w.request_id = None
     else:
         v = d["requestId"]
         n += 1
@@ -4079,14 +3844,14 @@ def _a_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
             raise e.at("requestId") from None
         if r is None:
             ex = _s.note(ex, "requestId")
-        _S_ElicitationUrlMode_request_id(o, r)
+        w.request_id = r
     if "_meta" not in d:
-        _S_CreateElicitationRequestUrl_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CreateElicitationRequestUrl_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4095,9 +3860,11 @@ def _a_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CreateElicitationRequestUrl_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestUrl))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestUrl)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CreateElicitationRequestUrl
+    o = w
     return o
 
 
@@ -4139,23 +3906,26 @@ def _e_CreateElicitationRequestUrl(o: CreateElicitationRequestUrl) -> dict[str, 
 def _d_ElicitationAcceptAction(d: Any) -> ElicitationAcceptAction:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ElicitationAcceptAction = _new(ElicitationAcceptAction)
+    w: Any = _new(_W_ElicitationAcceptAction)
+    o: ElicitationAcceptAction
     v: Any
     r: Any
     if len(d) == 0:
-        _S_ElicitationAcceptAction_content(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.content = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationAcceptAction
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "content" not in d:
-        _S_ElicitationAcceptAction_content(o, None)
+        w.content = None
     else:
         v = d["content"]
         n += 1
         if v is None:
-            _S_ElicitationAcceptAction_content(o, None)
+            w.content = None
             ex = _s.note(ex, "content")
         else:
             try:
@@ -4164,9 +3934,11 @@ def _d_ElicitationAcceptAction(d: Any) -> ElicitationAcceptAction:
                 raise e.at("content") from None
             if r is None:
                 ex = _s.note(ex, "content")
-            _S_ElicitationAcceptAction_content(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationAcceptAction))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.content = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationAcceptAction)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationAcceptAction
+    o = w
     return o
 
 
@@ -4196,24 +3968,27 @@ def _d_CreateElicitationResponseAccept(d: Any) -> CreateElicitationResponseAccep
 
 
 def _a_CreateElicitationResponseAccept(d: Any) -> CreateElicitationResponseAccept:
-    o: CreateElicitationResponseAccept = _new(CreateElicitationResponseAccept)
+    w: Any = _new(_W_CreateElicitationResponseAccept)
+    o: CreateElicitationResponseAccept
     v: Any
     r: Any
     if len(d) == 1:
-        _S_ElicitationAcceptAction_content(o, None)
-        _S_CreateElicitationResponseAccept_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.content = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CreateElicitationResponseAccept
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "content" not in d:
-        _S_ElicitationAcceptAction_content(o, None)
+        w.content = None
     else:
         v = d["content"]
         n += 1
         if v is None:
-            _S_ElicitationAcceptAction_content(o, None)
+            w.content = None
             ex = _s.note(ex, "content")
         else:
             try:
@@ -4222,14 +3997,14 @@ def _a_CreateElicitationResponseAccept(d: Any) -> CreateElicitationResponseAccep
                 raise e.at("content") from None
             if r is None:
                 ex = _s.note(ex, "content")
-            _S_ElicitationAcceptAction_content(o, r)
+            w.content = r
     if "_meta" not in d:
-        _S_CreateElicitationResponseAccept_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CreateElicitationResponseAccept_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4238,9 +4013,11 @@ def _a_CreateElicitationResponseAccept(d: Any) -> CreateElicitationResponseAccep
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CreateElicitationResponseAccept_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseAccept))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseAccept)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CreateElicitationResponseAccept
+    o = w
     return o
 
 
@@ -4275,23 +4052,26 @@ def _d_CreateElicitationResponseCancel(d: Any) -> CreateElicitationResponseCance
 
 
 def _a_CreateElicitationResponseCancel(d: Any) -> CreateElicitationResponseCancel:
-    o: CreateElicitationResponseCancel = _new(CreateElicitationResponseCancel)
+    w: Any = _new(_W_CreateElicitationResponseCancel)
+    o: CreateElicitationResponseCancel
     v: Any
     r: Any
     if len(d) == 1:
-        _S_CreateElicitationResponseCancel_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CreateElicitationResponseCancel
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_CreateElicitationResponseCancel_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CreateElicitationResponseCancel_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4300,9 +4080,11 @@ def _a_CreateElicitationResponseCancel(d: Any) -> CreateElicitationResponseCance
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CreateElicitationResponseCancel_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseCancel))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseCancel)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CreateElicitationResponseCancel
+    o = w
     return o
 
 
@@ -4332,23 +4114,26 @@ def _d_CreateElicitationResponseDecline(d: Any) -> CreateElicitationResponseDecl
 
 
 def _a_CreateElicitationResponseDecline(d: Any) -> CreateElicitationResponseDecline:
-    o: CreateElicitationResponseDecline = _new(CreateElicitationResponseDecline)
+    w: Any = _new(_W_CreateElicitationResponseDecline)
+    o: CreateElicitationResponseDecline
     v: Any
     r: Any
     if len(d) == 1:
-        _S_CreateElicitationResponseDecline_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CreateElicitationResponseDecline
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_CreateElicitationResponseDecline_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CreateElicitationResponseDecline_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4357,9 +4142,11 @@ def _a_CreateElicitationResponseDecline(d: Any) -> CreateElicitationResponseDecl
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CreateElicitationResponseDecline_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseDecline))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseDecline)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CreateElicitationResponseDecline
+    o = w
     return o
 
 
@@ -4380,7 +4167,8 @@ def _e_CreateElicitationResponseDecline(o: CreateElicitationResponseDecline) -> 
 def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: CreateTerminalRequest = _new(CreateTerminalRequest)
+    w: Any = _new(_W_CreateTerminalRequest)
+    o: CreateTerminalRequest
     v: Any
     r: Any
     try:
@@ -4389,32 +4177,34 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_CreateTerminalRequest_session_id(o, v)
+    w.session_id = v
     try:
         v = d["command"]
     except KeyError:
         raise _s.missing("command") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("command")
-    _S_CreateTerminalRequest_command(o, v)
+    w.command = v
     if len(d) == 2:
-        _S_CreateTerminalRequest_args(o, [])
-        _S_CreateTerminalRequest_env(o, [])
-        _S_CreateTerminalRequest_cwd(o, None)
-        _S_CreateTerminalRequest_output_byte_limit(o, None)
-        _S_CreateTerminalRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.args = []
+        w.env = []
+        w.cwd = None
+        w.output_byte_limit = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CreateTerminalRequest
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "args" not in d:
-        _S_CreateTerminalRequest_args(o, [])
+        w.args = []
     else:
         v = d["args"]
         n += 1
         if v is None:
-            _S_CreateTerminalRequest_args(o, [])
+            w.args = []
             ex = _s.note(ex, "args")
         else:
             try:
@@ -4423,14 +4213,14 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
                 r = []
             if not r:
                 ex = _s.note(ex, "args")
-            _S_CreateTerminalRequest_args(o, r)
+            w.args = r
     if "env" not in d:
-        _S_CreateTerminalRequest_env(o, [])
+        w.env = []
     else:
         v = d["env"]
         n += 1
         if v is None:
-            _S_CreateTerminalRequest_env(o, [])
+            w.env = []
             ex = _s.note(ex, "env")
         else:
             try:
@@ -4439,14 +4229,14 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
                 r = []
             if not r:
                 ex = _s.note(ex, "env")
-            _S_CreateTerminalRequest_env(o, r)
+            w.env = r
     if "cwd" not in d:
-        _S_CreateTerminalRequest_cwd(o, None)
+        w.cwd = None
     else:
         v = d["cwd"]
         n += 1
         if v is None:
-            _S_CreateTerminalRequest_cwd(o, None)
+            w.cwd = None
             ex = _s.note(ex, "cwd")
         else:
             if type(v) is not str:
@@ -4455,14 +4245,14 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "cwd")
-            _S_CreateTerminalRequest_cwd(o, r)
+            w.cwd = r
     if "outputByteLimit" not in d:
-        _S_CreateTerminalRequest_output_byte_limit(o, None)
+        w.output_byte_limit = None
     else:
         v = d["outputByteLimit"]
         n += 1
         if v is None:
-            _S_CreateTerminalRequest_output_byte_limit(o, None)
+            w.output_byte_limit = None
             ex = _s.note(ex, "outputByteLimit")
         else:
             if type(v) is not int or not 0 <= v <= 18446744073709551615:
@@ -4471,14 +4261,14 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "outputByteLimit")
-            _S_CreateTerminalRequest_output_byte_limit(o, r)
+            w.output_byte_limit = r
     if "_meta" not in d:
-        _S_CreateTerminalRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CreateTerminalRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4487,9 +4277,11 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CreateTerminalRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CreateTerminalRequest
+    o = w
     return o
 
 
@@ -4530,7 +4322,8 @@ def _e_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
 def _d_CreateTerminalResponse(d: Any) -> CreateTerminalResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: CreateTerminalResponse = _new(CreateTerminalResponse)
+    w: Any = _new(_W_CreateTerminalResponse)
+    o: CreateTerminalResponse
     v: Any
     r: Any
     try:
@@ -4539,21 +4332,23 @@ def _d_CreateTerminalResponse(d: Any) -> CreateTerminalResponse:
         raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    _S_CreateTerminalResponse_terminal_id(o, v)
+    w.terminal_id = v
     if len(d) == 1:
-        _S_CreateTerminalResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CreateTerminalResponse
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_CreateTerminalResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CreateTerminalResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4562,9 +4357,11 @@ def _d_CreateTerminalResponse(d: Any) -> CreateTerminalResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CreateTerminalResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CreateTerminalResponse
+    o = w
     return o
 
 
@@ -4596,7 +4393,8 @@ def _d_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
 
 
 def _a_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
-    o: CurrentModeUpdate = _new(CurrentModeUpdate)
+    w: Any = _new(_W_CurrentModeUpdate)
+    o: CurrentModeUpdate
     v: Any
     r: Any
     try:
@@ -4605,21 +4403,23 @@ def _a_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
         raise _s.missing("currentModeId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("currentModeId")
-    _S_CurrentModeUpdate_current_mode_id(o, v)
+    w.current_mode_id = v
     if len(d) == 2:
-        _S_CurrentModeUpdate_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CurrentModeUpdate
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_CurrentModeUpdate_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CurrentModeUpdate_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4628,9 +4428,11 @@ def _a_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CurrentModeUpdate_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CurrentModeUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CurrentModeUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CurrentModeUpdate
+    o = w
     return o
 
 
@@ -4653,7 +4455,8 @@ def _e_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
 def _d_DeleteSessionRequest(d: Any) -> DeleteSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: DeleteSessionRequest = _new(DeleteSessionRequest)
+    w: Any = _new(_W_DeleteSessionRequest)
+    o: DeleteSessionRequest
     v: Any
     r: Any
     try:
@@ -4662,21 +4465,23 @@ def _d_DeleteSessionRequest(d: Any) -> DeleteSessionRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_DeleteSessionRequest_session_id(o, v)
+    w.session_id = v
     if len(d) == 1:
-        _S_DeleteSessionRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DeleteSessionRequest
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_DeleteSessionRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_DeleteSessionRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4685,9 +4490,11 @@ def _d_DeleteSessionRequest(d: Any) -> DeleteSessionRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_DeleteSessionRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DeleteSessionRequest
+    o = w
     return o
 
 
@@ -4710,23 +4517,26 @@ def _e_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
 def _d_DeleteSessionResponse(d: Any) -> DeleteSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: DeleteSessionResponse = _new(DeleteSessionResponse)
+    w: Any = _new(_W_DeleteSessionResponse)
+    o: DeleteSessionResponse
     v: Any
     r: Any
     if len(d) == 0:
-        _S_DeleteSessionResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DeleteSessionResponse
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_DeleteSessionResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_DeleteSessionResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4735,9 +4545,11 @@ def _d_DeleteSessionResponse(d: Any) -> DeleteSessionResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_DeleteSessionResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DeleteSessionResponse
+    o = w
     return o
 
 
@@ -4767,7 +4579,8 @@ def _d_Diff(d: Any) -> Diff:
 
 
 def _a_Diff(d: Any) -> Diff:
-    o: Diff = _new(Diff)
+    w: Any = _new(_W_Diff)
+    o: Diff
     v: Any
     r: Any
     try:
@@ -4776,29 +4589,31 @@ def _a_Diff(d: Any) -> Diff:
         raise _s.missing("path") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("path")
-    _S_Diff_path(o, v)
+    w.path = v
     try:
         v = d["newText"]
     except KeyError:
         raise _s.missing("newText") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("newText")
-    _S_Diff_new_text(o, v)
+    w.new_text = v
     if len(d) == 3:
-        _S_Diff_old_text(o, None)
-        _S_Diff_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.old_text = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Diff
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "oldText" not in d:
-        _S_Diff_old_text(o, None)
+        w.old_text = None
     else:
         v = d["oldText"]
         n += 1
         if v is None:
-            _S_Diff_old_text(o, None)
+            w.old_text = None
             ex = _s.note(ex, "oldText")
         else:
             if type(v) is not str:
@@ -4807,14 +4622,14 @@ def _a_Diff(d: Any) -> Diff:
                 r = v
             if r is None:
                 ex = _s.note(ex, "oldText")
-            _S_Diff_old_text(o, r)
+            w.old_text = r
     if "_meta" not in d:
-        _S_Diff_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_Diff_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4823,9 +4638,11 @@ def _a_Diff(d: Any) -> Diff:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_Diff_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Diff))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Diff)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Diff
+    o = w
     return o
 
 
@@ -4855,25 +4672,28 @@ def _e_Diff(o: Diff) -> dict[str, Any]:
 def _d_ElicitationCapabilities(d: Any) -> ElicitationCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ElicitationCapabilities = _new(ElicitationCapabilities)
+    w: Any = _new(_W_ElicitationCapabilities)
+    o: ElicitationCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_ElicitationCapabilities_form(o, None)
-        _S_ElicitationCapabilities_url(o, None)
-        _S_ElicitationCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.form = None
+        w.url = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "form" not in d:
-        _S_ElicitationCapabilities_form(o, None)
+        w.form = None
     else:
         v = d["form"]
         n += 1
         if v is None:
-            _S_ElicitationCapabilities_form(o, None)
+            w.form = None
             ex = _s.note(ex, "form")
         else:
             try:
@@ -4882,14 +4702,14 @@ def _d_ElicitationCapabilities(d: Any) -> ElicitationCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "form")
-            _S_ElicitationCapabilities_form(o, r)
+            w.form = r
     if "url" not in d:
-        _S_ElicitationCapabilities_url(o, None)
+        w.url = None
     else:
         v = d["url"]
         n += 1
         if v is None:
-            _S_ElicitationCapabilities_url(o, None)
+            w.url = None
             ex = _s.note(ex, "url")
         else:
             try:
@@ -4898,14 +4718,14 @@ def _d_ElicitationCapabilities(d: Any) -> ElicitationCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "url")
-            _S_ElicitationCapabilities_url(o, r)
+            w.url = r
     if "_meta" not in d:
-        _S_ElicitationCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ElicitationCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4914,9 +4734,11 @@ def _d_ElicitationCapabilities(d: Any) -> ElicitationCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ElicitationCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationCapabilities
+    o = w
     return o
 
 
@@ -4947,23 +4769,26 @@ def _e_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
 def _d_ElicitationFormCapabilities(d: Any) -> ElicitationFormCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ElicitationFormCapabilities = _new(ElicitationFormCapabilities)
+    w: Any = _new(_W_ElicitationFormCapabilities)
+    o: ElicitationFormCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_ElicitationFormCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationFormCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_ElicitationFormCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ElicitationFormCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4972,9 +4797,11 @@ def _d_ElicitationFormCapabilities(d: Any) -> ElicitationFormCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ElicitationFormCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationFormCapabilities
+    o = w
     return o
 
 
@@ -4995,7 +4822,8 @@ def _e_ElicitationFormCapabilities(o: ElicitationFormCapabilities) -> dict[str, 
 def _d_ElicitationRequestScope(d: Any) -> ElicitationRequestScope:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ElicitationRequestScope = _new(ElicitationRequestScope)
+    w: Any = _new(_W_ElicitationRequestScope)
+    o: ElicitationRequestScope
     v: Any
     r: Any
     try:
@@ -5006,9 +4834,11 @@ def _d_ElicitationRequestScope(d: Any) -> ElicitationRequestScope:
         r = _d_RequestId(v)
     except DecodeError as e:
         raise e.at("requestId") from None
-    _S_ElicitationRequestScope_request_id(o, r)
-    _S_extra(o, _EMPTY if len(d) == 1 else _s.extras(d, _K_ElicitationRequestScope))
-    _S_explicit(o, _NO_EXPLICIT)
+    w.request_id = r
+    w.extra = _EMPTY if len(d) == 1 else _s.extras(d, _K_ElicitationRequestScope)
+    w._explicit = _NO_EXPLICIT
+    w.__class__ = ElicitationRequestScope
+    o = w
     return o
 
 
@@ -5025,28 +4855,31 @@ def _e_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
 def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ElicitationSchema = _new(ElicitationSchema)
+    w: Any = _new(_W_ElicitationSchema)
+    o: ElicitationSchema
     v: Any
     r: Any
     if len(d) == 0:
-        _S_ElicitationSchema_type(o, "object")
-        _S_ElicitationSchema_title(o, None)
-        _S_ElicitationSchema_properties(o, _EMPTY)
-        _S_ElicitationSchema_required(o, None)
-        _S_ElicitationSchema_description(o, None)
-        _S_ElicitationSchema_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.type = "object"
+        w.title = None
+        w.properties = _EMPTY
+        w.required = None
+        w.description = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationSchema
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "type" not in d:
-        _S_ElicitationSchema_type(o, "object")
+        w.type = "object"
     else:
         v = d["type"]
         n += 1
         if v is None:
-            _S_ElicitationSchema_type(o, "object")
+            w.type = "object"
             ex = _s.note(ex, "type")
         else:
             if type(v) is not str or v not in _L_ElicitationSchemaType:
@@ -5055,14 +4888,14 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
                 r = v
             if r == "object":
                 ex = _s.note(ex, "type")
-            _S_ElicitationSchema_type(o, r)
+            w.type = r
     if "title" not in d:
-        _S_ElicitationSchema_title(o, None)
+        w.title = None
     else:
         v = d["title"]
         n += 1
         if v is None:
-            _S_ElicitationSchema_title(o, None)
+            w.title = None
             ex = _s.note(ex, "title")
         else:
             if type(v) is not str:
@@ -5071,9 +4904,9 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "title")
-            _S_ElicitationSchema_title(o, r)
+            w.title = r
     if "properties" not in d:
-        _S_ElicitationSchema_properties(o, _EMPTY)
+        w.properties = _EMPTY
     else:
         v = d["properties"]
         n += 1
@@ -5083,14 +4916,14 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
             raise e.at("properties") from None
         if not r:
             ex = _s.note(ex, "properties")
-        _S_ElicitationSchema_properties(o, r)
+        w.properties = r
     if "required" not in d:
-        _S_ElicitationSchema_required(o, None)
+        w.required = None
     else:
         v = d["required"]
         n += 1
         if v is None:
-            _S_ElicitationSchema_required(o, None)
+            w.required = None
             ex = _s.note(ex, "required")
         else:
             try:
@@ -5099,14 +4932,14 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
                 raise e.at("required") from None
             if r is None:
                 ex = _s.note(ex, "required")
-            _S_ElicitationSchema_required(o, r)
+            w.required = r
     if "description" not in d:
-        _S_ElicitationSchema_description(o, None)
+        w.description = None
     else:
         v = d["description"]
         n += 1
         if v is None:
-            _S_ElicitationSchema_description(o, None)
+            w.description = None
             ex = _s.note(ex, "description")
         else:
             if type(v) is not str:
@@ -5115,14 +4948,14 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "description")
-            _S_ElicitationSchema_description(o, r)
+            w.description = r
     if "_meta" not in d:
-        _S_ElicitationSchema_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ElicitationSchema_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5131,9 +4964,11 @@ def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ElicitationSchema_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSchema))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSchema)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationSchema
+    o = w
     return o
 
 
@@ -5177,7 +5012,8 @@ def _e_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
 def _d_ElicitationSessionScope(d: Any) -> ElicitationSessionScope:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ElicitationSessionScope = _new(ElicitationSessionScope)
+    w: Any = _new(_W_ElicitationSessionScope)
+    o: ElicitationSessionScope
     v: Any
     r: Any
     try:
@@ -5186,21 +5022,23 @@ def _d_ElicitationSessionScope(d: Any) -> ElicitationSessionScope:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_ElicitationSessionScope_session_id(o, v)
+    w.session_id = v
     if len(d) == 1:
-        _S_ElicitationSessionScope_tool_call_id(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.tool_call_id = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationSessionScope
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "toolCallId" not in d:
-        _S_ElicitationSessionScope_tool_call_id(o, None)
+        w.tool_call_id = None
     else:
         v = d["toolCallId"]
         n += 1
         if v is None:
-            _S_ElicitationSessionScope_tool_call_id(o, None)
+            w.tool_call_id = None
             ex = _s.note(ex, "toolCallId")
         else:
             if type(v) is not str:
@@ -5209,9 +5047,11 @@ def _d_ElicitationSessionScope(d: Any) -> ElicitationSessionScope:
                 r = v
             if r is None:
                 ex = _s.note(ex, "toolCallId")
-            _S_ElicitationSessionScope_tool_call_id(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSessionScope))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.tool_call_id = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSessionScope)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationSessionScope
+    o = w
     return o
 
 
@@ -5234,23 +5074,26 @@ def _e_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
 def _d_ElicitationUrlCapabilities(d: Any) -> ElicitationUrlCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ElicitationUrlCapabilities = _new(ElicitationUrlCapabilities)
+    w: Any = _new(_W_ElicitationUrlCapabilities)
+    o: ElicitationUrlCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_ElicitationUrlCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationUrlCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_ElicitationUrlCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ElicitationUrlCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5259,9 +5102,11 @@ def _d_ElicitationUrlCapabilities(d: Any) -> ElicitationUrlCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ElicitationUrlCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationUrlCapabilities
+    o = w
     return o
 
 
@@ -5291,7 +5136,8 @@ def _d_EmbeddedResource(d: Any) -> EmbeddedResource:
 
 
 def _a_EmbeddedResource(d: Any) -> EmbeddedResource:
-    o: EmbeddedResource = _new(EmbeddedResource)
+    w: Any = _new(_W_EmbeddedResource)
+    o: EmbeddedResource
     v: Any
     r: Any
     try:
@@ -5302,22 +5148,24 @@ def _a_EmbeddedResource(d: Any) -> EmbeddedResource:
         r = _d_EmbeddedResourceResource(v)
     except DecodeError as e:
         raise e.at("resource") from None
-    _S_EmbeddedResource_resource(o, r)
+    w.resource = r
     if len(d) == 2:
-        _S_EmbeddedResource_annotations(o, None)
-        _S_EmbeddedResource_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.annotations = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = EmbeddedResource
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "annotations" not in d:
-        _S_EmbeddedResource_annotations(o, None)
+        w.annotations = None
     else:
         v = d["annotations"]
         n += 1
         if v is None:
-            _S_EmbeddedResource_annotations(o, None)
+            w.annotations = None
             ex = _s.note(ex, "annotations")
         else:
             try:
@@ -5326,14 +5174,14 @@ def _a_EmbeddedResource(d: Any) -> EmbeddedResource:
                 r = None
             if r is None:
                 ex = _s.note(ex, "annotations")
-            _S_EmbeddedResource_annotations(o, r)
+            w.annotations = r
     if "_meta" not in d:
-        _S_EmbeddedResource_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_EmbeddedResource_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5342,9 +5190,11 @@ def _a_EmbeddedResource(d: Any) -> EmbeddedResource:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_EmbeddedResource_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_EmbeddedResource))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_EmbeddedResource)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = EmbeddedResource
+    o = w
     return o
 
 
@@ -5372,7 +5222,8 @@ def _e_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
 def _d_EnumOption(d: Any) -> EnumOption:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: EnumOption = _new(EnumOption)
+    w: Any = _new(_W_EnumOption)
+    o: EnumOption
     v: Any
     r: Any
     try:
@@ -5381,29 +5232,31 @@ def _d_EnumOption(d: Any) -> EnumOption:
         raise _s.missing("const") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("const")
-    _S_EnumOption_const(o, v)
+    w.const = v
     try:
         v = d["title"]
     except KeyError:
         raise _s.missing("title") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("title")
-    _S_EnumOption_title(o, v)
+    w.title = v
     if len(d) == 2:
-        _S_EnumOption_description(o, None)
-        _S_EnumOption_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.description = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = EnumOption
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "description" not in d:
-        _S_EnumOption_description(o, None)
+        w.description = None
     else:
         v = d["description"]
         n += 1
         if v is None:
-            _S_EnumOption_description(o, None)
+            w.description = None
             ex = _s.note(ex, "description")
         else:
             if type(v) is not str:
@@ -5412,14 +5265,14 @@ def _d_EnumOption(d: Any) -> EnumOption:
                 r = v
             if r is None:
                 ex = _s.note(ex, "description")
-            _S_EnumOption_description(o, r)
+            w.description = r
     if "_meta" not in d:
-        _S_EnumOption_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_EnumOption_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5428,9 +5281,11 @@ def _d_EnumOption(d: Any) -> EnumOption:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_EnumOption_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_EnumOption))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_EnumOption)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = EnumOption
+    o = w
     return o
 
 
@@ -5460,7 +5315,8 @@ def _e_EnumOption(o: EnumOption) -> dict[str, Any]:
 def _d_EnvVariable(d: Any) -> EnvVariable:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: EnvVariable = _new(EnvVariable)
+    w: Any = _new(_W_EnvVariable)
+    o: EnvVariable
     v: Any
     r: Any
     try:
@@ -5469,28 +5325,30 @@ def _d_EnvVariable(d: Any) -> EnvVariable:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_EnvVariable_name(o, v)
+    w.name = v
     try:
         v = d["value"]
     except KeyError:
         raise _s.missing("value") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("value")
-    _S_EnvVariable_value(o, v)
+    w.value = v
     if len(d) == 2:
-        _S_EnvVariable_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = EnvVariable
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_EnvVariable_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_EnvVariable_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5499,9 +5357,11 @@ def _d_EnvVariable(d: Any) -> EnvVariable:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_EnvVariable_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_EnvVariable))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_EnvVariable)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = EnvVariable
+    o = w
     return o
 
 
@@ -5526,7 +5386,8 @@ def _e_EnvVariable(o: EnvVariable) -> dict[str, Any]:
 def _d_Error(d: Any) -> Error:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: Error = _new(Error)
+    w: Any = _new(_W_Error)
+    o: Error
     v: Any
     try:
         v = d["code"]
@@ -5534,35 +5395,39 @@ def _d_Error(d: Any) -> Error:
         raise _s.missing("code") from None
     if type(v) is not int or not -2147483648 <= v <= 2147483647:
         raise _s.bad_int(v, "int32").at("code")
-    _S_Error_code(o, v)
+    w.code = v
     try:
         v = d["message"]
     except KeyError:
         raise _s.missing("message") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("message")
-    _S_Error_message(o, v)
+    w.message = v
     if len(d) == 2:
-        _S_Error_data(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.data = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Error
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "data" not in d:
-        _S_Error_data(o, None)
+        w.data = None
     else:
         v = d["data"]
         n += 1
         if v is None:
-            _S_Error_data(o, None)
+            w.data = None
             ex = _s.note(ex, "data")
         else:
             if v is None:
                 ex = _s.note(ex, "data")
-            _S_Error_data(o, v)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Error))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.data = v
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Error)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Error
+    o = w
     return o
 
 
@@ -5587,7 +5452,8 @@ def _e_Error(o: Error) -> dict[str, Any]:
 def _d_HttpHeader(d: Any) -> HttpHeader:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: HttpHeader = _new(HttpHeader)
+    w: Any = _new(_W_HttpHeader)
+    o: HttpHeader
     v: Any
     r: Any
     try:
@@ -5596,28 +5462,30 @@ def _d_HttpHeader(d: Any) -> HttpHeader:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_HttpHeader_name(o, v)
+    w.name = v
     try:
         v = d["value"]
     except KeyError:
         raise _s.missing("value") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("value")
-    _S_HttpHeader_value(o, v)
+    w.value = v
     if len(d) == 2:
-        _S_HttpHeader_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = HttpHeader
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_HttpHeader_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_HttpHeader_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5626,9 +5494,11 @@ def _d_HttpHeader(d: Any) -> HttpHeader:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_HttpHeader_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_HttpHeader))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_HttpHeader)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = HttpHeader
+    o = w
     return o
 
 
@@ -5662,7 +5532,8 @@ def _d_ImageContent(d: Any) -> ImageContent:
 
 
 def _a_ImageContent(d: Any) -> ImageContent:
-    o: ImageContent = _new(ImageContent)
+    w: Any = _new(_W_ImageContent)
+    o: ImageContent
     v: Any
     r: Any
     try:
@@ -5671,30 +5542,32 @@ def _a_ImageContent(d: Any) -> ImageContent:
         raise _s.missing("data") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("data")
-    _S_ImageContent_data(o, v)
+    w.data = v
     try:
         v = d["mimeType"]
     except KeyError:
         raise _s.missing("mimeType") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("mimeType")
-    _S_ImageContent_mime_type(o, v)
+    w.mime_type = v
     if len(d) == 3:
-        _S_ImageContent_annotations(o, None)
-        _S_ImageContent_uri(o, None)
-        _S_ImageContent_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.annotations = None
+        w.uri = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ImageContent
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "annotations" not in d:
-        _S_ImageContent_annotations(o, None)
+        w.annotations = None
     else:
         v = d["annotations"]
         n += 1
         if v is None:
-            _S_ImageContent_annotations(o, None)
+            w.annotations = None
             ex = _s.note(ex, "annotations")
         else:
             try:
@@ -5703,14 +5576,14 @@ def _a_ImageContent(d: Any) -> ImageContent:
                 r = None
             if r is None:
                 ex = _s.note(ex, "annotations")
-            _S_ImageContent_annotations(o, r)
+            w.annotations = r
     if "uri" not in d:
-        _S_ImageContent_uri(o, None)
+        w.uri = None
     else:
         v = d["uri"]
         n += 1
         if v is None:
-            _S_ImageContent_uri(o, None)
+            w.uri = None
             ex = _s.note(ex, "uri")
         else:
             if type(v) is not str:
@@ -5719,14 +5592,14 @@ def _a_ImageContent(d: Any) -> ImageContent:
                 r = v
             if r is None:
                 ex = _s.note(ex, "uri")
-            _S_ImageContent_uri(o, r)
+            w.uri = r
     if "_meta" not in d:
-        _S_ImageContent_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ImageContent_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5735,9 +5608,11 @@ def _a_ImageContent(d: Any) -> ImageContent:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ImageContent_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ImageContent))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ImageContent)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ImageContent
+    o = w
     return o
 
 
@@ -5772,7 +5647,8 @@ def _e_ImageContent(o: ImageContent) -> dict[str, Any]:
 def _d_Implementation(d: Any) -> Implementation:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: Implementation = _new(Implementation)
+    w: Any = _new(_W_Implementation)
+    o: Implementation
     v: Any
     r: Any
     try:
@@ -5781,29 +5657,31 @@ def _d_Implementation(d: Any) -> Implementation:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_Implementation_name(o, v)
+    w.name = v
     try:
         v = d["version"]
     except KeyError:
         raise _s.missing("version") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("version")
-    _S_Implementation_version(o, v)
+    w.version = v
     if len(d) == 2:
-        _S_Implementation_title(o, None)
-        _S_Implementation_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.title = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Implementation
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "title" not in d:
-        _S_Implementation_title(o, None)
+        w.title = None
     else:
         v = d["title"]
         n += 1
         if v is None:
-            _S_Implementation_title(o, None)
+            w.title = None
             ex = _s.note(ex, "title")
         else:
             if type(v) is not str:
@@ -5812,14 +5690,14 @@ def _d_Implementation(d: Any) -> Implementation:
                 r = v
             if r is None:
                 ex = _s.note(ex, "title")
-            _S_Implementation_title(o, r)
+            w.title = r
     if "_meta" not in d:
-        _S_Implementation_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_Implementation_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5828,9 +5706,11 @@ def _d_Implementation(d: Any) -> Implementation:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_Implementation_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Implementation))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Implementation)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Implementation
+    o = w
     return o
 
 
@@ -5860,7 +5740,8 @@ def _e_Implementation(o: Implementation) -> dict[str, Any]:
 def _d_InitializeRequest(d: Any) -> InitializeRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: InitializeRequest = _new(InitializeRequest)
+    w: Any = _new(_W_InitializeRequest)
+    o: InitializeRequest
     v: Any
     r: Any
     try:
@@ -5869,23 +5750,25 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
         raise _s.missing("protocolVersion") from None
     if type(v) is not int or not 0 <= v <= 65535:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
-    _S_InitializeRequest_protocol_version(o, v)
+    w.protocol_version = v
     if len(d) == 1:
-        _S_InitializeRequest_client_capabilities(o, _DF_InitializeRequest_client_capabilities)
-        _S_InitializeRequest_client_info(o, None)
-        _S_InitializeRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.client_capabilities = _DF_InitializeRequest_client_capabilities
+        w.client_info = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = InitializeRequest
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "clientCapabilities" not in d:
-        _S_InitializeRequest_client_capabilities(o, _DF_InitializeRequest_client_capabilities)
+        w.client_capabilities = _DF_InitializeRequest_client_capabilities
     else:
         v = d["clientCapabilities"]
         n += 1
         if v is None:
-            _S_InitializeRequest_client_capabilities(o, _DF_InitializeRequest_client_capabilities)
+            w.client_capabilities = _DF_InitializeRequest_client_capabilities
             ex = _s.note(ex, "clientCapabilities")
         else:
             try:
@@ -5897,14 +5780,14 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
                 or r == _DF_InitializeRequest_client_capabilities
             ):
                 ex = _s.note(ex, "clientCapabilities")
-            _S_InitializeRequest_client_capabilities(o, r)
+            w.client_capabilities = r
     if "clientInfo" not in d:
-        _S_InitializeRequest_client_info(o, None)
+        w.client_info = None
     else:
         v = d["clientInfo"]
         n += 1
         if v is None:
-            _S_InitializeRequest_client_info(o, None)
+            w.client_info = None
             ex = _s.note(ex, "clientInfo")
         else:
             try:
@@ -5913,14 +5796,14 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
                 r = None
             if r is None:
                 ex = _s.note(ex, "clientInfo")
-            _S_InitializeRequest_client_info(o, r)
+            w.client_info = r
     if "_meta" not in d:
-        _S_InitializeRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_InitializeRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5929,9 +5812,11 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_InitializeRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_InitializeRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = InitializeRequest
+    o = w
     return o
 
 
@@ -5965,7 +5850,8 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
 def _d_InitializeResponse(d: Any) -> InitializeResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: InitializeResponse = _new(InitializeResponse)
+    w: Any = _new(_W_InitializeResponse)
+    o: InitializeResponse
     v: Any
     r: Any
     try:
@@ -5974,24 +5860,26 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
         raise _s.missing("protocolVersion") from None
     if type(v) is not int or not 0 <= v <= 65535:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
-    _S_InitializeResponse_protocol_version(o, v)
+    w.protocol_version = v
     if len(d) == 1:
-        _S_InitializeResponse_agent_capabilities(o, _DF_InitializeResponse_agent_capabilities)
-        _S_InitializeResponse_auth_methods(o, [])
-        _S_InitializeResponse_agent_info(o, None)
-        _S_InitializeResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.agent_capabilities = _DF_InitializeResponse_agent_capabilities
+        w.auth_methods = []
+        w.agent_info = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = InitializeResponse
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "agentCapabilities" not in d:
-        _S_InitializeResponse_agent_capabilities(o, _DF_InitializeResponse_agent_capabilities)
+        w.agent_capabilities = _DF_InitializeResponse_agent_capabilities
     else:
         v = d["agentCapabilities"]
         n += 1
         if v is None:
-            _S_InitializeResponse_agent_capabilities(o, _DF_InitializeResponse_agent_capabilities)
+            w.agent_capabilities = _DF_InitializeResponse_agent_capabilities
             ex = _s.note(ex, "agentCapabilities")
         else:
             try:
@@ -6003,14 +5891,14 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
                 or r == _DF_InitializeResponse_agent_capabilities
             ):
                 ex = _s.note(ex, "agentCapabilities")
-            _S_InitializeResponse_agent_capabilities(o, r)
+            w.agent_capabilities = r
     if "authMethods" not in d:
-        _S_InitializeResponse_auth_methods(o, [])
+        w.auth_methods = []
     else:
         v = d["authMethods"]
         n += 1
         if v is None:
-            _S_InitializeResponse_auth_methods(o, [])
+            w.auth_methods = []
             ex = _s.note(ex, "authMethods")
         else:
             try:
@@ -6019,14 +5907,14 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
                 r = []
             if not r:
                 ex = _s.note(ex, "authMethods")
-            _S_InitializeResponse_auth_methods(o, r)
+            w.auth_methods = r
     if "agentInfo" not in d:
-        _S_InitializeResponse_agent_info(o, None)
+        w.agent_info = None
     else:
         v = d["agentInfo"]
         n += 1
         if v is None:
-            _S_InitializeResponse_agent_info(o, None)
+            w.agent_info = None
             ex = _s.note(ex, "agentInfo")
         else:
             try:
@@ -6035,14 +5923,14 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
                 r = None
             if r is None:
                 ex = _s.note(ex, "agentInfo")
-            _S_InitializeResponse_agent_info(o, r)
+            w.agent_info = r
     if "_meta" not in d:
-        _S_InitializeResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_InitializeResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6051,9 +5939,11 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_InitializeResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_InitializeResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = InitializeResponse
+    o = w
     return o
 
 
@@ -6099,28 +5989,31 @@ def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
 
 
 def _a_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
-    o: IntegerPropertySchema = _new(IntegerPropertySchema)
+    w: Any = _new(_W_IntegerPropertySchema)
+    o: IntegerPropertySchema
     v: Any
     r: Any
     if len(d) == 1:
-        _S_IntegerPropertySchema_title(o, None)
-        _S_IntegerPropertySchema_description(o, None)
-        _S_IntegerPropertySchema_minimum(o, None)
-        _S_IntegerPropertySchema_maximum(o, None)
-        _S_IntegerPropertySchema_default(o, None)
-        _S_IntegerPropertySchema_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.title = None
+        w.description = None
+        w.minimum = None
+        w.maximum = None
+        w.default = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = IntegerPropertySchema
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "title" not in d:
-        _S_IntegerPropertySchema_title(o, None)
+        w.title = None
     else:
         v = d["title"]
         n += 1
         if v is None:
-            _S_IntegerPropertySchema_title(o, None)
+            w.title = None
             ex = _s.note(ex, "title")
         else:
             if type(v) is not str:
@@ -6129,14 +6022,14 @@ def _a_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "title")
-            _S_IntegerPropertySchema_title(o, r)
+            w.title = r
     if "description" not in d:
-        _S_IntegerPropertySchema_description(o, None)
+        w.description = None
     else:
         v = d["description"]
         n += 1
         if v is None:
-            _S_IntegerPropertySchema_description(o, None)
+            w.description = None
             ex = _s.note(ex, "description")
         else:
             if type(v) is not str:
@@ -6145,42 +6038,42 @@ def _a_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "description")
-            _S_IntegerPropertySchema_description(o, r)
+            w.description = r
     if "minimum" not in d:
-        _S_IntegerPropertySchema_minimum(o, None)
+        w.minimum = None
     else:
         v = d["minimum"]
         n += 1
         if v is None:
-            _S_IntegerPropertySchema_minimum(o, None)
+            w.minimum = None
             ex = _s.note(ex, "minimum")
         else:
             if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
                 raise _s.bad_int(v, "int64").at("minimum")
             if v is None:
                 ex = _s.note(ex, "minimum")
-            _S_IntegerPropertySchema_minimum(o, v)
+            w.minimum = v
     if "maximum" not in d:
-        _S_IntegerPropertySchema_maximum(o, None)
+        w.maximum = None
     else:
         v = d["maximum"]
         n += 1
         if v is None:
-            _S_IntegerPropertySchema_maximum(o, None)
+            w.maximum = None
             ex = _s.note(ex, "maximum")
         else:
             if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
                 raise _s.bad_int(v, "int64").at("maximum")
             if v is None:
                 ex = _s.note(ex, "maximum")
-            _S_IntegerPropertySchema_maximum(o, v)
+            w.maximum = v
     if "default" not in d:
-        _S_IntegerPropertySchema_default(o, None)
+        w.default = None
     else:
         v = d["default"]
         n += 1
         if v is None:
-            _S_IntegerPropertySchema_default(o, None)
+            w.default = None
             ex = _s.note(ex, "default")
         else:
             if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
@@ -6189,14 +6082,14 @@ def _a_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "default")
-            _S_IntegerPropertySchema_default(o, r)
+            w.default = r
     if "_meta" not in d:
-        _S_IntegerPropertySchema_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_IntegerPropertySchema_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6205,9 +6098,11 @@ def _a_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_IntegerPropertySchema_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_IntegerPropertySchema))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_IntegerPropertySchema)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = IntegerPropertySchema
+    o = w
     return o
 
 
@@ -6253,7 +6148,8 @@ def _e_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
 def _d_KillTerminalRequest(d: Any) -> KillTerminalRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: KillTerminalRequest = _new(KillTerminalRequest)
+    w: Any = _new(_W_KillTerminalRequest)
+    o: KillTerminalRequest
     v: Any
     r: Any
     try:
@@ -6262,28 +6158,30 @@ def _d_KillTerminalRequest(d: Any) -> KillTerminalRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_KillTerminalRequest_session_id(o, v)
+    w.session_id = v
     try:
         v = d["terminalId"]
     except KeyError:
         raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    _S_KillTerminalRequest_terminal_id(o, v)
+    w.terminal_id = v
     if len(d) == 2:
-        _S_KillTerminalRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = KillTerminalRequest
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_KillTerminalRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_KillTerminalRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6292,9 +6190,11 @@ def _d_KillTerminalRequest(d: Any) -> KillTerminalRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_KillTerminalRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = KillTerminalRequest
+    o = w
     return o
 
 
@@ -6319,23 +6219,26 @@ def _e_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
 def _d_KillTerminalResponse(d: Any) -> KillTerminalResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: KillTerminalResponse = _new(KillTerminalResponse)
+    w: Any = _new(_W_KillTerminalResponse)
+    o: KillTerminalResponse
     v: Any
     r: Any
     if len(d) == 0:
-        _S_KillTerminalResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = KillTerminalResponse
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_KillTerminalResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_KillTerminalResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6344,9 +6247,11 @@ def _d_KillTerminalResponse(d: Any) -> KillTerminalResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_KillTerminalResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = KillTerminalResponse
+    o = w
     return o
 
 
@@ -6367,53 +6272,56 @@ def _e_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
 def _d_ListSessionsRequest(d: Any) -> ListSessionsRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ListSessionsRequest = _new(ListSessionsRequest)
+    w: Any = _new(_W_ListSessionsRequest)
+    o: ListSessionsRequest
     v: Any
     r: Any
     if len(d) == 0:
-        _S_ListSessionsRequest_cwd(o, None)
-        _S_ListSessionsRequest_cursor(o, None)
-        _S_ListSessionsRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.cwd = None
+        w.cursor = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ListSessionsRequest
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "cwd" not in d:
-        _S_ListSessionsRequest_cwd(o, None)
+        w.cwd = None
     else:
         v = d["cwd"]
         n += 1
         if v is None:
-            _S_ListSessionsRequest_cwd(o, None)
+            w.cwd = None
             ex = _s.note(ex, "cwd")
         else:
             if type(v) is not str:
                 raise _s.wrong("a string", v).at("cwd")
             if v is None:
                 ex = _s.note(ex, "cwd")
-            _S_ListSessionsRequest_cwd(o, v)
+            w.cwd = v
     if "cursor" not in d:
-        _S_ListSessionsRequest_cursor(o, None)
+        w.cursor = None
     else:
         v = d["cursor"]
         n += 1
         if v is None:
-            _S_ListSessionsRequest_cursor(o, None)
+            w.cursor = None
             ex = _s.note(ex, "cursor")
         else:
             if type(v) is not str:
                 raise _s.wrong("a string", v).at("cursor")
             if v is None:
                 ex = _s.note(ex, "cursor")
-            _S_ListSessionsRequest_cursor(o, v)
+            w.cursor = v
     if "_meta" not in d:
-        _S_ListSessionsRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ListSessionsRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6422,9 +6330,11 @@ def _d_ListSessionsRequest(d: Any) -> ListSessionsRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ListSessionsRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ListSessionsRequest
+    o = w
     return o
 
 
@@ -6455,7 +6365,8 @@ def _e_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
 def _d_ListSessionsResponse(d: Any) -> ListSessionsResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ListSessionsResponse = _new(ListSessionsResponse)
+    w: Any = _new(_W_ListSessionsResponse)
+    o: ListSessionsResponse
     v: Any
     r: Any
     try:
@@ -6466,22 +6377,24 @@ def _d_ListSessionsResponse(d: Any) -> ListSessionsResponse:
         r = _s.d_list_skip(v, _d_SessionInfo)
     except DecodeError:
         r = []
-    _S_ListSessionsResponse_sessions(o, r)
+    w.sessions = r
     if len(d) == 1:
-        _S_ListSessionsResponse_next_cursor(o, None)
-        _S_ListSessionsResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.next_cursor = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ListSessionsResponse
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "nextCursor" not in d:
-        _S_ListSessionsResponse_next_cursor(o, None)
+        w.next_cursor = None
     else:
         v = d["nextCursor"]
         n += 1
         if v is None:
-            _S_ListSessionsResponse_next_cursor(o, None)
+            w.next_cursor = None
             ex = _s.note(ex, "nextCursor")
         else:
             if type(v) is not str:
@@ -6490,14 +6403,14 @@ def _d_ListSessionsResponse(d: Any) -> ListSessionsResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "nextCursor")
-            _S_ListSessionsResponse_next_cursor(o, r)
+            w.next_cursor = r
     if "_meta" not in d:
-        _S_ListSessionsResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ListSessionsResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6506,9 +6419,11 @@ def _d_ListSessionsResponse(d: Any) -> ListSessionsResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ListSessionsResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ListSessionsResponse
+    o = w
     return o
 
 
@@ -6536,7 +6451,8 @@ def _e_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
 def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: LoadSessionRequest = _new(LoadSessionRequest)
+    w: Any = _new(_W_LoadSessionRequest)
+    o: LoadSessionRequest
     v: Any
     r: Any
     try:
@@ -6547,36 +6463,38 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
         r = _s.d_list_skip(v, _d_McpServer)
     except DecodeError:
         r = []
-    _S_LoadSessionRequest_mcp_servers(o, r)
+    w.mcp_servers = r
     try:
         v = d["cwd"]
     except KeyError:
         raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    _S_LoadSessionRequest_cwd(o, v)
+    w.cwd = v
     try:
         v = d["sessionId"]
     except KeyError:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_LoadSessionRequest_session_id(o, v)
+    w.session_id = v
     if len(d) == 3:
-        _S_LoadSessionRequest_additional_directories(o, [])
-        _S_LoadSessionRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.additional_directories = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = LoadSessionRequest
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "additionalDirectories" not in d:
-        _S_LoadSessionRequest_additional_directories(o, [])
+        w.additional_directories = []
     else:
         v = d["additionalDirectories"]
         n += 1
         if v is None:
-            _S_LoadSessionRequest_additional_directories(o, [])
+            w.additional_directories = []
             ex = _s.note(ex, "additionalDirectories")
         else:
             try:
@@ -6585,14 +6503,14 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
                 r = []
             if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            _S_LoadSessionRequest_additional_directories(o, r)
+            w.additional_directories = r
     if "_meta" not in d:
-        _S_LoadSessionRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_LoadSessionRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6601,9 +6519,11 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_LoadSessionRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = LoadSessionRequest
+    o = w
     return o
 
 
@@ -6633,25 +6553,28 @@ def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
 def _d_LoadSessionResponse(d: Any) -> LoadSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: LoadSessionResponse = _new(LoadSessionResponse)
+    w: Any = _new(_W_LoadSessionResponse)
+    o: LoadSessionResponse
     v: Any
     r: Any
     if len(d) == 0:
-        _S_LoadSessionResponse_modes(o, None)
-        _S_LoadSessionResponse_config_options(o, None)
-        _S_LoadSessionResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.modes = None
+        w.config_options = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = LoadSessionResponse
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "modes" not in d:
-        _S_LoadSessionResponse_modes(o, None)
+        w.modes = None
     else:
         v = d["modes"]
         n += 1
         if v is None:
-            _S_LoadSessionResponse_modes(o, None)
+            w.modes = None
             ex = _s.note(ex, "modes")
         else:
             try:
@@ -6660,14 +6583,14 @@ def _d_LoadSessionResponse(d: Any) -> LoadSessionResponse:
                 r = None
             if r is None:
                 ex = _s.note(ex, "modes")
-            _S_LoadSessionResponse_modes(o, r)
+            w.modes = r
     if "configOptions" not in d:
-        _S_LoadSessionResponse_config_options(o, None)
+        w.config_options = None
     else:
         v = d["configOptions"]
         n += 1
         if v is None:
-            _S_LoadSessionResponse_config_options(o, None)
+            w.config_options = None
             ex = _s.note(ex, "configOptions")
         else:
             try:
@@ -6676,14 +6599,14 @@ def _d_LoadSessionResponse(d: Any) -> LoadSessionResponse:
                 r = None
             if r is None:
                 ex = _s.note(ex, "configOptions")
-            _S_LoadSessionResponse_config_options(o, r)
+            w.config_options = r
     if "_meta" not in d:
-        _S_LoadSessionResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_LoadSessionResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6692,9 +6615,11 @@ def _d_LoadSessionResponse(d: Any) -> LoadSessionResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_LoadSessionResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = LoadSessionResponse
+    o = w
     return o
 
 
@@ -6725,23 +6650,26 @@ def _e_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
 def _d_LogoutCapabilities(d: Any) -> LogoutCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: LogoutCapabilities = _new(LogoutCapabilities)
+    w: Any = _new(_W_LogoutCapabilities)
+    o: LogoutCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_LogoutCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = LogoutCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_LogoutCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_LogoutCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6750,9 +6678,11 @@ def _d_LogoutCapabilities(d: Any) -> LogoutCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_LogoutCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_LogoutCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = LogoutCapabilities
+    o = w
     return o
 
 
@@ -6773,23 +6703,26 @@ def _e_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
 def _d_LogoutRequest(d: Any) -> LogoutRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: LogoutRequest = _new(LogoutRequest)
+    w: Any = _new(_W_LogoutRequest)
+    o: LogoutRequest
     v: Any
     r: Any
     if len(d) == 0:
-        _S_LogoutRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = LogoutRequest
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_LogoutRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_LogoutRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6798,9 +6731,11 @@ def _d_LogoutRequest(d: Any) -> LogoutRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_LogoutRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_LogoutRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = LogoutRequest
+    o = w
     return o
 
 
@@ -6821,23 +6756,26 @@ def _e_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
 def _d_LogoutResponse(d: Any) -> LogoutResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: LogoutResponse = _new(LogoutResponse)
+    w: Any = _new(_W_LogoutResponse)
+    o: LogoutResponse
     v: Any
     r: Any
     if len(d) == 0:
-        _S_LogoutResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = LogoutResponse
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_LogoutResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_LogoutResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6846,9 +6784,11 @@ def _d_LogoutResponse(d: Any) -> LogoutResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_LogoutResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_LogoutResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = LogoutResponse
+    o = w
     return o
 
 
@@ -6878,7 +6818,8 @@ def _d_McpServerHttp(d: Any) -> McpServerHttp:
 
 
 def _a_McpServerHttp(d: Any) -> McpServerHttp:
-    o: McpServerHttp = _new(McpServerHttp)
+    w: Any = _new(_W_McpServerHttp)
+    o: McpServerHttp
     v: Any
     r: Any
     try:
@@ -6887,14 +6828,14 @@ def _a_McpServerHttp(d: Any) -> McpServerHttp:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_McpServerHttp_name(o, v)
+    w.name = v
     try:
         v = d["url"]
     except KeyError:
         raise _s.missing("url") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("url")
-    _S_McpServerHttp_url(o, v)
+    w.url = v
     try:
         v = d["headers"]
     except KeyError:
@@ -6903,21 +6844,23 @@ def _a_McpServerHttp(d: Any) -> McpServerHttp:
         r = _s.d_list(v, _d_HttpHeader)
     except DecodeError as e:
         raise e.at("headers") from None
-    _S_McpServerHttp_headers(o, r)
+    w.headers = r
     if len(d) == 4:
-        _S_McpServerHttp_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = McpServerHttp
+        o = w
         return o
     n = 4
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_McpServerHttp_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_McpServerHttp_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6926,9 +6869,11 @@ def _a_McpServerHttp(d: Any) -> McpServerHttp:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_McpServerHttp_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerHttp))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_McpServerHttp)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = McpServerHttp
+    o = w
     return o
 
 
@@ -6964,7 +6909,8 @@ def _d_McpServerSse(d: Any) -> McpServerSse:
 
 
 def _a_McpServerSse(d: Any) -> McpServerSse:
-    o: McpServerSse = _new(McpServerSse)
+    w: Any = _new(_W_McpServerSse)
+    o: McpServerSse
     v: Any
     r: Any
     try:
@@ -6973,14 +6919,14 @@ def _a_McpServerSse(d: Any) -> McpServerSse:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_McpServerSse_name(o, v)
+    w.name = v
     try:
         v = d["url"]
     except KeyError:
         raise _s.missing("url") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("url")
-    _S_McpServerSse_url(o, v)
+    w.url = v
     try:
         v = d["headers"]
     except KeyError:
@@ -6989,21 +6935,23 @@ def _a_McpServerSse(d: Any) -> McpServerSse:
         r = _s.d_list(v, _d_HttpHeader)
     except DecodeError as e:
         raise e.at("headers") from None
-    _S_McpServerSse_headers(o, r)
+    w.headers = r
     if len(d) == 4:
-        _S_McpServerSse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = McpServerSse
+        o = w
         return o
     n = 4
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_McpServerSse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_McpServerSse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7012,9 +6960,11 @@ def _a_McpServerSse(d: Any) -> McpServerSse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_McpServerSse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerSse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_McpServerSse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = McpServerSse
+    o = w
     return o
 
 
@@ -7041,7 +6991,8 @@ def _e_McpServerSse(o: McpServerSse) -> dict[str, Any]:
 def _d_McpServerStdio(d: Any) -> McpServerStdio:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: McpServerStdio = _new(McpServerStdio)
+    w: Any = _new(_W_McpServerStdio)
+    o: McpServerStdio
     v: Any
     r: Any
     try:
@@ -7050,14 +7001,14 @@ def _d_McpServerStdio(d: Any) -> McpServerStdio:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_McpServerStdio_name(o, v)
+    w.name = v
     try:
         v = d["command"]
     except KeyError:
         raise _s.missing("command") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("command")
-    _S_McpServerStdio_command(o, v)
+    w.command = v
     try:
         v = d["args"]
     except KeyError:
@@ -7066,7 +7017,7 @@ def _d_McpServerStdio(d: Any) -> McpServerStdio:
         r = _s.d_list(v, _s.d_str)
     except DecodeError as e:
         raise e.at("args") from None
-    _S_McpServerStdio_args(o, r)
+    w.args = r
     try:
         v = d["env"]
     except KeyError:
@@ -7075,21 +7026,23 @@ def _d_McpServerStdio(d: Any) -> McpServerStdio:
         r = _s.d_list(v, _d_EnvVariable)
     except DecodeError as e:
         raise e.at("env") from None
-    _S_McpServerStdio_env(o, r)
+    w.env = r
     if len(d) == 4:
-        _S_McpServerStdio_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = McpServerStdio
+        o = w
         return o
     n = 4
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_McpServerStdio_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_McpServerStdio_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7098,9 +7051,11 @@ def _d_McpServerStdio(d: Any) -> McpServerStdio:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_McpServerStdio_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerStdio))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_McpServerStdio)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = McpServerStdio
+    o = w
     return o
 
 
@@ -7138,7 +7093,8 @@ def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
 
 
 def _a_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
-    o: MultiSelectPropertySchema = _new(MultiSelectPropertySchema)
+    w: Any = _new(_W_MultiSelectPropertySchema)
+    o: MultiSelectPropertySchema
     v: Any
     r: Any
     try:
@@ -7149,26 +7105,28 @@ def _a_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
         r = _d_MultiSelectItems(v)
     except DecodeError as e:
         raise e.at("items") from None
-    _S_MultiSelectPropertySchema_items(o, r)
+    w.items = r
     if len(d) == 2:
-        _S_MultiSelectPropertySchema_title(o, None)
-        _S_MultiSelectPropertySchema_description(o, None)
-        _S_MultiSelectPropertySchema_min_items(o, None)
-        _S_MultiSelectPropertySchema_max_items(o, None)
-        _S_MultiSelectPropertySchema_default(o, None)
-        _S_MultiSelectPropertySchema_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.title = None
+        w.description = None
+        w.min_items = None
+        w.max_items = None
+        w.default = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = MultiSelectPropertySchema
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "title" not in d:
-        _S_MultiSelectPropertySchema_title(o, None)
+        w.title = None
     else:
         v = d["title"]
         n += 1
         if v is None:
-            _S_MultiSelectPropertySchema_title(o, None)
+            w.title = None
             ex = _s.note(ex, "title")
         else:
             if type(v) is not str:
@@ -7177,14 +7135,14 @@ def _a_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "title")
-            _S_MultiSelectPropertySchema_title(o, r)
+            w.title = r
     if "description" not in d:
-        _S_MultiSelectPropertySchema_description(o, None)
+        w.description = None
     else:
         v = d["description"]
         n += 1
         if v is None:
-            _S_MultiSelectPropertySchema_description(o, None)
+            w.description = None
             ex = _s.note(ex, "description")
         else:
             if type(v) is not str:
@@ -7193,42 +7151,42 @@ def _a_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "description")
-            _S_MultiSelectPropertySchema_description(o, r)
+            w.description = r
     if "minItems" not in d:
-        _S_MultiSelectPropertySchema_min_items(o, None)
+        w.min_items = None
     else:
         v = d["minItems"]
         n += 1
         if v is None:
-            _S_MultiSelectPropertySchema_min_items(o, None)
+            w.min_items = None
             ex = _s.note(ex, "minItems")
         else:
             if type(v) is not int or not 0 <= v <= 18446744073709551615:
                 raise _s.bad_int(v, "uint64").at("minItems")
             if v is None:
                 ex = _s.note(ex, "minItems")
-            _S_MultiSelectPropertySchema_min_items(o, v)
+            w.min_items = v
     if "maxItems" not in d:
-        _S_MultiSelectPropertySchema_max_items(o, None)
+        w.max_items = None
     else:
         v = d["maxItems"]
         n += 1
         if v is None:
-            _S_MultiSelectPropertySchema_max_items(o, None)
+            w.max_items = None
             ex = _s.note(ex, "maxItems")
         else:
             if type(v) is not int or not 0 <= v <= 18446744073709551615:
                 raise _s.bad_int(v, "uint64").at("maxItems")
             if v is None:
                 ex = _s.note(ex, "maxItems")
-            _S_MultiSelectPropertySchema_max_items(o, v)
+            w.max_items = v
     if "default" not in d:
-        _S_MultiSelectPropertySchema_default(o, None)
+        w.default = None
     else:
         v = d["default"]
         n += 1
         if v is None:
-            _S_MultiSelectPropertySchema_default(o, None)
+            w.default = None
             ex = _s.note(ex, "default")
         else:
             try:
@@ -7237,14 +7195,14 @@ def _a_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
                 r = None
             if r is None:
                 ex = _s.note(ex, "default")
-            _S_MultiSelectPropertySchema_default(o, r)
+            w.default = r
     if "_meta" not in d:
-        _S_MultiSelectPropertySchema_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_MultiSelectPropertySchema_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7253,9 +7211,11 @@ def _a_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_MultiSelectPropertySchema_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_MultiSelectPropertySchema))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_MultiSelectPropertySchema)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = MultiSelectPropertySchema
+    o = w
     return o
 
 
@@ -7303,7 +7263,8 @@ def _e_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]
 def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NewSessionRequest = _new(NewSessionRequest)
+    w: Any = _new(_W_NewSessionRequest)
+    o: NewSessionRequest
     v: Any
     r: Any
     try:
@@ -7312,7 +7273,7 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
         raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    _S_NewSessionRequest_cwd(o, v)
+    w.cwd = v
     try:
         v = d["mcpServers"]
     except KeyError:
@@ -7321,22 +7282,24 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
         r = _s.d_list_skip(v, _d_McpServer)
     except DecodeError:
         r = []
-    _S_NewSessionRequest_mcp_servers(o, r)
+    w.mcp_servers = r
     if len(d) == 2:
-        _S_NewSessionRequest_additional_directories(o, [])
-        _S_NewSessionRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.additional_directories = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NewSessionRequest
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "additionalDirectories" not in d:
-        _S_NewSessionRequest_additional_directories(o, [])
+        w.additional_directories = []
     else:
         v = d["additionalDirectories"]
         n += 1
         if v is None:
-            _S_NewSessionRequest_additional_directories(o, [])
+            w.additional_directories = []
             ex = _s.note(ex, "additionalDirectories")
         else:
             try:
@@ -7345,14 +7308,14 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
                 r = []
             if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            _S_NewSessionRequest_additional_directories(o, r)
+            w.additional_directories = r
     if "_meta" not in d:
-        _S_NewSessionRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NewSessionRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7361,9 +7324,11 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NewSessionRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NewSessionRequest
+    o = w
     return o
 
 
@@ -7391,7 +7356,8 @@ def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
 def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NewSessionResponse = _new(NewSessionResponse)
+    w: Any = _new(_W_NewSessionResponse)
+    o: NewSessionResponse
     v: Any
     r: Any
     try:
@@ -7400,23 +7366,25 @@ def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_NewSessionResponse_session_id(o, v)
+    w.session_id = v
     if len(d) == 1:
-        _S_NewSessionResponse_modes(o, None)
-        _S_NewSessionResponse_config_options(o, None)
-        _S_NewSessionResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.modes = None
+        w.config_options = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NewSessionResponse
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "modes" not in d:
-        _S_NewSessionResponse_modes(o, None)
+        w.modes = None
     else:
         v = d["modes"]
         n += 1
         if v is None:
-            _S_NewSessionResponse_modes(o, None)
+            w.modes = None
             ex = _s.note(ex, "modes")
         else:
             try:
@@ -7425,14 +7393,14 @@ def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
                 r = None
             if r is None:
                 ex = _s.note(ex, "modes")
-            _S_NewSessionResponse_modes(o, r)
+            w.modes = r
     if "configOptions" not in d:
-        _S_NewSessionResponse_config_options(o, None)
+        w.config_options = None
     else:
         v = d["configOptions"]
         n += 1
         if v is None:
-            _S_NewSessionResponse_config_options(o, None)
+            w.config_options = None
             ex = _s.note(ex, "configOptions")
         else:
             try:
@@ -7441,14 +7409,14 @@ def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
                 r = None
             if r is None:
                 ex = _s.note(ex, "configOptions")
-            _S_NewSessionResponse_config_options(o, r)
+            w.config_options = r
     if "_meta" not in d:
-        _S_NewSessionResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NewSessionResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7457,9 +7425,11 @@ def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NewSessionResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NewSessionResponse
+    o = w
     return o
 
 
@@ -7501,28 +7471,31 @@ def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
 
 
 def _a_NumberPropertySchema(d: Any) -> NumberPropertySchema:
-    o: NumberPropertySchema = _new(NumberPropertySchema)
+    w: Any = _new(_W_NumberPropertySchema)
+    o: NumberPropertySchema
     v: Any
     r: Any
     if len(d) == 1:
-        _S_NumberPropertySchema_title(o, None)
-        _S_NumberPropertySchema_description(o, None)
-        _S_NumberPropertySchema_minimum(o, None)
-        _S_NumberPropertySchema_maximum(o, None)
-        _S_NumberPropertySchema_default(o, None)
-        _S_NumberPropertySchema_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.title = None
+        w.description = None
+        w.minimum = None
+        w.maximum = None
+        w.default = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NumberPropertySchema
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "title" not in d:
-        _S_NumberPropertySchema_title(o, None)
+        w.title = None
     else:
         v = d["title"]
         n += 1
         if v is None:
-            _S_NumberPropertySchema_title(o, None)
+            w.title = None
             ex = _s.note(ex, "title")
         else:
             if type(v) is not str:
@@ -7531,14 +7504,14 @@ def _a_NumberPropertySchema(d: Any) -> NumberPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "title")
-            _S_NumberPropertySchema_title(o, r)
+            w.title = r
     if "description" not in d:
-        _S_NumberPropertySchema_description(o, None)
+        w.description = None
     else:
         v = d["description"]
         n += 1
         if v is None:
-            _S_NumberPropertySchema_description(o, None)
+            w.description = None
             ex = _s.note(ex, "description")
         else:
             if type(v) is not str:
@@ -7547,42 +7520,42 @@ def _a_NumberPropertySchema(d: Any) -> NumberPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "description")
-            _S_NumberPropertySchema_description(o, r)
+            w.description = r
     if "minimum" not in d:
-        _S_NumberPropertySchema_minimum(o, None)
+        w.minimum = None
     else:
         v = d["minimum"]
         n += 1
         if v is None:
-            _S_NumberPropertySchema_minimum(o, None)
+            w.minimum = None
             ex = _s.note(ex, "minimum")
         else:
             if type(v) is not float and type(v) is not int:
                 raise _s.wrong("a number", v).at("minimum")
             if v is None:
                 ex = _s.note(ex, "minimum")
-            _S_NumberPropertySchema_minimum(o, v)
+            w.minimum = v
     if "maximum" not in d:
-        _S_NumberPropertySchema_maximum(o, None)
+        w.maximum = None
     else:
         v = d["maximum"]
         n += 1
         if v is None:
-            _S_NumberPropertySchema_maximum(o, None)
+            w.maximum = None
             ex = _s.note(ex, "maximum")
         else:
             if type(v) is not float and type(v) is not int:
                 raise _s.wrong("a number", v).at("maximum")
             if v is None:
                 ex = _s.note(ex, "maximum")
-            _S_NumberPropertySchema_maximum(o, v)
+            w.maximum = v
     if "default" not in d:
-        _S_NumberPropertySchema_default(o, None)
+        w.default = None
     else:
         v = d["default"]
         n += 1
         if v is None:
-            _S_NumberPropertySchema_default(o, None)
+            w.default = None
             ex = _s.note(ex, "default")
         else:
             if type(v) is not float and type(v) is not int:
@@ -7591,14 +7564,14 @@ def _a_NumberPropertySchema(d: Any) -> NumberPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "default")
-            _S_NumberPropertySchema_default(o, r)
+            w.default = r
     if "_meta" not in d:
-        _S_NumberPropertySchema_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NumberPropertySchema_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7607,9 +7580,11 @@ def _a_NumberPropertySchema(d: Any) -> NumberPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NumberPropertySchema_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NumberPropertySchema))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NumberPropertySchema)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NumberPropertySchema
+    o = w
     return o
 
 
@@ -7655,7 +7630,8 @@ def _e_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
 def _d_PermissionOption(d: Any) -> PermissionOption:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: PermissionOption = _new(PermissionOption)
+    w: Any = _new(_W_PermissionOption)
+    o: PermissionOption
     v: Any
     r: Any
     try:
@@ -7664,35 +7640,37 @@ def _d_PermissionOption(d: Any) -> PermissionOption:
         raise _s.missing("optionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("optionId")
-    _S_PermissionOption_option_id(o, v)
+    w.option_id = v
     try:
         v = d["name"]
     except KeyError:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_PermissionOption_name(o, v)
+    w.name = v
     try:
         v = d["kind"]
     except KeyError:
         raise _s.missing("kind") from None
     if type(v) is not str or v not in _L_PermissionOptionKind:
         raise _s.bad_literal(v, _L_PermissionOptionKind).at("kind")
-    _S_PermissionOption_kind(o, v)
+    w.kind = v
     if len(d) == 3:
-        _S_PermissionOption_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PermissionOption
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_PermissionOption_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_PermissionOption_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7701,9 +7679,11 @@ def _d_PermissionOption(d: Any) -> PermissionOption:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_PermissionOption_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PermissionOption))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PermissionOption)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PermissionOption
+    o = w
     return o
 
 
@@ -7739,7 +7719,8 @@ def _d_Plan(d: Any) -> Plan:
 
 
 def _a_Plan(d: Any) -> Plan:
-    o: Plan = _new(Plan)
+    w: Any = _new(_W_Plan)
+    o: Plan
     v: Any
     r: Any
     try:
@@ -7750,21 +7731,23 @@ def _a_Plan(d: Any) -> Plan:
         r = _s.d_list_skip(v, _d_PlanEntry)
     except DecodeError:
         r = []
-    _S_Plan_entries(o, r)
+    w.entries = r
     if len(d) == 2:
-        _S_Plan_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Plan
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_Plan_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_Plan_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7773,9 +7756,11 @@ def _a_Plan(d: Any) -> Plan:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_Plan_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Plan))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Plan)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Plan
+    o = w
     return o
 
 
@@ -7798,7 +7783,8 @@ def _e_Plan(o: Plan) -> dict[str, Any]:
 def _d_PlanEntry(d: Any) -> PlanEntry:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: PlanEntry = _new(PlanEntry)
+    w: Any = _new(_W_PlanEntry)
+    o: PlanEntry
     v: Any
     r: Any
     try:
@@ -7807,35 +7793,37 @@ def _d_PlanEntry(d: Any) -> PlanEntry:
         raise _s.missing("content") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("content")
-    _S_PlanEntry_content(o, v)
+    w.content = v
     try:
         v = d["priority"]
     except KeyError:
         raise _s.missing("priority") from None
     if type(v) is not str or v not in _L_PlanEntryPriority:
         raise _s.bad_literal(v, _L_PlanEntryPriority).at("priority")
-    _S_PlanEntry_priority(o, v)
+    w.priority = v
     try:
         v = d["status"]
     except KeyError:
         raise _s.missing("status") from None
     if type(v) is not str or v not in _L_PlanEntryStatus:
         raise _s.bad_literal(v, _L_PlanEntryStatus).at("status")
-    _S_PlanEntry_status(o, v)
+    w.status = v
     if len(d) == 3:
-        _S_PlanEntry_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PlanEntry
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_PlanEntry_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_PlanEntry_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7844,9 +7832,11 @@ def _d_PlanEntry(d: Any) -> PlanEntry:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_PlanEntry_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanEntry))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PlanEntry)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PlanEntry
+    o = w
     return o
 
 
@@ -7873,7 +7863,8 @@ def _e_PlanEntry(o: PlanEntry) -> dict[str, Any]:
 def _d_PromptRequest(d: Any) -> PromptRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: PromptRequest = _new(PromptRequest)
+    w: Any = _new(_W_PromptRequest)
+    o: PromptRequest
     v: Any
     r: Any
     try:
@@ -7882,7 +7873,7 @@ def _d_PromptRequest(d: Any) -> PromptRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_PromptRequest_session_id(o, v)
+    w.session_id = v
     try:
         v = d["prompt"]
     except KeyError:
@@ -7891,21 +7882,23 @@ def _d_PromptRequest(d: Any) -> PromptRequest:
         r = _s.d_list(v, _d_ContentBlock)
     except DecodeError as e:
         raise e.at("prompt") from None
-    _S_PromptRequest_prompt(o, r)
+    w.prompt = r
     if len(d) == 2:
-        _S_PromptRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PromptRequest
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_PromptRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_PromptRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7914,9 +7907,11 @@ def _d_PromptRequest(d: Any) -> PromptRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_PromptRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PromptRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PromptRequest
+    o = w
     return o
 
 
@@ -7941,7 +7936,8 @@ def _e_PromptRequest(o: PromptRequest) -> dict[str, Any]:
 def _d_PromptResponse(d: Any) -> PromptResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: PromptResponse = _new(PromptResponse)
+    w: Any = _new(_W_PromptResponse)
+    o: PromptResponse
     v: Any
     r: Any
     try:
@@ -7950,21 +7946,23 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
         raise _s.missing("stopReason") from None
     if type(v) is not str or v not in _L_StopReason:
         raise _s.bad_literal(v, _L_StopReason).at("stopReason")
-    _S_PromptResponse_stop_reason(o, v)
+    w.stop_reason = v
     if len(d) == 1:
-        _S_PromptResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PromptResponse
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_PromptResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_PromptResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7973,9 +7971,11 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_PromptResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PromptResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PromptResponse
+    o = w
     return o
 
 
@@ -7998,7 +7998,8 @@ def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
 def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ReadTextFileRequest = _new(ReadTextFileRequest)
+    w: Any = _new(_W_ReadTextFileRequest)
+    o: ReadTextFileRequest
     v: Any
     r: Any
     try:
@@ -8007,30 +8008,32 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_ReadTextFileRequest_session_id(o, v)
+    w.session_id = v
     try:
         v = d["path"]
     except KeyError:
         raise _s.missing("path") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("path")
-    _S_ReadTextFileRequest_path(o, v)
+    w.path = v
     if len(d) == 2:
-        _S_ReadTextFileRequest_line(o, None)
-        _S_ReadTextFileRequest_limit(o, None)
-        _S_ReadTextFileRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.line = None
+        w.limit = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ReadTextFileRequest
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "line" not in d:
-        _S_ReadTextFileRequest_line(o, None)
+        w.line = None
     else:
         v = d["line"]
         n += 1
         if v is None:
-            _S_ReadTextFileRequest_line(o, None)
+            w.line = None
             ex = _s.note(ex, "line")
         else:
             if type(v) is not int or not 0 <= v <= 4294967295:
@@ -8039,14 +8042,14 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "line")
-            _S_ReadTextFileRequest_line(o, r)
+            w.line = r
     if "limit" not in d:
-        _S_ReadTextFileRequest_limit(o, None)
+        w.limit = None
     else:
         v = d["limit"]
         n += 1
         if v is None:
-            _S_ReadTextFileRequest_limit(o, None)
+            w.limit = None
             ex = _s.note(ex, "limit")
         else:
             if type(v) is not int or not 0 <= v <= 4294967295:
@@ -8055,14 +8058,14 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "limit")
-            _S_ReadTextFileRequest_limit(o, r)
+            w.limit = r
     if "_meta" not in d:
-        _S_ReadTextFileRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ReadTextFileRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8071,9 +8074,11 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ReadTextFileRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ReadTextFileRequest
+    o = w
     return o
 
 
@@ -8108,7 +8113,8 @@ def _e_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
 def _d_ReadTextFileResponse(d: Any) -> ReadTextFileResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ReadTextFileResponse = _new(ReadTextFileResponse)
+    w: Any = _new(_W_ReadTextFileResponse)
+    o: ReadTextFileResponse
     v: Any
     r: Any
     try:
@@ -8117,21 +8123,23 @@ def _d_ReadTextFileResponse(d: Any) -> ReadTextFileResponse:
         raise _s.missing("content") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("content")
-    _S_ReadTextFileResponse_content(o, v)
+    w.content = v
     if len(d) == 1:
-        _S_ReadTextFileResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ReadTextFileResponse
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_ReadTextFileResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ReadTextFileResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8140,9 +8148,11 @@ def _d_ReadTextFileResponse(d: Any) -> ReadTextFileResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ReadTextFileResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ReadTextFileResponse
+    o = w
     return o
 
 
@@ -8165,7 +8175,8 @@ def _e_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
 def _d_ReleaseTerminalRequest(d: Any) -> ReleaseTerminalRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ReleaseTerminalRequest = _new(ReleaseTerminalRequest)
+    w: Any = _new(_W_ReleaseTerminalRequest)
+    o: ReleaseTerminalRequest
     v: Any
     r: Any
     try:
@@ -8174,28 +8185,30 @@ def _d_ReleaseTerminalRequest(d: Any) -> ReleaseTerminalRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_ReleaseTerminalRequest_session_id(o, v)
+    w.session_id = v
     try:
         v = d["terminalId"]
     except KeyError:
         raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    _S_ReleaseTerminalRequest_terminal_id(o, v)
+    w.terminal_id = v
     if len(d) == 2:
-        _S_ReleaseTerminalRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ReleaseTerminalRequest
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_ReleaseTerminalRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ReleaseTerminalRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8204,9 +8217,11 @@ def _d_ReleaseTerminalRequest(d: Any) -> ReleaseTerminalRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ReleaseTerminalRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ReleaseTerminalRequest
+    o = w
     return o
 
 
@@ -8231,23 +8246,26 @@ def _e_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
 def _d_ReleaseTerminalResponse(d: Any) -> ReleaseTerminalResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ReleaseTerminalResponse = _new(ReleaseTerminalResponse)
+    w: Any = _new(_W_ReleaseTerminalResponse)
+    o: ReleaseTerminalResponse
     v: Any
     r: Any
     if len(d) == 0:
-        _S_ReleaseTerminalResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ReleaseTerminalResponse
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_ReleaseTerminalResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ReleaseTerminalResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8256,9 +8274,11 @@ def _d_ReleaseTerminalResponse(d: Any) -> ReleaseTerminalResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ReleaseTerminalResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ReleaseTerminalResponse
+    o = w
     return o
 
 
@@ -8279,7 +8299,8 @@ def _e_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any]:
 def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: RequestPermissionRequest = _new(RequestPermissionRequest)
+    w: Any = _new(_W_RequestPermissionRequest)
+    o: RequestPermissionRequest
     v: Any
     r: Any
     try:
@@ -8288,7 +8309,7 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_RequestPermissionRequest_session_id(o, v)
+    w.session_id = v
     try:
         v = d["toolCall"]
     except KeyError:
@@ -8297,7 +8318,7 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
         r = _d_ToolCallUpdate(v)
     except DecodeError as e:
         raise e.at("toolCall") from None
-    _S_RequestPermissionRequest_tool_call(o, r)
+    w.tool_call = r
     try:
         v = d["options"]
     except KeyError:
@@ -8306,21 +8327,23 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
         r = _s.d_list(v, _d_PermissionOption)
     except DecodeError as e:
         raise e.at("options") from None
-    _S_RequestPermissionRequest_options(o, r)
+    w.options = r
     if len(d) == 3:
-        _S_RequestPermissionRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = RequestPermissionRequest
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_RequestPermissionRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_RequestPermissionRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8329,9 +8352,11 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_RequestPermissionRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = RequestPermissionRequest
+    o = w
     return o
 
 
@@ -8358,7 +8383,8 @@ def _e_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
 def _d_RequestPermissionResponse(d: Any) -> RequestPermissionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: RequestPermissionResponse = _new(RequestPermissionResponse)
+    w: Any = _new(_W_RequestPermissionResponse)
+    o: RequestPermissionResponse
     v: Any
     r: Any
     try:
@@ -8369,21 +8395,23 @@ def _d_RequestPermissionResponse(d: Any) -> RequestPermissionResponse:
         r = _d_RequestPermissionOutcome(v)
     except DecodeError as e:
         raise e.at("outcome") from None
-    _S_RequestPermissionResponse_outcome(o, r)
+    w.outcome = r
     if len(d) == 1:
-        _S_RequestPermissionResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = RequestPermissionResponse
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_RequestPermissionResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_RequestPermissionResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8392,9 +8420,11 @@ def _d_RequestPermissionResponse(d: Any) -> RequestPermissionResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_RequestPermissionResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = RequestPermissionResponse
+    o = w
     return o
 
 
@@ -8426,7 +8456,8 @@ def _d_ResourceLink(d: Any) -> ResourceLink:
 
 
 def _a_ResourceLink(d: Any) -> ResourceLink:
-    o: ResourceLink = _new(ResourceLink)
+    w: Any = _new(_W_ResourceLink)
+    o: ResourceLink
     v: Any
     r: Any
     try:
@@ -8435,33 +8466,35 @@ def _a_ResourceLink(d: Any) -> ResourceLink:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_ResourceLink_name(o, v)
+    w.name = v
     try:
         v = d["uri"]
     except KeyError:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_ResourceLink_uri(o, v)
+    w.uri = v
     if len(d) == 3:
-        _S_ResourceLink_annotations(o, None)
-        _S_ResourceLink_description(o, None)
-        _S_ResourceLink_mime_type(o, None)
-        _S_ResourceLink_size(o, None)
-        _S_ResourceLink_title(o, None)
-        _S_ResourceLink_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.annotations = None
+        w.description = None
+        w.mime_type = None
+        w.size = None
+        w.title = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ResourceLink
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "annotations" not in d:
-        _S_ResourceLink_annotations(o, None)
+        w.annotations = None
     else:
         v = d["annotations"]
         n += 1
         if v is None:
-            _S_ResourceLink_annotations(o, None)
+            w.annotations = None
             ex = _s.note(ex, "annotations")
         else:
             try:
@@ -8470,14 +8503,14 @@ def _a_ResourceLink(d: Any) -> ResourceLink:
                 r = None
             if r is None:
                 ex = _s.note(ex, "annotations")
-            _S_ResourceLink_annotations(o, r)
+            w.annotations = r
     if "description" not in d:
-        _S_ResourceLink_description(o, None)
+        w.description = None
     else:
         v = d["description"]
         n += 1
         if v is None:
-            _S_ResourceLink_description(o, None)
+            w.description = None
             ex = _s.note(ex, "description")
         else:
             if type(v) is not str:
@@ -8486,14 +8519,14 @@ def _a_ResourceLink(d: Any) -> ResourceLink:
                 r = v
             if r is None:
                 ex = _s.note(ex, "description")
-            _S_ResourceLink_description(o, r)
+            w.description = r
     if "mimeType" not in d:
-        _S_ResourceLink_mime_type(o, None)
+        w.mime_type = None
     else:
         v = d["mimeType"]
         n += 1
         if v is None:
-            _S_ResourceLink_mime_type(o, None)
+            w.mime_type = None
             ex = _s.note(ex, "mimeType")
         else:
             if type(v) is not str:
@@ -8502,14 +8535,14 @@ def _a_ResourceLink(d: Any) -> ResourceLink:
                 r = v
             if r is None:
                 ex = _s.note(ex, "mimeType")
-            _S_ResourceLink_mime_type(o, r)
+            w.mime_type = r
     if "size" not in d:
-        _S_ResourceLink_size(o, None)
+        w.size = None
     else:
         v = d["size"]
         n += 1
         if v is None:
-            _S_ResourceLink_size(o, None)
+            w.size = None
             ex = _s.note(ex, "size")
         else:
             if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
@@ -8518,14 +8551,14 @@ def _a_ResourceLink(d: Any) -> ResourceLink:
                 r = v
             if r is None:
                 ex = _s.note(ex, "size")
-            _S_ResourceLink_size(o, r)
+            w.size = r
     if "title" not in d:
-        _S_ResourceLink_title(o, None)
+        w.title = None
     else:
         v = d["title"]
         n += 1
         if v is None:
-            _S_ResourceLink_title(o, None)
+            w.title = None
             ex = _s.note(ex, "title")
         else:
             if type(v) is not str:
@@ -8534,14 +8567,14 @@ def _a_ResourceLink(d: Any) -> ResourceLink:
                 r = v
             if r is None:
                 ex = _s.note(ex, "title")
-            _S_ResourceLink_title(o, r)
+            w.title = r
     if "_meta" not in d:
-        _S_ResourceLink_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ResourceLink_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8550,9 +8583,11 @@ def _a_ResourceLink(d: Any) -> ResourceLink:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ResourceLink_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResourceLink))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ResourceLink)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ResourceLink
+    o = w
     return o
 
 
@@ -8602,7 +8637,8 @@ def _e_ResourceLink(o: ResourceLink) -> dict[str, Any]:
 def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ResumeSessionRequest = _new(ResumeSessionRequest)
+    w: Any = _new(_W_ResumeSessionRequest)
+    o: ResumeSessionRequest
     v: Any
     r: Any
     try:
@@ -8611,30 +8647,32 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_ResumeSessionRequest_session_id(o, v)
+    w.session_id = v
     try:
         v = d["cwd"]
     except KeyError:
         raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    _S_ResumeSessionRequest_cwd(o, v)
+    w.cwd = v
     if len(d) == 2:
-        _S_ResumeSessionRequest_additional_directories(o, [])
-        _S_ResumeSessionRequest_mcp_servers(o, [])
-        _S_ResumeSessionRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.additional_directories = []
+        w.mcp_servers = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ResumeSessionRequest
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "additionalDirectories" not in d:
-        _S_ResumeSessionRequest_additional_directories(o, [])
+        w.additional_directories = []
     else:
         v = d["additionalDirectories"]
         n += 1
         if v is None:
-            _S_ResumeSessionRequest_additional_directories(o, [])
+            w.additional_directories = []
             ex = _s.note(ex, "additionalDirectories")
         else:
             try:
@@ -8643,14 +8681,14 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
                 r = []
             if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            _S_ResumeSessionRequest_additional_directories(o, r)
+            w.additional_directories = r
     if "mcpServers" not in d:
-        _S_ResumeSessionRequest_mcp_servers(o, [])
+        w.mcp_servers = []
     else:
         v = d["mcpServers"]
         n += 1
         if v is None:
-            _S_ResumeSessionRequest_mcp_servers(o, [])
+            w.mcp_servers = []
             ex = _s.note(ex, "mcpServers")
         else:
             try:
@@ -8659,14 +8697,14 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
                 r = []
             if not r:
                 ex = _s.note(ex, "mcpServers")
-            _S_ResumeSessionRequest_mcp_servers(o, r)
+            w.mcp_servers = r
     if "_meta" not in d:
-        _S_ResumeSessionRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ResumeSessionRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8675,9 +8713,11 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ResumeSessionRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ResumeSessionRequest
+    o = w
     return o
 
 
@@ -8708,25 +8748,28 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
 def _d_ResumeSessionResponse(d: Any) -> ResumeSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ResumeSessionResponse = _new(ResumeSessionResponse)
+    w: Any = _new(_W_ResumeSessionResponse)
+    o: ResumeSessionResponse
     v: Any
     r: Any
     if len(d) == 0:
-        _S_ResumeSessionResponse_modes(o, None)
-        _S_ResumeSessionResponse_config_options(o, None)
-        _S_ResumeSessionResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.modes = None
+        w.config_options = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ResumeSessionResponse
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "modes" not in d:
-        _S_ResumeSessionResponse_modes(o, None)
+        w.modes = None
     else:
         v = d["modes"]
         n += 1
         if v is None:
-            _S_ResumeSessionResponse_modes(o, None)
+            w.modes = None
             ex = _s.note(ex, "modes")
         else:
             try:
@@ -8735,14 +8778,14 @@ def _d_ResumeSessionResponse(d: Any) -> ResumeSessionResponse:
                 r = None
             if r is None:
                 ex = _s.note(ex, "modes")
-            _S_ResumeSessionResponse_modes(o, r)
+            w.modes = r
     if "configOptions" not in d:
-        _S_ResumeSessionResponse_config_options(o, None)
+        w.config_options = None
     else:
         v = d["configOptions"]
         n += 1
         if v is None:
-            _S_ResumeSessionResponse_config_options(o, None)
+            w.config_options = None
             ex = _s.note(ex, "configOptions")
         else:
             try:
@@ -8751,14 +8794,14 @@ def _d_ResumeSessionResponse(d: Any) -> ResumeSessionResponse:
                 r = None
             if r is None:
                 ex = _s.note(ex, "configOptions")
-            _S_ResumeSessionResponse_config_options(o, r)
+            w.config_options = r
     if "_meta" not in d:
-        _S_ResumeSessionResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ResumeSessionResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8767,9 +8810,11 @@ def _d_ResumeSessionResponse(d: Any) -> ResumeSessionResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ResumeSessionResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ResumeSessionResponse
+    o = w
     return o
 
 
@@ -8809,7 +8854,8 @@ def _d_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
 
 
 def _a_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
-    o: SelectedPermissionOutcome = _new(SelectedPermissionOutcome)
+    w: Any = _new(_W_SelectedPermissionOutcome)
+    o: SelectedPermissionOutcome
     v: Any
     r: Any
     try:
@@ -8818,21 +8864,23 @@ def _a_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
         raise _s.missing("optionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("optionId")
-    _S_SelectedPermissionOutcome_option_id(o, v)
+    w.option_id = v
     if len(d) == 2:
-        _S_SelectedPermissionOutcome_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SelectedPermissionOutcome
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SelectedPermissionOutcome_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SelectedPermissionOutcome_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8841,9 +8889,11 @@ def _a_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SelectedPermissionOutcome_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SelectedPermissionOutcome))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SelectedPermissionOutcome)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SelectedPermissionOutcome
+    o = w
     return o
 
 
@@ -8866,23 +8916,26 @@ def _e_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]
 def _d_SessionAdditionalDirectoriesCapabilities(d: Any) -> SessionAdditionalDirectoriesCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionAdditionalDirectoriesCapabilities = _new(SessionAdditionalDirectoriesCapabilities)
+    w: Any = _new(_W_SessionAdditionalDirectoriesCapabilities)
+    o: SessionAdditionalDirectoriesCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_SessionAdditionalDirectoriesCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionAdditionalDirectoriesCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SessionAdditionalDirectoriesCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionAdditionalDirectoriesCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8891,11 +8944,11 @@ def _d_SessionAdditionalDirectoriesCapabilities(d: Any) -> SessionAdditionalDire
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionAdditionalDirectoriesCapabilities_meta(o, r)
-    _S_extra(
-        o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionAdditionalDirectoriesCapabilities)
-    )
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionAdditionalDirectoriesCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionAdditionalDirectoriesCapabilities
+    o = w
     return o
 
 
@@ -8918,23 +8971,26 @@ def _e_SessionAdditionalDirectoriesCapabilities(
 def _d_SessionCloseCapabilities(d: Any) -> SessionCloseCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionCloseCapabilities = _new(SessionCloseCapabilities)
+    w: Any = _new(_W_SessionCloseCapabilities)
+    o: SessionCloseCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_SessionCloseCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionCloseCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SessionCloseCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionCloseCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8943,9 +8999,11 @@ def _d_SessionCloseCapabilities(d: Any) -> SessionCloseCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionCloseCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionCloseCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionCloseCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionCloseCapabilities
+    o = w
     return o
 
 
@@ -8966,7 +9024,8 @@ def _e_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, Any]:
 def _d_SessionConfigBoolean(d: Any) -> SessionConfigBoolean:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionConfigBoolean = _new(SessionConfigBoolean)
+    w: Any = _new(_W_SessionConfigBoolean)
+    o: SessionConfigBoolean
     v: Any
     try:
         v = d["currentValue"]
@@ -8974,9 +9033,11 @@ def _d_SessionConfigBoolean(d: Any) -> SessionConfigBoolean:
         raise _s.missing("currentValue") from None
     if type(v) is not bool:
         raise _s.wrong("a boolean", v).at("currentValue")
-    _S_SessionConfigBoolean_current_value(o, v)
-    _S_extra(o, _EMPTY if len(d) == 1 else _s.extras(d, _K_SessionConfigBoolean))
-    _S_explicit(o, _NO_EXPLICIT)
+    w.current_value = v
+    w.extra = _EMPTY if len(d) == 1 else _s.extras(d, _K_SessionConfigBoolean)
+    w._explicit = _NO_EXPLICIT
+    w.__class__ = SessionConfigBoolean
+    o = w
     return o
 
 
@@ -9002,7 +9063,8 @@ def _d_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
 
 
 def _a_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
-    o: SessionConfigOptionBoolean = _new(SessionConfigOptionBoolean)
+    w: Any = _new(_W_SessionConfigOptionBoolean)
+    o: SessionConfigOptionBoolean
     v: Any
     r: Any
     try:
@@ -9011,37 +9073,39 @@ def _a_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
         raise _s.missing("currentValue") from None
     if type(v) is not bool:
         raise _s.wrong("a boolean", v).at("currentValue")
-    _S_SessionConfigBoolean_current_value(o, v)
+    w.current_value = v
     try:
         v = d["id"]
     except KeyError:
         raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    _S_SessionConfigOptionBoolean_id(o, v)
+    w.id = v
     try:
         v = d["name"]
     except KeyError:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_SessionConfigOptionBoolean_name(o, v)
+    w.name = v
     if len(d) == 4:
-        _S_SessionConfigOptionBoolean_description(o, None)
-        _S_SessionConfigOptionBoolean_category(o, None)
-        _S_SessionConfigOptionBoolean_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.description = None
+        w.category = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionConfigOptionBoolean
+        o = w
         return o
     n = 4
     ex: list[str] | None = None
     if "description" not in d:
-        _S_SessionConfigOptionBoolean_description(o, None)
+        w.description = None
     else:
         v = d["description"]
         n += 1
         if v is None:
-            _S_SessionConfigOptionBoolean_description(o, None)
+            w.description = None
             ex = _s.note(ex, "description")
         else:
             if type(v) is not str:
@@ -9050,14 +9114,14 @@ def _a_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
                 r = v
             if r is None:
                 ex = _s.note(ex, "description")
-            _S_SessionConfigOptionBoolean_description(o, r)
+            w.description = r
     if "category" not in d:
-        _S_SessionConfigOptionBoolean_category(o, None)
+        w.category = None
     else:
         v = d["category"]
         n += 1
         if v is None:
-            _S_SessionConfigOptionBoolean_category(o, None)
+            w.category = None
             ex = _s.note(ex, "category")
         else:
             if type(v) is not str:
@@ -9066,14 +9130,14 @@ def _a_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
                 r = v
             if r is None:
                 ex = _s.note(ex, "category")
-            _S_SessionConfigOptionBoolean_category(o, r)
+            w.category = r
     if "_meta" not in d:
-        _S_SessionConfigOptionBoolean_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionConfigOptionBoolean_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -9082,9 +9146,11 @@ def _a_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionConfigOptionBoolean_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionBoolean))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionBoolean)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionConfigOptionBoolean
+    o = w
     return o
 
 
@@ -9121,7 +9187,8 @@ def _e_SessionConfigOptionBoolean(o: SessionConfigOptionBoolean) -> dict[str, An
 def _d_SessionConfigSelect(d: Any) -> SessionConfigSelect:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionConfigSelect = _new(SessionConfigSelect)
+    w: Any = _new(_W_SessionConfigSelect)
+    o: SessionConfigSelect
     v: Any
     r: Any
     try:
@@ -9130,7 +9197,7 @@ def _d_SessionConfigSelect(d: Any) -> SessionConfigSelect:
         raise _s.missing("currentValue") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("currentValue")
-    _S_SessionConfigSelect_current_value(o, v)
+    w.current_value = v
     try:
         v = d["options"]
     except KeyError:
@@ -9139,9 +9206,11 @@ def _d_SessionConfigSelect(d: Any) -> SessionConfigSelect:
         r = _d_SessionConfigSelectOptions(v)
     except DecodeError as e:
         raise e.at("options") from None
-    _S_SessionConfigSelect_options(o, r)
-    _S_extra(o, _EMPTY if len(d) == 2 else _s.extras(d, _K_SessionConfigSelect))
-    _S_explicit(o, _NO_EXPLICIT)
+    w.options = r
+    w.extra = _EMPTY if len(d) == 2 else _s.extras(d, _K_SessionConfigSelect)
+    w._explicit = _NO_EXPLICIT
+    w.__class__ = SessionConfigSelect
+    o = w
     return o
 
 
@@ -9169,7 +9238,8 @@ def _d_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
 
 
 def _a_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
-    o: SessionConfigOptionSelect = _new(SessionConfigOptionSelect)
+    w: Any = _new(_W_SessionConfigOptionSelect)
+    o: SessionConfigOptionSelect
     v: Any
     r: Any
     try:
@@ -9178,7 +9248,7 @@ def _a_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
         raise _s.missing("currentValue") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("currentValue")
-    _S_SessionConfigSelect_current_value(o, v)
+    w.current_value = v
     try:
         v = d["options"]
     except KeyError:
@@ -9187,37 +9257,39 @@ def _a_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
         r = _d_SessionConfigSelectOptions(v)
     except DecodeError as e:
         raise e.at("options") from None
-    _S_SessionConfigSelect_options(o, r)
+    w.options = r
     try:
         v = d["id"]
     except KeyError:
         raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    _S_SessionConfigOptionSelect_id(o, v)
+    w.id = v
     try:
         v = d["name"]
     except KeyError:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_SessionConfigOptionSelect_name(o, v)
+    w.name = v
     if len(d) == 5:
-        _S_SessionConfigOptionSelect_description(o, None)
-        _S_SessionConfigOptionSelect_category(o, None)
-        _S_SessionConfigOptionSelect_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.description = None
+        w.category = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionConfigOptionSelect
+        o = w
         return o
     n = 5
     ex: list[str] | None = None
     if "description" not in d:
-        _S_SessionConfigOptionSelect_description(o, None)
+        w.description = None
     else:
         v = d["description"]
         n += 1
         if v is None:
-            _S_SessionConfigOptionSelect_description(o, None)
+            w.description = None
             ex = _s.note(ex, "description")
         else:
             if type(v) is not str:
@@ -9226,14 +9298,14 @@ def _a_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
                 r = v
             if r is None:
                 ex = _s.note(ex, "description")
-            _S_SessionConfigOptionSelect_description(o, r)
+            w.description = r
     if "category" not in d:
-        _S_SessionConfigOptionSelect_category(o, None)
+        w.category = None
     else:
         v = d["category"]
         n += 1
         if v is None:
-            _S_SessionConfigOptionSelect_category(o, None)
+            w.category = None
             ex = _s.note(ex, "category")
         else:
             if type(v) is not str:
@@ -9242,14 +9314,14 @@ def _a_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
                 r = v
             if r is None:
                 ex = _s.note(ex, "category")
-            _S_SessionConfigOptionSelect_category(o, r)
+            w.category = r
     if "_meta" not in d:
-        _S_SessionConfigOptionSelect_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionConfigOptionSelect_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -9258,9 +9330,11 @@ def _a_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionConfigOptionSelect_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionSelect))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionSelect)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionConfigOptionSelect
+    o = w
     return o
 
 
@@ -9299,24 +9373,27 @@ def _e_SessionConfigOptionSelect(o: SessionConfigOptionSelect) -> dict[str, Any]
 def _d_SessionConfigOptionsCapabilities(d: Any) -> SessionConfigOptionsCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionConfigOptionsCapabilities = _new(SessionConfigOptionsCapabilities)
+    w: Any = _new(_W_SessionConfigOptionsCapabilities)
+    o: SessionConfigOptionsCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_SessionConfigOptionsCapabilities_boolean(o, None)
-        _S_SessionConfigOptionsCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.boolean = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionConfigOptionsCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "boolean" not in d:
-        _S_SessionConfigOptionsCapabilities_boolean(o, None)
+        w.boolean = None
     else:
         v = d["boolean"]
         n += 1
         if v is None:
-            _S_SessionConfigOptionsCapabilities_boolean(o, None)
+            w.boolean = None
             ex = _s.note(ex, "boolean")
         else:
             try:
@@ -9325,14 +9402,14 @@ def _d_SessionConfigOptionsCapabilities(d: Any) -> SessionConfigOptionsCapabilit
                 r = None
             if r is None:
                 ex = _s.note(ex, "boolean")
-            _S_SessionConfigOptionsCapabilities_boolean(o, r)
+            w.boolean = r
     if "_meta" not in d:
-        _S_SessionConfigOptionsCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionConfigOptionsCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -9341,9 +9418,11 @@ def _d_SessionConfigOptionsCapabilities(d: Any) -> SessionConfigOptionsCapabilit
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionConfigOptionsCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionsCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionsCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionConfigOptionsCapabilities
+    o = w
     return o
 
 
@@ -9369,7 +9448,8 @@ def _e_SessionConfigOptionsCapabilities(o: SessionConfigOptionsCapabilities) -> 
 def _d_SessionConfigSelectGroup(d: Any) -> SessionConfigSelectGroup:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionConfigSelectGroup = _new(SessionConfigSelectGroup)
+    w: Any = _new(_W_SessionConfigSelectGroup)
+    o: SessionConfigSelectGroup
     v: Any
     r: Any
     try:
@@ -9378,14 +9458,14 @@ def _d_SessionConfigSelectGroup(d: Any) -> SessionConfigSelectGroup:
         raise _s.missing("group") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("group")
-    _S_SessionConfigSelectGroup_group(o, v)
+    w.group = v
     try:
         v = d["name"]
     except KeyError:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_SessionConfigSelectGroup_name(o, v)
+    w.name = v
     try:
         v = d["options"]
     except KeyError:
@@ -9394,21 +9474,23 @@ def _d_SessionConfigSelectGroup(d: Any) -> SessionConfigSelectGroup:
         r = _s.d_list_skip(v, _d_SessionConfigSelectOption)
     except DecodeError:
         r = []
-    _S_SessionConfigSelectGroup_options(o, r)
+    w.options = r
     if len(d) == 3:
-        _S_SessionConfigSelectGroup_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionConfigSelectGroup
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SessionConfigSelectGroup_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionConfigSelectGroup_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -9417,9 +9499,11 @@ def _d_SessionConfigSelectGroup(d: Any) -> SessionConfigSelectGroup:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionConfigSelectGroup_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectGroup))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectGroup)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionConfigSelectGroup
+    o = w
     return o
 
 
@@ -9446,7 +9530,8 @@ def _e_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
 def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionConfigSelectOption = _new(SessionConfigSelectOption)
+    w: Any = _new(_W_SessionConfigSelectOption)
+    o: SessionConfigSelectOption
     v: Any
     r: Any
     try:
@@ -9455,29 +9540,31 @@ def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
         raise _s.missing("value") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("value")
-    _S_SessionConfigSelectOption_value(o, v)
+    w.value = v
     try:
         v = d["name"]
     except KeyError:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_SessionConfigSelectOption_name(o, v)
+    w.name = v
     if len(d) == 2:
-        _S_SessionConfigSelectOption_description(o, None)
-        _S_SessionConfigSelectOption_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.description = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionConfigSelectOption
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "description" not in d:
-        _S_SessionConfigSelectOption_description(o, None)
+        w.description = None
     else:
         v = d["description"]
         n += 1
         if v is None:
-            _S_SessionConfigSelectOption_description(o, None)
+            w.description = None
             ex = _s.note(ex, "description")
         else:
             if type(v) is not str:
@@ -9486,14 +9573,14 @@ def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
                 r = v
             if r is None:
                 ex = _s.note(ex, "description")
-            _S_SessionConfigSelectOption_description(o, r)
+            w.description = r
     if "_meta" not in d:
-        _S_SessionConfigSelectOption_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionConfigSelectOption_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -9502,9 +9589,11 @@ def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionConfigSelectOption_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectOption))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectOption)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionConfigSelectOption
+    o = w
     return o
 
 
@@ -9534,23 +9623,26 @@ def _e_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]
 def _d_SessionDeleteCapabilities(d: Any) -> SessionDeleteCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionDeleteCapabilities = _new(SessionDeleteCapabilities)
+    w: Any = _new(_W_SessionDeleteCapabilities)
+    o: SessionDeleteCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_SessionDeleteCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionDeleteCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SessionDeleteCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionDeleteCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -9559,9 +9651,11 @@ def _d_SessionDeleteCapabilities(d: Any) -> SessionDeleteCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionDeleteCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionDeleteCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionDeleteCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionDeleteCapabilities
+    o = w
     return o
 
 
@@ -9582,7 +9676,8 @@ def _e_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]
 def _d_SessionInfo(d: Any) -> SessionInfo:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionInfo = _new(SessionInfo)
+    w: Any = _new(_W_SessionInfo)
+    o: SessionInfo
     v: Any
     r: Any
     try:
@@ -9591,31 +9686,33 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_SessionInfo_session_id(o, v)
+    w.session_id = v
     try:
         v = d["cwd"]
     except KeyError:
         raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    _S_SessionInfo_cwd(o, v)
+    w.cwd = v
     if len(d) == 2:
-        _S_SessionInfo_additional_directories(o, [])
-        _S_SessionInfo_title(o, None)
-        _S_SessionInfo_updated_at(o, None)
-        _S_SessionInfo_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.additional_directories = []
+        w.title = None
+        w.updated_at = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionInfo
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "additionalDirectories" not in d:
-        _S_SessionInfo_additional_directories(o, [])
+        w.additional_directories = []
     else:
         v = d["additionalDirectories"]
         n += 1
         if v is None:
-            _S_SessionInfo_additional_directories(o, [])
+            w.additional_directories = []
             ex = _s.note(ex, "additionalDirectories")
         else:
             try:
@@ -9624,14 +9721,14 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
                 r = []
             if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            _S_SessionInfo_additional_directories(o, r)
+            w.additional_directories = r
     if "title" not in d:
-        _S_SessionInfo_title(o, None)
+        w.title = None
     else:
         v = d["title"]
         n += 1
         if v is None:
-            _S_SessionInfo_title(o, None)
+            w.title = None
             ex = _s.note(ex, "title")
         else:
             if type(v) is not str:
@@ -9640,14 +9737,14 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
                 r = v
             if r is None:
                 ex = _s.note(ex, "title")
-            _S_SessionInfo_title(o, r)
+            w.title = r
     if "updatedAt" not in d:
-        _S_SessionInfo_updated_at(o, None)
+        w.updated_at = None
     else:
         v = d["updatedAt"]
         n += 1
         if v is None:
-            _S_SessionInfo_updated_at(o, None)
+            w.updated_at = None
             ex = _s.note(ex, "updatedAt")
         else:
             if type(v) is not str:
@@ -9656,14 +9753,14 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
                 r = v
             if r is None:
                 ex = _s.note(ex, "updatedAt")
-            _S_SessionInfo_updated_at(o, r)
+            w.updated_at = r
     if "_meta" not in d:
-        _S_SessionInfo_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionInfo_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -9672,9 +9769,11 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionInfo_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionInfo))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionInfo)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionInfo
+    o = w
     return o
 
 
@@ -9721,51 +9820,54 @@ def _d_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
 
 
 def _a_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
-    o: SessionInfoUpdate = _new(SessionInfoUpdate)
+    w: Any = _new(_W_SessionInfoUpdate)
+    o: SessionInfoUpdate
     v: Any
     r: Any
     if len(d) == 1:
-        _S_SessionInfoUpdate_title(o, _UNSET)
-        _S_SessionInfoUpdate_updated_at(o, _UNSET)
-        _S_SessionInfoUpdate_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.title = _UNSET
+        w.updated_at = _UNSET
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionInfoUpdate
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "title" not in d:
-        _S_SessionInfoUpdate_title(o, _UNSET)
+        w.title = _UNSET
     else:
         v = d["title"]
         n += 1
         if v is None:
-            _S_SessionInfoUpdate_title(o, None)
+            w.title = None
         else:
             if type(v) is not str:
                 r = _UNSET
             else:
                 r = v
-            _S_SessionInfoUpdate_title(o, r)
+            w.title = r
     if "updatedAt" not in d:
-        _S_SessionInfoUpdate_updated_at(o, _UNSET)
+        w.updated_at = _UNSET
     else:
         v = d["updatedAt"]
         n += 1
         if v is None:
-            _S_SessionInfoUpdate_updated_at(o, None)
+            w.updated_at = None
         else:
             if type(v) is not str:
                 r = _UNSET
             else:
                 r = v
-            _S_SessionInfoUpdate_updated_at(o, r)
+            w.updated_at = r
     if "_meta" not in d:
-        _S_SessionInfoUpdate_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionInfoUpdate_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -9774,9 +9876,11 @@ def _a_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionInfoUpdate_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionInfoUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionInfoUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionInfoUpdate
+    o = w
     return o
 
 
@@ -9803,23 +9907,26 @@ def _e_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
 def _d_SessionListCapabilities(d: Any) -> SessionListCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionListCapabilities = _new(SessionListCapabilities)
+    w: Any = _new(_W_SessionListCapabilities)
+    o: SessionListCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_SessionListCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionListCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SessionListCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionListCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -9828,9 +9935,11 @@ def _d_SessionListCapabilities(d: Any) -> SessionListCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionListCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionListCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionListCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionListCapabilities
+    o = w
     return o
 
 
@@ -9851,7 +9960,8 @@ def _e_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any]:
 def _d_SessionMode(d: Any) -> SessionMode:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionMode = _new(SessionMode)
+    w: Any = _new(_W_SessionMode)
+    o: SessionMode
     v: Any
     r: Any
     try:
@@ -9860,29 +9970,31 @@ def _d_SessionMode(d: Any) -> SessionMode:
         raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    _S_SessionMode_id(o, v)
+    w.id = v
     try:
         v = d["name"]
     except KeyError:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_SessionMode_name(o, v)
+    w.name = v
     if len(d) == 2:
-        _S_SessionMode_description(o, None)
-        _S_SessionMode_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.description = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionMode
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "description" not in d:
-        _S_SessionMode_description(o, None)
+        w.description = None
     else:
         v = d["description"]
         n += 1
         if v is None:
-            _S_SessionMode_description(o, None)
+            w.description = None
             ex = _s.note(ex, "description")
         else:
             if type(v) is not str:
@@ -9891,14 +10003,14 @@ def _d_SessionMode(d: Any) -> SessionMode:
                 r = v
             if r is None:
                 ex = _s.note(ex, "description")
-            _S_SessionMode_description(o, r)
+            w.description = r
     if "_meta" not in d:
-        _S_SessionMode_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionMode_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -9907,9 +10019,11 @@ def _d_SessionMode(d: Any) -> SessionMode:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionMode_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionMode))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionMode)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionMode
+    o = w
     return o
 
 
@@ -9939,7 +10053,8 @@ def _e_SessionMode(o: SessionMode) -> dict[str, Any]:
 def _d_SessionModeState(d: Any) -> SessionModeState:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionModeState = _new(SessionModeState)
+    w: Any = _new(_W_SessionModeState)
+    o: SessionModeState
     v: Any
     r: Any
     try:
@@ -9948,7 +10063,7 @@ def _d_SessionModeState(d: Any) -> SessionModeState:
         raise _s.missing("currentModeId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("currentModeId")
-    _S_SessionModeState_current_mode_id(o, v)
+    w.current_mode_id = v
     try:
         v = d["availableModes"]
     except KeyError:
@@ -9957,21 +10072,23 @@ def _d_SessionModeState(d: Any) -> SessionModeState:
         r = _s.d_list_skip(v, _d_SessionMode)
     except DecodeError:
         r = []
-    _S_SessionModeState_available_modes(o, r)
+    w.available_modes = r
     if len(d) == 2:
-        _S_SessionModeState_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionModeState
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SessionModeState_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionModeState_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -9980,9 +10097,11 @@ def _d_SessionModeState(d: Any) -> SessionModeState:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionModeState_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionModeState))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionModeState)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionModeState
+    o = w
     return o
 
 
@@ -10007,7 +10126,8 @@ def _e_SessionModeState(o: SessionModeState) -> dict[str, Any]:
 def _d_SessionNotification(d: Any) -> SessionNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionNotification = _new(SessionNotification)
+    w: Any = _new(_W_SessionNotification)
+    o: SessionNotification
     v: Any
     r: Any
     try:
@@ -10016,7 +10136,7 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_SessionNotification_session_id(o, v)
+    w.session_id = v
     try:
         v = d["update"]
     except KeyError:
@@ -10025,21 +10145,23 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
         r = _d_SessionUpdate(v)
     except DecodeError as e:
         raise e.at("update") from None
-    _S_SessionNotification_update(o, r)
+    w.update = r
     if len(d) == 2:
-        _S_SessionNotification_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionNotification
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SessionNotification_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionNotification_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -10048,9 +10170,11 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionNotification_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionNotification
+    o = w
     return o
 
 
@@ -10075,23 +10199,26 @@ def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
 def _d_SessionResumeCapabilities(d: Any) -> SessionResumeCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionResumeCapabilities = _new(SessionResumeCapabilities)
+    w: Any = _new(_W_SessionResumeCapabilities)
+    o: SessionResumeCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_SessionResumeCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionResumeCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SessionResumeCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionResumeCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -10100,9 +10227,11 @@ def _d_SessionResumeCapabilities(d: Any) -> SessionResumeCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionResumeCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionResumeCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionResumeCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionResumeCapabilities
+    o = w
     return o
 
 
@@ -10132,7 +10261,8 @@ def _d_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
 
 
 def _a_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionRequestBoolean:
-    o: SetSessionConfigOptionRequestBoolean = _new(SetSessionConfigOptionRequestBoolean)
+    w: Any = _new(_W_SetSessionConfigOptionRequestBoolean)
+    o: SetSessionConfigOptionRequestBoolean
     v: Any
     r: Any
     try:
@@ -10141,35 +10271,37 @@ def _a_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_SetSessionConfigOptionRequestBoolean_session_id(o, v)
+    w.session_id = v
     try:
         v = d["configId"]
     except KeyError:
         raise _s.missing("configId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("configId")
-    _S_SetSessionConfigOptionRequestBoolean_config_id(o, v)
+    w.config_id = v
     try:
         v = d["value"]
     except KeyError:
         raise _s.missing("value") from None
     if type(v) is not bool:
         raise _s.wrong("a boolean", v).at("value")
-    _S_SetSessionConfigOptionRequestBoolean_value(o, v)
+    w.value = v
     if len(d) == 4:
-        _S_SetSessionConfigOptionRequestBoolean_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SetSessionConfigOptionRequestBoolean
+        o = w
         return o
     n = 4
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SetSessionConfigOptionRequestBoolean_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SetSessionConfigOptionRequestBoolean_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -10178,9 +10310,11 @@ def _a_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SetSessionConfigOptionRequestBoolean_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestBoolean))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestBoolean)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SetSessionConfigOptionRequestBoolean
+    o = w
     return o
 
 
@@ -10209,7 +10343,8 @@ def _e_SetSessionConfigOptionRequestBoolean(
 def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionRequestValueId:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SetSessionConfigOptionRequestValueId = _new(SetSessionConfigOptionRequestValueId)
+    w: Any = _new(_W_SetSessionConfigOptionRequestValueId)
+    o: SetSessionConfigOptionRequestValueId
     v: Any
     r: Any
     try:
@@ -10218,35 +10353,37 @@ def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionReq
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_SetSessionConfigOptionRequestValueId_session_id(o, v)
+    w.session_id = v
     try:
         v = d["configId"]
     except KeyError:
         raise _s.missing("configId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("configId")
-    _S_SetSessionConfigOptionRequestValueId_config_id(o, v)
+    w.config_id = v
     try:
         v = d["value"]
     except KeyError:
         raise _s.missing("value") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("value")
-    _S_SetSessionConfigOptionRequestValueId_value(o, v)
+    w.value = v
     if len(d) == 3:
-        _S_SetSessionConfigOptionRequestValueId_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SetSessionConfigOptionRequestValueId
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SetSessionConfigOptionRequestValueId_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SetSessionConfigOptionRequestValueId_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -10255,9 +10392,11 @@ def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionReq
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SetSessionConfigOptionRequestValueId_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestValueId))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestValueId)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SetSessionConfigOptionRequestValueId
+    o = w
     return o
 
 
@@ -10286,7 +10425,8 @@ def _e_SetSessionConfigOptionRequestValueId(
 def _d_SetSessionConfigOptionResponse(d: Any) -> SetSessionConfigOptionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SetSessionConfigOptionResponse = _new(SetSessionConfigOptionResponse)
+    w: Any = _new(_W_SetSessionConfigOptionResponse)
+    o: SetSessionConfigOptionResponse
     v: Any
     r: Any
     try:
@@ -10297,21 +10437,23 @@ def _d_SetSessionConfigOptionResponse(d: Any) -> SetSessionConfigOptionResponse:
         r = _s.d_list_skip(v, _d_SessionConfigOption)
     except DecodeError:
         r = []
-    _S_SetSessionConfigOptionResponse_config_options(o, r)
+    w.config_options = r
     if len(d) == 1:
-        _S_SetSessionConfigOptionResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SetSessionConfigOptionResponse
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SetSessionConfigOptionResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SetSessionConfigOptionResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -10320,9 +10462,11 @@ def _d_SetSessionConfigOptionResponse(d: Any) -> SetSessionConfigOptionResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SetSessionConfigOptionResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SetSessionConfigOptionResponse
+    o = w
     return o
 
 
@@ -10345,7 +10489,8 @@ def _e_SetSessionConfigOptionResponse(o: SetSessionConfigOptionResponse) -> dict
 def _d_SetSessionModeRequest(d: Any) -> SetSessionModeRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SetSessionModeRequest = _new(SetSessionModeRequest)
+    w: Any = _new(_W_SetSessionModeRequest)
+    o: SetSessionModeRequest
     v: Any
     r: Any
     try:
@@ -10354,28 +10499,30 @@ def _d_SetSessionModeRequest(d: Any) -> SetSessionModeRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_SetSessionModeRequest_session_id(o, v)
+    w.session_id = v
     try:
         v = d["modeId"]
     except KeyError:
         raise _s.missing("modeId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("modeId")
-    _S_SetSessionModeRequest_mode_id(o, v)
+    w.mode_id = v
     if len(d) == 2:
-        _S_SetSessionModeRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SetSessionModeRequest
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SetSessionModeRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SetSessionModeRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -10384,9 +10531,11 @@ def _d_SetSessionModeRequest(d: Any) -> SetSessionModeRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SetSessionModeRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SetSessionModeRequest
+    o = w
     return o
 
 
@@ -10411,23 +10560,26 @@ def _e_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
 def _d_SetSessionModeResponse(d: Any) -> SetSessionModeResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SetSessionModeResponse = _new(SetSessionModeResponse)
+    w: Any = _new(_W_SetSessionModeResponse)
+    o: SetSessionModeResponse
     v: Any
     r: Any
     if len(d) == 0:
-        _S_SetSessionModeResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SetSessionModeResponse
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SetSessionModeResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SetSessionModeResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -10436,9 +10588,11 @@ def _d_SetSessionModeResponse(d: Any) -> SetSessionModeResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SetSessionModeResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SetSessionModeResponse
+    o = w
     return o
 
 
@@ -10468,7 +10622,8 @@ def _d_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
 
 
 def _a_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
-    o: StringMultiSelectItems = _new(StringMultiSelectItems)
+    w: Any = _new(_W_StringMultiSelectItems)
+    o: StringMultiSelectItems
     v: Any
     r: Any
     try:
@@ -10479,21 +10634,23 @@ def _a_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
         r = _s.d_list(v, _s.d_str)
     except DecodeError as e:
         raise e.at("enum") from None
-    _S_StringMultiSelectItems_enum(o, r)
+    w.enum = r
     if len(d) == 2:
-        _S_StringMultiSelectItems_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = StringMultiSelectItems
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_StringMultiSelectItems_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_StringMultiSelectItems_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -10502,9 +10659,11 @@ def _a_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_StringMultiSelectItems_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StringMultiSelectItems))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_StringMultiSelectItems)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = StringMultiSelectItems
+    o = w
     return o
 
 
@@ -10536,32 +10695,35 @@ def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
 
 
 def _a_StringPropertySchema(d: Any) -> StringPropertySchema:
-    o: StringPropertySchema = _new(StringPropertySchema)
+    w: Any = _new(_W_StringPropertySchema)
+    o: StringPropertySchema
     v: Any
     r: Any
     if len(d) == 1:
-        _S_StringPropertySchema_title(o, None)
-        _S_StringPropertySchema_description(o, None)
-        _S_StringPropertySchema_min_length(o, None)
-        _S_StringPropertySchema_max_length(o, None)
-        _S_StringPropertySchema_pattern(o, None)
-        _S_StringPropertySchema_format(o, None)
-        _S_StringPropertySchema_default(o, None)
-        _S_StringPropertySchema_enum(o, None)
-        _S_StringPropertySchema_one_of(o, None)
-        _S_StringPropertySchema_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.title = None
+        w.description = None
+        w.min_length = None
+        w.max_length = None
+        w.pattern = None
+        w.format = None
+        w.default = None
+        w.enum = None
+        w.one_of = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = StringPropertySchema
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "title" not in d:
-        _S_StringPropertySchema_title(o, None)
+        w.title = None
     else:
         v = d["title"]
         n += 1
         if v is None:
-            _S_StringPropertySchema_title(o, None)
+            w.title = None
             ex = _s.note(ex, "title")
         else:
             if type(v) is not str:
@@ -10570,14 +10732,14 @@ def _a_StringPropertySchema(d: Any) -> StringPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "title")
-            _S_StringPropertySchema_title(o, r)
+            w.title = r
     if "description" not in d:
-        _S_StringPropertySchema_description(o, None)
+        w.description = None
     else:
         v = d["description"]
         n += 1
         if v is None:
-            _S_StringPropertySchema_description(o, None)
+            w.description = None
             ex = _s.note(ex, "description")
         else:
             if type(v) is not str:
@@ -10586,70 +10748,70 @@ def _a_StringPropertySchema(d: Any) -> StringPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "description")
-            _S_StringPropertySchema_description(o, r)
+            w.description = r
     if "minLength" not in d:
-        _S_StringPropertySchema_min_length(o, None)
+        w.min_length = None
     else:
         v = d["minLength"]
         n += 1
         if v is None:
-            _S_StringPropertySchema_min_length(o, None)
+            w.min_length = None
             ex = _s.note(ex, "minLength")
         else:
             if type(v) is not int or not 0 <= v <= 4294967295:
                 raise _s.bad_int(v, "uint32").at("minLength")
             if v is None:
                 ex = _s.note(ex, "minLength")
-            _S_StringPropertySchema_min_length(o, v)
+            w.min_length = v
     if "maxLength" not in d:
-        _S_StringPropertySchema_max_length(o, None)
+        w.max_length = None
     else:
         v = d["maxLength"]
         n += 1
         if v is None:
-            _S_StringPropertySchema_max_length(o, None)
+            w.max_length = None
             ex = _s.note(ex, "maxLength")
         else:
             if type(v) is not int or not 0 <= v <= 4294967295:
                 raise _s.bad_int(v, "uint32").at("maxLength")
             if v is None:
                 ex = _s.note(ex, "maxLength")
-            _S_StringPropertySchema_max_length(o, v)
+            w.max_length = v
     if "pattern" not in d:
-        _S_StringPropertySchema_pattern(o, None)
+        w.pattern = None
     else:
         v = d["pattern"]
         n += 1
         if v is None:
-            _S_StringPropertySchema_pattern(o, None)
+            w.pattern = None
             ex = _s.note(ex, "pattern")
         else:
             if type(v) is not str:
                 raise _s.wrong("a string", v).at("pattern")
             if v is None:
                 ex = _s.note(ex, "pattern")
-            _S_StringPropertySchema_pattern(o, v)
+            w.pattern = v
     if "format" not in d:
-        _S_StringPropertySchema_format(o, None)
+        w.format = None
     else:
         v = d["format"]
         n += 1
         if v is None:
-            _S_StringPropertySchema_format(o, None)
+            w.format = None
             ex = _s.note(ex, "format")
         else:
             if type(v) is not str or v not in _L_StringFormat:
                 raise _s.bad_literal(v, _L_StringFormat).at("format")
             if v is None:
                 ex = _s.note(ex, "format")
-            _S_StringPropertySchema_format(o, v)
+            w.format = v
     if "default" not in d:
-        _S_StringPropertySchema_default(o, None)
+        w.default = None
     else:
         v = d["default"]
         n += 1
         if v is None:
-            _S_StringPropertySchema_default(o, None)
+            w.default = None
             ex = _s.note(ex, "default")
         else:
             if type(v) is not str:
@@ -10658,14 +10820,14 @@ def _a_StringPropertySchema(d: Any) -> StringPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "default")
-            _S_StringPropertySchema_default(o, r)
+            w.default = r
     if "enum" not in d:
-        _S_StringPropertySchema_enum(o, None)
+        w.enum = None
     else:
         v = d["enum"]
         n += 1
         if v is None:
-            _S_StringPropertySchema_enum(o, None)
+            w.enum = None
             ex = _s.note(ex, "enum")
         else:
             try:
@@ -10674,14 +10836,14 @@ def _a_StringPropertySchema(d: Any) -> StringPropertySchema:
                 raise e.at("enum") from None
             if r is None:
                 ex = _s.note(ex, "enum")
-            _S_StringPropertySchema_enum(o, r)
+            w.enum = r
     if "oneOf" not in d:
-        _S_StringPropertySchema_one_of(o, None)
+        w.one_of = None
     else:
         v = d["oneOf"]
         n += 1
         if v is None:
-            _S_StringPropertySchema_one_of(o, None)
+            w.one_of = None
             ex = _s.note(ex, "oneOf")
         else:
             try:
@@ -10690,14 +10852,14 @@ def _a_StringPropertySchema(d: Any) -> StringPropertySchema:
                 raise e.at("oneOf") from None
             if r is None:
                 ex = _s.note(ex, "oneOf")
-            _S_StringPropertySchema_one_of(o, r)
+            w.one_of = r
     if "_meta" not in d:
-        _S_StringPropertySchema_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_StringPropertySchema_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -10706,9 +10868,11 @@ def _a_StringPropertySchema(d: Any) -> StringPropertySchema:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_StringPropertySchema_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StringPropertySchema))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_StringPropertySchema)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = StringPropertySchema
+    o = w
     return o
 
 
@@ -10783,7 +10947,8 @@ def _d_Terminal(d: Any) -> Terminal:
 
 
 def _a_Terminal(d: Any) -> Terminal:
-    o: Terminal = _new(Terminal)
+    w: Any = _new(_W_Terminal)
+    o: Terminal
     v: Any
     r: Any
     try:
@@ -10792,21 +10957,23 @@ def _a_Terminal(d: Any) -> Terminal:
         raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    _S_Terminal_terminal_id(o, v)
+    w.terminal_id = v
     if len(d) == 2:
-        _S_Terminal_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Terminal
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_Terminal_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_Terminal_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -10815,9 +10982,11 @@ def _a_Terminal(d: Any) -> Terminal:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_Terminal_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Terminal))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Terminal)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Terminal
+    o = w
     return o
 
 
@@ -10840,25 +11009,28 @@ def _e_Terminal(o: Terminal) -> dict[str, Any]:
 def _d_TerminalExitStatus(d: Any) -> TerminalExitStatus:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: TerminalExitStatus = _new(TerminalExitStatus)
+    w: Any = _new(_W_TerminalExitStatus)
+    o: TerminalExitStatus
     v: Any
     r: Any
     if len(d) == 0:
-        _S_TerminalExitStatus_exit_code(o, None)
-        _S_TerminalExitStatus_signal(o, None)
-        _S_TerminalExitStatus_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.exit_code = None
+        w.signal = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = TerminalExitStatus
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "exitCode" not in d:
-        _S_TerminalExitStatus_exit_code(o, None)
+        w.exit_code = None
     else:
         v = d["exitCode"]
         n += 1
         if v is None:
-            _S_TerminalExitStatus_exit_code(o, None)
+            w.exit_code = None
             ex = _s.note(ex, "exitCode")
         else:
             if type(v) is not int or not 0 <= v <= 4294967295:
@@ -10867,14 +11039,14 @@ def _d_TerminalExitStatus(d: Any) -> TerminalExitStatus:
                 r = v
             if r is None:
                 ex = _s.note(ex, "exitCode")
-            _S_TerminalExitStatus_exit_code(o, r)
+            w.exit_code = r
     if "signal" not in d:
-        _S_TerminalExitStatus_signal(o, None)
+        w.signal = None
     else:
         v = d["signal"]
         n += 1
         if v is None:
-            _S_TerminalExitStatus_signal(o, None)
+            w.signal = None
             ex = _s.note(ex, "signal")
         else:
             if type(v) is not str:
@@ -10883,14 +11055,14 @@ def _d_TerminalExitStatus(d: Any) -> TerminalExitStatus:
                 r = v
             if r is None:
                 ex = _s.note(ex, "signal")
-            _S_TerminalExitStatus_signal(o, r)
+            w.signal = r
     if "_meta" not in d:
-        _S_TerminalExitStatus_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_TerminalExitStatus_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -10899,9 +11071,11 @@ def _d_TerminalExitStatus(d: Any) -> TerminalExitStatus:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_TerminalExitStatus_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TerminalExitStatus))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_TerminalExitStatus)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = TerminalExitStatus
+    o = w
     return o
 
 
@@ -10932,7 +11106,8 @@ def _e_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
 def _d_TerminalOutputRequest(d: Any) -> TerminalOutputRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: TerminalOutputRequest = _new(TerminalOutputRequest)
+    w: Any = _new(_W_TerminalOutputRequest)
+    o: TerminalOutputRequest
     v: Any
     r: Any
     try:
@@ -10941,28 +11116,30 @@ def _d_TerminalOutputRequest(d: Any) -> TerminalOutputRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_TerminalOutputRequest_session_id(o, v)
+    w.session_id = v
     try:
         v = d["terminalId"]
     except KeyError:
         raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    _S_TerminalOutputRequest_terminal_id(o, v)
+    w.terminal_id = v
     if len(d) == 2:
-        _S_TerminalOutputRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = TerminalOutputRequest
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_TerminalOutputRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_TerminalOutputRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -10971,9 +11148,11 @@ def _d_TerminalOutputRequest(d: Any) -> TerminalOutputRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_TerminalOutputRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = TerminalOutputRequest
+    o = w
     return o
 
 
@@ -10998,7 +11177,8 @@ def _e_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
 def _d_TerminalOutputResponse(d: Any) -> TerminalOutputResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: TerminalOutputResponse = _new(TerminalOutputResponse)
+    w: Any = _new(_W_TerminalOutputResponse)
+    o: TerminalOutputResponse
     v: Any
     r: Any
     try:
@@ -11007,29 +11187,31 @@ def _d_TerminalOutputResponse(d: Any) -> TerminalOutputResponse:
         raise _s.missing("output") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("output")
-    _S_TerminalOutputResponse_output(o, v)
+    w.output = v
     try:
         v = d["truncated"]
     except KeyError:
         raise _s.missing("truncated") from None
     if type(v) is not bool:
         raise _s.wrong("a boolean", v).at("truncated")
-    _S_TerminalOutputResponse_truncated(o, v)
+    w.truncated = v
     if len(d) == 2:
-        _S_TerminalOutputResponse_exit_status(o, None)
-        _S_TerminalOutputResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.exit_status = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = TerminalOutputResponse
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "exitStatus" not in d:
-        _S_TerminalOutputResponse_exit_status(o, None)
+        w.exit_status = None
     else:
         v = d["exitStatus"]
         n += 1
         if v is None:
-            _S_TerminalOutputResponse_exit_status(o, None)
+            w.exit_status = None
             ex = _s.note(ex, "exitStatus")
         else:
             try:
@@ -11038,14 +11220,14 @@ def _d_TerminalOutputResponse(d: Any) -> TerminalOutputResponse:
                 r = None
             if r is None:
                 ex = _s.note(ex, "exitStatus")
-            _S_TerminalOutputResponse_exit_status(o, r)
+            w.exit_status = r
     if "_meta" not in d:
-        _S_TerminalOutputResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_TerminalOutputResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -11054,9 +11236,11 @@ def _d_TerminalOutputResponse(d: Any) -> TerminalOutputResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_TerminalOutputResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = TerminalOutputResponse
+    o = w
     return o
 
 
@@ -11095,7 +11279,8 @@ def _d_TextContent(d: Any) -> TextContent:
 
 
 def _a_TextContent(d: Any) -> TextContent:
-    o: TextContent = _new(TextContent)
+    w: Any = _new(_W_TextContent)
+    o: TextContent
     v: Any
     r: Any
     try:
@@ -11104,22 +11289,24 @@ def _a_TextContent(d: Any) -> TextContent:
         raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    _S_TextContent_text(o, v)
+    w.text = v
     if len(d) == 2:
-        _S_TextContent_annotations(o, None)
-        _S_TextContent_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.annotations = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = TextContent
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "annotations" not in d:
-        _S_TextContent_annotations(o, None)
+        w.annotations = None
     else:
         v = d["annotations"]
         n += 1
         if v is None:
-            _S_TextContent_annotations(o, None)
+            w.annotations = None
             ex = _s.note(ex, "annotations")
         else:
             try:
@@ -11128,14 +11315,14 @@ def _a_TextContent(d: Any) -> TextContent:
                 r = None
             if r is None:
                 ex = _s.note(ex, "annotations")
-            _S_TextContent_annotations(o, r)
+            w.annotations = r
     if "_meta" not in d:
-        _S_TextContent_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_TextContent_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -11144,9 +11331,11 @@ def _a_TextContent(d: Any) -> TextContent:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_TextContent_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TextContent))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_TextContent)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = TextContent
+    o = w
     return o
 
 
@@ -11174,7 +11363,8 @@ def _e_TextContent(o: TextContent) -> dict[str, Any]:
 def _d_TextResourceContents(d: Any) -> TextResourceContents:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: TextResourceContents = _new(TextResourceContents)
+    w: Any = _new(_W_TextResourceContents)
+    o: TextResourceContents
     v: Any
     r: Any
     try:
@@ -11183,29 +11373,31 @@ def _d_TextResourceContents(d: Any) -> TextResourceContents:
         raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    _S_TextResourceContents_text(o, v)
+    w.text = v
     try:
         v = d["uri"]
     except KeyError:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_TextResourceContents_uri(o, v)
+    w.uri = v
     if len(d) == 2:
-        _S_TextResourceContents_mime_type(o, None)
-        _S_TextResourceContents_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.mime_type = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = TextResourceContents
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "mimeType" not in d:
-        _S_TextResourceContents_mime_type(o, None)
+        w.mime_type = None
     else:
         v = d["mimeType"]
         n += 1
         if v is None:
-            _S_TextResourceContents_mime_type(o, None)
+            w.mime_type = None
             ex = _s.note(ex, "mimeType")
         else:
             if type(v) is not str:
@@ -11214,14 +11406,14 @@ def _d_TextResourceContents(d: Any) -> TextResourceContents:
                 r = v
             if r is None:
                 ex = _s.note(ex, "mimeType")
-            _S_TextResourceContents_mime_type(o, r)
+            w.mime_type = r
     if "_meta" not in d:
-        _S_TextResourceContents_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_TextResourceContents_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -11230,9 +11422,11 @@ def _d_TextResourceContents(d: Any) -> TextResourceContents:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_TextResourceContents_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TextResourceContents))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_TextResourceContents)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = TextResourceContents
+    o = w
     return o
 
 
@@ -11262,7 +11456,8 @@ def _e_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
 def _d_TitledMultiSelectItems(d: Any) -> TitledMultiSelectItems:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: TitledMultiSelectItems = _new(TitledMultiSelectItems)
+    w: Any = _new(_W_TitledMultiSelectItems)
+    o: TitledMultiSelectItems
     v: Any
     r: Any
     try:
@@ -11273,21 +11468,23 @@ def _d_TitledMultiSelectItems(d: Any) -> TitledMultiSelectItems:
         r = _s.d_list(v, _d_EnumOption)
     except DecodeError as e:
         raise e.at("anyOf") from None
-    _S_TitledMultiSelectItems_any_of(o, r)
+    w.any_of = r
     if len(d) == 1:
-        _S_TitledMultiSelectItems_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = TitledMultiSelectItems
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_TitledMultiSelectItems_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_TitledMultiSelectItems_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -11296,9 +11493,11 @@ def _d_TitledMultiSelectItems(d: Any) -> TitledMultiSelectItems:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_TitledMultiSelectItems_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TitledMultiSelectItems))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_TitledMultiSelectItems)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = TitledMultiSelectItems
+    o = w
     return o
 
 
@@ -11330,7 +11529,8 @@ def _d_ToolCall(d: Any) -> ToolCall:
 
 
 def _a_ToolCall(d: Any) -> ToolCall:
-    o: ToolCall = _new(ToolCall)
+    w: Any = _new(_W_ToolCall)
+    o: ToolCall
     v: Any
     r: Any
     try:
@@ -11339,34 +11539,36 @@ def _a_ToolCall(d: Any) -> ToolCall:
         raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    _S_ToolCall_tool_call_id(o, v)
+    w.tool_call_id = v
     try:
         v = d["title"]
     except KeyError:
         raise _s.missing("title") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("title")
-    _S_ToolCall_title(o, v)
+    w.title = v
     if len(d) == 3:
-        _S_ToolCall_kind(o, None)
-        _S_ToolCall_status(o, None)
-        _S_ToolCall_content(o, [])
-        _S_ToolCall_locations(o, [])
-        _S_ToolCall_raw_input(o, None)
-        _S_ToolCall_raw_output(o, None)
-        _S_ToolCall_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.kind = None
+        w.status = None
+        w.content = []
+        w.locations = []
+        w.raw_input = None
+        w.raw_output = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ToolCall
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "kind" not in d:
-        _S_ToolCall_kind(o, None)
+        w.kind = None
     else:
         v = d["kind"]
         n += 1
         if v is None:
-            _S_ToolCall_kind(o, None)
+            w.kind = None
             ex = _s.note(ex, "kind")
         else:
             if type(v) is not str or v not in _L_ToolKind:
@@ -11375,14 +11577,14 @@ def _a_ToolCall(d: Any) -> ToolCall:
                 r = v
             if r is None:
                 ex = _s.note(ex, "kind")
-            _S_ToolCall_kind(o, r)
+            w.kind = r
     if "status" not in d:
-        _S_ToolCall_status(o, None)
+        w.status = None
     else:
         v = d["status"]
         n += 1
         if v is None:
-            _S_ToolCall_status(o, None)
+            w.status = None
             ex = _s.note(ex, "status")
         else:
             if type(v) is not str or v not in _L_ToolCallStatus:
@@ -11391,14 +11593,14 @@ def _a_ToolCall(d: Any) -> ToolCall:
                 r = v
             if r is None:
                 ex = _s.note(ex, "status")
-            _S_ToolCall_status(o, r)
+            w.status = r
     if "content" not in d:
-        _S_ToolCall_content(o, [])
+        w.content = []
     else:
         v = d["content"]
         n += 1
         if v is None:
-            _S_ToolCall_content(o, [])
+            w.content = []
             ex = _s.note(ex, "content")
         else:
             try:
@@ -11407,14 +11609,14 @@ def _a_ToolCall(d: Any) -> ToolCall:
                 r = []
             if not r:
                 ex = _s.note(ex, "content")
-            _S_ToolCall_content(o, r)
+            w.content = r
     if "locations" not in d:
-        _S_ToolCall_locations(o, [])
+        w.locations = []
     else:
         v = d["locations"]
         n += 1
         if v is None:
-            _S_ToolCall_locations(o, [])
+            w.locations = []
             ex = _s.note(ex, "locations")
         else:
             try:
@@ -11423,38 +11625,38 @@ def _a_ToolCall(d: Any) -> ToolCall:
                 r = []
             if not r:
                 ex = _s.note(ex, "locations")
-            _S_ToolCall_locations(o, r)
+            w.locations = r
     if "rawInput" not in d:
-        _S_ToolCall_raw_input(o, None)
+        w.raw_input = None
     else:
         v = d["rawInput"]
         n += 1
         if v is None:
-            _S_ToolCall_raw_input(o, None)
+            w.raw_input = None
             ex = _s.note(ex, "rawInput")
         else:
             if v is None:
                 ex = _s.note(ex, "rawInput")
-            _S_ToolCall_raw_input(o, v)
+            w.raw_input = v
     if "rawOutput" not in d:
-        _S_ToolCall_raw_output(o, None)
+        w.raw_output = None
     else:
         v = d["rawOutput"]
         n += 1
         if v is None:
-            _S_ToolCall_raw_output(o, None)
+            w.raw_output = None
             ex = _s.note(ex, "rawOutput")
         else:
             if v is None:
                 ex = _s.note(ex, "rawOutput")
-            _S_ToolCall_raw_output(o, v)
+            w.raw_output = v
     if "_meta" not in d:
-        _S_ToolCall_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ToolCall_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -11463,9 +11665,11 @@ def _a_ToolCall(d: Any) -> ToolCall:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ToolCall_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCall))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ToolCall)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ToolCall
+    o = w
     return o
 
 
@@ -11516,7 +11720,8 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
 def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ToolCallLocation = _new(ToolCallLocation)
+    w: Any = _new(_W_ToolCallLocation)
+    o: ToolCallLocation
     v: Any
     r: Any
     try:
@@ -11525,22 +11730,24 @@ def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
         raise _s.missing("path") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("path")
-    _S_ToolCallLocation_path(o, v)
+    w.path = v
     if len(d) == 1:
-        _S_ToolCallLocation_line(o, None)
-        _S_ToolCallLocation_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.line = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ToolCallLocation
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "line" not in d:
-        _S_ToolCallLocation_line(o, None)
+        w.line = None
     else:
         v = d["line"]
         n += 1
         if v is None:
-            _S_ToolCallLocation_line(o, None)
+            w.line = None
             ex = _s.note(ex, "line")
         else:
             if type(v) is not int or not 0 <= v <= 4294967295:
@@ -11549,14 +11756,14 @@ def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
                 r = v
             if r is None:
                 ex = _s.note(ex, "line")
-            _S_ToolCallLocation_line(o, r)
+            w.line = r
     if "_meta" not in d:
-        _S_ToolCallLocation_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ToolCallLocation_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -11565,9 +11772,11 @@ def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ToolCallLocation_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallLocation))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallLocation)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ToolCallLocation
+    o = w
     return o
 
 
@@ -11595,7 +11804,8 @@ def _e_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
 def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ToolCallUpdate = _new(ToolCallUpdate)
+    w: Any = _new(_W_ToolCallUpdate)
+    o: ToolCallUpdate
     v: Any
     r: Any
     try:
@@ -11604,28 +11814,30 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
         raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    _S_ToolCallUpdate_tool_call_id(o, v)
+    w.tool_call_id = v
     if len(d) == 1:
-        _S_ToolCallUpdate_kind(o, None)
-        _S_ToolCallUpdate_status(o, None)
-        _S_ToolCallUpdate_title(o, None)
-        _S_ToolCallUpdate_content(o, None)
-        _S_ToolCallUpdate_locations(o, None)
-        _S_ToolCallUpdate_raw_input(o, None)
-        _S_ToolCallUpdate_raw_output(o, None)
-        _S_ToolCallUpdate_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.kind = None
+        w.status = None
+        w.title = None
+        w.content = None
+        w.locations = None
+        w.raw_input = None
+        w.raw_output = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ToolCallUpdate
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "kind" not in d:
-        _S_ToolCallUpdate_kind(o, None)
+        w.kind = None
     else:
         v = d["kind"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_kind(o, None)
+            w.kind = None
             ex = _s.note(ex, "kind")
         else:
             if type(v) is not str or v not in _L_ToolKind:
@@ -11634,14 +11846,14 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "kind")
-            _S_ToolCallUpdate_kind(o, r)
+            w.kind = r
     if "status" not in d:
-        _S_ToolCallUpdate_status(o, None)
+        w.status = None
     else:
         v = d["status"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_status(o, None)
+            w.status = None
             ex = _s.note(ex, "status")
         else:
             if type(v) is not str or v not in _L_ToolCallStatus:
@@ -11650,14 +11862,14 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "status")
-            _S_ToolCallUpdate_status(o, r)
+            w.status = r
     if "title" not in d:
-        _S_ToolCallUpdate_title(o, None)
+        w.title = None
     else:
         v = d["title"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_title(o, None)
+            w.title = None
             ex = _s.note(ex, "title")
         else:
             if type(v) is not str:
@@ -11666,14 +11878,14 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "title")
-            _S_ToolCallUpdate_title(o, r)
+            w.title = r
     if "content" not in d:
-        _S_ToolCallUpdate_content(o, None)
+        w.content = None
     else:
         v = d["content"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_content(o, None)
+            w.content = None
             ex = _s.note(ex, "content")
         else:
             try:
@@ -11682,14 +11894,14 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
                 r = None
             if r is None:
                 ex = _s.note(ex, "content")
-            _S_ToolCallUpdate_content(o, r)
+            w.content = r
     if "locations" not in d:
-        _S_ToolCallUpdate_locations(o, None)
+        w.locations = None
     else:
         v = d["locations"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_locations(o, None)
+            w.locations = None
             ex = _s.note(ex, "locations")
         else:
             try:
@@ -11698,38 +11910,38 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
                 r = None
             if r is None:
                 ex = _s.note(ex, "locations")
-            _S_ToolCallUpdate_locations(o, r)
+            w.locations = r
     if "rawInput" not in d:
-        _S_ToolCallUpdate_raw_input(o, None)
+        w.raw_input = None
     else:
         v = d["rawInput"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_raw_input(o, None)
+            w.raw_input = None
             ex = _s.note(ex, "rawInput")
         else:
             if v is None:
                 ex = _s.note(ex, "rawInput")
-            _S_ToolCallUpdate_raw_input(o, v)
+            w.raw_input = v
     if "rawOutput" not in d:
-        _S_ToolCallUpdate_raw_output(o, None)
+        w.raw_output = None
     else:
         v = d["rawOutput"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_raw_output(o, None)
+            w.raw_output = None
             ex = _s.note(ex, "rawOutput")
         else:
             if v is None:
                 ex = _s.note(ex, "rawOutput")
-            _S_ToolCallUpdate_raw_output(o, v)
+            w.raw_output = v
     if "_meta" not in d:
-        _S_ToolCallUpdate_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -11738,9 +11950,11 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ToolCallUpdate_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ToolCallUpdate
+    o = w
     return o
 
 
@@ -11807,7 +12021,8 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
 
 
 def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
-    o: ToolCallProgress = _new(ToolCallProgress)
+    w: Any = _new(_W_ToolCallProgress)
+    o: ToolCallProgress
     v: Any
     r: Any
     try:
@@ -11816,28 +12031,30 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
         raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    _S_ToolCallUpdate_tool_call_id(o, v)
+    w.tool_call_id = v
     if len(d) == 2:
-        _S_ToolCallUpdate_kind(o, None)
-        _S_ToolCallUpdate_status(o, None)
-        _S_ToolCallUpdate_title(o, None)
-        _S_ToolCallUpdate_content(o, None)
-        _S_ToolCallUpdate_locations(o, None)
-        _S_ToolCallUpdate_raw_input(o, None)
-        _S_ToolCallUpdate_raw_output(o, None)
-        _S_ToolCallUpdate_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.kind = None
+        w.status = None
+        w.title = None
+        w.content = None
+        w.locations = None
+        w.raw_input = None
+        w.raw_output = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ToolCallProgress
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "kind" not in d:
-        _S_ToolCallUpdate_kind(o, None)
+        w.kind = None
     else:
         v = d["kind"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_kind(o, None)
+            w.kind = None
             ex = _s.note(ex, "kind")
         else:
             if type(v) is not str or v not in _L_ToolKind:
@@ -11846,14 +12063,14 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
                 r = v
             if r is None:
                 ex = _s.note(ex, "kind")
-            _S_ToolCallUpdate_kind(o, r)
+            w.kind = r
     if "status" not in d:
-        _S_ToolCallUpdate_status(o, None)
+        w.status = None
     else:
         v = d["status"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_status(o, None)
+            w.status = None
             ex = _s.note(ex, "status")
         else:
             if type(v) is not str or v not in _L_ToolCallStatus:
@@ -11862,14 +12079,14 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
                 r = v
             if r is None:
                 ex = _s.note(ex, "status")
-            _S_ToolCallUpdate_status(o, r)
+            w.status = r
     if "title" not in d:
-        _S_ToolCallUpdate_title(o, None)
+        w.title = None
     else:
         v = d["title"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_title(o, None)
+            w.title = None
             ex = _s.note(ex, "title")
         else:
             if type(v) is not str:
@@ -11878,14 +12095,14 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
                 r = v
             if r is None:
                 ex = _s.note(ex, "title")
-            _S_ToolCallUpdate_title(o, r)
+            w.title = r
     if "content" not in d:
-        _S_ToolCallUpdate_content(o, None)
+        w.content = None
     else:
         v = d["content"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_content(o, None)
+            w.content = None
             ex = _s.note(ex, "content")
         else:
             try:
@@ -11894,14 +12111,14 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
                 r = None
             if r is None:
                 ex = _s.note(ex, "content")
-            _S_ToolCallUpdate_content(o, r)
+            w.content = r
     if "locations" not in d:
-        _S_ToolCallUpdate_locations(o, None)
+        w.locations = None
     else:
         v = d["locations"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_locations(o, None)
+            w.locations = None
             ex = _s.note(ex, "locations")
         else:
             try:
@@ -11910,38 +12127,38 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
                 r = None
             if r is None:
                 ex = _s.note(ex, "locations")
-            _S_ToolCallUpdate_locations(o, r)
+            w.locations = r
     if "rawInput" not in d:
-        _S_ToolCallUpdate_raw_input(o, None)
+        w.raw_input = None
     else:
         v = d["rawInput"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_raw_input(o, None)
+            w.raw_input = None
             ex = _s.note(ex, "rawInput")
         else:
             if v is None:
                 ex = _s.note(ex, "rawInput")
-            _S_ToolCallUpdate_raw_input(o, v)
+            w.raw_input = v
     if "rawOutput" not in d:
-        _S_ToolCallUpdate_raw_output(o, None)
+        w.raw_output = None
     else:
         v = d["rawOutput"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_raw_output(o, None)
+            w.raw_output = None
             ex = _s.note(ex, "rawOutput")
         else:
             if v is None:
                 ex = _s.note(ex, "rawOutput")
-            _S_ToolCallUpdate_raw_output(o, v)
+            w.raw_output = v
     if "_meta" not in d:
-        _S_ToolCallUpdate_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -11950,9 +12167,11 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ToolCallUpdate_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallProgress))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallProgress)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ToolCallProgress
+    o = w
     return o
 
 
@@ -12010,7 +12229,8 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
 def _d_UnstructuredCommandInput(d: Any) -> UnstructuredCommandInput:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: UnstructuredCommandInput = _new(UnstructuredCommandInput)
+    w: Any = _new(_W_UnstructuredCommandInput)
+    o: UnstructuredCommandInput
     v: Any
     r: Any
     try:
@@ -12019,21 +12239,23 @@ def _d_UnstructuredCommandInput(d: Any) -> UnstructuredCommandInput:
         raise _s.missing("hint") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("hint")
-    _S_UnstructuredCommandInput_hint(o, v)
+    w.hint = v
     if len(d) == 1:
-        _S_UnstructuredCommandInput_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = UnstructuredCommandInput
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_UnstructuredCommandInput_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_UnstructuredCommandInput_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -12042,9 +12264,11 @@ def _d_UnstructuredCommandInput(d: Any) -> UnstructuredCommandInput:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_UnstructuredCommandInput_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_UnstructuredCommandInput))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_UnstructuredCommandInput)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = UnstructuredCommandInput
+    o = w
     return o
 
 
@@ -12076,7 +12300,8 @@ def _d_UsageUpdate(d: Any) -> UsageUpdate:
 
 
 def _a_UsageUpdate(d: Any) -> UsageUpdate:
-    o: UsageUpdate = _new(UsageUpdate)
+    w: Any = _new(_W_UsageUpdate)
+    o: UsageUpdate
     v: Any
     r: Any
     try:
@@ -12085,29 +12310,31 @@ def _a_UsageUpdate(d: Any) -> UsageUpdate:
         raise _s.missing("used") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("used")
-    _S_UsageUpdate_used(o, v)
+    w.used = v
     try:
         v = d["size"]
     except KeyError:
         raise _s.missing("size") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("size")
-    _S_UsageUpdate_size(o, v)
+    w.size = v
     if len(d) == 3:
-        _S_UsageUpdate_cost(o, None)
-        _S_UsageUpdate_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.cost = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = UsageUpdate
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "cost" not in d:
-        _S_UsageUpdate_cost(o, None)
+        w.cost = None
     else:
         v = d["cost"]
         n += 1
         if v is None:
-            _S_UsageUpdate_cost(o, None)
+            w.cost = None
             ex = _s.note(ex, "cost")
         else:
             try:
@@ -12116,14 +12343,14 @@ def _a_UsageUpdate(d: Any) -> UsageUpdate:
                 r = None
             if r is None:
                 ex = _s.note(ex, "cost")
-            _S_UsageUpdate_cost(o, r)
+            w.cost = r
     if "_meta" not in d:
-        _S_UsageUpdate_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_UsageUpdate_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -12132,9 +12359,11 @@ def _a_UsageUpdate(d: Any) -> UsageUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_UsageUpdate_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_UsageUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_UsageUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = UsageUpdate
+    o = w
     return o
 
 
@@ -12173,7 +12402,8 @@ def _d_UserMessageChunk(d: Any) -> UserMessageChunk:
 
 
 def _a_UserMessageChunk(d: Any) -> UserMessageChunk:
-    o: UserMessageChunk = _new(UserMessageChunk)
+    w: Any = _new(_W_UserMessageChunk)
+    o: UserMessageChunk
     v: Any
     r: Any
     try:
@@ -12184,22 +12414,24 @@ def _a_UserMessageChunk(d: Any) -> UserMessageChunk:
         r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    _S_ContentChunk_content(o, r)
+    w.content = r
     if len(d) == 2:
-        _S_ContentChunk_message_id(o, None)
-        _S_ContentChunk_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.message_id = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = UserMessageChunk
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "messageId" not in d:
-        _S_ContentChunk_message_id(o, None)
+        w.message_id = None
     else:
         v = d["messageId"]
         n += 1
         if v is None:
-            _S_ContentChunk_message_id(o, None)
+            w.message_id = None
             ex = _s.note(ex, "messageId")
         else:
             if type(v) is not str:
@@ -12208,14 +12440,14 @@ def _a_UserMessageChunk(d: Any) -> UserMessageChunk:
                 r = v
             if r is None:
                 ex = _s.note(ex, "messageId")
-            _S_ContentChunk_message_id(o, r)
+            w.message_id = r
     if "_meta" not in d:
-        _S_ContentChunk_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ContentChunk_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -12224,9 +12456,11 @@ def _a_UserMessageChunk(d: Any) -> UserMessageChunk:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ContentChunk_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_UserMessageChunk))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_UserMessageChunk)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = UserMessageChunk
+    o = w
     return o
 
 
@@ -12254,7 +12488,8 @@ def _e_UserMessageChunk(o: UserMessageChunk) -> dict[str, Any]:
 def _d_WaitForTerminalExitRequest(d: Any) -> WaitForTerminalExitRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: WaitForTerminalExitRequest = _new(WaitForTerminalExitRequest)
+    w: Any = _new(_W_WaitForTerminalExitRequest)
+    o: WaitForTerminalExitRequest
     v: Any
     r: Any
     try:
@@ -12263,28 +12498,30 @@ def _d_WaitForTerminalExitRequest(d: Any) -> WaitForTerminalExitRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_WaitForTerminalExitRequest_session_id(o, v)
+    w.session_id = v
     try:
         v = d["terminalId"]
     except KeyError:
         raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    _S_WaitForTerminalExitRequest_terminal_id(o, v)
+    w.terminal_id = v
     if len(d) == 2:
-        _S_WaitForTerminalExitRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = WaitForTerminalExitRequest
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_WaitForTerminalExitRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_WaitForTerminalExitRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -12293,9 +12530,11 @@ def _d_WaitForTerminalExitRequest(d: Any) -> WaitForTerminalExitRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_WaitForTerminalExitRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = WaitForTerminalExitRequest
+    o = w
     return o
 
 
@@ -12320,25 +12559,28 @@ def _e_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[str, An
 def _d_WaitForTerminalExitResponse(d: Any) -> WaitForTerminalExitResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: WaitForTerminalExitResponse = _new(WaitForTerminalExitResponse)
+    w: Any = _new(_W_WaitForTerminalExitResponse)
+    o: WaitForTerminalExitResponse
     v: Any
     r: Any
     if len(d) == 0:
-        _S_WaitForTerminalExitResponse_exit_code(o, None)
-        _S_WaitForTerminalExitResponse_signal(o, None)
-        _S_WaitForTerminalExitResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.exit_code = None
+        w.signal = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = WaitForTerminalExitResponse
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "exitCode" not in d:
-        _S_WaitForTerminalExitResponse_exit_code(o, None)
+        w.exit_code = None
     else:
         v = d["exitCode"]
         n += 1
         if v is None:
-            _S_WaitForTerminalExitResponse_exit_code(o, None)
+            w.exit_code = None
             ex = _s.note(ex, "exitCode")
         else:
             if type(v) is not int or not 0 <= v <= 4294967295:
@@ -12347,14 +12589,14 @@ def _d_WaitForTerminalExitResponse(d: Any) -> WaitForTerminalExitResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "exitCode")
-            _S_WaitForTerminalExitResponse_exit_code(o, r)
+            w.exit_code = r
     if "signal" not in d:
-        _S_WaitForTerminalExitResponse_signal(o, None)
+        w.signal = None
     else:
         v = d["signal"]
         n += 1
         if v is None:
-            _S_WaitForTerminalExitResponse_signal(o, None)
+            w.signal = None
             ex = _s.note(ex, "signal")
         else:
             if type(v) is not str:
@@ -12363,14 +12605,14 @@ def _d_WaitForTerminalExitResponse(d: Any) -> WaitForTerminalExitResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "signal")
-            _S_WaitForTerminalExitResponse_signal(o, r)
+            w.signal = r
     if "_meta" not in d:
-        _S_WaitForTerminalExitResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_WaitForTerminalExitResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -12379,9 +12621,11 @@ def _d_WaitForTerminalExitResponse(d: Any) -> WaitForTerminalExitResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_WaitForTerminalExitResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = WaitForTerminalExitResponse
+    o = w
     return o
 
 
@@ -12412,7 +12656,8 @@ def _e_WaitForTerminalExitResponse(o: WaitForTerminalExitResponse) -> dict[str, 
 def _d_WriteTextFileRequest(d: Any) -> WriteTextFileRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: WriteTextFileRequest = _new(WriteTextFileRequest)
+    w: Any = _new(_W_WriteTextFileRequest)
+    o: WriteTextFileRequest
     v: Any
     r: Any
     try:
@@ -12421,35 +12666,37 @@ def _d_WriteTextFileRequest(d: Any) -> WriteTextFileRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_WriteTextFileRequest_session_id(o, v)
+    w.session_id = v
     try:
         v = d["path"]
     except KeyError:
         raise _s.missing("path") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("path")
-    _S_WriteTextFileRequest_path(o, v)
+    w.path = v
     try:
         v = d["content"]
     except KeyError:
         raise _s.missing("content") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("content")
-    _S_WriteTextFileRequest_content(o, v)
+    w.content = v
     if len(d) == 3:
-        _S_WriteTextFileRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = WriteTextFileRequest
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_WriteTextFileRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_WriteTextFileRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -12458,9 +12705,11 @@ def _d_WriteTextFileRequest(d: Any) -> WriteTextFileRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_WriteTextFileRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = WriteTextFileRequest
+    o = w
     return o
 
 
@@ -12487,23 +12736,26 @@ def _e_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
 def _d_WriteTextFileResponse(d: Any) -> WriteTextFileResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: WriteTextFileResponse = _new(WriteTextFileResponse)
+    w: Any = _new(_W_WriteTextFileResponse)
+    o: WriteTextFileResponse
     v: Any
     r: Any
     if len(d) == 0:
-        _S_WriteTextFileResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = WriteTextFileResponse
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_WriteTextFileResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_WriteTextFileResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -12512,9 +12764,11 @@ def _d_WriteTextFileResponse(d: Any) -> WriteTextFileResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_WriteTextFileResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = WriteTextFileResponse
+    o = w
     return o
 
 

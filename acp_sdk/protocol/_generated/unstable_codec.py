@@ -558,475 +558,104 @@ from acp_sdk.protocol._generated.unstable_models import (
 )
 from acp_sdk.protocol._model_support import EMPTY as _EMPTY
 from acp_sdk.protocol._model_support import NO_EXPLICIT as _NO_EXPLICIT
-from acp_sdk.protocol._model_support import WireModel
 
 _MISSING: Final[Any] = _s.MISSING
 _new: Final = object.__new__
-_S_extra: Final = WireModel.__dict__["extra"].__set__
-_S_explicit: Final = WireModel.__dict__["_explicit"].__set__
-_S_AcceptNesNotification_session_id: Final = AcceptNesNotification.__dict__["session_id"].__set__
-_S_AcceptNesNotification_id: Final = AcceptNesNotification.__dict__["id"].__set__
-_S_AcceptNesNotification_meta: Final = AcceptNesNotification.__dict__["meta"].__set__
-_S_McpCapabilities_http: Final = McpCapabilities.__dict__["http"].__set__
-_S_McpCapabilities_sse: Final = McpCapabilities.__dict__["sse"].__set__
-_S_McpCapabilities_acp: Final = McpCapabilities.__dict__["acp"].__set__
-_S_McpCapabilities_meta: Final = McpCapabilities.__dict__["meta"].__set__
-_S_SessionCapabilities_list: Final = SessionCapabilities.__dict__["list"].__set__
-_S_SessionCapabilities_delete: Final = SessionCapabilities.__dict__["delete"].__set__
-_S_SessionCapabilities_additional_directories: Final = SessionCapabilities.__dict__[
-    "additional_directories"
-].__set__
-_S_SessionCapabilities_fork: Final = SessionCapabilities.__dict__["fork"].__set__
-_S_SessionCapabilities_resume: Final = SessionCapabilities.__dict__["resume"].__set__
-_S_SessionCapabilities_close: Final = SessionCapabilities.__dict__["close"].__set__
-_S_SessionCapabilities_meta: Final = SessionCapabilities.__dict__["meta"].__set__
-_S_AgentCapabilities_load_session: Final = AgentCapabilities.__dict__["load_session"].__set__
-_S_AgentCapabilities_prompt_capabilities: Final = AgentCapabilities.__dict__[
-    "prompt_capabilities"
-].__set__
-_S_AgentCapabilities_mcp_capabilities: Final = AgentCapabilities.__dict__[
-    "mcp_capabilities"
-].__set__
-_S_AgentCapabilities_session_capabilities: Final = AgentCapabilities.__dict__[
-    "session_capabilities"
-].__set__
-_S_AgentCapabilities_auth: Final = AgentCapabilities.__dict__["auth"].__set__
-_S_AgentCapabilities_providers: Final = AgentCapabilities.__dict__["providers"].__set__
-_S_AgentCapabilities_nes: Final = AgentCapabilities.__dict__["nes"].__set__
-_S_AgentCapabilities_position_encoding: Final = AgentCapabilities.__dict__[
-    "position_encoding"
-].__set__
-_S_AgentCapabilities_meta: Final = AgentCapabilities.__dict__["meta"].__set__
-_S_ClientCapabilities_fs: Final = ClientCapabilities.__dict__["fs"].__set__
-_S_ClientCapabilities_terminal: Final = ClientCapabilities.__dict__["terminal"].__set__
-_S_ClientCapabilities_session: Final = ClientCapabilities.__dict__["session"].__set__
-_S_ClientCapabilities_plan: Final = ClientCapabilities.__dict__["plan"].__set__
-_S_ClientCapabilities_auth: Final = ClientCapabilities.__dict__["auth"].__set__
-_S_ClientCapabilities_elicitation: Final = ClientCapabilities.__dict__["elicitation"].__set__
-_S_ClientCapabilities_nes: Final = ClientCapabilities.__dict__["nes"].__set__
-_S_ClientCapabilities_position_encodings: Final = ClientCapabilities.__dict__[
-    "position_encodings"
-].__set__
-_S_ClientCapabilities_meta: Final = ClientCapabilities.__dict__["meta"].__set__
-_S_ClientNesCapabilities_jump: Final = ClientNesCapabilities.__dict__["jump"].__set__
-_S_ClientNesCapabilities_rename: Final = ClientNesCapabilities.__dict__["rename"].__set__
-_S_ClientNesCapabilities_search_and_replace: Final = ClientNesCapabilities.__dict__[
-    "search_and_replace"
-].__set__
-_S_ClientNesCapabilities_meta: Final = ClientNesCapabilities.__dict__["meta"].__set__
-_S_ClientSessionCapabilities_compaction: Final = ClientSessionCapabilities.__dict__[
-    "compaction"
-].__set__
-_S_ClientSessionCapabilities_config_options: Final = ClientSessionCapabilities.__dict__[
-    "config_options"
-].__set__
-_S_ClientSessionCapabilities_meta: Final = ClientSessionCapabilities.__dict__["meta"].__set__
-_S_CloseNesRequest_session_id: Final = CloseNesRequest.__dict__["session_id"].__set__
-_S_CloseNesRequest_meta: Final = CloseNesRequest.__dict__["meta"].__set__
-_S_CloseNesResponse_meta: Final = CloseNesResponse.__dict__["meta"].__set__
-_S_CompactionSummaryChunk_compaction_id: Final = CompactionSummaryChunk.__dict__[
-    "compaction_id"
-].__set__
-_S_CompactionSummaryChunk_content: Final = CompactionSummaryChunk.__dict__["content"].__set__
-_S_CompactionSummaryChunk_meta: Final = CompactionSummaryChunk.__dict__["meta"].__set__
-_S_CompactionUpdate_compaction_id: Final = CompactionUpdate.__dict__["compaction_id"].__set__
-_S_CompactionUpdate_status: Final = CompactionUpdate.__dict__["status"].__set__
-_S_CompactionUpdate_summary: Final = CompactionUpdate.__dict__["summary"].__set__
-_S_CompactionUpdate_error: Final = CompactionUpdate.__dict__["error"].__set__
-_S_CompactionUpdate_meta: Final = CompactionUpdate.__dict__["meta"].__set__
-_S_ConnectMcpRequest_server_id: Final = ConnectMcpRequest.__dict__["server_id"].__set__
-_S_ConnectMcpRequest_meta: Final = ConnectMcpRequest.__dict__["meta"].__set__
-_S_ConnectMcpResponse_connection_id: Final = ConnectMcpResponse.__dict__["connection_id"].__set__
-_S_ConnectMcpResponse_meta: Final = ConnectMcpResponse.__dict__["meta"].__set__
-_S_DidChangeDocumentNotification_session_id: Final = DidChangeDocumentNotification.__dict__[
-    "session_id"
-].__set__
-_S_DidChangeDocumentNotification_uri: Final = DidChangeDocumentNotification.__dict__["uri"].__set__
-_S_DidChangeDocumentNotification_version: Final = DidChangeDocumentNotification.__dict__[
-    "version"
-].__set__
-_S_DidChangeDocumentNotification_content_changes: Final = DidChangeDocumentNotification.__dict__[
-    "content_changes"
-].__set__
-_S_DidChangeDocumentNotification_meta: Final = DidChangeDocumentNotification.__dict__[
-    "meta"
-].__set__
-_S_DidCloseDocumentNotification_session_id: Final = DidCloseDocumentNotification.__dict__[
-    "session_id"
-].__set__
-_S_DidCloseDocumentNotification_uri: Final = DidCloseDocumentNotification.__dict__["uri"].__set__
-_S_DidCloseDocumentNotification_meta: Final = DidCloseDocumentNotification.__dict__["meta"].__set__
-_S_DidFocusDocumentNotification_session_id: Final = DidFocusDocumentNotification.__dict__[
-    "session_id"
-].__set__
-_S_DidFocusDocumentNotification_uri: Final = DidFocusDocumentNotification.__dict__["uri"].__set__
-_S_DidFocusDocumentNotification_version: Final = DidFocusDocumentNotification.__dict__[
-    "version"
-].__set__
-_S_DidFocusDocumentNotification_position: Final = DidFocusDocumentNotification.__dict__[
-    "position"
-].__set__
-_S_DidFocusDocumentNotification_visible_range: Final = DidFocusDocumentNotification.__dict__[
-    "visible_range"
-].__set__
-_S_DidFocusDocumentNotification_meta: Final = DidFocusDocumentNotification.__dict__["meta"].__set__
-_S_DidOpenDocumentNotification_session_id: Final = DidOpenDocumentNotification.__dict__[
-    "session_id"
-].__set__
-_S_DidOpenDocumentNotification_uri: Final = DidOpenDocumentNotification.__dict__["uri"].__set__
-_S_DidOpenDocumentNotification_language_id: Final = DidOpenDocumentNotification.__dict__[
-    "language_id"
-].__set__
-_S_DidOpenDocumentNotification_version: Final = DidOpenDocumentNotification.__dict__[
-    "version"
-].__set__
-_S_DidOpenDocumentNotification_text: Final = DidOpenDocumentNotification.__dict__["text"].__set__
-_S_DidOpenDocumentNotification_meta: Final = DidOpenDocumentNotification.__dict__["meta"].__set__
-_S_DidSaveDocumentNotification_session_id: Final = DidSaveDocumentNotification.__dict__[
-    "session_id"
-].__set__
-_S_DidSaveDocumentNotification_uri: Final = DidSaveDocumentNotification.__dict__["uri"].__set__
-_S_DidSaveDocumentNotification_meta: Final = DidSaveDocumentNotification.__dict__["meta"].__set__
-_S_DisableProviderRequest_provider_id: Final = DisableProviderRequest.__dict__[
-    "provider_id"
-].__set__
-_S_DisableProviderRequest_meta: Final = DisableProviderRequest.__dict__["meta"].__set__
-_S_DisableProviderResponse_meta: Final = DisableProviderResponse.__dict__["meta"].__set__
-_S_DisconnectMcpRequest_connection_id: Final = DisconnectMcpRequest.__dict__[
-    "connection_id"
-].__set__
-_S_DisconnectMcpRequest_meta: Final = DisconnectMcpRequest.__dict__["meta"].__set__
-_S_DisconnectMcpResponse_meta: Final = DisconnectMcpResponse.__dict__["meta"].__set__
-_S_ForkSessionRequest_session_id: Final = ForkSessionRequest.__dict__["session_id"].__set__
-_S_ForkSessionRequest_cwd: Final = ForkSessionRequest.__dict__["cwd"].__set__
-_S_ForkSessionRequest_additional_directories: Final = ForkSessionRequest.__dict__[
-    "additional_directories"
-].__set__
-_S_ForkSessionRequest_mcp_servers: Final = ForkSessionRequest.__dict__["mcp_servers"].__set__
-_S_ForkSessionRequest_meta: Final = ForkSessionRequest.__dict__["meta"].__set__
-_S_ForkSessionResponse_session_id: Final = ForkSessionResponse.__dict__["session_id"].__set__
-_S_ForkSessionResponse_modes: Final = ForkSessionResponse.__dict__["modes"].__set__
-_S_ForkSessionResponse_config_options: Final = ForkSessionResponse.__dict__[
-    "config_options"
-].__set__
-_S_ForkSessionResponse_meta: Final = ForkSessionResponse.__dict__["meta"].__set__
-_S_InitializeRequest_protocol_version: Final = InitializeRequest.__dict__[
-    "protocol_version"
-].__set__
-_S_InitializeRequest_client_capabilities: Final = InitializeRequest.__dict__[
-    "client_capabilities"
-].__set__
-_S_InitializeRequest_client_info: Final = InitializeRequest.__dict__["client_info"].__set__
-_S_InitializeRequest_meta: Final = InitializeRequest.__dict__["meta"].__set__
-_S_InitializeResponse_protocol_version: Final = InitializeResponse.__dict__[
-    "protocol_version"
-].__set__
-_S_InitializeResponse_agent_capabilities: Final = InitializeResponse.__dict__[
-    "agent_capabilities"
-].__set__
-_S_InitializeResponse_auth_methods: Final = InitializeResponse.__dict__["auth_methods"].__set__
-_S_InitializeResponse_agent_info: Final = InitializeResponse.__dict__["agent_info"].__set__
-_S_InitializeResponse_meta: Final = InitializeResponse.__dict__["meta"].__set__
-_S_ListProvidersRequest_meta: Final = ListProvidersRequest.__dict__["meta"].__set__
-_S_ListProvidersResponse_providers: Final = ListProvidersResponse.__dict__["providers"].__set__
-_S_ListProvidersResponse_meta: Final = ListProvidersResponse.__dict__["meta"].__set__
-_S_LoadSessionRequest_mcp_servers: Final = LoadSessionRequest.__dict__["mcp_servers"].__set__
-_S_LoadSessionRequest_cwd: Final = LoadSessionRequest.__dict__["cwd"].__set__
-_S_LoadSessionRequest_additional_directories: Final = LoadSessionRequest.__dict__[
-    "additional_directories"
-].__set__
-_S_LoadSessionRequest_session_id: Final = LoadSessionRequest.__dict__["session_id"].__set__
-_S_LoadSessionRequest_meta: Final = LoadSessionRequest.__dict__["meta"].__set__
-_S_McpServerAcp_name: Final = McpServerAcp.__dict__["name"].__set__
-_S_McpServerAcp_server_id: Final = McpServerAcp.__dict__["server_id"].__set__
-_S_McpServerAcp_meta: Final = McpServerAcp.__dict__["meta"].__set__
-_S_MessageMcpNotification_connection_id: Final = MessageMcpNotification.__dict__[
-    "connection_id"
-].__set__
-_S_MessageMcpNotification_method: Final = MessageMcpNotification.__dict__["method"].__set__
-_S_MessageMcpNotification_params: Final = MessageMcpNotification.__dict__["params"].__set__
-_S_MessageMcpNotification_meta: Final = MessageMcpNotification.__dict__["meta"].__set__
-_S_MessageMcpRequest_connection_id: Final = MessageMcpRequest.__dict__["connection_id"].__set__
-_S_MessageMcpRequest_method: Final = MessageMcpRequest.__dict__["method"].__set__
-_S_MessageMcpRequest_params: Final = MessageMcpRequest.__dict__["params"].__set__
-_S_MessageMcpRequest_meta: Final = MessageMcpRequest.__dict__["meta"].__set__
-_S_NesCapabilities_events: Final = NesCapabilities.__dict__["events"].__set__
-_S_NesCapabilities_context: Final = NesCapabilities.__dict__["context"].__set__
-_S_NesCapabilities_meta: Final = NesCapabilities.__dict__["meta"].__set__
-_S_NesContextCapabilities_recent_files: Final = NesContextCapabilities.__dict__[
-    "recent_files"
-].__set__
-_S_NesContextCapabilities_related_snippets: Final = NesContextCapabilities.__dict__[
-    "related_snippets"
-].__set__
-_S_NesContextCapabilities_edit_history: Final = NesContextCapabilities.__dict__[
-    "edit_history"
-].__set__
-_S_NesContextCapabilities_user_actions: Final = NesContextCapabilities.__dict__[
-    "user_actions"
-].__set__
-_S_NesContextCapabilities_open_files: Final = NesContextCapabilities.__dict__["open_files"].__set__
-_S_NesContextCapabilities_diagnostics: Final = NesContextCapabilities.__dict__[
-    "diagnostics"
-].__set__
-_S_NesContextCapabilities_meta: Final = NesContextCapabilities.__dict__["meta"].__set__
-_S_NesDiagnostic_uri: Final = NesDiagnostic.__dict__["uri"].__set__
-_S_NesDiagnostic_range: Final = NesDiagnostic.__dict__["range"].__set__
-_S_NesDiagnostic_severity: Final = NesDiagnostic.__dict__["severity"].__set__
-_S_NesDiagnostic_message: Final = NesDiagnostic.__dict__["message"].__set__
-_S_NesDiagnostic_meta: Final = NesDiagnostic.__dict__["meta"].__set__
-_S_NesDiagnosticsCapabilities_meta: Final = NesDiagnosticsCapabilities.__dict__["meta"].__set__
-_S_NesDocumentDidChangeCapabilities_sync_kind: Final = NesDocumentDidChangeCapabilities.__dict__[
-    "sync_kind"
-].__set__
-_S_NesDocumentDidChangeCapabilities_meta: Final = NesDocumentDidChangeCapabilities.__dict__[
-    "meta"
-].__set__
-_S_NesDocumentDidCloseCapabilities_meta: Final = NesDocumentDidCloseCapabilities.__dict__[
-    "meta"
-].__set__
-_S_NesDocumentDidFocusCapabilities_meta: Final = NesDocumentDidFocusCapabilities.__dict__[
-    "meta"
-].__set__
-_S_NesDocumentDidOpenCapabilities_meta: Final = NesDocumentDidOpenCapabilities.__dict__[
-    "meta"
-].__set__
-_S_NesDocumentDidSaveCapabilities_meta: Final = NesDocumentDidSaveCapabilities.__dict__[
-    "meta"
-].__set__
-_S_NesDocumentEventCapabilities_did_open: Final = NesDocumentEventCapabilities.__dict__[
-    "did_open"
-].__set__
-_S_NesDocumentEventCapabilities_did_change: Final = NesDocumentEventCapabilities.__dict__[
-    "did_change"
-].__set__
-_S_NesDocumentEventCapabilities_did_close: Final = NesDocumentEventCapabilities.__dict__[
-    "did_close"
-].__set__
-_S_NesDocumentEventCapabilities_did_save: Final = NesDocumentEventCapabilities.__dict__[
-    "did_save"
-].__set__
-_S_NesDocumentEventCapabilities_did_focus: Final = NesDocumentEventCapabilities.__dict__[
-    "did_focus"
-].__set__
-_S_NesDocumentEventCapabilities_meta: Final = NesDocumentEventCapabilities.__dict__["meta"].__set__
-_S_NesEditHistoryCapabilities_max_count: Final = NesEditHistoryCapabilities.__dict__[
-    "max_count"
-].__set__
-_S_NesEditHistoryCapabilities_meta: Final = NesEditHistoryCapabilities.__dict__["meta"].__set__
-_S_NesEditHistoryEntry_uri: Final = NesEditHistoryEntry.__dict__["uri"].__set__
-_S_NesEditHistoryEntry_diff: Final = NesEditHistoryEntry.__dict__["diff"].__set__
-_S_NesEditHistoryEntry_meta: Final = NesEditHistoryEntry.__dict__["meta"].__set__
-_S_NesEditSuggestion_id: Final = NesEditSuggestion.__dict__["id"].__set__
-_S_NesEditSuggestion_uri: Final = NesEditSuggestion.__dict__["uri"].__set__
-_S_NesEditSuggestion_edits: Final = NesEditSuggestion.__dict__["edits"].__set__
-_S_NesEditSuggestion_cursor_position: Final = NesEditSuggestion.__dict__["cursor_position"].__set__
-_S_NesEditSuggestion_meta: Final = NesEditSuggestion.__dict__["meta"].__set__
-_S_NesEventCapabilities_document: Final = NesEventCapabilities.__dict__["document"].__set__
-_S_NesEventCapabilities_meta: Final = NesEventCapabilities.__dict__["meta"].__set__
-_S_NesExcerpt_start_line: Final = NesExcerpt.__dict__["start_line"].__set__
-_S_NesExcerpt_end_line: Final = NesExcerpt.__dict__["end_line"].__set__
-_S_NesExcerpt_text: Final = NesExcerpt.__dict__["text"].__set__
-_S_NesExcerpt_meta: Final = NesExcerpt.__dict__["meta"].__set__
-_S_NesJumpCapabilities_meta: Final = NesJumpCapabilities.__dict__["meta"].__set__
-_S_NesJumpSuggestion_id: Final = NesJumpSuggestion.__dict__["id"].__set__
-_S_NesJumpSuggestion_uri: Final = NesJumpSuggestion.__dict__["uri"].__set__
-_S_NesJumpSuggestion_position: Final = NesJumpSuggestion.__dict__["position"].__set__
-_S_NesJumpSuggestion_meta: Final = NesJumpSuggestion.__dict__["meta"].__set__
-_S_NesOpenFile_uri: Final = NesOpenFile.__dict__["uri"].__set__
-_S_NesOpenFile_language_id: Final = NesOpenFile.__dict__["language_id"].__set__
-_S_NesOpenFile_visible_range: Final = NesOpenFile.__dict__["visible_range"].__set__
-_S_NesOpenFile_last_focused_ms: Final = NesOpenFile.__dict__["last_focused_ms"].__set__
-_S_NesOpenFile_meta: Final = NesOpenFile.__dict__["meta"].__set__
-_S_NesOpenFilesCapabilities_meta: Final = NesOpenFilesCapabilities.__dict__["meta"].__set__
-_S_NesRecentFile_uri: Final = NesRecentFile.__dict__["uri"].__set__
-_S_NesRecentFile_language_id: Final = NesRecentFile.__dict__["language_id"].__set__
-_S_NesRecentFile_text: Final = NesRecentFile.__dict__["text"].__set__
-_S_NesRecentFile_meta: Final = NesRecentFile.__dict__["meta"].__set__
-_S_NesRecentFilesCapabilities_max_count: Final = NesRecentFilesCapabilities.__dict__[
-    "max_count"
-].__set__
-_S_NesRecentFilesCapabilities_meta: Final = NesRecentFilesCapabilities.__dict__["meta"].__set__
-_S_NesRelatedSnippet_uri: Final = NesRelatedSnippet.__dict__["uri"].__set__
-_S_NesRelatedSnippet_excerpts: Final = NesRelatedSnippet.__dict__["excerpts"].__set__
-_S_NesRelatedSnippet_meta: Final = NesRelatedSnippet.__dict__["meta"].__set__
-_S_NesRelatedSnippetsCapabilities_meta: Final = NesRelatedSnippetsCapabilities.__dict__[
-    "meta"
-].__set__
-_S_NesRenameCapabilities_meta: Final = NesRenameCapabilities.__dict__["meta"].__set__
-_S_NesRenameSuggestion_id: Final = NesRenameSuggestion.__dict__["id"].__set__
-_S_NesRenameSuggestion_uri: Final = NesRenameSuggestion.__dict__["uri"].__set__
-_S_NesRenameSuggestion_position: Final = NesRenameSuggestion.__dict__["position"].__set__
-_S_NesRenameSuggestion_new_name: Final = NesRenameSuggestion.__dict__["new_name"].__set__
-_S_NesRenameSuggestion_meta: Final = NesRenameSuggestion.__dict__["meta"].__set__
-_S_NesRepository_name: Final = NesRepository.__dict__["name"].__set__
-_S_NesRepository_owner: Final = NesRepository.__dict__["owner"].__set__
-_S_NesRepository_remote_url: Final = NesRepository.__dict__["remote_url"].__set__
-_S_NesRepository_meta: Final = NesRepository.__dict__["meta"].__set__
-_S_NesSearchAndReplaceCapabilities_meta: Final = NesSearchAndReplaceCapabilities.__dict__[
-    "meta"
-].__set__
-_S_NesSearchAndReplaceSuggestion_id: Final = NesSearchAndReplaceSuggestion.__dict__["id"].__set__
-_S_NesSearchAndReplaceSuggestion_uri: Final = NesSearchAndReplaceSuggestion.__dict__["uri"].__set__
-_S_NesSearchAndReplaceSuggestion_search: Final = NesSearchAndReplaceSuggestion.__dict__[
-    "search"
-].__set__
-_S_NesSearchAndReplaceSuggestion_replace: Final = NesSearchAndReplaceSuggestion.__dict__[
-    "replace"
-].__set__
-_S_NesSearchAndReplaceSuggestion_is_regex: Final = NesSearchAndReplaceSuggestion.__dict__[
-    "is_regex"
-].__set__
-_S_NesSearchAndReplaceSuggestion_meta: Final = NesSearchAndReplaceSuggestion.__dict__[
-    "meta"
-].__set__
-_S_NesSuggestContext_recent_files: Final = NesSuggestContext.__dict__["recent_files"].__set__
-_S_NesSuggestContext_related_snippets: Final = NesSuggestContext.__dict__[
-    "related_snippets"
-].__set__
-_S_NesSuggestContext_edit_history: Final = NesSuggestContext.__dict__["edit_history"].__set__
-_S_NesSuggestContext_user_actions: Final = NesSuggestContext.__dict__["user_actions"].__set__
-_S_NesSuggestContext_open_files: Final = NesSuggestContext.__dict__["open_files"].__set__
-_S_NesSuggestContext_diagnostics: Final = NesSuggestContext.__dict__["diagnostics"].__set__
-_S_NesSuggestContext_meta: Final = NesSuggestContext.__dict__["meta"].__set__
-_S_NesTextEdit_range: Final = NesTextEdit.__dict__["range"].__set__
-_S_NesTextEdit_new_text: Final = NesTextEdit.__dict__["new_text"].__set__
-_S_NesTextEdit_meta: Final = NesTextEdit.__dict__["meta"].__set__
-_S_NesUserAction_action: Final = NesUserAction.__dict__["action"].__set__
-_S_NesUserAction_uri: Final = NesUserAction.__dict__["uri"].__set__
-_S_NesUserAction_position: Final = NesUserAction.__dict__["position"].__set__
-_S_NesUserAction_timestamp_ms: Final = NesUserAction.__dict__["timestamp_ms"].__set__
-_S_NesUserAction_meta: Final = NesUserAction.__dict__["meta"].__set__
-_S_NesUserActionsCapabilities_max_count: Final = NesUserActionsCapabilities.__dict__[
-    "max_count"
-].__set__
-_S_NesUserActionsCapabilities_meta: Final = NesUserActionsCapabilities.__dict__["meta"].__set__
-_S_NewSessionRequest_cwd: Final = NewSessionRequest.__dict__["cwd"].__set__
-_S_NewSessionRequest_additional_directories: Final = NewSessionRequest.__dict__[
-    "additional_directories"
-].__set__
-_S_NewSessionRequest_mcp_servers: Final = NewSessionRequest.__dict__["mcp_servers"].__set__
-_S_NewSessionRequest_meta: Final = NewSessionRequest.__dict__["meta"].__set__
-_S_Notice_severity: Final = Notice.__dict__["severity"].__set__
-_S_Notice_title: Final = Notice.__dict__["title"].__set__
-_S_Notice_description: Final = Notice.__dict__["description"].__set__
-_S_Notice_meta: Final = Notice.__dict__["meta"].__set__
-_S_PlanCapabilities_meta: Final = PlanCapabilities.__dict__["meta"].__set__
-_S_PlanFile_plan_id: Final = PlanFile.__dict__["plan_id"].__set__
-_S_PlanFile_uri: Final = PlanFile.__dict__["uri"].__set__
-_S_PlanFile_meta: Final = PlanFile.__dict__["meta"].__set__
-_S_PlanItems_plan_id: Final = PlanItems.__dict__["plan_id"].__set__
-_S_PlanItems_entries: Final = PlanItems.__dict__["entries"].__set__
-_S_PlanItems_meta: Final = PlanItems.__dict__["meta"].__set__
-_S_PlanMarkdown_plan_id: Final = PlanMarkdown.__dict__["plan_id"].__set__
-_S_PlanMarkdown_content: Final = PlanMarkdown.__dict__["content"].__set__
-_S_PlanMarkdown_meta: Final = PlanMarkdown.__dict__["meta"].__set__
-_S_PlanRemoved_plan_id: Final = PlanRemoved.__dict__["plan_id"].__set__
-_S_PlanRemoved_meta: Final = PlanRemoved.__dict__["meta"].__set__
-_S_PlanUpdate_plan: Final = PlanUpdate.__dict__["plan"].__set__
-_S_PlanUpdate_meta: Final = PlanUpdate.__dict__["meta"].__set__
-_S_Position_line: Final = Position.__dict__["line"].__set__
-_S_Position_character: Final = Position.__dict__["character"].__set__
-_S_Position_meta: Final = Position.__dict__["meta"].__set__
-_S_PromptResponse_stop_reason: Final = PromptResponse.__dict__["stop_reason"].__set__
-_S_PromptResponse_usage: Final = PromptResponse.__dict__["usage"].__set__
-_S_PromptResponse_meta: Final = PromptResponse.__dict__["meta"].__set__
-_S_ProviderCurrentConfig_api_type: Final = ProviderCurrentConfig.__dict__["api_type"].__set__
-_S_ProviderCurrentConfig_base_url: Final = ProviderCurrentConfig.__dict__["base_url"].__set__
-_S_ProviderCurrentConfig_meta: Final = ProviderCurrentConfig.__dict__["meta"].__set__
-_S_ProviderInfo_provider_id: Final = ProviderInfo.__dict__["provider_id"].__set__
-_S_ProviderInfo_supported: Final = ProviderInfo.__dict__["supported"].__set__
-_S_ProviderInfo_required: Final = ProviderInfo.__dict__["required"].__set__
-_S_ProviderInfo_current: Final = ProviderInfo.__dict__["current"].__set__
-_S_ProviderInfo_meta: Final = ProviderInfo.__dict__["meta"].__set__
-_S_ProvidersCapabilities_meta: Final = ProvidersCapabilities.__dict__["meta"].__set__
-_S_Range_start: Final = Range.__dict__["start"].__set__
-_S_Range_end: Final = Range.__dict__["end"].__set__
-_S_Range_meta: Final = Range.__dict__["meta"].__set__
-_S_RejectNesNotification_session_id: Final = RejectNesNotification.__dict__["session_id"].__set__
-_S_RejectNesNotification_id: Final = RejectNesNotification.__dict__["id"].__set__
-_S_RejectNesNotification_reason: Final = RejectNesNotification.__dict__["reason"].__set__
-_S_RejectNesNotification_meta: Final = RejectNesNotification.__dict__["meta"].__set__
-_S_RequestPermissionRequest_session_id: Final = RequestPermissionRequest.__dict__[
-    "session_id"
-].__set__
-_S_RequestPermissionRequest_tool_call: Final = RequestPermissionRequest.__dict__[
-    "tool_call"
-].__set__
-_S_RequestPermissionRequest_options: Final = RequestPermissionRequest.__dict__["options"].__set__
-_S_RequestPermissionRequest_meta: Final = RequestPermissionRequest.__dict__["meta"].__set__
-_S_ResumeSessionRequest_session_id: Final = ResumeSessionRequest.__dict__["session_id"].__set__
-_S_ResumeSessionRequest_cwd: Final = ResumeSessionRequest.__dict__["cwd"].__set__
-_S_ResumeSessionRequest_additional_directories: Final = ResumeSessionRequest.__dict__[
-    "additional_directories"
-].__set__
-_S_ResumeSessionRequest_mcp_servers: Final = ResumeSessionRequest.__dict__["mcp_servers"].__set__
-_S_ResumeSessionRequest_meta: Final = ResumeSessionRequest.__dict__["meta"].__set__
-_S_SessionForkCapabilities_meta: Final = SessionForkCapabilities.__dict__["meta"].__set__
-_S_SessionNotification_session_id: Final = SessionNotification.__dict__["session_id"].__set__
-_S_SessionNotification_update: Final = SessionNotification.__dict__["update"].__set__
-_S_SessionNotification_meta: Final = SessionNotification.__dict__["meta"].__set__
-_S_SetProviderRequest_provider_id: Final = SetProviderRequest.__dict__["provider_id"].__set__
-_S_SetProviderRequest_api_type: Final = SetProviderRequest.__dict__["api_type"].__set__
-_S_SetProviderRequest_base_url: Final = SetProviderRequest.__dict__["base_url"].__set__
-_S_SetProviderRequest_headers: Final = SetProviderRequest.__dict__["headers"].__set__
-_S_SetProviderRequest_meta: Final = SetProviderRequest.__dict__["meta"].__set__
-_S_SetProviderResponse_meta: Final = SetProviderResponse.__dict__["meta"].__set__
-_S_StartNesRequest_workspace_uri: Final = StartNesRequest.__dict__["workspace_uri"].__set__
-_S_StartNesRequest_workspace_folders: Final = StartNesRequest.__dict__["workspace_folders"].__set__
-_S_StartNesRequest_repository: Final = StartNesRequest.__dict__["repository"].__set__
-_S_StartNesRequest_meta: Final = StartNesRequest.__dict__["meta"].__set__
-_S_StartNesResponse_session_id: Final = StartNesResponse.__dict__["session_id"].__set__
-_S_StartNesResponse_meta: Final = StartNesResponse.__dict__["meta"].__set__
-_S_SuggestNesRequest_session_id: Final = SuggestNesRequest.__dict__["session_id"].__set__
-_S_SuggestNesRequest_uri: Final = SuggestNesRequest.__dict__["uri"].__set__
-_S_SuggestNesRequest_version: Final = SuggestNesRequest.__dict__["version"].__set__
-_S_SuggestNesRequest_position: Final = SuggestNesRequest.__dict__["position"].__set__
-_S_SuggestNesRequest_selection: Final = SuggestNesRequest.__dict__["selection"].__set__
-_S_SuggestNesRequest_trigger_kind: Final = SuggestNesRequest.__dict__["trigger_kind"].__set__
-_S_SuggestNesRequest_context: Final = SuggestNesRequest.__dict__["context"].__set__
-_S_SuggestNesRequest_meta: Final = SuggestNesRequest.__dict__["meta"].__set__
-_S_SuggestNesResponse_suggestions: Final = SuggestNesResponse.__dict__["suggestions"].__set__
-_S_SuggestNesResponse_meta: Final = SuggestNesResponse.__dict__["meta"].__set__
-_S_TextDocumentContentChangeEvent_range: Final = TextDocumentContentChangeEvent.__dict__[
-    "range"
-].__set__
-_S_TextDocumentContentChangeEvent_text: Final = TextDocumentContentChangeEvent.__dict__[
-    "text"
-].__set__
-_S_TextDocumentContentChangeEvent_meta: Final = TextDocumentContentChangeEvent.__dict__[
-    "meta"
-].__set__
-_S_ToolCall_tool_call_id: Final = ToolCall.__dict__["tool_call_id"].__set__
-_S_ToolCall_title: Final = ToolCall.__dict__["title"].__set__
-_S_ToolCall_name: Final = ToolCall.__dict__["name"].__set__
-_S_ToolCall_kind: Final = ToolCall.__dict__["kind"].__set__
-_S_ToolCall_status: Final = ToolCall.__dict__["status"].__set__
-_S_ToolCall_content: Final = ToolCall.__dict__["content"].__set__
-_S_ToolCall_locations: Final = ToolCall.__dict__["locations"].__set__
-_S_ToolCall_raw_input: Final = ToolCall.__dict__["raw_input"].__set__
-_S_ToolCall_raw_output: Final = ToolCall.__dict__["raw_output"].__set__
-_S_ToolCall_meta: Final = ToolCall.__dict__["meta"].__set__
-_S_ToolCallUpdate_tool_call_id: Final = ToolCallUpdate.__dict__["tool_call_id"].__set__
-_S_ToolCallUpdate_kind: Final = ToolCallUpdate.__dict__["kind"].__set__
-_S_ToolCallUpdate_status: Final = ToolCallUpdate.__dict__["status"].__set__
-_S_ToolCallUpdate_title: Final = ToolCallUpdate.__dict__["title"].__set__
-_S_ToolCallUpdate_name: Final = ToolCallUpdate.__dict__["name"].__set__
-_S_ToolCallUpdate_content: Final = ToolCallUpdate.__dict__["content"].__set__
-_S_ToolCallUpdate_locations: Final = ToolCallUpdate.__dict__["locations"].__set__
-_S_ToolCallUpdate_raw_input: Final = ToolCallUpdate.__dict__["raw_input"].__set__
-_S_ToolCallUpdate_raw_output: Final = ToolCallUpdate.__dict__["raw_output"].__set__
-_S_ToolCallUpdate_meta: Final = ToolCallUpdate.__dict__["meta"].__set__
-_S_Usage_total_tokens: Final = Usage.__dict__["total_tokens"].__set__
-_S_Usage_input_tokens: Final = Usage.__dict__["input_tokens"].__set__
-_S_Usage_output_tokens: Final = Usage.__dict__["output_tokens"].__set__
-_S_Usage_thought_tokens: Final = Usage.__dict__["thought_tokens"].__set__
-_S_Usage_cached_read_tokens: Final = Usage.__dict__["cached_read_tokens"].__set__
-_S_Usage_cached_write_tokens: Final = Usage.__dict__["cached_write_tokens"].__set__
-_S_Usage_meta: Final = Usage.__dict__["meta"].__set__
-_S_WorkspaceFolder_uri: Final = WorkspaceFolder.__dict__["uri"].__set__
-_S_WorkspaceFolder_name: Final = WorkspaceFolder.__dict__["name"].__set__
-_S_WorkspaceFolder_meta: Final = WorkspaceFolder.__dict__["meta"].__set__
+_W_AcceptNesNotification: Final = _s.twin(AcceptNesNotification)
+_W_McpCapabilities: Final = _s.twin(McpCapabilities)
+_W_SessionCapabilities: Final = _s.twin(SessionCapabilities)
+_W_AgentCapabilities: Final = _s.twin(AgentCapabilities)
+_W_ClientCapabilities: Final = _s.twin(ClientCapabilities)
+_W_ClientNesCapabilities: Final = _s.twin(ClientNesCapabilities)
+_W_ClientSessionCapabilities: Final = _s.twin(ClientSessionCapabilities)
+_W_CloseNesRequest: Final = _s.twin(CloseNesRequest)
+_W_CloseNesResponse: Final = _s.twin(CloseNesResponse)
+_W_CompactionSummaryChunk: Final = _s.twin(CompactionSummaryChunk)
+_W_CompactionUpdate: Final = _s.twin(CompactionUpdate)
+_W_ConnectMcpRequest: Final = _s.twin(ConnectMcpRequest)
+_W_ConnectMcpResponse: Final = _s.twin(ConnectMcpResponse)
+_W_DidChangeDocumentNotification: Final = _s.twin(DidChangeDocumentNotification)
+_W_DidCloseDocumentNotification: Final = _s.twin(DidCloseDocumentNotification)
+_W_DidFocusDocumentNotification: Final = _s.twin(DidFocusDocumentNotification)
+_W_DidOpenDocumentNotification: Final = _s.twin(DidOpenDocumentNotification)
+_W_DidSaveDocumentNotification: Final = _s.twin(DidSaveDocumentNotification)
+_W_DisableProviderRequest: Final = _s.twin(DisableProviderRequest)
+_W_DisableProviderResponse: Final = _s.twin(DisableProviderResponse)
+_W_DisconnectMcpRequest: Final = _s.twin(DisconnectMcpRequest)
+_W_DisconnectMcpResponse: Final = _s.twin(DisconnectMcpResponse)
+_W_ForkSessionRequest: Final = _s.twin(ForkSessionRequest)
+_W_ForkSessionResponse: Final = _s.twin(ForkSessionResponse)
+_W_InitializeRequest: Final = _s.twin(InitializeRequest)
+_W_InitializeResponse: Final = _s.twin(InitializeResponse)
+_W_ListProvidersRequest: Final = _s.twin(ListProvidersRequest)
+_W_ListProvidersResponse: Final = _s.twin(ListProvidersResponse)
+_W_LoadSessionRequest: Final = _s.twin(LoadSessionRequest)
+_W_McpServerAcp: Final = _s.twin(McpServerAcp)
+_W_MessageMcpNotification: Final = _s.twin(MessageMcpNotification)
+_W_MessageMcpRequest: Final = _s.twin(MessageMcpRequest)
+_W_NesCapabilities: Final = _s.twin(NesCapabilities)
+_W_NesContextCapabilities: Final = _s.twin(NesContextCapabilities)
+_W_NesDiagnostic: Final = _s.twin(NesDiagnostic)
+_W_NesDiagnosticsCapabilities: Final = _s.twin(NesDiagnosticsCapabilities)
+_W_NesDocumentDidChangeCapabilities: Final = _s.twin(NesDocumentDidChangeCapabilities)
+_W_NesDocumentDidCloseCapabilities: Final = _s.twin(NesDocumentDidCloseCapabilities)
+_W_NesDocumentDidFocusCapabilities: Final = _s.twin(NesDocumentDidFocusCapabilities)
+_W_NesDocumentDidOpenCapabilities: Final = _s.twin(NesDocumentDidOpenCapabilities)
+_W_NesDocumentDidSaveCapabilities: Final = _s.twin(NesDocumentDidSaveCapabilities)
+_W_NesDocumentEventCapabilities: Final = _s.twin(NesDocumentEventCapabilities)
+_W_NesEditHistoryCapabilities: Final = _s.twin(NesEditHistoryCapabilities)
+_W_NesEditHistoryEntry: Final = _s.twin(NesEditHistoryEntry)
+_W_NesEditSuggestion: Final = _s.twin(NesEditSuggestion)
+_W_NesEventCapabilities: Final = _s.twin(NesEventCapabilities)
+_W_NesExcerpt: Final = _s.twin(NesExcerpt)
+_W_NesJumpCapabilities: Final = _s.twin(NesJumpCapabilities)
+_W_NesJumpSuggestion: Final = _s.twin(NesJumpSuggestion)
+_W_NesOpenFile: Final = _s.twin(NesOpenFile)
+_W_NesOpenFilesCapabilities: Final = _s.twin(NesOpenFilesCapabilities)
+_W_NesRecentFile: Final = _s.twin(NesRecentFile)
+_W_NesRecentFilesCapabilities: Final = _s.twin(NesRecentFilesCapabilities)
+_W_NesRelatedSnippet: Final = _s.twin(NesRelatedSnippet)
+_W_NesRelatedSnippetsCapabilities: Final = _s.twin(NesRelatedSnippetsCapabilities)
+_W_NesRenameCapabilities: Final = _s.twin(NesRenameCapabilities)
+_W_NesRenameSuggestion: Final = _s.twin(NesRenameSuggestion)
+_W_NesRepository: Final = _s.twin(NesRepository)
+_W_NesSearchAndReplaceCapabilities: Final = _s.twin(NesSearchAndReplaceCapabilities)
+_W_NesSearchAndReplaceSuggestion: Final = _s.twin(NesSearchAndReplaceSuggestion)
+_W_NesSuggestContext: Final = _s.twin(NesSuggestContext)
+_W_NesTextEdit: Final = _s.twin(NesTextEdit)
+_W_NesUserAction: Final = _s.twin(NesUserAction)
+_W_NesUserActionsCapabilities: Final = _s.twin(NesUserActionsCapabilities)
+_W_NewSessionRequest: Final = _s.twin(NewSessionRequest)
+_W_Notice: Final = _s.twin(Notice)
+_W_PlanCapabilities: Final = _s.twin(PlanCapabilities)
+_W_PlanFile: Final = _s.twin(PlanFile)
+_W_PlanItems: Final = _s.twin(PlanItems)
+_W_PlanMarkdown: Final = _s.twin(PlanMarkdown)
+_W_PlanRemoved: Final = _s.twin(PlanRemoved)
+_W_PlanUpdate: Final = _s.twin(PlanUpdate)
+_W_Position: Final = _s.twin(Position)
+_W_PromptResponse: Final = _s.twin(PromptResponse)
+_W_ProviderCurrentConfig: Final = _s.twin(ProviderCurrentConfig)
+_W_ProviderInfo: Final = _s.twin(ProviderInfo)
+_W_ProvidersCapabilities: Final = _s.twin(ProvidersCapabilities)
+_W_Range: Final = _s.twin(Range)
+_W_RejectNesNotification: Final = _s.twin(RejectNesNotification)
+_W_RequestPermissionRequest: Final = _s.twin(RequestPermissionRequest)
+_W_ResumeSessionRequest: Final = _s.twin(ResumeSessionRequest)
+_W_SessionForkCapabilities: Final = _s.twin(SessionForkCapabilities)
+_W_SessionNotification: Final = _s.twin(SessionNotification)
+_W_SetProviderRequest: Final = _s.twin(SetProviderRequest)
+_W_SetProviderResponse: Final = _s.twin(SetProviderResponse)
+_W_StartNesRequest: Final = _s.twin(StartNesRequest)
+_W_StartNesResponse: Final = _s.twin(StartNesResponse)
+_W_SuggestNesRequest: Final = _s.twin(SuggestNesRequest)
+_W_SuggestNesResponse: Final = _s.twin(SuggestNesResponse)
+_W_TextDocumentContentChangeEvent: Final = _s.twin(TextDocumentContentChangeEvent)
+_W_ToolCall: Final = _s.twin(ToolCall)
+_W_ToolCallUpdate: Final = _s.twin(ToolCallUpdate)
+_W_ToolCallProgress: Final = _s.twin(ToolCallProgress)
+_W_Usage: Final = _s.twin(Usage)
+_W_WorkspaceFolder: Final = _s.twin(WorkspaceFolder)
 _K_AcceptNesNotification: Final = frozenset({"_meta", "id", "sessionId"})
 _K_McpCapabilities: Final = frozenset({"_meta", "acp", "http", "sse"})
 _K_SessionCapabilities: Final = frozenset(
@@ -1256,7 +885,8 @@ _DF_InitializeResponse_agent_capabilities: Final = AgentCapabilities()
 def _d_AcceptNesNotification(d: Any) -> AcceptNesNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: AcceptNesNotification = _new(AcceptNesNotification)
+    w: Any = _new(_W_AcceptNesNotification)
+    o: AcceptNesNotification
     v: Any
     r: Any
     try:
@@ -1265,28 +895,30 @@ def _d_AcceptNesNotification(d: Any) -> AcceptNesNotification:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_AcceptNesNotification_session_id(o, v)
+    w.session_id = v
     try:
         v = d["id"]
     except KeyError:
         raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    _S_AcceptNesNotification_id(o, v)
+    w.id = v
     if len(d) == 2:
-        _S_AcceptNesNotification_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AcceptNesNotification
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_AcceptNesNotification_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_AcceptNesNotification_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -1295,9 +927,11 @@ def _d_AcceptNesNotification(d: Any) -> AcceptNesNotification:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_AcceptNesNotification_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AcceptNesNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AcceptNesNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AcceptNesNotification
+    o = w
     return o
 
 
@@ -1322,26 +956,29 @@ def _e_AcceptNesNotification(o: AcceptNesNotification) -> dict[str, Any]:
 def _d_McpCapabilities(d: Any) -> McpCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: McpCapabilities = _new(McpCapabilities)
+    w: Any = _new(_W_McpCapabilities)
+    o: McpCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_McpCapabilities_http(o, False)
-        _S_McpCapabilities_sse(o, False)
-        _S_McpCapabilities_acp(o, False)
-        _S_McpCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.http = False
+        w.sse = False
+        w.acp = False
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = McpCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "http" not in d:
-        _S_McpCapabilities_http(o, False)
+        w.http = False
     else:
         v = d["http"]
         n += 1
         if v is None:
-            _S_McpCapabilities_http(o, False)
+            w.http = False
             ex = _s.note(ex, "http")
         else:
             if type(v) is not bool:
@@ -1350,14 +987,14 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
                 r = v
             if r is False:
                 ex = _s.note(ex, "http")
-            _S_McpCapabilities_http(o, r)
+            w.http = r
     if "sse" not in d:
-        _S_McpCapabilities_sse(o, False)
+        w.sse = False
     else:
         v = d["sse"]
         n += 1
         if v is None:
-            _S_McpCapabilities_sse(o, False)
+            w.sse = False
             ex = _s.note(ex, "sse")
         else:
             if type(v) is not bool:
@@ -1366,14 +1003,14 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
                 r = v
             if r is False:
                 ex = _s.note(ex, "sse")
-            _S_McpCapabilities_sse(o, r)
+            w.sse = r
     if "acp" not in d:
-        _S_McpCapabilities_acp(o, False)
+        w.acp = False
     else:
         v = d["acp"]
         n += 1
         if v is None:
-            _S_McpCapabilities_acp(o, False)
+            w.acp = False
             ex = _s.note(ex, "acp")
         else:
             if type(v) is not bool:
@@ -1382,14 +1019,14 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
                 r = v
             if r is False:
                 ex = _s.note(ex, "acp")
-            _S_McpCapabilities_acp(o, r)
+            w.acp = r
     if "_meta" not in d:
-        _S_McpCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_McpCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -1398,9 +1035,11 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_McpCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_McpCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = McpCapabilities
+    o = w
     return o
 
 
@@ -1430,29 +1069,32 @@ def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
 def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionCapabilities = _new(SessionCapabilities)
+    w: Any = _new(_W_SessionCapabilities)
+    o: SessionCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_SessionCapabilities_list(o, None)
-        _S_SessionCapabilities_delete(o, None)
-        _S_SessionCapabilities_additional_directories(o, None)
-        _S_SessionCapabilities_fork(o, None)
-        _S_SessionCapabilities_resume(o, None)
-        _S_SessionCapabilities_close(o, None)
-        _S_SessionCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.list = None
+        w.delete = None
+        w.additional_directories = None
+        w.fork = None
+        w.resume = None
+        w.close = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "list" not in d:
-        _S_SessionCapabilities_list(o, None)
+        w.list = None
     else:
         v = d["list"]
         n += 1
         if v is None:
-            _S_SessionCapabilities_list(o, None)
+            w.list = None
             ex = _s.note(ex, "list")
         else:
             try:
@@ -1461,14 +1103,14 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "list")
-            _S_SessionCapabilities_list(o, r)
+            w.list = r
     if "delete" not in d:
-        _S_SessionCapabilities_delete(o, None)
+        w.delete = None
     else:
         v = d["delete"]
         n += 1
         if v is None:
-            _S_SessionCapabilities_delete(o, None)
+            w.delete = None
             ex = _s.note(ex, "delete")
         else:
             try:
@@ -1477,14 +1119,14 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "delete")
-            _S_SessionCapabilities_delete(o, r)
+            w.delete = r
     if "additionalDirectories" not in d:
-        _S_SessionCapabilities_additional_directories(o, None)
+        w.additional_directories = None
     else:
         v = d["additionalDirectories"]
         n += 1
         if v is None:
-            _S_SessionCapabilities_additional_directories(o, None)
+            w.additional_directories = None
             ex = _s.note(ex, "additionalDirectories")
         else:
             try:
@@ -1493,14 +1135,14 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "additionalDirectories")
-            _S_SessionCapabilities_additional_directories(o, r)
+            w.additional_directories = r
     if "fork" not in d:
-        _S_SessionCapabilities_fork(o, None)
+        w.fork = None
     else:
         v = d["fork"]
         n += 1
         if v is None:
-            _S_SessionCapabilities_fork(o, None)
+            w.fork = None
             ex = _s.note(ex, "fork")
         else:
             try:
@@ -1509,14 +1151,14 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "fork")
-            _S_SessionCapabilities_fork(o, r)
+            w.fork = r
     if "resume" not in d:
-        _S_SessionCapabilities_resume(o, None)
+        w.resume = None
     else:
         v = d["resume"]
         n += 1
         if v is None:
-            _S_SessionCapabilities_resume(o, None)
+            w.resume = None
             ex = _s.note(ex, "resume")
         else:
             try:
@@ -1525,14 +1167,14 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "resume")
-            _S_SessionCapabilities_resume(o, r)
+            w.resume = r
     if "close" not in d:
-        _S_SessionCapabilities_close(o, None)
+        w.close = None
     else:
         v = d["close"]
         n += 1
         if v is None:
-            _S_SessionCapabilities_close(o, None)
+            w.close = None
             ex = _s.note(ex, "close")
         else:
             try:
@@ -1541,14 +1183,14 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "close")
-            _S_SessionCapabilities_close(o, r)
+            w.close = r
     if "_meta" not in d:
-        _S_SessionCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -1557,9 +1199,11 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionCapabilities
+    o = w
     return o
 
 
@@ -1610,31 +1254,34 @@ def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
 def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: AgentCapabilities = _new(AgentCapabilities)
+    w: Any = _new(_W_AgentCapabilities)
+    o: AgentCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_AgentCapabilities_load_session(o, False)
-        _S_AgentCapabilities_prompt_capabilities(o, _DF_AgentCapabilities_prompt_capabilities)
-        _S_AgentCapabilities_mcp_capabilities(o, _DF_AgentCapabilities_mcp_capabilities)
-        _S_AgentCapabilities_session_capabilities(o, _DF_AgentCapabilities_session_capabilities)
-        _S_AgentCapabilities_auth(o, _DF_AgentCapabilities_auth)
-        _S_AgentCapabilities_providers(o, None)
-        _S_AgentCapabilities_nes(o, None)
-        _S_AgentCapabilities_position_encoding(o, None)
-        _S_AgentCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.load_session = False
+        w.prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+        w.mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+        w.session_capabilities = _DF_AgentCapabilities_session_capabilities
+        w.auth = _DF_AgentCapabilities_auth
+        w.providers = None
+        w.nes = None
+        w.position_encoding = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AgentCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "loadSession" not in d:
-        _S_AgentCapabilities_load_session(o, False)
+        w.load_session = False
     else:
         v = d["loadSession"]
         n += 1
         if v is None:
-            _S_AgentCapabilities_load_session(o, False)
+            w.load_session = False
             ex = _s.note(ex, "loadSession")
         else:
             if type(v) is not bool:
@@ -1643,14 +1290,14 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = v
             if r is False:
                 ex = _s.note(ex, "loadSession")
-            _S_AgentCapabilities_load_session(o, r)
+            w.load_session = r
     if "promptCapabilities" not in d:
-        _S_AgentCapabilities_prompt_capabilities(o, _DF_AgentCapabilities_prompt_capabilities)
+        w.prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
     else:
         v = d["promptCapabilities"]
         n += 1
         if v is None:
-            _S_AgentCapabilities_prompt_capabilities(o, _DF_AgentCapabilities_prompt_capabilities)
+            w.prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
             ex = _s.note(ex, "promptCapabilities")
         else:
             try:
@@ -1662,14 +1309,14 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 or r == _DF_AgentCapabilities_prompt_capabilities
             ):
                 ex = _s.note(ex, "promptCapabilities")
-            _S_AgentCapabilities_prompt_capabilities(o, r)
+            w.prompt_capabilities = r
     if "mcpCapabilities" not in d:
-        _S_AgentCapabilities_mcp_capabilities(o, _DF_AgentCapabilities_mcp_capabilities)
+        w.mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
     else:
         v = d["mcpCapabilities"]
         n += 1
         if v is None:
-            _S_AgentCapabilities_mcp_capabilities(o, _DF_AgentCapabilities_mcp_capabilities)
+            w.mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
             ex = _s.note(ex, "mcpCapabilities")
         else:
             try:
@@ -1681,14 +1328,14 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 or r == _DF_AgentCapabilities_mcp_capabilities
             ):
                 ex = _s.note(ex, "mcpCapabilities")
-            _S_AgentCapabilities_mcp_capabilities(o, r)
+            w.mcp_capabilities = r
     if "sessionCapabilities" not in d:
-        _S_AgentCapabilities_session_capabilities(o, _DF_AgentCapabilities_session_capabilities)
+        w.session_capabilities = _DF_AgentCapabilities_session_capabilities
     else:
         v = d["sessionCapabilities"]
         n += 1
         if v is None:
-            _S_AgentCapabilities_session_capabilities(o, _DF_AgentCapabilities_session_capabilities)
+            w.session_capabilities = _DF_AgentCapabilities_session_capabilities
             ex = _s.note(ex, "sessionCapabilities")
         else:
             try:
@@ -1700,14 +1347,14 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 or r == _DF_AgentCapabilities_session_capabilities
             ):
                 ex = _s.note(ex, "sessionCapabilities")
-            _S_AgentCapabilities_session_capabilities(o, r)
+            w.session_capabilities = r
     if "auth" not in d:
-        _S_AgentCapabilities_auth(o, _DF_AgentCapabilities_auth)
+        w.auth = _DF_AgentCapabilities_auth
     else:
         v = d["auth"]
         n += 1
         if v is None:
-            _S_AgentCapabilities_auth(o, _DF_AgentCapabilities_auth)
+            w.auth = _DF_AgentCapabilities_auth
             ex = _s.note(ex, "auth")
         else:
             try:
@@ -1716,14 +1363,14 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = _DF_AgentCapabilities_auth
             if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
                 ex = _s.note(ex, "auth")
-            _S_AgentCapabilities_auth(o, r)
+            w.auth = r
     if "providers" not in d:
-        _S_AgentCapabilities_providers(o, None)
+        w.providers = None
     else:
         v = d["providers"]
         n += 1
         if v is None:
-            _S_AgentCapabilities_providers(o, None)
+            w.providers = None
             ex = _s.note(ex, "providers")
         else:
             try:
@@ -1732,14 +1379,14 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "providers")
-            _S_AgentCapabilities_providers(o, r)
+            w.providers = r
     if "nes" not in d:
-        _S_AgentCapabilities_nes(o, None)
+        w.nes = None
     else:
         v = d["nes"]
         n += 1
         if v is None:
-            _S_AgentCapabilities_nes(o, None)
+            w.nes = None
             ex = _s.note(ex, "nes")
         else:
             try:
@@ -1748,14 +1395,14 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "nes")
-            _S_AgentCapabilities_nes(o, r)
+            w.nes = r
     if "positionEncoding" not in d:
-        _S_AgentCapabilities_position_encoding(o, None)
+        w.position_encoding = None
     else:
         v = d["positionEncoding"]
         n += 1
         if v is None:
-            _S_AgentCapabilities_position_encoding(o, None)
+            w.position_encoding = None
             ex = _s.note(ex, "positionEncoding")
         else:
             if type(v) is not str or v not in _L_PositionEncodingKind:
@@ -1764,14 +1411,14 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "positionEncoding")
-            _S_AgentCapabilities_position_encoding(o, r)
+            w.position_encoding = r
     if "_meta" not in d:
-        _S_AgentCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_AgentCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -1780,9 +1427,11 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_AgentCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AgentCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AgentCapabilities
+    o = w
     return o
 
 
@@ -1842,31 +1491,34 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
 def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ClientCapabilities = _new(ClientCapabilities)
+    w: Any = _new(_W_ClientCapabilities)
+    o: ClientCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_ClientCapabilities_fs(o, _DF_ClientCapabilities_fs)
-        _S_ClientCapabilities_terminal(o, False)
-        _S_ClientCapabilities_session(o, None)
-        _S_ClientCapabilities_plan(o, None)
-        _S_ClientCapabilities_auth(o, _DF_ClientCapabilities_auth)
-        _S_ClientCapabilities_elicitation(o, None)
-        _S_ClientCapabilities_nes(o, None)
-        _S_ClientCapabilities_position_encodings(o, [])
-        _S_ClientCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.fs = _DF_ClientCapabilities_fs
+        w.terminal = False
+        w.session = None
+        w.plan = None
+        w.auth = _DF_ClientCapabilities_auth
+        w.elicitation = None
+        w.nes = None
+        w.position_encodings = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ClientCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "fs" not in d:
-        _S_ClientCapabilities_fs(o, _DF_ClientCapabilities_fs)
+        w.fs = _DF_ClientCapabilities_fs
     else:
         v = d["fs"]
         n += 1
         if v is None:
-            _S_ClientCapabilities_fs(o, _DF_ClientCapabilities_fs)
+            w.fs = _DF_ClientCapabilities_fs
             ex = _s.note(ex, "fs")
         else:
             try:
@@ -1875,14 +1527,14 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = _DF_ClientCapabilities_fs
             if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
                 ex = _s.note(ex, "fs")
-            _S_ClientCapabilities_fs(o, r)
+            w.fs = r
     if "terminal" not in d:
-        _S_ClientCapabilities_terminal(o, False)
+        w.terminal = False
     else:
         v = d["terminal"]
         n += 1
         if v is None:
-            _S_ClientCapabilities_terminal(o, False)
+            w.terminal = False
             ex = _s.note(ex, "terminal")
         else:
             if type(v) is not bool:
@@ -1891,14 +1543,14 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = v
             if r is False:
                 ex = _s.note(ex, "terminal")
-            _S_ClientCapabilities_terminal(o, r)
+            w.terminal = r
     if "session" not in d:
-        _S_ClientCapabilities_session(o, None)
+        w.session = None
     else:
         v = d["session"]
         n += 1
         if v is None:
-            _S_ClientCapabilities_session(o, None)
+            w.session = None
             ex = _s.note(ex, "session")
         else:
             try:
@@ -1907,14 +1559,14 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "session")
-            _S_ClientCapabilities_session(o, r)
+            w.session = r
     if "plan" not in d:
-        _S_ClientCapabilities_plan(o, None)
+        w.plan = None
     else:
         v = d["plan"]
         n += 1
         if v is None:
-            _S_ClientCapabilities_plan(o, None)
+            w.plan = None
             ex = _s.note(ex, "plan")
         else:
             try:
@@ -1923,14 +1575,14 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "plan")
-            _S_ClientCapabilities_plan(o, r)
+            w.plan = r
     if "auth" not in d:
-        _S_ClientCapabilities_auth(o, _DF_ClientCapabilities_auth)
+        w.auth = _DF_ClientCapabilities_auth
     else:
         v = d["auth"]
         n += 1
         if v is None:
-            _S_ClientCapabilities_auth(o, _DF_ClientCapabilities_auth)
+            w.auth = _DF_ClientCapabilities_auth
             ex = _s.note(ex, "auth")
         else:
             try:
@@ -1939,14 +1591,14 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = _DF_ClientCapabilities_auth
             if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
                 ex = _s.note(ex, "auth")
-            _S_ClientCapabilities_auth(o, r)
+            w.auth = r
     if "elicitation" not in d:
-        _S_ClientCapabilities_elicitation(o, None)
+        w.elicitation = None
     else:
         v = d["elicitation"]
         n += 1
         if v is None:
-            _S_ClientCapabilities_elicitation(o, None)
+            w.elicitation = None
             ex = _s.note(ex, "elicitation")
         else:
             try:
@@ -1955,14 +1607,14 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "elicitation")
-            _S_ClientCapabilities_elicitation(o, r)
+            w.elicitation = r
     if "nes" not in d:
-        _S_ClientCapabilities_nes(o, None)
+        w.nes = None
     else:
         v = d["nes"]
         n += 1
         if v is None:
-            _S_ClientCapabilities_nes(o, None)
+            w.nes = None
             ex = _s.note(ex, "nes")
         else:
             try:
@@ -1971,14 +1623,14 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "nes")
-            _S_ClientCapabilities_nes(o, r)
+            w.nes = r
     if "positionEncodings" not in d:
-        _S_ClientCapabilities_position_encodings(o, [])
+        w.position_encodings = []
     else:
         v = d["positionEncodings"]
         n += 1
         if v is None:
-            _S_ClientCapabilities_position_encodings(o, [])
+            w.position_encodings = []
             ex = _s.note(ex, "positionEncodings")
         else:
             try:
@@ -1987,14 +1639,14 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = []
             if not r:
                 ex = _s.note(ex, "positionEncodings")
-            _S_ClientCapabilities_position_encodings(o, r)
+            w.position_encodings = r
     if "_meta" not in d:
-        _S_ClientCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ClientCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2003,9 +1655,11 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ClientCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ClientCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ClientCapabilities
+    o = w
     return o
 
 
@@ -2058,26 +1712,29 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
 def _d_ClientNesCapabilities(d: Any) -> ClientNesCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ClientNesCapabilities = _new(ClientNesCapabilities)
+    w: Any = _new(_W_ClientNesCapabilities)
+    o: ClientNesCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_ClientNesCapabilities_jump(o, None)
-        _S_ClientNesCapabilities_rename(o, None)
-        _S_ClientNesCapabilities_search_and_replace(o, None)
-        _S_ClientNesCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.jump = None
+        w.rename = None
+        w.search_and_replace = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ClientNesCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "jump" not in d:
-        _S_ClientNesCapabilities_jump(o, None)
+        w.jump = None
     else:
         v = d["jump"]
         n += 1
         if v is None:
-            _S_ClientNesCapabilities_jump(o, None)
+            w.jump = None
             ex = _s.note(ex, "jump")
         else:
             try:
@@ -2086,14 +1743,14 @@ def _d_ClientNesCapabilities(d: Any) -> ClientNesCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "jump")
-            _S_ClientNesCapabilities_jump(o, r)
+            w.jump = r
     if "rename" not in d:
-        _S_ClientNesCapabilities_rename(o, None)
+        w.rename = None
     else:
         v = d["rename"]
         n += 1
         if v is None:
-            _S_ClientNesCapabilities_rename(o, None)
+            w.rename = None
             ex = _s.note(ex, "rename")
         else:
             try:
@@ -2102,14 +1759,14 @@ def _d_ClientNesCapabilities(d: Any) -> ClientNesCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "rename")
-            _S_ClientNesCapabilities_rename(o, r)
+            w.rename = r
     if "searchAndReplace" not in d:
-        _S_ClientNesCapabilities_search_and_replace(o, None)
+        w.search_and_replace = None
     else:
         v = d["searchAndReplace"]
         n += 1
         if v is None:
-            _S_ClientNesCapabilities_search_and_replace(o, None)
+            w.search_and_replace = None
             ex = _s.note(ex, "searchAndReplace")
         else:
             try:
@@ -2118,14 +1775,14 @@ def _d_ClientNesCapabilities(d: Any) -> ClientNesCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "searchAndReplace")
-            _S_ClientNesCapabilities_search_and_replace(o, r)
+            w.search_and_replace = r
     if "_meta" not in d:
-        _S_ClientNesCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ClientNesCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2134,9 +1791,11 @@ def _d_ClientNesCapabilities(d: Any) -> ClientNesCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ClientNesCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientNesCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ClientNesCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ClientNesCapabilities
+    o = w
     return o
 
 
@@ -2172,25 +1831,28 @@ def _e_ClientNesCapabilities(o: ClientNesCapabilities) -> dict[str, Any]:
 def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ClientSessionCapabilities = _new(ClientSessionCapabilities)
+    w: Any = _new(_W_ClientSessionCapabilities)
+    o: ClientSessionCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_ClientSessionCapabilities_compaction(o, None)
-        _S_ClientSessionCapabilities_config_options(o, None)
-        _S_ClientSessionCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.compaction = None
+        w.config_options = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ClientSessionCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "compaction" not in d:
-        _S_ClientSessionCapabilities_compaction(o, None)
+        w.compaction = None
     else:
         v = d["compaction"]
         n += 1
         if v is None:
-            _S_ClientSessionCapabilities_compaction(o, None)
+            w.compaction = None
             ex = _s.note(ex, "compaction")
         else:
             if type(v) is not dict:
@@ -2199,14 +1861,14 @@ def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "compaction")
-            _S_ClientSessionCapabilities_compaction(o, r)
+            w.compaction = r
     if "configOptions" not in d:
-        _S_ClientSessionCapabilities_config_options(o, None)
+        w.config_options = None
     else:
         v = d["configOptions"]
         n += 1
         if v is None:
-            _S_ClientSessionCapabilities_config_options(o, None)
+            w.config_options = None
             ex = _s.note(ex, "configOptions")
         else:
             try:
@@ -2215,14 +1877,14 @@ def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "configOptions")
-            _S_ClientSessionCapabilities_config_options(o, r)
+            w.config_options = r
     if "_meta" not in d:
-        _S_ClientSessionCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ClientSessionCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2231,9 +1893,11 @@ def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ClientSessionCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientSessionCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ClientSessionCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ClientSessionCapabilities
+    o = w
     return o
 
 
@@ -2264,7 +1928,8 @@ def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]
 def _d_CloseNesRequest(d: Any) -> CloseNesRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: CloseNesRequest = _new(CloseNesRequest)
+    w: Any = _new(_W_CloseNesRequest)
+    o: CloseNesRequest
     v: Any
     r: Any
     try:
@@ -2273,21 +1938,23 @@ def _d_CloseNesRequest(d: Any) -> CloseNesRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_CloseNesRequest_session_id(o, v)
+    w.session_id = v
     if len(d) == 1:
-        _S_CloseNesRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CloseNesRequest
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_CloseNesRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CloseNesRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2296,9 +1963,11 @@ def _d_CloseNesRequest(d: Any) -> CloseNesRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CloseNesRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseNesRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CloseNesRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CloseNesRequest
+    o = w
     return o
 
 
@@ -2321,23 +1990,26 @@ def _e_CloseNesRequest(o: CloseNesRequest) -> dict[str, Any]:
 def _d_CloseNesResponse(d: Any) -> CloseNesResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: CloseNesResponse = _new(CloseNesResponse)
+    w: Any = _new(_W_CloseNesResponse)
+    o: CloseNesResponse
     v: Any
     r: Any
     if len(d) == 0:
-        _S_CloseNesResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CloseNesResponse
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_CloseNesResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CloseNesResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2346,9 +2018,11 @@ def _d_CloseNesResponse(d: Any) -> CloseNesResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CloseNesResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseNesResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CloseNesResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CloseNesResponse
+    o = w
     return o
 
 
@@ -2378,7 +2052,8 @@ def _d_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
 
 
 def _a_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
-    o: CompactionSummaryChunk = _new(CompactionSummaryChunk)
+    w: Any = _new(_W_CompactionSummaryChunk)
+    o: CompactionSummaryChunk
     v: Any
     r: Any
     try:
@@ -2387,7 +2062,7 @@ def _a_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
         raise _s.missing("compactionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("compactionId")
-    _S_CompactionSummaryChunk_compaction_id(o, v)
+    w.compaction_id = v
     try:
         v = d["content"]
     except KeyError:
@@ -2396,21 +2071,23 @@ def _a_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
         r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    _S_CompactionSummaryChunk_content(o, r)
+    w.content = r
     if len(d) == 3:
-        _S_CompactionSummaryChunk_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CompactionSummaryChunk
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_CompactionSummaryChunk_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CompactionSummaryChunk_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2419,9 +2096,11 @@ def _a_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CompactionSummaryChunk_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CompactionSummaryChunk))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CompactionSummaryChunk)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CompactionSummaryChunk
+    o = w
     return o
 
 
@@ -2455,7 +2134,8 @@ def _d_CompactionUpdate(d: Any) -> CompactionUpdate:
 
 
 def _a_CompactionUpdate(d: Any) -> CompactionUpdate:
-    o: CompactionUpdate = _new(CompactionUpdate)
+    w: Any = _new(_W_CompactionUpdate)
+    o: CompactionUpdate
     v: Any
     r: Any
     try:
@@ -2464,30 +2144,32 @@ def _a_CompactionUpdate(d: Any) -> CompactionUpdate:
         raise _s.missing("compactionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("compactionId")
-    _S_CompactionUpdate_compaction_id(o, v)
+    w.compaction_id = v
     try:
         v = d["status"]
     except KeyError:
         raise _s.missing("status") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("status")
-    _S_CompactionUpdate_status(o, v)
+    w.status = v
     if len(d) == 3:
-        _S_CompactionUpdate_summary(o, None)
-        _S_CompactionUpdate_error(o, None)
-        _S_CompactionUpdate_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.summary = None
+        w.error = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CompactionUpdate
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "summary" not in d:
-        _S_CompactionUpdate_summary(o, None)
+        w.summary = None
     else:
         v = d["summary"]
         n += 1
         if v is None:
-            _S_CompactionUpdate_summary(o, None)
+            w.summary = None
             ex = _s.note(ex, "summary")
         else:
             try:
@@ -2496,14 +2178,14 @@ def _a_CompactionUpdate(d: Any) -> CompactionUpdate:
                 r = None
             if r is None:
                 ex = _s.note(ex, "summary")
-            _S_CompactionUpdate_summary(o, r)
+            w.summary = r
     if "error" not in d:
-        _S_CompactionUpdate_error(o, None)
+        w.error = None
     else:
         v = d["error"]
         n += 1
         if v is None:
-            _S_CompactionUpdate_error(o, None)
+            w.error = None
             ex = _s.note(ex, "error")
         else:
             if type(v) is not str:
@@ -2512,14 +2194,14 @@ def _a_CompactionUpdate(d: Any) -> CompactionUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "error")
-            _S_CompactionUpdate_error(o, r)
+            w.error = r
     if "_meta" not in d:
-        _S_CompactionUpdate_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_CompactionUpdate_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2528,9 +2210,11 @@ def _a_CompactionUpdate(d: Any) -> CompactionUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_CompactionUpdate_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CompactionUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CompactionUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CompactionUpdate
+    o = w
     return o
 
 
@@ -2565,7 +2249,8 @@ def _e_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
 def _d_ConnectMcpRequest(d: Any) -> ConnectMcpRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ConnectMcpRequest = _new(ConnectMcpRequest)
+    w: Any = _new(_W_ConnectMcpRequest)
+    o: ConnectMcpRequest
     v: Any
     r: Any
     try:
@@ -2574,21 +2259,23 @@ def _d_ConnectMcpRequest(d: Any) -> ConnectMcpRequest:
         raise _s.missing("serverId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("serverId")
-    _S_ConnectMcpRequest_server_id(o, v)
+    w.server_id = v
     if len(d) == 1:
-        _S_ConnectMcpRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ConnectMcpRequest
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_ConnectMcpRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ConnectMcpRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2597,9 +2284,11 @@ def _d_ConnectMcpRequest(d: Any) -> ConnectMcpRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ConnectMcpRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ConnectMcpRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ConnectMcpRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ConnectMcpRequest
+    o = w
     return o
 
 
@@ -2622,7 +2311,8 @@ def _e_ConnectMcpRequest(o: ConnectMcpRequest) -> dict[str, Any]:
 def _d_ConnectMcpResponse(d: Any) -> ConnectMcpResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ConnectMcpResponse = _new(ConnectMcpResponse)
+    w: Any = _new(_W_ConnectMcpResponse)
+    o: ConnectMcpResponse
     v: Any
     r: Any
     try:
@@ -2631,21 +2321,23 @@ def _d_ConnectMcpResponse(d: Any) -> ConnectMcpResponse:
         raise _s.missing("connectionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("connectionId")
-    _S_ConnectMcpResponse_connection_id(o, v)
+    w.connection_id = v
     if len(d) == 1:
-        _S_ConnectMcpResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ConnectMcpResponse
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_ConnectMcpResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ConnectMcpResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2654,9 +2346,11 @@ def _d_ConnectMcpResponse(d: Any) -> ConnectMcpResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ConnectMcpResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ConnectMcpResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ConnectMcpResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ConnectMcpResponse
+    o = w
     return o
 
 
@@ -2679,7 +2373,8 @@ def _e_ConnectMcpResponse(o: ConnectMcpResponse) -> dict[str, Any]:
 def _d_DidChangeDocumentNotification(d: Any) -> DidChangeDocumentNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: DidChangeDocumentNotification = _new(DidChangeDocumentNotification)
+    w: Any = _new(_W_DidChangeDocumentNotification)
+    o: DidChangeDocumentNotification
     v: Any
     r: Any
     try:
@@ -2688,21 +2383,21 @@ def _d_DidChangeDocumentNotification(d: Any) -> DidChangeDocumentNotification:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_DidChangeDocumentNotification_session_id(o, v)
+    w.session_id = v
     try:
         v = d["uri"]
     except KeyError:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_DidChangeDocumentNotification_uri(o, v)
+    w.uri = v
     try:
         v = d["version"]
     except KeyError:
         raise _s.missing("version") from None
     if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
         raise _s.bad_int(v, "int64").at("version")
-    _S_DidChangeDocumentNotification_version(o, v)
+    w.version = v
     try:
         v = d["contentChanges"]
     except KeyError:
@@ -2711,21 +2406,23 @@ def _d_DidChangeDocumentNotification(d: Any) -> DidChangeDocumentNotification:
         r = _s.d_list_skip(v, _d_TextDocumentContentChangeEvent)
     except DecodeError:
         r = []
-    _S_DidChangeDocumentNotification_content_changes(o, r)
+    w.content_changes = r
     if len(d) == 4:
-        _S_DidChangeDocumentNotification_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DidChangeDocumentNotification
+        o = w
         return o
     n = 4
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_DidChangeDocumentNotification_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_DidChangeDocumentNotification_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2734,9 +2431,11 @@ def _d_DidChangeDocumentNotification(d: Any) -> DidChangeDocumentNotification:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_DidChangeDocumentNotification_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidChangeDocumentNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DidChangeDocumentNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DidChangeDocumentNotification
+    o = w
     return o
 
 
@@ -2765,7 +2464,8 @@ def _e_DidChangeDocumentNotification(o: DidChangeDocumentNotification) -> dict[s
 def _d_DidCloseDocumentNotification(d: Any) -> DidCloseDocumentNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: DidCloseDocumentNotification = _new(DidCloseDocumentNotification)
+    w: Any = _new(_W_DidCloseDocumentNotification)
+    o: DidCloseDocumentNotification
     v: Any
     r: Any
     try:
@@ -2774,28 +2474,30 @@ def _d_DidCloseDocumentNotification(d: Any) -> DidCloseDocumentNotification:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_DidCloseDocumentNotification_session_id(o, v)
+    w.session_id = v
     try:
         v = d["uri"]
     except KeyError:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_DidCloseDocumentNotification_uri(o, v)
+    w.uri = v
     if len(d) == 2:
-        _S_DidCloseDocumentNotification_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DidCloseDocumentNotification
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_DidCloseDocumentNotification_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_DidCloseDocumentNotification_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2804,9 +2506,11 @@ def _d_DidCloseDocumentNotification(d: Any) -> DidCloseDocumentNotification:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_DidCloseDocumentNotification_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidCloseDocumentNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DidCloseDocumentNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DidCloseDocumentNotification
+    o = w
     return o
 
 
@@ -2831,7 +2535,8 @@ def _e_DidCloseDocumentNotification(o: DidCloseDocumentNotification) -> dict[str
 def _d_DidFocusDocumentNotification(d: Any) -> DidFocusDocumentNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: DidFocusDocumentNotification = _new(DidFocusDocumentNotification)
+    w: Any = _new(_W_DidFocusDocumentNotification)
+    o: DidFocusDocumentNotification
     v: Any
     r: Any
     try:
@@ -2840,21 +2545,21 @@ def _d_DidFocusDocumentNotification(d: Any) -> DidFocusDocumentNotification:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_DidFocusDocumentNotification_session_id(o, v)
+    w.session_id = v
     try:
         v = d["uri"]
     except KeyError:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_DidFocusDocumentNotification_uri(o, v)
+    w.uri = v
     try:
         v = d["version"]
     except KeyError:
         raise _s.missing("version") from None
     if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
         raise _s.bad_int(v, "int64").at("version")
-    _S_DidFocusDocumentNotification_version(o, v)
+    w.version = v
     try:
         v = d["position"]
     except KeyError:
@@ -2863,7 +2568,7 @@ def _d_DidFocusDocumentNotification(d: Any) -> DidFocusDocumentNotification:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("position") from None
-    _S_DidFocusDocumentNotification_position(o, r)
+    w.position = r
     try:
         v = d["visibleRange"]
     except KeyError:
@@ -2872,21 +2577,23 @@ def _d_DidFocusDocumentNotification(d: Any) -> DidFocusDocumentNotification:
         r = _d_Range(v)
     except DecodeError as e:
         raise e.at("visibleRange") from None
-    _S_DidFocusDocumentNotification_visible_range(o, r)
+    w.visible_range = r
     if len(d) == 5:
-        _S_DidFocusDocumentNotification_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DidFocusDocumentNotification
+        o = w
         return o
     n = 5
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_DidFocusDocumentNotification_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_DidFocusDocumentNotification_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2895,9 +2602,11 @@ def _d_DidFocusDocumentNotification(d: Any) -> DidFocusDocumentNotification:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_DidFocusDocumentNotification_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidFocusDocumentNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DidFocusDocumentNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DidFocusDocumentNotification
+    o = w
     return o
 
 
@@ -2928,7 +2637,8 @@ def _e_DidFocusDocumentNotification(o: DidFocusDocumentNotification) -> dict[str
 def _d_DidOpenDocumentNotification(d: Any) -> DidOpenDocumentNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: DidOpenDocumentNotification = _new(DidOpenDocumentNotification)
+    w: Any = _new(_W_DidOpenDocumentNotification)
+    o: DidOpenDocumentNotification
     v: Any
     r: Any
     try:
@@ -2937,49 +2647,51 @@ def _d_DidOpenDocumentNotification(d: Any) -> DidOpenDocumentNotification:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_DidOpenDocumentNotification_session_id(o, v)
+    w.session_id = v
     try:
         v = d["uri"]
     except KeyError:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_DidOpenDocumentNotification_uri(o, v)
+    w.uri = v
     try:
         v = d["languageId"]
     except KeyError:
         raise _s.missing("languageId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("languageId")
-    _S_DidOpenDocumentNotification_language_id(o, v)
+    w.language_id = v
     try:
         v = d["version"]
     except KeyError:
         raise _s.missing("version") from None
     if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
         raise _s.bad_int(v, "int64").at("version")
-    _S_DidOpenDocumentNotification_version(o, v)
+    w.version = v
     try:
         v = d["text"]
     except KeyError:
         raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    _S_DidOpenDocumentNotification_text(o, v)
+    w.text = v
     if len(d) == 5:
-        _S_DidOpenDocumentNotification_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DidOpenDocumentNotification
+        o = w
         return o
     n = 5
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_DidOpenDocumentNotification_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_DidOpenDocumentNotification_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -2988,9 +2700,11 @@ def _d_DidOpenDocumentNotification(d: Any) -> DidOpenDocumentNotification:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_DidOpenDocumentNotification_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidOpenDocumentNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DidOpenDocumentNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DidOpenDocumentNotification
+    o = w
     return o
 
 
@@ -3021,7 +2735,8 @@ def _e_DidOpenDocumentNotification(o: DidOpenDocumentNotification) -> dict[str, 
 def _d_DidSaveDocumentNotification(d: Any) -> DidSaveDocumentNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: DidSaveDocumentNotification = _new(DidSaveDocumentNotification)
+    w: Any = _new(_W_DidSaveDocumentNotification)
+    o: DidSaveDocumentNotification
     v: Any
     r: Any
     try:
@@ -3030,28 +2745,30 @@ def _d_DidSaveDocumentNotification(d: Any) -> DidSaveDocumentNotification:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_DidSaveDocumentNotification_session_id(o, v)
+    w.session_id = v
     try:
         v = d["uri"]
     except KeyError:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_DidSaveDocumentNotification_uri(o, v)
+    w.uri = v
     if len(d) == 2:
-        _S_DidSaveDocumentNotification_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DidSaveDocumentNotification
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_DidSaveDocumentNotification_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_DidSaveDocumentNotification_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3060,9 +2777,11 @@ def _d_DidSaveDocumentNotification(d: Any) -> DidSaveDocumentNotification:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_DidSaveDocumentNotification_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidSaveDocumentNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DidSaveDocumentNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DidSaveDocumentNotification
+    o = w
     return o
 
 
@@ -3087,7 +2806,8 @@ def _e_DidSaveDocumentNotification(o: DidSaveDocumentNotification) -> dict[str, 
 def _d_DisableProviderRequest(d: Any) -> DisableProviderRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: DisableProviderRequest = _new(DisableProviderRequest)
+    w: Any = _new(_W_DisableProviderRequest)
+    o: DisableProviderRequest
     v: Any
     r: Any
     try:
@@ -3096,21 +2816,23 @@ def _d_DisableProviderRequest(d: Any) -> DisableProviderRequest:
         raise _s.missing("providerId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("providerId")
-    _S_DisableProviderRequest_provider_id(o, v)
+    w.provider_id = v
     if len(d) == 1:
-        _S_DisableProviderRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DisableProviderRequest
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_DisableProviderRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_DisableProviderRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3119,9 +2841,11 @@ def _d_DisableProviderRequest(d: Any) -> DisableProviderRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_DisableProviderRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisableProviderRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DisableProviderRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DisableProviderRequest
+    o = w
     return o
 
 
@@ -3144,23 +2868,26 @@ def _e_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
 def _d_DisableProviderResponse(d: Any) -> DisableProviderResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: DisableProviderResponse = _new(DisableProviderResponse)
+    w: Any = _new(_W_DisableProviderResponse)
+    o: DisableProviderResponse
     v: Any
     r: Any
     if len(d) == 0:
-        _S_DisableProviderResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DisableProviderResponse
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_DisableProviderResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_DisableProviderResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3169,9 +2896,11 @@ def _d_DisableProviderResponse(d: Any) -> DisableProviderResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_DisableProviderResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisableProviderResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DisableProviderResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DisableProviderResponse
+    o = w
     return o
 
 
@@ -3192,7 +2921,8 @@ def _e_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any]:
 def _d_DisconnectMcpRequest(d: Any) -> DisconnectMcpRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: DisconnectMcpRequest = _new(DisconnectMcpRequest)
+    w: Any = _new(_W_DisconnectMcpRequest)
+    o: DisconnectMcpRequest
     v: Any
     r: Any
     try:
@@ -3201,21 +2931,23 @@ def _d_DisconnectMcpRequest(d: Any) -> DisconnectMcpRequest:
         raise _s.missing("connectionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("connectionId")
-    _S_DisconnectMcpRequest_connection_id(o, v)
+    w.connection_id = v
     if len(d) == 1:
-        _S_DisconnectMcpRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DisconnectMcpRequest
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_DisconnectMcpRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_DisconnectMcpRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3224,9 +2956,11 @@ def _d_DisconnectMcpRequest(d: Any) -> DisconnectMcpRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_DisconnectMcpRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisconnectMcpRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DisconnectMcpRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DisconnectMcpRequest
+    o = w
     return o
 
 
@@ -3249,23 +2983,26 @@ def _e_DisconnectMcpRequest(o: DisconnectMcpRequest) -> dict[str, Any]:
 def _d_DisconnectMcpResponse(d: Any) -> DisconnectMcpResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: DisconnectMcpResponse = _new(DisconnectMcpResponse)
+    w: Any = _new(_W_DisconnectMcpResponse)
+    o: DisconnectMcpResponse
     v: Any
     r: Any
     if len(d) == 0:
-        _S_DisconnectMcpResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DisconnectMcpResponse
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_DisconnectMcpResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_DisconnectMcpResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3274,9 +3011,11 @@ def _d_DisconnectMcpResponse(d: Any) -> DisconnectMcpResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_DisconnectMcpResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisconnectMcpResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DisconnectMcpResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DisconnectMcpResponse
+    o = w
     return o
 
 
@@ -3297,7 +3036,8 @@ def _e_DisconnectMcpResponse(o: DisconnectMcpResponse) -> dict[str, Any]:
 def _d_ForkSessionRequest(d: Any) -> ForkSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ForkSessionRequest = _new(ForkSessionRequest)
+    w: Any = _new(_W_ForkSessionRequest)
+    o: ForkSessionRequest
     v: Any
     r: Any
     try:
@@ -3306,30 +3046,32 @@ def _d_ForkSessionRequest(d: Any) -> ForkSessionRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_ForkSessionRequest_session_id(o, v)
+    w.session_id = v
     try:
         v = d["cwd"]
     except KeyError:
         raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    _S_ForkSessionRequest_cwd(o, v)
+    w.cwd = v
     if len(d) == 2:
-        _S_ForkSessionRequest_additional_directories(o, [])
-        _S_ForkSessionRequest_mcp_servers(o, [])
-        _S_ForkSessionRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.additional_directories = []
+        w.mcp_servers = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ForkSessionRequest
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "additionalDirectories" not in d:
-        _S_ForkSessionRequest_additional_directories(o, [])
+        w.additional_directories = []
     else:
         v = d["additionalDirectories"]
         n += 1
         if v is None:
-            _S_ForkSessionRequest_additional_directories(o, [])
+            w.additional_directories = []
             ex = _s.note(ex, "additionalDirectories")
         else:
             try:
@@ -3338,14 +3080,14 @@ def _d_ForkSessionRequest(d: Any) -> ForkSessionRequest:
                 r = []
             if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            _S_ForkSessionRequest_additional_directories(o, r)
+            w.additional_directories = r
     if "mcpServers" not in d:
-        _S_ForkSessionRequest_mcp_servers(o, [])
+        w.mcp_servers = []
     else:
         v = d["mcpServers"]
         n += 1
         if v is None:
-            _S_ForkSessionRequest_mcp_servers(o, [])
+            w.mcp_servers = []
             ex = _s.note(ex, "mcpServers")
         else:
             try:
@@ -3354,14 +3096,14 @@ def _d_ForkSessionRequest(d: Any) -> ForkSessionRequest:
                 r = []
             if not r:
                 ex = _s.note(ex, "mcpServers")
-            _S_ForkSessionRequest_mcp_servers(o, r)
+            w.mcp_servers = r
     if "_meta" not in d:
-        _S_ForkSessionRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ForkSessionRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3370,9 +3112,11 @@ def _d_ForkSessionRequest(d: Any) -> ForkSessionRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ForkSessionRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ForkSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ForkSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ForkSessionRequest
+    o = w
     return o
 
 
@@ -3403,7 +3147,8 @@ def _e_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
 def _d_ForkSessionResponse(d: Any) -> ForkSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ForkSessionResponse = _new(ForkSessionResponse)
+    w: Any = _new(_W_ForkSessionResponse)
+    o: ForkSessionResponse
     v: Any
     r: Any
     try:
@@ -3412,23 +3157,25 @@ def _d_ForkSessionResponse(d: Any) -> ForkSessionResponse:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_ForkSessionResponse_session_id(o, v)
+    w.session_id = v
     if len(d) == 1:
-        _S_ForkSessionResponse_modes(o, None)
-        _S_ForkSessionResponse_config_options(o, None)
-        _S_ForkSessionResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.modes = None
+        w.config_options = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ForkSessionResponse
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "modes" not in d:
-        _S_ForkSessionResponse_modes(o, None)
+        w.modes = None
     else:
         v = d["modes"]
         n += 1
         if v is None:
-            _S_ForkSessionResponse_modes(o, None)
+            w.modes = None
             ex = _s.note(ex, "modes")
         else:
             try:
@@ -3437,14 +3184,14 @@ def _d_ForkSessionResponse(d: Any) -> ForkSessionResponse:
                 r = None
             if r is None:
                 ex = _s.note(ex, "modes")
-            _S_ForkSessionResponse_modes(o, r)
+            w.modes = r
     if "configOptions" not in d:
-        _S_ForkSessionResponse_config_options(o, None)
+        w.config_options = None
     else:
         v = d["configOptions"]
         n += 1
         if v is None:
-            _S_ForkSessionResponse_config_options(o, None)
+            w.config_options = None
             ex = _s.note(ex, "configOptions")
         else:
             try:
@@ -3453,14 +3200,14 @@ def _d_ForkSessionResponse(d: Any) -> ForkSessionResponse:
                 r = None
             if r is None:
                 ex = _s.note(ex, "configOptions")
-            _S_ForkSessionResponse_config_options(o, r)
+            w.config_options = r
     if "_meta" not in d:
-        _S_ForkSessionResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ForkSessionResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3469,9 +3216,11 @@ def _d_ForkSessionResponse(d: Any) -> ForkSessionResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ForkSessionResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ForkSessionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ForkSessionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ForkSessionResponse
+    o = w
     return o
 
 
@@ -3504,7 +3253,8 @@ def _e_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
 def _d_InitializeRequest(d: Any) -> InitializeRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: InitializeRequest = _new(InitializeRequest)
+    w: Any = _new(_W_InitializeRequest)
+    o: InitializeRequest
     v: Any
     r: Any
     try:
@@ -3513,23 +3263,25 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
         raise _s.missing("protocolVersion") from None
     if type(v) is not int or not 0 <= v <= 65535:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
-    _S_InitializeRequest_protocol_version(o, v)
+    w.protocol_version = v
     if len(d) == 1:
-        _S_InitializeRequest_client_capabilities(o, _DF_InitializeRequest_client_capabilities)
-        _S_InitializeRequest_client_info(o, None)
-        _S_InitializeRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.client_capabilities = _DF_InitializeRequest_client_capabilities
+        w.client_info = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = InitializeRequest
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "clientCapabilities" not in d:
-        _S_InitializeRequest_client_capabilities(o, _DF_InitializeRequest_client_capabilities)
+        w.client_capabilities = _DF_InitializeRequest_client_capabilities
     else:
         v = d["clientCapabilities"]
         n += 1
         if v is None:
-            _S_InitializeRequest_client_capabilities(o, _DF_InitializeRequest_client_capabilities)
+            w.client_capabilities = _DF_InitializeRequest_client_capabilities
             ex = _s.note(ex, "clientCapabilities")
         else:
             try:
@@ -3541,14 +3293,14 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
                 or r == _DF_InitializeRequest_client_capabilities
             ):
                 ex = _s.note(ex, "clientCapabilities")
-            _S_InitializeRequest_client_capabilities(o, r)
+            w.client_capabilities = r
     if "clientInfo" not in d:
-        _S_InitializeRequest_client_info(o, None)
+        w.client_info = None
     else:
         v = d["clientInfo"]
         n += 1
         if v is None:
-            _S_InitializeRequest_client_info(o, None)
+            w.client_info = None
             ex = _s.note(ex, "clientInfo")
         else:
             try:
@@ -3557,14 +3309,14 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
                 r = None
             if r is None:
                 ex = _s.note(ex, "clientInfo")
-            _S_InitializeRequest_client_info(o, r)
+            w.client_info = r
     if "_meta" not in d:
-        _S_InitializeRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_InitializeRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3573,9 +3325,11 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_InitializeRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_InitializeRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = InitializeRequest
+    o = w
     return o
 
 
@@ -3609,7 +3363,8 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
 def _d_InitializeResponse(d: Any) -> InitializeResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: InitializeResponse = _new(InitializeResponse)
+    w: Any = _new(_W_InitializeResponse)
+    o: InitializeResponse
     v: Any
     r: Any
     try:
@@ -3618,24 +3373,26 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
         raise _s.missing("protocolVersion") from None
     if type(v) is not int or not 0 <= v <= 65535:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
-    _S_InitializeResponse_protocol_version(o, v)
+    w.protocol_version = v
     if len(d) == 1:
-        _S_InitializeResponse_agent_capabilities(o, _DF_InitializeResponse_agent_capabilities)
-        _S_InitializeResponse_auth_methods(o, [])
-        _S_InitializeResponse_agent_info(o, None)
-        _S_InitializeResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.agent_capabilities = _DF_InitializeResponse_agent_capabilities
+        w.auth_methods = []
+        w.agent_info = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = InitializeResponse
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "agentCapabilities" not in d:
-        _S_InitializeResponse_agent_capabilities(o, _DF_InitializeResponse_agent_capabilities)
+        w.agent_capabilities = _DF_InitializeResponse_agent_capabilities
     else:
         v = d["agentCapabilities"]
         n += 1
         if v is None:
-            _S_InitializeResponse_agent_capabilities(o, _DF_InitializeResponse_agent_capabilities)
+            w.agent_capabilities = _DF_InitializeResponse_agent_capabilities
             ex = _s.note(ex, "agentCapabilities")
         else:
             try:
@@ -3647,14 +3404,14 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
                 or r == _DF_InitializeResponse_agent_capabilities
             ):
                 ex = _s.note(ex, "agentCapabilities")
-            _S_InitializeResponse_agent_capabilities(o, r)
+            w.agent_capabilities = r
     if "authMethods" not in d:
-        _S_InitializeResponse_auth_methods(o, [])
+        w.auth_methods = []
     else:
         v = d["authMethods"]
         n += 1
         if v is None:
-            _S_InitializeResponse_auth_methods(o, [])
+            w.auth_methods = []
             ex = _s.note(ex, "authMethods")
         else:
             try:
@@ -3663,14 +3420,14 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
                 r = []
             if not r:
                 ex = _s.note(ex, "authMethods")
-            _S_InitializeResponse_auth_methods(o, r)
+            w.auth_methods = r
     if "agentInfo" not in d:
-        _S_InitializeResponse_agent_info(o, None)
+        w.agent_info = None
     else:
         v = d["agentInfo"]
         n += 1
         if v is None:
-            _S_InitializeResponse_agent_info(o, None)
+            w.agent_info = None
             ex = _s.note(ex, "agentInfo")
         else:
             try:
@@ -3679,14 +3436,14 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
                 r = None
             if r is None:
                 ex = _s.note(ex, "agentInfo")
-            _S_InitializeResponse_agent_info(o, r)
+            w.agent_info = r
     if "_meta" not in d:
-        _S_InitializeResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_InitializeResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3695,9 +3452,11 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_InitializeResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_InitializeResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = InitializeResponse
+    o = w
     return o
 
 
@@ -3734,23 +3493,26 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
 def _d_ListProvidersRequest(d: Any) -> ListProvidersRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ListProvidersRequest = _new(ListProvidersRequest)
+    w: Any = _new(_W_ListProvidersRequest)
+    o: ListProvidersRequest
     v: Any
     r: Any
     if len(d) == 0:
-        _S_ListProvidersRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ListProvidersRequest
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_ListProvidersRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ListProvidersRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3759,9 +3521,11 @@ def _d_ListProvidersRequest(d: Any) -> ListProvidersRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ListProvidersRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListProvidersRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ListProvidersRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ListProvidersRequest
+    o = w
     return o
 
 
@@ -3782,7 +3546,8 @@ def _e_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
 def _d_ListProvidersResponse(d: Any) -> ListProvidersResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ListProvidersResponse = _new(ListProvidersResponse)
+    w: Any = _new(_W_ListProvidersResponse)
+    o: ListProvidersResponse
     v: Any
     r: Any
     try:
@@ -3793,21 +3558,23 @@ def _d_ListProvidersResponse(d: Any) -> ListProvidersResponse:
         r = _s.d_list(v, _d_ProviderInfo)
     except DecodeError as e:
         raise e.at("providers") from None
-    _S_ListProvidersResponse_providers(o, r)
+    w.providers = r
     if len(d) == 1:
-        _S_ListProvidersResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ListProvidersResponse
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_ListProvidersResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ListProvidersResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3816,9 +3583,11 @@ def _d_ListProvidersResponse(d: Any) -> ListProvidersResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ListProvidersResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListProvidersResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ListProvidersResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ListProvidersResponse
+    o = w
     return o
 
 
@@ -3841,7 +3610,8 @@ def _e_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
 def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: LoadSessionRequest = _new(LoadSessionRequest)
+    w: Any = _new(_W_LoadSessionRequest)
+    o: LoadSessionRequest
     v: Any
     r: Any
     try:
@@ -3852,36 +3622,38 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
         r = _s.d_list_skip(v, _d_McpServer)
     except DecodeError:
         r = []
-    _S_LoadSessionRequest_mcp_servers(o, r)
+    w.mcp_servers = r
     try:
         v = d["cwd"]
     except KeyError:
         raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    _S_LoadSessionRequest_cwd(o, v)
+    w.cwd = v
     try:
         v = d["sessionId"]
     except KeyError:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_LoadSessionRequest_session_id(o, v)
+    w.session_id = v
     if len(d) == 3:
-        _S_LoadSessionRequest_additional_directories(o, [])
-        _S_LoadSessionRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.additional_directories = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = LoadSessionRequest
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "additionalDirectories" not in d:
-        _S_LoadSessionRequest_additional_directories(o, [])
+        w.additional_directories = []
     else:
         v = d["additionalDirectories"]
         n += 1
         if v is None:
-            _S_LoadSessionRequest_additional_directories(o, [])
+            w.additional_directories = []
             ex = _s.note(ex, "additionalDirectories")
         else:
             try:
@@ -3890,14 +3662,14 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
                 r = []
             if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            _S_LoadSessionRequest_additional_directories(o, r)
+            w.additional_directories = r
     if "_meta" not in d:
-        _S_LoadSessionRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_LoadSessionRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3906,9 +3678,11 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_LoadSessionRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = LoadSessionRequest
+    o = w
     return o
 
 
@@ -3947,7 +3721,8 @@ def _d_McpServerAcp(d: Any) -> McpServerAcp:
 
 
 def _a_McpServerAcp(d: Any) -> McpServerAcp:
-    o: McpServerAcp = _new(McpServerAcp)
+    w: Any = _new(_W_McpServerAcp)
+    o: McpServerAcp
     v: Any
     r: Any
     try:
@@ -3956,28 +3731,30 @@ def _a_McpServerAcp(d: Any) -> McpServerAcp:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_McpServerAcp_name(o, v)
+    w.name = v
     try:
         v = d["serverId"]
     except KeyError:
         raise _s.missing("serverId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("serverId")
-    _S_McpServerAcp_server_id(o, v)
+    w.server_id = v
     if len(d) == 3:
-        _S_McpServerAcp_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = McpServerAcp
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_McpServerAcp_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_McpServerAcp_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -3986,9 +3763,11 @@ def _a_McpServerAcp(d: Any) -> McpServerAcp:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_McpServerAcp_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerAcp))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_McpServerAcp)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = McpServerAcp
+    o = w
     return o
 
 
@@ -4013,7 +3792,8 @@ def _e_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
 def _d_MessageMcpNotification(d: Any) -> MessageMcpNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: MessageMcpNotification = _new(MessageMcpNotification)
+    w: Any = _new(_W_MessageMcpNotification)
+    o: MessageMcpNotification
     v: Any
     r: Any
     try:
@@ -4022,29 +3802,31 @@ def _d_MessageMcpNotification(d: Any) -> MessageMcpNotification:
         raise _s.missing("connectionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("connectionId")
-    _S_MessageMcpNotification_connection_id(o, v)
+    w.connection_id = v
     try:
         v = d["method"]
     except KeyError:
         raise _s.missing("method") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("method")
-    _S_MessageMcpNotification_method(o, v)
+    w.method = v
     if len(d) == 2:
-        _S_MessageMcpNotification_params(o, None)
-        _S_MessageMcpNotification_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.params = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = MessageMcpNotification
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "params" not in d:
-        _S_MessageMcpNotification_params(o, None)
+        w.params = None
     else:
         v = d["params"]
         n += 1
         if v is None:
-            _S_MessageMcpNotification_params(o, None)
+            w.params = None
             ex = _s.note(ex, "params")
         else:
             if type(v) is not dict:
@@ -4053,14 +3835,14 @@ def _d_MessageMcpNotification(d: Any) -> MessageMcpNotification:
                 r = v
             if r is None:
                 ex = _s.note(ex, "params")
-            _S_MessageMcpNotification_params(o, r)
+            w.params = r
     if "_meta" not in d:
-        _S_MessageMcpNotification_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_MessageMcpNotification_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4069,9 +3851,11 @@ def _d_MessageMcpNotification(d: Any) -> MessageMcpNotification:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_MessageMcpNotification_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_MessageMcpNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_MessageMcpNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = MessageMcpNotification
+    o = w
     return o
 
 
@@ -4101,7 +3885,8 @@ def _e_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
 def _d_MessageMcpRequest(d: Any) -> MessageMcpRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: MessageMcpRequest = _new(MessageMcpRequest)
+    w: Any = _new(_W_MessageMcpRequest)
+    o: MessageMcpRequest
     v: Any
     r: Any
     try:
@@ -4110,43 +3895,45 @@ def _d_MessageMcpRequest(d: Any) -> MessageMcpRequest:
         raise _s.missing("connectionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("connectionId")
-    _S_MessageMcpRequest_connection_id(o, v)
+    w.connection_id = v
     try:
         v = d["method"]
     except KeyError:
         raise _s.missing("method") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("method")
-    _S_MessageMcpRequest_method(o, v)
+    w.method = v
     if len(d) == 2:
-        _S_MessageMcpRequest_params(o, None)
-        _S_MessageMcpRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.params = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = MessageMcpRequest
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "params" not in d:
-        _S_MessageMcpRequest_params(o, None)
+        w.params = None
     else:
         v = d["params"]
         n += 1
         if v is None:
-            _S_MessageMcpRequest_params(o, None)
+            w.params = None
             ex = _s.note(ex, "params")
         else:
             if type(v) is not dict:
                 raise _s.wrong("an object", v).at("params")
             if v is None:
                 ex = _s.note(ex, "params")
-            _S_MessageMcpRequest_params(o, v)
+            w.params = v
     if "_meta" not in d:
-        _S_MessageMcpRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_MessageMcpRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4155,9 +3942,11 @@ def _d_MessageMcpRequest(d: Any) -> MessageMcpRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_MessageMcpRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_MessageMcpRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_MessageMcpRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = MessageMcpRequest
+    o = w
     return o
 
 
@@ -4187,25 +3976,28 @@ def _e_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
 def _d_NesCapabilities(d: Any) -> NesCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesCapabilities = _new(NesCapabilities)
+    w: Any = _new(_W_NesCapabilities)
+    o: NesCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesCapabilities_events(o, None)
-        _S_NesCapabilities_context(o, None)
-        _S_NesCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.events = None
+        w.context = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "events" not in d:
-        _S_NesCapabilities_events(o, None)
+        w.events = None
     else:
         v = d["events"]
         n += 1
         if v is None:
-            _S_NesCapabilities_events(o, None)
+            w.events = None
             ex = _s.note(ex, "events")
         else:
             try:
@@ -4214,14 +4006,14 @@ def _d_NesCapabilities(d: Any) -> NesCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "events")
-            _S_NesCapabilities_events(o, r)
+            w.events = r
     if "context" not in d:
-        _S_NesCapabilities_context(o, None)
+        w.context = None
     else:
         v = d["context"]
         n += 1
         if v is None:
-            _S_NesCapabilities_context(o, None)
+            w.context = None
             ex = _s.note(ex, "context")
         else:
             try:
@@ -4230,14 +4022,14 @@ def _d_NesCapabilities(d: Any) -> NesCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "context")
-            _S_NesCapabilities_context(o, r)
+            w.context = r
     if "_meta" not in d:
-        _S_NesCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4246,9 +4038,11 @@ def _d_NesCapabilities(d: Any) -> NesCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesCapabilities
+    o = w
     return o
 
 
@@ -4279,29 +4073,32 @@ def _e_NesCapabilities(o: NesCapabilities) -> dict[str, Any]:
 def _d_NesContextCapabilities(d: Any) -> NesContextCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesContextCapabilities = _new(NesContextCapabilities)
+    w: Any = _new(_W_NesContextCapabilities)
+    o: NesContextCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesContextCapabilities_recent_files(o, None)
-        _S_NesContextCapabilities_related_snippets(o, None)
-        _S_NesContextCapabilities_edit_history(o, None)
-        _S_NesContextCapabilities_user_actions(o, None)
-        _S_NesContextCapabilities_open_files(o, None)
-        _S_NesContextCapabilities_diagnostics(o, None)
-        _S_NesContextCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.recent_files = None
+        w.related_snippets = None
+        w.edit_history = None
+        w.user_actions = None
+        w.open_files = None
+        w.diagnostics = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesContextCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "recentFiles" not in d:
-        _S_NesContextCapabilities_recent_files(o, None)
+        w.recent_files = None
     else:
         v = d["recentFiles"]
         n += 1
         if v is None:
-            _S_NesContextCapabilities_recent_files(o, None)
+            w.recent_files = None
             ex = _s.note(ex, "recentFiles")
         else:
             try:
@@ -4310,14 +4107,14 @@ def _d_NesContextCapabilities(d: Any) -> NesContextCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "recentFiles")
-            _S_NesContextCapabilities_recent_files(o, r)
+            w.recent_files = r
     if "relatedSnippets" not in d:
-        _S_NesContextCapabilities_related_snippets(o, None)
+        w.related_snippets = None
     else:
         v = d["relatedSnippets"]
         n += 1
         if v is None:
-            _S_NesContextCapabilities_related_snippets(o, None)
+            w.related_snippets = None
             ex = _s.note(ex, "relatedSnippets")
         else:
             try:
@@ -4326,14 +4123,14 @@ def _d_NesContextCapabilities(d: Any) -> NesContextCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "relatedSnippets")
-            _S_NesContextCapabilities_related_snippets(o, r)
+            w.related_snippets = r
     if "editHistory" not in d:
-        _S_NesContextCapabilities_edit_history(o, None)
+        w.edit_history = None
     else:
         v = d["editHistory"]
         n += 1
         if v is None:
-            _S_NesContextCapabilities_edit_history(o, None)
+            w.edit_history = None
             ex = _s.note(ex, "editHistory")
         else:
             try:
@@ -4342,14 +4139,14 @@ def _d_NesContextCapabilities(d: Any) -> NesContextCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "editHistory")
-            _S_NesContextCapabilities_edit_history(o, r)
+            w.edit_history = r
     if "userActions" not in d:
-        _S_NesContextCapabilities_user_actions(o, None)
+        w.user_actions = None
     else:
         v = d["userActions"]
         n += 1
         if v is None:
-            _S_NesContextCapabilities_user_actions(o, None)
+            w.user_actions = None
             ex = _s.note(ex, "userActions")
         else:
             try:
@@ -4358,14 +4155,14 @@ def _d_NesContextCapabilities(d: Any) -> NesContextCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "userActions")
-            _S_NesContextCapabilities_user_actions(o, r)
+            w.user_actions = r
     if "openFiles" not in d:
-        _S_NesContextCapabilities_open_files(o, None)
+        w.open_files = None
     else:
         v = d["openFiles"]
         n += 1
         if v is None:
-            _S_NesContextCapabilities_open_files(o, None)
+            w.open_files = None
             ex = _s.note(ex, "openFiles")
         else:
             try:
@@ -4374,14 +4171,14 @@ def _d_NesContextCapabilities(d: Any) -> NesContextCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "openFiles")
-            _S_NesContextCapabilities_open_files(o, r)
+            w.open_files = r
     if "diagnostics" not in d:
-        _S_NesContextCapabilities_diagnostics(o, None)
+        w.diagnostics = None
     else:
         v = d["diagnostics"]
         n += 1
         if v is None:
-            _S_NesContextCapabilities_diagnostics(o, None)
+            w.diagnostics = None
             ex = _s.note(ex, "diagnostics")
         else:
             try:
@@ -4390,14 +4187,14 @@ def _d_NesContextCapabilities(d: Any) -> NesContextCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "diagnostics")
-            _S_NesContextCapabilities_diagnostics(o, r)
+            w.diagnostics = r
     if "_meta" not in d:
-        _S_NesContextCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesContextCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4406,9 +4203,11 @@ def _d_NesContextCapabilities(d: Any) -> NesContextCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesContextCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesContextCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesContextCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesContextCapabilities
+    o = w
     return o
 
 
@@ -4459,7 +4258,8 @@ def _e_NesContextCapabilities(o: NesContextCapabilities) -> dict[str, Any]:
 def _d_NesDiagnostic(d: Any) -> NesDiagnostic:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesDiagnostic = _new(NesDiagnostic)
+    w: Any = _new(_W_NesDiagnostic)
+    o: NesDiagnostic
     v: Any
     r: Any
     try:
@@ -4468,7 +4268,7 @@ def _d_NesDiagnostic(d: Any) -> NesDiagnostic:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_NesDiagnostic_uri(o, v)
+    w.uri = v
     try:
         v = d["range"]
     except KeyError:
@@ -4477,35 +4277,37 @@ def _d_NesDiagnostic(d: Any) -> NesDiagnostic:
         r = _d_Range(v)
     except DecodeError as e:
         raise e.at("range") from None
-    _S_NesDiagnostic_range(o, r)
+    w.range = r
     try:
         v = d["severity"]
     except KeyError:
         raise _s.missing("severity") from None
     if type(v) is not str or v not in _L_NesDiagnosticSeverity:
         raise _s.bad_literal(v, _L_NesDiagnosticSeverity).at("severity")
-    _S_NesDiagnostic_severity(o, v)
+    w.severity = v
     try:
         v = d["message"]
     except KeyError:
         raise _s.missing("message") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("message")
-    _S_NesDiagnostic_message(o, v)
+    w.message = v
     if len(d) == 4:
-        _S_NesDiagnostic_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDiagnostic
+        o = w
         return o
     n = 4
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesDiagnostic_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesDiagnostic_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4514,9 +4316,11 @@ def _d_NesDiagnostic(d: Any) -> NesDiagnostic:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesDiagnostic_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDiagnostic))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDiagnostic)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDiagnostic
+    o = w
     return o
 
 
@@ -4545,23 +4349,26 @@ def _e_NesDiagnostic(o: NesDiagnostic) -> dict[str, Any]:
 def _d_NesDiagnosticsCapabilities(d: Any) -> NesDiagnosticsCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesDiagnosticsCapabilities = _new(NesDiagnosticsCapabilities)
+    w: Any = _new(_W_NesDiagnosticsCapabilities)
+    o: NesDiagnosticsCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesDiagnosticsCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDiagnosticsCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesDiagnosticsCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesDiagnosticsCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4570,9 +4377,11 @@ def _d_NesDiagnosticsCapabilities(d: Any) -> NesDiagnosticsCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesDiagnosticsCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDiagnosticsCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDiagnosticsCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDiagnosticsCapabilities
+    o = w
     return o
 
 
@@ -4593,7 +4402,8 @@ def _e_NesDiagnosticsCapabilities(o: NesDiagnosticsCapabilities) -> dict[str, An
 def _d_NesDocumentDidChangeCapabilities(d: Any) -> NesDocumentDidChangeCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesDocumentDidChangeCapabilities = _new(NesDocumentDidChangeCapabilities)
+    w: Any = _new(_W_NesDocumentDidChangeCapabilities)
+    o: NesDocumentDidChangeCapabilities
     v: Any
     r: Any
     try:
@@ -4602,21 +4412,23 @@ def _d_NesDocumentDidChangeCapabilities(d: Any) -> NesDocumentDidChangeCapabilit
         raise _s.missing("syncKind") from None
     if type(v) is not str or v not in _L_TextDocumentSyncKind:
         raise _s.bad_literal(v, _L_TextDocumentSyncKind).at("syncKind")
-    _S_NesDocumentDidChangeCapabilities_sync_kind(o, v)
+    w.sync_kind = v
     if len(d) == 1:
-        _S_NesDocumentDidChangeCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDocumentDidChangeCapabilities
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesDocumentDidChangeCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesDocumentDidChangeCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4625,9 +4437,11 @@ def _d_NesDocumentDidChangeCapabilities(d: Any) -> NesDocumentDidChangeCapabilit
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesDocumentDidChangeCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidChangeCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidChangeCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDocumentDidChangeCapabilities
+    o = w
     return o
 
 
@@ -4650,23 +4464,26 @@ def _e_NesDocumentDidChangeCapabilities(o: NesDocumentDidChangeCapabilities) -> 
 def _d_NesDocumentDidCloseCapabilities(d: Any) -> NesDocumentDidCloseCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesDocumentDidCloseCapabilities = _new(NesDocumentDidCloseCapabilities)
+    w: Any = _new(_W_NesDocumentDidCloseCapabilities)
+    o: NesDocumentDidCloseCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesDocumentDidCloseCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDocumentDidCloseCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesDocumentDidCloseCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesDocumentDidCloseCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4675,9 +4492,11 @@ def _d_NesDocumentDidCloseCapabilities(d: Any) -> NesDocumentDidCloseCapabilitie
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesDocumentDidCloseCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidCloseCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidCloseCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDocumentDidCloseCapabilities
+    o = w
     return o
 
 
@@ -4698,23 +4517,26 @@ def _e_NesDocumentDidCloseCapabilities(o: NesDocumentDidCloseCapabilities) -> di
 def _d_NesDocumentDidFocusCapabilities(d: Any) -> NesDocumentDidFocusCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesDocumentDidFocusCapabilities = _new(NesDocumentDidFocusCapabilities)
+    w: Any = _new(_W_NesDocumentDidFocusCapabilities)
+    o: NesDocumentDidFocusCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesDocumentDidFocusCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDocumentDidFocusCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesDocumentDidFocusCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesDocumentDidFocusCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4723,9 +4545,11 @@ def _d_NesDocumentDidFocusCapabilities(d: Any) -> NesDocumentDidFocusCapabilitie
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesDocumentDidFocusCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidFocusCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidFocusCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDocumentDidFocusCapabilities
+    o = w
     return o
 
 
@@ -4746,23 +4570,26 @@ def _e_NesDocumentDidFocusCapabilities(o: NesDocumentDidFocusCapabilities) -> di
 def _d_NesDocumentDidOpenCapabilities(d: Any) -> NesDocumentDidOpenCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesDocumentDidOpenCapabilities = _new(NesDocumentDidOpenCapabilities)
+    w: Any = _new(_W_NesDocumentDidOpenCapabilities)
+    o: NesDocumentDidOpenCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesDocumentDidOpenCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDocumentDidOpenCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesDocumentDidOpenCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesDocumentDidOpenCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4771,9 +4598,11 @@ def _d_NesDocumentDidOpenCapabilities(d: Any) -> NesDocumentDidOpenCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesDocumentDidOpenCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidOpenCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidOpenCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDocumentDidOpenCapabilities
+    o = w
     return o
 
 
@@ -4794,23 +4623,26 @@ def _e_NesDocumentDidOpenCapabilities(o: NesDocumentDidOpenCapabilities) -> dict
 def _d_NesDocumentDidSaveCapabilities(d: Any) -> NesDocumentDidSaveCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesDocumentDidSaveCapabilities = _new(NesDocumentDidSaveCapabilities)
+    w: Any = _new(_W_NesDocumentDidSaveCapabilities)
+    o: NesDocumentDidSaveCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesDocumentDidSaveCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDocumentDidSaveCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesDocumentDidSaveCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesDocumentDidSaveCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4819,9 +4651,11 @@ def _d_NesDocumentDidSaveCapabilities(d: Any) -> NesDocumentDidSaveCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesDocumentDidSaveCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidSaveCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidSaveCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDocumentDidSaveCapabilities
+    o = w
     return o
 
 
@@ -4842,28 +4676,31 @@ def _e_NesDocumentDidSaveCapabilities(o: NesDocumentDidSaveCapabilities) -> dict
 def _d_NesDocumentEventCapabilities(d: Any) -> NesDocumentEventCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesDocumentEventCapabilities = _new(NesDocumentEventCapabilities)
+    w: Any = _new(_W_NesDocumentEventCapabilities)
+    o: NesDocumentEventCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesDocumentEventCapabilities_did_open(o, None)
-        _S_NesDocumentEventCapabilities_did_change(o, None)
-        _S_NesDocumentEventCapabilities_did_close(o, None)
-        _S_NesDocumentEventCapabilities_did_save(o, None)
-        _S_NesDocumentEventCapabilities_did_focus(o, None)
-        _S_NesDocumentEventCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.did_open = None
+        w.did_change = None
+        w.did_close = None
+        w.did_save = None
+        w.did_focus = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDocumentEventCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "didOpen" not in d:
-        _S_NesDocumentEventCapabilities_did_open(o, None)
+        w.did_open = None
     else:
         v = d["didOpen"]
         n += 1
         if v is None:
-            _S_NesDocumentEventCapabilities_did_open(o, None)
+            w.did_open = None
             ex = _s.note(ex, "didOpen")
         else:
             try:
@@ -4872,14 +4709,14 @@ def _d_NesDocumentEventCapabilities(d: Any) -> NesDocumentEventCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "didOpen")
-            _S_NesDocumentEventCapabilities_did_open(o, r)
+            w.did_open = r
     if "didChange" not in d:
-        _S_NesDocumentEventCapabilities_did_change(o, None)
+        w.did_change = None
     else:
         v = d["didChange"]
         n += 1
         if v is None:
-            _S_NesDocumentEventCapabilities_did_change(o, None)
+            w.did_change = None
             ex = _s.note(ex, "didChange")
         else:
             try:
@@ -4888,14 +4725,14 @@ def _d_NesDocumentEventCapabilities(d: Any) -> NesDocumentEventCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "didChange")
-            _S_NesDocumentEventCapabilities_did_change(o, r)
+            w.did_change = r
     if "didClose" not in d:
-        _S_NesDocumentEventCapabilities_did_close(o, None)
+        w.did_close = None
     else:
         v = d["didClose"]
         n += 1
         if v is None:
-            _S_NesDocumentEventCapabilities_did_close(o, None)
+            w.did_close = None
             ex = _s.note(ex, "didClose")
         else:
             try:
@@ -4904,14 +4741,14 @@ def _d_NesDocumentEventCapabilities(d: Any) -> NesDocumentEventCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "didClose")
-            _S_NesDocumentEventCapabilities_did_close(o, r)
+            w.did_close = r
     if "didSave" not in d:
-        _S_NesDocumentEventCapabilities_did_save(o, None)
+        w.did_save = None
     else:
         v = d["didSave"]
         n += 1
         if v is None:
-            _S_NesDocumentEventCapabilities_did_save(o, None)
+            w.did_save = None
             ex = _s.note(ex, "didSave")
         else:
             try:
@@ -4920,14 +4757,14 @@ def _d_NesDocumentEventCapabilities(d: Any) -> NesDocumentEventCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "didSave")
-            _S_NesDocumentEventCapabilities_did_save(o, r)
+            w.did_save = r
     if "didFocus" not in d:
-        _S_NesDocumentEventCapabilities_did_focus(o, None)
+        w.did_focus = None
     else:
         v = d["didFocus"]
         n += 1
         if v is None:
-            _S_NesDocumentEventCapabilities_did_focus(o, None)
+            w.did_focus = None
             ex = _s.note(ex, "didFocus")
         else:
             try:
@@ -4936,14 +4773,14 @@ def _d_NesDocumentEventCapabilities(d: Any) -> NesDocumentEventCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "didFocus")
-            _S_NesDocumentEventCapabilities_did_focus(o, r)
+            w.did_focus = r
     if "_meta" not in d:
-        _S_NesDocumentEventCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesDocumentEventCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -4952,9 +4789,11 @@ def _d_NesDocumentEventCapabilities(d: Any) -> NesDocumentEventCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesDocumentEventCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentEventCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentEventCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDocumentEventCapabilities
+    o = w
     return o
 
 
@@ -5000,24 +4839,27 @@ def _e_NesDocumentEventCapabilities(o: NesDocumentEventCapabilities) -> dict[str
 def _d_NesEditHistoryCapabilities(d: Any) -> NesEditHistoryCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesEditHistoryCapabilities = _new(NesEditHistoryCapabilities)
+    w: Any = _new(_W_NesEditHistoryCapabilities)
+    o: NesEditHistoryCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesEditHistoryCapabilities_max_count(o, None)
-        _S_NesEditHistoryCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.max_count = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesEditHistoryCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "maxCount" not in d:
-        _S_NesEditHistoryCapabilities_max_count(o, None)
+        w.max_count = None
     else:
         v = d["maxCount"]
         n += 1
         if v is None:
-            _S_NesEditHistoryCapabilities_max_count(o, None)
+            w.max_count = None
             ex = _s.note(ex, "maxCount")
         else:
             if type(v) is not int or not 0 <= v <= 4294967295:
@@ -5026,14 +4868,14 @@ def _d_NesEditHistoryCapabilities(d: Any) -> NesEditHistoryCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "maxCount")
-            _S_NesEditHistoryCapabilities_max_count(o, r)
+            w.max_count = r
     if "_meta" not in d:
-        _S_NesEditHistoryCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesEditHistoryCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5042,9 +4884,11 @@ def _d_NesEditHistoryCapabilities(d: Any) -> NesEditHistoryCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesEditHistoryCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEditHistoryCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesEditHistoryCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesEditHistoryCapabilities
+    o = w
     return o
 
 
@@ -5070,7 +4914,8 @@ def _e_NesEditHistoryCapabilities(o: NesEditHistoryCapabilities) -> dict[str, An
 def _d_NesEditHistoryEntry(d: Any) -> NesEditHistoryEntry:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesEditHistoryEntry = _new(NesEditHistoryEntry)
+    w: Any = _new(_W_NesEditHistoryEntry)
+    o: NesEditHistoryEntry
     v: Any
     r: Any
     try:
@@ -5079,28 +4924,30 @@ def _d_NesEditHistoryEntry(d: Any) -> NesEditHistoryEntry:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_NesEditHistoryEntry_uri(o, v)
+    w.uri = v
     try:
         v = d["diff"]
     except KeyError:
         raise _s.missing("diff") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("diff")
-    _S_NesEditHistoryEntry_diff(o, v)
+    w.diff = v
     if len(d) == 2:
-        _S_NesEditHistoryEntry_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesEditHistoryEntry
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesEditHistoryEntry_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesEditHistoryEntry_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5109,9 +4956,11 @@ def _d_NesEditHistoryEntry(d: Any) -> NesEditHistoryEntry:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesEditHistoryEntry_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEditHistoryEntry))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesEditHistoryEntry)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesEditHistoryEntry
+    o = w
     return o
 
 
@@ -5145,7 +4994,8 @@ def _d_NesEditSuggestion(d: Any) -> NesEditSuggestion:
 
 
 def _a_NesEditSuggestion(d: Any) -> NesEditSuggestion:
-    o: NesEditSuggestion = _new(NesEditSuggestion)
+    w: Any = _new(_W_NesEditSuggestion)
+    o: NesEditSuggestion
     v: Any
     r: Any
     try:
@@ -5154,14 +5004,14 @@ def _a_NesEditSuggestion(d: Any) -> NesEditSuggestion:
         raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    _S_NesEditSuggestion_id(o, v)
+    w.id = v
     try:
         v = d["uri"]
     except KeyError:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_NesEditSuggestion_uri(o, v)
+    w.uri = v
     try:
         v = d["edits"]
     except KeyError:
@@ -5170,22 +5020,24 @@ def _a_NesEditSuggestion(d: Any) -> NesEditSuggestion:
         r = _s.d_list(v, _d_NesTextEdit)
     except DecodeError as e:
         raise e.at("edits") from None
-    _S_NesEditSuggestion_edits(o, r)
+    w.edits = r
     if len(d) == 4:
-        _S_NesEditSuggestion_cursor_position(o, None)
-        _S_NesEditSuggestion_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.cursor_position = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesEditSuggestion
+        o = w
         return o
     n = 4
     ex: list[str] | None = None
     if "cursorPosition" not in d:
-        _S_NesEditSuggestion_cursor_position(o, None)
+        w.cursor_position = None
     else:
         v = d["cursorPosition"]
         n += 1
         if v is None:
-            _S_NesEditSuggestion_cursor_position(o, None)
+            w.cursor_position = None
             ex = _s.note(ex, "cursorPosition")
         else:
             try:
@@ -5194,14 +5046,14 @@ def _a_NesEditSuggestion(d: Any) -> NesEditSuggestion:
                 r = None
             if r is None:
                 ex = _s.note(ex, "cursorPosition")
-            _S_NesEditSuggestion_cursor_position(o, r)
+            w.cursor_position = r
     if "_meta" not in d:
-        _S_NesEditSuggestion_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesEditSuggestion_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5210,9 +5062,11 @@ def _a_NesEditSuggestion(d: Any) -> NesEditSuggestion:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesEditSuggestion_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEditSuggestion))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesEditSuggestion)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesEditSuggestion
+    o = w
     return o
 
 
@@ -5244,24 +5098,27 @@ def _e_NesEditSuggestion(o: NesEditSuggestion) -> dict[str, Any]:
 def _d_NesEventCapabilities(d: Any) -> NesEventCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesEventCapabilities = _new(NesEventCapabilities)
+    w: Any = _new(_W_NesEventCapabilities)
+    o: NesEventCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesEventCapabilities_document(o, None)
-        _S_NesEventCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.document = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesEventCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "document" not in d:
-        _S_NesEventCapabilities_document(o, None)
+        w.document = None
     else:
         v = d["document"]
         n += 1
         if v is None:
-            _S_NesEventCapabilities_document(o, None)
+            w.document = None
             ex = _s.note(ex, "document")
         else:
             try:
@@ -5270,14 +5127,14 @@ def _d_NesEventCapabilities(d: Any) -> NesEventCapabilities:
                 r = None
             if r is None:
                 ex = _s.note(ex, "document")
-            _S_NesEventCapabilities_document(o, r)
+            w.document = r
     if "_meta" not in d:
-        _S_NesEventCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesEventCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5286,9 +5143,11 @@ def _d_NesEventCapabilities(d: Any) -> NesEventCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesEventCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEventCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesEventCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesEventCapabilities
+    o = w
     return o
 
 
@@ -5314,7 +5173,8 @@ def _e_NesEventCapabilities(o: NesEventCapabilities) -> dict[str, Any]:
 def _d_NesExcerpt(d: Any) -> NesExcerpt:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesExcerpt = _new(NesExcerpt)
+    w: Any = _new(_W_NesExcerpt)
+    o: NesExcerpt
     v: Any
     r: Any
     try:
@@ -5323,35 +5183,37 @@ def _d_NesExcerpt(d: Any) -> NesExcerpt:
         raise _s.missing("startLine") from None
     if type(v) is not int or not 0 <= v <= 4294967295:
         raise _s.bad_int(v, "uint32").at("startLine")
-    _S_NesExcerpt_start_line(o, v)
+    w.start_line = v
     try:
         v = d["endLine"]
     except KeyError:
         raise _s.missing("endLine") from None
     if type(v) is not int or not 0 <= v <= 4294967295:
         raise _s.bad_int(v, "uint32").at("endLine")
-    _S_NesExcerpt_end_line(o, v)
+    w.end_line = v
     try:
         v = d["text"]
     except KeyError:
         raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    _S_NesExcerpt_text(o, v)
+    w.text = v
     if len(d) == 3:
-        _S_NesExcerpt_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesExcerpt
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesExcerpt_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesExcerpt_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5360,9 +5222,11 @@ def _d_NesExcerpt(d: Any) -> NesExcerpt:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesExcerpt_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesExcerpt))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesExcerpt)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesExcerpt
+    o = w
     return o
 
 
@@ -5389,23 +5253,26 @@ def _e_NesExcerpt(o: NesExcerpt) -> dict[str, Any]:
 def _d_NesJumpCapabilities(d: Any) -> NesJumpCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesJumpCapabilities = _new(NesJumpCapabilities)
+    w: Any = _new(_W_NesJumpCapabilities)
+    o: NesJumpCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesJumpCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesJumpCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesJumpCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesJumpCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5414,9 +5281,11 @@ def _d_NesJumpCapabilities(d: Any) -> NesJumpCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesJumpCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesJumpCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesJumpCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesJumpCapabilities
+    o = w
     return o
 
 
@@ -5446,7 +5315,8 @@ def _d_NesJumpSuggestion(d: Any) -> NesJumpSuggestion:
 
 
 def _a_NesJumpSuggestion(d: Any) -> NesJumpSuggestion:
-    o: NesJumpSuggestion = _new(NesJumpSuggestion)
+    w: Any = _new(_W_NesJumpSuggestion)
+    o: NesJumpSuggestion
     v: Any
     r: Any
     try:
@@ -5455,14 +5325,14 @@ def _a_NesJumpSuggestion(d: Any) -> NesJumpSuggestion:
         raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    _S_NesJumpSuggestion_id(o, v)
+    w.id = v
     try:
         v = d["uri"]
     except KeyError:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_NesJumpSuggestion_uri(o, v)
+    w.uri = v
     try:
         v = d["position"]
     except KeyError:
@@ -5471,21 +5341,23 @@ def _a_NesJumpSuggestion(d: Any) -> NesJumpSuggestion:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("position") from None
-    _S_NesJumpSuggestion_position(o, r)
+    w.position = r
     if len(d) == 4:
-        _S_NesJumpSuggestion_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesJumpSuggestion
+        o = w
         return o
     n = 4
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesJumpSuggestion_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesJumpSuggestion_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5494,9 +5366,11 @@ def _a_NesJumpSuggestion(d: Any) -> NesJumpSuggestion:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesJumpSuggestion_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesJumpSuggestion))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesJumpSuggestion)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesJumpSuggestion
+    o = w
     return o
 
 
@@ -5523,7 +5397,8 @@ def _e_NesJumpSuggestion(o: NesJumpSuggestion) -> dict[str, Any]:
 def _d_NesOpenFile(d: Any) -> NesOpenFile:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesOpenFile = _new(NesOpenFile)
+    w: Any = _new(_W_NesOpenFile)
+    o: NesOpenFile
     v: Any
     r: Any
     try:
@@ -5532,30 +5407,32 @@ def _d_NesOpenFile(d: Any) -> NesOpenFile:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_NesOpenFile_uri(o, v)
+    w.uri = v
     try:
         v = d["languageId"]
     except KeyError:
         raise _s.missing("languageId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("languageId")
-    _S_NesOpenFile_language_id(o, v)
+    w.language_id = v
     if len(d) == 2:
-        _S_NesOpenFile_visible_range(o, None)
-        _S_NesOpenFile_last_focused_ms(o, None)
-        _S_NesOpenFile_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.visible_range = None
+        w.last_focused_ms = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesOpenFile
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "visibleRange" not in d:
-        _S_NesOpenFile_visible_range(o, None)
+        w.visible_range = None
     else:
         v = d["visibleRange"]
         n += 1
         if v is None:
-            _S_NesOpenFile_visible_range(o, None)
+            w.visible_range = None
             ex = _s.note(ex, "visibleRange")
         else:
             try:
@@ -5564,14 +5441,14 @@ def _d_NesOpenFile(d: Any) -> NesOpenFile:
                 r = None
             if r is None:
                 ex = _s.note(ex, "visibleRange")
-            _S_NesOpenFile_visible_range(o, r)
+            w.visible_range = r
     if "lastFocusedMs" not in d:
-        _S_NesOpenFile_last_focused_ms(o, None)
+        w.last_focused_ms = None
     else:
         v = d["lastFocusedMs"]
         n += 1
         if v is None:
-            _S_NesOpenFile_last_focused_ms(o, None)
+            w.last_focused_ms = None
             ex = _s.note(ex, "lastFocusedMs")
         else:
             if type(v) is not int or not 0 <= v <= 18446744073709551615:
@@ -5580,14 +5457,14 @@ def _d_NesOpenFile(d: Any) -> NesOpenFile:
                 r = v
             if r is None:
                 ex = _s.note(ex, "lastFocusedMs")
-            _S_NesOpenFile_last_focused_ms(o, r)
+            w.last_focused_ms = r
     if "_meta" not in d:
-        _S_NesOpenFile_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesOpenFile_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5596,9 +5473,11 @@ def _d_NesOpenFile(d: Any) -> NesOpenFile:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesOpenFile_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesOpenFile))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesOpenFile)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesOpenFile
+    o = w
     return o
 
 
@@ -5633,23 +5512,26 @@ def _e_NesOpenFile(o: NesOpenFile) -> dict[str, Any]:
 def _d_NesOpenFilesCapabilities(d: Any) -> NesOpenFilesCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesOpenFilesCapabilities = _new(NesOpenFilesCapabilities)
+    w: Any = _new(_W_NesOpenFilesCapabilities)
+    o: NesOpenFilesCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesOpenFilesCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesOpenFilesCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesOpenFilesCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesOpenFilesCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5658,9 +5540,11 @@ def _d_NesOpenFilesCapabilities(d: Any) -> NesOpenFilesCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesOpenFilesCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesOpenFilesCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesOpenFilesCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesOpenFilesCapabilities
+    o = w
     return o
 
 
@@ -5681,7 +5565,8 @@ def _e_NesOpenFilesCapabilities(o: NesOpenFilesCapabilities) -> dict[str, Any]:
 def _d_NesRecentFile(d: Any) -> NesRecentFile:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesRecentFile = _new(NesRecentFile)
+    w: Any = _new(_W_NesRecentFile)
+    o: NesRecentFile
     v: Any
     r: Any
     try:
@@ -5690,35 +5575,37 @@ def _d_NesRecentFile(d: Any) -> NesRecentFile:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_NesRecentFile_uri(o, v)
+    w.uri = v
     try:
         v = d["languageId"]
     except KeyError:
         raise _s.missing("languageId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("languageId")
-    _S_NesRecentFile_language_id(o, v)
+    w.language_id = v
     try:
         v = d["text"]
     except KeyError:
         raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    _S_NesRecentFile_text(o, v)
+    w.text = v
     if len(d) == 3:
-        _S_NesRecentFile_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesRecentFile
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesRecentFile_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesRecentFile_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5727,9 +5614,11 @@ def _d_NesRecentFile(d: Any) -> NesRecentFile:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesRecentFile_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRecentFile))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesRecentFile)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesRecentFile
+    o = w
     return o
 
 
@@ -5756,24 +5645,27 @@ def _e_NesRecentFile(o: NesRecentFile) -> dict[str, Any]:
 def _d_NesRecentFilesCapabilities(d: Any) -> NesRecentFilesCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesRecentFilesCapabilities = _new(NesRecentFilesCapabilities)
+    w: Any = _new(_W_NesRecentFilesCapabilities)
+    o: NesRecentFilesCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesRecentFilesCapabilities_max_count(o, None)
-        _S_NesRecentFilesCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.max_count = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesRecentFilesCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "maxCount" not in d:
-        _S_NesRecentFilesCapabilities_max_count(o, None)
+        w.max_count = None
     else:
         v = d["maxCount"]
         n += 1
         if v is None:
-            _S_NesRecentFilesCapabilities_max_count(o, None)
+            w.max_count = None
             ex = _s.note(ex, "maxCount")
         else:
             if type(v) is not int or not 0 <= v <= 4294967295:
@@ -5782,14 +5674,14 @@ def _d_NesRecentFilesCapabilities(d: Any) -> NesRecentFilesCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "maxCount")
-            _S_NesRecentFilesCapabilities_max_count(o, r)
+            w.max_count = r
     if "_meta" not in d:
-        _S_NesRecentFilesCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesRecentFilesCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5798,9 +5690,11 @@ def _d_NesRecentFilesCapabilities(d: Any) -> NesRecentFilesCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesRecentFilesCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRecentFilesCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesRecentFilesCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesRecentFilesCapabilities
+    o = w
     return o
 
 
@@ -5826,7 +5720,8 @@ def _e_NesRecentFilesCapabilities(o: NesRecentFilesCapabilities) -> dict[str, An
 def _d_NesRelatedSnippet(d: Any) -> NesRelatedSnippet:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesRelatedSnippet = _new(NesRelatedSnippet)
+    w: Any = _new(_W_NesRelatedSnippet)
+    o: NesRelatedSnippet
     v: Any
     r: Any
     try:
@@ -5835,7 +5730,7 @@ def _d_NesRelatedSnippet(d: Any) -> NesRelatedSnippet:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_NesRelatedSnippet_uri(o, v)
+    w.uri = v
     try:
         v = d["excerpts"]
     except KeyError:
@@ -5844,21 +5739,23 @@ def _d_NesRelatedSnippet(d: Any) -> NesRelatedSnippet:
         r = _s.d_list(v, _d_NesExcerpt)
     except DecodeError as e:
         raise e.at("excerpts") from None
-    _S_NesRelatedSnippet_excerpts(o, r)
+    w.excerpts = r
     if len(d) == 2:
-        _S_NesRelatedSnippet_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesRelatedSnippet
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesRelatedSnippet_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesRelatedSnippet_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5867,9 +5764,11 @@ def _d_NesRelatedSnippet(d: Any) -> NesRelatedSnippet:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesRelatedSnippet_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRelatedSnippet))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesRelatedSnippet)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesRelatedSnippet
+    o = w
     return o
 
 
@@ -5894,23 +5793,26 @@ def _e_NesRelatedSnippet(o: NesRelatedSnippet) -> dict[str, Any]:
 def _d_NesRelatedSnippetsCapabilities(d: Any) -> NesRelatedSnippetsCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesRelatedSnippetsCapabilities = _new(NesRelatedSnippetsCapabilities)
+    w: Any = _new(_W_NesRelatedSnippetsCapabilities)
+    o: NesRelatedSnippetsCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesRelatedSnippetsCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesRelatedSnippetsCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesRelatedSnippetsCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesRelatedSnippetsCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5919,9 +5821,11 @@ def _d_NesRelatedSnippetsCapabilities(d: Any) -> NesRelatedSnippetsCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesRelatedSnippetsCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRelatedSnippetsCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesRelatedSnippetsCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesRelatedSnippetsCapabilities
+    o = w
     return o
 
 
@@ -5942,23 +5846,26 @@ def _e_NesRelatedSnippetsCapabilities(o: NesRelatedSnippetsCapabilities) -> dict
 def _d_NesRenameCapabilities(d: Any) -> NesRenameCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesRenameCapabilities = _new(NesRenameCapabilities)
+    w: Any = _new(_W_NesRenameCapabilities)
+    o: NesRenameCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesRenameCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesRenameCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesRenameCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesRenameCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -5967,9 +5874,11 @@ def _d_NesRenameCapabilities(d: Any) -> NesRenameCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesRenameCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRenameCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesRenameCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesRenameCapabilities
+    o = w
     return o
 
 
@@ -5999,7 +5908,8 @@ def _d_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
 
 
 def _a_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
-    o: NesRenameSuggestion = _new(NesRenameSuggestion)
+    w: Any = _new(_W_NesRenameSuggestion)
+    o: NesRenameSuggestion
     v: Any
     r: Any
     try:
@@ -6008,14 +5918,14 @@ def _a_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
         raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    _S_NesRenameSuggestion_id(o, v)
+    w.id = v
     try:
         v = d["uri"]
     except KeyError:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_NesRenameSuggestion_uri(o, v)
+    w.uri = v
     try:
         v = d["position"]
     except KeyError:
@@ -6024,28 +5934,30 @@ def _a_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("position") from None
-    _S_NesRenameSuggestion_position(o, r)
+    w.position = r
     try:
         v = d["newName"]
     except KeyError:
         raise _s.missing("newName") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("newName")
-    _S_NesRenameSuggestion_new_name(o, v)
+    w.new_name = v
     if len(d) == 5:
-        _S_NesRenameSuggestion_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesRenameSuggestion
+        o = w
         return o
     n = 5
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesRenameSuggestion_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesRenameSuggestion_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6054,9 +5966,11 @@ def _a_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesRenameSuggestion_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRenameSuggestion))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesRenameSuggestion)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesRenameSuggestion
+    o = w
     return o
 
 
@@ -6085,7 +5999,8 @@ def _e_NesRenameSuggestion(o: NesRenameSuggestion) -> dict[str, Any]:
 def _d_NesRepository(d: Any) -> NesRepository:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesRepository = _new(NesRepository)
+    w: Any = _new(_W_NesRepository)
+    o: NesRepository
     v: Any
     r: Any
     try:
@@ -6094,35 +6009,37 @@ def _d_NesRepository(d: Any) -> NesRepository:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_NesRepository_name(o, v)
+    w.name = v
     try:
         v = d["owner"]
     except KeyError:
         raise _s.missing("owner") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("owner")
-    _S_NesRepository_owner(o, v)
+    w.owner = v
     try:
         v = d["remoteUrl"]
     except KeyError:
         raise _s.missing("remoteUrl") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("remoteUrl")
-    _S_NesRepository_remote_url(o, v)
+    w.remote_url = v
     if len(d) == 3:
-        _S_NesRepository_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesRepository
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesRepository_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesRepository_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6131,9 +6048,11 @@ def _d_NesRepository(d: Any) -> NesRepository:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesRepository_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRepository))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesRepository)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesRepository
+    o = w
     return o
 
 
@@ -6160,23 +6079,26 @@ def _e_NesRepository(o: NesRepository) -> dict[str, Any]:
 def _d_NesSearchAndReplaceCapabilities(d: Any) -> NesSearchAndReplaceCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesSearchAndReplaceCapabilities = _new(NesSearchAndReplaceCapabilities)
+    w: Any = _new(_W_NesSearchAndReplaceCapabilities)
+    o: NesSearchAndReplaceCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesSearchAndReplaceCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesSearchAndReplaceCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesSearchAndReplaceCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesSearchAndReplaceCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6185,9 +6107,11 @@ def _d_NesSearchAndReplaceCapabilities(d: Any) -> NesSearchAndReplaceCapabilitie
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesSearchAndReplaceCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesSearchAndReplaceCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesSearchAndReplaceCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesSearchAndReplaceCapabilities
+    o = w
     return o
 
 
@@ -6217,7 +6141,8 @@ def _d_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
 
 
 def _a_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
-    o: NesSearchAndReplaceSuggestion = _new(NesSearchAndReplaceSuggestion)
+    w: Any = _new(_W_NesSearchAndReplaceSuggestion)
+    o: NesSearchAndReplaceSuggestion
     v: Any
     r: Any
     try:
@@ -6226,57 +6151,59 @@ def _a_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
         raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    _S_NesSearchAndReplaceSuggestion_id(o, v)
+    w.id = v
     try:
         v = d["uri"]
     except KeyError:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_NesSearchAndReplaceSuggestion_uri(o, v)
+    w.uri = v
     try:
         v = d["search"]
     except KeyError:
         raise _s.missing("search") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("search")
-    _S_NesSearchAndReplaceSuggestion_search(o, v)
+    w.search = v
     try:
         v = d["replace"]
     except KeyError:
         raise _s.missing("replace") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("replace")
-    _S_NesSearchAndReplaceSuggestion_replace(o, v)
+    w.replace = v
     if len(d) == 5:
-        _S_NesSearchAndReplaceSuggestion_is_regex(o, None)
-        _S_NesSearchAndReplaceSuggestion_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.is_regex = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesSearchAndReplaceSuggestion
+        o = w
         return o
     n = 5
     ex: list[str] | None = None
     if "isRegex" not in d:
-        _S_NesSearchAndReplaceSuggestion_is_regex(o, None)
+        w.is_regex = None
     else:
         v = d["isRegex"]
         n += 1
         if v is None:
-            _S_NesSearchAndReplaceSuggestion_is_regex(o, None)
+            w.is_regex = None
             ex = _s.note(ex, "isRegex")
         else:
             if type(v) is not bool:
                 raise _s.wrong("a boolean", v).at("isRegex")
             if v is None:
                 ex = _s.note(ex, "isRegex")
-            _S_NesSearchAndReplaceSuggestion_is_regex(o, v)
+            w.is_regex = v
     if "_meta" not in d:
-        _S_NesSearchAndReplaceSuggestion_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesSearchAndReplaceSuggestion_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6285,9 +6212,11 @@ def _a_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesSearchAndReplaceSuggestion_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesSearchAndReplaceSuggestion))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesSearchAndReplaceSuggestion)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesSearchAndReplaceSuggestion
+    o = w
     return o
 
 
@@ -6321,29 +6250,32 @@ def _e_NesSearchAndReplaceSuggestion(o: NesSearchAndReplaceSuggestion) -> dict[s
 def _d_NesSuggestContext(d: Any) -> NesSuggestContext:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesSuggestContext = _new(NesSuggestContext)
+    w: Any = _new(_W_NesSuggestContext)
+    o: NesSuggestContext
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesSuggestContext_recent_files(o, None)
-        _S_NesSuggestContext_related_snippets(o, None)
-        _S_NesSuggestContext_edit_history(o, None)
-        _S_NesSuggestContext_user_actions(o, None)
-        _S_NesSuggestContext_open_files(o, None)
-        _S_NesSuggestContext_diagnostics(o, None)
-        _S_NesSuggestContext_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.recent_files = None
+        w.related_snippets = None
+        w.edit_history = None
+        w.user_actions = None
+        w.open_files = None
+        w.diagnostics = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesSuggestContext
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "recentFiles" not in d:
-        _S_NesSuggestContext_recent_files(o, None)
+        w.recent_files = None
     else:
         v = d["recentFiles"]
         n += 1
         if v is None:
-            _S_NesSuggestContext_recent_files(o, None)
+            w.recent_files = None
             ex = _s.note(ex, "recentFiles")
         else:
             try:
@@ -6352,14 +6284,14 @@ def _d_NesSuggestContext(d: Any) -> NesSuggestContext:
                 raise e.at("recentFiles") from None
             if r is None:
                 ex = _s.note(ex, "recentFiles")
-            _S_NesSuggestContext_recent_files(o, r)
+            w.recent_files = r
     if "relatedSnippets" not in d:
-        _S_NesSuggestContext_related_snippets(o, None)
+        w.related_snippets = None
     else:
         v = d["relatedSnippets"]
         n += 1
         if v is None:
-            _S_NesSuggestContext_related_snippets(o, None)
+            w.related_snippets = None
             ex = _s.note(ex, "relatedSnippets")
         else:
             try:
@@ -6368,14 +6300,14 @@ def _d_NesSuggestContext(d: Any) -> NesSuggestContext:
                 raise e.at("relatedSnippets") from None
             if r is None:
                 ex = _s.note(ex, "relatedSnippets")
-            _S_NesSuggestContext_related_snippets(o, r)
+            w.related_snippets = r
     if "editHistory" not in d:
-        _S_NesSuggestContext_edit_history(o, None)
+        w.edit_history = None
     else:
         v = d["editHistory"]
         n += 1
         if v is None:
-            _S_NesSuggestContext_edit_history(o, None)
+            w.edit_history = None
             ex = _s.note(ex, "editHistory")
         else:
             try:
@@ -6384,14 +6316,14 @@ def _d_NesSuggestContext(d: Any) -> NesSuggestContext:
                 raise e.at("editHistory") from None
             if r is None:
                 ex = _s.note(ex, "editHistory")
-            _S_NesSuggestContext_edit_history(o, r)
+            w.edit_history = r
     if "userActions" not in d:
-        _S_NesSuggestContext_user_actions(o, None)
+        w.user_actions = None
     else:
         v = d["userActions"]
         n += 1
         if v is None:
-            _S_NesSuggestContext_user_actions(o, None)
+            w.user_actions = None
             ex = _s.note(ex, "userActions")
         else:
             try:
@@ -6400,14 +6332,14 @@ def _d_NesSuggestContext(d: Any) -> NesSuggestContext:
                 raise e.at("userActions") from None
             if r is None:
                 ex = _s.note(ex, "userActions")
-            _S_NesSuggestContext_user_actions(o, r)
+            w.user_actions = r
     if "openFiles" not in d:
-        _S_NesSuggestContext_open_files(o, None)
+        w.open_files = None
     else:
         v = d["openFiles"]
         n += 1
         if v is None:
-            _S_NesSuggestContext_open_files(o, None)
+            w.open_files = None
             ex = _s.note(ex, "openFiles")
         else:
             try:
@@ -6416,14 +6348,14 @@ def _d_NesSuggestContext(d: Any) -> NesSuggestContext:
                 raise e.at("openFiles") from None
             if r is None:
                 ex = _s.note(ex, "openFiles")
-            _S_NesSuggestContext_open_files(o, r)
+            w.open_files = r
     if "diagnostics" not in d:
-        _S_NesSuggestContext_diagnostics(o, None)
+        w.diagnostics = None
     else:
         v = d["diagnostics"]
         n += 1
         if v is None:
-            _S_NesSuggestContext_diagnostics(o, None)
+            w.diagnostics = None
             ex = _s.note(ex, "diagnostics")
         else:
             try:
@@ -6432,14 +6364,14 @@ def _d_NesSuggestContext(d: Any) -> NesSuggestContext:
                 raise e.at("diagnostics") from None
             if r is None:
                 ex = _s.note(ex, "diagnostics")
-            _S_NesSuggestContext_diagnostics(o, r)
+            w.diagnostics = r
     if "_meta" not in d:
-        _S_NesSuggestContext_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesSuggestContext_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6448,9 +6380,11 @@ def _d_NesSuggestContext(d: Any) -> NesSuggestContext:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesSuggestContext_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesSuggestContext))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesSuggestContext)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesSuggestContext
+    o = w
     return o
 
 
@@ -6501,7 +6435,8 @@ def _e_NesSuggestContext(o: NesSuggestContext) -> dict[str, Any]:
 def _d_NesTextEdit(d: Any) -> NesTextEdit:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesTextEdit = _new(NesTextEdit)
+    w: Any = _new(_W_NesTextEdit)
+    o: NesTextEdit
     v: Any
     r: Any
     try:
@@ -6512,28 +6447,30 @@ def _d_NesTextEdit(d: Any) -> NesTextEdit:
         r = _d_Range(v)
     except DecodeError as e:
         raise e.at("range") from None
-    _S_NesTextEdit_range(o, r)
+    w.range = r
     try:
         v = d["newText"]
     except KeyError:
         raise _s.missing("newText") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("newText")
-    _S_NesTextEdit_new_text(o, v)
+    w.new_text = v
     if len(d) == 2:
-        _S_NesTextEdit_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesTextEdit
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesTextEdit_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesTextEdit_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6542,9 +6479,11 @@ def _d_NesTextEdit(d: Any) -> NesTextEdit:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesTextEdit_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesTextEdit))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesTextEdit)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesTextEdit
+    o = w
     return o
 
 
@@ -6569,7 +6508,8 @@ def _e_NesTextEdit(o: NesTextEdit) -> dict[str, Any]:
 def _d_NesUserAction(d: Any) -> NesUserAction:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesUserAction = _new(NesUserAction)
+    w: Any = _new(_W_NesUserAction)
+    o: NesUserAction
     v: Any
     r: Any
     try:
@@ -6578,14 +6518,14 @@ def _d_NesUserAction(d: Any) -> NesUserAction:
         raise _s.missing("action") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("action")
-    _S_NesUserAction_action(o, v)
+    w.action = v
     try:
         v = d["uri"]
     except KeyError:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_NesUserAction_uri(o, v)
+    w.uri = v
     try:
         v = d["position"]
     except KeyError:
@@ -6594,28 +6534,30 @@ def _d_NesUserAction(d: Any) -> NesUserAction:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("position") from None
-    _S_NesUserAction_position(o, r)
+    w.position = r
     try:
         v = d["timestampMs"]
     except KeyError:
         raise _s.missing("timestampMs") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("timestampMs")
-    _S_NesUserAction_timestamp_ms(o, v)
+    w.timestamp_ms = v
     if len(d) == 4:
-        _S_NesUserAction_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesUserAction
+        o = w
         return o
     n = 4
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_NesUserAction_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesUserAction_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6624,9 +6566,11 @@ def _d_NesUserAction(d: Any) -> NesUserAction:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesUserAction_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesUserAction))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesUserAction)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesUserAction
+    o = w
     return o
 
 
@@ -6655,24 +6599,27 @@ def _e_NesUserAction(o: NesUserAction) -> dict[str, Any]:
 def _d_NesUserActionsCapabilities(d: Any) -> NesUserActionsCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NesUserActionsCapabilities = _new(NesUserActionsCapabilities)
+    w: Any = _new(_W_NesUserActionsCapabilities)
+    o: NesUserActionsCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_NesUserActionsCapabilities_max_count(o, None)
-        _S_NesUserActionsCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.max_count = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesUserActionsCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "maxCount" not in d:
-        _S_NesUserActionsCapabilities_max_count(o, None)
+        w.max_count = None
     else:
         v = d["maxCount"]
         n += 1
         if v is None:
-            _S_NesUserActionsCapabilities_max_count(o, None)
+            w.max_count = None
             ex = _s.note(ex, "maxCount")
         else:
             if type(v) is not int or not 0 <= v <= 4294967295:
@@ -6681,14 +6628,14 @@ def _d_NesUserActionsCapabilities(d: Any) -> NesUserActionsCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "maxCount")
-            _S_NesUserActionsCapabilities_max_count(o, r)
+            w.max_count = r
     if "_meta" not in d:
-        _S_NesUserActionsCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NesUserActionsCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6697,9 +6644,11 @@ def _d_NesUserActionsCapabilities(d: Any) -> NesUserActionsCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NesUserActionsCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesUserActionsCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesUserActionsCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesUserActionsCapabilities
+    o = w
     return o
 
 
@@ -6725,7 +6674,8 @@ def _e_NesUserActionsCapabilities(o: NesUserActionsCapabilities) -> dict[str, An
 def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: NewSessionRequest = _new(NewSessionRequest)
+    w: Any = _new(_W_NewSessionRequest)
+    o: NewSessionRequest
     v: Any
     r: Any
     try:
@@ -6734,7 +6684,7 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
         raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    _S_NewSessionRequest_cwd(o, v)
+    w.cwd = v
     try:
         v = d["mcpServers"]
     except KeyError:
@@ -6743,22 +6693,24 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
         r = _s.d_list_skip(v, _d_McpServer)
     except DecodeError:
         r = []
-    _S_NewSessionRequest_mcp_servers(o, r)
+    w.mcp_servers = r
     if len(d) == 2:
-        _S_NewSessionRequest_additional_directories(o, [])
-        _S_NewSessionRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.additional_directories = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NewSessionRequest
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "additionalDirectories" not in d:
-        _S_NewSessionRequest_additional_directories(o, [])
+        w.additional_directories = []
     else:
         v = d["additionalDirectories"]
         n += 1
         if v is None:
-            _S_NewSessionRequest_additional_directories(o, [])
+            w.additional_directories = []
             ex = _s.note(ex, "additionalDirectories")
         else:
             try:
@@ -6767,14 +6719,14 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
                 r = []
             if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            _S_NewSessionRequest_additional_directories(o, r)
+            w.additional_directories = r
     if "_meta" not in d:
-        _S_NewSessionRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_NewSessionRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6783,9 +6735,11 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_NewSessionRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NewSessionRequest
+    o = w
     return o
 
 
@@ -6822,7 +6776,8 @@ def _d_Notice(d: Any) -> Notice:
 
 
 def _a_Notice(d: Any) -> Notice:
-    o: Notice = _new(Notice)
+    w: Any = _new(_W_Notice)
+    o: Notice
     v: Any
     r: Any
     try:
@@ -6831,29 +6786,31 @@ def _a_Notice(d: Any) -> Notice:
         raise _s.missing("severity") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("severity")
-    _S_Notice_severity(o, v)
+    w.severity = v
     try:
         v = d["title"]
     except KeyError:
         raise _s.missing("title") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("title")
-    _S_Notice_title(o, v)
+    w.title = v
     if len(d) == 3:
-        _S_Notice_description(o, None)
-        _S_Notice_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.description = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Notice
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "description" not in d:
-        _S_Notice_description(o, None)
+        w.description = None
     else:
         v = d["description"]
         n += 1
         if v is None:
-            _S_Notice_description(o, None)
+            w.description = None
             ex = _s.note(ex, "description")
         else:
             if type(v) is not str:
@@ -6862,14 +6819,14 @@ def _a_Notice(d: Any) -> Notice:
                 r = v
             if r is None:
                 ex = _s.note(ex, "description")
-            _S_Notice_description(o, r)
+            w.description = r
     if "_meta" not in d:
-        _S_Notice_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_Notice_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6878,9 +6835,11 @@ def _a_Notice(d: Any) -> Notice:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_Notice_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Notice))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Notice)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Notice
+    o = w
     return o
 
 
@@ -6910,23 +6869,26 @@ def _e_Notice(o: Notice) -> dict[str, Any]:
 def _d_PlanCapabilities(d: Any) -> PlanCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: PlanCapabilities = _new(PlanCapabilities)
+    w: Any = _new(_W_PlanCapabilities)
+    o: PlanCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_PlanCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PlanCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_PlanCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_PlanCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -6935,9 +6897,11 @@ def _d_PlanCapabilities(d: Any) -> PlanCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_PlanCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PlanCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PlanCapabilities
+    o = w
     return o
 
 
@@ -6967,7 +6931,8 @@ def _d_PlanFile(d: Any) -> PlanFile:
 
 
 def _a_PlanFile(d: Any) -> PlanFile:
-    o: PlanFile = _new(PlanFile)
+    w: Any = _new(_W_PlanFile)
+    o: PlanFile
     v: Any
     r: Any
     try:
@@ -6976,28 +6941,30 @@ def _a_PlanFile(d: Any) -> PlanFile:
         raise _s.missing("planId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("planId")
-    _S_PlanFile_plan_id(o, v)
+    w.plan_id = v
     try:
         v = d["uri"]
     except KeyError:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_PlanFile_uri(o, v)
+    w.uri = v
     if len(d) == 3:
-        _S_PlanFile_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PlanFile
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_PlanFile_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_PlanFile_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7006,9 +6973,11 @@ def _a_PlanFile(d: Any) -> PlanFile:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_PlanFile_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanFile))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PlanFile)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PlanFile
+    o = w
     return o
 
 
@@ -7042,7 +7011,8 @@ def _d_PlanItems(d: Any) -> PlanItems:
 
 
 def _a_PlanItems(d: Any) -> PlanItems:
-    o: PlanItems = _new(PlanItems)
+    w: Any = _new(_W_PlanItems)
+    o: PlanItems
     v: Any
     r: Any
     try:
@@ -7051,7 +7021,7 @@ def _a_PlanItems(d: Any) -> PlanItems:
         raise _s.missing("planId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("planId")
-    _S_PlanItems_plan_id(o, v)
+    w.plan_id = v
     try:
         v = d["entries"]
     except KeyError:
@@ -7060,21 +7030,23 @@ def _a_PlanItems(d: Any) -> PlanItems:
         r = _s.d_list_skip(v, _d_PlanEntry)
     except DecodeError:
         r = []
-    _S_PlanItems_entries(o, r)
+    w.entries = r
     if len(d) == 3:
-        _S_PlanItems_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PlanItems
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_PlanItems_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_PlanItems_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7083,9 +7055,11 @@ def _a_PlanItems(d: Any) -> PlanItems:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_PlanItems_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanItems))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PlanItems)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PlanItems
+    o = w
     return o
 
 
@@ -7119,7 +7093,8 @@ def _d_PlanMarkdown(d: Any) -> PlanMarkdown:
 
 
 def _a_PlanMarkdown(d: Any) -> PlanMarkdown:
-    o: PlanMarkdown = _new(PlanMarkdown)
+    w: Any = _new(_W_PlanMarkdown)
+    o: PlanMarkdown
     v: Any
     r: Any
     try:
@@ -7128,28 +7103,30 @@ def _a_PlanMarkdown(d: Any) -> PlanMarkdown:
         raise _s.missing("planId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("planId")
-    _S_PlanMarkdown_plan_id(o, v)
+    w.plan_id = v
     try:
         v = d["content"]
     except KeyError:
         raise _s.missing("content") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("content")
-    _S_PlanMarkdown_content(o, v)
+    w.content = v
     if len(d) == 3:
-        _S_PlanMarkdown_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PlanMarkdown
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_PlanMarkdown_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_PlanMarkdown_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7158,9 +7135,11 @@ def _a_PlanMarkdown(d: Any) -> PlanMarkdown:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_PlanMarkdown_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanMarkdown))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PlanMarkdown)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PlanMarkdown
+    o = w
     return o
 
 
@@ -7194,7 +7173,8 @@ def _d_PlanRemoved(d: Any) -> PlanRemoved:
 
 
 def _a_PlanRemoved(d: Any) -> PlanRemoved:
-    o: PlanRemoved = _new(PlanRemoved)
+    w: Any = _new(_W_PlanRemoved)
+    o: PlanRemoved
     v: Any
     r: Any
     try:
@@ -7203,21 +7183,23 @@ def _a_PlanRemoved(d: Any) -> PlanRemoved:
         raise _s.missing("planId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("planId")
-    _S_PlanRemoved_plan_id(o, v)
+    w.plan_id = v
     if len(d) == 2:
-        _S_PlanRemoved_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PlanRemoved
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_PlanRemoved_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_PlanRemoved_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7226,9 +7208,11 @@ def _a_PlanRemoved(d: Any) -> PlanRemoved:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_PlanRemoved_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanRemoved))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PlanRemoved)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PlanRemoved
+    o = w
     return o
 
 
@@ -7260,7 +7244,8 @@ def _d_PlanUpdate(d: Any) -> PlanUpdate:
 
 
 def _a_PlanUpdate(d: Any) -> PlanUpdate:
-    o: PlanUpdate = _new(PlanUpdate)
+    w: Any = _new(_W_PlanUpdate)
+    o: PlanUpdate
     v: Any
     r: Any
     try:
@@ -7271,21 +7256,23 @@ def _a_PlanUpdate(d: Any) -> PlanUpdate:
         r = _d_PlanUpdateContent(v)
     except DecodeError as e:
         raise e.at("plan") from None
-    _S_PlanUpdate_plan(o, r)
+    w.plan = r
     if len(d) == 2:
-        _S_PlanUpdate_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PlanUpdate
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_PlanUpdate_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_PlanUpdate_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7294,9 +7281,11 @@ def _a_PlanUpdate(d: Any) -> PlanUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_PlanUpdate_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PlanUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PlanUpdate
+    o = w
     return o
 
 
@@ -7319,7 +7308,8 @@ def _e_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
 def _d_Position(d: Any) -> Position:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: Position = _new(Position)
+    w: Any = _new(_W_Position)
+    o: Position
     v: Any
     r: Any
     try:
@@ -7328,28 +7318,30 @@ def _d_Position(d: Any) -> Position:
         raise _s.missing("line") from None
     if type(v) is not int or not 0 <= v <= 4294967295:
         raise _s.bad_int(v, "uint32").at("line")
-    _S_Position_line(o, v)
+    w.line = v
     try:
         v = d["character"]
     except KeyError:
         raise _s.missing("character") from None
     if type(v) is not int or not 0 <= v <= 4294967295:
         raise _s.bad_int(v, "uint32").at("character")
-    _S_Position_character(o, v)
+    w.character = v
     if len(d) == 2:
-        _S_Position_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Position
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_Position_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_Position_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7358,9 +7350,11 @@ def _d_Position(d: Any) -> Position:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_Position_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Position))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Position)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Position
+    o = w
     return o
 
 
@@ -7385,7 +7379,8 @@ def _e_Position(o: Position) -> dict[str, Any]:
 def _d_PromptResponse(d: Any) -> PromptResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: PromptResponse = _new(PromptResponse)
+    w: Any = _new(_W_PromptResponse)
+    o: PromptResponse
     v: Any
     r: Any
     try:
@@ -7394,22 +7389,24 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
         raise _s.missing("stopReason") from None
     if type(v) is not str or v not in _L_StopReason:
         raise _s.bad_literal(v, _L_StopReason).at("stopReason")
-    _S_PromptResponse_stop_reason(o, v)
+    w.stop_reason = v
     if len(d) == 1:
-        _S_PromptResponse_usage(o, None)
-        _S_PromptResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.usage = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PromptResponse
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "usage" not in d:
-        _S_PromptResponse_usage(o, None)
+        w.usage = None
     else:
         v = d["usage"]
         n += 1
         if v is None:
-            _S_PromptResponse_usage(o, None)
+            w.usage = None
             ex = _s.note(ex, "usage")
         else:
             try:
@@ -7418,14 +7415,14 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
                 r = None
             if r is None:
                 ex = _s.note(ex, "usage")
-            _S_PromptResponse_usage(o, r)
+            w.usage = r
     if "_meta" not in d:
-        _S_PromptResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_PromptResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7434,9 +7431,11 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_PromptResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PromptResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PromptResponse
+    o = w
     return o
 
 
@@ -7464,7 +7463,8 @@ def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
 def _d_ProviderCurrentConfig(d: Any) -> ProviderCurrentConfig:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ProviderCurrentConfig = _new(ProviderCurrentConfig)
+    w: Any = _new(_W_ProviderCurrentConfig)
+    o: ProviderCurrentConfig
     v: Any
     r: Any
     try:
@@ -7473,28 +7473,30 @@ def _d_ProviderCurrentConfig(d: Any) -> ProviderCurrentConfig:
         raise _s.missing("apiType") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("apiType")
-    _S_ProviderCurrentConfig_api_type(o, v)
+    w.api_type = v
     try:
         v = d["baseUrl"]
     except KeyError:
         raise _s.missing("baseUrl") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("baseUrl")
-    _S_ProviderCurrentConfig_base_url(o, v)
+    w.base_url = v
     if len(d) == 2:
-        _S_ProviderCurrentConfig_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ProviderCurrentConfig
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_ProviderCurrentConfig_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ProviderCurrentConfig_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7503,9 +7505,11 @@ def _d_ProviderCurrentConfig(d: Any) -> ProviderCurrentConfig:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ProviderCurrentConfig_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ProviderCurrentConfig))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ProviderCurrentConfig)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ProviderCurrentConfig
+    o = w
     return o
 
 
@@ -7530,7 +7534,8 @@ def _e_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
 def _d_ProviderInfo(d: Any) -> ProviderInfo:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ProviderInfo = _new(ProviderInfo)
+    w: Any = _new(_W_ProviderInfo)
+    o: ProviderInfo
     v: Any
     r: Any
     try:
@@ -7539,7 +7544,7 @@ def _d_ProviderInfo(d: Any) -> ProviderInfo:
         raise _s.missing("providerId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("providerId")
-    _S_ProviderInfo_provider_id(o, v)
+    w.provider_id = v
     try:
         v = d["supported"]
     except KeyError:
@@ -7548,29 +7553,31 @@ def _d_ProviderInfo(d: Any) -> ProviderInfo:
         r = _s.d_list_skip(v, _d_LlmProtocol)
     except DecodeError:
         r = []
-    _S_ProviderInfo_supported(o, r)
+    w.supported = r
     try:
         v = d["required"]
     except KeyError:
         raise _s.missing("required") from None
     if type(v) is not bool:
         raise _s.wrong("a boolean", v).at("required")
-    _S_ProviderInfo_required(o, v)
+    w.required = v
     if len(d) == 3:
-        _S_ProviderInfo_current(o, None)
-        _S_ProviderInfo_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.current = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ProviderInfo
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "current" not in d:
-        _S_ProviderInfo_current(o, None)
+        w.current = None
     else:
         v = d["current"]
         n += 1
         if v is None:
-            _S_ProviderInfo_current(o, None)
+            w.current = None
             ex = _s.note(ex, "current")
         else:
             try:
@@ -7579,14 +7586,14 @@ def _d_ProviderInfo(d: Any) -> ProviderInfo:
                 raise e.at("current") from None
             if r is None:
                 ex = _s.note(ex, "current")
-            _S_ProviderInfo_current(o, r)
+            w.current = r
     if "_meta" not in d:
-        _S_ProviderInfo_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ProviderInfo_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7595,9 +7602,11 @@ def _d_ProviderInfo(d: Any) -> ProviderInfo:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ProviderInfo_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ProviderInfo))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ProviderInfo)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ProviderInfo
+    o = w
     return o
 
 
@@ -7629,23 +7638,26 @@ def _e_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
 def _d_ProvidersCapabilities(d: Any) -> ProvidersCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ProvidersCapabilities = _new(ProvidersCapabilities)
+    w: Any = _new(_W_ProvidersCapabilities)
+    o: ProvidersCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_ProvidersCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ProvidersCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_ProvidersCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ProvidersCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7654,9 +7666,11 @@ def _d_ProvidersCapabilities(d: Any) -> ProvidersCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ProvidersCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ProvidersCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ProvidersCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ProvidersCapabilities
+    o = w
     return o
 
 
@@ -7677,7 +7691,8 @@ def _e_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
 def _d_Range(d: Any) -> Range:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: Range = _new(Range)
+    w: Any = _new(_W_Range)
+    o: Range
     v: Any
     r: Any
     try:
@@ -7688,7 +7703,7 @@ def _d_Range(d: Any) -> Range:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("start") from None
-    _S_Range_start(o, r)
+    w.start = r
     try:
         v = d["end"]
     except KeyError:
@@ -7697,21 +7712,23 @@ def _d_Range(d: Any) -> Range:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("end") from None
-    _S_Range_end(o, r)
+    w.end = r
     if len(d) == 2:
-        _S_Range_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Range
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_Range_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_Range_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7720,9 +7737,11 @@ def _d_Range(d: Any) -> Range:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_Range_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Range))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Range)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Range
+    o = w
     return o
 
 
@@ -7747,7 +7766,8 @@ def _e_Range(o: Range) -> dict[str, Any]:
 def _d_RejectNesNotification(d: Any) -> RejectNesNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: RejectNesNotification = _new(RejectNesNotification)
+    w: Any = _new(_W_RejectNesNotification)
+    o: RejectNesNotification
     v: Any
     r: Any
     try:
@@ -7756,29 +7776,31 @@ def _d_RejectNesNotification(d: Any) -> RejectNesNotification:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_RejectNesNotification_session_id(o, v)
+    w.session_id = v
     try:
         v = d["id"]
     except KeyError:
         raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    _S_RejectNesNotification_id(o, v)
+    w.id = v
     if len(d) == 2:
-        _S_RejectNesNotification_reason(o, None)
-        _S_RejectNesNotification_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.reason = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = RejectNesNotification
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "reason" not in d:
-        _S_RejectNesNotification_reason(o, None)
+        w.reason = None
     else:
         v = d["reason"]
         n += 1
         if v is None:
-            _S_RejectNesNotification_reason(o, None)
+            w.reason = None
             ex = _s.note(ex, "reason")
         else:
             if type(v) is not str or v not in _L_NesRejectReason:
@@ -7787,14 +7809,14 @@ def _d_RejectNesNotification(d: Any) -> RejectNesNotification:
                 r = v
             if r is None:
                 ex = _s.note(ex, "reason")
-            _S_RejectNesNotification_reason(o, r)
+            w.reason = r
     if "_meta" not in d:
-        _S_RejectNesNotification_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_RejectNesNotification_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7803,9 +7825,11 @@ def _d_RejectNesNotification(d: Any) -> RejectNesNotification:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_RejectNesNotification_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RejectNesNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_RejectNesNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = RejectNesNotification
+    o = w
     return o
 
 
@@ -7835,7 +7859,8 @@ def _e_RejectNesNotification(o: RejectNesNotification) -> dict[str, Any]:
 def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: RequestPermissionRequest = _new(RequestPermissionRequest)
+    w: Any = _new(_W_RequestPermissionRequest)
+    o: RequestPermissionRequest
     v: Any
     r: Any
     try:
@@ -7844,7 +7869,7 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_RequestPermissionRequest_session_id(o, v)
+    w.session_id = v
     try:
         v = d["toolCall"]
     except KeyError:
@@ -7853,7 +7878,7 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
         r = _d_ToolCallUpdate(v)
     except DecodeError as e:
         raise e.at("toolCall") from None
-    _S_RequestPermissionRequest_tool_call(o, r)
+    w.tool_call = r
     try:
         v = d["options"]
     except KeyError:
@@ -7862,21 +7887,23 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
         r = _s.d_list(v, _d_PermissionOption)
     except DecodeError as e:
         raise e.at("options") from None
-    _S_RequestPermissionRequest_options(o, r)
+    w.options = r
     if len(d) == 3:
-        _S_RequestPermissionRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = RequestPermissionRequest
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_RequestPermissionRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_RequestPermissionRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7885,9 +7912,11 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_RequestPermissionRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = RequestPermissionRequest
+    o = w
     return o
 
 
@@ -7914,7 +7943,8 @@ def _e_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
 def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ResumeSessionRequest = _new(ResumeSessionRequest)
+    w: Any = _new(_W_ResumeSessionRequest)
+    o: ResumeSessionRequest
     v: Any
     r: Any
     try:
@@ -7923,30 +7953,32 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_ResumeSessionRequest_session_id(o, v)
+    w.session_id = v
     try:
         v = d["cwd"]
     except KeyError:
         raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    _S_ResumeSessionRequest_cwd(o, v)
+    w.cwd = v
     if len(d) == 2:
-        _S_ResumeSessionRequest_additional_directories(o, [])
-        _S_ResumeSessionRequest_mcp_servers(o, [])
-        _S_ResumeSessionRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.additional_directories = []
+        w.mcp_servers = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ResumeSessionRequest
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "additionalDirectories" not in d:
-        _S_ResumeSessionRequest_additional_directories(o, [])
+        w.additional_directories = []
     else:
         v = d["additionalDirectories"]
         n += 1
         if v is None:
-            _S_ResumeSessionRequest_additional_directories(o, [])
+            w.additional_directories = []
             ex = _s.note(ex, "additionalDirectories")
         else:
             try:
@@ -7955,14 +7987,14 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
                 r = []
             if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            _S_ResumeSessionRequest_additional_directories(o, r)
+            w.additional_directories = r
     if "mcpServers" not in d:
-        _S_ResumeSessionRequest_mcp_servers(o, [])
+        w.mcp_servers = []
     else:
         v = d["mcpServers"]
         n += 1
         if v is None:
-            _S_ResumeSessionRequest_mcp_servers(o, [])
+            w.mcp_servers = []
             ex = _s.note(ex, "mcpServers")
         else:
             try:
@@ -7971,14 +8003,14 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
                 r = []
             if not r:
                 ex = _s.note(ex, "mcpServers")
-            _S_ResumeSessionRequest_mcp_servers(o, r)
+            w.mcp_servers = r
     if "_meta" not in d:
-        _S_ResumeSessionRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ResumeSessionRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -7987,9 +8019,11 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ResumeSessionRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ResumeSessionRequest
+    o = w
     return o
 
 
@@ -8020,23 +8054,26 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
 def _d_SessionForkCapabilities(d: Any) -> SessionForkCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionForkCapabilities = _new(SessionForkCapabilities)
+    w: Any = _new(_W_SessionForkCapabilities)
+    o: SessionForkCapabilities
     v: Any
     r: Any
     if len(d) == 0:
-        _S_SessionForkCapabilities_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionForkCapabilities
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SessionForkCapabilities_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionForkCapabilities_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8045,9 +8082,11 @@ def _d_SessionForkCapabilities(d: Any) -> SessionForkCapabilities:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionForkCapabilities_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionForkCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionForkCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionForkCapabilities
+    o = w
     return o
 
 
@@ -8068,7 +8107,8 @@ def _e_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any]:
 def _d_SessionNotification(d: Any) -> SessionNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SessionNotification = _new(SessionNotification)
+    w: Any = _new(_W_SessionNotification)
+    o: SessionNotification
     v: Any
     r: Any
     try:
@@ -8077,7 +8117,7 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_SessionNotification_session_id(o, v)
+    w.session_id = v
     try:
         v = d["update"]
     except KeyError:
@@ -8086,21 +8126,23 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
         r = _d_SessionUpdate(v)
     except DecodeError as e:
         raise e.at("update") from None
-    _S_SessionNotification_update(o, r)
+    w.update = r
     if len(d) == 2:
-        _S_SessionNotification_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionNotification
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SessionNotification_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SessionNotification_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8109,9 +8151,11 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SessionNotification_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionNotification
+    o = w
     return o
 
 
@@ -8136,7 +8180,8 @@ def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
 def _d_SetProviderRequest(d: Any) -> SetProviderRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SetProviderRequest = _new(SetProviderRequest)
+    w: Any = _new(_W_SetProviderRequest)
+    o: SetProviderRequest
     v: Any
     r: Any
     try:
@@ -8145,31 +8190,33 @@ def _d_SetProviderRequest(d: Any) -> SetProviderRequest:
         raise _s.missing("providerId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("providerId")
-    _S_SetProviderRequest_provider_id(o, v)
+    w.provider_id = v
     try:
         v = d["apiType"]
     except KeyError:
         raise _s.missing("apiType") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("apiType")
-    _S_SetProviderRequest_api_type(o, v)
+    w.api_type = v
     try:
         v = d["baseUrl"]
     except KeyError:
         raise _s.missing("baseUrl") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("baseUrl")
-    _S_SetProviderRequest_base_url(o, v)
+    w.base_url = v
     if len(d) == 3:
-        _S_SetProviderRequest_headers(o, _EMPTY)
-        _S_SetProviderRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.headers = _EMPTY
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SetProviderRequest
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "headers" not in d:
-        _S_SetProviderRequest_headers(o, _EMPTY)
+        w.headers = _EMPTY
     else:
         v = d["headers"]
         n += 1
@@ -8179,14 +8226,14 @@ def _d_SetProviderRequest(d: Any) -> SetProviderRequest:
             raise e.at("headers") from None
         if not r:
             ex = _s.note(ex, "headers")
-        _S_SetProviderRequest_headers(o, r)
+        w.headers = r
     if "_meta" not in d:
-        _S_SetProviderRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SetProviderRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8195,9 +8242,11 @@ def _d_SetProviderRequest(d: Any) -> SetProviderRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SetProviderRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetProviderRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SetProviderRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SetProviderRequest
+    o = w
     return o
 
 
@@ -8229,23 +8278,26 @@ def _e_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
 def _d_SetProviderResponse(d: Any) -> SetProviderResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SetProviderResponse = _new(SetProviderResponse)
+    w: Any = _new(_W_SetProviderResponse)
+    o: SetProviderResponse
     v: Any
     r: Any
     if len(d) == 0:
-        _S_SetProviderResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SetProviderResponse
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SetProviderResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SetProviderResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8254,9 +8306,11 @@ def _d_SetProviderResponse(d: Any) -> SetProviderResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SetProviderResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetProviderResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SetProviderResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SetProviderResponse
+    o = w
     return o
 
 
@@ -8277,26 +8331,29 @@ def _e_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
 def _d_StartNesRequest(d: Any) -> StartNesRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: StartNesRequest = _new(StartNesRequest)
+    w: Any = _new(_W_StartNesRequest)
+    o: StartNesRequest
     v: Any
     r: Any
     if len(d) == 0:
-        _S_StartNesRequest_workspace_uri(o, None)
-        _S_StartNesRequest_workspace_folders(o, None)
-        _S_StartNesRequest_repository(o, None)
-        _S_StartNesRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.workspace_uri = None
+        w.workspace_folders = None
+        w.repository = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = StartNesRequest
+        o = w
         return o
     n = 0
     ex: list[str] | None = None
     if "workspaceUri" not in d:
-        _S_StartNesRequest_workspace_uri(o, None)
+        w.workspace_uri = None
     else:
         v = d["workspaceUri"]
         n += 1
         if v is None:
-            _S_StartNesRequest_workspace_uri(o, None)
+            w.workspace_uri = None
             ex = _s.note(ex, "workspaceUri")
         else:
             if type(v) is not str:
@@ -8305,14 +8362,14 @@ def _d_StartNesRequest(d: Any) -> StartNesRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "workspaceUri")
-            _S_StartNesRequest_workspace_uri(o, r)
+            w.workspace_uri = r
     if "workspaceFolders" not in d:
-        _S_StartNesRequest_workspace_folders(o, None)
+        w.workspace_folders = None
     else:
         v = d["workspaceFolders"]
         n += 1
         if v is None:
-            _S_StartNesRequest_workspace_folders(o, None)
+            w.workspace_folders = None
             ex = _s.note(ex, "workspaceFolders")
         else:
             try:
@@ -8321,14 +8378,14 @@ def _d_StartNesRequest(d: Any) -> StartNesRequest:
                 raise e.at("workspaceFolders") from None
             if r is None:
                 ex = _s.note(ex, "workspaceFolders")
-            _S_StartNesRequest_workspace_folders(o, r)
+            w.workspace_folders = r
     if "repository" not in d:
-        _S_StartNesRequest_repository(o, None)
+        w.repository = None
     else:
         v = d["repository"]
         n += 1
         if v is None:
-            _S_StartNesRequest_repository(o, None)
+            w.repository = None
             ex = _s.note(ex, "repository")
         else:
             try:
@@ -8337,14 +8394,14 @@ def _d_StartNesRequest(d: Any) -> StartNesRequest:
                 r = None
             if r is None:
                 ex = _s.note(ex, "repository")
-            _S_StartNesRequest_repository(o, r)
+            w.repository = r
     if "_meta" not in d:
-        _S_StartNesRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_StartNesRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8353,9 +8410,11 @@ def _d_StartNesRequest(d: Any) -> StartNesRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_StartNesRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StartNesRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_StartNesRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = StartNesRequest
+    o = w
     return o
 
 
@@ -8391,7 +8450,8 @@ def _e_StartNesRequest(o: StartNesRequest) -> dict[str, Any]:
 def _d_StartNesResponse(d: Any) -> StartNesResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: StartNesResponse = _new(StartNesResponse)
+    w: Any = _new(_W_StartNesResponse)
+    o: StartNesResponse
     v: Any
     r: Any
     try:
@@ -8400,21 +8460,23 @@ def _d_StartNesResponse(d: Any) -> StartNesResponse:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_StartNesResponse_session_id(o, v)
+    w.session_id = v
     if len(d) == 1:
-        _S_StartNesResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = StartNesResponse
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_StartNesResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_StartNesResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8423,9 +8485,11 @@ def _d_StartNesResponse(d: Any) -> StartNesResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_StartNesResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StartNesResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_StartNesResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = StartNesResponse
+    o = w
     return o
 
 
@@ -8448,7 +8512,8 @@ def _e_StartNesResponse(o: StartNesResponse) -> dict[str, Any]:
 def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SuggestNesRequest = _new(SuggestNesRequest)
+    w: Any = _new(_W_SuggestNesRequest)
+    o: SuggestNesRequest
     v: Any
     r: Any
     try:
@@ -8457,21 +8522,21 @@ def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
         raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    _S_SuggestNesRequest_session_id(o, v)
+    w.session_id = v
     try:
         v = d["uri"]
     except KeyError:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_SuggestNesRequest_uri(o, v)
+    w.uri = v
     try:
         v = d["version"]
     except KeyError:
         raise _s.missing("version") from None
     if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
         raise _s.bad_int(v, "int64").at("version")
-    _S_SuggestNesRequest_version(o, v)
+    w.version = v
     try:
         v = d["position"]
     except KeyError:
@@ -8480,30 +8545,32 @@ def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("position") from None
-    _S_SuggestNesRequest_position(o, r)
+    w.position = r
     try:
         v = d["triggerKind"]
     except KeyError:
         raise _s.missing("triggerKind") from None
     if type(v) is not str or v not in _L_NesTriggerKind:
         raise _s.bad_literal(v, _L_NesTriggerKind).at("triggerKind")
-    _S_SuggestNesRequest_trigger_kind(o, v)
+    w.trigger_kind = v
     if len(d) == 5:
-        _S_SuggestNesRequest_selection(o, None)
-        _S_SuggestNesRequest_context(o, None)
-        _S_SuggestNesRequest_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.selection = None
+        w.context = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SuggestNesRequest
+        o = w
         return o
     n = 5
     ex: list[str] | None = None
     if "selection" not in d:
-        _S_SuggestNesRequest_selection(o, None)
+        w.selection = None
     else:
         v = d["selection"]
         n += 1
         if v is None:
-            _S_SuggestNesRequest_selection(o, None)
+            w.selection = None
             ex = _s.note(ex, "selection")
         else:
             try:
@@ -8512,14 +8579,14 @@ def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
                 raise e.at("selection") from None
             if r is None:
                 ex = _s.note(ex, "selection")
-            _S_SuggestNesRequest_selection(o, r)
+            w.selection = r
     if "context" not in d:
-        _S_SuggestNesRequest_context(o, None)
+        w.context = None
     else:
         v = d["context"]
         n += 1
         if v is None:
-            _S_SuggestNesRequest_context(o, None)
+            w.context = None
             ex = _s.note(ex, "context")
         else:
             try:
@@ -8528,14 +8595,14 @@ def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
                 raise e.at("context") from None
             if r is None:
                 ex = _s.note(ex, "context")
-            _S_SuggestNesRequest_context(o, r)
+            w.context = r
     if "_meta" not in d:
-        _S_SuggestNesRequest_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SuggestNesRequest_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8544,9 +8611,11 @@ def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SuggestNesRequest_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SuggestNesRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SuggestNesRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SuggestNesRequest
+    o = w
     return o
 
 
@@ -8587,7 +8656,8 @@ def _e_SuggestNesRequest(o: SuggestNesRequest) -> dict[str, Any]:
 def _d_SuggestNesResponse(d: Any) -> SuggestNesResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: SuggestNesResponse = _new(SuggestNesResponse)
+    w: Any = _new(_W_SuggestNesResponse)
+    o: SuggestNesResponse
     v: Any
     r: Any
     try:
@@ -8598,21 +8668,23 @@ def _d_SuggestNesResponse(d: Any) -> SuggestNesResponse:
         r = _s.d_list(v, _d_NesSuggestion)
     except DecodeError as e:
         raise e.at("suggestions") from None
-    _S_SuggestNesResponse_suggestions(o, r)
+    w.suggestions = r
     if len(d) == 1:
-        _S_SuggestNesResponse_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SuggestNesResponse
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_SuggestNesResponse_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_SuggestNesResponse_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8621,9 +8693,11 @@ def _d_SuggestNesResponse(d: Any) -> SuggestNesResponse:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_SuggestNesResponse_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SuggestNesResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SuggestNesResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SuggestNesResponse
+    o = w
     return o
 
 
@@ -8646,7 +8720,8 @@ def _e_SuggestNesResponse(o: SuggestNesResponse) -> dict[str, Any]:
 def _d_TextDocumentContentChangeEvent(d: Any) -> TextDocumentContentChangeEvent:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: TextDocumentContentChangeEvent = _new(TextDocumentContentChangeEvent)
+    w: Any = _new(_W_TextDocumentContentChangeEvent)
+    o: TextDocumentContentChangeEvent
     v: Any
     r: Any
     try:
@@ -8655,22 +8730,24 @@ def _d_TextDocumentContentChangeEvent(d: Any) -> TextDocumentContentChangeEvent:
         raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    _S_TextDocumentContentChangeEvent_text(o, v)
+    w.text = v
     if len(d) == 1:
-        _S_TextDocumentContentChangeEvent_range(o, None)
-        _S_TextDocumentContentChangeEvent_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.range = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = TextDocumentContentChangeEvent
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "range" not in d:
-        _S_TextDocumentContentChangeEvent_range(o, None)
+        w.range = None
     else:
         v = d["range"]
         n += 1
         if v is None:
-            _S_TextDocumentContentChangeEvent_range(o, None)
+            w.range = None
             ex = _s.note(ex, "range")
         else:
             try:
@@ -8679,14 +8756,14 @@ def _d_TextDocumentContentChangeEvent(d: Any) -> TextDocumentContentChangeEvent:
                 raise e.at("range") from None
             if r is None:
                 ex = _s.note(ex, "range")
-            _S_TextDocumentContentChangeEvent_range(o, r)
+            w.range = r
     if "_meta" not in d:
-        _S_TextDocumentContentChangeEvent_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_TextDocumentContentChangeEvent_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8695,9 +8772,11 @@ def _d_TextDocumentContentChangeEvent(d: Any) -> TextDocumentContentChangeEvent:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_TextDocumentContentChangeEvent_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TextDocumentContentChangeEvent))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_TextDocumentContentChangeEvent)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = TextDocumentContentChangeEvent
+    o = w
     return o
 
 
@@ -8734,7 +8813,8 @@ def _d_ToolCall(d: Any) -> ToolCall:
 
 
 def _a_ToolCall(d: Any) -> ToolCall:
-    o: ToolCall = _new(ToolCall)
+    w: Any = _new(_W_ToolCall)
+    o: ToolCall
     v: Any
     r: Any
     try:
@@ -8743,35 +8823,37 @@ def _a_ToolCall(d: Any) -> ToolCall:
         raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    _S_ToolCall_tool_call_id(o, v)
+    w.tool_call_id = v
     try:
         v = d["title"]
     except KeyError:
         raise _s.missing("title") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("title")
-    _S_ToolCall_title(o, v)
+    w.title = v
     if len(d) == 3:
-        _S_ToolCall_name(o, None)
-        _S_ToolCall_kind(o, None)
-        _S_ToolCall_status(o, None)
-        _S_ToolCall_content(o, [])
-        _S_ToolCall_locations(o, [])
-        _S_ToolCall_raw_input(o, None)
-        _S_ToolCall_raw_output(o, None)
-        _S_ToolCall_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.name = None
+        w.kind = None
+        w.status = None
+        w.content = []
+        w.locations = []
+        w.raw_input = None
+        w.raw_output = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ToolCall
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "name" not in d:
-        _S_ToolCall_name(o, None)
+        w.name = None
     else:
         v = d["name"]
         n += 1
         if v is None:
-            _S_ToolCall_name(o, None)
+            w.name = None
             ex = _s.note(ex, "name")
         else:
             if type(v) is not str:
@@ -8780,14 +8862,14 @@ def _a_ToolCall(d: Any) -> ToolCall:
                 r = v
             if r is None:
                 ex = _s.note(ex, "name")
-            _S_ToolCall_name(o, r)
+            w.name = r
     if "kind" not in d:
-        _S_ToolCall_kind(o, None)
+        w.kind = None
     else:
         v = d["kind"]
         n += 1
         if v is None:
-            _S_ToolCall_kind(o, None)
+            w.kind = None
             ex = _s.note(ex, "kind")
         else:
             if type(v) is not str or v not in _L_ToolKind:
@@ -8796,14 +8878,14 @@ def _a_ToolCall(d: Any) -> ToolCall:
                 r = v
             if r is None:
                 ex = _s.note(ex, "kind")
-            _S_ToolCall_kind(o, r)
+            w.kind = r
     if "status" not in d:
-        _S_ToolCall_status(o, None)
+        w.status = None
     else:
         v = d["status"]
         n += 1
         if v is None:
-            _S_ToolCall_status(o, None)
+            w.status = None
             ex = _s.note(ex, "status")
         else:
             if type(v) is not str or v not in _L_ToolCallStatus:
@@ -8812,14 +8894,14 @@ def _a_ToolCall(d: Any) -> ToolCall:
                 r = v
             if r is None:
                 ex = _s.note(ex, "status")
-            _S_ToolCall_status(o, r)
+            w.status = r
     if "content" not in d:
-        _S_ToolCall_content(o, [])
+        w.content = []
     else:
         v = d["content"]
         n += 1
         if v is None:
-            _S_ToolCall_content(o, [])
+            w.content = []
             ex = _s.note(ex, "content")
         else:
             try:
@@ -8828,14 +8910,14 @@ def _a_ToolCall(d: Any) -> ToolCall:
                 r = []
             if not r:
                 ex = _s.note(ex, "content")
-            _S_ToolCall_content(o, r)
+            w.content = r
     if "locations" not in d:
-        _S_ToolCall_locations(o, [])
+        w.locations = []
     else:
         v = d["locations"]
         n += 1
         if v is None:
-            _S_ToolCall_locations(o, [])
+            w.locations = []
             ex = _s.note(ex, "locations")
         else:
             try:
@@ -8844,38 +8926,38 @@ def _a_ToolCall(d: Any) -> ToolCall:
                 r = []
             if not r:
                 ex = _s.note(ex, "locations")
-            _S_ToolCall_locations(o, r)
+            w.locations = r
     if "rawInput" not in d:
-        _S_ToolCall_raw_input(o, None)
+        w.raw_input = None
     else:
         v = d["rawInput"]
         n += 1
         if v is None:
-            _S_ToolCall_raw_input(o, None)
+            w.raw_input = None
             ex = _s.note(ex, "rawInput")
         else:
             if v is None:
                 ex = _s.note(ex, "rawInput")
-            _S_ToolCall_raw_input(o, v)
+            w.raw_input = v
     if "rawOutput" not in d:
-        _S_ToolCall_raw_output(o, None)
+        w.raw_output = None
     else:
         v = d["rawOutput"]
         n += 1
         if v is None:
-            _S_ToolCall_raw_output(o, None)
+            w.raw_output = None
             ex = _s.note(ex, "rawOutput")
         else:
             if v is None:
                 ex = _s.note(ex, "rawOutput")
-            _S_ToolCall_raw_output(o, v)
+            w.raw_output = v
     if "_meta" not in d:
-        _S_ToolCall_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ToolCall_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -8884,9 +8966,11 @@ def _a_ToolCall(d: Any) -> ToolCall:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ToolCall_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCall))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ToolCall)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ToolCall
+    o = w
     return o
 
 
@@ -8942,7 +9026,8 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
 def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: ToolCallUpdate = _new(ToolCallUpdate)
+    w: Any = _new(_W_ToolCallUpdate)
+    o: ToolCallUpdate
     v: Any
     r: Any
     try:
@@ -8951,29 +9036,31 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
         raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    _S_ToolCallUpdate_tool_call_id(o, v)
+    w.tool_call_id = v
     if len(d) == 1:
-        _S_ToolCallUpdate_kind(o, None)
-        _S_ToolCallUpdate_status(o, None)
-        _S_ToolCallUpdate_title(o, None)
-        _S_ToolCallUpdate_name(o, None)
-        _S_ToolCallUpdate_content(o, None)
-        _S_ToolCallUpdate_locations(o, None)
-        _S_ToolCallUpdate_raw_input(o, None)
-        _S_ToolCallUpdate_raw_output(o, None)
-        _S_ToolCallUpdate_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.kind = None
+        w.status = None
+        w.title = None
+        w.name = None
+        w.content = None
+        w.locations = None
+        w.raw_input = None
+        w.raw_output = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ToolCallUpdate
+        o = w
         return o
     n = 1
     ex: list[str] | None = None
     if "kind" not in d:
-        _S_ToolCallUpdate_kind(o, None)
+        w.kind = None
     else:
         v = d["kind"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_kind(o, None)
+            w.kind = None
             ex = _s.note(ex, "kind")
         else:
             if type(v) is not str or v not in _L_ToolKind:
@@ -8982,14 +9069,14 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "kind")
-            _S_ToolCallUpdate_kind(o, r)
+            w.kind = r
     if "status" not in d:
-        _S_ToolCallUpdate_status(o, None)
+        w.status = None
     else:
         v = d["status"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_status(o, None)
+            w.status = None
             ex = _s.note(ex, "status")
         else:
             if type(v) is not str or v not in _L_ToolCallStatus:
@@ -8998,14 +9085,14 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "status")
-            _S_ToolCallUpdate_status(o, r)
+            w.status = r
     if "title" not in d:
-        _S_ToolCallUpdate_title(o, None)
+        w.title = None
     else:
         v = d["title"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_title(o, None)
+            w.title = None
             ex = _s.note(ex, "title")
         else:
             if type(v) is not str:
@@ -9014,14 +9101,14 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "title")
-            _S_ToolCallUpdate_title(o, r)
+            w.title = r
     if "name" not in d:
-        _S_ToolCallUpdate_name(o, None)
+        w.name = None
     else:
         v = d["name"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_name(o, None)
+            w.name = None
             ex = _s.note(ex, "name")
         else:
             if type(v) is not str:
@@ -9030,14 +9117,14 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "name")
-            _S_ToolCallUpdate_name(o, r)
+            w.name = r
     if "content" not in d:
-        _S_ToolCallUpdate_content(o, None)
+        w.content = None
     else:
         v = d["content"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_content(o, None)
+            w.content = None
             ex = _s.note(ex, "content")
         else:
             try:
@@ -9046,14 +9133,14 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
                 r = None
             if r is None:
                 ex = _s.note(ex, "content")
-            _S_ToolCallUpdate_content(o, r)
+            w.content = r
     if "locations" not in d:
-        _S_ToolCallUpdate_locations(o, None)
+        w.locations = None
     else:
         v = d["locations"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_locations(o, None)
+            w.locations = None
             ex = _s.note(ex, "locations")
         else:
             try:
@@ -9062,38 +9149,38 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
                 r = None
             if r is None:
                 ex = _s.note(ex, "locations")
-            _S_ToolCallUpdate_locations(o, r)
+            w.locations = r
     if "rawInput" not in d:
-        _S_ToolCallUpdate_raw_input(o, None)
+        w.raw_input = None
     else:
         v = d["rawInput"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_raw_input(o, None)
+            w.raw_input = None
             ex = _s.note(ex, "rawInput")
         else:
             if v is None:
                 ex = _s.note(ex, "rawInput")
-            _S_ToolCallUpdate_raw_input(o, v)
+            w.raw_input = v
     if "rawOutput" not in d:
-        _S_ToolCallUpdate_raw_output(o, None)
+        w.raw_output = None
     else:
         v = d["rawOutput"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_raw_output(o, None)
+            w.raw_output = None
             ex = _s.note(ex, "rawOutput")
         else:
             if v is None:
                 ex = _s.note(ex, "rawOutput")
-            _S_ToolCallUpdate_raw_output(o, v)
+            w.raw_output = v
     if "_meta" not in d:
-        _S_ToolCallUpdate_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -9102,9 +9189,11 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ToolCallUpdate_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ToolCallUpdate
+    o = w
     return o
 
 
@@ -9176,7 +9265,8 @@ def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
 
 
 def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
-    o: ToolCallProgress = _new(ToolCallProgress)
+    w: Any = _new(_W_ToolCallProgress)
+    o: ToolCallProgress
     v: Any
     r: Any
     try:
@@ -9185,29 +9275,31 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
         raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    _S_ToolCallUpdate_tool_call_id(o, v)
+    w.tool_call_id = v
     if len(d) == 2:
-        _S_ToolCallUpdate_kind(o, None)
-        _S_ToolCallUpdate_status(o, None)
-        _S_ToolCallUpdate_title(o, None)
-        _S_ToolCallUpdate_name(o, None)
-        _S_ToolCallUpdate_content(o, None)
-        _S_ToolCallUpdate_locations(o, None)
-        _S_ToolCallUpdate_raw_input(o, None)
-        _S_ToolCallUpdate_raw_output(o, None)
-        _S_ToolCallUpdate_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.kind = None
+        w.status = None
+        w.title = None
+        w.name = None
+        w.content = None
+        w.locations = None
+        w.raw_input = None
+        w.raw_output = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ToolCallProgress
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "kind" not in d:
-        _S_ToolCallUpdate_kind(o, None)
+        w.kind = None
     else:
         v = d["kind"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_kind(o, None)
+            w.kind = None
             ex = _s.note(ex, "kind")
         else:
             if type(v) is not str or v not in _L_ToolKind:
@@ -9216,14 +9308,14 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
                 r = v
             if r is None:
                 ex = _s.note(ex, "kind")
-            _S_ToolCallUpdate_kind(o, r)
+            w.kind = r
     if "status" not in d:
-        _S_ToolCallUpdate_status(o, None)
+        w.status = None
     else:
         v = d["status"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_status(o, None)
+            w.status = None
             ex = _s.note(ex, "status")
         else:
             if type(v) is not str or v not in _L_ToolCallStatus:
@@ -9232,14 +9324,14 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
                 r = v
             if r is None:
                 ex = _s.note(ex, "status")
-            _S_ToolCallUpdate_status(o, r)
+            w.status = r
     if "title" not in d:
-        _S_ToolCallUpdate_title(o, None)
+        w.title = None
     else:
         v = d["title"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_title(o, None)
+            w.title = None
             ex = _s.note(ex, "title")
         else:
             if type(v) is not str:
@@ -9248,14 +9340,14 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
                 r = v
             if r is None:
                 ex = _s.note(ex, "title")
-            _S_ToolCallUpdate_title(o, r)
+            w.title = r
     if "name" not in d:
-        _S_ToolCallUpdate_name(o, None)
+        w.name = None
     else:
         v = d["name"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_name(o, None)
+            w.name = None
             ex = _s.note(ex, "name")
         else:
             if type(v) is not str:
@@ -9264,14 +9356,14 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
                 r = v
             if r is None:
                 ex = _s.note(ex, "name")
-            _S_ToolCallUpdate_name(o, r)
+            w.name = r
     if "content" not in d:
-        _S_ToolCallUpdate_content(o, None)
+        w.content = None
     else:
         v = d["content"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_content(o, None)
+            w.content = None
             ex = _s.note(ex, "content")
         else:
             try:
@@ -9280,14 +9372,14 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
                 r = None
             if r is None:
                 ex = _s.note(ex, "content")
-            _S_ToolCallUpdate_content(o, r)
+            w.content = r
     if "locations" not in d:
-        _S_ToolCallUpdate_locations(o, None)
+        w.locations = None
     else:
         v = d["locations"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_locations(o, None)
+            w.locations = None
             ex = _s.note(ex, "locations")
         else:
             try:
@@ -9296,38 +9388,38 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
                 r = None
             if r is None:
                 ex = _s.note(ex, "locations")
-            _S_ToolCallUpdate_locations(o, r)
+            w.locations = r
     if "rawInput" not in d:
-        _S_ToolCallUpdate_raw_input(o, None)
+        w.raw_input = None
     else:
         v = d["rawInput"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_raw_input(o, None)
+            w.raw_input = None
             ex = _s.note(ex, "rawInput")
         else:
             if v is None:
                 ex = _s.note(ex, "rawInput")
-            _S_ToolCallUpdate_raw_input(o, v)
+            w.raw_input = v
     if "rawOutput" not in d:
-        _S_ToolCallUpdate_raw_output(o, None)
+        w.raw_output = None
     else:
         v = d["rawOutput"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_raw_output(o, None)
+            w.raw_output = None
             ex = _s.note(ex, "rawOutput")
         else:
             if v is None:
                 ex = _s.note(ex, "rawOutput")
-            _S_ToolCallUpdate_raw_output(o, v)
+            w.raw_output = v
     if "_meta" not in d:
-        _S_ToolCallUpdate_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_ToolCallUpdate_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -9336,9 +9428,11 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_ToolCallUpdate_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallProgress))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallProgress)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ToolCallProgress
+    o = w
     return o
 
 
@@ -9401,7 +9495,8 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
 def _d_Usage(d: Any) -> Usage:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: Usage = _new(Usage)
+    w: Any = _new(_W_Usage)
+    o: Usage
     v: Any
     r: Any
     try:
@@ -9410,38 +9505,40 @@ def _d_Usage(d: Any) -> Usage:
         raise _s.missing("totalTokens") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("totalTokens")
-    _S_Usage_total_tokens(o, v)
+    w.total_tokens = v
     try:
         v = d["inputTokens"]
     except KeyError:
         raise _s.missing("inputTokens") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("inputTokens")
-    _S_Usage_input_tokens(o, v)
+    w.input_tokens = v
     try:
         v = d["outputTokens"]
     except KeyError:
         raise _s.missing("outputTokens") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("outputTokens")
-    _S_Usage_output_tokens(o, v)
+    w.output_tokens = v
     if len(d) == 3:
-        _S_Usage_thought_tokens(o, None)
-        _S_Usage_cached_read_tokens(o, None)
-        _S_Usage_cached_write_tokens(o, None)
-        _S_Usage_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.thought_tokens = None
+        w.cached_read_tokens = None
+        w.cached_write_tokens = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Usage
+        o = w
         return o
     n = 3
     ex: list[str] | None = None
     if "thoughtTokens" not in d:
-        _S_Usage_thought_tokens(o, None)
+        w.thought_tokens = None
     else:
         v = d["thoughtTokens"]
         n += 1
         if v is None:
-            _S_Usage_thought_tokens(o, None)
+            w.thought_tokens = None
             ex = _s.note(ex, "thoughtTokens")
         else:
             if type(v) is not int or not 0 <= v <= 18446744073709551615:
@@ -9450,14 +9547,14 @@ def _d_Usage(d: Any) -> Usage:
                 r = v
             if r is None:
                 ex = _s.note(ex, "thoughtTokens")
-            _S_Usage_thought_tokens(o, r)
+            w.thought_tokens = r
     if "cachedReadTokens" not in d:
-        _S_Usage_cached_read_tokens(o, None)
+        w.cached_read_tokens = None
     else:
         v = d["cachedReadTokens"]
         n += 1
         if v is None:
-            _S_Usage_cached_read_tokens(o, None)
+            w.cached_read_tokens = None
             ex = _s.note(ex, "cachedReadTokens")
         else:
             if type(v) is not int or not 0 <= v <= 18446744073709551615:
@@ -9466,14 +9563,14 @@ def _d_Usage(d: Any) -> Usage:
                 r = v
             if r is None:
                 ex = _s.note(ex, "cachedReadTokens")
-            _S_Usage_cached_read_tokens(o, r)
+            w.cached_read_tokens = r
     if "cachedWriteTokens" not in d:
-        _S_Usage_cached_write_tokens(o, None)
+        w.cached_write_tokens = None
     else:
         v = d["cachedWriteTokens"]
         n += 1
         if v is None:
-            _S_Usage_cached_write_tokens(o, None)
+            w.cached_write_tokens = None
             ex = _s.note(ex, "cachedWriteTokens")
         else:
             if type(v) is not int or not 0 <= v <= 18446744073709551615:
@@ -9482,14 +9579,14 @@ def _d_Usage(d: Any) -> Usage:
                 r = v
             if r is None:
                 ex = _s.note(ex, "cachedWriteTokens")
-            _S_Usage_cached_write_tokens(o, r)
+            w.cached_write_tokens = r
     if "_meta" not in d:
-        _S_Usage_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_Usage_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -9498,9 +9595,11 @@ def _d_Usage(d: Any) -> Usage:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_Usage_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Usage))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Usage)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Usage
+    o = w
     return o
 
 
@@ -9542,7 +9641,8 @@ def _e_Usage(o: Usage) -> dict[str, Any]:
 def _d_WorkspaceFolder(d: Any) -> WorkspaceFolder:
     if type(d) is not dict:
         raise _s.not_object(d)
-    o: WorkspaceFolder = _new(WorkspaceFolder)
+    w: Any = _new(_W_WorkspaceFolder)
+    o: WorkspaceFolder
     v: Any
     r: Any
     try:
@@ -9551,28 +9651,30 @@ def _d_WorkspaceFolder(d: Any) -> WorkspaceFolder:
         raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    _S_WorkspaceFolder_uri(o, v)
+    w.uri = v
     try:
         v = d["name"]
     except KeyError:
         raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    _S_WorkspaceFolder_name(o, v)
+    w.name = v
     if len(d) == 2:
-        _S_WorkspaceFolder_meta(o, None)
-        _S_extra(o, _EMPTY)
-        _S_explicit(o, _NO_EXPLICIT)
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = WorkspaceFolder
+        o = w
         return o
     n = 2
     ex: list[str] | None = None
     if "_meta" not in d:
-        _S_WorkspaceFolder_meta(o, None)
+        w.meta = None
     else:
         v = d["_meta"]
         n += 1
         if v is None:
-            _S_WorkspaceFolder_meta(o, None)
+            w.meta = None
             ex = _s.note(ex, "_meta")
         else:
             if type(v) is not dict:
@@ -9581,9 +9683,11 @@ def _d_WorkspaceFolder(d: Any) -> WorkspaceFolder:
                 r = v
             if r is None:
                 ex = _s.note(ex, "_meta")
-            _S_WorkspaceFolder_meta(o, r)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WorkspaceFolder))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_WorkspaceFolder)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = WorkspaceFolder
+    o = w
     return o
 
 
