@@ -392,7 +392,13 @@ class _Emitter:
             else:
                 out.append(f"{inner}except DecodeError as e:")
                 out.append(f'{inner}    raise e.at("{wire}") from None')
-        if default is not None and default.kind != "unset":
+        # A value that passed a type check is never None: no test for a None default then.
+        checked = simple is not None and bool(simple[0]) and not field.default_on_error
+        if (
+            default is not None
+            and default.kind != "unset"
+            and not (checked and default.kind == "none")
+        ):
             out.append(f"{inner}if {self.is_default_test(owner, field, default, result)}:")
             out.append(f'{inner}    ex = _s.note(ex, "{wire}")')
         out.append(f"{inner}{self.store(cls, field, result)}")

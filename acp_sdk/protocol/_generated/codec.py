@@ -3451,8 +3451,6 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
         n += 1
         if type(v) is not str:
             raise _s.wrong("a string", v).at("sessionId")
-        if v is None:
-            ex = _s.note(ex, "sessionId")
         w.session_id = v
     if "toolCallId" not in d:
         w.tool_call_id = None
@@ -3566,8 +3564,6 @@ def _a_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
         n += 1
         if type(v) is not str:
             raise _s.wrong("a string", v).at("sessionId")
-        if v is None:
-            ex = _s.note(ex, "sessionId")
         w.session_id = v
     if "toolCallId" not in d:
         w.tool_call_id = None
@@ -3692,8 +3688,6 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
         n += 1
         if type(v) is not str:
             raise _s.wrong("a string", v).at("sessionId")
-        if v is None:
-            ex = _s.note(ex, "sessionId")
         w.session_id = v
     if "toolCallId" not in d:
         w.tool_call_id = None
@@ -3814,8 +3808,6 @@ def _a_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
         n += 1
         if type(v) is not str:
             raise _s.wrong("a string", v).at("sessionId")
-        if v is None:
-            ex = _s.note(ex, "sessionId")
         w.session_id = v
     if "toolCallId" not in d:
         w.tool_call_id = None
@@ -6050,8 +6042,6 @@ def _a_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
         else:
             if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
                 raise _s.bad_int(v, "int64").at("minimum")
-            if v is None:
-                ex = _s.note(ex, "minimum")
             w.minimum = v
     if "maximum" not in d:
         w.maximum = None
@@ -6064,8 +6054,6 @@ def _a_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
         else:
             if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
                 raise _s.bad_int(v, "int64").at("maximum")
-            if v is None:
-                ex = _s.note(ex, "maximum")
             w.maximum = v
     if "default" not in d:
         w.default = None
@@ -6298,8 +6286,6 @@ def _d_ListSessionsRequest(d: Any) -> ListSessionsRequest:
         else:
             if type(v) is not str:
                 raise _s.wrong("a string", v).at("cwd")
-            if v is None:
-                ex = _s.note(ex, "cwd")
             w.cwd = v
     if "cursor" not in d:
         w.cursor = None
@@ -6312,8 +6298,6 @@ def _d_ListSessionsRequest(d: Any) -> ListSessionsRequest:
         else:
             if type(v) is not str:
                 raise _s.wrong("a string", v).at("cursor")
-            if v is None:
-                ex = _s.note(ex, "cursor")
             w.cursor = v
     if "_meta" not in d:
         w.meta = None
@@ -7163,8 +7147,6 @@ def _a_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
         else:
             if type(v) is not int or not 0 <= v <= 18446744073709551615:
                 raise _s.bad_int(v, "uint64").at("minItems")
-            if v is None:
-                ex = _s.note(ex, "minItems")
             w.min_items = v
     if "maxItems" not in d:
         w.max_items = None
@@ -7177,8 +7159,6 @@ def _a_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
         else:
             if type(v) is not int or not 0 <= v <= 18446744073709551615:
                 raise _s.bad_int(v, "uint64").at("maxItems")
-            if v is None:
-                ex = _s.note(ex, "maxItems")
             w.max_items = v
     if "default" not in d:
         w.default = None
@@ -7532,8 +7512,6 @@ def _a_NumberPropertySchema(d: Any) -> NumberPropertySchema:
         else:
             if type(v) is not float and type(v) is not int:
                 raise _s.wrong("a number", v).at("minimum")
-            if v is None:
-                ex = _s.note(ex, "minimum")
             w.minimum = v
     if "maximum" not in d:
         w.maximum = None
@@ -7546,8 +7524,6 @@ def _a_NumberPropertySchema(d: Any) -> NumberPropertySchema:
         else:
             if type(v) is not float and type(v) is not int:
                 raise _s.wrong("a number", v).at("maximum")
-            if v is None:
-                ex = _s.note(ex, "maximum")
             w.maximum = v
     if "default" not in d:
         w.default = None
@@ -10760,8 +10736,6 @@ def _a_StringPropertySchema(d: Any) -> StringPropertySchema:
         else:
             if type(v) is not int or not 0 <= v <= 4294967295:
                 raise _s.bad_int(v, "uint32").at("minLength")
-            if v is None:
-                ex = _s.note(ex, "minLength")
             w.min_length = v
     if "maxLength" not in d:
         w.max_length = None
@@ -10774,8 +10748,6 @@ def _a_StringPropertySchema(d: Any) -> StringPropertySchema:
         else:
             if type(v) is not int or not 0 <= v <= 4294967295:
                 raise _s.bad_int(v, "uint32").at("maxLength")
-            if v is None:
-                ex = _s.note(ex, "maxLength")
             w.max_length = v
     if "pattern" not in d:
         w.pattern = None
@@ -10788,8 +10760,6 @@ def _a_StringPropertySchema(d: Any) -> StringPropertySchema:
         else:
             if type(v) is not str:
                 raise _s.wrong("a string", v).at("pattern")
-            if v is None:
-                ex = _s.note(ex, "pattern")
             w.pattern = v
     if "format" not in d:
         w.format = None
@@ -10802,8 +10772,6 @@ def _a_StringPropertySchema(d: Any) -> StringPropertySchema:
         else:
             if type(v) is not str or v not in _L_StringFormat:
                 raise _s.bad_literal(v, _L_StringFormat).at("format")
-            if v is None:
-                ex = _s.note(ex, "format")
             w.format = v
     if "default" not in d:
         w.default = None

@@ -3924,8 +3924,6 @@ def _d_MessageMcpRequest(d: Any) -> MessageMcpRequest:
         else:
             if type(v) is not dict:
                 raise _s.wrong("an object", v).at("params")
-            if v is None:
-                ex = _s.note(ex, "params")
             w.params = v
     if "_meta" not in d:
         w.meta = None
@@ -6194,8 +6192,6 @@ def _a_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
         else:
             if type(v) is not bool:
                 raise _s.wrong("a boolean", v).at("isRegex")
-            if v is None:
-                ex = _s.note(ex, "isRegex")
             w.is_regex = v
     if "_meta" not in d:
         w.meta = None
