@@ -411,18 +411,30 @@ class _Emitter:
     def emit_class_encoder(self, cls: ClassDef) -> None:
         name = cls.name
         out = self.lines
+        fields = all_fields(self.model, cls)
+        # The leading required fields go straight into the dict display (one BUILD_MAP,
+        # the wire order kept); the rest are added one by one, when not at their default.
+        leading: list[Field] = []
+        for field in fields:
+            if default_of(self.model, name, field) is not None:
+                break
+            if field.nullable and self.needs_encoding(field.type):
+                break
+            leading.append(field)
+        items = [f'"{cls.tag[0]}": "{cls.tag[1]}"'] if cls.tag is not None else []
+        items += [f'"{f.wire}": {self.encode_expr(f.type, f"o.{f.py}")}' for f in leading]
+        rest = fields[len(leading) :]
         out += ["", "", f"def _e_{name}(o: {name}) -> dict[str, Any]:"]
-        if cls.tag is not None:
-            out.append(f'    d: dict[str, Any] = {{"{cls.tag[0]}": "{cls.tag[1]}"}}')
-        else:
-            out.append("    d: dict[str, Any] = {}")
+        out.append(f"    d: dict[str, Any] = {{{', '.join(items)}}}")
         if self.tracks_explicit(cls):
             out.append("    ex = o._explicit")
-        if all_fields(self.model, cls):
+        if rest:
             out.append("    v: Any")
-        for field in all_fields(self.model, cls):
+        for field in rest:
             self.emit_field_encode(name, field)
-        out += ["    if o.extra:", "        _s.add_extras(d, o.extra)", "    return d"]
+        # `extra` is almost always the shared empty proxy: identity first, length after.
+        out += ["    if o.extra is not _EMPTY and o.extra:", "        _s.add_extras(d, o.extra)"]
+        out.append("    return d")
 
     def emit_field_encode(self, owner: str, field: Field) -> None:
         out = self.lines

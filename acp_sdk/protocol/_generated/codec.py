@@ -637,7 +637,7 @@ def _e_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -750,7 +750,7 @@ def _e_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -843,7 +843,7 @@ def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1006,7 +1006,7 @@ def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1177,7 +1177,7 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1248,11 +1248,9 @@ def _d_ContentChunk(d: Any) -> ContentChunk:
 
 
 def _e_ContentChunk(o: ContentChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"content": _encoder_of(type(o.content), _not_a_model)(o.content)}
     ex = o._explicit
     v: Any
-    v = o.content
-    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -1263,7 +1261,7 @@ def _e_ContentChunk(o: ContentChunk) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1343,11 +1341,12 @@ def _a_AgentMessageChunk(d: Any) -> AgentMessageChunk:
 
 
 def _e_AgentMessageChunk(o: AgentMessageChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "agent_message_chunk"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "agent_message_chunk",
+        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+    }
     ex = o._explicit
     v: Any
-    v = o.content
-    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -1358,7 +1357,7 @@ def _e_AgentMessageChunk(o: AgentMessageChunk) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1438,11 +1437,12 @@ def _a_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
 
 
 def _e_AgentThoughtChunk(o: AgentThoughtChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "agent_thought_chunk"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "agent_thought_chunk",
+        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+    }
     ex = o._explicit
     v: Any
-    v = o.content
-    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -1453,7 +1453,7 @@ def _e_AgentThoughtChunk(o: AgentThoughtChunk) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1572,7 +1572,7 @@ def _e_Annotations(o: Annotations) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1674,7 +1674,7 @@ def _e_AudioContent(o: AudioContent) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1747,7 +1747,7 @@ def _e_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1823,13 +1823,9 @@ def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
 
 
 def _e_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"id": o.id, "name": o.name}
     ex = o._explicit
     v: Any
-    v = o.id
-    d["id"] = v
-    v = o.name
-    d["name"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -1840,7 +1836,7 @@ def _e_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1959,13 +1955,9 @@ def _a_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
 
 
 def _e_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "terminal"}
+    d: dict[str, Any] = {"type": "terminal", "id": o.id, "name": o.name}
     ex = o._explicit
     v: Any
-    v = o.id
-    d["id"] = v
-    v = o.name
-    d["name"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -1984,7 +1976,7 @@ def _e_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2036,17 +2028,15 @@ def _d_AuthenticateRequest(d: Any) -> AuthenticateRequest:
 
 
 def _e_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"methodId": o.method_id}
     ex = o._explicit
     v: Any
-    v = o.method_id
-    d["methodId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2099,7 +2089,7 @@ def _e_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2175,13 +2165,9 @@ def _d_AvailableCommand(d: Any) -> AvailableCommand:
 
 
 def _e_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"name": o.name, "description": o.description}
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.description
-    d["description"] = v
     v = o.input
     if v is not None:
         d["input"] = _encoder_of(type(v), _not_a_model)(v)
@@ -2192,7 +2178,7 @@ def _e_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2255,17 +2241,18 @@ def _a_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
 
 
 def _e_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "available_commands_update"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "available_commands_update",
+        "availableCommands": [_e_AvailableCommand(x) for x in o.available_commands],
+    }
     ex = o._explicit
     v: Any
-    v = o.available_commands
-    d["availableCommands"] = [_e_AvailableCommand(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2341,11 +2328,9 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
 
 
 def _e_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"blob": o.blob}
     ex = o._explicit
     v: Any
-    v = o.blob
-    d["blob"] = v
     v = o.mime_type
     if v is not None:
         d["mimeType"] = v
@@ -2358,7 +2343,7 @@ def _e_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2411,7 +2396,7 @@ def _e_BooleanConfigOptionCapabilities(o: BooleanConfigOptionCapabilities) -> di
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2539,7 +2524,7 @@ def _e_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2591,17 +2576,15 @@ def _d_CancelNotification(d: Any) -> CancelNotification:
 
 
 def _e_CancelNotification(o: CancelNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2655,17 +2638,15 @@ def _d_CancelRequestNotification(d: Any) -> CancelRequestNotification:
 
 
 def _e_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"requestId": o.request_id}
     ex = o._explicit
     v: Any
-    v = o.request_id
-    d["requestId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2693,7 +2674,7 @@ def _a_CancelledPermissionOutcome(d: Any) -> CancelledPermissionOutcome:
 
 def _e_CancelledPermissionOutcome(o: CancelledPermissionOutcome) -> dict[str, Any]:
     d: dict[str, Any] = {"outcome": "cancelled"}
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2786,7 +2767,7 @@ def _e_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2943,7 +2924,7 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3018,7 +2999,7 @@ def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3070,17 +3051,15 @@ def _d_CloseSessionRequest(d: Any) -> CloseSessionRequest:
 
 
 def _e_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3133,7 +3112,7 @@ def _e_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3185,17 +3164,15 @@ def _d_CompleteElicitationNotification(d: Any) -> CompleteElicitationNotificatio
 
 
 def _e_CompleteElicitationNotification(o: CompleteElicitationNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"elicitationId": o.elicitation_id}
     ex = o._explicit
     v: Any
-    v = o.elicitation_id
-    d["elicitationId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3258,17 +3235,18 @@ def _a_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
 
 
 def _e_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "config_option_update"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "config_option_update",
+        "configOptions": [_encoder_of(type(x), _not_a_model)(x) for x in o.config_options],
+    }
     ex = o._explicit
     v: Any
-    v = o.config_options
-    d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3331,17 +3309,18 @@ def _a_Content(d: Any) -> Content:
 
 
 def _e_Content(o: Content) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "content"}
+    d: dict[str, Any] = {
+        "type": "content",
+        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+    }
     ex = o._explicit
     v: Any
-    v = o.content
-    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3400,19 +3379,15 @@ def _d_Cost(d: Any) -> Cost:
 
 
 def _e_Cost(o: Cost) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"amount": o.amount, "currency": o.currency}
     ex = o._explicit
     v: Any
-    v = o.amount
-    d["amount"] = v
-    v = o.currency
-    d["currency"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3488,11 +3463,9 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
 
 
 def _e_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"requestedSchema": _e_ElicitationSchema(o.requested_schema)}
     ex = o._explicit
     v: Any
-    v = o.requested_schema
-    d["requestedSchema"] = _e_ElicitationSchema(v)
     v = o.session_id
     if v is not None:
         d["sessionId"] = v
@@ -3508,7 +3481,7 @@ def _e_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
         d["requestId"] = v
     elif "requestId" in ex:
         d["requestId"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3617,11 +3590,12 @@ def _a_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
 
 
 def _e_CreateElicitationRequestForm(o: CreateElicitationRequestForm) -> dict[str, Any]:
-    d: dict[str, Any] = {"mode": "form"}
+    d: dict[str, Any] = {
+        "mode": "form",
+        "requestedSchema": _e_ElicitationSchema(o.requested_schema),
+    }
     ex = o._explicit
     v: Any
-    v = o.requested_schema
-    d["requestedSchema"] = _e_ElicitationSchema(v)
     v = o.session_id
     if v is not None:
         d["sessionId"] = v
@@ -3644,7 +3618,7 @@ def _e_CreateElicitationRequestForm(o: CreateElicitationRequestForm) -> dict[str
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3725,13 +3699,9 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
 
 
 def _e_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"elicitationId": o.elicitation_id, "url": o.url}
     ex = o._explicit
     v: Any
-    v = o.elicitation_id
-    d["elicitationId"] = v
-    v = o.url
-    d["url"] = v
     v = o.session_id
     if v is not None:
         d["sessionId"] = v
@@ -3747,7 +3717,7 @@ def _e_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
         d["requestId"] = v
     elif "requestId" in ex:
         d["requestId"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3861,13 +3831,9 @@ def _a_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
 
 
 def _e_CreateElicitationRequestUrl(o: CreateElicitationRequestUrl) -> dict[str, Any]:
-    d: dict[str, Any] = {"mode": "url"}
+    d: dict[str, Any] = {"mode": "url", "elicitationId": o.elicitation_id, "url": o.url}
     ex = o._explicit
     v: Any
-    v = o.elicitation_id
-    d["elicitationId"] = v
-    v = o.url
-    d["url"] = v
     v = o.session_id
     if v is not None:
         d["sessionId"] = v
@@ -3890,7 +3856,7 @@ def _e_CreateElicitationRequestUrl(o: CreateElicitationRequestUrl) -> dict[str, 
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3943,7 +3909,7 @@ def _e_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
         d["content"] = v
     elif "content" in ex:
         d["content"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4027,7 +3993,7 @@ def _e_CreateElicitationResponseAccept(o: CreateElicitationResponseAccept) -> di
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4089,7 +4055,7 @@ def _e_CreateElicitationResponseCancel(o: CreateElicitationResponseCancel) -> di
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4151,7 +4117,7 @@ def _e_CreateElicitationResponseDecline(o: CreateElicitationResponseDecline) -> 
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4278,13 +4244,9 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
 
 
 def _e_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "command": o.command}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.command
-    d["command"] = v
     v = o.args
     if v or "args" in ex:
         d["args"] = v
@@ -4306,7 +4268,7 @@ def _e_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4358,17 +4320,15 @@ def _d_CreateTerminalResponse(d: Any) -> CreateTerminalResponse:
 
 
 def _e_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
-    v = o.terminal_id
-    d["terminalId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4429,17 +4389,15 @@ def _a_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
 
 
 def _e_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "current_mode_update"}
+    d: dict[str, Any] = {"sessionUpdate": "current_mode_update", "currentModeId": o.current_mode_id}
     ex = o._explicit
     v: Any
-    v = o.current_mode_id
-    d["currentModeId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4491,17 +4449,15 @@ def _d_DeleteSessionRequest(d: Any) -> DeleteSessionRequest:
 
 
 def _e_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4554,7 +4510,7 @@ def _e_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4639,11 +4595,9 @@ def _a_Diff(d: Any) -> Diff:
 
 
 def _e_Diff(o: Diff) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "diff"}
+    d: dict[str, Any] = {"type": "diff", "path": o.path}
     ex = o._explicit
     v: Any
-    v = o.path
-    d["path"] = v
     v = o.old_text
     if v is not None:
         d["oldText"] = v
@@ -4656,7 +4610,7 @@ def _e_Diff(o: Diff) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4753,7 +4707,7 @@ def _e_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4806,7 +4760,7 @@ def _e_ElicitationFormCapabilities(o: ElicitationFormCapabilities) -> dict[str, 
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4835,11 +4789,8 @@ def _d_ElicitationRequestScope(d: Any) -> ElicitationRequestScope:
 
 
 def _e_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v: Any
-    v = o.request_id
-    d["requestId"] = v
-    if o.extra:
+    d: dict[str, Any] = {"requestId": o.request_id}
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4996,7 +4947,7 @@ def _e_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5048,17 +4999,15 @@ def _d_ElicitationSessionScope(d: Any) -> ElicitationSessionScope:
 
 
 def _e_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.tool_call_id
     if v is not None:
         d["toolCallId"] = v
     elif "toolCallId" in ex:
         d["toolCallId"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5111,7 +5060,7 @@ def _e_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, An
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5206,7 +5155,7 @@ def _e_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5282,13 +5231,9 @@ def _d_EnumOption(d: Any) -> EnumOption:
 
 
 def _e_EnumOption(o: EnumOption) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"const": o.const, "title": o.title}
     ex = o._explicit
     v: Any
-    v = o.const
-    d["const"] = v
-    v = o.title
-    d["title"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -5299,7 +5244,7 @@ def _e_EnumOption(o: EnumOption) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5358,19 +5303,15 @@ def _d_EnvVariable(d: Any) -> EnvVariable:
 
 
 def _e_EnvVariable(o: EnvVariable) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"name": o.name, "value": o.value}
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.value
-    d["value"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5424,19 +5365,15 @@ def _d_Error(d: Any) -> Error:
 
 
 def _e_Error(o: Error) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"code": o.code, "message": o.message}
     ex = o._explicit
     v: Any
-    v = o.code
-    d["code"] = v
-    v = o.message
-    d["message"] = v
     v = o.data
     if v is not None:
         d["data"] = v
     elif "data" in ex:
         d["data"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5495,19 +5432,15 @@ def _d_HttpHeader(d: Any) -> HttpHeader:
 
 
 def _e_HttpHeader(o: HttpHeader) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"name": o.name, "value": o.value}
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.value
-    d["value"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5631,7 +5564,7 @@ def _e_ImageContent(o: ImageContent) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5707,11 +5640,9 @@ def _d_Implementation(d: Any) -> Implementation:
 
 
 def _e_Implementation(o: Implementation) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"name": o.name}
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
     v = o.title
     if v is not None:
         d["title"] = v
@@ -5724,7 +5655,7 @@ def _e_Implementation(o: Implementation) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5813,11 +5744,9 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
 
 
 def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"protocolVersion": o.protocol_version}
     ex = o._explicit
     v: Any
-    v = o.protocol_version
-    d["protocolVersion"] = v
     v = o.client_capabilities
     if (
         v is not _DF_InitializeRequest_client_capabilities
@@ -5834,7 +5763,7 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5940,11 +5869,9 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
 
 
 def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"protocolVersion": o.protocol_version}
     ex = o._explicit
     v: Any
-    v = o.protocol_version
-    d["protocolVersion"] = v
     v = o.agent_capabilities
     if (
         v is not _DF_InitializeResponse_agent_capabilities
@@ -5964,7 +5891,7 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6128,7 +6055,7 @@ def _e_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6187,19 +6114,15 @@ def _d_KillTerminalRequest(d: Any) -> KillTerminalRequest:
 
 
 def _e_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.terminal_id
-    d["terminalId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6252,7 +6175,7 @@ def _e_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6341,7 +6264,7 @@ def _e_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6412,11 +6335,9 @@ def _d_ListSessionsResponse(d: Any) -> ListSessionsResponse:
 
 
 def _e_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessions": [_e_SessionInfo(x) for x in o.sessions]}
     ex = o._explicit
     v: Any
-    v = o.sessions
-    d["sessions"] = [_e_SessionInfo(x) for x in v]
     v = o.next_cursor
     if v is not None:
         d["nextCursor"] = v
@@ -6427,7 +6348,7 @@ def _e_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6512,13 +6433,12 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
 
 
 def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "mcpServers": [_encoder_of(type(x), _not_a_model)(x) for x in o.mcp_servers],
+        "cwd": o.cwd,
+    }
     ex = o._explicit
     v: Any
-    v = o.mcp_servers
-    d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -6529,7 +6449,7 @@ def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6626,7 +6546,7 @@ def _e_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6679,7 +6599,7 @@ def _e_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6732,7 +6652,7 @@ def _e_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6785,7 +6705,7 @@ def _e_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6862,21 +6782,20 @@ def _a_McpServerHttp(d: Any) -> McpServerHttp:
 
 
 def _e_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "http"}
+    d: dict[str, Any] = {
+        "type": "http",
+        "name": o.name,
+        "url": o.url,
+        "headers": [_e_HttpHeader(x) for x in o.headers],
+    }
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.url
-    d["url"] = v
-    v = o.headers
-    d["headers"] = [_e_HttpHeader(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6953,21 +6872,20 @@ def _a_McpServerSse(d: Any) -> McpServerSse:
 
 
 def _e_McpServerSse(o: McpServerSse) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "sse"}
+    d: dict[str, Any] = {
+        "type": "sse",
+        "name": o.name,
+        "url": o.url,
+        "headers": [_e_HttpHeader(x) for x in o.headers],
+    }
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.url
-    d["url"] = v
-    v = o.headers
-    d["headers"] = [_e_HttpHeader(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7044,23 +6962,20 @@ def _d_McpServerStdio(d: Any) -> McpServerStdio:
 
 
 def _e_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "name": o.name,
+        "command": o.command,
+        "args": o.args,
+        "env": [_e_EnvVariable(x) for x in o.env],
+    }
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.command
-    d["command"] = v
-    v = o.args
-    d["args"] = v
-    v = o.env
-    d["env"] = [_e_EnvVariable(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7235,7 +7150,7 @@ def _e_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7313,11 +7228,9 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
 
 
 def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"cwd": o.cwd}
     ex = o._explicit
     v: Any
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -7328,7 +7241,7 @@ def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7414,11 +7327,9 @@ def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
 
 
 def _e_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.modes
     if v is not None:
         d["modes"] = _e_SessionModeState(v)
@@ -7434,7 +7345,7 @@ def _e_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7598,7 +7509,7 @@ def _e_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7664,21 +7575,15 @@ def _d_PermissionOption(d: Any) -> PermissionOption:
 
 
 def _e_PermissionOption(o: PermissionOption) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"optionId": o.option_id, "name": o.name, "kind": o.kind}
     ex = o._explicit
     v: Any
-    v = o.option_id
-    d["optionId"] = v
-    v = o.name
-    d["name"] = v
-    v = o.kind
-    d["kind"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7741,17 +7646,15 @@ def _a_Plan(d: Any) -> Plan:
 
 
 def _e_Plan(o: Plan) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "plan"}
+    d: dict[str, Any] = {"sessionUpdate": "plan", "entries": [_e_PlanEntry(x) for x in o.entries]}
     ex = o._explicit
     v: Any
-    v = o.entries
-    d["entries"] = [_e_PlanEntry(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7817,21 +7720,15 @@ def _d_PlanEntry(d: Any) -> PlanEntry:
 
 
 def _e_PlanEntry(o: PlanEntry) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"content": o.content, "priority": o.priority, "status": o.status}
     ex = o._explicit
     v: Any
-    v = o.content
-    d["content"] = v
-    v = o.priority
-    d["priority"] = v
-    v = o.status
-    d["status"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7892,19 +7789,18 @@ def _d_PromptRequest(d: Any) -> PromptRequest:
 
 
 def _e_PromptRequest(o: PromptRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "prompt": [_encoder_of(type(x), _not_a_model)(x) for x in o.prompt],
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.prompt
-    d["prompt"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7956,17 +7852,15 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
 
 
 def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"stopReason": o.stop_reason}
     ex = o._explicit
     v: Any
-    v = o.stop_reason
-    d["stopReason"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8059,13 +7953,9 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
 
 
 def _e_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "path": o.path}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.path
-    d["path"] = v
     v = o.line
     if v is not None:
         d["line"] = v
@@ -8081,7 +7971,7 @@ def _e_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8133,17 +8023,15 @@ def _d_ReadTextFileResponse(d: Any) -> ReadTextFileResponse:
 
 
 def _e_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"content": o.content}
     ex = o._explicit
     v: Any
-    v = o.content
-    d["content"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8202,19 +8090,15 @@ def _d_ReleaseTerminalRequest(d: Any) -> ReleaseTerminalRequest:
 
 
 def _e_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.terminal_id
-    d["terminalId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8267,7 +8151,7 @@ def _e_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8337,21 +8221,19 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
 
 
 def _e_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "toolCall": _e_ToolCallUpdate(o.tool_call),
+        "options": [_e_PermissionOption(x) for x in o.options],
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.tool_call
-    d["toolCall"] = _e_ToolCallUpdate(v)
-    v = o.options
-    d["options"] = [_e_PermissionOption(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8405,17 +8287,15 @@ def _d_RequestPermissionResponse(d: Any) -> RequestPermissionResponse:
 
 
 def _e_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"outcome": _encoder_of(type(o.outcome), _not_a_model)(o.outcome)}
     ex = o._explicit
     v: Any
-    v = o.outcome
-    d["outcome"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8605,7 +8485,7 @@ def _e_ResourceLink(o: ResourceLink) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8698,13 +8578,9 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
 
 
 def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "cwd": o.cwd}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -8716,7 +8592,7 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8813,7 +8689,7 @@ def _e_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8874,17 +8750,15 @@ def _a_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
 
 
 def _e_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]:
-    d: dict[str, Any] = {"outcome": "selected"}
+    d: dict[str, Any] = {"outcome": "selected", "optionId": o.option_id}
     ex = o._explicit
     v: Any
-    v = o.option_id
-    d["optionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8939,7 +8813,7 @@ def _e_SessionAdditionalDirectoriesCapabilities(
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8992,7 +8866,7 @@ def _e_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9018,11 +8892,8 @@ def _d_SessionConfigBoolean(d: Any) -> SessionConfigBoolean:
 
 
 def _e_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v: Any
-    v = o.current_value
-    d["currentValue"] = v
-    if o.extra:
+    d: dict[str, Any] = {"currentValue": o.current_value}
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9131,15 +9002,14 @@ def _a_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
 
 
 def _e_SessionConfigOptionBoolean(o: SessionConfigOptionBoolean) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "boolean"}
+    d: dict[str, Any] = {
+        "type": "boolean",
+        "currentValue": o.current_value,
+        "id": o.id,
+        "name": o.name,
+    }
     ex = o._explicit
     v: Any
-    v = o.current_value
-    d["currentValue"] = v
-    v = o.id
-    d["id"] = v
-    v = o.name
-    d["name"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -9155,7 +9025,7 @@ def _e_SessionConfigOptionBoolean(o: SessionConfigOptionBoolean) -> dict[str, An
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9191,13 +9061,11 @@ def _d_SessionConfigSelect(d: Any) -> SessionConfigSelect:
 
 
 def _e_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v: Any
-    v = o.current_value
-    d["currentValue"] = v
-    v = o.options
-    d["options"] = _e_SessionConfigSelectOptions(v)
-    if o.extra:
+    d: dict[str, Any] = {
+        "currentValue": o.current_value,
+        "options": _e_SessionConfigSelectOptions(o.options),
+    }
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9315,17 +9183,15 @@ def _a_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
 
 
 def _e_SessionConfigOptionSelect(o: SessionConfigOptionSelect) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "select"}
+    d: dict[str, Any] = {
+        "type": "select",
+        "currentValue": o.current_value,
+        "options": _e_SessionConfigSelectOptions(o.options),
+        "id": o.id,
+        "name": o.name,
+    }
     ex = o._explicit
     v: Any
-    v = o.current_value
-    d["currentValue"] = v
-    v = o.options
-    d["options"] = _e_SessionConfigSelectOptions(v)
-    v = o.id
-    d["id"] = v
-    v = o.name
-    d["name"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -9341,7 +9207,7 @@ def _e_SessionConfigOptionSelect(o: SessionConfigOptionSelect) -> dict[str, Any]
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9416,7 +9282,7 @@ def _e_SessionConfigOptionsCapabilities(o: SessionConfigOptionsCapabilities) -> 
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9484,21 +9350,19 @@ def _d_SessionConfigSelectGroup(d: Any) -> SessionConfigSelectGroup:
 
 
 def _e_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "group": o.group,
+        "name": o.name,
+        "options": [_e_SessionConfigSelectOption(x) for x in o.options],
+    }
     ex = o._explicit
     v: Any
-    v = o.group
-    d["group"] = v
-    v = o.name
-    d["name"] = v
-    v = o.options
-    d["options"] = [_e_SessionConfigSelectOption(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9574,13 +9438,9 @@ def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
 
 
 def _e_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"value": o.value, "name": o.name}
     ex = o._explicit
     v: Any
-    v = o.value
-    d["value"] = v
-    v = o.name
-    d["name"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -9591,7 +9451,7 @@ def _e_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9644,7 +9504,7 @@ def _e_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9754,13 +9614,9 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
 
 
 def _e_SessionInfo(o: SessionInfo) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "cwd": o.cwd}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -9779,7 +9635,7 @@ def _e_SessionInfo(o: SessionInfo) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9875,7 +9731,7 @@ def _e_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9928,7 +9784,7 @@ def _e_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10004,13 +9860,9 @@ def _d_SessionMode(d: Any) -> SessionMode:
 
 
 def _e_SessionMode(o: SessionMode) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"id": o.id, "name": o.name}
     ex = o._explicit
     v: Any
-    v = o.id
-    d["id"] = v
-    v = o.name
-    d["name"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -10021,7 +9873,7 @@ def _e_SessionMode(o: SessionMode) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10082,19 +9934,18 @@ def _d_SessionModeState(d: Any) -> SessionModeState:
 
 
 def _e_SessionModeState(o: SessionModeState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "currentModeId": o.current_mode_id,
+        "availableModes": [_e_SessionMode(x) for x in o.available_modes],
+    }
     ex = o._explicit
     v: Any
-    v = o.current_mode_id
-    d["currentModeId"] = v
-    v = o.available_modes
-    d["availableModes"] = [_e_SessionMode(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10155,19 +10006,18 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
 
 
 def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "update": _encoder_of(type(o.update), _not_a_model)(o.update),
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.update
-    d["update"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10220,7 +10070,7 @@ def _e_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, Any]
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10297,13 +10147,9 @@ def _a_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
 def _e_SetSessionConfigOptionRequestBoolean(
     o: SetSessionConfigOptionRequestBoolean,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "boolean"}
+    d: dict[str, Any] = {"type": "boolean", "sessionId": o.session_id, "configId": o.config_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.config_id
-    d["configId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -10311,7 +10157,7 @@ def _e_SetSessionConfigOptionRequestBoolean(
         d["_meta"] = None
     v = o.value
     d["value"] = v
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10379,13 +10225,9 @@ def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionReq
 def _e_SetSessionConfigOptionRequestValueId(
     o: SetSessionConfigOptionRequestValueId,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "configId": o.config_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.config_id
-    d["configId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -10393,7 +10235,7 @@ def _e_SetSessionConfigOptionRequestValueId(
         d["_meta"] = None
     v = o.value
     d["value"] = v
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10447,17 +10289,17 @@ def _d_SetSessionConfigOptionResponse(d: Any) -> SetSessionConfigOptionResponse:
 
 
 def _e_SetSessionConfigOptionResponse(o: SetSessionConfigOptionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "configOptions": [_encoder_of(type(x), _not_a_model)(x) for x in o.config_options]
+    }
     ex = o._explicit
     v: Any
-    v = o.config_options
-    d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10516,19 +10358,15 @@ def _d_SetSessionModeRequest(d: Any) -> SetSessionModeRequest:
 
 
 def _e_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "modeId": o.mode_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.mode_id
-    d["modeId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10581,7 +10419,7 @@ def _e_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10644,17 +10482,15 @@ def _a_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
 
 
 def _e_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "string"}
+    d: dict[str, Any] = {"type": "string", "enum": o.enum}
     ex = o._explicit
     v: Any
-    v = o.enum
-    d["enum"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10898,7 +10734,7 @@ def _e_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10959,17 +10795,15 @@ def _a_Terminal(d: Any) -> Terminal:
 
 
 def _e_Terminal(o: Terminal) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "terminal"}
+    d: dict[str, Any] = {"type": "terminal", "terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
-    v = o.terminal_id
-    d["terminalId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11066,7 +10900,7 @@ def _e_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11125,19 +10959,15 @@ def _d_TerminalOutputRequest(d: Any) -> TerminalOutputRequest:
 
 
 def _e_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.terminal_id
-    d["terminalId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11213,13 +11043,9 @@ def _d_TerminalOutputResponse(d: Any) -> TerminalOutputResponse:
 
 
 def _e_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"output": o.output, "truncated": o.truncated}
     ex = o._explicit
     v: Any
-    v = o.output
-    d["output"] = v
-    v = o.truncated
-    d["truncated"] = v
     v = o.exit_status
     if v is not None:
         d["exitStatus"] = _e_TerminalExitStatus(v)
@@ -11230,7 +11056,7 @@ def _e_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11323,7 +11149,7 @@ def _e_TextContent(o: TextContent) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11416,7 +11242,7 @@ def _e_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11470,17 +11296,15 @@ def _d_TitledMultiSelectItems(d: Any) -> TitledMultiSelectItems:
 
 
 def _e_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"anyOf": [_e_EnumOption(x) for x in o.any_of]}
     ex = o._explicit
     v: Any
-    v = o.any_of
-    d["anyOf"] = [_e_EnumOption(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11642,13 +11466,13 @@ def _a_ToolCall(d: Any) -> ToolCall:
 
 
 def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "tool_call"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": o.tool_call_id,
+        "title": o.title,
+    }
     ex = o._explicit
     v: Any
-    v = o.tool_call_id
-    d["toolCallId"] = v
-    v = o.title
-    d["title"] = v
     v = o.kind
     if v is not None:
         d["kind"] = v
@@ -11680,7 +11504,7 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11749,11 +11573,9 @@ def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
 
 
 def _e_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"path": o.path}
     ex = o._explicit
     v: Any
-    v = o.path
-    d["path"] = v
     v = o.line
     if v is not None:
         d["line"] = v
@@ -11764,7 +11586,7 @@ def _e_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11927,11 +11749,9 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
 
 
 def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"toolCallId": o.tool_call_id}
     ex = o._explicit
     v: Any
-    v = o.tool_call_id
-    d["toolCallId"] = v
     v = o.kind
     if v is not None:
         d["kind"] = v
@@ -11972,7 +11792,7 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12144,11 +11964,9 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
 
 
 def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "tool_call_update"}
+    d: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": o.tool_call_id}
     ex = o._explicit
     v: Any
-    v = o.tool_call_id
-    d["toolCallId"] = v
     v = o.kind
     if v is not None:
         d["kind"] = v
@@ -12189,7 +12007,7 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12241,17 +12059,15 @@ def _d_UnstructuredCommandInput(d: Any) -> UnstructuredCommandInput:
 
 
 def _e_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"hint": o.hint}
     ex = o._explicit
     v: Any
-    v = o.hint
-    d["hint"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12336,13 +12152,9 @@ def _a_UsageUpdate(d: Any) -> UsageUpdate:
 
 
 def _e_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "usage_update"}
+    d: dict[str, Any] = {"sessionUpdate": "usage_update", "used": o.used, "size": o.size}
     ex = o._explicit
     v: Any
-    v = o.used
-    d["used"] = v
-    v = o.size
-    d["size"] = v
     v = o.cost
     if v is not None:
         d["cost"] = _e_Cost(v)
@@ -12353,7 +12165,7 @@ def _e_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12433,11 +12245,12 @@ def _a_UserMessageChunk(d: Any) -> UserMessageChunk:
 
 
 def _e_UserMessageChunk(o: UserMessageChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "user_message_chunk"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "user_message_chunk",
+        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+    }
     ex = o._explicit
     v: Any
-    v = o.content
-    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -12448,7 +12261,7 @@ def _e_UserMessageChunk(o: UserMessageChunk) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12507,19 +12320,15 @@ def _d_WaitForTerminalExitRequest(d: Any) -> WaitForTerminalExitRequest:
 
 
 def _e_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.terminal_id
-    d["terminalId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12616,7 +12425,7 @@ def _e_WaitForTerminalExitResponse(o: WaitForTerminalExitResponse) -> dict[str, 
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12682,21 +12491,15 @@ def _d_WriteTextFileRequest(d: Any) -> WriteTextFileRequest:
 
 
 def _e_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "path": o.path, "content": o.content}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.path
-    d["path"] = v
-    v = o.content
-    d["content"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12749,7 +12552,7 @@ def _e_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 

@@ -936,19 +936,15 @@ def _d_AcceptNesNotification(d: Any) -> AcceptNesNotification:
 
 
 def _e_AcceptNesNotification(o: AcceptNesNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "id": o.id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.id
-    d["id"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1061,7 +1057,7 @@ def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1246,7 +1242,7 @@ def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1483,7 +1479,7 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1704,7 +1700,7 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1823,7 +1819,7 @@ def _e_ClientNesCapabilities(o: ClientNesCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1920,7 +1916,7 @@ def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1972,17 +1968,15 @@ def _d_CloseNesRequest(d: Any) -> CloseNesRequest:
 
 
 def _e_CloseNesRequest(o: CloseNesRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2035,7 +2029,7 @@ def _e_CloseNesResponse(o: CloseNesResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2105,19 +2099,19 @@ def _a_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
 
 
 def _e_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "compaction_summary_chunk"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "compaction_summary_chunk",
+        "compactionId": o.compaction_id,
+        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+    }
     ex = o._explicit
     v: Any
-    v = o.compaction_id
-    d["compactionId"] = v
-    v = o.content
-    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2219,13 +2213,13 @@ def _a_CompactionUpdate(d: Any) -> CompactionUpdate:
 
 
 def _e_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "compaction_update"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "compaction_update",
+        "compactionId": o.compaction_id,
+        "status": o.status,
+    }
     ex = o._explicit
     v: Any
-    v = o.compaction_id
-    d["compactionId"] = v
-    v = o.status
-    d["status"] = v
     v = o.summary
     if v is not None:
         d["summary"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
@@ -2241,7 +2235,7 @@ def _e_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2293,17 +2287,15 @@ def _d_ConnectMcpRequest(d: Any) -> ConnectMcpRequest:
 
 
 def _e_ConnectMcpRequest(o: ConnectMcpRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"serverId": o.server_id}
     ex = o._explicit
     v: Any
-    v = o.server_id
-    d["serverId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2355,17 +2347,15 @@ def _d_ConnectMcpResponse(d: Any) -> ConnectMcpResponse:
 
 
 def _e_ConnectMcpResponse(o: ConnectMcpResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"connectionId": o.connection_id}
     ex = o._explicit
     v: Any
-    v = o.connection_id
-    d["connectionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2440,23 +2430,20 @@ def _d_DidChangeDocumentNotification(d: Any) -> DidChangeDocumentNotification:
 
 
 def _e_DidChangeDocumentNotification(o: DidChangeDocumentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "uri": o.uri,
+        "version": o.version,
+        "contentChanges": [_e_TextDocumentContentChangeEvent(x) for x in o.content_changes],
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.version
-    d["version"] = v
-    v = o.content_changes
-    d["contentChanges"] = [_e_TextDocumentContentChangeEvent(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2515,19 +2502,15 @@ def _d_DidCloseDocumentNotification(d: Any) -> DidCloseDocumentNotification:
 
 
 def _e_DidCloseDocumentNotification(o: DidCloseDocumentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "uri": o.uri}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.uri
-    d["uri"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2611,25 +2594,21 @@ def _d_DidFocusDocumentNotification(d: Any) -> DidFocusDocumentNotification:
 
 
 def _e_DidFocusDocumentNotification(o: DidFocusDocumentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "uri": o.uri,
+        "version": o.version,
+        "position": _e_Position(o.position),
+        "visibleRange": _e_Range(o.visible_range),
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.version
-    d["version"] = v
-    v = o.position
-    d["position"] = _e_Position(v)
-    v = o.visible_range
-    d["visibleRange"] = _e_Range(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2709,25 +2688,21 @@ def _d_DidOpenDocumentNotification(d: Any) -> DidOpenDocumentNotification:
 
 
 def _e_DidOpenDocumentNotification(o: DidOpenDocumentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "uri": o.uri,
+        "languageId": o.language_id,
+        "version": o.version,
+        "text": o.text,
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.language_id
-    d["languageId"] = v
-    v = o.version
-    d["version"] = v
-    v = o.text
-    d["text"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2786,19 +2761,15 @@ def _d_DidSaveDocumentNotification(d: Any) -> DidSaveDocumentNotification:
 
 
 def _e_DidSaveDocumentNotification(o: DidSaveDocumentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "uri": o.uri}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.uri
-    d["uri"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2850,17 +2821,15 @@ def _d_DisableProviderRequest(d: Any) -> DisableProviderRequest:
 
 
 def _e_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"providerId": o.provider_id}
     ex = o._explicit
     v: Any
-    v = o.provider_id
-    d["providerId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2913,7 +2882,7 @@ def _e_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2965,17 +2934,15 @@ def _d_DisconnectMcpRequest(d: Any) -> DisconnectMcpRequest:
 
 
 def _e_DisconnectMcpRequest(o: DisconnectMcpRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"connectionId": o.connection_id}
     ex = o._explicit
     v: Any
-    v = o.connection_id
-    d["connectionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3028,7 +2995,7 @@ def _e_DisconnectMcpResponse(o: DisconnectMcpResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3121,13 +3088,9 @@ def _d_ForkSessionRequest(d: Any) -> ForkSessionRequest:
 
 
 def _e_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "cwd": o.cwd}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -3139,7 +3102,7 @@ def _e_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3225,11 +3188,9 @@ def _d_ForkSessionResponse(d: Any) -> ForkSessionResponse:
 
 
 def _e_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.modes
     if v is not None:
         d["modes"] = _e_SessionModeState(v)
@@ -3245,7 +3206,7 @@ def _e_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3334,11 +3295,9 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
 
 
 def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"protocolVersion": o.protocol_version}
     ex = o._explicit
     v: Any
-    v = o.protocol_version
-    d["protocolVersion"] = v
     v = o.client_capabilities
     if (
         v is not _DF_InitializeRequest_client_capabilities
@@ -3355,7 +3314,7 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3461,11 +3420,9 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
 
 
 def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"protocolVersion": o.protocol_version}
     ex = o._explicit
     v: Any
-    v = o.protocol_version
-    d["protocolVersion"] = v
     v = o.agent_capabilities
     if (
         v is not _DF_InitializeResponse_agent_capabilities
@@ -3485,7 +3442,7 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3538,7 +3495,7 @@ def _e_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3592,17 +3549,15 @@ def _d_ListProvidersResponse(d: Any) -> ListProvidersResponse:
 
 
 def _e_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"providers": [_e_ProviderInfo(x) for x in o.providers]}
     ex = o._explicit
     v: Any
-    v = o.providers
-    d["providers"] = [_e_ProviderInfo(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3687,13 +3642,12 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
 
 
 def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "mcpServers": [_encoder_of(type(x), _not_a_model)(x) for x in o.mcp_servers],
+        "cwd": o.cwd,
+    }
     ex = o._explicit
     v: Any
-    v = o.mcp_servers
-    d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -3704,7 +3658,7 @@ def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3772,19 +3726,15 @@ def _a_McpServerAcp(d: Any) -> McpServerAcp:
 
 
 def _e_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "acp"}
+    d: dict[str, Any] = {"type": "acp", "name": o.name, "serverId": o.server_id}
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.server_id
-    d["serverId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3860,13 +3810,9 @@ def _d_MessageMcpNotification(d: Any) -> MessageMcpNotification:
 
 
 def _e_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"connectionId": o.connection_id, "method": o.method}
     ex = o._explicit
     v: Any
-    v = o.connection_id
-    d["connectionId"] = v
-    v = o.method
-    d["method"] = v
     v = o.params
     if v is not None:
         d["params"] = v
@@ -3877,7 +3823,7 @@ def _e_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3949,13 +3895,9 @@ def _d_MessageMcpRequest(d: Any) -> MessageMcpRequest:
 
 
 def _e_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"connectionId": o.connection_id, "method": o.method}
     ex = o._explicit
     v: Any
-    v = o.connection_id
-    d["connectionId"] = v
-    v = o.method
-    d["method"] = v
     v = o.params
     if v is not None:
         d["params"] = v
@@ -3966,7 +3908,7 @@ def _e_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4063,7 +4005,7 @@ def _e_NesCapabilities(o: NesCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4248,7 +4190,7 @@ def _e_NesContextCapabilities(o: NesContextCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4323,23 +4265,20 @@ def _d_NesDiagnostic(d: Any) -> NesDiagnostic:
 
 
 def _e_NesDiagnostic(o: NesDiagnostic) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "uri": o.uri,
+        "range": _e_Range(o.range),
+        "severity": o.severity,
+        "message": o.message,
+    }
     ex = o._explicit
     v: Any
-    v = o.uri
-    d["uri"] = v
-    v = o.range
-    d["range"] = _e_Range(v)
-    v = o.severity
-    d["severity"] = v
-    v = o.message
-    d["message"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4392,7 +4331,7 @@ def _e_NesDiagnosticsCapabilities(o: NesDiagnosticsCapabilities) -> dict[str, An
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4444,17 +4383,15 @@ def _d_NesDocumentDidChangeCapabilities(d: Any) -> NesDocumentDidChangeCapabilit
 
 
 def _e_NesDocumentDidChangeCapabilities(o: NesDocumentDidChangeCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"syncKind": o.sync_kind}
     ex = o._explicit
     v: Any
-    v = o.sync_kind
-    d["syncKind"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4507,7 +4444,7 @@ def _e_NesDocumentDidCloseCapabilities(o: NesDocumentDidCloseCapabilities) -> di
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4560,7 +4497,7 @@ def _e_NesDocumentDidFocusCapabilities(o: NesDocumentDidFocusCapabilities) -> di
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4613,7 +4550,7 @@ def _e_NesDocumentDidOpenCapabilities(o: NesDocumentDidOpenCapabilities) -> dict
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4666,7 +4603,7 @@ def _e_NesDocumentDidSaveCapabilities(o: NesDocumentDidSaveCapabilities) -> dict
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4829,7 +4766,7 @@ def _e_NesDocumentEventCapabilities(o: NesDocumentEventCapabilities) -> dict[str
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4904,7 +4841,7 @@ def _e_NesEditHistoryCapabilities(o: NesEditHistoryCapabilities) -> dict[str, An
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4963,19 +4900,15 @@ def _d_NesEditHistoryEntry(d: Any) -> NesEditHistoryEntry:
 
 
 def _e_NesEditHistoryEntry(o: NesEditHistoryEntry) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"uri": o.uri, "diff": o.diff}
     ex = o._explicit
     v: Any
-    v = o.uri
-    d["uri"] = v
-    v = o.diff
-    d["diff"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5069,15 +5002,14 @@ def _a_NesEditSuggestion(d: Any) -> NesEditSuggestion:
 
 
 def _e_NesEditSuggestion(o: NesEditSuggestion) -> dict[str, Any]:
-    d: dict[str, Any] = {"kind": "edit"}
+    d: dict[str, Any] = {
+        "kind": "edit",
+        "id": o.id,
+        "uri": o.uri,
+        "edits": [_e_NesTextEdit(x) for x in o.edits],
+    }
     ex = o._explicit
     v: Any
-    v = o.id
-    d["id"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.edits
-    d["edits"] = [_e_NesTextEdit(x) for x in v]
     v = o.cursor_position
     if v is not None:
         d["cursorPosition"] = _e_Position(v)
@@ -5088,7 +5020,7 @@ def _e_NesEditSuggestion(o: NesEditSuggestion) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5163,7 +5095,7 @@ def _e_NesEventCapabilities(o: NesEventCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5229,21 +5161,15 @@ def _d_NesExcerpt(d: Any) -> NesExcerpt:
 
 
 def _e_NesExcerpt(o: NesExcerpt) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"startLine": o.start_line, "endLine": o.end_line, "text": o.text}
     ex = o._explicit
     v: Any
-    v = o.start_line
-    d["startLine"] = v
-    v = o.end_line
-    d["endLine"] = v
-    v = o.text
-    d["text"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5296,7 +5222,7 @@ def _e_NesJumpCapabilities(o: NesJumpCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5373,21 +5299,20 @@ def _a_NesJumpSuggestion(d: Any) -> NesJumpSuggestion:
 
 
 def _e_NesJumpSuggestion(o: NesJumpSuggestion) -> dict[str, Any]:
-    d: dict[str, Any] = {"kind": "jump"}
+    d: dict[str, Any] = {
+        "kind": "jump",
+        "id": o.id,
+        "uri": o.uri,
+        "position": _e_Position(o.position),
+    }
     ex = o._explicit
     v: Any
-    v = o.id
-    d["id"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.position
-    d["position"] = _e_Position(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5480,13 +5405,9 @@ def _d_NesOpenFile(d: Any) -> NesOpenFile:
 
 
 def _e_NesOpenFile(o: NesOpenFile) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"uri": o.uri, "languageId": o.language_id}
     ex = o._explicit
     v: Any
-    v = o.uri
-    d["uri"] = v
-    v = o.language_id
-    d["languageId"] = v
     v = o.visible_range
     if v is not None:
         d["visibleRange"] = _e_Range(v)
@@ -5502,7 +5423,7 @@ def _e_NesOpenFile(o: NesOpenFile) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5555,7 +5476,7 @@ def _e_NesOpenFilesCapabilities(o: NesOpenFilesCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5621,21 +5542,15 @@ def _d_NesRecentFile(d: Any) -> NesRecentFile:
 
 
 def _e_NesRecentFile(o: NesRecentFile) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"uri": o.uri, "languageId": o.language_id, "text": o.text}
     ex = o._explicit
     v: Any
-    v = o.uri
-    d["uri"] = v
-    v = o.language_id
-    d["languageId"] = v
-    v = o.text
-    d["text"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5710,7 +5625,7 @@ def _e_NesRecentFilesCapabilities(o: NesRecentFilesCapabilities) -> dict[str, An
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5771,19 +5686,15 @@ def _d_NesRelatedSnippet(d: Any) -> NesRelatedSnippet:
 
 
 def _e_NesRelatedSnippet(o: NesRelatedSnippet) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"uri": o.uri, "excerpts": [_e_NesExcerpt(x) for x in o.excerpts]}
     ex = o._explicit
     v: Any
-    v = o.uri
-    d["uri"] = v
-    v = o.excerpts
-    d["excerpts"] = [_e_NesExcerpt(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5836,7 +5747,7 @@ def _e_NesRelatedSnippetsCapabilities(o: NesRelatedSnippetsCapabilities) -> dict
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5889,7 +5800,7 @@ def _e_NesRenameCapabilities(o: NesRenameCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5973,23 +5884,21 @@ def _a_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
 
 
 def _e_NesRenameSuggestion(o: NesRenameSuggestion) -> dict[str, Any]:
-    d: dict[str, Any] = {"kind": "rename"}
+    d: dict[str, Any] = {
+        "kind": "rename",
+        "id": o.id,
+        "uri": o.uri,
+        "position": _e_Position(o.position),
+        "newName": o.new_name,
+    }
     ex = o._explicit
     v: Any
-    v = o.id
-    d["id"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.position
-    d["position"] = _e_Position(v)
-    v = o.new_name
-    d["newName"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6055,21 +5964,15 @@ def _d_NesRepository(d: Any) -> NesRepository:
 
 
 def _e_NesRepository(o: NesRepository) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"name": o.name, "owner": o.owner, "remoteUrl": o.remote_url}
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.owner
-    d["owner"] = v
-    v = o.remote_url
-    d["remoteUrl"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6122,7 +6025,7 @@ def _e_NesSearchAndReplaceCapabilities(o: NesSearchAndReplaceCapabilities) -> di
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6217,17 +6120,15 @@ def _a_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
 
 
 def _e_NesSearchAndReplaceSuggestion(o: NesSearchAndReplaceSuggestion) -> dict[str, Any]:
-    d: dict[str, Any] = {"kind": "searchAndReplace"}
+    d: dict[str, Any] = {
+        "kind": "searchAndReplace",
+        "id": o.id,
+        "uri": o.uri,
+        "search": o.search,
+        "replace": o.replace,
+    }
     ex = o._explicit
     v: Any
-    v = o.id
-    d["id"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.search
-    d["search"] = v
-    v = o.replace
-    d["replace"] = v
     v = o.is_regex
     if v is not None:
         d["isRegex"] = v
@@ -6238,7 +6139,7 @@ def _e_NesSearchAndReplaceSuggestion(o: NesSearchAndReplaceSuggestion) -> dict[s
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6423,7 +6324,7 @@ def _e_NesSuggestContext(o: NesSuggestContext) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6484,19 +6385,15 @@ def _d_NesTextEdit(d: Any) -> NesTextEdit:
 
 
 def _e_NesTextEdit(o: NesTextEdit) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"range": _e_Range(o.range), "newText": o.new_text}
     ex = o._explicit
     v: Any
-    v = o.range
-    d["range"] = _e_Range(v)
-    v = o.new_text
-    d["newText"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6571,23 +6468,20 @@ def _d_NesUserAction(d: Any) -> NesUserAction:
 
 
 def _e_NesUserAction(o: NesUserAction) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "action": o.action,
+        "uri": o.uri,
+        "position": _e_Position(o.position),
+        "timestampMs": o.timestamp_ms,
+    }
     ex = o._explicit
     v: Any
-    v = o.action
-    d["action"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.position
-    d["position"] = _e_Position(v)
-    v = o.timestamp_ms
-    d["timestampMs"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6662,7 +6556,7 @@ def _e_NesUserActionsCapabilities(o: NesUserActionsCapabilities) -> dict[str, An
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6740,11 +6634,9 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
 
 
 def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"cwd": o.cwd}
     ex = o._explicit
     v: Any
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -6755,7 +6647,7 @@ def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6840,13 +6732,9 @@ def _a_Notice(d: Any) -> Notice:
 
 
 def _e_Notice(o: Notice) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "notice"}
+    d: dict[str, Any] = {"sessionUpdate": "notice", "severity": o.severity, "title": o.title}
     ex = o._explicit
     v: Any
-    v = o.severity
-    d["severity"] = v
-    v = o.title
-    d["title"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -6857,7 +6745,7 @@ def _e_Notice(o: Notice) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6910,7 +6798,7 @@ def _e_PlanCapabilities(o: PlanCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6978,19 +6866,15 @@ def _a_PlanFile(d: Any) -> PlanFile:
 
 
 def _e_PlanFile(o: PlanFile) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "file"}
+    d: dict[str, Any] = {"type": "file", "planId": o.plan_id, "uri": o.uri}
     ex = o._explicit
     v: Any
-    v = o.plan_id
-    d["planId"] = v
-    v = o.uri
-    d["uri"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7060,19 +6944,19 @@ def _a_PlanItems(d: Any) -> PlanItems:
 
 
 def _e_PlanItems(o: PlanItems) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "items"}
+    d: dict[str, Any] = {
+        "type": "items",
+        "planId": o.plan_id,
+        "entries": [_e_PlanEntry(x) for x in o.entries],
+    }
     ex = o._explicit
     v: Any
-    v = o.plan_id
-    d["planId"] = v
-    v = o.entries
-    d["entries"] = [_e_PlanEntry(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7140,19 +7024,15 @@ def _a_PlanMarkdown(d: Any) -> PlanMarkdown:
 
 
 def _e_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "markdown"}
+    d: dict[str, Any] = {"type": "markdown", "planId": o.plan_id, "content": o.content}
     ex = o._explicit
     v: Any
-    v = o.plan_id
-    d["planId"] = v
-    v = o.content
-    d["content"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7213,17 +7093,15 @@ def _a_PlanRemoved(d: Any) -> PlanRemoved:
 
 
 def _e_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "plan_removed"}
+    d: dict[str, Any] = {"sessionUpdate": "plan_removed", "planId": o.plan_id}
     ex = o._explicit
     v: Any
-    v = o.plan_id
-    d["planId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7286,17 +7164,18 @@ def _a_PlanUpdate(d: Any) -> PlanUpdate:
 
 
 def _e_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "plan_update"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "plan_update",
+        "plan": _encoder_of(type(o.plan), _not_a_model)(o.plan),
+    }
     ex = o._explicit
     v: Any
-    v = o.plan
-    d["plan"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7355,19 +7234,15 @@ def _d_Position(d: Any) -> Position:
 
 
 def _e_Position(o: Position) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"line": o.line, "character": o.character}
     ex = o._explicit
     v: Any
-    v = o.line
-    d["line"] = v
-    v = o.character
-    d["character"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7436,11 +7311,9 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
 
 
 def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"stopReason": o.stop_reason}
     ex = o._explicit
     v: Any
-    v = o.stop_reason
-    d["stopReason"] = v
     v = o.usage
     if v is not None:
         d["usage"] = _e_Usage(v)
@@ -7451,7 +7324,7 @@ def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7510,19 +7383,15 @@ def _d_ProviderCurrentConfig(d: Any) -> ProviderCurrentConfig:
 
 
 def _e_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"apiType": o.api_type, "baseUrl": o.base_url}
     ex = o._explicit
     v: Any
-    v = o.api_type
-    d["apiType"] = v
-    v = o.base_url
-    d["baseUrl"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7607,15 +7476,13 @@ def _d_ProviderInfo(d: Any) -> ProviderInfo:
 
 
 def _e_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "providerId": o.provider_id,
+        "supported": o.supported,
+        "required": o.required,
+    }
     ex = o._explicit
     v: Any
-    v = o.provider_id
-    d["providerId"] = v
-    v = o.supported
-    d["supported"] = v
-    v = o.required
-    d["required"] = v
     v = o.current
     if v is not None:
         d["current"] = _e_ProviderCurrentConfig(v)
@@ -7626,7 +7493,7 @@ def _e_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7679,7 +7546,7 @@ def _e_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7742,19 +7609,15 @@ def _d_Range(d: Any) -> Range:
 
 
 def _e_Range(o: Range) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"start": _e_Position(o.start), "end": _e_Position(o.end)}
     ex = o._explicit
     v: Any
-    v = o.start
-    d["start"] = _e_Position(v)
-    v = o.end
-    d["end"] = _e_Position(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7830,13 +7693,9 @@ def _d_RejectNesNotification(d: Any) -> RejectNesNotification:
 
 
 def _e_RejectNesNotification(o: RejectNesNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "id": o.id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.id
-    d["id"] = v
     v = o.reason
     if v is not None:
         d["reason"] = v
@@ -7847,7 +7706,7 @@ def _e_RejectNesNotification(o: RejectNesNotification) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7917,21 +7776,19 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
 
 
 def _e_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "toolCall": _e_ToolCallUpdate(o.tool_call),
+        "options": [_e_PermissionOption(x) for x in o.options],
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.tool_call
-    d["toolCall"] = _e_ToolCallUpdate(v)
-    v = o.options
-    d["options"] = [_e_PermissionOption(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8024,13 +7881,9 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
 
 
 def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "cwd": o.cwd}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -8042,7 +7895,7 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8095,7 +7948,7 @@ def _e_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8156,19 +8009,18 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
 
 
 def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "update": _encoder_of(type(o.update), _not_a_model)(o.update),
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.update
-    d["update"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8247,15 +8099,9 @@ def _d_SetProviderRequest(d: Any) -> SetProviderRequest:
 
 
 def _e_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"providerId": o.provider_id, "apiType": o.api_type, "baseUrl": o.base_url}
     ex = o._explicit
     v: Any
-    v = o.provider_id
-    d["providerId"] = v
-    v = o.api_type
-    d["apiType"] = v
-    v = o.base_url
-    d["baseUrl"] = v
     v = o.headers
     if v:
         d["headers"] = v
@@ -8266,7 +8112,7 @@ def _e_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8319,7 +8165,7 @@ def _e_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8438,7 +8284,7 @@ def _e_StartNesRequest(o: StartNesRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8490,17 +8336,15 @@ def _d_StartNesResponse(d: Any) -> StartNesResponse:
 
 
 def _e_StartNesResponse(o: StartNesResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8616,17 +8460,14 @@ def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
 
 
 def _e_SuggestNesRequest(o: SuggestNesRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "uri": o.uri,
+        "version": o.version,
+        "position": _e_Position(o.position),
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.version
-    d["version"] = v
-    v = o.position
-    d["position"] = _e_Position(v)
     v = o.selection
     if v is not None:
         d["selection"] = _e_Range(v)
@@ -8644,7 +8485,7 @@ def _e_SuggestNesRequest(o: SuggestNesRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8698,17 +8539,17 @@ def _d_SuggestNesResponse(d: Any) -> SuggestNesResponse:
 
 
 def _e_SuggestNesResponse(o: SuggestNesResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "suggestions": [_encoder_of(type(x), _not_a_model)(x) for x in o.suggestions]
+    }
     ex = o._explicit
     v: Any
-    v = o.suggestions
-    d["suggestions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8792,7 +8633,7 @@ def _e_TextDocumentContentChangeEvent(o: TextDocumentContentChangeEvent) -> dict
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8971,13 +8812,13 @@ def _a_ToolCall(d: Any) -> ToolCall:
 
 
 def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "tool_call"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": o.tool_call_id,
+        "title": o.title,
+    }
     ex = o._explicit
     v: Any
-    v = o.tool_call_id
-    d["toolCallId"] = v
-    v = o.title
-    d["title"] = v
     v = o.name
     if v is not None:
         d["name"] = v
@@ -9014,7 +8855,7 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9194,11 +9035,9 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
 
 
 def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"toolCallId": o.tool_call_id}
     ex = o._explicit
     v: Any
-    v = o.tool_call_id
-    d["toolCallId"] = v
     v = o.kind
     if v is not None:
         d["kind"] = v
@@ -9244,7 +9083,7 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9433,11 +9272,9 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
 
 
 def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "tool_call_update"}
+    d: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": o.tool_call_id}
     ex = o._explicit
     v: Any
-    v = o.tool_call_id
-    d["toolCallId"] = v
     v = o.kind
     if v is not None:
         d["kind"] = v
@@ -9483,7 +9320,7 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9600,15 +9437,13 @@ def _d_Usage(d: Any) -> Usage:
 
 
 def _e_Usage(o: Usage) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "totalTokens": o.total_tokens,
+        "inputTokens": o.input_tokens,
+        "outputTokens": o.output_tokens,
+    }
     ex = o._explicit
     v: Any
-    v = o.total_tokens
-    d["totalTokens"] = v
-    v = o.input_tokens
-    d["inputTokens"] = v
-    v = o.output_tokens
-    d["outputTokens"] = v
     v = o.thought_tokens
     if v is not None:
         d["thoughtTokens"] = v
@@ -9629,7 +9464,7 @@ def _e_Usage(o: Usage) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9688,19 +9523,15 @@ def _d_WorkspaceFolder(d: Any) -> WorkspaceFolder:
 
 
 def _e_WorkspaceFolder(o: WorkspaceFolder) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"uri": o.uri, "name": o.name}
     ex = o._explicit
     v: Any
-    v = o.uri
-    d["uri"] = v
-    v = o.name
-    d["name"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
