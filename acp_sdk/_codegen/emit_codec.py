@@ -111,6 +111,20 @@ class _Emitter:
                     f"{indent}    raise _s.bad_literal(v, _L_{expr.name})",
                     f"{indent}r = v",
                 ]
+            if isinstance(target, UnionDef) and target.tag_prop is not None:
+                # The usual case inline (a dict with a known tag: call the arm's body);
+                # anything else goes through the union's decoder, for the same errors.
+                name = expr.name
+                return [
+                    f"{indent}if (",
+                    f"{indent}    type(v) is dict",
+                    f'{indent}    and type(t := v.get("{target.tag_prop}")) is str',
+                    f"{indent}    and (f := _T_{name}.get(t)) is not None",
+                    f"{indent}):",
+                    f"{indent}    r = f(v)",
+                    f"{indent}else:",
+                    f"{indent}    r = _d_{name}(v)",
+                ]
             return [f"{indent}r = _d_{expr.name}(v)"]
         if isinstance(expr, TList):
             return [f"{indent}r = _s.d_list(v, {self.item_fn(expr.item)})"]

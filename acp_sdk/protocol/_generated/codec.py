@@ -1194,7 +1194,14 @@ def _d_ContentChunk(d: Any) -> ContentChunk:
     except KeyError:
         raise _s.missing("content") from None
     try:
-        r = _d_ContentBlock(v)
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_ContentBlock.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
     w.content = r
@@ -1287,7 +1294,14 @@ def _a_AgentMessageChunk(d: Any) -> AgentMessageChunk:
     except KeyError:
         raise _s.missing("content") from None
     try:
-        r = _d_ContentBlock(v)
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_ContentBlock.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
     w.content = r
@@ -1383,7 +1397,14 @@ def _a_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
     except KeyError:
         raise _s.missing("content") from None
     try:
-        r = _d_ContentBlock(v)
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_ContentBlock.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
     w.content = r
@@ -3272,7 +3293,14 @@ def _a_Content(d: Any) -> Content:
     except KeyError:
         raise _s.missing("content") from None
     try:
-        r = _d_ContentBlock(v)
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_ContentBlock.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
     w.content = r
@@ -7001,7 +7029,14 @@ def _a_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
     except KeyError:
         raise _s.missing("items") from None
     try:
-        r = _d_MultiSelectItems(v)
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_MultiSelectItems.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_MultiSelectItems(v)
     except DecodeError as e:
         raise e.at("items") from None
     w.items = r
@@ -8250,7 +8285,14 @@ def _d_RequestPermissionResponse(d: Any) -> RequestPermissionResponse:
     except KeyError:
         raise _s.missing("outcome") from None
     try:
-        r = _d_RequestPermissionOutcome(v)
+        if (
+            type(v) is dict
+            and type(t := v.get("outcome")) is str
+            and (f := _T_RequestPermissionOutcome.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_RequestPermissionOutcome(v)
     except DecodeError as e:
         raise e.at("outcome") from None
     w.outcome = r
@@ -9969,7 +10011,14 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
     except KeyError:
         raise _s.missing("update") from None
     try:
-        r = _d_SessionUpdate(v)
+        if (
+            type(v) is dict
+            and type(t := v.get("sessionUpdate")) is str
+            and (f := _T_SessionUpdate.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_SessionUpdate(v)
     except DecodeError as e:
         raise e.at("update") from None
     w.update = r
@@ -12191,7 +12240,14 @@ def _a_UserMessageChunk(d: Any) -> UserMessageChunk:
     except KeyError:
         raise _s.missing("content") from None
     try:
-        r = _d_ContentBlock(v)
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_ContentBlock.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
     w.content = r

@@ -297,6 +297,7 @@ from acp_sdk.protocol._generated.codec import (
     _L_StopReason,
     _L_ToolCallStatus,
     _L_ToolKind,
+    _T_ContentBlock,
 )
 from acp_sdk.protocol._generated.unstable_models import (
     AcceptNesNotification,
@@ -2062,7 +2063,14 @@ def _a_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
     except KeyError:
         raise _s.missing("content") from None
     try:
-        r = _d_ContentBlock(v)
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_ContentBlock.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
     w.content = r
@@ -7127,7 +7135,14 @@ def _a_PlanUpdate(d: Any) -> PlanUpdate:
     except KeyError:
         raise _s.missing("plan") from None
     try:
-        r = _d_PlanUpdateContent(v)
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_PlanUpdateContent.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_PlanUpdateContent(v)
     except DecodeError as e:
         raise e.at("plan") from None
     w.plan = r
@@ -7972,7 +7987,14 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
     except KeyError:
         raise _s.missing("update") from None
     try:
-        r = _d_SessionUpdate(v)
+        if (
+            type(v) is dict
+            and type(t := v.get("sessionUpdate")) is str
+            and (f := _T_SessionUpdate.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_SessionUpdate(v)
     except DecodeError as e:
         raise e.at("update") from None
     w.update = r
