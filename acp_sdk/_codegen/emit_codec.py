@@ -439,6 +439,7 @@ class _Emitter:
         items += [f'"{f.wire}": {self.encode_expr(f.type, f"o.{f.py}")}' for f in leading]
         rest = fields[len(leading) :]
         out += ["", "", f"def _e_{name}(o: {name}) -> dict[str, Any]:"]
+        out += self.encode_fast_path(cls, fields, items)
         out.append(f"    d: dict[str, Any] = {{{', '.join(items)}}}")
         if self.tracks_explicit(cls):
             out.append("    ex = o._explicit")
@@ -449,6 +450,40 @@ class _Emitter:
         # `extra` is almost always the shared empty proxy: identity first, length after.
         out += ["    if o.extra is not _EMPTY and o.extra:", "        _s.add_extras(d, o.extra)"]
         out.append("    return d")
+
+    def encode_fast_path(self, cls: ClassDef, fields: list[Field], leading: list[str]) -> list[str]:
+        """When every optional field is at its omitted default (by identity), nothing was
+        explicit and there are no extras, the dict is one display: the usual case for
+        streamed chunks and content blocks. Empty when the class has no such shortcut."""
+        name = cls.name
+        omitted = {
+            "none": "is None",
+            "unset": "is _UNSET",
+            "false": "is False",
+        }
+        tests: list[str] = []
+        items = list(leading)
+        for field in fields[len(leading) - (cls.tag is not None) :]:
+            default = default_of(self.model, name, field)
+            if default is None:
+                if field.nullable and self.needs_encoding(field.type):
+                    return []
+                items.append(f'"{field.wire}": {self.encode_expr(field.type, f"o.{field.py}")}')
+            elif default.kind in omitted:
+                tests.append(f"o.{field.py} {omitted[default.kind]}")
+            elif default.kind == "factory":
+                tests.append(f"o.{field.py} is _DF_{name}_{field.py}")
+            else:
+                return []
+        if not tests:
+            return []
+        if self.tracks_explicit(cls):
+            tests.append("o._explicit is _NO_EXPLICIT")
+        tests.append("o.extra is _EMPTY")
+        return [
+            f"    if {' and '.join(tests)}:",
+            f"        return {{{', '.join(items)}}}",
+        ]
 
     def emit_field_encode(self, owner: str, field: Field) -> None:
         out = self.lines

@@ -624,6 +624,8 @@ def _d_AgentAuthCapabilities(d: Any) -> AgentAuthCapabilities:
 
 
 def _e_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
+    if o.logout is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -733,6 +735,15 @@ def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
 
 
 def _e_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
+    if (
+        o.image is False
+        and o.audio is False
+        and o.embedded_context is False
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -829,6 +840,14 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
 
 
 def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
+    if (
+        o.http is False
+        and o.sse is False
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -973,6 +992,17 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
 
 
 def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
+    if (
+        o.list is None
+        and o.delete is None
+        and o.additional_directories is None
+        and o.resume is None
+        and o.close is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1145,6 +1175,17 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
 
 
 def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
+    if (
+        o.load_session is False
+        and o.prompt_capabilities is _DF_AgentCapabilities_prompt_capabilities
+        and o.mcp_capabilities is _DF_AgentCapabilities_mcp_capabilities
+        and o.session_capabilities is _DF_AgentCapabilities_session_capabilities
+        and o.auth is _DF_AgentCapabilities_auth
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1255,6 +1296,13 @@ def _d_ContentChunk(d: Any) -> ContentChunk:
 
 
 def _e_ContentChunk(o: ContentChunk) -> dict[str, Any]:
+    if (
+        o.message_id is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"content": _encoder_of(type(o.content), _not_a_model)(o.content)}
     d: dict[str, Any] = {"content": _encoder_of(type(o.content), _not_a_model)(o.content)}
     ex = o._explicit
     v: Any
@@ -1355,6 +1403,16 @@ def _a_AgentMessageChunk(d: Any) -> AgentMessageChunk:
 
 
 def _e_AgentMessageChunk(o: AgentMessageChunk) -> dict[str, Any]:
+    if (
+        o.message_id is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "sessionUpdate": "agent_message_chunk",
+            "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+        }
     d: dict[str, Any] = {
         "sessionUpdate": "agent_message_chunk",
         "content": _encoder_of(type(o.content), _not_a_model)(o.content),
@@ -1458,6 +1516,16 @@ def _a_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
 
 
 def _e_AgentThoughtChunk(o: AgentThoughtChunk) -> dict[str, Any]:
+    if (
+        o.message_id is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "sessionUpdate": "agent_thought_chunk",
+            "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+        }
     d: dict[str, Any] = {
         "sessionUpdate": "agent_thought_chunk",
         "content": _encoder_of(type(o.content), _not_a_model)(o.content),
@@ -1570,6 +1638,15 @@ def _d_Annotations(d: Any) -> Annotations:
 
 
 def _e_Annotations(o: Annotations) -> dict[str, Any]:
+    if (
+        o.audience is None
+        and o.last_modified is None
+        and o.priority is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1678,6 +1755,13 @@ def _a_AudioContent(d: Any) -> AudioContent:
 
 
 def _e_AudioContent(o: AudioContent) -> dict[str, Any]:
+    if (
+        o.annotations is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "audio", "data": o.data, "mimeType": o.mime_type}
     d: dict[str, Any] = {"type": "audio"}
     ex = o._explicit
     v: Any
@@ -1757,6 +1841,8 @@ def _d_AuthCapabilities(d: Any) -> AuthCapabilities:
 
 
 def _e_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
+    if o.terminal is False and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1844,6 +1930,13 @@ def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
 
 
 def _e_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
+    if (
+        o.description is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"id": o.id, "name": o.name}
     d: dict[str, Any] = {"id": o.id, "name": o.name}
     ex = o._explicit
     v: Any
@@ -2049,6 +2142,8 @@ def _d_AuthenticateRequest(d: Any) -> AuthenticateRequest:
 
 
 def _e_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"methodId": o.method_id}
     d: dict[str, Any] = {"methodId": o.method_id}
     ex = o._explicit
     v: Any
@@ -2102,6 +2197,8 @@ def _d_AuthenticateResponse(d: Any) -> AuthenticateResponse:
 
 
 def _e_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -2186,6 +2283,8 @@ def _d_AvailableCommand(d: Any) -> AvailableCommand:
 
 
 def _e_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
+    if o.input is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"name": o.name, "description": o.description}
     d: dict[str, Any] = {"name": o.name, "description": o.description}
     ex = o._explicit
     v: Any
@@ -2262,6 +2361,11 @@ def _a_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
 
 
 def _e_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionUpdate": "available_commands_update",
+            "availableCommands": [_e_AvailableCommand(x) for x in o.available_commands],
+        }
     d: dict[str, Any] = {
         "sessionUpdate": "available_commands_update",
         "availableCommands": [_e_AvailableCommand(x) for x in o.available_commands],
@@ -2349,6 +2453,8 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
 
 
 def _e_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
+    if o.mime_type is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"blob": o.blob, "uri": o.uri}
     d: dict[str, Any] = {"blob": o.blob}
     ex = o._explicit
     v: Any
@@ -2409,6 +2515,8 @@ def _d_BooleanConfigOptionCapabilities(d: Any) -> BooleanConfigOptionCapabilitie
 
 
 def _e_BooleanConfigOptionCapabilities(o: BooleanConfigOptionCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -2522,6 +2630,15 @@ def _a_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
 
 
 def _e_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
+    if (
+        o.title is None
+        and o.description is None
+        and o.default is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "boolean"}
     d: dict[str, Any] = {"type": "boolean"}
     ex = o._explicit
     v: Any
@@ -2597,6 +2714,8 @@ def _d_CancelNotification(d: Any) -> CancelNotification:
 
 
 def _e_CancelNotification(o: CancelNotification) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id}
     d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
@@ -2659,6 +2778,8 @@ def _d_CancelRequestNotification(d: Any) -> CancelRequestNotification:
 
 
 def _e_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"requestId": o.request_id}
     d: dict[str, Any] = {"requestId": o.request_id}
     ex = o._explicit
     v: Any
@@ -2774,6 +2895,14 @@ def _d_FileSystemCapabilities(d: Any) -> FileSystemCapabilities:
 
 
 def _e_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
+    if (
+        o.read_text_file is False
+        and o.write_text_file is False
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -2918,6 +3047,17 @@ def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
 
 
 def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
+    if (
+        o.fs is _DF_ClientCapabilities_fs
+        and o.terminal is False
+        and o.session is None
+        and o.auth is _DF_ClientCapabilities_auth
+        and o.elicitation is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -3007,6 +3147,13 @@ def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
 
 
 def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]:
+    if (
+        o.config_options is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -3072,6 +3219,8 @@ def _d_CloseSessionRequest(d: Any) -> CloseSessionRequest:
 
 
 def _e_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id}
     d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
@@ -3125,6 +3274,8 @@ def _d_CloseSessionResponse(d: Any) -> CloseSessionResponse:
 
 
 def _e_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -3185,6 +3336,8 @@ def _d_CompleteElicitationNotification(d: Any) -> CompleteElicitationNotificatio
 
 
 def _e_CompleteElicitationNotification(o: CompleteElicitationNotification) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"elicitationId": o.elicitation_id}
     d: dict[str, Any] = {"elicitationId": o.elicitation_id}
     ex = o._explicit
     v: Any
@@ -3256,6 +3409,11 @@ def _a_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
 
 
 def _e_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionUpdate": "config_option_update",
+            "configOptions": [_encoder_of(type(x), _not_a_model)(x) for x in o.config_options],
+        }
     d: dict[str, Any] = {
         "sessionUpdate": "config_option_update",
         "configOptions": [_encoder_of(type(x), _not_a_model)(x) for x in o.config_options],
@@ -3337,6 +3495,8 @@ def _a_Content(d: Any) -> Content:
 
 
 def _e_Content(o: Content) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"type": "content", "content": _encoder_of(type(o.content), _not_a_model)(o.content)}
     d: dict[str, Any] = {
         "type": "content",
         "content": _encoder_of(type(o.content), _not_a_model)(o.content),
@@ -3407,6 +3567,8 @@ def _d_Cost(d: Any) -> Cost:
 
 
 def _e_Cost(o: Cost) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"amount": o.amount, "currency": o.currency}
     d: dict[str, Any] = {"amount": o.amount, "currency": o.currency}
     ex = o._explicit
     v: Any
@@ -3491,6 +3653,14 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
 
 
 def _e_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
+    if (
+        o.session_id is None
+        and o.tool_call_id is None
+        and o.request_id is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"requestedSchema": _e_ElicitationSchema(o.requested_schema)}
     d: dict[str, Any] = {"requestedSchema": _e_ElicitationSchema(o.requested_schema)}
     ex = o._explicit
     v: Any
@@ -3618,6 +3788,19 @@ def _a_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
 
 
 def _e_CreateElicitationRequestForm(o: CreateElicitationRequestForm) -> dict[str, Any]:
+    if (
+        o.session_id is None
+        and o.tool_call_id is None
+        and o.request_id is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "mode": "form",
+            "requestedSchema": _e_ElicitationSchema(o.requested_schema),
+            "message": o.message,
+        }
     d: dict[str, Any] = {
         "mode": "form",
         "requestedSchema": _e_ElicitationSchema(o.requested_schema),
@@ -3727,6 +3910,14 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
 
 
 def _e_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
+    if (
+        o.session_id is None
+        and o.tool_call_id is None
+        and o.request_id is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"elicitationId": o.elicitation_id, "url": o.url}
     d: dict[str, Any] = {"elicitationId": o.elicitation_id, "url": o.url}
     ex = o._explicit
     v: Any
@@ -3859,6 +4050,20 @@ def _a_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
 
 
 def _e_CreateElicitationRequestUrl(o: CreateElicitationRequestUrl) -> dict[str, Any]:
+    if (
+        o.session_id is None
+        and o.tool_call_id is None
+        and o.request_id is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "mode": "url",
+            "elicitationId": o.elicitation_id,
+            "url": o.url,
+            "message": o.message,
+        }
     d: dict[str, Any] = {"mode": "url", "elicitationId": o.elicitation_id, "url": o.url}
     ex = o._explicit
     v: Any
@@ -3929,6 +4134,8 @@ def _d_ElicitationAcceptAction(d: Any) -> ElicitationAcceptAction:
 
 
 def _e_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
+    if o.content is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4008,6 +4215,8 @@ def _a_CreateElicitationResponseAccept(d: Any) -> CreateElicitationResponseAccep
 
 
 def _e_CreateElicitationResponseAccept(o: CreateElicitationResponseAccept) -> dict[str, Any]:
+    if o.content is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"action": "accept"}
     d: dict[str, Any] = {"action": "accept"}
     ex = o._explicit
     v: Any
@@ -4075,6 +4284,8 @@ def _a_CreateElicitationResponseCancel(d: Any) -> CreateElicitationResponseCance
 
 
 def _e_CreateElicitationResponseCancel(o: CreateElicitationResponseCancel) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"action": "cancel"}
     d: dict[str, Any] = {"action": "cancel"}
     ex = o._explicit
     v: Any
@@ -4137,6 +4348,8 @@ def _a_CreateElicitationResponseDecline(d: Any) -> CreateElicitationResponseDecl
 
 
 def _e_CreateElicitationResponseDecline(o: CreateElicitationResponseDecline) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"action": "decline"}
     d: dict[str, Any] = {"action": "decline"}
     ex = o._explicit
     v: Any
@@ -4348,6 +4561,8 @@ def _d_CreateTerminalResponse(d: Any) -> CreateTerminalResponse:
 
 
 def _e_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"terminalId": o.terminal_id}
     d: dict[str, Any] = {"terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
@@ -4417,6 +4632,8 @@ def _a_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
 
 
 def _e_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionUpdate": "current_mode_update", "currentModeId": o.current_mode_id}
     d: dict[str, Any] = {"sessionUpdate": "current_mode_update", "currentModeId": o.current_mode_id}
     ex = o._explicit
     v: Any
@@ -4477,6 +4694,8 @@ def _d_DeleteSessionRequest(d: Any) -> DeleteSessionRequest:
 
 
 def _e_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id}
     d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
@@ -4530,6 +4749,8 @@ def _d_DeleteSessionResponse(d: Any) -> DeleteSessionResponse:
 
 
 def _e_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4623,6 +4844,8 @@ def _a_Diff(d: Any) -> Diff:
 
 
 def _e_Diff(o: Diff) -> dict[str, Any]:
+    if o.old_text is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"type": "diff", "path": o.path, "newText": o.new_text}
     d: dict[str, Any] = {"type": "diff", "path": o.path}
     ex = o._explicit
     v: Any
@@ -4717,6 +4940,14 @@ def _d_ElicitationCapabilities(d: Any) -> ElicitationCapabilities:
 
 
 def _e_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
+    if (
+        o.form is None
+        and o.url is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4780,6 +5011,8 @@ def _d_ElicitationFormCapabilities(d: Any) -> ElicitationFormCapabilities:
 
 
 def _e_ElicitationFormCapabilities(o: ElicitationFormCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5027,6 +5260,8 @@ def _d_ElicitationSessionScope(d: Any) -> ElicitationSessionScope:
 
 
 def _e_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
+    if o.tool_call_id is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id}
     d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
@@ -5080,6 +5315,8 @@ def _d_ElicitationUrlCapabilities(d: Any) -> ElicitationUrlCapabilities:
 
 
 def _e_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5168,6 +5405,16 @@ def _a_EmbeddedResource(d: Any) -> EmbeddedResource:
 
 
 def _e_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
+    if (
+        o.annotations is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "type": "resource",
+            "resource": _encoder_of(type(o.resource), _not_a_model)(o.resource),
+        }
     d: dict[str, Any] = {"type": "resource"}
     ex = o._explicit
     v: Any
@@ -5259,6 +5506,13 @@ def _d_EnumOption(d: Any) -> EnumOption:
 
 
 def _e_EnumOption(o: EnumOption) -> dict[str, Any]:
+    if (
+        o.description is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"const": o.const, "title": o.title}
     d: dict[str, Any] = {"const": o.const, "title": o.title}
     ex = o._explicit
     v: Any
@@ -5331,6 +5585,8 @@ def _d_EnvVariable(d: Any) -> EnvVariable:
 
 
 def _e_EnvVariable(o: EnvVariable) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"name": o.name, "value": o.value}
     d: dict[str, Any] = {"name": o.name, "value": o.value}
     ex = o._explicit
     v: Any
@@ -5393,6 +5649,8 @@ def _d_Error(d: Any) -> Error:
 
 
 def _e_Error(o: Error) -> dict[str, Any]:
+    if o.data is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"code": o.code, "message": o.message}
     d: dict[str, Any] = {"code": o.code, "message": o.message}
     ex = o._explicit
     v: Any
@@ -5460,6 +5718,8 @@ def _d_HttpHeader(d: Any) -> HttpHeader:
 
 
 def _e_HttpHeader(o: HttpHeader) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"name": o.name, "value": o.value}
     d: dict[str, Any] = {"name": o.name, "value": o.value}
     ex = o._explicit
     v: Any
@@ -5570,6 +5830,14 @@ def _a_ImageContent(d: Any) -> ImageContent:
 
 
 def _e_ImageContent(o: ImageContent) -> dict[str, Any]:
+    if (
+        o.annotations is None
+        and o.uri is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "image", "data": o.data, "mimeType": o.mime_type}
     d: dict[str, Any] = {"type": "image"}
     ex = o._explicit
     v: Any
@@ -5668,6 +5936,8 @@ def _d_Implementation(d: Any) -> Implementation:
 
 
 def _e_Implementation(o: Implementation) -> dict[str, Any]:
+    if o.title is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"name": o.name, "version": o.version}
     d: dict[str, Any] = {"name": o.name}
     ex = o._explicit
     v: Any
@@ -5772,6 +6042,14 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
 
 
 def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
+    if (
+        o.client_capabilities is _DF_InitializeRequest_client_capabilities
+        and o.client_info is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"protocolVersion": o.protocol_version}
     d: dict[str, Any] = {"protocolVersion": o.protocol_version}
     ex = o._explicit
     v: Any
@@ -6050,6 +6328,17 @@ def _a_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
 
 
 def _e_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
+    if (
+        o.title is None
+        and o.description is None
+        and o.minimum is None
+        and o.maximum is None
+        and o.default is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "integer"}
     d: dict[str, Any] = {"type": "integer"}
     ex = o._explicit
     v: Any
@@ -6142,6 +6431,8 @@ def _d_KillTerminalRequest(d: Any) -> KillTerminalRequest:
 
 
 def _e_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "terminalId": o.terminal_id}
     d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
@@ -6195,6 +6486,8 @@ def _d_KillTerminalResponse(d: Any) -> KillTerminalResponse:
 
 
 def _e_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6274,6 +6567,14 @@ def _d_ListSessionsRequest(d: Any) -> ListSessionsRequest:
 
 
 def _e_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
+    if (
+        o.cwd is None
+        and o.cursor is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6363,6 +6664,13 @@ def _d_ListSessionsResponse(d: Any) -> ListSessionsResponse:
 
 
 def _e_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
+    if (
+        o.next_cursor is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessions": [_e_SessionInfo(x) for x in o.sessions]}
     d: dict[str, Any] = {"sessions": [_e_SessionInfo(x) for x in o.sessions]}
     ex = o._explicit
     v: Any
@@ -6556,6 +6864,14 @@ def _d_LoadSessionResponse(d: Any) -> LoadSessionResponse:
 
 
 def _e_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
+    if (
+        o.modes is None
+        and o.config_options is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6619,6 +6935,8 @@ def _d_LogoutCapabilities(d: Any) -> LogoutCapabilities:
 
 
 def _e_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6672,6 +6990,8 @@ def _d_LogoutRequest(d: Any) -> LogoutRequest:
 
 
 def _e_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6725,6 +7045,8 @@ def _d_LogoutResponse(d: Any) -> LogoutResponse:
 
 
 def _e_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6810,6 +7132,13 @@ def _a_McpServerHttp(d: Any) -> McpServerHttp:
 
 
 def _e_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "type": "http",
+            "name": o.name,
+            "url": o.url,
+            "headers": [_e_HttpHeader(x) for x in o.headers],
+        }
     d: dict[str, Any] = {
         "type": "http",
         "name": o.name,
@@ -6900,6 +7229,13 @@ def _a_McpServerSse(d: Any) -> McpServerSse:
 
 
 def _e_McpServerSse(o: McpServerSse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "type": "sse",
+            "name": o.name,
+            "url": o.url,
+            "headers": [_e_HttpHeader(x) for x in o.headers],
+        }
     d: dict[str, Any] = {
         "type": "sse",
         "name": o.name,
@@ -6990,6 +7326,13 @@ def _d_McpServerStdio(d: Any) -> McpServerStdio:
 
 
 def _e_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "name": o.name,
+            "command": o.command,
+            "args": o.args,
+            "env": [_e_EnvVariable(x) for x in o.env],
+        }
     d: dict[str, Any] = {
         "name": o.name,
         "command": o.command,
@@ -7150,6 +7493,17 @@ def _a_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
 
 
 def _e_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]:
+    if (
+        o.title is None
+        and o.description is None
+        and o.min_items is None
+        and o.max_items is None
+        and o.default is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "array", "items": _encoder_of(type(o.items), _not_a_model)(o.items)}
     d: dict[str, Any] = {"type": "array"}
     ex = o._explicit
     v: Any
@@ -7362,6 +7716,14 @@ def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
 
 
 def _e_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
+    if (
+        o.modes is None
+        and o.config_options is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessionId": o.session_id}
     d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
@@ -7511,6 +7873,17 @@ def _a_NumberPropertySchema(d: Any) -> NumberPropertySchema:
 
 
 def _e_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
+    if (
+        o.title is None
+        and o.description is None
+        and o.minimum is None
+        and o.maximum is None
+        and o.default is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "number"}
     d: dict[str, Any] = {"type": "number"}
     ex = o._explicit
     v: Any
@@ -7610,6 +7983,8 @@ def _d_PermissionOption(d: Any) -> PermissionOption:
 
 
 def _e_PermissionOption(o: PermissionOption) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"optionId": o.option_id, "name": o.name, "kind": o.kind}
     d: dict[str, Any] = {"optionId": o.option_id, "name": o.name, "kind": o.kind}
     ex = o._explicit
     v: Any
@@ -7681,6 +8056,8 @@ def _a_Plan(d: Any) -> Plan:
 
 
 def _e_Plan(o: Plan) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionUpdate": "plan", "entries": [_e_PlanEntry(x) for x in o.entries]}
     d: dict[str, Any] = {"sessionUpdate": "plan", "entries": [_e_PlanEntry(x) for x in o.entries]}
     ex = o._explicit
     v: Any
@@ -7755,6 +8132,8 @@ def _d_PlanEntry(d: Any) -> PlanEntry:
 
 
 def _e_PlanEntry(o: PlanEntry) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"content": o.content, "priority": o.priority, "status": o.status}
     d: dict[str, Any] = {"content": o.content, "priority": o.priority, "status": o.status}
     ex = o._explicit
     v: Any
@@ -7824,6 +8203,11 @@ def _d_PromptRequest(d: Any) -> PromptRequest:
 
 
 def _e_PromptRequest(o: PromptRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "prompt": [_encoder_of(type(x), _not_a_model)(x) for x in o.prompt],
+        }
     d: dict[str, Any] = {
         "sessionId": o.session_id,
         "prompt": [_encoder_of(type(x), _not_a_model)(x) for x in o.prompt],
@@ -7887,6 +8271,8 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
 
 
 def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"stopReason": o.stop_reason}
     d: dict[str, Any] = {"stopReason": o.stop_reason}
     ex = o._explicit
     v: Any
@@ -7988,6 +8374,14 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
 
 
 def _e_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
+    if (
+        o.line is None
+        and o.limit is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessionId": o.session_id, "path": o.path}
     d: dict[str, Any] = {"sessionId": o.session_id, "path": o.path}
     ex = o._explicit
     v: Any
@@ -8058,6 +8452,8 @@ def _d_ReadTextFileResponse(d: Any) -> ReadTextFileResponse:
 
 
 def _e_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"content": o.content}
     d: dict[str, Any] = {"content": o.content}
     ex = o._explicit
     v: Any
@@ -8125,6 +8521,8 @@ def _d_ReleaseTerminalRequest(d: Any) -> ReleaseTerminalRequest:
 
 
 def _e_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "terminalId": o.terminal_id}
     d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
@@ -8178,6 +8576,8 @@ def _d_ReleaseTerminalResponse(d: Any) -> ReleaseTerminalResponse:
 
 
 def _e_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -8256,6 +8656,12 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
 
 
 def _e_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "toolCall": _e_ToolCallUpdate(o.tool_call),
+            "options": [_e_PermissionOption(x) for x in o.options],
+        }
     d: dict[str, Any] = {
         "sessionId": o.session_id,
         "toolCall": _e_ToolCallUpdate(o.tool_call),
@@ -8329,6 +8735,8 @@ def _d_RequestPermissionResponse(d: Any) -> RequestPermissionResponse:
 
 
 def _e_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"outcome": _encoder_of(type(o.outcome), _not_a_model)(o.outcome)}
     d: dict[str, Any] = {"outcome": _encoder_of(type(o.outcome), _not_a_model)(o.outcome)}
     ex = o._explicit
     v: Any
@@ -8490,6 +8898,17 @@ def _a_ResourceLink(d: Any) -> ResourceLink:
 
 
 def _e_ResourceLink(o: ResourceLink) -> dict[str, Any]:
+    if (
+        o.annotations is None
+        and o.description is None
+        and o.mime_type is None
+        and o.size is None
+        and o.title is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "resource_link", "name": o.name, "uri": o.uri}
     d: dict[str, Any] = {"type": "resource_link"}
     ex = o._explicit
     v: Any
@@ -8713,6 +9132,14 @@ def _d_ResumeSessionResponse(d: Any) -> ResumeSessionResponse:
 
 
 def _e_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
+    if (
+        o.modes is None
+        and o.config_options is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -8792,6 +9219,8 @@ def _a_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
 
 
 def _e_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"outcome": "selected", "optionId": o.option_id}
     d: dict[str, Any] = {"outcome": "selected", "optionId": o.option_id}
     ex = o._explicit
     v: Any
@@ -8847,6 +9276,8 @@ def _d_SessionAdditionalDirectoriesCapabilities(d: Any) -> SessionAdditionalDire
 def _e_SessionAdditionalDirectoriesCapabilities(
     o: SessionAdditionalDirectoriesCapabilities,
 ) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -8900,6 +9331,8 @@ def _d_SessionCloseCapabilities(d: Any) -> SessionCloseCapabilities:
 
 
 def _e_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -9044,6 +9477,14 @@ def _a_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
 
 
 def _e_SessionConfigOptionBoolean(o: SessionConfigOptionBoolean) -> dict[str, Any]:
+    if (
+        o.description is None
+        and o.category is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "boolean", "currentValue": o.current_value, "id": o.id, "name": o.name}
     d: dict[str, Any] = {
         "type": "boolean",
         "currentValue": o.current_value,
@@ -9225,6 +9666,20 @@ def _a_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
 
 
 def _e_SessionConfigOptionSelect(o: SessionConfigOptionSelect) -> dict[str, Any]:
+    if (
+        o.description is None
+        and o.category is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "type": "select",
+            "currentValue": o.current_value,
+            "options": _e_SessionConfigSelectOptions(o.options),
+            "id": o.id,
+            "name": o.name,
+        }
     d: dict[str, Any] = {
         "type": "select",
         "currentValue": o.current_value,
@@ -9311,6 +9766,8 @@ def _d_SessionConfigOptionsCapabilities(d: Any) -> SessionConfigOptionsCapabilit
 
 
 def _e_SessionConfigOptionsCapabilities(o: SessionConfigOptionsCapabilities) -> dict[str, Any]:
+    if o.boolean is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -9392,6 +9849,12 @@ def _d_SessionConfigSelectGroup(d: Any) -> SessionConfigSelectGroup:
 
 
 def _e_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "group": o.group,
+            "name": o.name,
+            "options": [_e_SessionConfigSelectOption(x) for x in o.options],
+        }
     d: dict[str, Any] = {
         "group": o.group,
         "name": o.name,
@@ -9480,6 +9943,13 @@ def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
 
 
 def _e_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]:
+    if (
+        o.description is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"value": o.value, "name": o.name}
     d: dict[str, Any] = {"value": o.value, "name": o.name}
     ex = o._explicit
     v: Any
@@ -9538,6 +10008,8 @@ def _d_SessionDeleteCapabilities(d: Any) -> SessionDeleteCapabilities:
 
 
 def _e_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -9759,6 +10231,14 @@ def _a_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
 
 
 def _e_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
+    if (
+        o.title is _UNSET
+        and o.updated_at is _UNSET
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessionUpdate": "session_info_update"}
     d: dict[str, Any] = {"sessionUpdate": "session_info_update"}
     ex = o._explicit
     v: Any
@@ -9818,6 +10298,8 @@ def _d_SessionListCapabilities(d: Any) -> SessionListCapabilities:
 
 
 def _e_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -9902,6 +10384,13 @@ def _d_SessionMode(d: Any) -> SessionMode:
 
 
 def _e_SessionMode(o: SessionMode) -> dict[str, Any]:
+    if (
+        o.description is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"id": o.id, "name": o.name}
     d: dict[str, Any] = {"id": o.id, "name": o.name}
     ex = o._explicit
     v: Any
@@ -9976,6 +10465,11 @@ def _d_SessionModeState(d: Any) -> SessionModeState:
 
 
 def _e_SessionModeState(o: SessionModeState) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "currentModeId": o.current_mode_id,
+            "availableModes": [_e_SessionMode(x) for x in o.available_modes],
+        }
     d: dict[str, Any] = {
         "currentModeId": o.current_mode_id,
         "availableModes": [_e_SessionMode(x) for x in o.available_modes],
@@ -10055,6 +10549,11 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
 
 
 def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "update": _encoder_of(type(o.update), _not_a_model)(o.update),
+        }
     d: dict[str, Any] = {
         "sessionId": o.session_id,
         "update": _encoder_of(type(o.update), _not_a_model)(o.update),
@@ -10111,6 +10610,8 @@ def _d_SessionResumeCapabilities(d: Any) -> SessionResumeCapabilities:
 
 
 def _e_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -10196,6 +10697,13 @@ def _a_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
 def _e_SetSessionConfigOptionRequestBoolean(
     o: SetSessionConfigOptionRequestBoolean,
 ) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "type": "boolean",
+            "sessionId": o.session_id,
+            "configId": o.config_id,
+            "value": o.value,
+        }
     d: dict[str, Any] = {"type": "boolean", "sessionId": o.session_id, "configId": o.config_id}
     ex = o._explicit
     v: Any
@@ -10274,6 +10782,8 @@ def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionReq
 def _e_SetSessionConfigOptionRequestValueId(
     o: SetSessionConfigOptionRequestValueId,
 ) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "configId": o.config_id, "value": o.value}
     d: dict[str, Any] = {"sessionId": o.session_id, "configId": o.config_id}
     ex = o._explicit
     v: Any
@@ -10338,6 +10848,8 @@ def _d_SetSessionConfigOptionResponse(d: Any) -> SetSessionConfigOptionResponse:
 
 
 def _e_SetSessionConfigOptionResponse(o: SetSessionConfigOptionResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"configOptions": [_encoder_of(type(x), _not_a_model)(x) for x in o.config_options]}
     d: dict[str, Any] = {
         "configOptions": [_encoder_of(type(x), _not_a_model)(x) for x in o.config_options]
     }
@@ -10407,6 +10919,8 @@ def _d_SetSessionModeRequest(d: Any) -> SetSessionModeRequest:
 
 
 def _e_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "modeId": o.mode_id}
     d: dict[str, Any] = {"sessionId": o.session_id, "modeId": o.mode_id}
     ex = o._explicit
     v: Any
@@ -10460,6 +10974,8 @@ def _d_SetSessionModeResponse(d: Any) -> SetSessionModeResponse:
 
 
 def _e_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -10531,6 +11047,8 @@ def _a_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
 
 
 def _e_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"type": "string", "enum": o.enum}
     d: dict[str, Any] = {"type": "string", "enum": o.enum}
     ex = o._explicit
     v: Any
@@ -10730,6 +11248,21 @@ def _a_StringPropertySchema(d: Any) -> StringPropertySchema:
 
 
 def _e_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
+    if (
+        o.title is None
+        and o.description is None
+        and o.min_length is None
+        and o.max_length is None
+        and o.pattern is None
+        and o.format is None
+        and o.default is None
+        and o.enum is None
+        and o.one_of is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "string"}
     d: dict[str, Any] = {"type": "string"}
     ex = o._explicit
     v: Any
@@ -10844,6 +11377,8 @@ def _a_Terminal(d: Any) -> Terminal:
 
 
 def _e_Terminal(o: Terminal) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"type": "terminal", "terminalId": o.terminal_id}
     d: dict[str, Any] = {"type": "terminal", "terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
@@ -10931,6 +11466,14 @@ def _d_TerminalExitStatus(d: Any) -> TerminalExitStatus:
 
 
 def _e_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
+    if (
+        o.exit_code is None
+        and o.signal is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -11008,6 +11551,8 @@ def _d_TerminalOutputRequest(d: Any) -> TerminalOutputRequest:
 
 
 def _e_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "terminalId": o.terminal_id}
     d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
@@ -11092,6 +11637,13 @@ def _d_TerminalOutputResponse(d: Any) -> TerminalOutputResponse:
 
 
 def _e_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
+    if (
+        o.exit_status is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"output": o.output, "truncated": o.truncated}
     d: dict[str, Any] = {"output": o.output, "truncated": o.truncated}
     ex = o._explicit
     v: Any
@@ -11183,6 +11735,13 @@ def _a_TextContent(d: Any) -> TextContent:
 
 
 def _e_TextContent(o: TextContent) -> dict[str, Any]:
+    if (
+        o.annotations is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "text", "text": o.text}
     d: dict[str, Any] = {"type": "text"}
     ex = o._explicit
     v: Any
@@ -11274,6 +11833,8 @@ def _d_TextResourceContents(d: Any) -> TextResourceContents:
 
 
 def _e_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
+    if o.mime_type is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"text": o.text, "uri": o.uri}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -11345,6 +11906,8 @@ def _d_TitledMultiSelectItems(d: Any) -> TitledMultiSelectItems:
 
 
 def _e_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"anyOf": [_e_EnumOption(x) for x in o.any_of]}
     d: dict[str, Any] = {"anyOf": [_e_EnumOption(x) for x in o.any_of]}
     ex = o._explicit
     v: Any
@@ -11622,6 +12185,8 @@ def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
 
 
 def _e_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
+    if o.line is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"path": o.path}
     d: dict[str, Any] = {"path": o.path}
     ex = o._explicit
     v: Any
@@ -11798,6 +12363,19 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
 
 
 def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
+    if (
+        o.kind is None
+        and o.status is None
+        and o.title is None
+        and o.content is None
+        and o.locations is None
+        and o.raw_input is None
+        and o.raw_output is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"toolCallId": o.tool_call_id}
     d: dict[str, Any] = {"toolCallId": o.tool_call_id}
     ex = o._explicit
     v: Any
@@ -12013,6 +12591,19 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
 
 
 def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
+    if (
+        o.kind is None
+        and o.status is None
+        and o.title is None
+        and o.content is None
+        and o.locations is None
+        and o.raw_input is None
+        and o.raw_output is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessionUpdate": "tool_call_update", "toolCallId": o.tool_call_id}
     d: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": o.tool_call_id}
     ex = o._explicit
     v: Any
@@ -12108,6 +12699,8 @@ def _d_UnstructuredCommandInput(d: Any) -> UnstructuredCommandInput:
 
 
 def _e_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"hint": o.hint}
     d: dict[str, Any] = {"hint": o.hint}
     ex = o._explicit
     v: Any
@@ -12201,6 +12794,8 @@ def _a_UsageUpdate(d: Any) -> UsageUpdate:
 
 
 def _e_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
+    if o.cost is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionUpdate": "usage_update", "used": o.used, "size": o.size}
     d: dict[str, Any] = {"sessionUpdate": "usage_update", "used": o.used, "size": o.size}
     ex = o._explicit
     v: Any
@@ -12301,6 +12896,16 @@ def _a_UserMessageChunk(d: Any) -> UserMessageChunk:
 
 
 def _e_UserMessageChunk(o: UserMessageChunk) -> dict[str, Any]:
+    if (
+        o.message_id is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "sessionUpdate": "user_message_chunk",
+            "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+        }
     d: dict[str, Any] = {
         "sessionUpdate": "user_message_chunk",
         "content": _encoder_of(type(o.content), _not_a_model)(o.content),
@@ -12376,6 +12981,8 @@ def _d_WaitForTerminalExitRequest(d: Any) -> WaitForTerminalExitRequest:
 
 
 def _e_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "terminalId": o.terminal_id}
     d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
@@ -12463,6 +13070,14 @@ def _d_WaitForTerminalExitResponse(d: Any) -> WaitForTerminalExitResponse:
 
 
 def _e_WaitForTerminalExitResponse(o: WaitForTerminalExitResponse) -> dict[str, Any]:
+    if (
+        o.exit_code is None
+        and o.signal is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -12547,6 +13162,8 @@ def _d_WriteTextFileRequest(d: Any) -> WriteTextFileRequest:
 
 
 def _e_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "path": o.path, "content": o.content}
     d: dict[str, Any] = {"sessionId": o.session_id, "path": o.path, "content": o.content}
     ex = o._explicit
     v: Any
@@ -12600,6 +13217,8 @@ def _d_WriteTextFileResponse(d: Any) -> WriteTextFileResponse:
 
 
 def _e_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any

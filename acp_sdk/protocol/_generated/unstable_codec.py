@@ -937,6 +937,8 @@ def _d_AcceptNesNotification(d: Any) -> AcceptNesNotification:
 
 
 def _e_AcceptNesNotification(o: AcceptNesNotification) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "id": o.id}
     d: dict[str, Any] = {"sessionId": o.session_id, "id": o.id}
     ex = o._explicit
     v: Any
@@ -1041,6 +1043,15 @@ def _d_McpCapabilities(d: Any) -> McpCapabilities:
 
 
 def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
+    if (
+        o.http is False
+        and o.sse is False
+        and o.acp is False
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1205,6 +1216,18 @@ def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
 
 
 def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
+    if (
+        o.list is None
+        and o.delete is None
+        and o.additional_directories is None
+        and o.fork is None
+        and o.resume is None
+        and o.close is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1433,6 +1456,20 @@ def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
 
 
 def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
+    if (
+        o.load_session is False
+        and o.prompt_capabilities is _DF_AgentCapabilities_prompt_capabilities
+        and o.mcp_capabilities is _DF_AgentCapabilities_mcp_capabilities
+        and o.session_capabilities is _DF_AgentCapabilities_session_capabilities
+        and o.auth is _DF_AgentCapabilities_auth
+        and o.providers is None
+        and o.nes is None
+        and o.position_encoding is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1797,6 +1834,15 @@ def _d_ClientNesCapabilities(d: Any) -> ClientNesCapabilities:
 
 
 def _e_ClientNesCapabilities(o: ClientNesCapabilities) -> dict[str, Any]:
+    if (
+        o.jump is None
+        and o.rename is None
+        and o.search_and_replace is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1899,6 +1945,14 @@ def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
 
 
 def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]:
+    if (
+        o.compaction is None
+        and o.config_options is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1969,6 +2023,8 @@ def _d_CloseNesRequest(d: Any) -> CloseNesRequest:
 
 
 def _e_CloseNesRequest(o: CloseNesRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id}
     d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
@@ -2022,6 +2078,8 @@ def _d_CloseNesResponse(d: Any) -> CloseNesResponse:
 
 
 def _e_CloseNesResponse(o: CloseNesResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -2107,6 +2165,12 @@ def _a_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
 
 
 def _e_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionUpdate": "compaction_summary_chunk",
+            "compactionId": o.compaction_id,
+            "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+        }
     d: dict[str, Any] = {
         "sessionUpdate": "compaction_summary_chunk",
         "compactionId": o.compaction_id,
@@ -2221,6 +2285,18 @@ def _a_CompactionUpdate(d: Any) -> CompactionUpdate:
 
 
 def _e_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
+    if (
+        o.summary is None
+        and o.error is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "sessionUpdate": "compaction_update",
+            "compactionId": o.compaction_id,
+            "status": o.status,
+        }
     d: dict[str, Any] = {
         "sessionUpdate": "compaction_update",
         "compactionId": o.compaction_id,
@@ -2295,6 +2371,8 @@ def _d_ConnectMcpRequest(d: Any) -> ConnectMcpRequest:
 
 
 def _e_ConnectMcpRequest(o: ConnectMcpRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"serverId": o.server_id}
     d: dict[str, Any] = {"serverId": o.server_id}
     ex = o._explicit
     v: Any
@@ -2355,6 +2433,8 @@ def _d_ConnectMcpResponse(d: Any) -> ConnectMcpResponse:
 
 
 def _e_ConnectMcpResponse(o: ConnectMcpResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"connectionId": o.connection_id}
     d: dict[str, Any] = {"connectionId": o.connection_id}
     ex = o._explicit
     v: Any
@@ -2438,6 +2518,13 @@ def _d_DidChangeDocumentNotification(d: Any) -> DidChangeDocumentNotification:
 
 
 def _e_DidChangeDocumentNotification(o: DidChangeDocumentNotification) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "uri": o.uri,
+            "version": o.version,
+            "contentChanges": [_e_TextDocumentContentChangeEvent(x) for x in o.content_changes],
+        }
     d: dict[str, Any] = {
         "sessionId": o.session_id,
         "uri": o.uri,
@@ -2510,6 +2597,8 @@ def _d_DidCloseDocumentNotification(d: Any) -> DidCloseDocumentNotification:
 
 
 def _e_DidCloseDocumentNotification(o: DidCloseDocumentNotification) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "uri": o.uri}
     d: dict[str, Any] = {"sessionId": o.session_id, "uri": o.uri}
     ex = o._explicit
     v: Any
@@ -2602,6 +2691,14 @@ def _d_DidFocusDocumentNotification(d: Any) -> DidFocusDocumentNotification:
 
 
 def _e_DidFocusDocumentNotification(o: DidFocusDocumentNotification) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "uri": o.uri,
+            "version": o.version,
+            "position": _e_Position(o.position),
+            "visibleRange": _e_Range(o.visible_range),
+        }
     d: dict[str, Any] = {
         "sessionId": o.session_id,
         "uri": o.uri,
@@ -2696,6 +2793,14 @@ def _d_DidOpenDocumentNotification(d: Any) -> DidOpenDocumentNotification:
 
 
 def _e_DidOpenDocumentNotification(o: DidOpenDocumentNotification) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "uri": o.uri,
+            "languageId": o.language_id,
+            "version": o.version,
+            "text": o.text,
+        }
     d: dict[str, Any] = {
         "sessionId": o.session_id,
         "uri": o.uri,
@@ -2769,6 +2874,8 @@ def _d_DidSaveDocumentNotification(d: Any) -> DidSaveDocumentNotification:
 
 
 def _e_DidSaveDocumentNotification(o: DidSaveDocumentNotification) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "uri": o.uri}
     d: dict[str, Any] = {"sessionId": o.session_id, "uri": o.uri}
     ex = o._explicit
     v: Any
@@ -2829,6 +2936,8 @@ def _d_DisableProviderRequest(d: Any) -> DisableProviderRequest:
 
 
 def _e_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"providerId": o.provider_id}
     d: dict[str, Any] = {"providerId": o.provider_id}
     ex = o._explicit
     v: Any
@@ -2882,6 +2991,8 @@ def _d_DisableProviderResponse(d: Any) -> DisableProviderResponse:
 
 
 def _e_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -2942,6 +3053,8 @@ def _d_DisconnectMcpRequest(d: Any) -> DisconnectMcpRequest:
 
 
 def _e_DisconnectMcpRequest(o: DisconnectMcpRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"connectionId": o.connection_id}
     d: dict[str, Any] = {"connectionId": o.connection_id}
     ex = o._explicit
     v: Any
@@ -2995,6 +3108,8 @@ def _d_DisconnectMcpResponse(d: Any) -> DisconnectMcpResponse:
 
 
 def _e_DisconnectMcpResponse(o: DisconnectMcpResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -3196,6 +3311,14 @@ def _d_ForkSessionResponse(d: Any) -> ForkSessionResponse:
 
 
 def _e_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
+    if (
+        o.modes is None
+        and o.config_options is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessionId": o.session_id}
     d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
@@ -3303,6 +3426,14 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
 
 
 def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
+    if (
+        o.client_capabilities is _DF_InitializeRequest_client_capabilities
+        and o.client_info is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"protocolVersion": o.protocol_version}
     d: dict[str, Any] = {"protocolVersion": o.protocol_version}
     ex = o._explicit
     v: Any
@@ -3495,6 +3626,8 @@ def _d_ListProvidersRequest(d: Any) -> ListProvidersRequest:
 
 
 def _e_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -3557,6 +3690,8 @@ def _d_ListProvidersResponse(d: Any) -> ListProvidersResponse:
 
 
 def _e_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"providers": [_e_ProviderInfo(x) for x in o.providers]}
     d: dict[str, Any] = {"providers": [_e_ProviderInfo(x) for x in o.providers]}
     ex = o._explicit
     v: Any
@@ -3734,6 +3869,8 @@ def _a_McpServerAcp(d: Any) -> McpServerAcp:
 
 
 def _e_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"type": "acp", "name": o.name, "serverId": o.server_id}
     d: dict[str, Any] = {"type": "acp", "name": o.name, "serverId": o.server_id}
     ex = o._explicit
     v: Any
@@ -3818,6 +3955,8 @@ def _d_MessageMcpNotification(d: Any) -> MessageMcpNotification:
 
 
 def _e_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
+    if o.params is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"connectionId": o.connection_id, "method": o.method}
     d: dict[str, Any] = {"connectionId": o.connection_id, "method": o.method}
     ex = o._explicit
     v: Any
@@ -3903,6 +4042,8 @@ def _d_MessageMcpRequest(d: Any) -> MessageMcpRequest:
 
 
 def _e_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
+    if o.params is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"connectionId": o.connection_id, "method": o.method}
     d: dict[str, Any] = {"connectionId": o.connection_id, "method": o.method}
     ex = o._explicit
     v: Any
@@ -3995,6 +4136,14 @@ def _d_NesCapabilities(d: Any) -> NesCapabilities:
 
 
 def _e_NesCapabilities(o: NesCapabilities) -> dict[str, Any]:
+    if (
+        o.events is None
+        and o.context is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4160,6 +4309,18 @@ def _d_NesContextCapabilities(d: Any) -> NesContextCapabilities:
 
 
 def _e_NesContextCapabilities(o: NesContextCapabilities) -> dict[str, Any]:
+    if (
+        o.recent_files is None
+        and o.related_snippets is None
+        and o.edit_history is None
+        and o.user_actions is None
+        and o.open_files is None
+        and o.diagnostics is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4273,6 +4434,13 @@ def _d_NesDiagnostic(d: Any) -> NesDiagnostic:
 
 
 def _e_NesDiagnostic(o: NesDiagnostic) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "uri": o.uri,
+            "range": _e_Range(o.range),
+            "severity": o.severity,
+            "message": o.message,
+        }
     d: dict[str, Any] = {
         "uri": o.uri,
         "range": _e_Range(o.range),
@@ -4331,6 +4499,8 @@ def _d_NesDiagnosticsCapabilities(d: Any) -> NesDiagnosticsCapabilities:
 
 
 def _e_NesDiagnosticsCapabilities(o: NesDiagnosticsCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4391,6 +4561,8 @@ def _d_NesDocumentDidChangeCapabilities(d: Any) -> NesDocumentDidChangeCapabilit
 
 
 def _e_NesDocumentDidChangeCapabilities(o: NesDocumentDidChangeCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"syncKind": o.sync_kind}
     d: dict[str, Any] = {"syncKind": o.sync_kind}
     ex = o._explicit
     v: Any
@@ -4444,6 +4616,8 @@ def _d_NesDocumentDidCloseCapabilities(d: Any) -> NesDocumentDidCloseCapabilitie
 
 
 def _e_NesDocumentDidCloseCapabilities(o: NesDocumentDidCloseCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4497,6 +4671,8 @@ def _d_NesDocumentDidFocusCapabilities(d: Any) -> NesDocumentDidFocusCapabilitie
 
 
 def _e_NesDocumentDidFocusCapabilities(o: NesDocumentDidFocusCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4550,6 +4726,8 @@ def _d_NesDocumentDidOpenCapabilities(d: Any) -> NesDocumentDidOpenCapabilities:
 
 
 def _e_NesDocumentDidOpenCapabilities(o: NesDocumentDidOpenCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4603,6 +4781,8 @@ def _d_NesDocumentDidSaveCapabilities(d: Any) -> NesDocumentDidSaveCapabilities:
 
 
 def _e_NesDocumentDidSaveCapabilities(o: NesDocumentDidSaveCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4741,6 +4921,17 @@ def _d_NesDocumentEventCapabilities(d: Any) -> NesDocumentEventCapabilities:
 
 
 def _e_NesDocumentEventCapabilities(o: NesDocumentEventCapabilities) -> dict[str, Any]:
+    if (
+        o.did_open is None
+        and o.did_change is None
+        and o.did_close is None
+        and o.did_save is None
+        and o.did_focus is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4836,6 +5027,8 @@ def _d_NesEditHistoryCapabilities(d: Any) -> NesEditHistoryCapabilities:
 
 
 def _e_NesEditHistoryCapabilities(o: NesEditHistoryCapabilities) -> dict[str, Any]:
+    if o.max_count is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4908,6 +5101,8 @@ def _d_NesEditHistoryEntry(d: Any) -> NesEditHistoryEntry:
 
 
 def _e_NesEditHistoryEntry(o: NesEditHistoryEntry) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"uri": o.uri, "diff": o.diff}
     d: dict[str, Any] = {"uri": o.uri, "diff": o.diff}
     ex = o._explicit
     v: Any
@@ -5010,6 +5205,18 @@ def _a_NesEditSuggestion(d: Any) -> NesEditSuggestion:
 
 
 def _e_NesEditSuggestion(o: NesEditSuggestion) -> dict[str, Any]:
+    if (
+        o.cursor_position is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "kind": "edit",
+            "id": o.id,
+            "uri": o.uri,
+            "edits": [_e_NesTextEdit(x) for x in o.edits],
+        }
     d: dict[str, Any] = {
         "kind": "edit",
         "id": o.id,
@@ -5090,6 +5297,8 @@ def _d_NesEventCapabilities(d: Any) -> NesEventCapabilities:
 
 
 def _e_NesEventCapabilities(o: NesEventCapabilities) -> dict[str, Any]:
+    if o.document is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5169,6 +5378,8 @@ def _d_NesExcerpt(d: Any) -> NesExcerpt:
 
 
 def _e_NesExcerpt(o: NesExcerpt) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"startLine": o.start_line, "endLine": o.end_line, "text": o.text}
     d: dict[str, Any] = {"startLine": o.start_line, "endLine": o.end_line, "text": o.text}
     ex = o._explicit
     v: Any
@@ -5222,6 +5433,8 @@ def _d_NesJumpCapabilities(d: Any) -> NesJumpCapabilities:
 
 
 def _e_NesJumpCapabilities(o: NesJumpCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5307,6 +5520,8 @@ def _a_NesJumpSuggestion(d: Any) -> NesJumpSuggestion:
 
 
 def _e_NesJumpSuggestion(o: NesJumpSuggestion) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"kind": "jump", "id": o.id, "uri": o.uri, "position": _e_Position(o.position)}
     d: dict[str, Any] = {
         "kind": "jump",
         "id": o.id,
@@ -5413,6 +5628,14 @@ def _d_NesOpenFile(d: Any) -> NesOpenFile:
 
 
 def _e_NesOpenFile(o: NesOpenFile) -> dict[str, Any]:
+    if (
+        o.visible_range is None
+        and o.last_focused_ms is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"uri": o.uri, "languageId": o.language_id}
     d: dict[str, Any] = {"uri": o.uri, "languageId": o.language_id}
     ex = o._explicit
     v: Any
@@ -5476,6 +5699,8 @@ def _d_NesOpenFilesCapabilities(d: Any) -> NesOpenFilesCapabilities:
 
 
 def _e_NesOpenFilesCapabilities(o: NesOpenFilesCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5550,6 +5775,8 @@ def _d_NesRecentFile(d: Any) -> NesRecentFile:
 
 
 def _e_NesRecentFile(o: NesRecentFile) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"uri": o.uri, "languageId": o.language_id, "text": o.text}
     d: dict[str, Any] = {"uri": o.uri, "languageId": o.language_id, "text": o.text}
     ex = o._explicit
     v: Any
@@ -5620,6 +5847,8 @@ def _d_NesRecentFilesCapabilities(d: Any) -> NesRecentFilesCapabilities:
 
 
 def _e_NesRecentFilesCapabilities(o: NesRecentFilesCapabilities) -> dict[str, Any]:
+    if o.max_count is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5694,6 +5923,8 @@ def _d_NesRelatedSnippet(d: Any) -> NesRelatedSnippet:
 
 
 def _e_NesRelatedSnippet(o: NesRelatedSnippet) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"uri": o.uri, "excerpts": [_e_NesExcerpt(x) for x in o.excerpts]}
     d: dict[str, Any] = {"uri": o.uri, "excerpts": [_e_NesExcerpt(x) for x in o.excerpts]}
     ex = o._explicit
     v: Any
@@ -5747,6 +5978,8 @@ def _d_NesRelatedSnippetsCapabilities(d: Any) -> NesRelatedSnippetsCapabilities:
 
 
 def _e_NesRelatedSnippetsCapabilities(o: NesRelatedSnippetsCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5800,6 +6033,8 @@ def _d_NesRenameCapabilities(d: Any) -> NesRenameCapabilities:
 
 
 def _e_NesRenameCapabilities(o: NesRenameCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5892,6 +6127,14 @@ def _a_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
 
 
 def _e_NesRenameSuggestion(o: NesRenameSuggestion) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "kind": "rename",
+            "id": o.id,
+            "uri": o.uri,
+            "position": _e_Position(o.position),
+            "newName": o.new_name,
+        }
     d: dict[str, Any] = {
         "kind": "rename",
         "id": o.id,
@@ -5972,6 +6215,8 @@ def _d_NesRepository(d: Any) -> NesRepository:
 
 
 def _e_NesRepository(o: NesRepository) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"name": o.name, "owner": o.owner, "remoteUrl": o.remote_url}
     d: dict[str, Any] = {"name": o.name, "owner": o.owner, "remoteUrl": o.remote_url}
     ex = o._explicit
     v: Any
@@ -6025,6 +6270,8 @@ def _d_NesSearchAndReplaceCapabilities(d: Any) -> NesSearchAndReplaceCapabilitie
 
 
 def _e_NesSearchAndReplaceCapabilities(o: NesSearchAndReplaceCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6128,6 +6375,14 @@ def _a_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
 
 
 def _e_NesSearchAndReplaceSuggestion(o: NesSearchAndReplaceSuggestion) -> dict[str, Any]:
+    if o.is_regex is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "kind": "searchAndReplace",
+            "id": o.id,
+            "uri": o.uri,
+            "search": o.search,
+            "replace": o.replace,
+        }
     d: dict[str, Any] = {
         "kind": "searchAndReplace",
         "id": o.id,
@@ -6294,6 +6549,18 @@ def _d_NesSuggestContext(d: Any) -> NesSuggestContext:
 
 
 def _e_NesSuggestContext(o: NesSuggestContext) -> dict[str, Any]:
+    if (
+        o.recent_files is None
+        and o.related_snippets is None
+        and o.edit_history is None
+        and o.user_actions is None
+        and o.open_files is None
+        and o.diagnostics is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6393,6 +6660,8 @@ def _d_NesTextEdit(d: Any) -> NesTextEdit:
 
 
 def _e_NesTextEdit(o: NesTextEdit) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"range": _e_Range(o.range), "newText": o.new_text}
     d: dict[str, Any] = {"range": _e_Range(o.range), "newText": o.new_text}
     ex = o._explicit
     v: Any
@@ -6476,6 +6745,13 @@ def _d_NesUserAction(d: Any) -> NesUserAction:
 
 
 def _e_NesUserAction(o: NesUserAction) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "action": o.action,
+            "uri": o.uri,
+            "position": _e_Position(o.position),
+            "timestampMs": o.timestamp_ms,
+        }
     d: dict[str, Any] = {
         "action": o.action,
         "uri": o.uri,
@@ -6551,6 +6827,8 @@ def _d_NesUserActionsCapabilities(d: Any) -> NesUserActionsCapabilities:
 
 
 def _e_NesUserActionsCapabilities(o: NesUserActionsCapabilities) -> dict[str, Any]:
+    if o.max_count is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6740,6 +7018,13 @@ def _a_Notice(d: Any) -> Notice:
 
 
 def _e_Notice(o: Notice) -> dict[str, Any]:
+    if (
+        o.description is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessionUpdate": "notice", "severity": o.severity, "title": o.title}
     d: dict[str, Any] = {"sessionUpdate": "notice", "severity": o.severity, "title": o.title}
     ex = o._explicit
     v: Any
@@ -6798,6 +7083,8 @@ def _d_PlanCapabilities(d: Any) -> PlanCapabilities:
 
 
 def _e_PlanCapabilities(o: PlanCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6874,6 +7161,8 @@ def _a_PlanFile(d: Any) -> PlanFile:
 
 
 def _e_PlanFile(o: PlanFile) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"type": "file", "planId": o.plan_id, "uri": o.uri}
     d: dict[str, Any] = {"type": "file", "planId": o.plan_id, "uri": o.uri}
     ex = o._explicit
     v: Any
@@ -6952,6 +7241,12 @@ def _a_PlanItems(d: Any) -> PlanItems:
 
 
 def _e_PlanItems(o: PlanItems) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "type": "items",
+            "planId": o.plan_id,
+            "entries": [_e_PlanEntry(x) for x in o.entries],
+        }
     d: dict[str, Any] = {
         "type": "items",
         "planId": o.plan_id,
@@ -7032,6 +7327,8 @@ def _a_PlanMarkdown(d: Any) -> PlanMarkdown:
 
 
 def _e_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"type": "markdown", "planId": o.plan_id, "content": o.content}
     d: dict[str, Any] = {"type": "markdown", "planId": o.plan_id, "content": o.content}
     ex = o._explicit
     v: Any
@@ -7101,6 +7398,8 @@ def _a_PlanRemoved(d: Any) -> PlanRemoved:
 
 
 def _e_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionUpdate": "plan_removed", "planId": o.plan_id}
     d: dict[str, Any] = {"sessionUpdate": "plan_removed", "planId": o.plan_id}
     ex = o._explicit
     v: Any
@@ -7179,6 +7478,11 @@ def _a_PlanUpdate(d: Any) -> PlanUpdate:
 
 
 def _e_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionUpdate": "plan_update",
+            "plan": _encoder_of(type(o.plan), _not_a_model)(o.plan),
+        }
     d: dict[str, Any] = {
         "sessionUpdate": "plan_update",
         "plan": _encoder_of(type(o.plan), _not_a_model)(o.plan),
@@ -7249,6 +7553,8 @@ def _d_Position(d: Any) -> Position:
 
 
 def _e_Position(o: Position) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"line": o.line, "character": o.character}
     d: dict[str, Any] = {"line": o.line, "character": o.character}
     ex = o._explicit
     v: Any
@@ -7326,6 +7632,8 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
 
 
 def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
+    if o.usage is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"stopReason": o.stop_reason}
     d: dict[str, Any] = {"stopReason": o.stop_reason}
     ex = o._explicit
     v: Any
@@ -7398,6 +7706,8 @@ def _d_ProviderCurrentConfig(d: Any) -> ProviderCurrentConfig:
 
 
 def _e_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"apiType": o.api_type, "baseUrl": o.base_url}
     d: dict[str, Any] = {"apiType": o.api_type, "baseUrl": o.base_url}
     ex = o._explicit
     v: Any
@@ -7491,6 +7801,8 @@ def _d_ProviderInfo(d: Any) -> ProviderInfo:
 
 
 def _e_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
+    if o.current is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"providerId": o.provider_id, "supported": o.supported, "required": o.required}
     d: dict[str, Any] = {
         "providerId": o.provider_id,
         "supported": o.supported,
@@ -7553,6 +7865,8 @@ def _d_ProvidersCapabilities(d: Any) -> ProvidersCapabilities:
 
 
 def _e_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -7624,6 +7938,8 @@ def _d_Range(d: Any) -> Range:
 
 
 def _e_Range(o: Range) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"start": _e_Position(o.start), "end": _e_Position(o.end)}
     d: dict[str, Any] = {"start": _e_Position(o.start), "end": _e_Position(o.end)}
     ex = o._explicit
     v: Any
@@ -7708,6 +8024,8 @@ def _d_RejectNesNotification(d: Any) -> RejectNesNotification:
 
 
 def _e_RejectNesNotification(o: RejectNesNotification) -> dict[str, Any]:
+    if o.reason is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "id": o.id}
     d: dict[str, Any] = {"sessionId": o.session_id, "id": o.id}
     ex = o._explicit
     v: Any
@@ -7791,6 +8109,12 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
 
 
 def _e_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "toolCall": _e_ToolCallUpdate(o.tool_call),
+            "options": [_e_PermissionOption(x) for x in o.options],
+        }
     d: dict[str, Any] = {
         "sessionId": o.session_id,
         "toolCall": _e_ToolCallUpdate(o.tool_call),
@@ -7955,6 +8279,8 @@ def _d_SessionForkCapabilities(d: Any) -> SessionForkCapabilities:
 
 
 def _e_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -8031,6 +8357,11 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
 
 
 def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "update": _encoder_of(type(o.update), _not_a_model)(o.update),
+        }
     d: dict[str, Any] = {
         "sessionId": o.session_id,
         "update": _encoder_of(type(o.update), _not_a_model)(o.update),
@@ -8179,6 +8510,8 @@ def _d_SetProviderResponse(d: Any) -> SetProviderResponse:
 
 
 def _e_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -8283,6 +8616,15 @@ def _d_StartNesRequest(d: Any) -> StartNesRequest:
 
 
 def _e_StartNesRequest(o: StartNesRequest) -> dict[str, Any]:
+    if (
+        o.workspace_uri is None
+        and o.workspace_folders is None
+        and o.repository is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -8358,6 +8700,8 @@ def _d_StartNesResponse(d: Any) -> StartNesResponse:
 
 
 def _e_StartNesResponse(o: StartNesResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id}
     d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
@@ -8482,6 +8826,20 @@ def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
 
 
 def _e_SuggestNesRequest(o: SuggestNesRequest) -> dict[str, Any]:
+    if (
+        o.selection is None
+        and o.context is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "sessionId": o.session_id,
+            "uri": o.uri,
+            "version": o.version,
+            "position": _e_Position(o.position),
+            "triggerKind": o.trigger_kind,
+        }
     d: dict[str, Any] = {
         "sessionId": o.session_id,
         "uri": o.uri,
@@ -8561,6 +8919,8 @@ def _d_SuggestNesResponse(d: Any) -> SuggestNesResponse:
 
 
 def _e_SuggestNesResponse(o: SuggestNesResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"suggestions": [_encoder_of(type(x), _not_a_model)(x) for x in o.suggestions]}
     d: dict[str, Any] = {
         "suggestions": [_encoder_of(type(x), _not_a_model)(x) for x in o.suggestions]
     }
@@ -8640,6 +9000,8 @@ def _d_TextDocumentContentChangeEvent(d: Any) -> TextDocumentContentChangeEvent:
 
 
 def _e_TextDocumentContentChangeEvent(o: TextDocumentContentChangeEvent) -> dict[str, Any]:
+    if o.range is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"text": o.text}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -9057,6 +9419,20 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
 
 
 def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
+    if (
+        o.kind is None
+        and o.status is None
+        and o.title is None
+        and o.name is None
+        and o.content is None
+        and o.locations is None
+        and o.raw_input is None
+        and o.raw_output is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"toolCallId": o.tool_call_id}
     d: dict[str, Any] = {"toolCallId": o.tool_call_id}
     ex = o._explicit
     v: Any
@@ -9294,6 +9670,20 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
 
 
 def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
+    if (
+        o.kind is None
+        and o.status is None
+        and o.title is None
+        and o.name is None
+        and o.content is None
+        and o.locations is None
+        and o.raw_input is None
+        and o.raw_output is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessionUpdate": "tool_call_update", "toolCallId": o.tool_call_id}
     d: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": o.tool_call_id}
     ex = o._explicit
     v: Any
@@ -9459,6 +9849,19 @@ def _d_Usage(d: Any) -> Usage:
 
 
 def _e_Usage(o: Usage) -> dict[str, Any]:
+    if (
+        o.thought_tokens is None
+        and o.cached_read_tokens is None
+        and o.cached_write_tokens is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "totalTokens": o.total_tokens,
+            "inputTokens": o.input_tokens,
+            "outputTokens": o.output_tokens,
+        }
     d: dict[str, Any] = {
         "totalTokens": o.total_tokens,
         "inputTokens": o.input_tokens,
@@ -9545,6 +9948,8 @@ def _d_WorkspaceFolder(d: Any) -> WorkspaceFolder:
 
 
 def _e_WorkspaceFolder(o: WorkspaceFolder) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"uri": o.uri, "name": o.name}
     d: dict[str, Any] = {"uri": o.uri, "name": o.name}
     ex = o._explicit
     v: Any
