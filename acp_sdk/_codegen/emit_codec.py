@@ -127,8 +127,38 @@ class _Emitter:
                 ]
             return [f"{indent}r = _d_{expr.name}(v)"]
         if isinstance(expr, TList):
+            union = self.tagged_union(expr.item)
+            if union is not None:
+                # Content blocks and the like: each item's usual case inline, as for a
+                # single union field; on any error, `d_list` decodes the list again and
+                # raises with the failing index.
+                name = union.name
+                return [
+                    f"{indent}if type(v) is list:",
+                    f"{indent}    try:",
+                    f"{indent}        r = [",
+                    f"{indent}            f(x)",
+                    f"{indent}            if type(x) is dict",
+                    f'{indent}            and type(t := x.get("{union.tag_prop}")) is str',
+                    f"{indent}            and (f := _T_{name}.get(t)) is not None",
+                    f"{indent}            else _d_{name}(x)",
+                    f"{indent}            for x in v",
+                    f"{indent}        ]",
+                    f"{indent}    except DecodeError:",
+                    f"{indent}        r = _s.d_list(v, _d_{name})",
+                    f"{indent}else:",
+                    f"{indent}    r = _s.d_list(v, _d_{name})",
+                ]
             return [f"{indent}r = _s.d_list(v, {self.item_fn(expr.item)})"]
         return [f"{indent}r = _s.d_map(v, {self.item_fn(expr.value)})"]
+
+    def tagged_union(self, expr: TypeExpr) -> UnionDef | None:
+        """The union `expr` refers to, if it is one dispatched by a tag property."""
+        if isinstance(expr, TRef):
+            target = self.model.defs[expr.name]
+            if isinstance(target, UnionDef) and target.tag_prop is not None:
+                return target
+        return None
 
     def needs_encoding(self, expr: TypeExpr) -> bool:
         if isinstance(expr, TRef):

@@ -8166,7 +8166,20 @@ def _d_PromptRequest(d: Any) -> PromptRequest:
     except KeyError:
         raise _s.missing("prompt") from None
     try:
-        r = _s.d_list(v, _d_ContentBlock)
+        if type(v) is list:
+            try:
+                r = [
+                    f(x)
+                    if type(x) is dict
+                    and type(t := x.get("type")) is str
+                    and (f := _T_ContentBlock.get(t)) is not None
+                    else _d_ContentBlock(x)
+                    for x in v
+                ]
+            except DecodeError:
+                r = _s.d_list(v, _d_ContentBlock)
+        else:
+            r = _s.d_list(v, _d_ContentBlock)
     except DecodeError as e:
         raise e.at("prompt") from None
     w.prompt = r

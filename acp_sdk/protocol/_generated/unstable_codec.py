@@ -8882,7 +8882,20 @@ def _d_SuggestNesResponse(d: Any) -> SuggestNesResponse:
     except KeyError:
         raise _s.missing("suggestions") from None
     try:
-        r = _s.d_list(v, _d_NesSuggestion)
+        if type(v) is list:
+            try:
+                r = [
+                    f(x)
+                    if type(x) is dict
+                    and type(t := x.get("kind")) is str
+                    and (f := _T_NesSuggestion.get(t)) is not None
+                    else _d_NesSuggestion(x)
+                    for x in v
+                ]
+            except DecodeError:
+                r = _s.d_list(v, _d_NesSuggestion)
+        else:
+            r = _s.d_list(v, _d_NesSuggestion)
     except DecodeError as e:
         raise e.at("suggestions") from None
     w.suggestions = r
