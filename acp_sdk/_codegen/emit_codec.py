@@ -1,8 +1,13 @@
 """Emit straight-line decode/encode functions for every model of one schema file.
 
 One function per class keeps the hot path free of per-field interpretation: a decoder
-checks each wire key with a `type(v) is ...` test, counts the keys it knew (so unknown
-keys are collected only when there are any), and builds the frozen instance once.
+reads each required key by subscript and checks it with a `type(v) is ...` test, looks
+for optional keys only when the dict holds more than the required ones, counts the keys
+it knew (so unknown keys are collected only when there are any), and fills a mutable twin
+of the model (`_codec_support.twin`) whose class it then sets to the frozen model. Unions
+dispatched by a tag are decoded inline where a field holds one (the usual case: a dict
+with a known tag), and a tagged arm's body (`_a_`) skips re-reading its tag. An encoder
+returns one dict display when every optional field is at its omitted default.
 """
 
 from __future__ import annotations
