@@ -79,6 +79,26 @@ def add_extras(out: dict[str, Any], extra: Mapping[str, Any]) -> None:
             out[key] = value
 
 
+def twin(cls: type) -> type[Any]:
+    """A subclass of the frozen model `cls` that takes plain slot stores, for decoding.
+
+    A generated decoder fills an instance of the twin (`w.text = v`: a specialised slot
+    store, where going through the frozen class costs a descriptor call per slot), then
+    makes it a `cls` with `w.__class__ = cls`. The twin adds no slot and no state, so the
+    object is then exactly what `cls(...)` builds; its instances never escape the decoder.
+    `__delattr__` goes back to `object`'s too, or the interpreter would keep the frozen
+    `__setattr__` path for both (they share one type slot).
+    """
+    namespace = {
+        "__slots__": (),
+        "__setattr__": object.__setattr__,
+        "__delattr__": object.__delattr__,
+        "__module__": __name__,
+        "__qualname__": f"twin[{cls.__qualname__}]",
+    }
+    return type(f"twin[{cls.__name__}]", (cls,), namespace)
+
+
 # ----------------------------------------------------------------------------- scalars
 
 INT_LIMITS: Final[Mapping[str, tuple[int, int]]] = {
@@ -145,20 +165,27 @@ D_INT: Final[Mapping[str, Callable[[Any], int]]] = {fmt: int_decoder(fmt) for fm
 def d_list(value: Any, item: Callable[[Any], T]) -> list[T]:
     if type(value) is not list:
         raise wrong("an array", value)
-    out: list[T] = []
-    index = 0
     try:
-        for index, element in enumerate(value):  # noqa: B007 - index reported on error
-            out.append(item(element))
-    except DecodeError as error:
-        raise error.at(index) from None
-    return out
+        return [item(element) for element in value]
+    except DecodeError:
+        pass
+    # Decoding is pure: decode again one by one to learn which index failed.
+    for index, element in enumerate(value):
+        try:
+            item(element)
+        except DecodeError as error:
+            raise error.at(index) from None
+    raise AssertionError("a decoder failed once and not again")  # pragma: no cover
 
 
 def d_list_skip(value: Any, item: Callable[[Any], T]) -> list[T]:
     """The schema's `x-deserialize-skip-invalid-items`: drop elements that do not decode."""
     if type(value) is not list:
         raise wrong("an array", value)
+    try:
+        return [item(element) for element in value]  # the usual case: every item decodes
+    except DecodeError:
+        pass
     out: list[T] = []
     for element in value:
         try:

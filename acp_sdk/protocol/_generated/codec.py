@@ -184,557 +184,146 @@ from acp_sdk.protocol._generated.models import (
 from acp_sdk.protocol._model_support import EMPTY as _EMPTY
 from acp_sdk.protocol._model_support import NO_EXPLICIT as _NO_EXPLICIT
 from acp_sdk.protocol._model_support import UNSET as _UNSET
-from acp_sdk.protocol._model_support import WireModel
 
 _MISSING: Final[Any] = _s.MISSING
 _new: Final = object.__new__
-_S_extra: Final = WireModel.__dict__["extra"].__set__
-_S_explicit: Final = WireModel.__dict__["_explicit"].__set__
-_S_AgentAuthCapabilities_logout: Final = AgentAuthCapabilities.__dict__["logout"].__set__
-_S_AgentAuthCapabilities_meta: Final = AgentAuthCapabilities.__dict__["meta"].__set__
-_S_PromptCapabilities_image: Final = PromptCapabilities.__dict__["image"].__set__
-_S_PromptCapabilities_audio: Final = PromptCapabilities.__dict__["audio"].__set__
-_S_PromptCapabilities_embedded_context: Final = PromptCapabilities.__dict__[
-    "embedded_context"
-].__set__
-_S_PromptCapabilities_meta: Final = PromptCapabilities.__dict__["meta"].__set__
-_S_McpCapabilities_http: Final = McpCapabilities.__dict__["http"].__set__
-_S_McpCapabilities_sse: Final = McpCapabilities.__dict__["sse"].__set__
-_S_McpCapabilities_meta: Final = McpCapabilities.__dict__["meta"].__set__
-_S_SessionCapabilities_list: Final = SessionCapabilities.__dict__["list"].__set__
-_S_SessionCapabilities_delete: Final = SessionCapabilities.__dict__["delete"].__set__
-_S_SessionCapabilities_additional_directories: Final = SessionCapabilities.__dict__[
-    "additional_directories"
-].__set__
-_S_SessionCapabilities_resume: Final = SessionCapabilities.__dict__["resume"].__set__
-_S_SessionCapabilities_close: Final = SessionCapabilities.__dict__["close"].__set__
-_S_SessionCapabilities_meta: Final = SessionCapabilities.__dict__["meta"].__set__
-_S_AgentCapabilities_load_session: Final = AgentCapabilities.__dict__["load_session"].__set__
-_S_AgentCapabilities_prompt_capabilities: Final = AgentCapabilities.__dict__[
-    "prompt_capabilities"
-].__set__
-_S_AgentCapabilities_mcp_capabilities: Final = AgentCapabilities.__dict__[
-    "mcp_capabilities"
-].__set__
-_S_AgentCapabilities_session_capabilities: Final = AgentCapabilities.__dict__[
-    "session_capabilities"
-].__set__
-_S_AgentCapabilities_auth: Final = AgentCapabilities.__dict__["auth"].__set__
-_S_AgentCapabilities_meta: Final = AgentCapabilities.__dict__["meta"].__set__
-_S_ContentChunk_content: Final = ContentChunk.__dict__["content"].__set__
-_S_ContentChunk_message_id: Final = ContentChunk.__dict__["message_id"].__set__
-_S_ContentChunk_meta: Final = ContentChunk.__dict__["meta"].__set__
-_S_Annotations_audience: Final = Annotations.__dict__["audience"].__set__
-_S_Annotations_last_modified: Final = Annotations.__dict__["last_modified"].__set__
-_S_Annotations_priority: Final = Annotations.__dict__["priority"].__set__
-_S_Annotations_meta: Final = Annotations.__dict__["meta"].__set__
-_S_AudioContent_annotations: Final = AudioContent.__dict__["annotations"].__set__
-_S_AudioContent_data: Final = AudioContent.__dict__["data"].__set__
-_S_AudioContent_mime_type: Final = AudioContent.__dict__["mime_type"].__set__
-_S_AudioContent_meta: Final = AudioContent.__dict__["meta"].__set__
-_S_AuthCapabilities_terminal: Final = AuthCapabilities.__dict__["terminal"].__set__
-_S_AuthCapabilities_meta: Final = AuthCapabilities.__dict__["meta"].__set__
-_S_AuthMethodAgent_id: Final = AuthMethodAgent.__dict__["id"].__set__
-_S_AuthMethodAgent_name: Final = AuthMethodAgent.__dict__["name"].__set__
-_S_AuthMethodAgent_description: Final = AuthMethodAgent.__dict__["description"].__set__
-_S_AuthMethodAgent_meta: Final = AuthMethodAgent.__dict__["meta"].__set__
-_S_AuthMethodTerminal_id: Final = AuthMethodTerminal.__dict__["id"].__set__
-_S_AuthMethodTerminal_name: Final = AuthMethodTerminal.__dict__["name"].__set__
-_S_AuthMethodTerminal_description: Final = AuthMethodTerminal.__dict__["description"].__set__
-_S_AuthMethodTerminal_args: Final = AuthMethodTerminal.__dict__["args"].__set__
-_S_AuthMethodTerminal_env: Final = AuthMethodTerminal.__dict__["env"].__set__
-_S_AuthMethodTerminal_meta: Final = AuthMethodTerminal.__dict__["meta"].__set__
-_S_AuthenticateRequest_method_id: Final = AuthenticateRequest.__dict__["method_id"].__set__
-_S_AuthenticateRequest_meta: Final = AuthenticateRequest.__dict__["meta"].__set__
-_S_AuthenticateResponse_meta: Final = AuthenticateResponse.__dict__["meta"].__set__
-_S_AvailableCommand_name: Final = AvailableCommand.__dict__["name"].__set__
-_S_AvailableCommand_description: Final = AvailableCommand.__dict__["description"].__set__
-_S_AvailableCommand_input: Final = AvailableCommand.__dict__["input"].__set__
-_S_AvailableCommand_meta: Final = AvailableCommand.__dict__["meta"].__set__
-_S_AvailableCommandsUpdate_available_commands: Final = AvailableCommandsUpdate.__dict__[
-    "available_commands"
-].__set__
-_S_AvailableCommandsUpdate_meta: Final = AvailableCommandsUpdate.__dict__["meta"].__set__
-_S_BlobResourceContents_blob: Final = BlobResourceContents.__dict__["blob"].__set__
-_S_BlobResourceContents_mime_type: Final = BlobResourceContents.__dict__["mime_type"].__set__
-_S_BlobResourceContents_uri: Final = BlobResourceContents.__dict__["uri"].__set__
-_S_BlobResourceContents_meta: Final = BlobResourceContents.__dict__["meta"].__set__
-_S_BooleanConfigOptionCapabilities_meta: Final = BooleanConfigOptionCapabilities.__dict__[
-    "meta"
-].__set__
-_S_BooleanPropertySchema_title: Final = BooleanPropertySchema.__dict__["title"].__set__
-_S_BooleanPropertySchema_description: Final = BooleanPropertySchema.__dict__["description"].__set__
-_S_BooleanPropertySchema_default: Final = BooleanPropertySchema.__dict__["default"].__set__
-_S_BooleanPropertySchema_meta: Final = BooleanPropertySchema.__dict__["meta"].__set__
-_S_CancelNotification_session_id: Final = CancelNotification.__dict__["session_id"].__set__
-_S_CancelNotification_meta: Final = CancelNotification.__dict__["meta"].__set__
-_S_CancelRequestNotification_request_id: Final = CancelRequestNotification.__dict__[
-    "request_id"
-].__set__
-_S_CancelRequestNotification_meta: Final = CancelRequestNotification.__dict__["meta"].__set__
-_S_FileSystemCapabilities_read_text_file: Final = FileSystemCapabilities.__dict__[
-    "read_text_file"
-].__set__
-_S_FileSystemCapabilities_write_text_file: Final = FileSystemCapabilities.__dict__[
-    "write_text_file"
-].__set__
-_S_FileSystemCapabilities_meta: Final = FileSystemCapabilities.__dict__["meta"].__set__
-_S_ClientCapabilities_fs: Final = ClientCapabilities.__dict__["fs"].__set__
-_S_ClientCapabilities_terminal: Final = ClientCapabilities.__dict__["terminal"].__set__
-_S_ClientCapabilities_session: Final = ClientCapabilities.__dict__["session"].__set__
-_S_ClientCapabilities_auth: Final = ClientCapabilities.__dict__["auth"].__set__
-_S_ClientCapabilities_elicitation: Final = ClientCapabilities.__dict__["elicitation"].__set__
-_S_ClientCapabilities_meta: Final = ClientCapabilities.__dict__["meta"].__set__
-_S_ClientSessionCapabilities_config_options: Final = ClientSessionCapabilities.__dict__[
-    "config_options"
-].__set__
-_S_ClientSessionCapabilities_meta: Final = ClientSessionCapabilities.__dict__["meta"].__set__
-_S_CloseSessionRequest_session_id: Final = CloseSessionRequest.__dict__["session_id"].__set__
-_S_CloseSessionRequest_meta: Final = CloseSessionRequest.__dict__["meta"].__set__
-_S_CloseSessionResponse_meta: Final = CloseSessionResponse.__dict__["meta"].__set__
-_S_CompleteElicitationNotification_elicitation_id: Final = CompleteElicitationNotification.__dict__[
-    "elicitation_id"
-].__set__
-_S_CompleteElicitationNotification_meta: Final = CompleteElicitationNotification.__dict__[
-    "meta"
-].__set__
-_S_ConfigOptionUpdate_config_options: Final = ConfigOptionUpdate.__dict__["config_options"].__set__
-_S_ConfigOptionUpdate_meta: Final = ConfigOptionUpdate.__dict__["meta"].__set__
-_S_Content_content: Final = Content.__dict__["content"].__set__
-_S_Content_meta: Final = Content.__dict__["meta"].__set__
-_S_Cost_amount: Final = Cost.__dict__["amount"].__set__
-_S_Cost_currency: Final = Cost.__dict__["currency"].__set__
-_S_Cost_meta: Final = Cost.__dict__["meta"].__set__
-_S_ElicitationFormMode_requested_schema: Final = ElicitationFormMode.__dict__[
-    "requested_schema"
-].__set__
-_S_ElicitationFormMode_session_id: Final = ElicitationFormMode.__dict__["session_id"].__set__
-_S_ElicitationFormMode_tool_call_id: Final = ElicitationFormMode.__dict__["tool_call_id"].__set__
-_S_ElicitationFormMode_request_id: Final = ElicitationFormMode.__dict__["request_id"].__set__
-_S_CreateElicitationRequestForm_message: Final = CreateElicitationRequestForm.__dict__[
-    "message"
-].__set__
-_S_CreateElicitationRequestForm_meta: Final = CreateElicitationRequestForm.__dict__["meta"].__set__
-_S_ElicitationUrlMode_elicitation_id: Final = ElicitationUrlMode.__dict__["elicitation_id"].__set__
-_S_ElicitationUrlMode_url: Final = ElicitationUrlMode.__dict__["url"].__set__
-_S_ElicitationUrlMode_session_id: Final = ElicitationUrlMode.__dict__["session_id"].__set__
-_S_ElicitationUrlMode_tool_call_id: Final = ElicitationUrlMode.__dict__["tool_call_id"].__set__
-_S_ElicitationUrlMode_request_id: Final = ElicitationUrlMode.__dict__["request_id"].__set__
-_S_CreateElicitationRequestUrl_message: Final = CreateElicitationRequestUrl.__dict__[
-    "message"
-].__set__
-_S_CreateElicitationRequestUrl_meta: Final = CreateElicitationRequestUrl.__dict__["meta"].__set__
-_S_ElicitationAcceptAction_content: Final = ElicitationAcceptAction.__dict__["content"].__set__
-_S_CreateElicitationResponseAccept_meta: Final = CreateElicitationResponseAccept.__dict__[
-    "meta"
-].__set__
-_S_CreateElicitationResponseCancel_meta: Final = CreateElicitationResponseCancel.__dict__[
-    "meta"
-].__set__
-_S_CreateElicitationResponseDecline_meta: Final = CreateElicitationResponseDecline.__dict__[
-    "meta"
-].__set__
-_S_CreateTerminalRequest_session_id: Final = CreateTerminalRequest.__dict__["session_id"].__set__
-_S_CreateTerminalRequest_command: Final = CreateTerminalRequest.__dict__["command"].__set__
-_S_CreateTerminalRequest_args: Final = CreateTerminalRequest.__dict__["args"].__set__
-_S_CreateTerminalRequest_env: Final = CreateTerminalRequest.__dict__["env"].__set__
-_S_CreateTerminalRequest_cwd: Final = CreateTerminalRequest.__dict__["cwd"].__set__
-_S_CreateTerminalRequest_output_byte_limit: Final = CreateTerminalRequest.__dict__[
-    "output_byte_limit"
-].__set__
-_S_CreateTerminalRequest_meta: Final = CreateTerminalRequest.__dict__["meta"].__set__
-_S_CreateTerminalResponse_terminal_id: Final = CreateTerminalResponse.__dict__[
-    "terminal_id"
-].__set__
-_S_CreateTerminalResponse_meta: Final = CreateTerminalResponse.__dict__["meta"].__set__
-_S_CurrentModeUpdate_current_mode_id: Final = CurrentModeUpdate.__dict__["current_mode_id"].__set__
-_S_CurrentModeUpdate_meta: Final = CurrentModeUpdate.__dict__["meta"].__set__
-_S_DeleteSessionRequest_session_id: Final = DeleteSessionRequest.__dict__["session_id"].__set__
-_S_DeleteSessionRequest_meta: Final = DeleteSessionRequest.__dict__["meta"].__set__
-_S_DeleteSessionResponse_meta: Final = DeleteSessionResponse.__dict__["meta"].__set__
-_S_Diff_path: Final = Diff.__dict__["path"].__set__
-_S_Diff_old_text: Final = Diff.__dict__["old_text"].__set__
-_S_Diff_new_text: Final = Diff.__dict__["new_text"].__set__
-_S_Diff_meta: Final = Diff.__dict__["meta"].__set__
-_S_ElicitationCapabilities_form: Final = ElicitationCapabilities.__dict__["form"].__set__
-_S_ElicitationCapabilities_url: Final = ElicitationCapabilities.__dict__["url"].__set__
-_S_ElicitationCapabilities_meta: Final = ElicitationCapabilities.__dict__["meta"].__set__
-_S_ElicitationFormCapabilities_meta: Final = ElicitationFormCapabilities.__dict__["meta"].__set__
-_S_ElicitationRequestScope_request_id: Final = ElicitationRequestScope.__dict__[
-    "request_id"
-].__set__
-_S_ElicitationSchema_type: Final = ElicitationSchema.__dict__["type"].__set__
-_S_ElicitationSchema_title: Final = ElicitationSchema.__dict__["title"].__set__
-_S_ElicitationSchema_properties: Final = ElicitationSchema.__dict__["properties"].__set__
-_S_ElicitationSchema_required: Final = ElicitationSchema.__dict__["required"].__set__
-_S_ElicitationSchema_description: Final = ElicitationSchema.__dict__["description"].__set__
-_S_ElicitationSchema_meta: Final = ElicitationSchema.__dict__["meta"].__set__
-_S_ElicitationSessionScope_session_id: Final = ElicitationSessionScope.__dict__[
-    "session_id"
-].__set__
-_S_ElicitationSessionScope_tool_call_id: Final = ElicitationSessionScope.__dict__[
-    "tool_call_id"
-].__set__
-_S_ElicitationUrlCapabilities_meta: Final = ElicitationUrlCapabilities.__dict__["meta"].__set__
-_S_EmbeddedResource_annotations: Final = EmbeddedResource.__dict__["annotations"].__set__
-_S_EmbeddedResource_resource: Final = EmbeddedResource.__dict__["resource"].__set__
-_S_EmbeddedResource_meta: Final = EmbeddedResource.__dict__["meta"].__set__
-_S_EnumOption_const: Final = EnumOption.__dict__["const"].__set__
-_S_EnumOption_title: Final = EnumOption.__dict__["title"].__set__
-_S_EnumOption_description: Final = EnumOption.__dict__["description"].__set__
-_S_EnumOption_meta: Final = EnumOption.__dict__["meta"].__set__
-_S_EnvVariable_name: Final = EnvVariable.__dict__["name"].__set__
-_S_EnvVariable_value: Final = EnvVariable.__dict__["value"].__set__
-_S_EnvVariable_meta: Final = EnvVariable.__dict__["meta"].__set__
-_S_Error_code: Final = Error.__dict__["code"].__set__
-_S_Error_message: Final = Error.__dict__["message"].__set__
-_S_Error_data: Final = Error.__dict__["data"].__set__
-_S_HttpHeader_name: Final = HttpHeader.__dict__["name"].__set__
-_S_HttpHeader_value: Final = HttpHeader.__dict__["value"].__set__
-_S_HttpHeader_meta: Final = HttpHeader.__dict__["meta"].__set__
-_S_ImageContent_annotations: Final = ImageContent.__dict__["annotations"].__set__
-_S_ImageContent_data: Final = ImageContent.__dict__["data"].__set__
-_S_ImageContent_mime_type: Final = ImageContent.__dict__["mime_type"].__set__
-_S_ImageContent_uri: Final = ImageContent.__dict__["uri"].__set__
-_S_ImageContent_meta: Final = ImageContent.__dict__["meta"].__set__
-_S_Implementation_name: Final = Implementation.__dict__["name"].__set__
-_S_Implementation_title: Final = Implementation.__dict__["title"].__set__
-_S_Implementation_version: Final = Implementation.__dict__["version"].__set__
-_S_Implementation_meta: Final = Implementation.__dict__["meta"].__set__
-_S_InitializeRequest_protocol_version: Final = InitializeRequest.__dict__[
-    "protocol_version"
-].__set__
-_S_InitializeRequest_client_capabilities: Final = InitializeRequest.__dict__[
-    "client_capabilities"
-].__set__
-_S_InitializeRequest_client_info: Final = InitializeRequest.__dict__["client_info"].__set__
-_S_InitializeRequest_meta: Final = InitializeRequest.__dict__["meta"].__set__
-_S_InitializeResponse_protocol_version: Final = InitializeResponse.__dict__[
-    "protocol_version"
-].__set__
-_S_InitializeResponse_agent_capabilities: Final = InitializeResponse.__dict__[
-    "agent_capabilities"
-].__set__
-_S_InitializeResponse_auth_methods: Final = InitializeResponse.__dict__["auth_methods"].__set__
-_S_InitializeResponse_agent_info: Final = InitializeResponse.__dict__["agent_info"].__set__
-_S_InitializeResponse_meta: Final = InitializeResponse.__dict__["meta"].__set__
-_S_IntegerPropertySchema_title: Final = IntegerPropertySchema.__dict__["title"].__set__
-_S_IntegerPropertySchema_description: Final = IntegerPropertySchema.__dict__["description"].__set__
-_S_IntegerPropertySchema_minimum: Final = IntegerPropertySchema.__dict__["minimum"].__set__
-_S_IntegerPropertySchema_maximum: Final = IntegerPropertySchema.__dict__["maximum"].__set__
-_S_IntegerPropertySchema_default: Final = IntegerPropertySchema.__dict__["default"].__set__
-_S_IntegerPropertySchema_meta: Final = IntegerPropertySchema.__dict__["meta"].__set__
-_S_KillTerminalRequest_session_id: Final = KillTerminalRequest.__dict__["session_id"].__set__
-_S_KillTerminalRequest_terminal_id: Final = KillTerminalRequest.__dict__["terminal_id"].__set__
-_S_KillTerminalRequest_meta: Final = KillTerminalRequest.__dict__["meta"].__set__
-_S_KillTerminalResponse_meta: Final = KillTerminalResponse.__dict__["meta"].__set__
-_S_ListSessionsRequest_cwd: Final = ListSessionsRequest.__dict__["cwd"].__set__
-_S_ListSessionsRequest_cursor: Final = ListSessionsRequest.__dict__["cursor"].__set__
-_S_ListSessionsRequest_meta: Final = ListSessionsRequest.__dict__["meta"].__set__
-_S_ListSessionsResponse_sessions: Final = ListSessionsResponse.__dict__["sessions"].__set__
-_S_ListSessionsResponse_next_cursor: Final = ListSessionsResponse.__dict__["next_cursor"].__set__
-_S_ListSessionsResponse_meta: Final = ListSessionsResponse.__dict__["meta"].__set__
-_S_LoadSessionRequest_mcp_servers: Final = LoadSessionRequest.__dict__["mcp_servers"].__set__
-_S_LoadSessionRequest_cwd: Final = LoadSessionRequest.__dict__["cwd"].__set__
-_S_LoadSessionRequest_additional_directories: Final = LoadSessionRequest.__dict__[
-    "additional_directories"
-].__set__
-_S_LoadSessionRequest_session_id: Final = LoadSessionRequest.__dict__["session_id"].__set__
-_S_LoadSessionRequest_meta: Final = LoadSessionRequest.__dict__["meta"].__set__
-_S_LoadSessionResponse_modes: Final = LoadSessionResponse.__dict__["modes"].__set__
-_S_LoadSessionResponse_config_options: Final = LoadSessionResponse.__dict__[
-    "config_options"
-].__set__
-_S_LoadSessionResponse_meta: Final = LoadSessionResponse.__dict__["meta"].__set__
-_S_LogoutCapabilities_meta: Final = LogoutCapabilities.__dict__["meta"].__set__
-_S_LogoutRequest_meta: Final = LogoutRequest.__dict__["meta"].__set__
-_S_LogoutResponse_meta: Final = LogoutResponse.__dict__["meta"].__set__
-_S_McpServerHttp_name: Final = McpServerHttp.__dict__["name"].__set__
-_S_McpServerHttp_url: Final = McpServerHttp.__dict__["url"].__set__
-_S_McpServerHttp_headers: Final = McpServerHttp.__dict__["headers"].__set__
-_S_McpServerHttp_meta: Final = McpServerHttp.__dict__["meta"].__set__
-_S_McpServerSse_name: Final = McpServerSse.__dict__["name"].__set__
-_S_McpServerSse_url: Final = McpServerSse.__dict__["url"].__set__
-_S_McpServerSse_headers: Final = McpServerSse.__dict__["headers"].__set__
-_S_McpServerSse_meta: Final = McpServerSse.__dict__["meta"].__set__
-_S_McpServerStdio_name: Final = McpServerStdio.__dict__["name"].__set__
-_S_McpServerStdio_command: Final = McpServerStdio.__dict__["command"].__set__
-_S_McpServerStdio_args: Final = McpServerStdio.__dict__["args"].__set__
-_S_McpServerStdio_env: Final = McpServerStdio.__dict__["env"].__set__
-_S_McpServerStdio_meta: Final = McpServerStdio.__dict__["meta"].__set__
-_S_MultiSelectPropertySchema_title: Final = MultiSelectPropertySchema.__dict__["title"].__set__
-_S_MultiSelectPropertySchema_description: Final = MultiSelectPropertySchema.__dict__[
-    "description"
-].__set__
-_S_MultiSelectPropertySchema_min_items: Final = MultiSelectPropertySchema.__dict__[
-    "min_items"
-].__set__
-_S_MultiSelectPropertySchema_max_items: Final = MultiSelectPropertySchema.__dict__[
-    "max_items"
-].__set__
-_S_MultiSelectPropertySchema_items: Final = MultiSelectPropertySchema.__dict__["items"].__set__
-_S_MultiSelectPropertySchema_default: Final = MultiSelectPropertySchema.__dict__["default"].__set__
-_S_MultiSelectPropertySchema_meta: Final = MultiSelectPropertySchema.__dict__["meta"].__set__
-_S_NewSessionRequest_cwd: Final = NewSessionRequest.__dict__["cwd"].__set__
-_S_NewSessionRequest_additional_directories: Final = NewSessionRequest.__dict__[
-    "additional_directories"
-].__set__
-_S_NewSessionRequest_mcp_servers: Final = NewSessionRequest.__dict__["mcp_servers"].__set__
-_S_NewSessionRequest_meta: Final = NewSessionRequest.__dict__["meta"].__set__
-_S_NewSessionResponse_session_id: Final = NewSessionResponse.__dict__["session_id"].__set__
-_S_NewSessionResponse_modes: Final = NewSessionResponse.__dict__["modes"].__set__
-_S_NewSessionResponse_config_options: Final = NewSessionResponse.__dict__["config_options"].__set__
-_S_NewSessionResponse_meta: Final = NewSessionResponse.__dict__["meta"].__set__
-_S_NumberPropertySchema_title: Final = NumberPropertySchema.__dict__["title"].__set__
-_S_NumberPropertySchema_description: Final = NumberPropertySchema.__dict__["description"].__set__
-_S_NumberPropertySchema_minimum: Final = NumberPropertySchema.__dict__["minimum"].__set__
-_S_NumberPropertySchema_maximum: Final = NumberPropertySchema.__dict__["maximum"].__set__
-_S_NumberPropertySchema_default: Final = NumberPropertySchema.__dict__["default"].__set__
-_S_NumberPropertySchema_meta: Final = NumberPropertySchema.__dict__["meta"].__set__
-_S_PermissionOption_option_id: Final = PermissionOption.__dict__["option_id"].__set__
-_S_PermissionOption_name: Final = PermissionOption.__dict__["name"].__set__
-_S_PermissionOption_kind: Final = PermissionOption.__dict__["kind"].__set__
-_S_PermissionOption_meta: Final = PermissionOption.__dict__["meta"].__set__
-_S_Plan_entries: Final = Plan.__dict__["entries"].__set__
-_S_Plan_meta: Final = Plan.__dict__["meta"].__set__
-_S_PlanEntry_content: Final = PlanEntry.__dict__["content"].__set__
-_S_PlanEntry_priority: Final = PlanEntry.__dict__["priority"].__set__
-_S_PlanEntry_status: Final = PlanEntry.__dict__["status"].__set__
-_S_PlanEntry_meta: Final = PlanEntry.__dict__["meta"].__set__
-_S_PromptRequest_session_id: Final = PromptRequest.__dict__["session_id"].__set__
-_S_PromptRequest_prompt: Final = PromptRequest.__dict__["prompt"].__set__
-_S_PromptRequest_meta: Final = PromptRequest.__dict__["meta"].__set__
-_S_PromptResponse_stop_reason: Final = PromptResponse.__dict__["stop_reason"].__set__
-_S_PromptResponse_meta: Final = PromptResponse.__dict__["meta"].__set__
-_S_ReadTextFileRequest_session_id: Final = ReadTextFileRequest.__dict__["session_id"].__set__
-_S_ReadTextFileRequest_path: Final = ReadTextFileRequest.__dict__["path"].__set__
-_S_ReadTextFileRequest_line: Final = ReadTextFileRequest.__dict__["line"].__set__
-_S_ReadTextFileRequest_limit: Final = ReadTextFileRequest.__dict__["limit"].__set__
-_S_ReadTextFileRequest_meta: Final = ReadTextFileRequest.__dict__["meta"].__set__
-_S_ReadTextFileResponse_content: Final = ReadTextFileResponse.__dict__["content"].__set__
-_S_ReadTextFileResponse_meta: Final = ReadTextFileResponse.__dict__["meta"].__set__
-_S_ReleaseTerminalRequest_session_id: Final = ReleaseTerminalRequest.__dict__["session_id"].__set__
-_S_ReleaseTerminalRequest_terminal_id: Final = ReleaseTerminalRequest.__dict__[
-    "terminal_id"
-].__set__
-_S_ReleaseTerminalRequest_meta: Final = ReleaseTerminalRequest.__dict__["meta"].__set__
-_S_ReleaseTerminalResponse_meta: Final = ReleaseTerminalResponse.__dict__["meta"].__set__
-_S_RequestPermissionRequest_session_id: Final = RequestPermissionRequest.__dict__[
-    "session_id"
-].__set__
-_S_RequestPermissionRequest_tool_call: Final = RequestPermissionRequest.__dict__[
-    "tool_call"
-].__set__
-_S_RequestPermissionRequest_options: Final = RequestPermissionRequest.__dict__["options"].__set__
-_S_RequestPermissionRequest_meta: Final = RequestPermissionRequest.__dict__["meta"].__set__
-_S_RequestPermissionResponse_outcome: Final = RequestPermissionResponse.__dict__["outcome"].__set__
-_S_RequestPermissionResponse_meta: Final = RequestPermissionResponse.__dict__["meta"].__set__
-_S_ResourceLink_annotations: Final = ResourceLink.__dict__["annotations"].__set__
-_S_ResourceLink_description: Final = ResourceLink.__dict__["description"].__set__
-_S_ResourceLink_mime_type: Final = ResourceLink.__dict__["mime_type"].__set__
-_S_ResourceLink_name: Final = ResourceLink.__dict__["name"].__set__
-_S_ResourceLink_size: Final = ResourceLink.__dict__["size"].__set__
-_S_ResourceLink_title: Final = ResourceLink.__dict__["title"].__set__
-_S_ResourceLink_uri: Final = ResourceLink.__dict__["uri"].__set__
-_S_ResourceLink_meta: Final = ResourceLink.__dict__["meta"].__set__
-_S_ResumeSessionRequest_session_id: Final = ResumeSessionRequest.__dict__["session_id"].__set__
-_S_ResumeSessionRequest_cwd: Final = ResumeSessionRequest.__dict__["cwd"].__set__
-_S_ResumeSessionRequest_additional_directories: Final = ResumeSessionRequest.__dict__[
-    "additional_directories"
-].__set__
-_S_ResumeSessionRequest_mcp_servers: Final = ResumeSessionRequest.__dict__["mcp_servers"].__set__
-_S_ResumeSessionRequest_meta: Final = ResumeSessionRequest.__dict__["meta"].__set__
-_S_ResumeSessionResponse_modes: Final = ResumeSessionResponse.__dict__["modes"].__set__
-_S_ResumeSessionResponse_config_options: Final = ResumeSessionResponse.__dict__[
-    "config_options"
-].__set__
-_S_ResumeSessionResponse_meta: Final = ResumeSessionResponse.__dict__["meta"].__set__
-_S_SelectedPermissionOutcome_option_id: Final = SelectedPermissionOutcome.__dict__[
-    "option_id"
-].__set__
-_S_SelectedPermissionOutcome_meta: Final = SelectedPermissionOutcome.__dict__["meta"].__set__
-_S_SessionAdditionalDirectoriesCapabilities_meta: Final = (
-    SessionAdditionalDirectoriesCapabilities.__dict__["meta"].__set__
+_W_AgentAuthCapabilities: Final = _s.twin(AgentAuthCapabilities)
+_W_PromptCapabilities: Final = _s.twin(PromptCapabilities)
+_W_McpCapabilities: Final = _s.twin(McpCapabilities)
+_W_SessionCapabilities: Final = _s.twin(SessionCapabilities)
+_W_AgentCapabilities: Final = _s.twin(AgentCapabilities)
+_W_ContentChunk: Final = _s.twin(ContentChunk)
+_W_AgentMessageChunk: Final = _s.twin(AgentMessageChunk)
+_W_AgentThoughtChunk: Final = _s.twin(AgentThoughtChunk)
+_W_Annotations: Final = _s.twin(Annotations)
+_W_AudioContent: Final = _s.twin(AudioContent)
+_W_AuthCapabilities: Final = _s.twin(AuthCapabilities)
+_W_AuthMethodAgent: Final = _s.twin(AuthMethodAgent)
+_W_AuthMethodTerminal: Final = _s.twin(AuthMethodTerminal)
+_W_AuthenticateRequest: Final = _s.twin(AuthenticateRequest)
+_W_AuthenticateResponse: Final = _s.twin(AuthenticateResponse)
+_W_AvailableCommand: Final = _s.twin(AvailableCommand)
+_W_AvailableCommandsUpdate: Final = _s.twin(AvailableCommandsUpdate)
+_W_BlobResourceContents: Final = _s.twin(BlobResourceContents)
+_W_BooleanConfigOptionCapabilities: Final = _s.twin(BooleanConfigOptionCapabilities)
+_W_BooleanPropertySchema: Final = _s.twin(BooleanPropertySchema)
+_W_CancelNotification: Final = _s.twin(CancelNotification)
+_W_CancelRequestNotification: Final = _s.twin(CancelRequestNotification)
+_W_CancelledPermissionOutcome: Final = _s.twin(CancelledPermissionOutcome)
+_W_FileSystemCapabilities: Final = _s.twin(FileSystemCapabilities)
+_W_ClientCapabilities: Final = _s.twin(ClientCapabilities)
+_W_ClientSessionCapabilities: Final = _s.twin(ClientSessionCapabilities)
+_W_CloseSessionRequest: Final = _s.twin(CloseSessionRequest)
+_W_CloseSessionResponse: Final = _s.twin(CloseSessionResponse)
+_W_CompleteElicitationNotification: Final = _s.twin(CompleteElicitationNotification)
+_W_ConfigOptionUpdate: Final = _s.twin(ConfigOptionUpdate)
+_W_Content: Final = _s.twin(Content)
+_W_Cost: Final = _s.twin(Cost)
+_W_ElicitationFormMode: Final = _s.twin(ElicitationFormMode)
+_W_CreateElicitationRequestForm: Final = _s.twin(CreateElicitationRequestForm)
+_W_ElicitationUrlMode: Final = _s.twin(ElicitationUrlMode)
+_W_CreateElicitationRequestUrl: Final = _s.twin(CreateElicitationRequestUrl)
+_W_ElicitationAcceptAction: Final = _s.twin(ElicitationAcceptAction)
+_W_CreateElicitationResponseAccept: Final = _s.twin(CreateElicitationResponseAccept)
+_W_CreateElicitationResponseCancel: Final = _s.twin(CreateElicitationResponseCancel)
+_W_CreateElicitationResponseDecline: Final = _s.twin(CreateElicitationResponseDecline)
+_W_CreateTerminalRequest: Final = _s.twin(CreateTerminalRequest)
+_W_CreateTerminalResponse: Final = _s.twin(CreateTerminalResponse)
+_W_CurrentModeUpdate: Final = _s.twin(CurrentModeUpdate)
+_W_DeleteSessionRequest: Final = _s.twin(DeleteSessionRequest)
+_W_DeleteSessionResponse: Final = _s.twin(DeleteSessionResponse)
+_W_Diff: Final = _s.twin(Diff)
+_W_ElicitationCapabilities: Final = _s.twin(ElicitationCapabilities)
+_W_ElicitationFormCapabilities: Final = _s.twin(ElicitationFormCapabilities)
+_W_ElicitationRequestScope: Final = _s.twin(ElicitationRequestScope)
+_W_ElicitationSchema: Final = _s.twin(ElicitationSchema)
+_W_ElicitationSessionScope: Final = _s.twin(ElicitationSessionScope)
+_W_ElicitationUrlCapabilities: Final = _s.twin(ElicitationUrlCapabilities)
+_W_EmbeddedResource: Final = _s.twin(EmbeddedResource)
+_W_EnumOption: Final = _s.twin(EnumOption)
+_W_EnvVariable: Final = _s.twin(EnvVariable)
+_W_Error: Final = _s.twin(Error)
+_W_HttpHeader: Final = _s.twin(HttpHeader)
+_W_ImageContent: Final = _s.twin(ImageContent)
+_W_Implementation: Final = _s.twin(Implementation)
+_W_InitializeRequest: Final = _s.twin(InitializeRequest)
+_W_InitializeResponse: Final = _s.twin(InitializeResponse)
+_W_IntegerPropertySchema: Final = _s.twin(IntegerPropertySchema)
+_W_KillTerminalRequest: Final = _s.twin(KillTerminalRequest)
+_W_KillTerminalResponse: Final = _s.twin(KillTerminalResponse)
+_W_ListSessionsRequest: Final = _s.twin(ListSessionsRequest)
+_W_ListSessionsResponse: Final = _s.twin(ListSessionsResponse)
+_W_LoadSessionRequest: Final = _s.twin(LoadSessionRequest)
+_W_LoadSessionResponse: Final = _s.twin(LoadSessionResponse)
+_W_LogoutCapabilities: Final = _s.twin(LogoutCapabilities)
+_W_LogoutRequest: Final = _s.twin(LogoutRequest)
+_W_LogoutResponse: Final = _s.twin(LogoutResponse)
+_W_McpServerHttp: Final = _s.twin(McpServerHttp)
+_W_McpServerSse: Final = _s.twin(McpServerSse)
+_W_McpServerStdio: Final = _s.twin(McpServerStdio)
+_W_MultiSelectPropertySchema: Final = _s.twin(MultiSelectPropertySchema)
+_W_NewSessionRequest: Final = _s.twin(NewSessionRequest)
+_W_NewSessionResponse: Final = _s.twin(NewSessionResponse)
+_W_NumberPropertySchema: Final = _s.twin(NumberPropertySchema)
+_W_PermissionOption: Final = _s.twin(PermissionOption)
+_W_Plan: Final = _s.twin(Plan)
+_W_PlanEntry: Final = _s.twin(PlanEntry)
+_W_PromptRequest: Final = _s.twin(PromptRequest)
+_W_PromptResponse: Final = _s.twin(PromptResponse)
+_W_ReadTextFileRequest: Final = _s.twin(ReadTextFileRequest)
+_W_ReadTextFileResponse: Final = _s.twin(ReadTextFileResponse)
+_W_ReleaseTerminalRequest: Final = _s.twin(ReleaseTerminalRequest)
+_W_ReleaseTerminalResponse: Final = _s.twin(ReleaseTerminalResponse)
+_W_RequestPermissionRequest: Final = _s.twin(RequestPermissionRequest)
+_W_RequestPermissionResponse: Final = _s.twin(RequestPermissionResponse)
+_W_ResourceLink: Final = _s.twin(ResourceLink)
+_W_ResumeSessionRequest: Final = _s.twin(ResumeSessionRequest)
+_W_ResumeSessionResponse: Final = _s.twin(ResumeSessionResponse)
+_W_SelectedPermissionOutcome: Final = _s.twin(SelectedPermissionOutcome)
+_W_SessionAdditionalDirectoriesCapabilities: Final = _s.twin(
+    SessionAdditionalDirectoriesCapabilities
 )
-_S_SessionCloseCapabilities_meta: Final = SessionCloseCapabilities.__dict__["meta"].__set__
-_S_SessionConfigBoolean_current_value: Final = SessionConfigBoolean.__dict__[
-    "current_value"
-].__set__
-_S_SessionConfigOptionBoolean_id: Final = SessionConfigOptionBoolean.__dict__["id"].__set__
-_S_SessionConfigOptionBoolean_name: Final = SessionConfigOptionBoolean.__dict__["name"].__set__
-_S_SessionConfigOptionBoolean_description: Final = SessionConfigOptionBoolean.__dict__[
-    "description"
-].__set__
-_S_SessionConfigOptionBoolean_category: Final = SessionConfigOptionBoolean.__dict__[
-    "category"
-].__set__
-_S_SessionConfigOptionBoolean_meta: Final = SessionConfigOptionBoolean.__dict__["meta"].__set__
-_S_SessionConfigSelect_current_value: Final = SessionConfigSelect.__dict__["current_value"].__set__
-_S_SessionConfigSelect_options: Final = SessionConfigSelect.__dict__["options"].__set__
-_S_SessionConfigOptionSelect_id: Final = SessionConfigOptionSelect.__dict__["id"].__set__
-_S_SessionConfigOptionSelect_name: Final = SessionConfigOptionSelect.__dict__["name"].__set__
-_S_SessionConfigOptionSelect_description: Final = SessionConfigOptionSelect.__dict__[
-    "description"
-].__set__
-_S_SessionConfigOptionSelect_category: Final = SessionConfigOptionSelect.__dict__[
-    "category"
-].__set__
-_S_SessionConfigOptionSelect_meta: Final = SessionConfigOptionSelect.__dict__["meta"].__set__
-_S_SessionConfigOptionsCapabilities_boolean: Final = SessionConfigOptionsCapabilities.__dict__[
-    "boolean"
-].__set__
-_S_SessionConfigOptionsCapabilities_meta: Final = SessionConfigOptionsCapabilities.__dict__[
-    "meta"
-].__set__
-_S_SessionConfigSelectGroup_group: Final = SessionConfigSelectGroup.__dict__["group"].__set__
-_S_SessionConfigSelectGroup_name: Final = SessionConfigSelectGroup.__dict__["name"].__set__
-_S_SessionConfigSelectGroup_options: Final = SessionConfigSelectGroup.__dict__["options"].__set__
-_S_SessionConfigSelectGroup_meta: Final = SessionConfigSelectGroup.__dict__["meta"].__set__
-_S_SessionConfigSelectOption_value: Final = SessionConfigSelectOption.__dict__["value"].__set__
-_S_SessionConfigSelectOption_name: Final = SessionConfigSelectOption.__dict__["name"].__set__
-_S_SessionConfigSelectOption_description: Final = SessionConfigSelectOption.__dict__[
-    "description"
-].__set__
-_S_SessionConfigSelectOption_meta: Final = SessionConfigSelectOption.__dict__["meta"].__set__
-_S_SessionDeleteCapabilities_meta: Final = SessionDeleteCapabilities.__dict__["meta"].__set__
-_S_SessionInfo_session_id: Final = SessionInfo.__dict__["session_id"].__set__
-_S_SessionInfo_cwd: Final = SessionInfo.__dict__["cwd"].__set__
-_S_SessionInfo_additional_directories: Final = SessionInfo.__dict__[
-    "additional_directories"
-].__set__
-_S_SessionInfo_title: Final = SessionInfo.__dict__["title"].__set__
-_S_SessionInfo_updated_at: Final = SessionInfo.__dict__["updated_at"].__set__
-_S_SessionInfo_meta: Final = SessionInfo.__dict__["meta"].__set__
-_S_SessionInfoUpdate_title: Final = SessionInfoUpdate.__dict__["title"].__set__
-_S_SessionInfoUpdate_updated_at: Final = SessionInfoUpdate.__dict__["updated_at"].__set__
-_S_SessionInfoUpdate_meta: Final = SessionInfoUpdate.__dict__["meta"].__set__
-_S_SessionListCapabilities_meta: Final = SessionListCapabilities.__dict__["meta"].__set__
-_S_SessionMode_id: Final = SessionMode.__dict__["id"].__set__
-_S_SessionMode_name: Final = SessionMode.__dict__["name"].__set__
-_S_SessionMode_description: Final = SessionMode.__dict__["description"].__set__
-_S_SessionMode_meta: Final = SessionMode.__dict__["meta"].__set__
-_S_SessionModeState_current_mode_id: Final = SessionModeState.__dict__["current_mode_id"].__set__
-_S_SessionModeState_available_modes: Final = SessionModeState.__dict__["available_modes"].__set__
-_S_SessionModeState_meta: Final = SessionModeState.__dict__["meta"].__set__
-_S_SessionNotification_session_id: Final = SessionNotification.__dict__["session_id"].__set__
-_S_SessionNotification_update: Final = SessionNotification.__dict__["update"].__set__
-_S_SessionNotification_meta: Final = SessionNotification.__dict__["meta"].__set__
-_S_SessionResumeCapabilities_meta: Final = SessionResumeCapabilities.__dict__["meta"].__set__
-_S_SetSessionConfigOptionRequestBoolean_session_id: Final = (
-    SetSessionConfigOptionRequestBoolean.__dict__["session_id"].__set__
-)
-_S_SetSessionConfigOptionRequestBoolean_config_id: Final = (
-    SetSessionConfigOptionRequestBoolean.__dict__["config_id"].__set__
-)
-_S_SetSessionConfigOptionRequestBoolean_meta: Final = SetSessionConfigOptionRequestBoolean.__dict__[
-    "meta"
-].__set__
-_S_SetSessionConfigOptionRequestBoolean_value: Final = (
-    SetSessionConfigOptionRequestBoolean.__dict__["value"].__set__
-)
-_S_SetSessionConfigOptionRequestValueId_session_id: Final = (
-    SetSessionConfigOptionRequestValueId.__dict__["session_id"].__set__
-)
-_S_SetSessionConfigOptionRequestValueId_config_id: Final = (
-    SetSessionConfigOptionRequestValueId.__dict__["config_id"].__set__
-)
-_S_SetSessionConfigOptionRequestValueId_meta: Final = SetSessionConfigOptionRequestValueId.__dict__[
-    "meta"
-].__set__
-_S_SetSessionConfigOptionRequestValueId_value: Final = (
-    SetSessionConfigOptionRequestValueId.__dict__["value"].__set__
-)
-_S_SetSessionConfigOptionResponse_config_options: Final = SetSessionConfigOptionResponse.__dict__[
-    "config_options"
-].__set__
-_S_SetSessionConfigOptionResponse_meta: Final = SetSessionConfigOptionResponse.__dict__[
-    "meta"
-].__set__
-_S_SetSessionModeRequest_session_id: Final = SetSessionModeRequest.__dict__["session_id"].__set__
-_S_SetSessionModeRequest_mode_id: Final = SetSessionModeRequest.__dict__["mode_id"].__set__
-_S_SetSessionModeRequest_meta: Final = SetSessionModeRequest.__dict__["meta"].__set__
-_S_SetSessionModeResponse_meta: Final = SetSessionModeResponse.__dict__["meta"].__set__
-_S_StringMultiSelectItems_enum: Final = StringMultiSelectItems.__dict__["enum"].__set__
-_S_StringMultiSelectItems_meta: Final = StringMultiSelectItems.__dict__["meta"].__set__
-_S_StringPropertySchema_title: Final = StringPropertySchema.__dict__["title"].__set__
-_S_StringPropertySchema_description: Final = StringPropertySchema.__dict__["description"].__set__
-_S_StringPropertySchema_min_length: Final = StringPropertySchema.__dict__["min_length"].__set__
-_S_StringPropertySchema_max_length: Final = StringPropertySchema.__dict__["max_length"].__set__
-_S_StringPropertySchema_pattern: Final = StringPropertySchema.__dict__["pattern"].__set__
-_S_StringPropertySchema_format: Final = StringPropertySchema.__dict__["format"].__set__
-_S_StringPropertySchema_default: Final = StringPropertySchema.__dict__["default"].__set__
-_S_StringPropertySchema_enum: Final = StringPropertySchema.__dict__["enum"].__set__
-_S_StringPropertySchema_one_of: Final = StringPropertySchema.__dict__["one_of"].__set__
-_S_StringPropertySchema_meta: Final = StringPropertySchema.__dict__["meta"].__set__
-_S_Terminal_terminal_id: Final = Terminal.__dict__["terminal_id"].__set__
-_S_Terminal_meta: Final = Terminal.__dict__["meta"].__set__
-_S_TerminalExitStatus_exit_code: Final = TerminalExitStatus.__dict__["exit_code"].__set__
-_S_TerminalExitStatus_signal: Final = TerminalExitStatus.__dict__["signal"].__set__
-_S_TerminalExitStatus_meta: Final = TerminalExitStatus.__dict__["meta"].__set__
-_S_TerminalOutputRequest_session_id: Final = TerminalOutputRequest.__dict__["session_id"].__set__
-_S_TerminalOutputRequest_terminal_id: Final = TerminalOutputRequest.__dict__["terminal_id"].__set__
-_S_TerminalOutputRequest_meta: Final = TerminalOutputRequest.__dict__["meta"].__set__
-_S_TerminalOutputResponse_output: Final = TerminalOutputResponse.__dict__["output"].__set__
-_S_TerminalOutputResponse_truncated: Final = TerminalOutputResponse.__dict__["truncated"].__set__
-_S_TerminalOutputResponse_exit_status: Final = TerminalOutputResponse.__dict__[
-    "exit_status"
-].__set__
-_S_TerminalOutputResponse_meta: Final = TerminalOutputResponse.__dict__["meta"].__set__
-_S_TextContent_annotations: Final = TextContent.__dict__["annotations"].__set__
-_S_TextContent_text: Final = TextContent.__dict__["text"].__set__
-_S_TextContent_meta: Final = TextContent.__dict__["meta"].__set__
-_S_TextResourceContents_mime_type: Final = TextResourceContents.__dict__["mime_type"].__set__
-_S_TextResourceContents_text: Final = TextResourceContents.__dict__["text"].__set__
-_S_TextResourceContents_uri: Final = TextResourceContents.__dict__["uri"].__set__
-_S_TextResourceContents_meta: Final = TextResourceContents.__dict__["meta"].__set__
-_S_TitledMultiSelectItems_any_of: Final = TitledMultiSelectItems.__dict__["any_of"].__set__
-_S_TitledMultiSelectItems_meta: Final = TitledMultiSelectItems.__dict__["meta"].__set__
-_S_ToolCall_tool_call_id: Final = ToolCall.__dict__["tool_call_id"].__set__
-_S_ToolCall_title: Final = ToolCall.__dict__["title"].__set__
-_S_ToolCall_kind: Final = ToolCall.__dict__["kind"].__set__
-_S_ToolCall_status: Final = ToolCall.__dict__["status"].__set__
-_S_ToolCall_content: Final = ToolCall.__dict__["content"].__set__
-_S_ToolCall_locations: Final = ToolCall.__dict__["locations"].__set__
-_S_ToolCall_raw_input: Final = ToolCall.__dict__["raw_input"].__set__
-_S_ToolCall_raw_output: Final = ToolCall.__dict__["raw_output"].__set__
-_S_ToolCall_meta: Final = ToolCall.__dict__["meta"].__set__
-_S_ToolCallLocation_path: Final = ToolCallLocation.__dict__["path"].__set__
-_S_ToolCallLocation_line: Final = ToolCallLocation.__dict__["line"].__set__
-_S_ToolCallLocation_meta: Final = ToolCallLocation.__dict__["meta"].__set__
-_S_ToolCallUpdate_tool_call_id: Final = ToolCallUpdate.__dict__["tool_call_id"].__set__
-_S_ToolCallUpdate_kind: Final = ToolCallUpdate.__dict__["kind"].__set__
-_S_ToolCallUpdate_status: Final = ToolCallUpdate.__dict__["status"].__set__
-_S_ToolCallUpdate_title: Final = ToolCallUpdate.__dict__["title"].__set__
-_S_ToolCallUpdate_content: Final = ToolCallUpdate.__dict__["content"].__set__
-_S_ToolCallUpdate_locations: Final = ToolCallUpdate.__dict__["locations"].__set__
-_S_ToolCallUpdate_raw_input: Final = ToolCallUpdate.__dict__["raw_input"].__set__
-_S_ToolCallUpdate_raw_output: Final = ToolCallUpdate.__dict__["raw_output"].__set__
-_S_ToolCallUpdate_meta: Final = ToolCallUpdate.__dict__["meta"].__set__
-_S_UnstructuredCommandInput_hint: Final = UnstructuredCommandInput.__dict__["hint"].__set__
-_S_UnstructuredCommandInput_meta: Final = UnstructuredCommandInput.__dict__["meta"].__set__
-_S_UsageUpdate_used: Final = UsageUpdate.__dict__["used"].__set__
-_S_UsageUpdate_size: Final = UsageUpdate.__dict__["size"].__set__
-_S_UsageUpdate_cost: Final = UsageUpdate.__dict__["cost"].__set__
-_S_UsageUpdate_meta: Final = UsageUpdate.__dict__["meta"].__set__
-_S_WaitForTerminalExitRequest_session_id: Final = WaitForTerminalExitRequest.__dict__[
-    "session_id"
-].__set__
-_S_WaitForTerminalExitRequest_terminal_id: Final = WaitForTerminalExitRequest.__dict__[
-    "terminal_id"
-].__set__
-_S_WaitForTerminalExitRequest_meta: Final = WaitForTerminalExitRequest.__dict__["meta"].__set__
-_S_WaitForTerminalExitResponse_exit_code: Final = WaitForTerminalExitResponse.__dict__[
-    "exit_code"
-].__set__
-_S_WaitForTerminalExitResponse_signal: Final = WaitForTerminalExitResponse.__dict__[
-    "signal"
-].__set__
-_S_WaitForTerminalExitResponse_meta: Final = WaitForTerminalExitResponse.__dict__["meta"].__set__
-_S_WriteTextFileRequest_session_id: Final = WriteTextFileRequest.__dict__["session_id"].__set__
-_S_WriteTextFileRequest_path: Final = WriteTextFileRequest.__dict__["path"].__set__
-_S_WriteTextFileRequest_content: Final = WriteTextFileRequest.__dict__["content"].__set__
-_S_WriteTextFileRequest_meta: Final = WriteTextFileRequest.__dict__["meta"].__set__
-_S_WriteTextFileResponse_meta: Final = WriteTextFileResponse.__dict__["meta"].__set__
+_W_SessionCloseCapabilities: Final = _s.twin(SessionCloseCapabilities)
+_W_SessionConfigBoolean: Final = _s.twin(SessionConfigBoolean)
+_W_SessionConfigOptionBoolean: Final = _s.twin(SessionConfigOptionBoolean)
+_W_SessionConfigSelect: Final = _s.twin(SessionConfigSelect)
+_W_SessionConfigOptionSelect: Final = _s.twin(SessionConfigOptionSelect)
+_W_SessionConfigOptionsCapabilities: Final = _s.twin(SessionConfigOptionsCapabilities)
+_W_SessionConfigSelectGroup: Final = _s.twin(SessionConfigSelectGroup)
+_W_SessionConfigSelectOption: Final = _s.twin(SessionConfigSelectOption)
+_W_SessionDeleteCapabilities: Final = _s.twin(SessionDeleteCapabilities)
+_W_SessionInfo: Final = _s.twin(SessionInfo)
+_W_SessionInfoUpdate: Final = _s.twin(SessionInfoUpdate)
+_W_SessionListCapabilities: Final = _s.twin(SessionListCapabilities)
+_W_SessionMode: Final = _s.twin(SessionMode)
+_W_SessionModeState: Final = _s.twin(SessionModeState)
+_W_SessionNotification: Final = _s.twin(SessionNotification)
+_W_SessionResumeCapabilities: Final = _s.twin(SessionResumeCapabilities)
+_W_SetSessionConfigOptionRequestBoolean: Final = _s.twin(SetSessionConfigOptionRequestBoolean)
+_W_SetSessionConfigOptionRequestValueId: Final = _s.twin(SetSessionConfigOptionRequestValueId)
+_W_SetSessionConfigOptionResponse: Final = _s.twin(SetSessionConfigOptionResponse)
+_W_SetSessionModeRequest: Final = _s.twin(SetSessionModeRequest)
+_W_SetSessionModeResponse: Final = _s.twin(SetSessionModeResponse)
+_W_StringMultiSelectItems: Final = _s.twin(StringMultiSelectItems)
+_W_StringPropertySchema: Final = _s.twin(StringPropertySchema)
+_W_Terminal: Final = _s.twin(Terminal)
+_W_TerminalExitStatus: Final = _s.twin(TerminalExitStatus)
+_W_TerminalOutputRequest: Final = _s.twin(TerminalOutputRequest)
+_W_TerminalOutputResponse: Final = _s.twin(TerminalOutputResponse)
+_W_TextContent: Final = _s.twin(TextContent)
+_W_TextResourceContents: Final = _s.twin(TextResourceContents)
+_W_TitledMultiSelectItems: Final = _s.twin(TitledMultiSelectItems)
+_W_ToolCall: Final = _s.twin(ToolCall)
+_W_ToolCallLocation: Final = _s.twin(ToolCallLocation)
+_W_ToolCallUpdate: Final = _s.twin(ToolCallUpdate)
+_W_ToolCallProgress: Final = _s.twin(ToolCallProgress)
+_W_UnstructuredCommandInput: Final = _s.twin(UnstructuredCommandInput)
+_W_UsageUpdate: Final = _s.twin(UsageUpdate)
+_W_UserMessageChunk: Final = _s.twin(UserMessageChunk)
+_W_WaitForTerminalExitRequest: Final = _s.twin(WaitForTerminalExitRequest)
+_W_WaitForTerminalExitResponse: Final = _s.twin(WaitForTerminalExitResponse)
+_W_WriteTextFileRequest: Final = _s.twin(WriteTextFileRequest)
+_W_WriteTextFileResponse: Final = _s.twin(WriteTextFileResponse)
 _K_AgentAuthCapabilities: Final = frozenset({"_meta", "logout"})
 _K_PromptCapabilities: Final = frozenset({"_meta", "audio", "embeddedContext", "image"})
 _K_McpCapabilities: Final = frozenset({"_meta", "http", "sse"})
@@ -981,56 +570,62 @@ _DF_InitializeResponse_agent_capabilities: Final = AgentCapabilities()
 def _d_AgentAuthCapabilities(d: Any) -> AgentAuthCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_AgentAuthCapabilities)
+    o: AgentAuthCapabilities
+    v: Any
     r: Any
-    f_logout: Any
-    f_meta: Any
-    if n == len(d):
-        f_logout = None
-        f_meta = None
+    if len(d) == 0:
+        w.logout = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AgentAuthCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "logout" not in d:
+        w.logout = None
     else:
-        v = d.get("logout", _MISSING)
-        if v is _MISSING:
-            f_logout = None
+        v = d["logout"]
+        n += 1
+        if v is None:
+            w.logout = None
+            ex = _s.note(ex, "logout")
         else:
-            n += 1
-            if v is None:
-                f_logout = None
+            try:
+                r = _d_LogoutCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "logout")
-            else:
-                try:
-                    r = _d_LogoutCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "logout")
-                f_logout = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.logout = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AgentAuthCapabilities = _new(AgentAuthCapabilities)
-    _S_AgentAuthCapabilities_logout(o, f_logout)
-    _S_AgentAuthCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentAuthCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AgentAuthCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AgentAuthCapabilities
+    o = w
     return o
 
 
 def _e_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
+    if o.logout is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1044,7 +639,7 @@ def _e_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1052,94 +647,103 @@ def _e_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
 def _d_PromptCapabilities(d: Any) -> PromptCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_PromptCapabilities)
+    o: PromptCapabilities
+    v: Any
     r: Any
-    f_image: Any
-    f_audio: Any
-    f_embedded_context: Any
-    f_meta: Any
-    if n == len(d):
-        f_image = False
-        f_audio = False
-        f_embedded_context = False
-        f_meta = None
+    if len(d) == 0:
+        w.image = False
+        w.audio = False
+        w.embedded_context = False
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PromptCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "image" not in d:
+        w.image = False
     else:
-        v = d.get("image", _MISSING)
-        if v is _MISSING:
-            f_image = False
+        v = d["image"]
+        n += 1
+        if v is None:
+            w.image = False
+            ex = _s.note(ex, "image")
         else:
-            n += 1
-            if v is None:
-                f_image = False
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
                 ex = _s.note(ex, "image")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "image")
-                f_image = r
-        v = d.get("audio", _MISSING)
-        if v is _MISSING:
-            f_audio = False
+            w.image = r
+    if "audio" not in d:
+        w.audio = False
+    else:
+        v = d["audio"]
+        n += 1
+        if v is None:
+            w.audio = False
+            ex = _s.note(ex, "audio")
         else:
-            n += 1
-            if v is None:
-                f_audio = False
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
                 ex = _s.note(ex, "audio")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "audio")
-                f_audio = r
-        v = d.get("embeddedContext", _MISSING)
-        if v is _MISSING:
-            f_embedded_context = False
+            w.audio = r
+    if "embeddedContext" not in d:
+        w.embedded_context = False
+    else:
+        v = d["embeddedContext"]
+        n += 1
+        if v is None:
+            w.embedded_context = False
+            ex = _s.note(ex, "embeddedContext")
         else:
-            n += 1
-            if v is None:
-                f_embedded_context = False
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
                 ex = _s.note(ex, "embeddedContext")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "embeddedContext")
-                f_embedded_context = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.embedded_context = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PromptCapabilities = _new(PromptCapabilities)
-    _S_PromptCapabilities_image(o, f_image)
-    _S_PromptCapabilities_audio(o, f_audio)
-    _S_PromptCapabilities_embedded_context(o, f_embedded_context)
-    _S_PromptCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PromptCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PromptCapabilities
+    o = w
     return o
 
 
 def _e_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
+    if (
+        o.image is False
+        and o.audio is False
+        and o.embedded_context is False
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1157,7 +761,7 @@ def _e_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1165,75 +769,85 @@ def _e_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
 def _d_McpCapabilities(d: Any) -> McpCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_McpCapabilities)
+    o: McpCapabilities
+    v: Any
     r: Any
-    f_http: Any
-    f_sse: Any
-    f_meta: Any
-    if n == len(d):
-        f_http = False
-        f_sse = False
-        f_meta = None
+    if len(d) == 0:
+        w.http = False
+        w.sse = False
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = McpCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "http" not in d:
+        w.http = False
     else:
-        v = d.get("http", _MISSING)
-        if v is _MISSING:
-            f_http = False
+        v = d["http"]
+        n += 1
+        if v is None:
+            w.http = False
+            ex = _s.note(ex, "http")
         else:
-            n += 1
-            if v is None:
-                f_http = False
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
                 ex = _s.note(ex, "http")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "http")
-                f_http = r
-        v = d.get("sse", _MISSING)
-        if v is _MISSING:
-            f_sse = False
+            w.http = r
+    if "sse" not in d:
+        w.sse = False
+    else:
+        v = d["sse"]
+        n += 1
+        if v is None:
+            w.sse = False
+            ex = _s.note(ex, "sse")
         else:
-            n += 1
-            if v is None:
-                f_sse = False
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
                 ex = _s.note(ex, "sse")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "sse")
-                f_sse = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.sse = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: McpCapabilities = _new(McpCapabilities)
-    _S_McpCapabilities_http(o, f_http)
-    _S_McpCapabilities_sse(o, f_sse)
-    _S_McpCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_McpCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = McpCapabilities
+    o = w
     return o
 
 
 def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
+    if (
+        o.http is False
+        and o.sse is False
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1248,7 +862,7 @@ def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1256,132 +870,139 @@ def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
 def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionCapabilities)
+    o: SessionCapabilities
+    v: Any
     r: Any
-    f_list: Any
-    f_delete: Any
-    f_additional_directories: Any
-    f_resume: Any
-    f_close: Any
-    f_meta: Any
-    if n == len(d):
-        f_list = None
-        f_delete = None
-        f_additional_directories = None
-        f_resume = None
-        f_close = None
-        f_meta = None
+    if len(d) == 0:
+        w.list = None
+        w.delete = None
+        w.additional_directories = None
+        w.resume = None
+        w.close = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "list" not in d:
+        w.list = None
     else:
-        v = d.get("list", _MISSING)
-        if v is _MISSING:
-            f_list = None
+        v = d["list"]
+        n += 1
+        if v is None:
+            w.list = None
+            ex = _s.note(ex, "list")
         else:
-            n += 1
-            if v is None:
-                f_list = None
+            try:
+                r = _d_SessionListCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "list")
-            else:
-                try:
-                    r = _d_SessionListCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "list")
-                f_list = r
-        v = d.get("delete", _MISSING)
-        if v is _MISSING:
-            f_delete = None
+            w.list = r
+    if "delete" not in d:
+        w.delete = None
+    else:
+        v = d["delete"]
+        n += 1
+        if v is None:
+            w.delete = None
+            ex = _s.note(ex, "delete")
         else:
-            n += 1
-            if v is None:
-                f_delete = None
+            try:
+                r = _d_SessionDeleteCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "delete")
-            else:
-                try:
-                    r = _d_SessionDeleteCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "delete")
-                f_delete = r
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = None
+            w.delete = r
+    if "additionalDirectories" not in d:
+        w.additional_directories = None
+    else:
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            w.additional_directories = None
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = None
+            try:
+                r = _d_SessionAdditionalDirectoriesCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _d_SessionAdditionalDirectoriesCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("resume", _MISSING)
-        if v is _MISSING:
-            f_resume = None
+            w.additional_directories = r
+    if "resume" not in d:
+        w.resume = None
+    else:
+        v = d["resume"]
+        n += 1
+        if v is None:
+            w.resume = None
+            ex = _s.note(ex, "resume")
         else:
-            n += 1
-            if v is None:
-                f_resume = None
+            try:
+                r = _d_SessionResumeCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "resume")
-            else:
-                try:
-                    r = _d_SessionResumeCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "resume")
-                f_resume = r
-        v = d.get("close", _MISSING)
-        if v is _MISSING:
-            f_close = None
+            w.resume = r
+    if "close" not in d:
+        w.close = None
+    else:
+        v = d["close"]
+        n += 1
+        if v is None:
+            w.close = None
+            ex = _s.note(ex, "close")
         else:
-            n += 1
-            if v is None:
-                f_close = None
+            try:
+                r = _d_SessionCloseCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "close")
-            else:
-                try:
-                    r = _d_SessionCloseCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "close")
-                f_close = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.close = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionCapabilities = _new(SessionCapabilities)
-    _S_SessionCapabilities_list(o, f_list)
-    _S_SessionCapabilities_delete(o, f_delete)
-    _S_SessionCapabilities_additional_directories(o, f_additional_directories)
-    _S_SessionCapabilities_resume(o, f_resume)
-    _S_SessionCapabilities_close(o, f_close)
-    _S_SessionCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionCapabilities
+    o = w
     return o
 
 
 def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
+    if (
+        o.list is None
+        and o.delete is None
+        and o.additional_directories is None
+        and o.resume is None
+        and o.close is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1415,7 +1036,7 @@ def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1423,141 +1044,148 @@ def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
 def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_AgentCapabilities)
+    o: AgentCapabilities
+    v: Any
     r: Any
-    f_load_session: Any
-    f_prompt_capabilities: Any
-    f_mcp_capabilities: Any
-    f_session_capabilities: Any
-    f_auth: Any
-    f_meta: Any
-    if n == len(d):
-        f_load_session = False
-        f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
-        f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
-        f_session_capabilities = _DF_AgentCapabilities_session_capabilities
-        f_auth = _DF_AgentCapabilities_auth
-        f_meta = None
+    if len(d) == 0:
+        w.load_session = False
+        w.prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+        w.mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+        w.session_capabilities = _DF_AgentCapabilities_session_capabilities
+        w.auth = _DF_AgentCapabilities_auth
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AgentCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "loadSession" not in d:
+        w.load_session = False
     else:
-        v = d.get("loadSession", _MISSING)
-        if v is _MISSING:
-            f_load_session = False
+        v = d["loadSession"]
+        n += 1
+        if v is None:
+            w.load_session = False
+            ex = _s.note(ex, "loadSession")
         else:
-            n += 1
-            if v is None:
-                f_load_session = False
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
                 ex = _s.note(ex, "loadSession")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "loadSession")
-                f_load_session = r
-        v = d.get("promptCapabilities", _MISSING)
-        if v is _MISSING:
-            f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+            w.load_session = r
+    if "promptCapabilities" not in d:
+        w.prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+    else:
+        v = d["promptCapabilities"]
+        n += 1
+        if v is None:
+            w.prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+            ex = _s.note(ex, "promptCapabilities")
         else:
-            n += 1
-            if v is None:
-                f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+            try:
+                r = _d_PromptCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_prompt_capabilities
+            if (
+                r is _DF_AgentCapabilities_prompt_capabilities
+                or r == _DF_AgentCapabilities_prompt_capabilities
+            ):
                 ex = _s.note(ex, "promptCapabilities")
-            else:
-                try:
-                    r = _d_PromptCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_prompt_capabilities
-                if (
-                    r is _DF_AgentCapabilities_prompt_capabilities
-                    or r == _DF_AgentCapabilities_prompt_capabilities
-                ):
-                    ex = _s.note(ex, "promptCapabilities")
-                f_prompt_capabilities = r
-        v = d.get("mcpCapabilities", _MISSING)
-        if v is _MISSING:
-            f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+            w.prompt_capabilities = r
+    if "mcpCapabilities" not in d:
+        w.mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+    else:
+        v = d["mcpCapabilities"]
+        n += 1
+        if v is None:
+            w.mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+            ex = _s.note(ex, "mcpCapabilities")
         else:
-            n += 1
-            if v is None:
-                f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+            try:
+                r = _d_McpCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_mcp_capabilities
+            if (
+                r is _DF_AgentCapabilities_mcp_capabilities
+                or r == _DF_AgentCapabilities_mcp_capabilities
+            ):
                 ex = _s.note(ex, "mcpCapabilities")
-            else:
-                try:
-                    r = _d_McpCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_mcp_capabilities
-                if (
-                    r is _DF_AgentCapabilities_mcp_capabilities
-                    or r == _DF_AgentCapabilities_mcp_capabilities
-                ):
-                    ex = _s.note(ex, "mcpCapabilities")
-                f_mcp_capabilities = r
-        v = d.get("sessionCapabilities", _MISSING)
-        if v is _MISSING:
-            f_session_capabilities = _DF_AgentCapabilities_session_capabilities
+            w.mcp_capabilities = r
+    if "sessionCapabilities" not in d:
+        w.session_capabilities = _DF_AgentCapabilities_session_capabilities
+    else:
+        v = d["sessionCapabilities"]
+        n += 1
+        if v is None:
+            w.session_capabilities = _DF_AgentCapabilities_session_capabilities
+            ex = _s.note(ex, "sessionCapabilities")
         else:
-            n += 1
-            if v is None:
-                f_session_capabilities = _DF_AgentCapabilities_session_capabilities
+            try:
+                r = _d_SessionCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_session_capabilities
+            if (
+                r is _DF_AgentCapabilities_session_capabilities
+                or r == _DF_AgentCapabilities_session_capabilities
+            ):
                 ex = _s.note(ex, "sessionCapabilities")
-            else:
-                try:
-                    r = _d_SessionCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_session_capabilities
-                if (
-                    r is _DF_AgentCapabilities_session_capabilities
-                    or r == _DF_AgentCapabilities_session_capabilities
-                ):
-                    ex = _s.note(ex, "sessionCapabilities")
-                f_session_capabilities = r
-        v = d.get("auth", _MISSING)
-        if v is _MISSING:
-            f_auth = _DF_AgentCapabilities_auth
+            w.session_capabilities = r
+    if "auth" not in d:
+        w.auth = _DF_AgentCapabilities_auth
+    else:
+        v = d["auth"]
+        n += 1
+        if v is None:
+            w.auth = _DF_AgentCapabilities_auth
+            ex = _s.note(ex, "auth")
         else:
-            n += 1
-            if v is None:
-                f_auth = _DF_AgentCapabilities_auth
+            try:
+                r = _d_AgentAuthCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_auth
+            if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
                 ex = _s.note(ex, "auth")
-            else:
-                try:
-                    r = _d_AgentAuthCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_auth
-                if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
-                    ex = _s.note(ex, "auth")
-                f_auth = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.auth = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AgentCapabilities = _new(AgentCapabilities)
-    _S_AgentCapabilities_load_session(o, f_load_session)
-    _S_AgentCapabilities_prompt_capabilities(o, f_prompt_capabilities)
-    _S_AgentCapabilities_mcp_capabilities(o, f_mcp_capabilities)
-    _S_AgentCapabilities_session_capabilities(o, f_session_capabilities)
-    _S_AgentCapabilities_auth(o, f_auth)
-    _S_AgentCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AgentCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AgentCapabilities
+    o = w
     return o
 
 
 def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
+    if (
+        o.load_session is False
+        and o.prompt_capabilities is _DF_AgentCapabilities_prompt_capabilities
+        and o.mcp_capabilities is _DF_AgentCapabilities_mcp_capabilities
+        and o.session_capabilities is _DF_AgentCapabilities_session_capabilities
+        and o.auth is _DF_AgentCapabilities_auth
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1590,7 +1218,7 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1598,72 +1226,86 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
 def _d_ContentChunk(d: Any) -> ContentChunk:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ContentChunk)
+    o: ContentChunk
+    v: Any
     r: Any
-    f_content: Any
-    f_message_id: Any
-    f_meta: Any
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
     try:
-        r = _d_ContentBlock(v)
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
+    try:
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_ContentBlock.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    f_content = r
-    if n == len(d):
-        f_message_id = None
-        f_meta = None
+    w.content = r
+    if len(d) == 1:
+        w.message_id = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ContentChunk
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "messageId" not in d:
+        w.message_id = None
     else:
-        v = d.get("messageId", _MISSING)
-        if v is _MISSING:
-            f_message_id = None
+        v = d["messageId"]
+        n += 1
+        if v is None:
+            w.message_id = None
+            ex = _s.note(ex, "messageId")
         else:
-            n += 1
-            if v is None:
-                f_message_id = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "messageId")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "messageId")
-                f_message_id = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.message_id = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ContentChunk = _new(ContentChunk)
-    _S_ContentChunk_content(o, f_content)
-    _S_ContentChunk_message_id(o, f_message_id)
-    _S_ContentChunk_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ContentChunk))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ContentChunk)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ContentChunk
+    o = w
     return o
 
 
 def _e_ContentChunk(o: ContentChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.message_id is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"content": _encoder_of(type(o.content), _not_a_model)(o.content)}
+    d: dict[str, Any] = {"content": _encoder_of(type(o.content), _not_a_model)(o.content)}
     ex = o._explicit
     v: Any
-    v = o.content
-    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -1674,7 +1316,7 @@ def _e_ContentChunk(o: ContentChunk) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1682,77 +1324,101 @@ def _e_ContentChunk(o: ContentChunk) -> dict[str, Any]:
 def _d_AgentMessageChunk(d: Any) -> AgentMessageChunk:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_content: Any
-    f_message_id: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "agent_message_chunk":
-            raise _s.bad_literal(v, ("agent_message_chunk",)).at("sessionUpdate")
-        n += 1
-    v = d.get("content", _MISSING)
     if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+        return _a_AgentMessageChunk({"sessionUpdate": "agent_message_chunk", **d})
+    if v != "agent_message_chunk":
+        raise _s.bad_literal(v, ("agent_message_chunk",)).at("sessionUpdate")
+    return _a_AgentMessageChunk(d)
+
+
+def _a_AgentMessageChunk(d: Any) -> AgentMessageChunk:
+    w: Any = _new(_W_AgentMessageChunk)
+    o: AgentMessageChunk
+    v: Any
+    r: Any
     try:
-        r = _d_ContentBlock(v)
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
+    try:
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_ContentBlock.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    f_content = r
-    if n == len(d):
-        f_message_id = None
-        f_meta = None
+    w.content = r
+    if len(d) == 2:
+        w.message_id = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AgentMessageChunk
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "messageId" not in d:
+        w.message_id = None
     else:
-        v = d.get("messageId", _MISSING)
-        if v is _MISSING:
-            f_message_id = None
+        v = d["messageId"]
+        n += 1
+        if v is None:
+            w.message_id = None
+            ex = _s.note(ex, "messageId")
         else:
-            n += 1
-            if v is None:
-                f_message_id = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "messageId")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "messageId")
-                f_message_id = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.message_id = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AgentMessageChunk = _new(AgentMessageChunk)
-    _S_ContentChunk_content(o, f_content)
-    _S_ContentChunk_message_id(o, f_message_id)
-    _S_ContentChunk_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentMessageChunk))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AgentMessageChunk)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AgentMessageChunk
+    o = w
     return o
 
 
 def _e_AgentMessageChunk(o: AgentMessageChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "agent_message_chunk"}
+    if (
+        o.message_id is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "sessionUpdate": "agent_message_chunk",
+            "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+        }
+    d: dict[str, Any] = {
+        "sessionUpdate": "agent_message_chunk",
+        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+    }
     ex = o._explicit
     v: Any
-    v = o.content
-    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -1763,7 +1429,7 @@ def _e_AgentMessageChunk(o: AgentMessageChunk) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1771,77 +1437,101 @@ def _e_AgentMessageChunk(o: AgentMessageChunk) -> dict[str, Any]:
 def _d_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_content: Any
-    f_message_id: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "agent_thought_chunk":
-            raise _s.bad_literal(v, ("agent_thought_chunk",)).at("sessionUpdate")
-        n += 1
-    v = d.get("content", _MISSING)
     if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+        return _a_AgentThoughtChunk({"sessionUpdate": "agent_thought_chunk", **d})
+    if v != "agent_thought_chunk":
+        raise _s.bad_literal(v, ("agent_thought_chunk",)).at("sessionUpdate")
+    return _a_AgentThoughtChunk(d)
+
+
+def _a_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
+    w: Any = _new(_W_AgentThoughtChunk)
+    o: AgentThoughtChunk
+    v: Any
+    r: Any
     try:
-        r = _d_ContentBlock(v)
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
+    try:
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_ContentBlock.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    f_content = r
-    if n == len(d):
-        f_message_id = None
-        f_meta = None
+    w.content = r
+    if len(d) == 2:
+        w.message_id = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AgentThoughtChunk
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "messageId" not in d:
+        w.message_id = None
     else:
-        v = d.get("messageId", _MISSING)
-        if v is _MISSING:
-            f_message_id = None
+        v = d["messageId"]
+        n += 1
+        if v is None:
+            w.message_id = None
+            ex = _s.note(ex, "messageId")
         else:
-            n += 1
-            if v is None:
-                f_message_id = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "messageId")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "messageId")
-                f_message_id = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.message_id = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AgentThoughtChunk = _new(AgentThoughtChunk)
-    _S_ContentChunk_content(o, f_content)
-    _S_ContentChunk_message_id(o, f_message_id)
-    _S_ContentChunk_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentThoughtChunk))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AgentThoughtChunk)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AgentThoughtChunk
+    o = w
     return o
 
 
 def _e_AgentThoughtChunk(o: AgentThoughtChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "agent_thought_chunk"}
+    if (
+        o.message_id is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "sessionUpdate": "agent_thought_chunk",
+            "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+        }
+    d: dict[str, Any] = {
+        "sessionUpdate": "agent_thought_chunk",
+        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+    }
     ex = o._explicit
     v: Any
-    v = o.content
-    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -1852,7 +1542,7 @@ def _e_AgentThoughtChunk(o: AgentThoughtChunk) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1860,94 +1550,103 @@ def _e_AgentThoughtChunk(o: AgentThoughtChunk) -> dict[str, Any]:
 def _d_Annotations(d: Any) -> Annotations:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_Annotations)
+    o: Annotations
+    v: Any
     r: Any
-    f_audience: Any
-    f_last_modified: Any
-    f_priority: Any
-    f_meta: Any
-    if n == len(d):
-        f_audience = None
-        f_last_modified = None
-        f_priority = None
-        f_meta = None
+    if len(d) == 0:
+        w.audience = None
+        w.last_modified = None
+        w.priority = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Annotations
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "audience" not in d:
+        w.audience = None
     else:
-        v = d.get("audience", _MISSING)
-        if v is _MISSING:
-            f_audience = None
+        v = d["audience"]
+        n += 1
+        if v is None:
+            w.audience = None
+            ex = _s.note(ex, "audience")
         else:
-            n += 1
-            if v is None:
-                f_audience = None
+            try:
+                r = _s.d_list_skip(v, _d_Role)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "audience")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_Role)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "audience")
-                f_audience = r
-        v = d.get("lastModified", _MISSING)
-        if v is _MISSING:
-            f_last_modified = None
+            w.audience = r
+    if "lastModified" not in d:
+        w.last_modified = None
+    else:
+        v = d["lastModified"]
+        n += 1
+        if v is None:
+            w.last_modified = None
+            ex = _s.note(ex, "lastModified")
         else:
-            n += 1
-            if v is None:
-                f_last_modified = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "lastModified")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "lastModified")
-                f_last_modified = r
-        v = d.get("priority", _MISSING)
-        if v is _MISSING:
-            f_priority = None
+            w.last_modified = r
+    if "priority" not in d:
+        w.priority = None
+    else:
+        v = d["priority"]
+        n += 1
+        if v is None:
+            w.priority = None
+            ex = _s.note(ex, "priority")
         else:
-            n += 1
-            if v is None:
-                f_priority = None
+            if type(v) is not float and type(v) is not int:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "priority")
-            else:
-                if type(v) is not float and type(v) is not int:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "priority")
-                f_priority = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.priority = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Annotations = _new(Annotations)
-    _S_Annotations_audience(o, f_audience)
-    _S_Annotations_last_modified(o, f_last_modified)
-    _S_Annotations_priority(o, f_priority)
-    _S_Annotations_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Annotations))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Annotations)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Annotations
+    o = w
     return o
 
 
 def _e_Annotations(o: Annotations) -> dict[str, Any]:
+    if (
+        o.audience is None
+        and o.last_modified is None
+        and o.priority is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1971,7 +1670,7 @@ def _e_Annotations(o: Annotations) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1979,81 +1678,90 @@ def _e_Annotations(o: Annotations) -> dict[str, Any]:
 def _d_AudioContent(d: Any) -> AudioContent:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_annotations: Any
-    f_data: Any
-    f_mime_type: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "audio":
-            raise _s.bad_literal(v, ("audio",)).at("type")
-        n += 1
-    v = d.get("data", _MISSING)
     if v is _MISSING:
-        raise _s.missing("data")
-    n += 1
+        return _a_AudioContent({"type": "audio", **d})
+    if v != "audio":
+        raise _s.bad_literal(v, ("audio",)).at("type")
+    return _a_AudioContent(d)
+
+
+def _a_AudioContent(d: Any) -> AudioContent:
+    w: Any = _new(_W_AudioContent)
+    o: AudioContent
+    v: Any
+    r: Any
+    try:
+        v = d["data"]
+    except KeyError:
+        raise _s.missing("data") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("data")
-    r = v
-    f_data = r
-    v = d.get("mimeType", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("mimeType")
-    n += 1
+    w.data = v
+    try:
+        v = d["mimeType"]
+    except KeyError:
+        raise _s.missing("mimeType") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("mimeType")
-    r = v
-    f_mime_type = r
-    if n == len(d):
-        f_annotations = None
-        f_meta = None
+    w.mime_type = v
+    if len(d) == 3:
+        w.annotations = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AudioContent
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "annotations" not in d:
+        w.annotations = None
     else:
-        v = d.get("annotations", _MISSING)
-        if v is _MISSING:
-            f_annotations = None
+        v = d["annotations"]
+        n += 1
+        if v is None:
+            w.annotations = None
+            ex = _s.note(ex, "annotations")
         else:
-            n += 1
-            if v is None:
-                f_annotations = None
+            try:
+                r = _d_Annotations(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "annotations")
-            else:
-                try:
-                    r = _d_Annotations(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "annotations")
-                f_annotations = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.annotations = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AudioContent = _new(AudioContent)
-    _S_AudioContent_annotations(o, f_annotations)
-    _S_AudioContent_data(o, f_data)
-    _S_AudioContent_mime_type(o, f_mime_type)
-    _S_AudioContent_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AudioContent))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AudioContent)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AudioContent
+    o = w
     return o
 
 
 def _e_AudioContent(o: AudioContent) -> dict[str, Any]:
+    if (
+        o.annotations is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "audio", "data": o.data, "mimeType": o.mime_type}
     d: dict[str, Any] = {"type": "audio"}
     ex = o._explicit
     v: Any
@@ -2071,7 +1779,7 @@ def _e_AudioContent(o: AudioContent) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2079,56 +1787,62 @@ def _e_AudioContent(o: AudioContent) -> dict[str, Any]:
 def _d_AuthCapabilities(d: Any) -> AuthCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_AuthCapabilities)
+    o: AuthCapabilities
+    v: Any
     r: Any
-    f_terminal: Any
-    f_meta: Any
-    if n == len(d):
-        f_terminal = False
-        f_meta = None
+    if len(d) == 0:
+        w.terminal = False
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AuthCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "terminal" not in d:
+        w.terminal = False
     else:
-        v = d.get("terminal", _MISSING)
-        if v is _MISSING:
-            f_terminal = False
+        v = d["terminal"]
+        n += 1
+        if v is None:
+            w.terminal = False
+            ex = _s.note(ex, "terminal")
         else:
-            n += 1
-            if v is None:
-                f_terminal = False
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
                 ex = _s.note(ex, "terminal")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "terminal")
-                f_terminal = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.terminal = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AuthCapabilities = _new(AuthCapabilities)
-    _S_AuthCapabilities_terminal(o, f_terminal)
-    _S_AuthCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AuthCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AuthCapabilities
+    o = w
     return o
 
 
 def _e_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
+    if o.terminal is False and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -2140,7 +1854,7 @@ def _e_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2148,83 +1862,84 @@ def _e_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
 def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_AuthMethodAgent)
+    o: AuthMethodAgent
+    v: Any
     r: Any
-    f_id: Any
-    f_name: Any
-    f_description: Any
-    f_meta: Any
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    w.id = v
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    if n == len(d):
-        f_description = None
-        f_meta = None
+    w.name = v
+    if len(d) == 2:
+        w.description = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AuthMethodAgent
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "description" not in d:
+        w.description = None
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            w.description = None
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.description = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AuthMethodAgent = _new(AuthMethodAgent)
-    _S_AuthMethodAgent_id(o, f_id)
-    _S_AuthMethodAgent_name(o, f_name)
-    _S_AuthMethodAgent_description(o, f_description)
-    _S_AuthMethodAgent_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodAgent))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodAgent)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AuthMethodAgent
+    o = w
     return o
 
 
 def _e_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.description is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"id": o.id, "name": o.name}
+    d: dict[str, Any] = {"id": o.id, "name": o.name}
     ex = o._explicit
     v: Any
-    v = o.id
-    d["id"] = v
-    v = o.name
-    d["name"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -2235,7 +1950,7 @@ def _e_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2243,126 +1958,120 @@ def _e_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
 def _d_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_id: Any
-    f_name: Any
-    f_description: Any
-    f_args: Any
-    f_env: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "terminal":
-            raise _s.bad_literal(v, ("terminal",)).at("type")
-        n += 1
-    v = d.get("id", _MISSING)
     if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+        return _a_AuthMethodTerminal({"type": "terminal", **d})
+    if v != "terminal":
+        raise _s.bad_literal(v, ("terminal",)).at("type")
+    return _a_AuthMethodTerminal(d)
+
+
+def _a_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
+    w: Any = _new(_W_AuthMethodTerminal)
+    o: AuthMethodTerminal
+    v: Any
+    r: Any
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    w.id = v
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    if n == len(d):
-        f_description = None
-        f_args = []
-        f_env = _EMPTY
-        f_meta = None
+    w.name = v
+    if len(d) == 3:
+        w.description = None
+        w.args = []
+        w.env = _EMPTY
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AuthMethodTerminal
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "description" not in d:
+        w.description = None
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            w.description = None
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("args", _MISSING)
-        if v is _MISSING:
-            f_args = []
+            w.description = r
+    if "args" not in d:
+        w.args = []
+    else:
+        v = d["args"]
+        n += 1
+        if v is None:
+            w.args = []
+            ex = _s.note(ex, "args")
         else:
-            n += 1
-            if v is None:
-                f_args = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "args")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "args")
-                f_args = r
-        v = d.get("env", _MISSING)
-        if v is _MISSING:
-            f_env = _EMPTY
+            w.args = r
+    if "env" not in d:
+        w.env = _EMPTY
+    else:
+        v = d["env"]
+        n += 1
+        if v is None:
+            w.env = {}
+            ex = _s.note(ex, "env")
         else:
-            n += 1
-            if v is None:
-                f_env = {}
+            try:
+                r = _s.d_map(v, _s.d_str)
+            except DecodeError:
+                r = {}
+            if not r:
                 ex = _s.note(ex, "env")
-            else:
-                try:
-                    r = _s.d_map(v, _s.d_str)
-                except DecodeError:
-                    r = {}
-                if not r:
-                    ex = _s.note(ex, "env")
-                f_env = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.env = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AuthMethodTerminal = _new(AuthMethodTerminal)
-    _S_AuthMethodTerminal_id(o, f_id)
-    _S_AuthMethodTerminal_name(o, f_name)
-    _S_AuthMethodTerminal_description(o, f_description)
-    _S_AuthMethodTerminal_args(o, f_args)
-    _S_AuthMethodTerminal_env(o, f_env)
-    _S_AuthMethodTerminal_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodTerminal))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AuthMethodTerminal)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AuthMethodTerminal
+    o = w
     return o
 
 
 def _e_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "terminal"}
+    d: dict[str, Any] = {"type": "terminal", "id": o.id, "name": o.name}
     ex = o._explicit
     v: Any
-    v = o.id
-    d["id"] = v
-    v = o.name
-    d["name"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -2381,7 +2090,7 @@ def _e_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2389,58 +2098,61 @@ def _e_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
 def _d_AuthenticateRequest(d: Any) -> AuthenticateRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_AuthenticateRequest)
+    o: AuthenticateRequest
+    v: Any
     r: Any
-    f_method_id: Any
-    f_meta: Any
-    v = d.get("methodId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("methodId")
-    n += 1
+    try:
+        v = d["methodId"]
+    except KeyError:
+        raise _s.missing("methodId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("methodId")
-    r = v
-    f_method_id = r
-    if n == len(d):
-        f_meta = None
+    w.method_id = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AuthenticateRequest
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AuthenticateRequest = _new(AuthenticateRequest)
-    _S_AuthenticateRequest_method_id(o, f_method_id)
-    _S_AuthenticateRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AuthenticateRequest
+    o = w
     return o
 
 
 def _e_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"methodId": o.method_id}
+    d: dict[str, Any] = {"methodId": o.method_id}
     ex = o._explicit
     v: Any
-    v = o.method_id
-    d["methodId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2448,37 +2160,45 @@ def _e_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
 def _d_AuthenticateResponse(d: Any) -> AuthenticateResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_AuthenticateResponse)
+    o: AuthenticateResponse
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AuthenticateResponse
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AuthenticateResponse = _new(AuthenticateResponse)
-    _S_AuthenticateResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AuthenticateResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AuthenticateResponse
+    o = w
     return o
 
 
 def _e_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -2487,7 +2207,7 @@ def _e_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2495,83 +2215,79 @@ def _e_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
 def _d_AvailableCommand(d: Any) -> AvailableCommand:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_AvailableCommand)
+    o: AvailableCommand
+    v: Any
     r: Any
-    f_name: Any
-    f_description: Any
-    f_input: Any
-    f_meta: Any
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("description", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("description")
-    n += 1
+    w.name = v
+    try:
+        v = d["description"]
+    except KeyError:
+        raise _s.missing("description") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("description")
-    r = v
-    f_description = r
-    if n == len(d):
-        f_input = None
-        f_meta = None
+    w.description = v
+    if len(d) == 2:
+        w.input = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AvailableCommand
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "input" not in d:
+        w.input = None
     else:
-        v = d.get("input", _MISSING)
-        if v is _MISSING:
-            f_input = None
+        v = d["input"]
+        n += 1
+        if v is None:
+            w.input = None
+            ex = _s.note(ex, "input")
         else:
-            n += 1
-            if v is None:
-                f_input = None
+            try:
+                r = _d_AvailableCommandInput(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "input")
-            else:
-                try:
-                    r = _d_AvailableCommandInput(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "input")
-                f_input = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.input = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AvailableCommand = _new(AvailableCommand)
-    _S_AvailableCommand_name(o, f_name)
-    _S_AvailableCommand_description(o, f_description)
-    _S_AvailableCommand_input(o, f_input)
-    _S_AvailableCommand_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommand))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommand)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AvailableCommand
+    o = w
     return o
 
 
 def _e_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.input is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"name": o.name, "description": o.description}
+    d: dict[str, Any] = {"name": o.name, "description": o.description}
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.description
-    d["description"] = v
     v = o.input
     if v is not None:
         d["input"] = _encoder_of(type(v), _not_a_model)(v)
@@ -2582,7 +2298,7 @@ def _e_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2590,64 +2306,78 @@ def _e_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
 def _d_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_available_commands: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "available_commands_update":
-            raise _s.bad_literal(v, ("available_commands_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("availableCommands", _MISSING)
     if v is _MISSING:
-        raise _s.missing("availableCommands")
-    n += 1
+        return _a_AvailableCommandsUpdate({"sessionUpdate": "available_commands_update", **d})
+    if v != "available_commands_update":
+        raise _s.bad_literal(v, ("available_commands_update",)).at("sessionUpdate")
+    return _a_AvailableCommandsUpdate(d)
+
+
+def _a_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
+    w: Any = _new(_W_AvailableCommandsUpdate)
+    o: AvailableCommandsUpdate
+    v: Any
+    r: Any
+    try:
+        v = d["availableCommands"]
+    except KeyError:
+        raise _s.missing("availableCommands") from None
     try:
         r = _s.d_list_skip(v, _d_AvailableCommand)
     except DecodeError:
         r = []
-    f_available_commands = r
-    if n == len(d):
-        f_meta = None
+    w.available_commands = r
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AvailableCommandsUpdate
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AvailableCommandsUpdate = _new(AvailableCommandsUpdate)
-    _S_AvailableCommandsUpdate_available_commands(o, f_available_commands)
-    _S_AvailableCommandsUpdate_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommandsUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AvailableCommandsUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AvailableCommandsUpdate
+    o = w
     return o
 
 
 def _e_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "available_commands_update"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionUpdate": "available_commands_update",
+            "availableCommands": [_e_AvailableCommand(x) for x in o.available_commands],
+        }
+    d: dict[str, Any] = {
+        "sessionUpdate": "available_commands_update",
+        "availableCommands": [_e_AvailableCommand(x) for x in o.available_commands],
+    }
     ex = o._explicit
     v: Any
-    v = o.available_commands
-    d["availableCommands"] = [_e_AvailableCommand(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2655,81 +2385,79 @@ def _e_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
 def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_BlobResourceContents)
+    o: BlobResourceContents
+    v: Any
     r: Any
-    f_blob: Any
-    f_mime_type: Any
-    f_uri: Any
-    f_meta: Any
-    v = d.get("blob", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("blob")
-    n += 1
+    try:
+        v = d["blob"]
+    except KeyError:
+        raise _s.missing("blob") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("blob")
-    r = v
-    f_blob = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    w.blob = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    if n == len(d):
-        f_mime_type = None
-        f_meta = None
+    w.uri = v
+    if len(d) == 2:
+        w.mime_type = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = BlobResourceContents
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "mimeType" not in d:
+        w.mime_type = None
     else:
-        v = d.get("mimeType", _MISSING)
-        if v is _MISSING:
-            f_mime_type = None
+        v = d["mimeType"]
+        n += 1
+        if v is None:
+            w.mime_type = None
+            ex = _s.note(ex, "mimeType")
         else:
-            n += 1
-            if v is None:
-                f_mime_type = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "mimeType")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "mimeType")
-                f_mime_type = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.mime_type = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: BlobResourceContents = _new(BlobResourceContents)
-    _S_BlobResourceContents_blob(o, f_blob)
-    _S_BlobResourceContents_mime_type(o, f_mime_type)
-    _S_BlobResourceContents_uri(o, f_uri)
-    _S_BlobResourceContents_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BlobResourceContents))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_BlobResourceContents)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = BlobResourceContents
+    o = w
     return o
 
 
 def _e_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.mime_type is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"blob": o.blob, "uri": o.uri}
+    d: dict[str, Any] = {"blob": o.blob}
     ex = o._explicit
     v: Any
-    v = o.blob
-    d["blob"] = v
     v = o.mime_type
     if v is not None:
         d["mimeType"] = v
@@ -2742,7 +2470,7 @@ def _e_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2750,37 +2478,45 @@ def _e_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
 def _d_BooleanConfigOptionCapabilities(d: Any) -> BooleanConfigOptionCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_BooleanConfigOptionCapabilities)
+    o: BooleanConfigOptionCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = BooleanConfigOptionCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: BooleanConfigOptionCapabilities = _new(BooleanConfigOptionCapabilities)
-    _S_BooleanConfigOptionCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BooleanConfigOptionCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_BooleanConfigOptionCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = BooleanConfigOptionCapabilities
+    o = w
     return o
 
 
 def _e_BooleanConfigOptionCapabilities(o: BooleanConfigOptionCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -2789,7 +2525,7 @@ def _e_BooleanConfigOptionCapabilities(o: BooleanConfigOptionCapabilities) -> di
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2797,99 +2533,112 @@ def _e_BooleanConfigOptionCapabilities(o: BooleanConfigOptionCapabilities) -> di
 def _d_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_title: Any
-    f_description: Any
-    f_default: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "boolean":
-            raise _s.bad_literal(v, ("boolean",)).at("type")
-        n += 1
-    if n == len(d):
-        f_title = None
-        f_description = None
-        f_default = None
-        f_meta = None
+    if v is _MISSING:
+        return _a_BooleanPropertySchema({"type": "boolean", **d})
+    if v != "boolean":
+        raise _s.bad_literal(v, ("boolean",)).at("type")
+    return _a_BooleanPropertySchema(d)
+
+
+def _a_BooleanPropertySchema(d: Any) -> BooleanPropertySchema:
+    w: Any = _new(_W_BooleanPropertySchema)
+    o: BooleanPropertySchema
+    v: Any
+    r: Any
+    if len(d) == 1:
+        w.title = None
+        w.description = None
+        w.default = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = BooleanPropertySchema
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "title" not in d:
+        w.title = None
     else:
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+        v = d["title"]
+        n += 1
+        if v is None:
+            w.title = None
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+            w.title = r
+    if "description" not in d:
+        w.description = None
+    else:
+        v = d["description"]
+        n += 1
+        if v is None:
+            w.description = None
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("default", _MISSING)
-        if v is _MISSING:
-            f_default = None
+            w.description = r
+    if "default" not in d:
+        w.default = None
+    else:
+        v = d["default"]
+        n += 1
+        if v is None:
+            w.default = None
+            ex = _s.note(ex, "default")
         else:
-            n += 1
-            if v is None:
-                f_default = None
+            if type(v) is not bool:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "default")
-            else:
-                if type(v) is not bool:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "default")
-                f_default = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.default = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: BooleanPropertySchema = _new(BooleanPropertySchema)
-    _S_BooleanPropertySchema_title(o, f_title)
-    _S_BooleanPropertySchema_description(o, f_description)
-    _S_BooleanPropertySchema_default(o, f_default)
-    _S_BooleanPropertySchema_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_BooleanPropertySchema))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_BooleanPropertySchema)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = BooleanPropertySchema
+    o = w
     return o
 
 
 def _e_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
+    if (
+        o.title is None
+        and o.description is None
+        and o.default is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "boolean"}
     d: dict[str, Any] = {"type": "boolean"}
     ex = o._explicit
     v: Any
@@ -2913,7 +2662,7 @@ def _e_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2921,58 +2670,61 @@ def _e_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
 def _d_CancelNotification(d: Any) -> CancelNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_CancelNotification)
+    o: CancelNotification
+    v: Any
     r: Any
-    f_session_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_meta = None
+    w.session_id = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CancelNotification
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CancelNotification = _new(CancelNotification)
-    _S_CancelNotification_session_id(o, f_session_id)
-    _S_CancelNotification_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CancelNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CancelNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CancelNotification
+    o = w
     return o
 
 
 def _e_CancelNotification(o: CancelNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2980,59 +2732,63 @@ def _e_CancelNotification(o: CancelNotification) -> dict[str, Any]:
 def _d_CancelRequestNotification(d: Any) -> CancelRequestNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_CancelRequestNotification)
+    o: CancelRequestNotification
+    v: Any
     r: Any
-    f_request_id: Any
-    f_meta: Any
-    v = d.get("requestId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("requestId")
-    n += 1
+    try:
+        v = d["requestId"]
+    except KeyError:
+        raise _s.missing("requestId") from None
     try:
         r = _d_RequestId(v)
     except DecodeError as e:
         raise e.at("requestId") from None
-    f_request_id = r
-    if n == len(d):
-        f_meta = None
+    w.request_id = r
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CancelRequestNotification
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CancelRequestNotification = _new(CancelRequestNotification)
-    _S_CancelRequestNotification_request_id(o, f_request_id)
-    _S_CancelRequestNotification_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CancelRequestNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CancelRequestNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CancelRequestNotification
+    o = w
     return o
 
 
 def _e_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"requestId": o.request_id}
+    d: dict[str, Any] = {"requestId": o.request_id}
     ex = o._explicit
     v: Any
-    v = o.request_id
-    d["requestId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3040,21 +2796,27 @@ def _e_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]
 def _d_CancelledPermissionOutcome(d: Any) -> CancelledPermissionOutcome:
     if type(d) is not dict:
         raise _s.not_object(d)
-    n = 0
     v = d.get("outcome", _MISSING)
-    if v is not _MISSING:
-        if v != "cancelled":
-            raise _s.bad_literal(v, ("cancelled",)).at("outcome")
-        n += 1
-    o: CancelledPermissionOutcome = _new(CancelledPermissionOutcome)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CancelledPermissionOutcome))
-    _S_explicit(o, _NO_EXPLICIT)
+    if v is _MISSING:
+        return _a_CancelledPermissionOutcome({"outcome": "cancelled", **d})
+    if v != "cancelled":
+        raise _s.bad_literal(v, ("cancelled",)).at("outcome")
+    return _a_CancelledPermissionOutcome(d)
+
+
+def _a_CancelledPermissionOutcome(d: Any) -> CancelledPermissionOutcome:
+    w: Any = _new(_W_CancelledPermissionOutcome)
+    o: CancelledPermissionOutcome
+    w.extra = _EMPTY if len(d) == 1 else _s.extras(d, _K_CancelledPermissionOutcome)
+    w._explicit = _NO_EXPLICIT
+    w.__class__ = CancelledPermissionOutcome
+    o = w
     return o
 
 
 def _e_CancelledPermissionOutcome(o: CancelledPermissionOutcome) -> dict[str, Any]:
     d: dict[str, Any] = {"outcome": "cancelled"}
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3062,75 +2824,85 @@ def _e_CancelledPermissionOutcome(o: CancelledPermissionOutcome) -> dict[str, An
 def _d_FileSystemCapabilities(d: Any) -> FileSystemCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_FileSystemCapabilities)
+    o: FileSystemCapabilities
+    v: Any
     r: Any
-    f_read_text_file: Any
-    f_write_text_file: Any
-    f_meta: Any
-    if n == len(d):
-        f_read_text_file = False
-        f_write_text_file = False
-        f_meta = None
+    if len(d) == 0:
+        w.read_text_file = False
+        w.write_text_file = False
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = FileSystemCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "readTextFile" not in d:
+        w.read_text_file = False
     else:
-        v = d.get("readTextFile", _MISSING)
-        if v is _MISSING:
-            f_read_text_file = False
+        v = d["readTextFile"]
+        n += 1
+        if v is None:
+            w.read_text_file = False
+            ex = _s.note(ex, "readTextFile")
         else:
-            n += 1
-            if v is None:
-                f_read_text_file = False
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
                 ex = _s.note(ex, "readTextFile")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "readTextFile")
-                f_read_text_file = r
-        v = d.get("writeTextFile", _MISSING)
-        if v is _MISSING:
-            f_write_text_file = False
+            w.read_text_file = r
+    if "writeTextFile" not in d:
+        w.write_text_file = False
+    else:
+        v = d["writeTextFile"]
+        n += 1
+        if v is None:
+            w.write_text_file = False
+            ex = _s.note(ex, "writeTextFile")
         else:
-            n += 1
-            if v is None:
-                f_write_text_file = False
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
                 ex = _s.note(ex, "writeTextFile")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "writeTextFile")
-                f_write_text_file = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.write_text_file = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: FileSystemCapabilities = _new(FileSystemCapabilities)
-    _S_FileSystemCapabilities_read_text_file(o, f_read_text_file)
-    _S_FileSystemCapabilities_write_text_file(o, f_write_text_file)
-    _S_FileSystemCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_FileSystemCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_FileSystemCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = FileSystemCapabilities
+    o = w
     return o
 
 
 def _e_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
+    if (
+        o.read_text_file is False
+        and o.write_text_file is False
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -3145,7 +2917,7 @@ def _e_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3153,132 +2925,139 @@ def _e_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
 def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ClientCapabilities)
+    o: ClientCapabilities
+    v: Any
     r: Any
-    f_fs: Any
-    f_terminal: Any
-    f_session: Any
-    f_auth: Any
-    f_elicitation: Any
-    f_meta: Any
-    if n == len(d):
-        f_fs = _DF_ClientCapabilities_fs
-        f_terminal = False
-        f_session = None
-        f_auth = _DF_ClientCapabilities_auth
-        f_elicitation = None
-        f_meta = None
+    if len(d) == 0:
+        w.fs = _DF_ClientCapabilities_fs
+        w.terminal = False
+        w.session = None
+        w.auth = _DF_ClientCapabilities_auth
+        w.elicitation = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ClientCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "fs" not in d:
+        w.fs = _DF_ClientCapabilities_fs
     else:
-        v = d.get("fs", _MISSING)
-        if v is _MISSING:
-            f_fs = _DF_ClientCapabilities_fs
+        v = d["fs"]
+        n += 1
+        if v is None:
+            w.fs = _DF_ClientCapabilities_fs
+            ex = _s.note(ex, "fs")
         else:
-            n += 1
-            if v is None:
-                f_fs = _DF_ClientCapabilities_fs
+            try:
+                r = _d_FileSystemCapabilities(v)
+            except DecodeError:
+                r = _DF_ClientCapabilities_fs
+            if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
                 ex = _s.note(ex, "fs")
-            else:
-                try:
-                    r = _d_FileSystemCapabilities(v)
-                except DecodeError:
-                    r = _DF_ClientCapabilities_fs
-                if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
-                    ex = _s.note(ex, "fs")
-                f_fs = r
-        v = d.get("terminal", _MISSING)
-        if v is _MISSING:
-            f_terminal = False
+            w.fs = r
+    if "terminal" not in d:
+        w.terminal = False
+    else:
+        v = d["terminal"]
+        n += 1
+        if v is None:
+            w.terminal = False
+            ex = _s.note(ex, "terminal")
         else:
-            n += 1
-            if v is None:
-                f_terminal = False
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
                 ex = _s.note(ex, "terminal")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "terminal")
-                f_terminal = r
-        v = d.get("session", _MISSING)
-        if v is _MISSING:
-            f_session = None
+            w.terminal = r
+    if "session" not in d:
+        w.session = None
+    else:
+        v = d["session"]
+        n += 1
+        if v is None:
+            w.session = None
+            ex = _s.note(ex, "session")
         else:
-            n += 1
-            if v is None:
-                f_session = None
+            try:
+                r = _d_ClientSessionCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "session")
-            else:
-                try:
-                    r = _d_ClientSessionCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "session")
-                f_session = r
-        v = d.get("auth", _MISSING)
-        if v is _MISSING:
-            f_auth = _DF_ClientCapabilities_auth
+            w.session = r
+    if "auth" not in d:
+        w.auth = _DF_ClientCapabilities_auth
+    else:
+        v = d["auth"]
+        n += 1
+        if v is None:
+            w.auth = _DF_ClientCapabilities_auth
+            ex = _s.note(ex, "auth")
         else:
-            n += 1
-            if v is None:
-                f_auth = _DF_ClientCapabilities_auth
+            try:
+                r = _d_AuthCapabilities(v)
+            except DecodeError:
+                r = _DF_ClientCapabilities_auth
+            if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
                 ex = _s.note(ex, "auth")
-            else:
-                try:
-                    r = _d_AuthCapabilities(v)
-                except DecodeError:
-                    r = _DF_ClientCapabilities_auth
-                if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
-                    ex = _s.note(ex, "auth")
-                f_auth = r
-        v = d.get("elicitation", _MISSING)
-        if v is _MISSING:
-            f_elicitation = None
+            w.auth = r
+    if "elicitation" not in d:
+        w.elicitation = None
+    else:
+        v = d["elicitation"]
+        n += 1
+        if v is None:
+            w.elicitation = None
+            ex = _s.note(ex, "elicitation")
         else:
-            n += 1
-            if v is None:
-                f_elicitation = None
+            try:
+                r = _d_ElicitationCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "elicitation")
-            else:
-                try:
-                    r = _d_ElicitationCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "elicitation")
-                f_elicitation = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.elicitation = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ClientCapabilities = _new(ClientCapabilities)
-    _S_ClientCapabilities_fs(o, f_fs)
-    _S_ClientCapabilities_terminal(o, f_terminal)
-    _S_ClientCapabilities_session(o, f_session)
-    _S_ClientCapabilities_auth(o, f_auth)
-    _S_ClientCapabilities_elicitation(o, f_elicitation)
-    _S_ClientCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ClientCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ClientCapabilities
+    o = w
     return o
 
 
 def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
+    if (
+        o.fs is _DF_ClientCapabilities_fs
+        and o.terminal is False
+        and o.session is None
+        and o.auth is _DF_ClientCapabilities_auth
+        and o.elicitation is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -3306,7 +3085,7 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3314,56 +3093,67 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
 def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ClientSessionCapabilities)
+    o: ClientSessionCapabilities
+    v: Any
     r: Any
-    f_config_options: Any
-    f_meta: Any
-    if n == len(d):
-        f_config_options = None
-        f_meta = None
+    if len(d) == 0:
+        w.config_options = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ClientSessionCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "configOptions" not in d:
+        w.config_options = None
     else:
-        v = d.get("configOptions", _MISSING)
-        if v is _MISSING:
-            f_config_options = None
+        v = d["configOptions"]
+        n += 1
+        if v is None:
+            w.config_options = None
+            ex = _s.note(ex, "configOptions")
         else:
-            n += 1
-            if v is None:
-                f_config_options = None
+            try:
+                r = _d_SessionConfigOptionsCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "configOptions")
-            else:
-                try:
-                    r = _d_SessionConfigOptionsCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "configOptions")
-                f_config_options = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.config_options = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ClientSessionCapabilities = _new(ClientSessionCapabilities)
-    _S_ClientSessionCapabilities_config_options(o, f_config_options)
-    _S_ClientSessionCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientSessionCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ClientSessionCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ClientSessionCapabilities
+    o = w
     return o
 
 
 def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]:
+    if (
+        o.config_options is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -3377,7 +3167,7 @@ def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3385,58 +3175,61 @@ def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]
 def _d_CloseSessionRequest(d: Any) -> CloseSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_CloseSessionRequest)
+    o: CloseSessionRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_meta = None
+    w.session_id = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CloseSessionRequest
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CloseSessionRequest = _new(CloseSessionRequest)
-    _S_CloseSessionRequest_session_id(o, f_session_id)
-    _S_CloseSessionRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CloseSessionRequest
+    o = w
     return o
 
 
 def _e_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3444,37 +3237,45 @@ def _e_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
 def _d_CloseSessionResponse(d: Any) -> CloseSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_CloseSessionResponse)
+    o: CloseSessionResponse
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CloseSessionResponse
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CloseSessionResponse = _new(CloseSessionResponse)
-    _S_CloseSessionResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CloseSessionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CloseSessionResponse
+    o = w
     return o
 
 
 def _e_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -3483,7 +3284,7 @@ def _e_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3491,58 +3292,61 @@ def _e_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
 def _d_CompleteElicitationNotification(d: Any) -> CompleteElicitationNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_CompleteElicitationNotification)
+    o: CompleteElicitationNotification
+    v: Any
     r: Any
-    f_elicitation_id: Any
-    f_meta: Any
-    v = d.get("elicitationId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("elicitationId")
-    n += 1
+    try:
+        v = d["elicitationId"]
+    except KeyError:
+        raise _s.missing("elicitationId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("elicitationId")
-    r = v
-    f_elicitation_id = r
-    if n == len(d):
-        f_meta = None
+    w.elicitation_id = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CompleteElicitationNotification
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CompleteElicitationNotification = _new(CompleteElicitationNotification)
-    _S_CompleteElicitationNotification_elicitation_id(o, f_elicitation_id)
-    _S_CompleteElicitationNotification_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CompleteElicitationNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CompleteElicitationNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CompleteElicitationNotification
+    o = w
     return o
 
 
 def _e_CompleteElicitationNotification(o: CompleteElicitationNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"elicitationId": o.elicitation_id}
+    d: dict[str, Any] = {"elicitationId": o.elicitation_id}
     ex = o._explicit
     v: Any
-    v = o.elicitation_id
-    d["elicitationId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3550,64 +3354,78 @@ def _e_CompleteElicitationNotification(o: CompleteElicitationNotification) -> di
 def _d_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_config_options: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "config_option_update":
-            raise _s.bad_literal(v, ("config_option_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("configOptions", _MISSING)
     if v is _MISSING:
-        raise _s.missing("configOptions")
-    n += 1
+        return _a_ConfigOptionUpdate({"sessionUpdate": "config_option_update", **d})
+    if v != "config_option_update":
+        raise _s.bad_literal(v, ("config_option_update",)).at("sessionUpdate")
+    return _a_ConfigOptionUpdate(d)
+
+
+def _a_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
+    w: Any = _new(_W_ConfigOptionUpdate)
+    o: ConfigOptionUpdate
+    v: Any
+    r: Any
+    try:
+        v = d["configOptions"]
+    except KeyError:
+        raise _s.missing("configOptions") from None
     try:
         r = _s.d_list_skip(v, _d_SessionConfigOption)
     except DecodeError:
         r = []
-    f_config_options = r
-    if n == len(d):
-        f_meta = None
+    w.config_options = r
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ConfigOptionUpdate
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ConfigOptionUpdate = _new(ConfigOptionUpdate)
-    _S_ConfigOptionUpdate_config_options(o, f_config_options)
-    _S_ConfigOptionUpdate_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ConfigOptionUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ConfigOptionUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ConfigOptionUpdate
+    o = w
     return o
 
 
 def _e_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "config_option_update"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionUpdate": "config_option_update",
+            "configOptions": [_encoder_of(type(x), _not_a_model)(x) for x in o.config_options],
+        }
+    d: dict[str, Any] = {
+        "sessionUpdate": "config_option_update",
+        "configOptions": [_encoder_of(type(x), _not_a_model)(x) for x in o.config_options],
+    }
     ex = o._explicit
     v: Any
-    v = o.config_options
-    d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3615,64 +3433,82 @@ def _e_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
 def _d_Content(d: Any) -> Content:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_content: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "content":
-            raise _s.bad_literal(v, ("content",)).at("type")
-        n += 1
-    v = d.get("content", _MISSING)
     if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+        return _a_Content({"type": "content", **d})
+    if v != "content":
+        raise _s.bad_literal(v, ("content",)).at("type")
+    return _a_Content(d)
+
+
+def _a_Content(d: Any) -> Content:
+    w: Any = _new(_W_Content)
+    o: Content
+    v: Any
+    r: Any
     try:
-        r = _d_ContentBlock(v)
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
+    try:
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_ContentBlock.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    f_content = r
-    if n == len(d):
-        f_meta = None
+    w.content = r
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Content
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Content = _new(Content)
-    _S_Content_content(o, f_content)
-    _S_Content_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Content))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Content)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Content
+    o = w
     return o
 
 
 def _e_Content(o: Content) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "content"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"type": "content", "content": _encoder_of(type(o.content), _not_a_model)(o.content)}
+    d: dict[str, Any] = {
+        "type": "content",
+        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+    }
     ex = o._explicit
     v: Any
-    v = o.content
-    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3680,70 +3516,68 @@ def _e_Content(o: Content) -> dict[str, Any]:
 def _d_Cost(d: Any) -> Cost:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_Cost)
+    o: Cost
+    v: Any
     r: Any
-    f_amount: Any
-    f_currency: Any
-    f_meta: Any
-    v = d.get("amount", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("amount")
-    n += 1
+    try:
+        v = d["amount"]
+    except KeyError:
+        raise _s.missing("amount") from None
     if type(v) is not float and type(v) is not int:
         raise _s.wrong("a number", v).at("amount")
-    r = v
-    f_amount = r
-    v = d.get("currency", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("currency")
-    n += 1
+    w.amount = v
+    try:
+        v = d["currency"]
+    except KeyError:
+        raise _s.missing("currency") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("currency")
-    r = v
-    f_currency = r
-    if n == len(d):
-        f_meta = None
+    w.currency = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Cost
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Cost = _new(Cost)
-    _S_Cost_amount(o, f_amount)
-    _S_Cost_currency(o, f_currency)
-    _S_Cost_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Cost))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Cost)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Cost
+    o = w
     return o
 
 
 def _e_Cost(o: Cost) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"amount": o.amount, "currency": o.currency}
+    d: dict[str, Any] = {"amount": o.amount, "currency": o.currency}
     ex = o._explicit
     v: Any
-    v = o.amount
-    d["amount"] = v
-    v = o.currency
-    d["currency"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3751,82 +3585,85 @@ def _e_Cost(o: Cost) -> dict[str, Any]:
 def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ElicitationFormMode)
+    o: ElicitationFormMode
+    v: Any
     r: Any
-    f_requested_schema: Any
-    f_session_id: Any
-    f_tool_call_id: Any
-    f_request_id: Any
-    v = d.get("requestedSchema", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("requestedSchema")
-    n += 1
+    try:
+        v = d["requestedSchema"]
+    except KeyError:
+        raise _s.missing("requestedSchema") from None
     try:
         r = _d_ElicitationSchema(v)
     except DecodeError as e:
         raise e.at("requestedSchema") from None
-    f_requested_schema = r
-    if n == len(d):
-        f_session_id = None
-        f_tool_call_id = None
-        f_request_id = None
+    w.requested_schema = r
+    if len(d) == 1:
+        w.session_id = None
+        w.tool_call_id = None
+        w.request_id = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationFormMode
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "sessionId" not in d:
+        w.session_id = None
     else:
-        v = d.get("sessionId", _MISSING)
-        if v is _MISSING:
-            f_session_id = None
+        v = d["sessionId"]
+        n += 1
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        w.session_id = v
+    if "toolCallId" not in d:
+        w.tool_call_id = None
+    else:
+        v = d["toolCallId"]
+        n += 1
+        if v is None:
+            w.tool_call_id = None
+            ex = _s.note(ex, "toolCallId")
         else:
-            n += 1
             if type(v) is not str:
-                raise _s.wrong("a string", v).at("sessionId")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "sessionId")
-            f_session_id = r
-        v = d.get("toolCallId", _MISSING)
-        if v is _MISSING:
-            f_tool_call_id = None
-        else:
-            n += 1
-            if v is None:
-                f_tool_call_id = None
-                ex = _s.note(ex, "toolCallId")
+                r = None
             else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "toolCallId")
-                f_tool_call_id = r
-        v = d.get("requestId", _MISSING)
-        if v is _MISSING:
-            f_request_id = None
-        else:
-            n += 1
-            try:
-                r = _d_RequestId(v)
-            except DecodeError as e:
-                raise e.at("requestId") from None
+                r = v
             if r is None:
-                ex = _s.note(ex, "requestId")
-            f_request_id = r
-    o: ElicitationFormMode = _new(ElicitationFormMode)
-    _S_ElicitationFormMode_requested_schema(o, f_requested_schema)
-    _S_ElicitationFormMode_session_id(o, f_session_id)
-    _S_ElicitationFormMode_tool_call_id(o, f_tool_call_id)
-    _S_ElicitationFormMode_request_id(o, f_request_id)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormMode))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                ex = _s.note(ex, "toolCallId")
+            w.tool_call_id = r
+    if "requestId" not in d:
+        w.request_id = None
+    else:
+        v = d["requestId"]
+        n += 1
+        try:
+            r = _d_RequestId(v)
+        except DecodeError as e:
+            raise e.at("requestId") from None
+        if r is None:
+            ex = _s.note(ex, "requestId")
+        w.request_id = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormMode)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationFormMode
+    o = w
     return o
 
 
 def _e_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.session_id is None
+        and o.tool_call_id is None
+        and o.request_id is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"requestedSchema": _e_ElicitationSchema(o.requested_schema)}
+    d: dict[str, Any] = {"requestedSchema": _e_ElicitationSchema(o.requested_schema)}
     ex = o._explicit
     v: Any
-    v = o.requested_schema
-    d["requestedSchema"] = _e_ElicitationSchema(v)
     v = o.session_id
     if v is not None:
         d["sessionId"] = v
@@ -3842,7 +3679,7 @@ def _e_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
         d["requestId"] = v
     elif "requestId" in ex:
         d["requestId"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3850,116 +3687,126 @@ def _e_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
 def _d_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_requested_schema: Any
-    f_session_id: Any
-    f_tool_call_id: Any
-    f_request_id: Any
-    f_message: Any
-    f_meta: Any
     v = d.get("mode", _MISSING)
-    if v is not _MISSING:
-        if v != "form":
-            raise _s.bad_literal(v, ("form",)).at("mode")
-        n += 1
-    v = d.get("requestedSchema", _MISSING)
     if v is _MISSING:
-        raise _s.missing("requestedSchema")
-    n += 1
+        return _a_CreateElicitationRequestForm({"mode": "form", **d})
+    if v != "form":
+        raise _s.bad_literal(v, ("form",)).at("mode")
+    return _a_CreateElicitationRequestForm(d)
+
+
+def _a_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
+    w: Any = _new(_W_CreateElicitationRequestForm)
+    o: CreateElicitationRequestForm
+    v: Any
+    r: Any
+    try:
+        v = d["requestedSchema"]
+    except KeyError:
+        raise _s.missing("requestedSchema") from None
     try:
         r = _d_ElicitationSchema(v)
     except DecodeError as e:
         raise e.at("requestedSchema") from None
-    f_requested_schema = r
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("message")
-    n += 1
+    w.requested_schema = r
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _s.missing("message") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("message")
-    r = v
-    f_message = r
-    if n == len(d):
-        f_session_id = None
-        f_tool_call_id = None
-        f_request_id = None
-        f_meta = None
+    w.message = v
+    if len(d) == 3:
+        w.session_id = None
+        w.tool_call_id = None
+        w.request_id = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CreateElicitationRequestForm
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "sessionId" not in d:
+        w.session_id = None
     else:
-        v = d.get("sessionId", _MISSING)
-        if v is _MISSING:
-            f_session_id = None
+        v = d["sessionId"]
+        n += 1
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        w.session_id = v
+    if "toolCallId" not in d:
+        w.tool_call_id = None
+    else:
+        v = d["toolCallId"]
+        n += 1
+        if v is None:
+            w.tool_call_id = None
+            ex = _s.note(ex, "toolCallId")
         else:
-            n += 1
             if type(v) is not str:
-                raise _s.wrong("a string", v).at("sessionId")
-            r = v
+                r = None
+            else:
+                r = v
             if r is None:
-                ex = _s.note(ex, "sessionId")
-            f_session_id = r
-        v = d.get("toolCallId", _MISSING)
-        if v is _MISSING:
-            f_tool_call_id = None
-        else:
-            n += 1
-            if v is None:
-                f_tool_call_id = None
                 ex = _s.note(ex, "toolCallId")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "toolCallId")
-                f_tool_call_id = r
-        v = d.get("requestId", _MISSING)
-        if v is _MISSING:
-            f_request_id = None
+            w.tool_call_id = r
+    if "requestId" not in d:
+        w.request_id = None
+    else:
+        v = d["requestId"]
+        n += 1
+        try:
+            r = _d_RequestId(v)
+        except DecodeError as e:
+            raise e.at("requestId") from None
+        if r is None:
+            ex = _s.note(ex, "requestId")
+        w.request_id = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            try:
-                r = _d_RequestId(v)
-            except DecodeError as e:
-                raise e.at("requestId") from None
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
             if r is None:
-                ex = _s.note(ex, "requestId")
-            f_request_id = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CreateElicitationRequestForm = _new(CreateElicitationRequestForm)
-    _S_ElicitationFormMode_requested_schema(o, f_requested_schema)
-    _S_ElicitationFormMode_session_id(o, f_session_id)
-    _S_ElicitationFormMode_tool_call_id(o, f_tool_call_id)
-    _S_ElicitationFormMode_request_id(o, f_request_id)
-    _S_CreateElicitationRequestForm_message(o, f_message)
-    _S_CreateElicitationRequestForm_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestForm))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestForm)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CreateElicitationRequestForm
+    o = w
     return o
 
 
 def _e_CreateElicitationRequestForm(o: CreateElicitationRequestForm) -> dict[str, Any]:
-    d: dict[str, Any] = {"mode": "form"}
+    if (
+        o.session_id is None
+        and o.tool_call_id is None
+        and o.request_id is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "mode": "form",
+            "requestedSchema": _e_ElicitationSchema(o.requested_schema),
+            "message": o.message,
+        }
+    d: dict[str, Any] = {
+        "mode": "form",
+        "requestedSchema": _e_ElicitationSchema(o.requested_schema),
+    }
     ex = o._explicit
     v: Any
-    v = o.requested_schema
-    d["requestedSchema"] = _e_ElicitationSchema(v)
     v = o.session_id
     if v is not None:
         d["sessionId"] = v
@@ -3982,7 +3829,7 @@ def _e_CreateElicitationRequestForm(o: CreateElicitationRequestForm) -> dict[str
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3990,93 +3837,90 @@ def _e_CreateElicitationRequestForm(o: CreateElicitationRequestForm) -> dict[str
 def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ElicitationUrlMode)
+    o: ElicitationUrlMode
+    v: Any
     r: Any
-    f_elicitation_id: Any
-    f_url: Any
-    f_session_id: Any
-    f_tool_call_id: Any
-    f_request_id: Any
-    v = d.get("elicitationId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("elicitationId")
-    n += 1
+    try:
+        v = d["elicitationId"]
+    except KeyError:
+        raise _s.missing("elicitationId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("elicitationId")
-    r = v
-    f_elicitation_id = r
-    v = d.get("url", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("url")
-    n += 1
+    w.elicitation_id = v
+    try:
+        v = d["url"]
+    except KeyError:
+        raise _s.missing("url") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("url")
-    r = v
-    f_url = r
-    if n == len(d):
-        f_session_id = None
-        f_tool_call_id = None
-        f_request_id = None
+    w.url = v
+    if len(d) == 2:
+        w.session_id = None
+        w.tool_call_id = None
+        w.request_id = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationUrlMode
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "sessionId" not in d:
+        w.session_id = None
     else:
-        v = d.get("sessionId", _MISSING)
-        if v is _MISSING:
-            f_session_id = None
+        v = d["sessionId"]
+        n += 1
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        w.session_id = v
+    if "toolCallId" not in d:
+        w.tool_call_id = None
+    else:
+        v = d["toolCallId"]
+        n += 1
+        if v is None:
+            w.tool_call_id = None
+            ex = _s.note(ex, "toolCallId")
         else:
-            n += 1
             if type(v) is not str:
-                raise _s.wrong("a string", v).at("sessionId")
-            r = v
-            if r is None:
-                ex = _s.note(ex, "sessionId")
-            f_session_id = r
-        v = d.get("toolCallId", _MISSING)
-        if v is _MISSING:
-            f_tool_call_id = None
-        else:
-            n += 1
-            if v is None:
-                f_tool_call_id = None
-                ex = _s.note(ex, "toolCallId")
+                r = None
             else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "toolCallId")
-                f_tool_call_id = r
-        v = d.get("requestId", _MISSING)
-        if v is _MISSING:
-            f_request_id = None
-        else:
-            n += 1
-            try:
-                r = _d_RequestId(v)
-            except DecodeError as e:
-                raise e.at("requestId") from None
+                r = v
             if r is None:
-                ex = _s.note(ex, "requestId")
-            f_request_id = r
-    o: ElicitationUrlMode = _new(ElicitationUrlMode)
-    _S_ElicitationUrlMode_elicitation_id(o, f_elicitation_id)
-    _S_ElicitationUrlMode_url(o, f_url)
-    _S_ElicitationUrlMode_session_id(o, f_session_id)
-    _S_ElicitationUrlMode_tool_call_id(o, f_tool_call_id)
-    _S_ElicitationUrlMode_request_id(o, f_request_id)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlMode))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                ex = _s.note(ex, "toolCallId")
+            w.tool_call_id = r
+    if "requestId" not in d:
+        w.request_id = None
+    else:
+        v = d["requestId"]
+        n += 1
+        try:
+            r = _d_RequestId(v)
+        except DecodeError as e:
+            raise e.at("requestId") from None
+        if r is None:
+            ex = _s.note(ex, "requestId")
+        w.request_id = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlMode)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationUrlMode
+    o = w
     return o
 
 
 def _e_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.session_id is None
+        and o.tool_call_id is None
+        and o.request_id is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"elicitationId": o.elicitation_id, "url": o.url}
+    d: dict[str, Any] = {"elicitationId": o.elicitation_id, "url": o.url}
     ex = o._explicit
     v: Any
-    v = o.elicitation_id
-    d["elicitationId"] = v
-    v = o.url
-    d["url"] = v
     v = o.session_id
     if v is not None:
         d["sessionId"] = v
@@ -4092,7 +3936,7 @@ def _e_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
         d["requestId"] = v
     elif "requestId" in ex:
         d["requestId"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4100,127 +3944,129 @@ def _e_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
 def _d_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_elicitation_id: Any
-    f_url: Any
-    f_session_id: Any
-    f_tool_call_id: Any
-    f_request_id: Any
-    f_message: Any
-    f_meta: Any
     v = d.get("mode", _MISSING)
-    if v is not _MISSING:
-        if v != "url":
-            raise _s.bad_literal(v, ("url",)).at("mode")
-        n += 1
-    v = d.get("elicitationId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("elicitationId")
-    n += 1
+        return _a_CreateElicitationRequestUrl({"mode": "url", **d})
+    if v != "url":
+        raise _s.bad_literal(v, ("url",)).at("mode")
+    return _a_CreateElicitationRequestUrl(d)
+
+
+def _a_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
+    w: Any = _new(_W_CreateElicitationRequestUrl)
+    o: CreateElicitationRequestUrl
+    v: Any
+    r: Any
+    try:
+        v = d["elicitationId"]
+    except KeyError:
+        raise _s.missing("elicitationId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("elicitationId")
-    r = v
-    f_elicitation_id = r
-    v = d.get("url", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("url")
-    n += 1
+    w.elicitation_id = v
+    try:
+        v = d["url"]
+    except KeyError:
+        raise _s.missing("url") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("url")
-    r = v
-    f_url = r
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("message")
-    n += 1
+    w.url = v
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _s.missing("message") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("message")
-    r = v
-    f_message = r
-    if n == len(d):
-        f_session_id = None
-        f_tool_call_id = None
-        f_request_id = None
-        f_meta = None
+    w.message = v
+    if len(d) == 4:
+        w.session_id = None
+        w.tool_call_id = None
+        w.request_id = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CreateElicitationRequestUrl
+        o = w
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "sessionId" not in d:
+        w.session_id = None
     else:
-        v = d.get("sessionId", _MISSING)
-        if v is _MISSING:
-            f_session_id = None
+        v = d["sessionId"]
+        n += 1
+        if type(v) is not str:
+            raise _s.wrong("a string", v).at("sessionId")
+        w.session_id = v
+    if "toolCallId" not in d:
+        w.tool_call_id = None
+    else:
+        v = d["toolCallId"]
+        n += 1
+        if v is None:
+            w.tool_call_id = None
+            ex = _s.note(ex, "toolCallId")
         else:
-            n += 1
             if type(v) is not str:
-                raise _s.wrong("a string", v).at("sessionId")
-            r = v
+                r = None
+            else:
+                r = v
             if r is None:
-                ex = _s.note(ex, "sessionId")
-            f_session_id = r
-        v = d.get("toolCallId", _MISSING)
-        if v is _MISSING:
-            f_tool_call_id = None
-        else:
-            n += 1
-            if v is None:
-                f_tool_call_id = None
                 ex = _s.note(ex, "toolCallId")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "toolCallId")
-                f_tool_call_id = r
-        v = d.get("requestId", _MISSING)
-        if v is _MISSING:
-            f_request_id = None
+            w.tool_call_id = r
+    if "requestId" not in d:
+        w.request_id = None
+    else:
+        v = d["requestId"]
+        n += 1
+        try:
+            r = _d_RequestId(v)
+        except DecodeError as e:
+            raise e.at("requestId") from None
+        if r is None:
+            ex = _s.note(ex, "requestId")
+        w.request_id = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            try:
-                r = _d_RequestId(v)
-            except DecodeError as e:
-                raise e.at("requestId") from None
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
             if r is None:
-                ex = _s.note(ex, "requestId")
-            f_request_id = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CreateElicitationRequestUrl = _new(CreateElicitationRequestUrl)
-    _S_ElicitationUrlMode_elicitation_id(o, f_elicitation_id)
-    _S_ElicitationUrlMode_url(o, f_url)
-    _S_ElicitationUrlMode_session_id(o, f_session_id)
-    _S_ElicitationUrlMode_tool_call_id(o, f_tool_call_id)
-    _S_ElicitationUrlMode_request_id(o, f_request_id)
-    _S_CreateElicitationRequestUrl_message(o, f_message)
-    _S_CreateElicitationRequestUrl_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestUrl))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationRequestUrl)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CreateElicitationRequestUrl
+    o = w
     return o
 
 
 def _e_CreateElicitationRequestUrl(o: CreateElicitationRequestUrl) -> dict[str, Any]:
-    d: dict[str, Any] = {"mode": "url"}
+    if (
+        o.session_id is None
+        and o.tool_call_id is None
+        and o.request_id is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "mode": "url",
+            "elicitationId": o.elicitation_id,
+            "url": o.url,
+            "message": o.message,
+        }
+    d: dict[str, Any] = {"mode": "url", "elicitationId": o.elicitation_id, "url": o.url}
     ex = o._explicit
     v: Any
-    v = o.elicitation_id
-    d["elicitationId"] = v
-    v = o.url
-    d["url"] = v
     v = o.session_id
     if v is not None:
         d["sessionId"] = v
@@ -4243,7 +4089,7 @@ def _e_CreateElicitationRequestUrl(o: CreateElicitationRequestUrl) -> dict[str, 
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4251,37 +4097,45 @@ def _e_CreateElicitationRequestUrl(o: CreateElicitationRequestUrl) -> dict[str, 
 def _d_ElicitationAcceptAction(d: Any) -> ElicitationAcceptAction:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ElicitationAcceptAction)
+    o: ElicitationAcceptAction
+    v: Any
     r: Any
-    f_content: Any
-    if n == len(d):
-        f_content = None
+    if len(d) == 0:
+        w.content = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationAcceptAction
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "content" not in d:
+        w.content = None
     else:
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = None
+        v = d["content"]
+        n += 1
+        if v is None:
+            w.content = None
+            ex = _s.note(ex, "content")
         else:
-            n += 1
-            if v is None:
-                f_content = None
+            try:
+                r = _s.d_map(v, _d_ElicitationContentValue)
+            except DecodeError as e:
+                raise e.at("content") from None
+            if r is None:
                 ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_map(v, _d_ElicitationContentValue)
-                except DecodeError as e:
-                    raise e.at("content") from None
-                if r is None:
-                    ex = _s.note(ex, "content")
-                f_content = r
-    o: ElicitationAcceptAction = _new(ElicitationAcceptAction)
-    _S_ElicitationAcceptAction_content(o, f_content)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationAcceptAction))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.content = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationAcceptAction)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationAcceptAction
+    o = w
     return o
 
 
 def _e_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
+    if o.content is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4290,7 +4144,7 @@ def _e_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
         d["content"] = v
     elif "content" in ex:
         d["content"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4298,61 +4152,71 @@ def _e_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
 def _d_CreateElicitationResponseAccept(d: Any) -> CreateElicitationResponseAccept:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_content: Any
-    f_meta: Any
     v = d.get("action", _MISSING)
-    if v is not _MISSING:
-        if v != "accept":
-            raise _s.bad_literal(v, ("accept",)).at("action")
-        n += 1
-    if n == len(d):
-        f_content = None
-        f_meta = None
+    if v is _MISSING:
+        return _a_CreateElicitationResponseAccept({"action": "accept", **d})
+    if v != "accept":
+        raise _s.bad_literal(v, ("accept",)).at("action")
+    return _a_CreateElicitationResponseAccept(d)
+
+
+def _a_CreateElicitationResponseAccept(d: Any) -> CreateElicitationResponseAccept:
+    w: Any = _new(_W_CreateElicitationResponseAccept)
+    o: CreateElicitationResponseAccept
+    v: Any
+    r: Any
+    if len(d) == 1:
+        w.content = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CreateElicitationResponseAccept
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "content" not in d:
+        w.content = None
     else:
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = None
+        v = d["content"]
+        n += 1
+        if v is None:
+            w.content = None
+            ex = _s.note(ex, "content")
         else:
-            n += 1
-            if v is None:
-                f_content = None
+            try:
+                r = _s.d_map(v, _d_ElicitationContentValue)
+            except DecodeError as e:
+                raise e.at("content") from None
+            if r is None:
                 ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_map(v, _d_ElicitationContentValue)
-                except DecodeError as e:
-                    raise e.at("content") from None
-                if r is None:
-                    ex = _s.note(ex, "content")
-                f_content = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.content = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CreateElicitationResponseAccept = _new(CreateElicitationResponseAccept)
-    _S_ElicitationAcceptAction_content(o, f_content)
-    _S_CreateElicitationResponseAccept_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseAccept))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseAccept)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CreateElicitationResponseAccept
+    o = w
     return o
 
 
 def _e_CreateElicitationResponseAccept(o: CreateElicitationResponseAccept) -> dict[str, Any]:
+    if o.content is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"action": "accept"}
     d: dict[str, Any] = {"action": "accept"}
     ex = o._explicit
     v: Any
@@ -4366,7 +4230,7 @@ def _e_CreateElicitationResponseAccept(o: CreateElicitationResponseAccept) -> di
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4374,42 +4238,54 @@ def _e_CreateElicitationResponseAccept(o: CreateElicitationResponseAccept) -> di
 def _d_CreateElicitationResponseCancel(d: Any) -> CreateElicitationResponseCancel:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
     v = d.get("action", _MISSING)
-    if v is not _MISSING:
-        if v != "cancel":
-            raise _s.bad_literal(v, ("cancel",)).at("action")
-        n += 1
-    if n == len(d):
-        f_meta = None
+    if v is _MISSING:
+        return _a_CreateElicitationResponseCancel({"action": "cancel", **d})
+    if v != "cancel":
+        raise _s.bad_literal(v, ("cancel",)).at("action")
+    return _a_CreateElicitationResponseCancel(d)
+
+
+def _a_CreateElicitationResponseCancel(d: Any) -> CreateElicitationResponseCancel:
+    w: Any = _new(_W_CreateElicitationResponseCancel)
+    o: CreateElicitationResponseCancel
+    v: Any
+    r: Any
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CreateElicitationResponseCancel
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CreateElicitationResponseCancel = _new(CreateElicitationResponseCancel)
-    _S_CreateElicitationResponseCancel_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseCancel))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseCancel)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CreateElicitationResponseCancel
+    o = w
     return o
 
 
 def _e_CreateElicitationResponseCancel(o: CreateElicitationResponseCancel) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"action": "cancel"}
     d: dict[str, Any] = {"action": "cancel"}
     ex = o._explicit
     v: Any
@@ -4418,7 +4294,7 @@ def _e_CreateElicitationResponseCancel(o: CreateElicitationResponseCancel) -> di
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4426,42 +4302,54 @@ def _e_CreateElicitationResponseCancel(o: CreateElicitationResponseCancel) -> di
 def _d_CreateElicitationResponseDecline(d: Any) -> CreateElicitationResponseDecline:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_meta: Any
     v = d.get("action", _MISSING)
-    if v is not _MISSING:
-        if v != "decline":
-            raise _s.bad_literal(v, ("decline",)).at("action")
-        n += 1
-    if n == len(d):
-        f_meta = None
+    if v is _MISSING:
+        return _a_CreateElicitationResponseDecline({"action": "decline", **d})
+    if v != "decline":
+        raise _s.bad_literal(v, ("decline",)).at("action")
+    return _a_CreateElicitationResponseDecline(d)
+
+
+def _a_CreateElicitationResponseDecline(d: Any) -> CreateElicitationResponseDecline:
+    w: Any = _new(_W_CreateElicitationResponseDecline)
+    o: CreateElicitationResponseDecline
+    v: Any
+    r: Any
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CreateElicitationResponseDecline
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CreateElicitationResponseDecline = _new(CreateElicitationResponseDecline)
-    _S_CreateElicitationResponseDecline_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseDecline))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CreateElicitationResponseDecline)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CreateElicitationResponseDecline
+    o = w
     return o
 
 
 def _e_CreateElicitationResponseDecline(o: CreateElicitationResponseDecline) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"action": "decline"}
     d: dict[str, Any] = {"action": "decline"}
     ex = o._explicit
     v: Any
@@ -4470,7 +4358,7 @@ def _e_CreateElicitationResponseDecline(o: CreateElicitationResponseDecline) -> 
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4478,140 +4366,128 @@ def _e_CreateElicitationResponseDecline(o: CreateElicitationResponseDecline) -> 
 def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_CreateTerminalRequest)
+    o: CreateTerminalRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_command: Any
-    f_args: Any
-    f_env: Any
-    f_cwd: Any
-    f_output_byte_limit: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("command", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("command")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["command"]
+    except KeyError:
+        raise _s.missing("command") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("command")
-    r = v
-    f_command = r
-    if n == len(d):
-        f_args = []
-        f_env = []
-        f_cwd = None
-        f_output_byte_limit = None
-        f_meta = None
+    w.command = v
+    if len(d) == 2:
+        w.args = []
+        w.env = []
+        w.cwd = None
+        w.output_byte_limit = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CreateTerminalRequest
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "args" not in d:
+        w.args = []
     else:
-        v = d.get("args", _MISSING)
-        if v is _MISSING:
-            f_args = []
+        v = d["args"]
+        n += 1
+        if v is None:
+            w.args = []
+            ex = _s.note(ex, "args")
         else:
-            n += 1
-            if v is None:
-                f_args = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "args")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "args")
-                f_args = r
-        v = d.get("env", _MISSING)
-        if v is _MISSING:
-            f_env = []
+            w.args = r
+    if "env" not in d:
+        w.env = []
+    else:
+        v = d["env"]
+        n += 1
+        if v is None:
+            w.env = []
+            ex = _s.note(ex, "env")
         else:
-            n += 1
-            if v is None:
-                f_env = []
+            try:
+                r = _s.d_list_skip(v, _d_EnvVariable)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "env")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_EnvVariable)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "env")
-                f_env = r
-        v = d.get("cwd", _MISSING)
-        if v is _MISSING:
-            f_cwd = None
+            w.env = r
+    if "cwd" not in d:
+        w.cwd = None
+    else:
+        v = d["cwd"]
+        n += 1
+        if v is None:
+            w.cwd = None
+            ex = _s.note(ex, "cwd")
         else:
-            n += 1
-            if v is None:
-                f_cwd = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "cwd")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "cwd")
-                f_cwd = r
-        v = d.get("outputByteLimit", _MISSING)
-        if v is _MISSING:
-            f_output_byte_limit = None
+            w.cwd = r
+    if "outputByteLimit" not in d:
+        w.output_byte_limit = None
+    else:
+        v = d["outputByteLimit"]
+        n += 1
+        if v is None:
+            w.output_byte_limit = None
+            ex = _s.note(ex, "outputByteLimit")
         else:
-            n += 1
-            if v is None:
-                f_output_byte_limit = None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "outputByteLimit")
-            else:
-                if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "outputByteLimit")
-                f_output_byte_limit = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.output_byte_limit = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CreateTerminalRequest = _new(CreateTerminalRequest)
-    _S_CreateTerminalRequest_session_id(o, f_session_id)
-    _S_CreateTerminalRequest_command(o, f_command)
-    _S_CreateTerminalRequest_args(o, f_args)
-    _S_CreateTerminalRequest_env(o, f_env)
-    _S_CreateTerminalRequest_cwd(o, f_cwd)
-    _S_CreateTerminalRequest_output_byte_limit(o, f_output_byte_limit)
-    _S_CreateTerminalRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CreateTerminalRequest
+    o = w
     return o
 
 
 def _e_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "command": o.command}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.command
-    d["command"] = v
     v = o.args
     if v or "args" in ex:
         d["args"] = v
@@ -4633,7 +4509,7 @@ def _e_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4641,58 +4517,61 @@ def _e_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
 def _d_CreateTerminalResponse(d: Any) -> CreateTerminalResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_CreateTerminalResponse)
+    o: CreateTerminalResponse
+    v: Any
     r: Any
-    f_terminal_id: Any
-    f_meta: Any
-    v = d.get("terminalId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("terminalId")
-    n += 1
+    try:
+        v = d["terminalId"]
+    except KeyError:
+        raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    r = v
-    f_terminal_id = r
-    if n == len(d):
-        f_meta = None
+    w.terminal_id = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CreateTerminalResponse
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CreateTerminalResponse = _new(CreateTerminalResponse)
-    _S_CreateTerminalResponse_terminal_id(o, f_terminal_id)
-    _S_CreateTerminalResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CreateTerminalResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CreateTerminalResponse
+    o = w
     return o
 
 
 def _e_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"terminalId": o.terminal_id}
+    d: dict[str, Any] = {"terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
-    v = o.terminal_id
-    d["terminalId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4700,63 +4579,70 @@ def _e_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
 def _d_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_current_mode_id: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "current_mode_update":
-            raise _s.bad_literal(v, ("current_mode_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("currentModeId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("currentModeId")
-    n += 1
+        return _a_CurrentModeUpdate({"sessionUpdate": "current_mode_update", **d})
+    if v != "current_mode_update":
+        raise _s.bad_literal(v, ("current_mode_update",)).at("sessionUpdate")
+    return _a_CurrentModeUpdate(d)
+
+
+def _a_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
+    w: Any = _new(_W_CurrentModeUpdate)
+    o: CurrentModeUpdate
+    v: Any
+    r: Any
+    try:
+        v = d["currentModeId"]
+    except KeyError:
+        raise _s.missing("currentModeId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("currentModeId")
-    r = v
-    f_current_mode_id = r
-    if n == len(d):
-        f_meta = None
+    w.current_mode_id = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CurrentModeUpdate
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CurrentModeUpdate = _new(CurrentModeUpdate)
-    _S_CurrentModeUpdate_current_mode_id(o, f_current_mode_id)
-    _S_CurrentModeUpdate_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CurrentModeUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CurrentModeUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CurrentModeUpdate
+    o = w
     return o
 
 
 def _e_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "current_mode_update"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionUpdate": "current_mode_update", "currentModeId": o.current_mode_id}
+    d: dict[str, Any] = {"sessionUpdate": "current_mode_update", "currentModeId": o.current_mode_id}
     ex = o._explicit
     v: Any
-    v = o.current_mode_id
-    d["currentModeId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4764,58 +4650,61 @@ def _e_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
 def _d_DeleteSessionRequest(d: Any) -> DeleteSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_DeleteSessionRequest)
+    o: DeleteSessionRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_meta = None
+    w.session_id = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DeleteSessionRequest
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DeleteSessionRequest = _new(DeleteSessionRequest)
-    _S_DeleteSessionRequest_session_id(o, f_session_id)
-    _S_DeleteSessionRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DeleteSessionRequest
+    o = w
     return o
 
 
 def _e_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4823,37 +4712,45 @@ def _e_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
 def _d_DeleteSessionResponse(d: Any) -> DeleteSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_DeleteSessionResponse)
+    o: DeleteSessionResponse
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DeleteSessionResponse
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DeleteSessionResponse = _new(DeleteSessionResponse)
-    _S_DeleteSessionResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DeleteSessionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DeleteSessionResponse
+    o = w
     return o
 
 
 def _e_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4862,7 +4759,7 @@ def _e_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4870,86 +4767,88 @@ def _e_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
 def _d_Diff(d: Any) -> Diff:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_path: Any
-    f_old_text: Any
-    f_new_text: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "diff":
-            raise _s.bad_literal(v, ("diff",)).at("type")
-        n += 1
-    v = d.get("path", _MISSING)
     if v is _MISSING:
-        raise _s.missing("path")
-    n += 1
+        return _a_Diff({"type": "diff", **d})
+    if v != "diff":
+        raise _s.bad_literal(v, ("diff",)).at("type")
+    return _a_Diff(d)
+
+
+def _a_Diff(d: Any) -> Diff:
+    w: Any = _new(_W_Diff)
+    o: Diff
+    v: Any
+    r: Any
+    try:
+        v = d["path"]
+    except KeyError:
+        raise _s.missing("path") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("path")
-    r = v
-    f_path = r
-    v = d.get("newText", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("newText")
-    n += 1
+    w.path = v
+    try:
+        v = d["newText"]
+    except KeyError:
+        raise _s.missing("newText") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("newText")
-    r = v
-    f_new_text = r
-    if n == len(d):
-        f_old_text = None
-        f_meta = None
+    w.new_text = v
+    if len(d) == 3:
+        w.old_text = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Diff
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "oldText" not in d:
+        w.old_text = None
     else:
-        v = d.get("oldText", _MISSING)
-        if v is _MISSING:
-            f_old_text = None
+        v = d["oldText"]
+        n += 1
+        if v is None:
+            w.old_text = None
+            ex = _s.note(ex, "oldText")
         else:
-            n += 1
-            if v is None:
-                f_old_text = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "oldText")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "oldText")
-                f_old_text = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.old_text = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Diff = _new(Diff)
-    _S_Diff_path(o, f_path)
-    _S_Diff_old_text(o, f_old_text)
-    _S_Diff_new_text(o, f_new_text)
-    _S_Diff_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Diff))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Diff)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Diff
+    o = w
     return o
 
 
 def _e_Diff(o: Diff) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "diff"}
+    if o.old_text is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"type": "diff", "path": o.path, "newText": o.new_text}
+    d: dict[str, Any] = {"type": "diff", "path": o.path}
     ex = o._explicit
     v: Any
-    v = o.path
-    d["path"] = v
     v = o.old_text
     if v is not None:
         d["oldText"] = v
@@ -4962,7 +4861,7 @@ def _e_Diff(o: Diff) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4970,75 +4869,85 @@ def _e_Diff(o: Diff) -> dict[str, Any]:
 def _d_ElicitationCapabilities(d: Any) -> ElicitationCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ElicitationCapabilities)
+    o: ElicitationCapabilities
+    v: Any
     r: Any
-    f_form: Any
-    f_url: Any
-    f_meta: Any
-    if n == len(d):
-        f_form = None
-        f_url = None
-        f_meta = None
+    if len(d) == 0:
+        w.form = None
+        w.url = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "form" not in d:
+        w.form = None
     else:
-        v = d.get("form", _MISSING)
-        if v is _MISSING:
-            f_form = None
+        v = d["form"]
+        n += 1
+        if v is None:
+            w.form = None
+            ex = _s.note(ex, "form")
         else:
-            n += 1
-            if v is None:
-                f_form = None
+            try:
+                r = _d_ElicitationFormCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "form")
-            else:
-                try:
-                    r = _d_ElicitationFormCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "form")
-                f_form = r
-        v = d.get("url", _MISSING)
-        if v is _MISSING:
-            f_url = None
+            w.form = r
+    if "url" not in d:
+        w.url = None
+    else:
+        v = d["url"]
+        n += 1
+        if v is None:
+            w.url = None
+            ex = _s.note(ex, "url")
         else:
-            n += 1
-            if v is None:
-                f_url = None
+            try:
+                r = _d_ElicitationUrlCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "url")
-            else:
-                try:
-                    r = _d_ElicitationUrlCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "url")
-                f_url = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.url = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ElicitationCapabilities = _new(ElicitationCapabilities)
-    _S_ElicitationCapabilities_form(o, f_form)
-    _S_ElicitationCapabilities_url(o, f_url)
-    _S_ElicitationCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationCapabilities
+    o = w
     return o
 
 
 def _e_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
+    if (
+        o.form is None
+        and o.url is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5057,7 +4966,7 @@ def _e_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5065,37 +4974,45 @@ def _e_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
 def _d_ElicitationFormCapabilities(d: Any) -> ElicitationFormCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ElicitationFormCapabilities)
+    o: ElicitationFormCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationFormCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ElicitationFormCapabilities = _new(ElicitationFormCapabilities)
-    _S_ElicitationFormCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationFormCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationFormCapabilities
+    o = w
     return o
 
 
 def _e_ElicitationFormCapabilities(o: ElicitationFormCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5104,7 +5021,7 @@ def _e_ElicitationFormCapabilities(o: ElicitationFormCapabilities) -> dict[str, 
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5112,31 +5029,29 @@ def _e_ElicitationFormCapabilities(o: ElicitationFormCapabilities) -> dict[str, 
 def _d_ElicitationRequestScope(d: Any) -> ElicitationRequestScope:
     if type(d) is not dict:
         raise _s.not_object(d)
-    n = 0
+    w: Any = _new(_W_ElicitationRequestScope)
+    o: ElicitationRequestScope
+    v: Any
     r: Any
-    f_request_id: Any
-    v = d.get("requestId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("requestId")
-    n += 1
+    try:
+        v = d["requestId"]
+    except KeyError:
+        raise _s.missing("requestId") from None
     try:
         r = _d_RequestId(v)
     except DecodeError as e:
         raise e.at("requestId") from None
-    f_request_id = r
-    o: ElicitationRequestScope = _new(ElicitationRequestScope)
-    _S_ElicitationRequestScope_request_id(o, f_request_id)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationRequestScope))
-    _S_explicit(o, _NO_EXPLICIT)
+    w.request_id = r
+    w.extra = _EMPTY if len(d) == 1 else _s.extras(d, _K_ElicitationRequestScope)
+    w._explicit = _NO_EXPLICIT
+    w.__class__ = ElicitationRequestScope
+    o = w
     return o
 
 
 def _e_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v: Any
-    v = o.request_id
-    d["requestId"] = v
-    if o.extra:
+    d: dict[str, Any] = {"requestId": o.request_id}
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5144,124 +5059,120 @@ def _e_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
 def _d_ElicitationSchema(d: Any) -> ElicitationSchema:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ElicitationSchema)
+    o: ElicitationSchema
+    v: Any
     r: Any
-    f_type: Any
-    f_title: Any
-    f_properties: Any
-    f_required: Any
-    f_description: Any
-    f_meta: Any
-    if n == len(d):
-        f_type = "object"
-        f_title = None
-        f_properties = _EMPTY
-        f_required = None
-        f_description = None
-        f_meta = None
+    if len(d) == 0:
+        w.type = "object"
+        w.title = None
+        w.properties = _EMPTY
+        w.required = None
+        w.description = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationSchema
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "type" not in d:
+        w.type = "object"
     else:
-        v = d.get("type", _MISSING)
-        if v is _MISSING:
-            f_type = "object"
+        v = d["type"]
+        n += 1
+        if v is None:
+            w.type = "object"
+            ex = _s.note(ex, "type")
         else:
-            n += 1
-            if v is None:
-                f_type = "object"
+            if type(v) is not str or v not in _L_ElicitationSchemaType:
+                r = "object"
+            else:
+                r = v
+            if r == "object":
                 ex = _s.note(ex, "type")
-            else:
-                if type(v) is not str or v not in _L_ElicitationSchemaType:
-                    r = "object"
-                else:
-                    r = v
-                if r == "object":
-                    ex = _s.note(ex, "type")
-                f_type = r
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+            w.type = r
+    if "title" not in d:
+        w.title = None
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            w.title = None
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("properties", _MISSING)
-        if v is _MISSING:
-            f_properties = _EMPTY
+            w.title = r
+    if "properties" not in d:
+        w.properties = _EMPTY
+    else:
+        v = d["properties"]
+        n += 1
+        try:
+            r = _s.d_map(v, _d_ElicitationPropertySchema)
+        except DecodeError as e:
+            raise e.at("properties") from None
+        if not r:
+            ex = _s.note(ex, "properties")
+        w.properties = r
+    if "required" not in d:
+        w.required = None
+    else:
+        v = d["required"]
+        n += 1
+        if v is None:
+            w.required = None
+            ex = _s.note(ex, "required")
         else:
-            n += 1
             try:
-                r = _s.d_map(v, _d_ElicitationPropertySchema)
+                r = _s.d_list(v, _s.d_str)
             except DecodeError as e:
-                raise e.at("properties") from None
-            if not r:
-                ex = _s.note(ex, "properties")
-            f_properties = r
-        v = d.get("required", _MISSING)
-        if v is _MISSING:
-            f_required = None
-        else:
-            n += 1
-            if v is None:
-                f_required = None
+                raise e.at("required") from None
+            if r is None:
                 ex = _s.note(ex, "required")
-            else:
-                try:
-                    r = _s.d_list(v, _s.d_str)
-                except DecodeError as e:
-                    raise e.at("required") from None
-                if r is None:
-                    ex = _s.note(ex, "required")
-                f_required = r
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+            w.required = r
+    if "description" not in d:
+        w.description = None
+    else:
+        v = d["description"]
+        n += 1
+        if v is None:
+            w.description = None
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.description = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ElicitationSchema = _new(ElicitationSchema)
-    _S_ElicitationSchema_type(o, f_type)
-    _S_ElicitationSchema_title(o, f_title)
-    _S_ElicitationSchema_properties(o, f_properties)
-    _S_ElicitationSchema_required(o, f_required)
-    _S_ElicitationSchema_description(o, f_description)
-    _S_ElicitationSchema_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSchema))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSchema)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationSchema
+    o = w
     return o
 
 
@@ -5297,7 +5208,7 @@ def _e_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5305,58 +5216,61 @@ def _e_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
 def _d_ElicitationSessionScope(d: Any) -> ElicitationSessionScope:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ElicitationSessionScope)
+    o: ElicitationSessionScope
+    v: Any
     r: Any
-    f_session_id: Any
-    f_tool_call_id: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_tool_call_id = None
+    w.session_id = v
+    if len(d) == 1:
+        w.tool_call_id = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationSessionScope
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "toolCallId" not in d:
+        w.tool_call_id = None
     else:
-        v = d.get("toolCallId", _MISSING)
-        if v is _MISSING:
-            f_tool_call_id = None
+        v = d["toolCallId"]
+        n += 1
+        if v is None:
+            w.tool_call_id = None
+            ex = _s.note(ex, "toolCallId")
         else:
-            n += 1
-            if v is None:
-                f_tool_call_id = None
-                ex = _s.note(ex, "toolCallId")
+            if type(v) is not str:
+                r = None
             else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "toolCallId")
-                f_tool_call_id = r
-    o: ElicitationSessionScope = _new(ElicitationSessionScope)
-    _S_ElicitationSessionScope_session_id(o, f_session_id)
-    _S_ElicitationSessionScope_tool_call_id(o, f_tool_call_id)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSessionScope))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "toolCallId")
+            w.tool_call_id = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationSessionScope)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationSessionScope
+    o = w
     return o
 
 
 def _e_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.tool_call_id is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.tool_call_id
     if v is not None:
         d["toolCallId"] = v
     elif "toolCallId" in ex:
         d["toolCallId"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5364,37 +5278,45 @@ def _e_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
 def _d_ElicitationUrlCapabilities(d: Any) -> ElicitationUrlCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ElicitationUrlCapabilities)
+    o: ElicitationUrlCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ElicitationUrlCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ElicitationUrlCapabilities = _new(ElicitationUrlCapabilities)
-    _S_ElicitationUrlCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ElicitationUrlCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ElicitationUrlCapabilities
+    o = w
     return o
 
 
 def _e_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5403,7 +5325,7 @@ def _e_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, An
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5411,72 +5333,88 @@ def _e_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, An
 def _d_EmbeddedResource(d: Any) -> EmbeddedResource:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_annotations: Any
-    f_resource: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "resource":
-            raise _s.bad_literal(v, ("resource",)).at("type")
-        n += 1
-    v = d.get("resource", _MISSING)
     if v is _MISSING:
-        raise _s.missing("resource")
-    n += 1
+        return _a_EmbeddedResource({"type": "resource", **d})
+    if v != "resource":
+        raise _s.bad_literal(v, ("resource",)).at("type")
+    return _a_EmbeddedResource(d)
+
+
+def _a_EmbeddedResource(d: Any) -> EmbeddedResource:
+    w: Any = _new(_W_EmbeddedResource)
+    o: EmbeddedResource
+    v: Any
+    r: Any
+    try:
+        v = d["resource"]
+    except KeyError:
+        raise _s.missing("resource") from None
     try:
         r = _d_EmbeddedResourceResource(v)
     except DecodeError as e:
         raise e.at("resource") from None
-    f_resource = r
-    if n == len(d):
-        f_annotations = None
-        f_meta = None
+    w.resource = r
+    if len(d) == 2:
+        w.annotations = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = EmbeddedResource
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "annotations" not in d:
+        w.annotations = None
     else:
-        v = d.get("annotations", _MISSING)
-        if v is _MISSING:
-            f_annotations = None
+        v = d["annotations"]
+        n += 1
+        if v is None:
+            w.annotations = None
+            ex = _s.note(ex, "annotations")
         else:
-            n += 1
-            if v is None:
-                f_annotations = None
+            try:
+                r = _d_Annotations(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "annotations")
-            else:
-                try:
-                    r = _d_Annotations(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "annotations")
-                f_annotations = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.annotations = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: EmbeddedResource = _new(EmbeddedResource)
-    _S_EmbeddedResource_annotations(o, f_annotations)
-    _S_EmbeddedResource_resource(o, f_resource)
-    _S_EmbeddedResource_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_EmbeddedResource))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_EmbeddedResource)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = EmbeddedResource
+    o = w
     return o
 
 
 def _e_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
+    if (
+        o.annotations is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "type": "resource",
+            "resource": _encoder_of(type(o.resource), _not_a_model)(o.resource),
+        }
     d: dict[str, Any] = {"type": "resource"}
     ex = o._explicit
     v: Any
@@ -5492,7 +5430,7 @@ def _e_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5500,83 +5438,84 @@ def _e_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
 def _d_EnumOption(d: Any) -> EnumOption:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_EnumOption)
+    o: EnumOption
+    v: Any
     r: Any
-    f_const: Any
-    f_title: Any
-    f_description: Any
-    f_meta: Any
-    v = d.get("const", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("const")
-    n += 1
+    try:
+        v = d["const"]
+    except KeyError:
+        raise _s.missing("const") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("const")
-    r = v
-    f_const = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("title")
-    n += 1
+    w.const = v
+    try:
+        v = d["title"]
+    except KeyError:
+        raise _s.missing("title") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("title")
-    r = v
-    f_title = r
-    if n == len(d):
-        f_description = None
-        f_meta = None
+    w.title = v
+    if len(d) == 2:
+        w.description = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = EnumOption
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "description" not in d:
+        w.description = None
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            w.description = None
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.description = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: EnumOption = _new(EnumOption)
-    _S_EnumOption_const(o, f_const)
-    _S_EnumOption_title(o, f_title)
-    _S_EnumOption_description(o, f_description)
-    _S_EnumOption_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_EnumOption))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_EnumOption)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = EnumOption
+    o = w
     return o
 
 
 def _e_EnumOption(o: EnumOption) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.description is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"const": o.const, "title": o.title}
+    d: dict[str, Any] = {"const": o.const, "title": o.title}
     ex = o._explicit
     v: Any
-    v = o.const
-    d["const"] = v
-    v = o.title
-    d["title"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -5587,7 +5526,7 @@ def _e_EnumOption(o: EnumOption) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5595,70 +5534,68 @@ def _e_EnumOption(o: EnumOption) -> dict[str, Any]:
 def _d_EnvVariable(d: Any) -> EnvVariable:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_EnvVariable)
+    o: EnvVariable
+    v: Any
     r: Any
-    f_name: Any
-    f_value: Any
-    f_meta: Any
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("value", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("value")
-    n += 1
+    w.name = v
+    try:
+        v = d["value"]
+    except KeyError:
+        raise _s.missing("value") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("value")
-    r = v
-    f_value = r
-    if n == len(d):
-        f_meta = None
+    w.value = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = EnvVariable
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: EnvVariable = _new(EnvVariable)
-    _S_EnvVariable_name(o, f_name)
-    _S_EnvVariable_value(o, f_value)
-    _S_EnvVariable_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_EnvVariable))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_EnvVariable)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = EnvVariable
+    o = w
     return o
 
 
 def _e_EnvVariable(o: EnvVariable) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"name": o.name, "value": o.value}
+    d: dict[str, Any] = {"name": o.name, "value": o.value}
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.value
-    d["value"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5666,67 +5603,63 @@ def _e_EnvVariable(o: EnvVariable) -> dict[str, Any]:
 def _d_Error(d: Any) -> Error:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_code: Any
-    f_message: Any
-    f_data: Any
-    v = d.get("code", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("code")
-    n += 1
+    w: Any = _new(_W_Error)
+    o: Error
+    v: Any
+    try:
+        v = d["code"]
+    except KeyError:
+        raise _s.missing("code") from None
     if type(v) is not int or not -2147483648 <= v <= 2147483647:
         raise _s.bad_int(v, "int32").at("code")
-    r = v
-    f_code = r
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("message")
-    n += 1
+    w.code = v
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _s.missing("message") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("message")
-    r = v
-    f_message = r
-    if n == len(d):
-        f_data = None
+    w.message = v
+    if len(d) == 2:
+        w.data = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Error
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "data" not in d:
+        w.data = None
     else:
-        v = d.get("data", _MISSING)
-        if v is _MISSING:
-            f_data = None
+        v = d["data"]
+        n += 1
+        if v is None:
+            w.data = None
+            ex = _s.note(ex, "data")
         else:
-            n += 1
             if v is None:
-                f_data = None
                 ex = _s.note(ex, "data")
-            else:
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "data")
-                f_data = r
-    o: Error = _new(Error)
-    _S_Error_code(o, f_code)
-    _S_Error_message(o, f_message)
-    _S_Error_data(o, f_data)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Error))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.data = v
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Error)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Error
+    o = w
     return o
 
 
 def _e_Error(o: Error) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.data is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"code": o.code, "message": o.message}
+    d: dict[str, Any] = {"code": o.code, "message": o.message}
     ex = o._explicit
     v: Any
-    v = o.code
-    d["code"] = v
-    v = o.message
-    d["message"] = v
     v = o.data
     if v is not None:
         d["data"] = v
     elif "data" in ex:
         d["data"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5734,70 +5667,68 @@ def _e_Error(o: Error) -> dict[str, Any]:
 def _d_HttpHeader(d: Any) -> HttpHeader:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_HttpHeader)
+    o: HttpHeader
+    v: Any
     r: Any
-    f_name: Any
-    f_value: Any
-    f_meta: Any
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("value", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("value")
-    n += 1
+    w.name = v
+    try:
+        v = d["value"]
+    except KeyError:
+        raise _s.missing("value") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("value")
-    r = v
-    f_value = r
-    if n == len(d):
-        f_meta = None
+    w.value = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = HttpHeader
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: HttpHeader = _new(HttpHeader)
-    _S_HttpHeader_name(o, f_name)
-    _S_HttpHeader_value(o, f_value)
-    _S_HttpHeader_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_HttpHeader))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_HttpHeader)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = HttpHeader
+    o = w
     return o
 
 
 def _e_HttpHeader(o: HttpHeader) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"name": o.name, "value": o.value}
+    d: dict[str, Any] = {"name": o.name, "value": o.value}
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.value
-    d["value"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5805,100 +5736,108 @@ def _e_HttpHeader(o: HttpHeader) -> dict[str, Any]:
 def _d_ImageContent(d: Any) -> ImageContent:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_annotations: Any
-    f_data: Any
-    f_mime_type: Any
-    f_uri: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "image":
-            raise _s.bad_literal(v, ("image",)).at("type")
-        n += 1
-    v = d.get("data", _MISSING)
     if v is _MISSING:
-        raise _s.missing("data")
-    n += 1
+        return _a_ImageContent({"type": "image", **d})
+    if v != "image":
+        raise _s.bad_literal(v, ("image",)).at("type")
+    return _a_ImageContent(d)
+
+
+def _a_ImageContent(d: Any) -> ImageContent:
+    w: Any = _new(_W_ImageContent)
+    o: ImageContent
+    v: Any
+    r: Any
+    try:
+        v = d["data"]
+    except KeyError:
+        raise _s.missing("data") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("data")
-    r = v
-    f_data = r
-    v = d.get("mimeType", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("mimeType")
-    n += 1
+    w.data = v
+    try:
+        v = d["mimeType"]
+    except KeyError:
+        raise _s.missing("mimeType") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("mimeType")
-    r = v
-    f_mime_type = r
-    if n == len(d):
-        f_annotations = None
-        f_uri = None
-        f_meta = None
+    w.mime_type = v
+    if len(d) == 3:
+        w.annotations = None
+        w.uri = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ImageContent
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "annotations" not in d:
+        w.annotations = None
     else:
-        v = d.get("annotations", _MISSING)
-        if v is _MISSING:
-            f_annotations = None
+        v = d["annotations"]
+        n += 1
+        if v is None:
+            w.annotations = None
+            ex = _s.note(ex, "annotations")
         else:
-            n += 1
-            if v is None:
-                f_annotations = None
+            try:
+                r = _d_Annotations(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "annotations")
-            else:
-                try:
-                    r = _d_Annotations(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "annotations")
-                f_annotations = r
-        v = d.get("uri", _MISSING)
-        if v is _MISSING:
-            f_uri = None
+            w.annotations = r
+    if "uri" not in d:
+        w.uri = None
+    else:
+        v = d["uri"]
+        n += 1
+        if v is None:
+            w.uri = None
+            ex = _s.note(ex, "uri")
         else:
-            n += 1
-            if v is None:
-                f_uri = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "uri")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "uri")
-                f_uri = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.uri = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ImageContent = _new(ImageContent)
-    _S_ImageContent_annotations(o, f_annotations)
-    _S_ImageContent_data(o, f_data)
-    _S_ImageContent_mime_type(o, f_mime_type)
-    _S_ImageContent_uri(o, f_uri)
-    _S_ImageContent_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ImageContent))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ImageContent)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ImageContent
+    o = w
     return o
 
 
 def _e_ImageContent(o: ImageContent) -> dict[str, Any]:
+    if (
+        o.annotations is None
+        and o.uri is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "image", "data": o.data, "mimeType": o.mime_type}
     d: dict[str, Any] = {"type": "image"}
     ex = o._explicit
     v: Any
@@ -5921,7 +5860,7 @@ def _e_ImageContent(o: ImageContent) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5929,81 +5868,79 @@ def _e_ImageContent(o: ImageContent) -> dict[str, Any]:
 def _d_Implementation(d: Any) -> Implementation:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_Implementation)
+    o: Implementation
+    v: Any
     r: Any
-    f_name: Any
-    f_title: Any
-    f_version: Any
-    f_meta: Any
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("version", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("version")
-    n += 1
+    w.name = v
+    try:
+        v = d["version"]
+    except KeyError:
+        raise _s.missing("version") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("version")
-    r = v
-    f_version = r
-    if n == len(d):
-        f_title = None
-        f_meta = None
+    w.version = v
+    if len(d) == 2:
+        w.title = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Implementation
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "title" not in d:
+        w.title = None
     else:
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+        v = d["title"]
+        n += 1
+        if v is None:
+            w.title = None
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.title = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Implementation = _new(Implementation)
-    _S_Implementation_name(o, f_name)
-    _S_Implementation_title(o, f_title)
-    _S_Implementation_version(o, f_version)
-    _S_Implementation_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Implementation))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Implementation)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Implementation
+    o = w
     return o
 
 
 def _e_Implementation(o: Implementation) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.title is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"name": o.name, "version": o.version}
+    d: dict[str, Any] = {"name": o.name}
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
     v = o.title
     if v is not None:
         d["title"] = v
@@ -6016,7 +5953,7 @@ def _e_Implementation(o: Implementation) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6024,93 +5961,98 @@ def _e_Implementation(o: Implementation) -> dict[str, Any]:
 def _d_InitializeRequest(d: Any) -> InitializeRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_InitializeRequest)
+    o: InitializeRequest
+    v: Any
     r: Any
-    f_protocol_version: Any
-    f_client_capabilities: Any
-    f_client_info: Any
-    f_meta: Any
-    v = d.get("protocolVersion", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("protocolVersion")
-    n += 1
+    try:
+        v = d["protocolVersion"]
+    except KeyError:
+        raise _s.missing("protocolVersion") from None
     if type(v) is not int or not 0 <= v <= 65535:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
-    r = v
-    f_protocol_version = r
-    if n == len(d):
-        f_client_capabilities = _DF_InitializeRequest_client_capabilities
-        f_client_info = None
-        f_meta = None
+    w.protocol_version = v
+    if len(d) == 1:
+        w.client_capabilities = _DF_InitializeRequest_client_capabilities
+        w.client_info = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = InitializeRequest
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "clientCapabilities" not in d:
+        w.client_capabilities = _DF_InitializeRequest_client_capabilities
     else:
-        v = d.get("clientCapabilities", _MISSING)
-        if v is _MISSING:
-            f_client_capabilities = _DF_InitializeRequest_client_capabilities
+        v = d["clientCapabilities"]
+        n += 1
+        if v is None:
+            w.client_capabilities = _DF_InitializeRequest_client_capabilities
+            ex = _s.note(ex, "clientCapabilities")
         else:
-            n += 1
-            if v is None:
-                f_client_capabilities = _DF_InitializeRequest_client_capabilities
+            try:
+                r = _d_ClientCapabilities(v)
+            except DecodeError:
+                r = _DF_InitializeRequest_client_capabilities
+            if (
+                r is _DF_InitializeRequest_client_capabilities
+                or r == _DF_InitializeRequest_client_capabilities
+            ):
                 ex = _s.note(ex, "clientCapabilities")
-            else:
-                try:
-                    r = _d_ClientCapabilities(v)
-                except DecodeError:
-                    r = _DF_InitializeRequest_client_capabilities
-                if (
-                    r is _DF_InitializeRequest_client_capabilities
-                    or r == _DF_InitializeRequest_client_capabilities
-                ):
-                    ex = _s.note(ex, "clientCapabilities")
-                f_client_capabilities = r
-        v = d.get("clientInfo", _MISSING)
-        if v is _MISSING:
-            f_client_info = None
+            w.client_capabilities = r
+    if "clientInfo" not in d:
+        w.client_info = None
+    else:
+        v = d["clientInfo"]
+        n += 1
+        if v is None:
+            w.client_info = None
+            ex = _s.note(ex, "clientInfo")
         else:
-            n += 1
-            if v is None:
-                f_client_info = None
+            try:
+                r = _d_Implementation(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "clientInfo")
-            else:
-                try:
-                    r = _d_Implementation(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "clientInfo")
-                f_client_info = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.client_info = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: InitializeRequest = _new(InitializeRequest)
-    _S_InitializeRequest_protocol_version(o, f_protocol_version)
-    _S_InitializeRequest_client_capabilities(o, f_client_capabilities)
-    _S_InitializeRequest_client_info(o, f_client_info)
-    _S_InitializeRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_InitializeRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = InitializeRequest
+    o = w
     return o
 
 
 def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.client_capabilities is _DF_InitializeRequest_client_capabilities
+        and o.client_info is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"protocolVersion": o.protocol_version}
+    d: dict[str, Any] = {"protocolVersion": o.protocol_version}
     ex = o._explicit
     v: Any
-    v = o.protocol_version
-    d["protocolVersion"] = v
     v = o.client_capabilities
     if (
         v is not _DF_InitializeRequest_client_capabilities
@@ -6127,7 +6069,7 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6135,112 +6077,107 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
 def _d_InitializeResponse(d: Any) -> InitializeResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_InitializeResponse)
+    o: InitializeResponse
+    v: Any
     r: Any
-    f_protocol_version: Any
-    f_agent_capabilities: Any
-    f_auth_methods: Any
-    f_agent_info: Any
-    f_meta: Any
-    v = d.get("protocolVersion", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("protocolVersion")
-    n += 1
+    try:
+        v = d["protocolVersion"]
+    except KeyError:
+        raise _s.missing("protocolVersion") from None
     if type(v) is not int or not 0 <= v <= 65535:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
-    r = v
-    f_protocol_version = r
-    if n == len(d):
-        f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
-        f_auth_methods = []
-        f_agent_info = None
-        f_meta = None
+    w.protocol_version = v
+    if len(d) == 1:
+        w.agent_capabilities = _DF_InitializeResponse_agent_capabilities
+        w.auth_methods = []
+        w.agent_info = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = InitializeResponse
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "agentCapabilities" not in d:
+        w.agent_capabilities = _DF_InitializeResponse_agent_capabilities
     else:
-        v = d.get("agentCapabilities", _MISSING)
-        if v is _MISSING:
-            f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
+        v = d["agentCapabilities"]
+        n += 1
+        if v is None:
+            w.agent_capabilities = _DF_InitializeResponse_agent_capabilities
+            ex = _s.note(ex, "agentCapabilities")
         else:
-            n += 1
-            if v is None:
-                f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
+            try:
+                r = _d_AgentCapabilities(v)
+            except DecodeError:
+                r = _DF_InitializeResponse_agent_capabilities
+            if (
+                r is _DF_InitializeResponse_agent_capabilities
+                or r == _DF_InitializeResponse_agent_capabilities
+            ):
                 ex = _s.note(ex, "agentCapabilities")
-            else:
-                try:
-                    r = _d_AgentCapabilities(v)
-                except DecodeError:
-                    r = _DF_InitializeResponse_agent_capabilities
-                if (
-                    r is _DF_InitializeResponse_agent_capabilities
-                    or r == _DF_InitializeResponse_agent_capabilities
-                ):
-                    ex = _s.note(ex, "agentCapabilities")
-                f_agent_capabilities = r
-        v = d.get("authMethods", _MISSING)
-        if v is _MISSING:
-            f_auth_methods = []
+            w.agent_capabilities = r
+    if "authMethods" not in d:
+        w.auth_methods = []
+    else:
+        v = d["authMethods"]
+        n += 1
+        if v is None:
+            w.auth_methods = []
+            ex = _s.note(ex, "authMethods")
         else:
-            n += 1
-            if v is None:
-                f_auth_methods = []
+            try:
+                r = _s.d_list_skip(v, _d_AuthMethod)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "authMethods")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_AuthMethod)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "authMethods")
-                f_auth_methods = r
-        v = d.get("agentInfo", _MISSING)
-        if v is _MISSING:
-            f_agent_info = None
+            w.auth_methods = r
+    if "agentInfo" not in d:
+        w.agent_info = None
+    else:
+        v = d["agentInfo"]
+        n += 1
+        if v is None:
+            w.agent_info = None
+            ex = _s.note(ex, "agentInfo")
         else:
-            n += 1
-            if v is None:
-                f_agent_info = None
+            try:
+                r = _d_Implementation(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "agentInfo")
-            else:
-                try:
-                    r = _d_Implementation(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "agentInfo")
-                f_agent_info = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.agent_info = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: InitializeResponse = _new(InitializeResponse)
-    _S_InitializeResponse_protocol_version(o, f_protocol_version)
-    _S_InitializeResponse_agent_capabilities(o, f_agent_capabilities)
-    _S_InitializeResponse_auth_methods(o, f_auth_methods)
-    _S_InitializeResponse_agent_info(o, f_agent_info)
-    _S_InitializeResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_InitializeResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = InitializeResponse
+    o = w
     return o
 
 
 def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"protocolVersion": o.protocol_version}
     ex = o._explicit
     v: Any
-    v = o.protocol_version
-    d["protocolVersion"] = v
     v = o.agent_capabilities
     if (
         v is not _DF_InitializeResponse_agent_capabilities
@@ -6260,7 +6197,7 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6268,135 +6205,140 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
 def _d_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_title: Any
-    f_description: Any
-    f_minimum: Any
-    f_maximum: Any
-    f_default: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "integer":
-            raise _s.bad_literal(v, ("integer",)).at("type")
-        n += 1
-    if n == len(d):
-        f_title = None
-        f_description = None
-        f_minimum = None
-        f_maximum = None
-        f_default = None
-        f_meta = None
+    if v is _MISSING:
+        return _a_IntegerPropertySchema({"type": "integer", **d})
+    if v != "integer":
+        raise _s.bad_literal(v, ("integer",)).at("type")
+    return _a_IntegerPropertySchema(d)
+
+
+def _a_IntegerPropertySchema(d: Any) -> IntegerPropertySchema:
+    w: Any = _new(_W_IntegerPropertySchema)
+    o: IntegerPropertySchema
+    v: Any
+    r: Any
+    if len(d) == 1:
+        w.title = None
+        w.description = None
+        w.minimum = None
+        w.maximum = None
+        w.default = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = IntegerPropertySchema
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "title" not in d:
+        w.title = None
     else:
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+        v = d["title"]
+        n += 1
+        if v is None:
+            w.title = None
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+            w.title = r
+    if "description" not in d:
+        w.description = None
+    else:
+        v = d["description"]
+        n += 1
+        if v is None:
+            w.description = None
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("minimum", _MISSING)
-        if v is _MISSING:
-            f_minimum = None
+            w.description = r
+    if "minimum" not in d:
+        w.minimum = None
+    else:
+        v = d["minimum"]
+        n += 1
+        if v is None:
+            w.minimum = None
+            ex = _s.note(ex, "minimum")
         else:
-            n += 1
-            if v is None:
-                f_minimum = None
-                ex = _s.note(ex, "minimum")
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                raise _s.bad_int(v, "int64").at("minimum")
+            w.minimum = v
+    if "maximum" not in d:
+        w.maximum = None
+    else:
+        v = d["maximum"]
+        n += 1
+        if v is None:
+            w.maximum = None
+            ex = _s.note(ex, "maximum")
+        else:
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                raise _s.bad_int(v, "int64").at("maximum")
+            w.maximum = v
+    if "default" not in d:
+        w.default = None
+    else:
+        v = d["default"]
+        n += 1
+        if v is None:
+            w.default = None
+            ex = _s.note(ex, "default")
+        else:
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                r = None
             else:
-                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                    raise _s.bad_int(v, "int64").at("minimum")
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "minimum")
-                f_minimum = r
-        v = d.get("maximum", _MISSING)
-        if v is _MISSING:
-            f_maximum = None
-        else:
-            n += 1
-            if v is None:
-                f_maximum = None
-                ex = _s.note(ex, "maximum")
-            else:
-                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                    raise _s.bad_int(v, "int64").at("maximum")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "maximum")
-                f_maximum = r
-        v = d.get("default", _MISSING)
-        if v is _MISSING:
-            f_default = None
-        else:
-            n += 1
-            if v is None:
-                f_default = None
+            if r is None:
                 ex = _s.note(ex, "default")
-            else:
-                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "default")
-                f_default = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.default = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: IntegerPropertySchema = _new(IntegerPropertySchema)
-    _S_IntegerPropertySchema_title(o, f_title)
-    _S_IntegerPropertySchema_description(o, f_description)
-    _S_IntegerPropertySchema_minimum(o, f_minimum)
-    _S_IntegerPropertySchema_maximum(o, f_maximum)
-    _S_IntegerPropertySchema_default(o, f_default)
-    _S_IntegerPropertySchema_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_IntegerPropertySchema))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_IntegerPropertySchema)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = IntegerPropertySchema
+    o = w
     return o
 
 
 def _e_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
+    if (
+        o.title is None
+        and o.description is None
+        and o.minimum is None
+        and o.maximum is None
+        and o.default is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "integer"}
     d: dict[str, Any] = {"type": "integer"}
     ex = o._explicit
     v: Any
@@ -6430,7 +6372,7 @@ def _e_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6438,70 +6380,68 @@ def _e_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
 def _d_KillTerminalRequest(d: Any) -> KillTerminalRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_KillTerminalRequest)
+    o: KillTerminalRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_terminal_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("terminalId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("terminalId")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["terminalId"]
+    except KeyError:
+        raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    r = v
-    f_terminal_id = r
-    if n == len(d):
-        f_meta = None
+    w.terminal_id = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = KillTerminalRequest
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: KillTerminalRequest = _new(KillTerminalRequest)
-    _S_KillTerminalRequest_session_id(o, f_session_id)
-    _S_KillTerminalRequest_terminal_id(o, f_terminal_id)
-    _S_KillTerminalRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = KillTerminalRequest
+    o = w
     return o
 
 
 def _e_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "terminalId": o.terminal_id}
+    d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.terminal_id
-    d["terminalId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6509,37 +6449,45 @@ def _e_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
 def _d_KillTerminalResponse(d: Any) -> KillTerminalResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_KillTerminalResponse)
+    o: KillTerminalResponse
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = KillTerminalResponse
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: KillTerminalResponse = _new(KillTerminalResponse)
-    _S_KillTerminalResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_KillTerminalResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = KillTerminalResponse
+    o = w
     return o
 
 
 def _e_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6548,7 +6496,7 @@ def _e_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6556,73 +6504,77 @@ def _e_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
 def _d_ListSessionsRequest(d: Any) -> ListSessionsRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ListSessionsRequest)
+    o: ListSessionsRequest
+    v: Any
     r: Any
-    f_cwd: Any
-    f_cursor: Any
-    f_meta: Any
-    if n == len(d):
-        f_cwd = None
-        f_cursor = None
-        f_meta = None
+    if len(d) == 0:
+        w.cwd = None
+        w.cursor = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ListSessionsRequest
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "cwd" not in d:
+        w.cwd = None
     else:
-        v = d.get("cwd", _MISSING)
-        if v is _MISSING:
-            f_cwd = None
+        v = d["cwd"]
+        n += 1
+        if v is None:
+            w.cwd = None
+            ex = _s.note(ex, "cwd")
         else:
-            n += 1
-            if v is None:
-                f_cwd = None
-                ex = _s.note(ex, "cwd")
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("cwd")
+            w.cwd = v
+    if "cursor" not in d:
+        w.cursor = None
+    else:
+        v = d["cursor"]
+        n += 1
+        if v is None:
+            w.cursor = None
+            ex = _s.note(ex, "cursor")
+        else:
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("cursor")
+            w.cursor = v
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v).at("cwd")
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "cwd")
-                f_cwd = r
-        v = d.get("cursor", _MISSING)
-        if v is _MISSING:
-            f_cursor = None
-        else:
-            n += 1
-            if v is None:
-                f_cursor = None
-                ex = _s.note(ex, "cursor")
-            else:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v).at("cursor")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "cursor")
-                f_cursor = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ListSessionsRequest = _new(ListSessionsRequest)
-    _S_ListSessionsRequest_cwd(o, f_cwd)
-    _S_ListSessionsRequest_cursor(o, f_cursor)
-    _S_ListSessionsRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ListSessionsRequest
+    o = w
     return o
 
 
 def _e_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
+    if (
+        o.cwd is None
+        and o.cursor is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6641,7 +6593,7 @@ def _e_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6649,72 +6601,79 @@ def _e_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
 def _d_ListSessionsResponse(d: Any) -> ListSessionsResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ListSessionsResponse)
+    o: ListSessionsResponse
+    v: Any
     r: Any
-    f_sessions: Any
-    f_next_cursor: Any
-    f_meta: Any
-    v = d.get("sessions", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessions")
-    n += 1
+    try:
+        v = d["sessions"]
+    except KeyError:
+        raise _s.missing("sessions") from None
     try:
         r = _s.d_list_skip(v, _d_SessionInfo)
     except DecodeError:
         r = []
-    f_sessions = r
-    if n == len(d):
-        f_next_cursor = None
-        f_meta = None
+    w.sessions = r
+    if len(d) == 1:
+        w.next_cursor = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ListSessionsResponse
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "nextCursor" not in d:
+        w.next_cursor = None
     else:
-        v = d.get("nextCursor", _MISSING)
-        if v is _MISSING:
-            f_next_cursor = None
+        v = d["nextCursor"]
+        n += 1
+        if v is None:
+            w.next_cursor = None
+            ex = _s.note(ex, "nextCursor")
         else:
-            n += 1
-            if v is None:
-                f_next_cursor = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "nextCursor")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "nextCursor")
-                f_next_cursor = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.next_cursor = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ListSessionsResponse = _new(ListSessionsResponse)
-    _S_ListSessionsResponse_sessions(o, f_sessions)
-    _S_ListSessionsResponse_next_cursor(o, f_next_cursor)
-    _S_ListSessionsResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ListSessionsResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ListSessionsResponse
+    o = w
     return o
 
 
 def _e_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.next_cursor is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessions": [_e_SessionInfo(x) for x in o.sessions]}
+    d: dict[str, Any] = {"sessions": [_e_SessionInfo(x) for x in o.sessions]}
     ex = o._explicit
     v: Any
-    v = o.sessions
-    d["sessions"] = [_e_SessionInfo(x) for x in v]
     v = o.next_cursor
     if v is not None:
         d["nextCursor"] = v
@@ -6725,7 +6684,7 @@ def _e_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6733,94 +6692,89 @@ def _e_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
 def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_LoadSessionRequest)
+    o: LoadSessionRequest
+    v: Any
     r: Any
-    f_mcp_servers: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_session_id: Any
-    f_meta: Any
-    v = d.get("mcpServers", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("mcpServers")
-    n += 1
+    try:
+        v = d["mcpServers"]
+    except KeyError:
+        raise _s.missing("mcpServers") from None
     try:
         r = _s.d_list_skip(v, _d_McpServer)
     except DecodeError:
         r = []
-    f_mcp_servers = r
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    w.mcp_servers = r
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    w.cwd = v
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_additional_directories = []
-        f_meta = None
+    w.session_id = v
+    if len(d) == 3:
+        w.additional_directories = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = LoadSessionRequest
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        w.additional_directories = []
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            w.additional_directories = []
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.additional_directories = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: LoadSessionRequest = _new(LoadSessionRequest)
-    _S_LoadSessionRequest_mcp_servers(o, f_mcp_servers)
-    _S_LoadSessionRequest_cwd(o, f_cwd)
-    _S_LoadSessionRequest_additional_directories(o, f_additional_directories)
-    _S_LoadSessionRequest_session_id(o, f_session_id)
-    _S_LoadSessionRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = LoadSessionRequest
+    o = w
     return o
 
 
 def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "mcpServers": [_encoder_of(type(x), _not_a_model)(x) for x in o.mcp_servers],
+        "cwd": o.cwd,
+    }
     ex = o._explicit
     v: Any
-    v = o.mcp_servers
-    d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -6831,7 +6785,7 @@ def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6839,75 +6793,85 @@ def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
 def _d_LoadSessionResponse(d: Any) -> LoadSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_LoadSessionResponse)
+    o: LoadSessionResponse
+    v: Any
     r: Any
-    f_modes: Any
-    f_config_options: Any
-    f_meta: Any
-    if n == len(d):
-        f_modes = None
-        f_config_options = None
-        f_meta = None
+    if len(d) == 0:
+        w.modes = None
+        w.config_options = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = LoadSessionResponse
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "modes" not in d:
+        w.modes = None
     else:
-        v = d.get("modes", _MISSING)
-        if v is _MISSING:
-            f_modes = None
+        v = d["modes"]
+        n += 1
+        if v is None:
+            w.modes = None
+            ex = _s.note(ex, "modes")
         else:
-            n += 1
-            if v is None:
-                f_modes = None
+            try:
+                r = _d_SessionModeState(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "modes")
-            else:
-                try:
-                    r = _d_SessionModeState(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "modes")
-                f_modes = r
-        v = d.get("configOptions", _MISSING)
-        if v is _MISSING:
-            f_config_options = None
+            w.modes = r
+    if "configOptions" not in d:
+        w.config_options = None
+    else:
+        v = d["configOptions"]
+        n += 1
+        if v is None:
+            w.config_options = None
+            ex = _s.note(ex, "configOptions")
         else:
-            n += 1
-            if v is None:
-                f_config_options = None
+            try:
+                r = _s.d_list_skip(v, _d_SessionConfigOption)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "configOptions")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_SessionConfigOption)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "configOptions")
-                f_config_options = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.config_options = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: LoadSessionResponse = _new(LoadSessionResponse)
-    _S_LoadSessionResponse_modes(o, f_modes)
-    _S_LoadSessionResponse_config_options(o, f_config_options)
-    _S_LoadSessionResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = LoadSessionResponse
+    o = w
     return o
 
 
 def _e_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
+    if (
+        o.modes is None
+        and o.config_options is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6926,7 +6890,7 @@ def _e_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6934,37 +6898,45 @@ def _e_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
 def _d_LogoutCapabilities(d: Any) -> LogoutCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_LogoutCapabilities)
+    o: LogoutCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = LogoutCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: LogoutCapabilities = _new(LogoutCapabilities)
-    _S_LogoutCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_LogoutCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = LogoutCapabilities
+    o = w
     return o
 
 
 def _e_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6973,7 +6945,7 @@ def _e_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6981,37 +6953,45 @@ def _e_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
 def _d_LogoutRequest(d: Any) -> LogoutRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_LogoutRequest)
+    o: LogoutRequest
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = LogoutRequest
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: LogoutRequest = _new(LogoutRequest)
-    _S_LogoutRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_LogoutRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = LogoutRequest
+    o = w
     return o
 
 
 def _e_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -7020,7 +7000,7 @@ def _e_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7028,37 +7008,45 @@ def _e_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
 def _d_LogoutResponse(d: Any) -> LogoutResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_LogoutResponse)
+    o: LogoutResponse
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = LogoutResponse
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: LogoutResponse = _new(LogoutResponse)
-    _S_LogoutResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LogoutResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_LogoutResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = LogoutResponse
+    o = w
     return o
 
 
 def _e_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -7067,7 +7055,7 @@ def _e_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7075,88 +7063,96 @@ def _e_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
 def _d_McpServerHttp(d: Any) -> McpServerHttp:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_name: Any
-    f_url: Any
-    f_headers: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "http":
-            raise _s.bad_literal(v, ("http",)).at("type")
-        n += 1
-    v = d.get("name", _MISSING)
     if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+        return _a_McpServerHttp({"type": "http", **d})
+    if v != "http":
+        raise _s.bad_literal(v, ("http",)).at("type")
+    return _a_McpServerHttp(d)
+
+
+def _a_McpServerHttp(d: Any) -> McpServerHttp:
+    w: Any = _new(_W_McpServerHttp)
+    o: McpServerHttp
+    v: Any
+    r: Any
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("url", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("url")
-    n += 1
+    w.name = v
+    try:
+        v = d["url"]
+    except KeyError:
+        raise _s.missing("url") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("url")
-    r = v
-    f_url = r
-    v = d.get("headers", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("headers")
-    n += 1
+    w.url = v
+    try:
+        v = d["headers"]
+    except KeyError:
+        raise _s.missing("headers") from None
     try:
         r = _s.d_list(v, _d_HttpHeader)
     except DecodeError as e:
         raise e.at("headers") from None
-    f_headers = r
-    if n == len(d):
-        f_meta = None
+    w.headers = r
+    if len(d) == 4:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = McpServerHttp
+        o = w
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: McpServerHttp = _new(McpServerHttp)
-    _S_McpServerHttp_name(o, f_name)
-    _S_McpServerHttp_url(o, f_url)
-    _S_McpServerHttp_headers(o, f_headers)
-    _S_McpServerHttp_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerHttp))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_McpServerHttp)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = McpServerHttp
+    o = w
     return o
 
 
 def _e_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "http"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "type": "http",
+            "name": o.name,
+            "url": o.url,
+            "headers": [_e_HttpHeader(x) for x in o.headers],
+        }
+    d: dict[str, Any] = {
+        "type": "http",
+        "name": o.name,
+        "url": o.url,
+        "headers": [_e_HttpHeader(x) for x in o.headers],
+    }
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.url
-    d["url"] = v
-    v = o.headers
-    d["headers"] = [_e_HttpHeader(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7164,88 +7160,96 @@ def _e_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
 def _d_McpServerSse(d: Any) -> McpServerSse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_name: Any
-    f_url: Any
-    f_headers: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "sse":
-            raise _s.bad_literal(v, ("sse",)).at("type")
-        n += 1
-    v = d.get("name", _MISSING)
     if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+        return _a_McpServerSse({"type": "sse", **d})
+    if v != "sse":
+        raise _s.bad_literal(v, ("sse",)).at("type")
+    return _a_McpServerSse(d)
+
+
+def _a_McpServerSse(d: Any) -> McpServerSse:
+    w: Any = _new(_W_McpServerSse)
+    o: McpServerSse
+    v: Any
+    r: Any
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("url", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("url")
-    n += 1
+    w.name = v
+    try:
+        v = d["url"]
+    except KeyError:
+        raise _s.missing("url") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("url")
-    r = v
-    f_url = r
-    v = d.get("headers", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("headers")
-    n += 1
+    w.url = v
+    try:
+        v = d["headers"]
+    except KeyError:
+        raise _s.missing("headers") from None
     try:
         r = _s.d_list(v, _d_HttpHeader)
     except DecodeError as e:
         raise e.at("headers") from None
-    f_headers = r
-    if n == len(d):
-        f_meta = None
+    w.headers = r
+    if len(d) == 4:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = McpServerSse
+        o = w
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: McpServerSse = _new(McpServerSse)
-    _S_McpServerSse_name(o, f_name)
-    _S_McpServerSse_url(o, f_url)
-    _S_McpServerSse_headers(o, f_headers)
-    _S_McpServerSse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerSse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_McpServerSse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = McpServerSse
+    o = w
     return o
 
 
 def _e_McpServerSse(o: McpServerSse) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "sse"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "type": "sse",
+            "name": o.name,
+            "url": o.url,
+            "headers": [_e_HttpHeader(x) for x in o.headers],
+        }
+    d: dict[str, Any] = {
+        "type": "sse",
+        "name": o.name,
+        "url": o.url,
+        "headers": [_e_HttpHeader(x) for x in o.headers],
+    }
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.url
-    d["url"] = v
-    v = o.headers
-    d["headers"] = [_e_HttpHeader(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7253,96 +7257,96 @@ def _e_McpServerSse(o: McpServerSse) -> dict[str, Any]:
 def _d_McpServerStdio(d: Any) -> McpServerStdio:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_McpServerStdio)
+    o: McpServerStdio
+    v: Any
     r: Any
-    f_name: Any
-    f_command: Any
-    f_args: Any
-    f_env: Any
-    f_meta: Any
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("command", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("command")
-    n += 1
+    w.name = v
+    try:
+        v = d["command"]
+    except KeyError:
+        raise _s.missing("command") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("command")
-    r = v
-    f_command = r
-    v = d.get("args", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("args")
-    n += 1
+    w.command = v
+    try:
+        v = d["args"]
+    except KeyError:
+        raise _s.missing("args") from None
     try:
         r = _s.d_list(v, _s.d_str)
     except DecodeError as e:
         raise e.at("args") from None
-    f_args = r
-    v = d.get("env", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("env")
-    n += 1
+    w.args = r
+    try:
+        v = d["env"]
+    except KeyError:
+        raise _s.missing("env") from None
     try:
         r = _s.d_list(v, _d_EnvVariable)
     except DecodeError as e:
         raise e.at("env") from None
-    f_env = r
-    if n == len(d):
-        f_meta = None
+    w.env = r
+    if len(d) == 4:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = McpServerStdio
+        o = w
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: McpServerStdio = _new(McpServerStdio)
-    _S_McpServerStdio_name(o, f_name)
-    _S_McpServerStdio_command(o, f_command)
-    _S_McpServerStdio_args(o, f_args)
-    _S_McpServerStdio_env(o, f_env)
-    _S_McpServerStdio_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerStdio))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_McpServerStdio)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = McpServerStdio
+    o = w
     return o
 
 
 def _e_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "name": o.name,
+            "command": o.command,
+            "args": o.args,
+            "env": [_e_EnvVariable(x) for x in o.env],
+        }
+    d: dict[str, Any] = {
+        "name": o.name,
+        "command": o.command,
+        "args": o.args,
+        "env": [_e_EnvVariable(x) for x in o.env],
+    }
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.command
-    d["command"] = v
-    v = o.args
-    d["args"] = v
-    v = o.env
-    d["env"] = [_e_EnvVariable(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7350,146 +7354,156 @@ def _e_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
 def _d_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_title: Any
-    f_description: Any
-    f_min_items: Any
-    f_max_items: Any
-    f_items: Any
-    f_default: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "array":
-            raise _s.bad_literal(v, ("array",)).at("type")
-        n += 1
-    v = d.get("items", _MISSING)
     if v is _MISSING:
-        raise _s.missing("items")
-    n += 1
+        return _a_MultiSelectPropertySchema({"type": "array", **d})
+    if v != "array":
+        raise _s.bad_literal(v, ("array",)).at("type")
+    return _a_MultiSelectPropertySchema(d)
+
+
+def _a_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
+    w: Any = _new(_W_MultiSelectPropertySchema)
+    o: MultiSelectPropertySchema
+    v: Any
+    r: Any
     try:
-        r = _d_MultiSelectItems(v)
+        v = d["items"]
+    except KeyError:
+        raise _s.missing("items") from None
+    try:
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_MultiSelectItems.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_MultiSelectItems(v)
     except DecodeError as e:
         raise e.at("items") from None
-    f_items = r
-    if n == len(d):
-        f_title = None
-        f_description = None
-        f_min_items = None
-        f_max_items = None
-        f_default = None
-        f_meta = None
+    w.items = r
+    if len(d) == 2:
+        w.title = None
+        w.description = None
+        w.min_items = None
+        w.max_items = None
+        w.default = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = MultiSelectPropertySchema
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "title" not in d:
+        w.title = None
     else:
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+        v = d["title"]
+        n += 1
+        if v is None:
+            w.title = None
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+            w.title = r
+    if "description" not in d:
+        w.description = None
+    else:
+        v = d["description"]
+        n += 1
+        if v is None:
+            w.description = None
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("minItems", _MISSING)
-        if v is _MISSING:
-            f_min_items = None
+            w.description = r
+    if "minItems" not in d:
+        w.min_items = None
+    else:
+        v = d["minItems"]
+        n += 1
+        if v is None:
+            w.min_items = None
+            ex = _s.note(ex, "minItems")
         else:
-            n += 1
-            if v is None:
-                f_min_items = None
-                ex = _s.note(ex, "minItems")
-            else:
-                if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                    raise _s.bad_int(v, "uint64").at("minItems")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "minItems")
-                f_min_items = r
-        v = d.get("maxItems", _MISSING)
-        if v is _MISSING:
-            f_max_items = None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                raise _s.bad_int(v, "uint64").at("minItems")
+            w.min_items = v
+    if "maxItems" not in d:
+        w.max_items = None
+    else:
+        v = d["maxItems"]
+        n += 1
+        if v is None:
+            w.max_items = None
+            ex = _s.note(ex, "maxItems")
         else:
-            n += 1
-            if v is None:
-                f_max_items = None
-                ex = _s.note(ex, "maxItems")
-            else:
-                if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                    raise _s.bad_int(v, "uint64").at("maxItems")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "maxItems")
-                f_max_items = r
-        v = d.get("default", _MISSING)
-        if v is _MISSING:
-            f_default = None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                raise _s.bad_int(v, "uint64").at("maxItems")
+            w.max_items = v
+    if "default" not in d:
+        w.default = None
+    else:
+        v = d["default"]
+        n += 1
+        if v is None:
+            w.default = None
+            ex = _s.note(ex, "default")
         else:
-            n += 1
-            if v is None:
-                f_default = None
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "default")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "default")
-                f_default = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.default = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: MultiSelectPropertySchema = _new(MultiSelectPropertySchema)
-    _S_MultiSelectPropertySchema_title(o, f_title)
-    _S_MultiSelectPropertySchema_description(o, f_description)
-    _S_MultiSelectPropertySchema_min_items(o, f_min_items)
-    _S_MultiSelectPropertySchema_max_items(o, f_max_items)
-    _S_MultiSelectPropertySchema_items(o, f_items)
-    _S_MultiSelectPropertySchema_default(o, f_default)
-    _S_MultiSelectPropertySchema_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_MultiSelectPropertySchema))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_MultiSelectPropertySchema)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = MultiSelectPropertySchema
+    o = w
     return o
 
 
 def _e_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]:
+    if (
+        o.title is None
+        and o.description is None
+        and o.min_items is None
+        and o.max_items is None
+        and o.default is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "array", "items": _encoder_of(type(o.items), _not_a_model)(o.items)}
     d: dict[str, Any] = {"type": "array"}
     ex = o._explicit
     v: Any
@@ -7525,7 +7539,7 @@ def _e_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7533,82 +7547,79 @@ def _e_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]
 def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NewSessionRequest)
+    o: NewSessionRequest
+    v: Any
     r: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_mcp_servers: Any
-    f_meta: Any
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    v = d.get("mcpServers", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("mcpServers")
-    n += 1
+    w.cwd = v
+    try:
+        v = d["mcpServers"]
+    except KeyError:
+        raise _s.missing("mcpServers") from None
     try:
         r = _s.d_list_skip(v, _d_McpServer)
     except DecodeError:
         r = []
-    f_mcp_servers = r
-    if n == len(d):
-        f_additional_directories = []
-        f_meta = None
+    w.mcp_servers = r
+    if len(d) == 2:
+        w.additional_directories = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NewSessionRequest
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        w.additional_directories = []
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            w.additional_directories = []
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.additional_directories = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NewSessionRequest = _new(NewSessionRequest)
-    _S_NewSessionRequest_cwd(o, f_cwd)
-    _S_NewSessionRequest_additional_directories(o, f_additional_directories)
-    _S_NewSessionRequest_mcp_servers(o, f_mcp_servers)
-    _S_NewSessionRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NewSessionRequest
+    o = w
     return o
 
 
 def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"cwd": o.cwd}
     ex = o._explicit
     v: Any
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -7619,7 +7630,7 @@ def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7627,90 +7638,95 @@ def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
 def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NewSessionResponse)
+    o: NewSessionResponse
+    v: Any
     r: Any
-    f_session_id: Any
-    f_modes: Any
-    f_config_options: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_modes = None
-        f_config_options = None
-        f_meta = None
+    w.session_id = v
+    if len(d) == 1:
+        w.modes = None
+        w.config_options = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NewSessionResponse
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "modes" not in d:
+        w.modes = None
     else:
-        v = d.get("modes", _MISSING)
-        if v is _MISSING:
-            f_modes = None
+        v = d["modes"]
+        n += 1
+        if v is None:
+            w.modes = None
+            ex = _s.note(ex, "modes")
         else:
-            n += 1
-            if v is None:
-                f_modes = None
+            try:
+                r = _d_SessionModeState(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "modes")
-            else:
-                try:
-                    r = _d_SessionModeState(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "modes")
-                f_modes = r
-        v = d.get("configOptions", _MISSING)
-        if v is _MISSING:
-            f_config_options = None
+            w.modes = r
+    if "configOptions" not in d:
+        w.config_options = None
+    else:
+        v = d["configOptions"]
+        n += 1
+        if v is None:
+            w.config_options = None
+            ex = _s.note(ex, "configOptions")
         else:
-            n += 1
-            if v is None:
-                f_config_options = None
+            try:
+                r = _s.d_list_skip(v, _d_SessionConfigOption)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "configOptions")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_SessionConfigOption)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "configOptions")
-                f_config_options = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.config_options = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NewSessionResponse = _new(NewSessionResponse)
-    _S_NewSessionResponse_session_id(o, f_session_id)
-    _S_NewSessionResponse_modes(o, f_modes)
-    _S_NewSessionResponse_config_options(o, f_config_options)
-    _S_NewSessionResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NewSessionResponse
+    o = w
     return o
 
 
 def _e_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.modes is None
+        and o.config_options is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessionId": o.session_id}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.modes
     if v is not None:
         d["modes"] = _e_SessionModeState(v)
@@ -7726,7 +7742,7 @@ def _e_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7734,135 +7750,140 @@ def _e_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
 def _d_NumberPropertySchema(d: Any) -> NumberPropertySchema:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_title: Any
-    f_description: Any
-    f_minimum: Any
-    f_maximum: Any
-    f_default: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "number":
-            raise _s.bad_literal(v, ("number",)).at("type")
-        n += 1
-    if n == len(d):
-        f_title = None
-        f_description = None
-        f_minimum = None
-        f_maximum = None
-        f_default = None
-        f_meta = None
+    if v is _MISSING:
+        return _a_NumberPropertySchema({"type": "number", **d})
+    if v != "number":
+        raise _s.bad_literal(v, ("number",)).at("type")
+    return _a_NumberPropertySchema(d)
+
+
+def _a_NumberPropertySchema(d: Any) -> NumberPropertySchema:
+    w: Any = _new(_W_NumberPropertySchema)
+    o: NumberPropertySchema
+    v: Any
+    r: Any
+    if len(d) == 1:
+        w.title = None
+        w.description = None
+        w.minimum = None
+        w.maximum = None
+        w.default = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NumberPropertySchema
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "title" not in d:
+        w.title = None
     else:
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+        v = d["title"]
+        n += 1
+        if v is None:
+            w.title = None
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+            w.title = r
+    if "description" not in d:
+        w.description = None
+    else:
+        v = d["description"]
+        n += 1
+        if v is None:
+            w.description = None
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("minimum", _MISSING)
-        if v is _MISSING:
-            f_minimum = None
+            w.description = r
+    if "minimum" not in d:
+        w.minimum = None
+    else:
+        v = d["minimum"]
+        n += 1
+        if v is None:
+            w.minimum = None
+            ex = _s.note(ex, "minimum")
         else:
-            n += 1
-            if v is None:
-                f_minimum = None
-                ex = _s.note(ex, "minimum")
+            if type(v) is not float and type(v) is not int:
+                raise _s.wrong("a number", v).at("minimum")
+            w.minimum = v
+    if "maximum" not in d:
+        w.maximum = None
+    else:
+        v = d["maximum"]
+        n += 1
+        if v is None:
+            w.maximum = None
+            ex = _s.note(ex, "maximum")
+        else:
+            if type(v) is not float and type(v) is not int:
+                raise _s.wrong("a number", v).at("maximum")
+            w.maximum = v
+    if "default" not in d:
+        w.default = None
+    else:
+        v = d["default"]
+        n += 1
+        if v is None:
+            w.default = None
+            ex = _s.note(ex, "default")
+        else:
+            if type(v) is not float and type(v) is not int:
+                r = None
             else:
-                if type(v) is not float and type(v) is not int:
-                    raise _s.wrong("a number", v).at("minimum")
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "minimum")
-                f_minimum = r
-        v = d.get("maximum", _MISSING)
-        if v is _MISSING:
-            f_maximum = None
-        else:
-            n += 1
-            if v is None:
-                f_maximum = None
-                ex = _s.note(ex, "maximum")
-            else:
-                if type(v) is not float and type(v) is not int:
-                    raise _s.wrong("a number", v).at("maximum")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "maximum")
-                f_maximum = r
-        v = d.get("default", _MISSING)
-        if v is _MISSING:
-            f_default = None
-        else:
-            n += 1
-            if v is None:
-                f_default = None
+            if r is None:
                 ex = _s.note(ex, "default")
-            else:
-                if type(v) is not float and type(v) is not int:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "default")
-                f_default = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.default = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NumberPropertySchema = _new(NumberPropertySchema)
-    _S_NumberPropertySchema_title(o, f_title)
-    _S_NumberPropertySchema_description(o, f_description)
-    _S_NumberPropertySchema_minimum(o, f_minimum)
-    _S_NumberPropertySchema_maximum(o, f_maximum)
-    _S_NumberPropertySchema_default(o, f_default)
-    _S_NumberPropertySchema_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NumberPropertySchema))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NumberPropertySchema)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NumberPropertySchema
+    o = w
     return o
 
 
 def _e_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
+    if (
+        o.title is None
+        and o.description is None
+        and o.minimum is None
+        and o.maximum is None
+        and o.default is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "number"}
     d: dict[str, Any] = {"type": "number"}
     ex = o._explicit
     v: Any
@@ -7896,7 +7917,7 @@ def _e_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7904,82 +7925,75 @@ def _e_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
 def _d_PermissionOption(d: Any) -> PermissionOption:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_PermissionOption)
+    o: PermissionOption
+    v: Any
     r: Any
-    f_option_id: Any
-    f_name: Any
-    f_kind: Any
-    f_meta: Any
-    v = d.get("optionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("optionId")
-    n += 1
+    try:
+        v = d["optionId"]
+    except KeyError:
+        raise _s.missing("optionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("optionId")
-    r = v
-    f_option_id = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    w.option_id = v
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("kind", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("kind")
-    n += 1
+    w.name = v
+    try:
+        v = d["kind"]
+    except KeyError:
+        raise _s.missing("kind") from None
     if type(v) is not str or v not in _L_PermissionOptionKind:
         raise _s.bad_literal(v, _L_PermissionOptionKind).at("kind")
-    r = v
-    f_kind = r
-    if n == len(d):
-        f_meta = None
+    w.kind = v
+    if len(d) == 3:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PermissionOption
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PermissionOption = _new(PermissionOption)
-    _S_PermissionOption_option_id(o, f_option_id)
-    _S_PermissionOption_name(o, f_name)
-    _S_PermissionOption_kind(o, f_kind)
-    _S_PermissionOption_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PermissionOption))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PermissionOption)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PermissionOption
+    o = w
     return o
 
 
 def _e_PermissionOption(o: PermissionOption) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"optionId": o.option_id, "name": o.name, "kind": o.kind}
+    d: dict[str, Any] = {"optionId": o.option_id, "name": o.name, "kind": o.kind}
     ex = o._explicit
     v: Any
-    v = o.option_id
-    d["optionId"] = v
-    v = o.name
-    d["name"] = v
-    v = o.kind
-    d["kind"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7987,64 +8001,72 @@ def _e_PermissionOption(o: PermissionOption) -> dict[str, Any]:
 def _d_Plan(d: Any) -> Plan:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_entries: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "plan":
-            raise _s.bad_literal(v, ("plan",)).at("sessionUpdate")
-        n += 1
-    v = d.get("entries", _MISSING)
     if v is _MISSING:
-        raise _s.missing("entries")
-    n += 1
+        return _a_Plan({"sessionUpdate": "plan", **d})
+    if v != "plan":
+        raise _s.bad_literal(v, ("plan",)).at("sessionUpdate")
+    return _a_Plan(d)
+
+
+def _a_Plan(d: Any) -> Plan:
+    w: Any = _new(_W_Plan)
+    o: Plan
+    v: Any
+    r: Any
+    try:
+        v = d["entries"]
+    except KeyError:
+        raise _s.missing("entries") from None
     try:
         r = _s.d_list_skip(v, _d_PlanEntry)
     except DecodeError:
         r = []
-    f_entries = r
-    if n == len(d):
-        f_meta = None
+    w.entries = r
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Plan
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Plan = _new(Plan)
-    _S_Plan_entries(o, f_entries)
-    _S_Plan_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Plan))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Plan)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Plan
+    o = w
     return o
 
 
 def _e_Plan(o: Plan) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "plan"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionUpdate": "plan", "entries": [_e_PlanEntry(x) for x in o.entries]}
+    d: dict[str, Any] = {"sessionUpdate": "plan", "entries": [_e_PlanEntry(x) for x in o.entries]}
     ex = o._explicit
     v: Any
-    v = o.entries
-    d["entries"] = [_e_PlanEntry(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8052,82 +8074,75 @@ def _e_Plan(o: Plan) -> dict[str, Any]:
 def _d_PlanEntry(d: Any) -> PlanEntry:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_PlanEntry)
+    o: PlanEntry
+    v: Any
     r: Any
-    f_content: Any
-    f_priority: Any
-    f_status: Any
-    f_meta: Any
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("content")
-    r = v
-    f_content = r
-    v = d.get("priority", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("priority")
-    n += 1
+    w.content = v
+    try:
+        v = d["priority"]
+    except KeyError:
+        raise _s.missing("priority") from None
     if type(v) is not str or v not in _L_PlanEntryPriority:
         raise _s.bad_literal(v, _L_PlanEntryPriority).at("priority")
-    r = v
-    f_priority = r
-    v = d.get("status", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("status")
-    n += 1
+    w.priority = v
+    try:
+        v = d["status"]
+    except KeyError:
+        raise _s.missing("status") from None
     if type(v) is not str or v not in _L_PlanEntryStatus:
         raise _s.bad_literal(v, _L_PlanEntryStatus).at("status")
-    r = v
-    f_status = r
-    if n == len(d):
-        f_meta = None
+    w.status = v
+    if len(d) == 3:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PlanEntry
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PlanEntry = _new(PlanEntry)
-    _S_PlanEntry_content(o, f_content)
-    _S_PlanEntry_priority(o, f_priority)
-    _S_PlanEntry_status(o, f_status)
-    _S_PlanEntry_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanEntry))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PlanEntry)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PlanEntry
+    o = w
     return o
 
 
 def _e_PlanEntry(o: PlanEntry) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"content": o.content, "priority": o.priority, "status": o.status}
+    d: dict[str, Any] = {"content": o.content, "priority": o.priority, "status": o.status}
     ex = o._explicit
     v: Any
-    v = o.content
-    d["content"] = v
-    v = o.priority
-    d["priority"] = v
-    v = o.status
-    d["status"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8135,71 +8150,89 @@ def _e_PlanEntry(o: PlanEntry) -> dict[str, Any]:
 def _d_PromptRequest(d: Any) -> PromptRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_PromptRequest)
+    o: PromptRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_prompt: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("prompt", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("prompt")
-    n += 1
+    w.session_id = v
     try:
-        r = _s.d_list(v, _d_ContentBlock)
+        v = d["prompt"]
+    except KeyError:
+        raise _s.missing("prompt") from None
+    try:
+        if type(v) is list:
+            try:
+                r = [
+                    f(x)
+                    if type(x) is dict
+                    and type(t := x.get("type")) is str
+                    and (f := _T_ContentBlock.get(t)) is not None
+                    else _d_ContentBlock(x)
+                    for x in v
+                ]
+            except DecodeError:
+                r = _s.d_list(v, _d_ContentBlock)
+        else:
+            r = _s.d_list(v, _d_ContentBlock)
     except DecodeError as e:
         raise e.at("prompt") from None
-    f_prompt = r
-    if n == len(d):
-        f_meta = None
+    w.prompt = r
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PromptRequest
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PromptRequest = _new(PromptRequest)
-    _S_PromptRequest_session_id(o, f_session_id)
-    _S_PromptRequest_prompt(o, f_prompt)
-    _S_PromptRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PromptRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PromptRequest
+    o = w
     return o
 
 
 def _e_PromptRequest(o: PromptRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "prompt": [_encoder_of(type(x), _not_a_model)(x) for x in o.prompt],
+        }
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "prompt": [_encoder_of(type(x), _not_a_model)(x) for x in o.prompt],
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.prompt
-    d["prompt"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8207,58 +8240,61 @@ def _e_PromptRequest(o: PromptRequest) -> dict[str, Any]:
 def _d_PromptResponse(d: Any) -> PromptResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_PromptResponse)
+    o: PromptResponse
+    v: Any
     r: Any
-    f_stop_reason: Any
-    f_meta: Any
-    v = d.get("stopReason", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("stopReason")
-    n += 1
+    try:
+        v = d["stopReason"]
+    except KeyError:
+        raise _s.missing("stopReason") from None
     if type(v) is not str or v not in _L_StopReason:
         raise _s.bad_literal(v, _L_StopReason).at("stopReason")
-    r = v
-    f_stop_reason = r
-    if n == len(d):
-        f_meta = None
+    w.stop_reason = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PromptResponse
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PromptResponse = _new(PromptResponse)
-    _S_PromptResponse_stop_reason(o, f_stop_reason)
-    _S_PromptResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PromptResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PromptResponse
+    o = w
     return o
 
 
 def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"stopReason": o.stop_reason}
+    d: dict[str, Any] = {"stopReason": o.stop_reason}
     ex = o._explicit
     v: Any
-    v = o.stop_reason
-    d["stopReason"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8266,102 +8302,102 @@ def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
 def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ReadTextFileRequest)
+    o: ReadTextFileRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_path: Any
-    f_line: Any
-    f_limit: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("path", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("path")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["path"]
+    except KeyError:
+        raise _s.missing("path") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("path")
-    r = v
-    f_path = r
-    if n == len(d):
-        f_line = None
-        f_limit = None
-        f_meta = None
+    w.path = v
+    if len(d) == 2:
+        w.line = None
+        w.limit = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ReadTextFileRequest
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "line" not in d:
+        w.line = None
     else:
-        v = d.get("line", _MISSING)
-        if v is _MISSING:
-            f_line = None
+        v = d["line"]
+        n += 1
+        if v is None:
+            w.line = None
+            ex = _s.note(ex, "line")
         else:
-            n += 1
-            if v is None:
-                f_line = None
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "line")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "line")
-                f_line = r
-        v = d.get("limit", _MISSING)
-        if v is _MISSING:
-            f_limit = None
+            w.line = r
+    if "limit" not in d:
+        w.limit = None
+    else:
+        v = d["limit"]
+        n += 1
+        if v is None:
+            w.limit = None
+            ex = _s.note(ex, "limit")
         else:
-            n += 1
-            if v is None:
-                f_limit = None
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "limit")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "limit")
-                f_limit = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.limit = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ReadTextFileRequest = _new(ReadTextFileRequest)
-    _S_ReadTextFileRequest_session_id(o, f_session_id)
-    _S_ReadTextFileRequest_path(o, f_path)
-    _S_ReadTextFileRequest_line(o, f_line)
-    _S_ReadTextFileRequest_limit(o, f_limit)
-    _S_ReadTextFileRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ReadTextFileRequest
+    o = w
     return o
 
 
 def _e_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.line is None
+        and o.limit is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessionId": o.session_id, "path": o.path}
+    d: dict[str, Any] = {"sessionId": o.session_id, "path": o.path}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.path
-    d["path"] = v
     v = o.line
     if v is not None:
         d["line"] = v
@@ -8377,7 +8413,7 @@ def _e_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8385,58 +8421,61 @@ def _e_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
 def _d_ReadTextFileResponse(d: Any) -> ReadTextFileResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ReadTextFileResponse)
+    o: ReadTextFileResponse
+    v: Any
     r: Any
-    f_content: Any
-    f_meta: Any
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("content")
-    r = v
-    f_content = r
-    if n == len(d):
-        f_meta = None
+    w.content = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ReadTextFileResponse
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ReadTextFileResponse = _new(ReadTextFileResponse)
-    _S_ReadTextFileResponse_content(o, f_content)
-    _S_ReadTextFileResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ReadTextFileResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ReadTextFileResponse
+    o = w
     return o
 
 
 def _e_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"content": o.content}
+    d: dict[str, Any] = {"content": o.content}
     ex = o._explicit
     v: Any
-    v = o.content
-    d["content"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8444,70 +8483,68 @@ def _e_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
 def _d_ReleaseTerminalRequest(d: Any) -> ReleaseTerminalRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ReleaseTerminalRequest)
+    o: ReleaseTerminalRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_terminal_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("terminalId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("terminalId")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["terminalId"]
+    except KeyError:
+        raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    r = v
-    f_terminal_id = r
-    if n == len(d):
-        f_meta = None
+    w.terminal_id = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ReleaseTerminalRequest
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ReleaseTerminalRequest = _new(ReleaseTerminalRequest)
-    _S_ReleaseTerminalRequest_session_id(o, f_session_id)
-    _S_ReleaseTerminalRequest_terminal_id(o, f_terminal_id)
-    _S_ReleaseTerminalRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ReleaseTerminalRequest
+    o = w
     return o
 
 
 def _e_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "terminalId": o.terminal_id}
+    d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.terminal_id
-    d["terminalId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8515,37 +8552,45 @@ def _e_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
 def _d_ReleaseTerminalResponse(d: Any) -> ReleaseTerminalResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ReleaseTerminalResponse)
+    o: ReleaseTerminalResponse
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ReleaseTerminalResponse
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ReleaseTerminalResponse = _new(ReleaseTerminalResponse)
-    _S_ReleaseTerminalResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ReleaseTerminalResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ReleaseTerminalResponse
+    o = w
     return o
 
 
 def _e_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -8554,7 +8599,7 @@ def _e_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8562,84 +8607,87 @@ def _e_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any]:
 def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_RequestPermissionRequest)
+    o: RequestPermissionRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_tool_call: Any
-    f_options: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("toolCall", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("toolCall")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["toolCall"]
+    except KeyError:
+        raise _s.missing("toolCall") from None
     try:
         r = _d_ToolCallUpdate(v)
     except DecodeError as e:
         raise e.at("toolCall") from None
-    f_tool_call = r
-    v = d.get("options", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("options")
-    n += 1
+    w.tool_call = r
+    try:
+        v = d["options"]
+    except KeyError:
+        raise _s.missing("options") from None
     try:
         r = _s.d_list(v, _d_PermissionOption)
     except DecodeError as e:
         raise e.at("options") from None
-    f_options = r
-    if n == len(d):
-        f_meta = None
+    w.options = r
+    if len(d) == 3:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = RequestPermissionRequest
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: RequestPermissionRequest = _new(RequestPermissionRequest)
-    _S_RequestPermissionRequest_session_id(o, f_session_id)
-    _S_RequestPermissionRequest_tool_call(o, f_tool_call)
-    _S_RequestPermissionRequest_options(o, f_options)
-    _S_RequestPermissionRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = RequestPermissionRequest
+    o = w
     return o
 
 
 def _e_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "toolCall": _e_ToolCallUpdate(o.tool_call),
+            "options": [_e_PermissionOption(x) for x in o.options],
+        }
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "toolCall": _e_ToolCallUpdate(o.tool_call),
+        "options": [_e_PermissionOption(x) for x in o.options],
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.tool_call
-    d["toolCall"] = _e_ToolCallUpdate(v)
-    v = o.options
-    d["options"] = [_e_PermissionOption(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8647,59 +8695,70 @@ def _e_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
 def _d_RequestPermissionResponse(d: Any) -> RequestPermissionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_RequestPermissionResponse)
+    o: RequestPermissionResponse
+    v: Any
     r: Any
-    f_outcome: Any
-    f_meta: Any
-    v = d.get("outcome", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("outcome")
-    n += 1
     try:
-        r = _d_RequestPermissionOutcome(v)
+        v = d["outcome"]
+    except KeyError:
+        raise _s.missing("outcome") from None
+    try:
+        if (
+            type(v) is dict
+            and type(t := v.get("outcome")) is str
+            and (f := _T_RequestPermissionOutcome.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_RequestPermissionOutcome(v)
     except DecodeError as e:
         raise e.at("outcome") from None
-    f_outcome = r
-    if n == len(d):
-        f_meta = None
+    w.outcome = r
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = RequestPermissionResponse
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: RequestPermissionResponse = _new(RequestPermissionResponse)
-    _S_RequestPermissionResponse_outcome(o, f_outcome)
-    _S_RequestPermissionResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = RequestPermissionResponse
+    o = w
     return o
 
 
 def _e_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"outcome": _encoder_of(type(o.outcome), _not_a_model)(o.outcome)}
+    d: dict[str, Any] = {"outcome": _encoder_of(type(o.outcome), _not_a_model)(o.outcome)}
     ex = o._explicit
     v: Any
-    v = o.outcome
-    d["outcome"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8707,157 +8766,162 @@ def _e_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]
 def _d_ResourceLink(d: Any) -> ResourceLink:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_annotations: Any
-    f_description: Any
-    f_mime_type: Any
-    f_name: Any
-    f_size: Any
-    f_title: Any
-    f_uri: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "resource_link":
-            raise _s.bad_literal(v, ("resource_link",)).at("type")
-        n += 1
-    v = d.get("name", _MISSING)
     if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+        return _a_ResourceLink({"type": "resource_link", **d})
+    if v != "resource_link":
+        raise _s.bad_literal(v, ("resource_link",)).at("type")
+    return _a_ResourceLink(d)
+
+
+def _a_ResourceLink(d: Any) -> ResourceLink:
+    w: Any = _new(_W_ResourceLink)
+    o: ResourceLink
+    v: Any
+    r: Any
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    w.name = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    if n == len(d):
-        f_annotations = None
-        f_description = None
-        f_mime_type = None
-        f_size = None
-        f_title = None
-        f_meta = None
+    w.uri = v
+    if len(d) == 3:
+        w.annotations = None
+        w.description = None
+        w.mime_type = None
+        w.size = None
+        w.title = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ResourceLink
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "annotations" not in d:
+        w.annotations = None
     else:
-        v = d.get("annotations", _MISSING)
-        if v is _MISSING:
-            f_annotations = None
+        v = d["annotations"]
+        n += 1
+        if v is None:
+            w.annotations = None
+            ex = _s.note(ex, "annotations")
         else:
-            n += 1
-            if v is None:
-                f_annotations = None
+            try:
+                r = _d_Annotations(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "annotations")
-            else:
-                try:
-                    r = _d_Annotations(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "annotations")
-                f_annotations = r
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+            w.annotations = r
+    if "description" not in d:
+        w.description = None
+    else:
+        v = d["description"]
+        n += 1
+        if v is None:
+            w.description = None
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("mimeType", _MISSING)
-        if v is _MISSING:
-            f_mime_type = None
+            w.description = r
+    if "mimeType" not in d:
+        w.mime_type = None
+    else:
+        v = d["mimeType"]
+        n += 1
+        if v is None:
+            w.mime_type = None
+            ex = _s.note(ex, "mimeType")
         else:
-            n += 1
-            if v is None:
-                f_mime_type = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "mimeType")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "mimeType")
-                f_mime_type = r
-        v = d.get("size", _MISSING)
-        if v is _MISSING:
-            f_size = None
+            w.mime_type = r
+    if "size" not in d:
+        w.size = None
+    else:
+        v = d["size"]
+        n += 1
+        if v is None:
+            w.size = None
+            ex = _s.note(ex, "size")
         else:
-            n += 1
-            if v is None:
-                f_size = None
+            if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "size")
-            else:
-                if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "size")
-                f_size = r
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+            w.size = r
+    if "title" not in d:
+        w.title = None
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            w.title = None
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.title = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ResourceLink = _new(ResourceLink)
-    _S_ResourceLink_annotations(o, f_annotations)
-    _S_ResourceLink_description(o, f_description)
-    _S_ResourceLink_mime_type(o, f_mime_type)
-    _S_ResourceLink_name(o, f_name)
-    _S_ResourceLink_size(o, f_size)
-    _S_ResourceLink_title(o, f_title)
-    _S_ResourceLink_uri(o, f_uri)
-    _S_ResourceLink_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResourceLink))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ResourceLink)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ResourceLink
+    o = w
     return o
 
 
 def _e_ResourceLink(o: ResourceLink) -> dict[str, Any]:
+    if (
+        o.annotations is None
+        and o.description is None
+        and o.mime_type is None
+        and o.size is None
+        and o.title is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "resource_link", "name": o.name, "uri": o.uri}
     d: dict[str, Any] = {"type": "resource_link"}
     ex = o._explicit
     v: Any
@@ -8895,7 +8959,7 @@ def _e_ResourceLink(o: ResourceLink) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8903,102 +8967,94 @@ def _e_ResourceLink(o: ResourceLink) -> dict[str, Any]:
 def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ResumeSessionRequest)
+    o: ResumeSessionRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_mcp_servers: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    if n == len(d):
-        f_additional_directories = []
-        f_mcp_servers = []
-        f_meta = None
+    w.cwd = v
+    if len(d) == 2:
+        w.additional_directories = []
+        w.mcp_servers = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ResumeSessionRequest
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        w.additional_directories = []
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            w.additional_directories = []
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("mcpServers", _MISSING)
-        if v is _MISSING:
-            f_mcp_servers = []
+            w.additional_directories = r
+    if "mcpServers" not in d:
+        w.mcp_servers = []
+    else:
+        v = d["mcpServers"]
+        n += 1
+        if v is None:
+            w.mcp_servers = []
+            ex = _s.note(ex, "mcpServers")
         else:
-            n += 1
-            if v is None:
-                f_mcp_servers = []
+            try:
+                r = _s.d_list_skip(v, _d_McpServer)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "mcpServers")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_McpServer)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "mcpServers")
-                f_mcp_servers = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.mcp_servers = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ResumeSessionRequest = _new(ResumeSessionRequest)
-    _S_ResumeSessionRequest_session_id(o, f_session_id)
-    _S_ResumeSessionRequest_cwd(o, f_cwd)
-    _S_ResumeSessionRequest_additional_directories(o, f_additional_directories)
-    _S_ResumeSessionRequest_mcp_servers(o, f_mcp_servers)
-    _S_ResumeSessionRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ResumeSessionRequest
+    o = w
     return o
 
 
 def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "cwd": o.cwd}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -9010,7 +9066,7 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9018,75 +9074,85 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
 def _d_ResumeSessionResponse(d: Any) -> ResumeSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ResumeSessionResponse)
+    o: ResumeSessionResponse
+    v: Any
     r: Any
-    f_modes: Any
-    f_config_options: Any
-    f_meta: Any
-    if n == len(d):
-        f_modes = None
-        f_config_options = None
-        f_meta = None
+    if len(d) == 0:
+        w.modes = None
+        w.config_options = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ResumeSessionResponse
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "modes" not in d:
+        w.modes = None
     else:
-        v = d.get("modes", _MISSING)
-        if v is _MISSING:
-            f_modes = None
+        v = d["modes"]
+        n += 1
+        if v is None:
+            w.modes = None
+            ex = _s.note(ex, "modes")
         else:
-            n += 1
-            if v is None:
-                f_modes = None
+            try:
+                r = _d_SessionModeState(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "modes")
-            else:
-                try:
-                    r = _d_SessionModeState(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "modes")
-                f_modes = r
-        v = d.get("configOptions", _MISSING)
-        if v is _MISSING:
-            f_config_options = None
+            w.modes = r
+    if "configOptions" not in d:
+        w.config_options = None
+    else:
+        v = d["configOptions"]
+        n += 1
+        if v is None:
+            w.config_options = None
+            ex = _s.note(ex, "configOptions")
         else:
-            n += 1
-            if v is None:
-                f_config_options = None
+            try:
+                r = _s.d_list_skip(v, _d_SessionConfigOption)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "configOptions")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_SessionConfigOption)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "configOptions")
-                f_config_options = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.config_options = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ResumeSessionResponse = _new(ResumeSessionResponse)
-    _S_ResumeSessionResponse_modes(o, f_modes)
-    _S_ResumeSessionResponse_config_options(o, f_config_options)
-    _S_ResumeSessionResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ResumeSessionResponse
+    o = w
     return o
 
 
 def _e_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
+    if (
+        o.modes is None
+        and o.config_options is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -9105,7 +9171,7 @@ def _e_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9113,63 +9179,70 @@ def _e_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
 def _d_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_option_id: Any
-    f_meta: Any
     v = d.get("outcome", _MISSING)
-    if v is not _MISSING:
-        if v != "selected":
-            raise _s.bad_literal(v, ("selected",)).at("outcome")
-        n += 1
-    v = d.get("optionId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("optionId")
-    n += 1
+        return _a_SelectedPermissionOutcome({"outcome": "selected", **d})
+    if v != "selected":
+        raise _s.bad_literal(v, ("selected",)).at("outcome")
+    return _a_SelectedPermissionOutcome(d)
+
+
+def _a_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
+    w: Any = _new(_W_SelectedPermissionOutcome)
+    o: SelectedPermissionOutcome
+    v: Any
+    r: Any
+    try:
+        v = d["optionId"]
+    except KeyError:
+        raise _s.missing("optionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("optionId")
-    r = v
-    f_option_id = r
-    if n == len(d):
-        f_meta = None
+    w.option_id = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SelectedPermissionOutcome
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SelectedPermissionOutcome = _new(SelectedPermissionOutcome)
-    _S_SelectedPermissionOutcome_option_id(o, f_option_id)
-    _S_SelectedPermissionOutcome_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SelectedPermissionOutcome))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SelectedPermissionOutcome)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SelectedPermissionOutcome
+    o = w
     return o
 
 
 def _e_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]:
-    d: dict[str, Any] = {"outcome": "selected"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"outcome": "selected", "optionId": o.option_id}
+    d: dict[str, Any] = {"outcome": "selected", "optionId": o.option_id}
     ex = o._explicit
     v: Any
-    v = o.option_id
-    d["optionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9177,41 +9250,47 @@ def _e_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]
 def _d_SessionAdditionalDirectoriesCapabilities(d: Any) -> SessionAdditionalDirectoriesCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionAdditionalDirectoriesCapabilities)
+    o: SessionAdditionalDirectoriesCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionAdditionalDirectoriesCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionAdditionalDirectoriesCapabilities = _new(SessionAdditionalDirectoriesCapabilities)
-    _S_SessionAdditionalDirectoriesCapabilities_meta(o, f_meta)
-    _S_extra(
-        o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionAdditionalDirectoriesCapabilities)
-    )
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionAdditionalDirectoriesCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionAdditionalDirectoriesCapabilities
+    o = w
     return o
 
 
 def _e_SessionAdditionalDirectoriesCapabilities(
     o: SessionAdditionalDirectoriesCapabilities,
 ) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -9220,7 +9299,7 @@ def _e_SessionAdditionalDirectoriesCapabilities(
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9228,37 +9307,45 @@ def _e_SessionAdditionalDirectoriesCapabilities(
 def _d_SessionCloseCapabilities(d: Any) -> SessionCloseCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionCloseCapabilities)
+    o: SessionCloseCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionCloseCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionCloseCapabilities = _new(SessionCloseCapabilities)
-    _S_SessionCloseCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionCloseCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionCloseCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionCloseCapabilities
+    o = w
     return o
 
 
 def _e_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -9267,7 +9354,7 @@ def _e_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9275,30 +9362,26 @@ def _e_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, Any]:
 def _d_SessionConfigBoolean(d: Any) -> SessionConfigBoolean:
     if type(d) is not dict:
         raise _s.not_object(d)
-    n = 0
-    r: Any
-    f_current_value: Any
-    v = d.get("currentValue", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("currentValue")
-    n += 1
+    w: Any = _new(_W_SessionConfigBoolean)
+    o: SessionConfigBoolean
+    v: Any
+    try:
+        v = d["currentValue"]
+    except KeyError:
+        raise _s.missing("currentValue") from None
     if type(v) is not bool:
         raise _s.wrong("a boolean", v).at("currentValue")
-    r = v
-    f_current_value = r
-    o: SessionConfigBoolean = _new(SessionConfigBoolean)
-    _S_SessionConfigBoolean_current_value(o, f_current_value)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigBoolean))
-    _S_explicit(o, _NO_EXPLICIT)
+    w.current_value = v
+    w.extra = _EMPTY if len(d) == 1 else _s.extras(d, _K_SessionConfigBoolean)
+    w._explicit = _NO_EXPLICIT
+    w.__class__ = SessionConfigBoolean
+    o = w
     return o
 
 
 def _e_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v: Any
-    v = o.current_value
-    d["currentValue"] = v
-    if o.extra:
+    d: dict[str, Any] = {"currentValue": o.current_value}
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9306,119 +9389,123 @@ def _e_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
 def _d_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_current_value: Any
-    f_id: Any
-    f_name: Any
-    f_description: Any
-    f_category: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "boolean":
-            raise _s.bad_literal(v, ("boolean",)).at("type")
-        n += 1
-    v = d.get("currentValue", _MISSING)
     if v is _MISSING:
-        raise _s.missing("currentValue")
-    n += 1
+        return _a_SessionConfigOptionBoolean({"type": "boolean", **d})
+    if v != "boolean":
+        raise _s.bad_literal(v, ("boolean",)).at("type")
+    return _a_SessionConfigOptionBoolean(d)
+
+
+def _a_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
+    w: Any = _new(_W_SessionConfigOptionBoolean)
+    o: SessionConfigOptionBoolean
+    v: Any
+    r: Any
+    try:
+        v = d["currentValue"]
+    except KeyError:
+        raise _s.missing("currentValue") from None
     if type(v) is not bool:
         raise _s.wrong("a boolean", v).at("currentValue")
-    r = v
-    f_current_value = r
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+    w.current_value = v
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    w.id = v
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    if n == len(d):
-        f_description = None
-        f_category = None
-        f_meta = None
+    w.name = v
+    if len(d) == 4:
+        w.description = None
+        w.category = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionConfigOptionBoolean
+        o = w
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "description" not in d:
+        w.description = None
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            w.description = None
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("category", _MISSING)
-        if v is _MISSING:
-            f_category = None
+            w.description = r
+    if "category" not in d:
+        w.category = None
+    else:
+        v = d["category"]
+        n += 1
+        if v is None:
+            w.category = None
+            ex = _s.note(ex, "category")
         else:
-            n += 1
-            if v is None:
-                f_category = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "category")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "category")
-                f_category = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.category = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionConfigOptionBoolean = _new(SessionConfigOptionBoolean)
-    _S_SessionConfigBoolean_current_value(o, f_current_value)
-    _S_SessionConfigOptionBoolean_id(o, f_id)
-    _S_SessionConfigOptionBoolean_name(o, f_name)
-    _S_SessionConfigOptionBoolean_description(o, f_description)
-    _S_SessionConfigOptionBoolean_category(o, f_category)
-    _S_SessionConfigOptionBoolean_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionBoolean))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionBoolean)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionConfigOptionBoolean
+    o = w
     return o
 
 
 def _e_SessionConfigOptionBoolean(o: SessionConfigOptionBoolean) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "boolean"}
+    if (
+        o.description is None
+        and o.category is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "boolean", "currentValue": o.current_value, "id": o.id, "name": o.name}
+    d: dict[str, Any] = {
+        "type": "boolean",
+        "currentValue": o.current_value,
+        "id": o.id,
+        "name": o.name,
+    }
     ex = o._explicit
     v: Any
-    v = o.current_value
-    d["currentValue"] = v
-    v = o.id
-    d["id"] = v
-    v = o.name
-    d["name"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -9434,7 +9521,7 @@ def _e_SessionConfigOptionBoolean(o: SessionConfigOptionBoolean) -> dict[str, An
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9442,43 +9529,39 @@ def _e_SessionConfigOptionBoolean(o: SessionConfigOptionBoolean) -> dict[str, An
 def _d_SessionConfigSelect(d: Any) -> SessionConfigSelect:
     if type(d) is not dict:
         raise _s.not_object(d)
-    n = 0
+    w: Any = _new(_W_SessionConfigSelect)
+    o: SessionConfigSelect
+    v: Any
     r: Any
-    f_current_value: Any
-    f_options: Any
-    v = d.get("currentValue", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("currentValue")
-    n += 1
+    try:
+        v = d["currentValue"]
+    except KeyError:
+        raise _s.missing("currentValue") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("currentValue")
-    r = v
-    f_current_value = r
-    v = d.get("options", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("options")
-    n += 1
+    w.current_value = v
+    try:
+        v = d["options"]
+    except KeyError:
+        raise _s.missing("options") from None
     try:
         r = _d_SessionConfigSelectOptions(v)
     except DecodeError as e:
         raise e.at("options") from None
-    f_options = r
-    o: SessionConfigSelect = _new(SessionConfigSelect)
-    _S_SessionConfigSelect_current_value(o, f_current_value)
-    _S_SessionConfigSelect_options(o, f_options)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelect))
-    _S_explicit(o, _NO_EXPLICIT)
+    w.options = r
+    w.extra = _EMPTY if len(d) == 2 else _s.extras(d, _K_SessionConfigSelect)
+    w._explicit = _NO_EXPLICIT
+    w.__class__ = SessionConfigSelect
+    o = w
     return o
 
 
 def _e_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v: Any
-    v = o.current_value
-    d["currentValue"] = v
-    v = o.options
-    d["options"] = _e_SessionConfigSelectOptions(v)
-    if o.extra:
+    d: dict[str, Any] = {
+        "currentValue": o.current_value,
+        "options": _e_SessionConfigSelectOptions(o.options),
+    }
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9486,132 +9569,139 @@ def _e_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
 def _d_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_current_value: Any
-    f_options: Any
-    f_id: Any
-    f_name: Any
-    f_description: Any
-    f_category: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "select":
-            raise _s.bad_literal(v, ("select",)).at("type")
-        n += 1
-    v = d.get("currentValue", _MISSING)
     if v is _MISSING:
-        raise _s.missing("currentValue")
-    n += 1
+        return _a_SessionConfigOptionSelect({"type": "select", **d})
+    if v != "select":
+        raise _s.bad_literal(v, ("select",)).at("type")
+    return _a_SessionConfigOptionSelect(d)
+
+
+def _a_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
+    w: Any = _new(_W_SessionConfigOptionSelect)
+    o: SessionConfigOptionSelect
+    v: Any
+    r: Any
+    try:
+        v = d["currentValue"]
+    except KeyError:
+        raise _s.missing("currentValue") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("currentValue")
-    r = v
-    f_current_value = r
-    v = d.get("options", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("options")
-    n += 1
+    w.current_value = v
+    try:
+        v = d["options"]
+    except KeyError:
+        raise _s.missing("options") from None
     try:
         r = _d_SessionConfigSelectOptions(v)
     except DecodeError as e:
         raise e.at("options") from None
-    f_options = r
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+    w.options = r
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    w.id = v
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    if n == len(d):
-        f_description = None
-        f_category = None
-        f_meta = None
+    w.name = v
+    if len(d) == 5:
+        w.description = None
+        w.category = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionConfigOptionSelect
+        o = w
+        return o
+    n = 5
+    ex: list[str] | None = None
+    if "description" not in d:
+        w.description = None
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            w.description = None
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("category", _MISSING)
-        if v is _MISSING:
-            f_category = None
+            w.description = r
+    if "category" not in d:
+        w.category = None
+    else:
+        v = d["category"]
+        n += 1
+        if v is None:
+            w.category = None
+            ex = _s.note(ex, "category")
         else:
-            n += 1
-            if v is None:
-                f_category = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "category")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "category")
-                f_category = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.category = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionConfigOptionSelect = _new(SessionConfigOptionSelect)
-    _S_SessionConfigSelect_current_value(o, f_current_value)
-    _S_SessionConfigSelect_options(o, f_options)
-    _S_SessionConfigOptionSelect_id(o, f_id)
-    _S_SessionConfigOptionSelect_name(o, f_name)
-    _S_SessionConfigOptionSelect_description(o, f_description)
-    _S_SessionConfigOptionSelect_category(o, f_category)
-    _S_SessionConfigOptionSelect_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionSelect))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionSelect)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionConfigOptionSelect
+    o = w
     return o
 
 
 def _e_SessionConfigOptionSelect(o: SessionConfigOptionSelect) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "select"}
+    if (
+        o.description is None
+        and o.category is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "type": "select",
+            "currentValue": o.current_value,
+            "options": _e_SessionConfigSelectOptions(o.options),
+            "id": o.id,
+            "name": o.name,
+        }
+    d: dict[str, Any] = {
+        "type": "select",
+        "currentValue": o.current_value,
+        "options": _e_SessionConfigSelectOptions(o.options),
+        "id": o.id,
+        "name": o.name,
+    }
     ex = o._explicit
     v: Any
-    v = o.current_value
-    d["currentValue"] = v
-    v = o.options
-    d["options"] = _e_SessionConfigSelectOptions(v)
-    v = o.id
-    d["id"] = v
-    v = o.name
-    d["name"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -9627,7 +9717,7 @@ def _e_SessionConfigOptionSelect(o: SessionConfigOptionSelect) -> dict[str, Any]
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9635,56 +9725,62 @@ def _e_SessionConfigOptionSelect(o: SessionConfigOptionSelect) -> dict[str, Any]
 def _d_SessionConfigOptionsCapabilities(d: Any) -> SessionConfigOptionsCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionConfigOptionsCapabilities)
+    o: SessionConfigOptionsCapabilities
+    v: Any
     r: Any
-    f_boolean: Any
-    f_meta: Any
-    if n == len(d):
-        f_boolean = None
-        f_meta = None
+    if len(d) == 0:
+        w.boolean = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionConfigOptionsCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "boolean" not in d:
+        w.boolean = None
     else:
-        v = d.get("boolean", _MISSING)
-        if v is _MISSING:
-            f_boolean = None
+        v = d["boolean"]
+        n += 1
+        if v is None:
+            w.boolean = None
+            ex = _s.note(ex, "boolean")
         else:
-            n += 1
-            if v is None:
-                f_boolean = None
+            try:
+                r = _d_BooleanConfigOptionCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "boolean")
-            else:
-                try:
-                    r = _d_BooleanConfigOptionCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "boolean")
-                f_boolean = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.boolean = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionConfigOptionsCapabilities = _new(SessionConfigOptionsCapabilities)
-    _S_SessionConfigOptionsCapabilities_boolean(o, f_boolean)
-    _S_SessionConfigOptionsCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionsCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigOptionsCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionConfigOptionsCapabilities
+    o = w
     return o
 
 
 def _e_SessionConfigOptionsCapabilities(o: SessionConfigOptionsCapabilities) -> dict[str, Any]:
+    if o.boolean is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -9698,7 +9794,7 @@ def _e_SessionConfigOptionsCapabilities(o: SessionConfigOptionsCapabilities) -> 
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9706,83 +9802,85 @@ def _e_SessionConfigOptionsCapabilities(o: SessionConfigOptionsCapabilities) -> 
 def _d_SessionConfigSelectGroup(d: Any) -> SessionConfigSelectGroup:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionConfigSelectGroup)
+    o: SessionConfigSelectGroup
+    v: Any
     r: Any
-    f_group: Any
-    f_name: Any
-    f_options: Any
-    f_meta: Any
-    v = d.get("group", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("group")
-    n += 1
+    try:
+        v = d["group"]
+    except KeyError:
+        raise _s.missing("group") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("group")
-    r = v
-    f_group = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    w.group = v
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("options", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("options")
-    n += 1
+    w.name = v
+    try:
+        v = d["options"]
+    except KeyError:
+        raise _s.missing("options") from None
     try:
         r = _s.d_list_skip(v, _d_SessionConfigSelectOption)
     except DecodeError:
         r = []
-    f_options = r
-    if n == len(d):
-        f_meta = None
+    w.options = r
+    if len(d) == 3:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionConfigSelectGroup
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionConfigSelectGroup = _new(SessionConfigSelectGroup)
-    _S_SessionConfigSelectGroup_group(o, f_group)
-    _S_SessionConfigSelectGroup_name(o, f_name)
-    _S_SessionConfigSelectGroup_options(o, f_options)
-    _S_SessionConfigSelectGroup_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectGroup))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectGroup)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionConfigSelectGroup
+    o = w
     return o
 
 
 def _e_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "group": o.group,
+            "name": o.name,
+            "options": [_e_SessionConfigSelectOption(x) for x in o.options],
+        }
+    d: dict[str, Any] = {
+        "group": o.group,
+        "name": o.name,
+        "options": [_e_SessionConfigSelectOption(x) for x in o.options],
+    }
     ex = o._explicit
     v: Any
-    v = o.group
-    d["group"] = v
-    v = o.name
-    d["name"] = v
-    v = o.options
-    d["options"] = [_e_SessionConfigSelectOption(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9790,83 +9888,84 @@ def _e_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
 def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionConfigSelectOption)
+    o: SessionConfigSelectOption
+    v: Any
     r: Any
-    f_value: Any
-    f_name: Any
-    f_description: Any
-    f_meta: Any
-    v = d.get("value", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("value")
-    n += 1
+    try:
+        v = d["value"]
+    except KeyError:
+        raise _s.missing("value") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("value")
-    r = v
-    f_value = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    w.value = v
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    if n == len(d):
-        f_description = None
-        f_meta = None
+    w.name = v
+    if len(d) == 2:
+        w.description = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionConfigSelectOption
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "description" not in d:
+        w.description = None
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            w.description = None
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.description = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionConfigSelectOption = _new(SessionConfigSelectOption)
-    _S_SessionConfigSelectOption_value(o, f_value)
-    _S_SessionConfigSelectOption_name(o, f_name)
-    _S_SessionConfigSelectOption_description(o, f_description)
-    _S_SessionConfigSelectOption_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectOption))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionConfigSelectOption)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionConfigSelectOption
+    o = w
     return o
 
 
 def _e_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.description is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"value": o.value, "name": o.name}
+    d: dict[str, Any] = {"value": o.value, "name": o.name}
     ex = o._explicit
     v: Any
-    v = o.value
-    d["value"] = v
-    v = o.name
-    d["name"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -9877,7 +9976,7 @@ def _e_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9885,37 +9984,45 @@ def _e_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]
 def _d_SessionDeleteCapabilities(d: Any) -> SessionDeleteCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionDeleteCapabilities)
+    o: SessionDeleteCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionDeleteCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionDeleteCapabilities = _new(SessionDeleteCapabilities)
-    _S_SessionDeleteCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionDeleteCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionDeleteCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionDeleteCapabilities
+    o = w
     return o
 
 
 def _e_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -9924,7 +10031,7 @@ def _e_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9932,121 +10039,111 @@ def _e_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]
 def _d_SessionInfo(d: Any) -> SessionInfo:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionInfo)
+    o: SessionInfo
+    v: Any
     r: Any
-    f_session_id: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_title: Any
-    f_updated_at: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    if n == len(d):
-        f_additional_directories = []
-        f_title = None
-        f_updated_at = None
-        f_meta = None
+    w.cwd = v
+    if len(d) == 2:
+        w.additional_directories = []
+        w.title = None
+        w.updated_at = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionInfo
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        w.additional_directories = []
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            w.additional_directories = []
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+            w.additional_directories = r
+    if "title" not in d:
+        w.title = None
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            w.title = None
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("updatedAt", _MISSING)
-        if v is _MISSING:
-            f_updated_at = None
+            w.title = r
+    if "updatedAt" not in d:
+        w.updated_at = None
+    else:
+        v = d["updatedAt"]
+        n += 1
+        if v is None:
+            w.updated_at = None
+            ex = _s.note(ex, "updatedAt")
         else:
-            n += 1
-            if v is None:
-                f_updated_at = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "updatedAt")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "updatedAt")
-                f_updated_at = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.updated_at = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionInfo = _new(SessionInfo)
-    _S_SessionInfo_session_id(o, f_session_id)
-    _S_SessionInfo_cwd(o, f_cwd)
-    _S_SessionInfo_additional_directories(o, f_additional_directories)
-    _S_SessionInfo_title(o, f_title)
-    _S_SessionInfo_updated_at(o, f_updated_at)
-    _S_SessionInfo_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionInfo))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionInfo)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionInfo
+    o = w
     return o
 
 
 def _e_SessionInfo(o: SessionInfo) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "cwd": o.cwd}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -10065,7 +10162,7 @@ def _e_SessionInfo(o: SessionInfo) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10073,74 +10170,88 @@ def _e_SessionInfo(o: SessionInfo) -> dict[str, Any]:
 def _d_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_title: Any
-    f_updated_at: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "session_info_update":
-            raise _s.bad_literal(v, ("session_info_update",)).at("sessionUpdate")
-        n += 1
-    if n == len(d):
-        f_title = _UNSET
-        f_updated_at = _UNSET
-        f_meta = None
+    if v is _MISSING:
+        return _a_SessionInfoUpdate({"sessionUpdate": "session_info_update", **d})
+    if v != "session_info_update":
+        raise _s.bad_literal(v, ("session_info_update",)).at("sessionUpdate")
+    return _a_SessionInfoUpdate(d)
+
+
+def _a_SessionInfoUpdate(d: Any) -> SessionInfoUpdate:
+    w: Any = _new(_W_SessionInfoUpdate)
+    o: SessionInfoUpdate
+    v: Any
+    r: Any
+    if len(d) == 1:
+        w.title = _UNSET
+        w.updated_at = _UNSET
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionInfoUpdate
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "title" not in d:
+        w.title = _UNSET
     else:
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = _UNSET
+        v = d["title"]
+        n += 1
+        if v is None:
+            w.title = None
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = _UNSET
             else:
-                if type(v) is not str:
-                    r = _UNSET
-                else:
-                    r = v
-                f_title = r
-        v = d.get("updatedAt", _MISSING)
-        if v is _MISSING:
-            f_updated_at = _UNSET
+                r = v
+            w.title = r
+    if "updatedAt" not in d:
+        w.updated_at = _UNSET
+    else:
+        v = d["updatedAt"]
+        n += 1
+        if v is None:
+            w.updated_at = None
         else:
-            n += 1
-            if v is None:
-                f_updated_at = None
+            if type(v) is not str:
+                r = _UNSET
             else:
-                if type(v) is not str:
-                    r = _UNSET
-                else:
-                    r = v
-                f_updated_at = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+                r = v
+            w.updated_at = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionInfoUpdate = _new(SessionInfoUpdate)
-    _S_SessionInfoUpdate_title(o, f_title)
-    _S_SessionInfoUpdate_updated_at(o, f_updated_at)
-    _S_SessionInfoUpdate_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionInfoUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionInfoUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionInfoUpdate
+    o = w
     return o
 
 
 def _e_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
+    if (
+        o.title is _UNSET
+        and o.updated_at is _UNSET
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessionUpdate": "session_info_update"}
     d: dict[str, Any] = {"sessionUpdate": "session_info_update"}
     ex = o._explicit
     v: Any
@@ -10155,7 +10266,7 @@ def _e_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10163,37 +10274,45 @@ def _e_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
 def _d_SessionListCapabilities(d: Any) -> SessionListCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionListCapabilities)
+    o: SessionListCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionListCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionListCapabilities = _new(SessionListCapabilities)
-    _S_SessionListCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionListCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionListCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionListCapabilities
+    o = w
     return o
 
 
 def _e_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -10202,7 +10321,7 @@ def _e_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10210,83 +10329,84 @@ def _e_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any]:
 def _d_SessionMode(d: Any) -> SessionMode:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionMode)
+    o: SessionMode
+    v: Any
     r: Any
-    f_id: Any
-    f_name: Any
-    f_description: Any
-    f_meta: Any
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    w.id = v
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    if n == len(d):
-        f_description = None
-        f_meta = None
+    w.name = v
+    if len(d) == 2:
+        w.description = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionMode
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "description" not in d:
+        w.description = None
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            w.description = None
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.description = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionMode = _new(SessionMode)
-    _S_SessionMode_id(o, f_id)
-    _S_SessionMode_name(o, f_name)
-    _S_SessionMode_description(o, f_description)
-    _S_SessionMode_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionMode))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionMode)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionMode
+    o = w
     return o
 
 
 def _e_SessionMode(o: SessionMode) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.description is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"id": o.id, "name": o.name}
+    d: dict[str, Any] = {"id": o.id, "name": o.name}
     ex = o._explicit
     v: Any
-    v = o.id
-    d["id"] = v
-    v = o.name
-    d["name"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -10297,7 +10417,7 @@ def _e_SessionMode(o: SessionMode) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10305,71 +10425,76 @@ def _e_SessionMode(o: SessionMode) -> dict[str, Any]:
 def _d_SessionModeState(d: Any) -> SessionModeState:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionModeState)
+    o: SessionModeState
+    v: Any
     r: Any
-    f_current_mode_id: Any
-    f_available_modes: Any
-    f_meta: Any
-    v = d.get("currentModeId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("currentModeId")
-    n += 1
+    try:
+        v = d["currentModeId"]
+    except KeyError:
+        raise _s.missing("currentModeId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("currentModeId")
-    r = v
-    f_current_mode_id = r
-    v = d.get("availableModes", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("availableModes")
-    n += 1
+    w.current_mode_id = v
+    try:
+        v = d["availableModes"]
+    except KeyError:
+        raise _s.missing("availableModes") from None
     try:
         r = _s.d_list_skip(v, _d_SessionMode)
     except DecodeError:
         r = []
-    f_available_modes = r
-    if n == len(d):
-        f_meta = None
+    w.available_modes = r
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionModeState
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionModeState = _new(SessionModeState)
-    _S_SessionModeState_current_mode_id(o, f_current_mode_id)
-    _S_SessionModeState_available_modes(o, f_available_modes)
-    _S_SessionModeState_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionModeState))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionModeState)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionModeState
+    o = w
     return o
 
 
 def _e_SessionModeState(o: SessionModeState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "currentModeId": o.current_mode_id,
+            "availableModes": [_e_SessionMode(x) for x in o.available_modes],
+        }
+    d: dict[str, Any] = {
+        "currentModeId": o.current_mode_id,
+        "availableModes": [_e_SessionMode(x) for x in o.available_modes],
+    }
     ex = o._explicit
     v: Any
-    v = o.current_mode_id
-    d["currentModeId"] = v
-    v = o.available_modes
-    d["availableModes"] = [_e_SessionMode(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10377,71 +10502,83 @@ def _e_SessionModeState(o: SessionModeState) -> dict[str, Any]:
 def _d_SessionNotification(d: Any) -> SessionNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionNotification)
+    o: SessionNotification
+    v: Any
     r: Any
-    f_session_id: Any
-    f_update: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("update", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("update")
-    n += 1
+    w.session_id = v
     try:
-        r = _d_SessionUpdate(v)
+        v = d["update"]
+    except KeyError:
+        raise _s.missing("update") from None
+    try:
+        if (
+            type(v) is dict
+            and type(t := v.get("sessionUpdate")) is str
+            and (f := _T_SessionUpdate.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_SessionUpdate(v)
     except DecodeError as e:
         raise e.at("update") from None
-    f_update = r
-    if n == len(d):
-        f_meta = None
+    w.update = r
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionNotification
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionNotification = _new(SessionNotification)
-    _S_SessionNotification_session_id(o, f_session_id)
-    _S_SessionNotification_update(o, f_update)
-    _S_SessionNotification_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionNotification
+    o = w
     return o
 
 
 def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "update": _encoder_of(type(o.update), _not_a_model)(o.update),
+        }
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "update": _encoder_of(type(o.update), _not_a_model)(o.update),
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.update
-    d["update"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10449,37 +10586,45 @@ def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
 def _d_SessionResumeCapabilities(d: Any) -> SessionResumeCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionResumeCapabilities)
+    o: SessionResumeCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionResumeCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionResumeCapabilities = _new(SessionResumeCapabilities)
-    _S_SessionResumeCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionResumeCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionResumeCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionResumeCapabilities
+    o = w
     return o
 
 
 def _e_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -10488,7 +10633,7 @@ def _e_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, Any]
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10496,81 +10641,85 @@ def _e_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, Any]
 def _d_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionRequestBoolean:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_session_id: Any
-    f_config_id: Any
-    f_meta: Any
-    f_value: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "boolean":
-            raise _s.bad_literal(v, ("boolean",)).at("type")
-        n += 1
-    v = d.get("sessionId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+        return _a_SetSessionConfigOptionRequestBoolean({"type": "boolean", **d})
+    if v != "boolean":
+        raise _s.bad_literal(v, ("boolean",)).at("type")
+    return _a_SetSessionConfigOptionRequestBoolean(d)
+
+
+def _a_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionRequestBoolean:
+    w: Any = _new(_W_SetSessionConfigOptionRequestBoolean)
+    o: SetSessionConfigOptionRequestBoolean
+    v: Any
+    r: Any
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("configId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("configId")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["configId"]
+    except KeyError:
+        raise _s.missing("configId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("configId")
-    r = v
-    f_config_id = r
-    v = d.get("value", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("value")
-    n += 1
+    w.config_id = v
+    try:
+        v = d["value"]
+    except KeyError:
+        raise _s.missing("value") from None
     if type(v) is not bool:
         raise _s.wrong("a boolean", v).at("value")
-    r = v
-    f_value = r
-    if n == len(d):
-        f_meta = None
+    w.value = v
+    if len(d) == 4:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SetSessionConfigOptionRequestBoolean
+        o = w
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SetSessionConfigOptionRequestBoolean = _new(SetSessionConfigOptionRequestBoolean)
-    _S_SetSessionConfigOptionRequestBoolean_session_id(o, f_session_id)
-    _S_SetSessionConfigOptionRequestBoolean_config_id(o, f_config_id)
-    _S_SetSessionConfigOptionRequestBoolean_meta(o, f_meta)
-    _S_SetSessionConfigOptionRequestBoolean_value(o, f_value)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestBoolean))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestBoolean)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SetSessionConfigOptionRequestBoolean
+    o = w
     return o
 
 
 def _e_SetSessionConfigOptionRequestBoolean(
     o: SetSessionConfigOptionRequestBoolean,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "boolean"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "type": "boolean",
+            "sessionId": o.session_id,
+            "configId": o.config_id,
+            "value": o.value,
+        }
+    d: dict[str, Any] = {"type": "boolean", "sessionId": o.session_id, "configId": o.config_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.config_id
-    d["configId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -10578,7 +10727,7 @@ def _e_SetSessionConfigOptionRequestBoolean(
         d["_meta"] = None
     v = o.value
     d["value"] = v
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10586,76 +10735,71 @@ def _e_SetSessionConfigOptionRequestBoolean(
 def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionRequestValueId:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SetSessionConfigOptionRequestValueId)
+    o: SetSessionConfigOptionRequestValueId
+    v: Any
     r: Any
-    f_session_id: Any
-    f_config_id: Any
-    f_meta: Any
-    f_value: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("configId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("configId")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["configId"]
+    except KeyError:
+        raise _s.missing("configId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("configId")
-    r = v
-    f_config_id = r
-    v = d.get("value", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("value")
-    n += 1
+    w.config_id = v
+    try:
+        v = d["value"]
+    except KeyError:
+        raise _s.missing("value") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("value")
-    r = v
-    f_value = r
-    if n == len(d):
-        f_meta = None
+    w.value = v
+    if len(d) == 3:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SetSessionConfigOptionRequestValueId
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SetSessionConfigOptionRequestValueId = _new(SetSessionConfigOptionRequestValueId)
-    _S_SetSessionConfigOptionRequestValueId_session_id(o, f_session_id)
-    _S_SetSessionConfigOptionRequestValueId_config_id(o, f_config_id)
-    _S_SetSessionConfigOptionRequestValueId_meta(o, f_meta)
-    _S_SetSessionConfigOptionRequestValueId_value(o, f_value)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestValueId))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionRequestValueId)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SetSessionConfigOptionRequestValueId
+    o = w
     return o
 
 
 def _e_SetSessionConfigOptionRequestValueId(
     o: SetSessionConfigOptionRequestValueId,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "configId": o.config_id, "value": o.value}
+    d: dict[str, Any] = {"sessionId": o.session_id, "configId": o.config_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.config_id
-    d["configId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
@@ -10663,7 +10807,7 @@ def _e_SetSessionConfigOptionRequestValueId(
         d["_meta"] = None
     v = o.value
     d["value"] = v
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10671,59 +10815,65 @@ def _e_SetSessionConfigOptionRequestValueId(
 def _d_SetSessionConfigOptionResponse(d: Any) -> SetSessionConfigOptionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SetSessionConfigOptionResponse)
+    o: SetSessionConfigOptionResponse
+    v: Any
     r: Any
-    f_config_options: Any
-    f_meta: Any
-    v = d.get("configOptions", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("configOptions")
-    n += 1
+    try:
+        v = d["configOptions"]
+    except KeyError:
+        raise _s.missing("configOptions") from None
     try:
         r = _s.d_list_skip(v, _d_SessionConfigOption)
     except DecodeError:
         r = []
-    f_config_options = r
-    if n == len(d):
-        f_meta = None
+    w.config_options = r
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SetSessionConfigOptionResponse
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SetSessionConfigOptionResponse = _new(SetSessionConfigOptionResponse)
-    _S_SetSessionConfigOptionResponse_config_options(o, f_config_options)
-    _S_SetSessionConfigOptionResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionConfigOptionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SetSessionConfigOptionResponse
+    o = w
     return o
 
 
 def _e_SetSessionConfigOptionResponse(o: SetSessionConfigOptionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"configOptions": [_encoder_of(type(x), _not_a_model)(x) for x in o.config_options]}
+    d: dict[str, Any] = {
+        "configOptions": [_encoder_of(type(x), _not_a_model)(x) for x in o.config_options]
+    }
     ex = o._explicit
     v: Any
-    v = o.config_options
-    d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10731,70 +10881,68 @@ def _e_SetSessionConfigOptionResponse(o: SetSessionConfigOptionResponse) -> dict
 def _d_SetSessionModeRequest(d: Any) -> SetSessionModeRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SetSessionModeRequest)
+    o: SetSessionModeRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_mode_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("modeId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("modeId")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["modeId"]
+    except KeyError:
+        raise _s.missing("modeId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("modeId")
-    r = v
-    f_mode_id = r
-    if n == len(d):
-        f_meta = None
+    w.mode_id = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SetSessionModeRequest
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SetSessionModeRequest = _new(SetSessionModeRequest)
-    _S_SetSessionModeRequest_session_id(o, f_session_id)
-    _S_SetSessionModeRequest_mode_id(o, f_mode_id)
-    _S_SetSessionModeRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SetSessionModeRequest
+    o = w
     return o
 
 
 def _e_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "modeId": o.mode_id}
+    d: dict[str, Any] = {"sessionId": o.session_id, "modeId": o.mode_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.mode_id
-    d["modeId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10802,37 +10950,45 @@ def _e_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
 def _d_SetSessionModeResponse(d: Any) -> SetSessionModeResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SetSessionModeResponse)
+    o: SetSessionModeResponse
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SetSessionModeResponse
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SetSessionModeResponse = _new(SetSessionModeResponse)
-    _S_SetSessionModeResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SetSessionModeResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SetSessionModeResponse
+    o = w
     return o
 
 
 def _e_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -10841,7 +10997,7 @@ def _e_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10849,64 +11005,72 @@ def _e_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
 def _d_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_enum: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "string":
-            raise _s.bad_literal(v, ("string",)).at("type")
-        n += 1
-    v = d.get("enum", _MISSING)
     if v is _MISSING:
-        raise _s.missing("enum")
-    n += 1
+        return _a_StringMultiSelectItems({"type": "string", **d})
+    if v != "string":
+        raise _s.bad_literal(v, ("string",)).at("type")
+    return _a_StringMultiSelectItems(d)
+
+
+def _a_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
+    w: Any = _new(_W_StringMultiSelectItems)
+    o: StringMultiSelectItems
+    v: Any
+    r: Any
+    try:
+        v = d["enum"]
+    except KeyError:
+        raise _s.missing("enum") from None
     try:
         r = _s.d_list(v, _s.d_str)
     except DecodeError as e:
         raise e.at("enum") from None
-    f_enum = r
-    if n == len(d):
-        f_meta = None
+    w.enum = r
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = StringMultiSelectItems
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: StringMultiSelectItems = _new(StringMultiSelectItems)
-    _S_StringMultiSelectItems_enum(o, f_enum)
-    _S_StringMultiSelectItems_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StringMultiSelectItems))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_StringMultiSelectItems)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = StringMultiSelectItems
+    o = w
     return o
 
 
 def _e_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "string"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"type": "string", "enum": o.enum}
+    d: dict[str, Any] = {"type": "string", "enum": o.enum}
     ex = o._explicit
     v: Any
-    v = o.enum
-    d["enum"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10914,209 +11078,204 @@ def _e_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
 def _d_StringPropertySchema(d: Any) -> StringPropertySchema:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_title: Any
-    f_description: Any
-    f_min_length: Any
-    f_max_length: Any
-    f_pattern: Any
-    f_format: Any
-    f_default: Any
-    f_enum: Any
-    f_one_of: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "string":
-            raise _s.bad_literal(v, ("string",)).at("type")
-        n += 1
-    if n == len(d):
-        f_title = None
-        f_description = None
-        f_min_length = None
-        f_max_length = None
-        f_pattern = None
-        f_format = None
-        f_default = None
-        f_enum = None
-        f_one_of = None
-        f_meta = None
+    if v is _MISSING:
+        return _a_StringPropertySchema({"type": "string", **d})
+    if v != "string":
+        raise _s.bad_literal(v, ("string",)).at("type")
+    return _a_StringPropertySchema(d)
+
+
+def _a_StringPropertySchema(d: Any) -> StringPropertySchema:
+    w: Any = _new(_W_StringPropertySchema)
+    o: StringPropertySchema
+    v: Any
+    r: Any
+    if len(d) == 1:
+        w.title = None
+        w.description = None
+        w.min_length = None
+        w.max_length = None
+        w.pattern = None
+        w.format = None
+        w.default = None
+        w.enum = None
+        w.one_of = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = StringPropertySchema
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "title" not in d:
+        w.title = None
     else:
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+        v = d["title"]
+        n += 1
+        if v is None:
+            w.title = None
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+            w.title = r
+    if "description" not in d:
+        w.description = None
+    else:
+        v = d["description"]
+        n += 1
+        if v is None:
+            w.description = None
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("minLength", _MISSING)
-        if v is _MISSING:
-            f_min_length = None
+            w.description = r
+    if "minLength" not in d:
+        w.min_length = None
+    else:
+        v = d["minLength"]
+        n += 1
+        if v is None:
+            w.min_length = None
+            ex = _s.note(ex, "minLength")
         else:
-            n += 1
-            if v is None:
-                f_min_length = None
-                ex = _s.note(ex, "minLength")
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                raise _s.bad_int(v, "uint32").at("minLength")
+            w.min_length = v
+    if "maxLength" not in d:
+        w.max_length = None
+    else:
+        v = d["maxLength"]
+        n += 1
+        if v is None:
+            w.max_length = None
+            ex = _s.note(ex, "maxLength")
+        else:
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                raise _s.bad_int(v, "uint32").at("maxLength")
+            w.max_length = v
+    if "pattern" not in d:
+        w.pattern = None
+    else:
+        v = d["pattern"]
+        n += 1
+        if v is None:
+            w.pattern = None
+            ex = _s.note(ex, "pattern")
+        else:
+            if type(v) is not str:
+                raise _s.wrong("a string", v).at("pattern")
+            w.pattern = v
+    if "format" not in d:
+        w.format = None
+    else:
+        v = d["format"]
+        n += 1
+        if v is None:
+            w.format = None
+            ex = _s.note(ex, "format")
+        else:
+            if type(v) is not str or v not in _L_StringFormat:
+                raise _s.bad_literal(v, _L_StringFormat).at("format")
+            w.format = v
+    if "default" not in d:
+        w.default = None
+    else:
+        v = d["default"]
+        n += 1
+        if v is None:
+            w.default = None
+            ex = _s.note(ex, "default")
+        else:
+            if type(v) is not str:
+                r = None
             else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    raise _s.bad_int(v, "uint32").at("minLength")
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "minLength")
-                f_min_length = r
-        v = d.get("maxLength", _MISSING)
-        if v is _MISSING:
-            f_max_length = None
-        else:
-            n += 1
-            if v is None:
-                f_max_length = None
-                ex = _s.note(ex, "maxLength")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    raise _s.bad_int(v, "uint32").at("maxLength")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "maxLength")
-                f_max_length = r
-        v = d.get("pattern", _MISSING)
-        if v is _MISSING:
-            f_pattern = None
-        else:
-            n += 1
-            if v is None:
-                f_pattern = None
-                ex = _s.note(ex, "pattern")
-            else:
-                if type(v) is not str:
-                    raise _s.wrong("a string", v).at("pattern")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "pattern")
-                f_pattern = r
-        v = d.get("format", _MISSING)
-        if v is _MISSING:
-            f_format = None
-        else:
-            n += 1
-            if v is None:
-                f_format = None
-                ex = _s.note(ex, "format")
-            else:
-                if type(v) is not str or v not in _L_StringFormat:
-                    raise _s.bad_literal(v, _L_StringFormat).at("format")
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "format")
-                f_format = r
-        v = d.get("default", _MISSING)
-        if v is _MISSING:
-            f_default = None
-        else:
-            n += 1
-            if v is None:
-                f_default = None
+            if r is None:
                 ex = _s.note(ex, "default")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "default")
-                f_default = r
-        v = d.get("enum", _MISSING)
-        if v is _MISSING:
-            f_enum = None
+            w.default = r
+    if "enum" not in d:
+        w.enum = None
+    else:
+        v = d["enum"]
+        n += 1
+        if v is None:
+            w.enum = None
+            ex = _s.note(ex, "enum")
         else:
-            n += 1
-            if v is None:
-                f_enum = None
+            try:
+                r = _s.d_list(v, _s.d_str)
+            except DecodeError as e:
+                raise e.at("enum") from None
+            if r is None:
                 ex = _s.note(ex, "enum")
-            else:
-                try:
-                    r = _s.d_list(v, _s.d_str)
-                except DecodeError as e:
-                    raise e.at("enum") from None
-                if r is None:
-                    ex = _s.note(ex, "enum")
-                f_enum = r
-        v = d.get("oneOf", _MISSING)
-        if v is _MISSING:
-            f_one_of = None
+            w.enum = r
+    if "oneOf" not in d:
+        w.one_of = None
+    else:
+        v = d["oneOf"]
+        n += 1
+        if v is None:
+            w.one_of = None
+            ex = _s.note(ex, "oneOf")
         else:
-            n += 1
-            if v is None:
-                f_one_of = None
+            try:
+                r = _s.d_list(v, _d_EnumOption)
+            except DecodeError as e:
+                raise e.at("oneOf") from None
+            if r is None:
                 ex = _s.note(ex, "oneOf")
-            else:
-                try:
-                    r = _s.d_list(v, _d_EnumOption)
-                except DecodeError as e:
-                    raise e.at("oneOf") from None
-                if r is None:
-                    ex = _s.note(ex, "oneOf")
-                f_one_of = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.one_of = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: StringPropertySchema = _new(StringPropertySchema)
-    _S_StringPropertySchema_title(o, f_title)
-    _S_StringPropertySchema_description(o, f_description)
-    _S_StringPropertySchema_min_length(o, f_min_length)
-    _S_StringPropertySchema_max_length(o, f_max_length)
-    _S_StringPropertySchema_pattern(o, f_pattern)
-    _S_StringPropertySchema_format(o, f_format)
-    _S_StringPropertySchema_default(o, f_default)
-    _S_StringPropertySchema_enum(o, f_enum)
-    _S_StringPropertySchema_one_of(o, f_one_of)
-    _S_StringPropertySchema_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StringPropertySchema))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_StringPropertySchema)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = StringPropertySchema
+    o = w
     return o
 
 
 def _e_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
+    if (
+        o.title is None
+        and o.description is None
+        and o.min_length is None
+        and o.max_length is None
+        and o.pattern is None
+        and o.format is None
+        and o.default is None
+        and o.enum is None
+        and o.one_of is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "string"}
     d: dict[str, Any] = {"type": "string"}
     ex = o._explicit
     v: Any
@@ -11170,7 +11329,7 @@ def _e_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11178,63 +11337,70 @@ def _e_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
 def _d_Terminal(d: Any) -> Terminal:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_terminal_id: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "terminal":
-            raise _s.bad_literal(v, ("terminal",)).at("type")
-        n += 1
-    v = d.get("terminalId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("terminalId")
-    n += 1
+        return _a_Terminal({"type": "terminal", **d})
+    if v != "terminal":
+        raise _s.bad_literal(v, ("terminal",)).at("type")
+    return _a_Terminal(d)
+
+
+def _a_Terminal(d: Any) -> Terminal:
+    w: Any = _new(_W_Terminal)
+    o: Terminal
+    v: Any
+    r: Any
+    try:
+        v = d["terminalId"]
+    except KeyError:
+        raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    r = v
-    f_terminal_id = r
-    if n == len(d):
-        f_meta = None
+    w.terminal_id = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Terminal
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Terminal = _new(Terminal)
-    _S_Terminal_terminal_id(o, f_terminal_id)
-    _S_Terminal_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Terminal))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Terminal)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Terminal
+    o = w
     return o
 
 
 def _e_Terminal(o: Terminal) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "terminal"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"type": "terminal", "terminalId": o.terminal_id}
+    d: dict[str, Any] = {"type": "terminal", "terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
-    v = o.terminal_id
-    d["terminalId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11242,75 +11408,85 @@ def _e_Terminal(o: Terminal) -> dict[str, Any]:
 def _d_TerminalExitStatus(d: Any) -> TerminalExitStatus:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_TerminalExitStatus)
+    o: TerminalExitStatus
+    v: Any
     r: Any
-    f_exit_code: Any
-    f_signal: Any
-    f_meta: Any
-    if n == len(d):
-        f_exit_code = None
-        f_signal = None
-        f_meta = None
+    if len(d) == 0:
+        w.exit_code = None
+        w.signal = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = TerminalExitStatus
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "exitCode" not in d:
+        w.exit_code = None
     else:
-        v = d.get("exitCode", _MISSING)
-        if v is _MISSING:
-            f_exit_code = None
+        v = d["exitCode"]
+        n += 1
+        if v is None:
+            w.exit_code = None
+            ex = _s.note(ex, "exitCode")
         else:
-            n += 1
-            if v is None:
-                f_exit_code = None
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "exitCode")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "exitCode")
-                f_exit_code = r
-        v = d.get("signal", _MISSING)
-        if v is _MISSING:
-            f_signal = None
+            w.exit_code = r
+    if "signal" not in d:
+        w.signal = None
+    else:
+        v = d["signal"]
+        n += 1
+        if v is None:
+            w.signal = None
+            ex = _s.note(ex, "signal")
         else:
-            n += 1
-            if v is None:
-                f_signal = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "signal")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "signal")
-                f_signal = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.signal = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: TerminalExitStatus = _new(TerminalExitStatus)
-    _S_TerminalExitStatus_exit_code(o, f_exit_code)
-    _S_TerminalExitStatus_signal(o, f_signal)
-    _S_TerminalExitStatus_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TerminalExitStatus))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_TerminalExitStatus)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = TerminalExitStatus
+    o = w
     return o
 
 
 def _e_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
+    if (
+        o.exit_code is None
+        and o.signal is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -11329,7 +11505,7 @@ def _e_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11337,70 +11513,68 @@ def _e_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
 def _d_TerminalOutputRequest(d: Any) -> TerminalOutputRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_TerminalOutputRequest)
+    o: TerminalOutputRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_terminal_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("terminalId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("terminalId")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["terminalId"]
+    except KeyError:
+        raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    r = v
-    f_terminal_id = r
-    if n == len(d):
-        f_meta = None
+    w.terminal_id = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = TerminalOutputRequest
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: TerminalOutputRequest = _new(TerminalOutputRequest)
-    _S_TerminalOutputRequest_session_id(o, f_session_id)
-    _S_TerminalOutputRequest_terminal_id(o, f_terminal_id)
-    _S_TerminalOutputRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = TerminalOutputRequest
+    o = w
     return o
 
 
 def _e_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "terminalId": o.terminal_id}
+    d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.terminal_id
-    d["terminalId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11408,83 +11582,84 @@ def _e_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
 def _d_TerminalOutputResponse(d: Any) -> TerminalOutputResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_TerminalOutputResponse)
+    o: TerminalOutputResponse
+    v: Any
     r: Any
-    f_output: Any
-    f_truncated: Any
-    f_exit_status: Any
-    f_meta: Any
-    v = d.get("output", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("output")
-    n += 1
+    try:
+        v = d["output"]
+    except KeyError:
+        raise _s.missing("output") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("output")
-    r = v
-    f_output = r
-    v = d.get("truncated", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("truncated")
-    n += 1
+    w.output = v
+    try:
+        v = d["truncated"]
+    except KeyError:
+        raise _s.missing("truncated") from None
     if type(v) is not bool:
         raise _s.wrong("a boolean", v).at("truncated")
-    r = v
-    f_truncated = r
-    if n == len(d):
-        f_exit_status = None
-        f_meta = None
+    w.truncated = v
+    if len(d) == 2:
+        w.exit_status = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = TerminalOutputResponse
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "exitStatus" not in d:
+        w.exit_status = None
     else:
-        v = d.get("exitStatus", _MISSING)
-        if v is _MISSING:
-            f_exit_status = None
+        v = d["exitStatus"]
+        n += 1
+        if v is None:
+            w.exit_status = None
+            ex = _s.note(ex, "exitStatus")
         else:
-            n += 1
-            if v is None:
-                f_exit_status = None
+            try:
+                r = _d_TerminalExitStatus(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "exitStatus")
-            else:
-                try:
-                    r = _d_TerminalExitStatus(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "exitStatus")
-                f_exit_status = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.exit_status = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: TerminalOutputResponse = _new(TerminalOutputResponse)
-    _S_TerminalOutputResponse_output(o, f_output)
-    _S_TerminalOutputResponse_truncated(o, f_truncated)
-    _S_TerminalOutputResponse_exit_status(o, f_exit_status)
-    _S_TerminalOutputResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_TerminalOutputResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = TerminalOutputResponse
+    o = w
     return o
 
 
 def _e_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.exit_status is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"output": o.output, "truncated": o.truncated}
+    d: dict[str, Any] = {"output": o.output, "truncated": o.truncated}
     ex = o._explicit
     v: Any
-    v = o.output
-    d["output"] = v
-    v = o.truncated
-    d["truncated"] = v
     v = o.exit_status
     if v is not None:
         d["exitStatus"] = _e_TerminalExitStatus(v)
@@ -11495,7 +11670,7 @@ def _e_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11503,71 +11678,83 @@ def _e_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
 def _d_TextContent(d: Any) -> TextContent:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_annotations: Any
-    f_text: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "text":
-            raise _s.bad_literal(v, ("text",)).at("type")
-        n += 1
-    v = d.get("text", _MISSING)
     if v is _MISSING:
-        raise _s.missing("text")
-    n += 1
+        return _a_TextContent({"type": "text", **d})
+    if v != "text":
+        raise _s.bad_literal(v, ("text",)).at("type")
+    return _a_TextContent(d)
+
+
+def _a_TextContent(d: Any) -> TextContent:
+    w: Any = _new(_W_TextContent)
+    o: TextContent
+    v: Any
+    r: Any
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    r = v
-    f_text = r
-    if n == len(d):
-        f_annotations = None
-        f_meta = None
+    w.text = v
+    if len(d) == 2:
+        w.annotations = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = TextContent
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "annotations" not in d:
+        w.annotations = None
     else:
-        v = d.get("annotations", _MISSING)
-        if v is _MISSING:
-            f_annotations = None
+        v = d["annotations"]
+        n += 1
+        if v is None:
+            w.annotations = None
+            ex = _s.note(ex, "annotations")
         else:
-            n += 1
-            if v is None:
-                f_annotations = None
+            try:
+                r = _d_Annotations(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "annotations")
-            else:
-                try:
-                    r = _d_Annotations(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "annotations")
-                f_annotations = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.annotations = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: TextContent = _new(TextContent)
-    _S_TextContent_annotations(o, f_annotations)
-    _S_TextContent_text(o, f_text)
-    _S_TextContent_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TextContent))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_TextContent)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = TextContent
+    o = w
     return o
 
 
 def _e_TextContent(o: TextContent) -> dict[str, Any]:
+    if (
+        o.annotations is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"type": "text", "text": o.text}
     d: dict[str, Any] = {"type": "text"}
     ex = o._explicit
     v: Any
@@ -11583,7 +11770,7 @@ def _e_TextContent(o: TextContent) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11591,76 +11778,76 @@ def _e_TextContent(o: TextContent) -> dict[str, Any]:
 def _d_TextResourceContents(d: Any) -> TextResourceContents:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_TextResourceContents)
+    o: TextResourceContents
+    v: Any
     r: Any
-    f_mime_type: Any
-    f_text: Any
-    f_uri: Any
-    f_meta: Any
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("text")
-    n += 1
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    r = v
-    f_text = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    w.text = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    if n == len(d):
-        f_mime_type = None
-        f_meta = None
+    w.uri = v
+    if len(d) == 2:
+        w.mime_type = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = TextResourceContents
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "mimeType" not in d:
+        w.mime_type = None
     else:
-        v = d.get("mimeType", _MISSING)
-        if v is _MISSING:
-            f_mime_type = None
+        v = d["mimeType"]
+        n += 1
+        if v is None:
+            w.mime_type = None
+            ex = _s.note(ex, "mimeType")
         else:
-            n += 1
-            if v is None:
-                f_mime_type = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "mimeType")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "mimeType")
-                f_mime_type = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.mime_type = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: TextResourceContents = _new(TextResourceContents)
-    _S_TextResourceContents_mime_type(o, f_mime_type)
-    _S_TextResourceContents_text(o, f_text)
-    _S_TextResourceContents_uri(o, f_uri)
-    _S_TextResourceContents_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TextResourceContents))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_TextResourceContents)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = TextResourceContents
+    o = w
     return o
 
 
 def _e_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
+    if o.mime_type is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"text": o.text, "uri": o.uri}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -11678,7 +11865,7 @@ def _e_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11686,59 +11873,63 @@ def _e_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
 def _d_TitledMultiSelectItems(d: Any) -> TitledMultiSelectItems:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_TitledMultiSelectItems)
+    o: TitledMultiSelectItems
+    v: Any
     r: Any
-    f_any_of: Any
-    f_meta: Any
-    v = d.get("anyOf", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("anyOf")
-    n += 1
+    try:
+        v = d["anyOf"]
+    except KeyError:
+        raise _s.missing("anyOf") from None
     try:
         r = _s.d_list(v, _d_EnumOption)
     except DecodeError as e:
         raise e.at("anyOf") from None
-    f_any_of = r
-    if n == len(d):
-        f_meta = None
+    w.any_of = r
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = TitledMultiSelectItems
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: TitledMultiSelectItems = _new(TitledMultiSelectItems)
-    _S_TitledMultiSelectItems_any_of(o, f_any_of)
-    _S_TitledMultiSelectItems_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TitledMultiSelectItems))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_TitledMultiSelectItems)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = TitledMultiSelectItems
+    o = w
     return o
 
 
 def _e_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"anyOf": [_e_EnumOption(x) for x in o.any_of]}
+    d: dict[str, Any] = {"anyOf": [_e_EnumOption(x) for x in o.any_of]}
     ex = o._explicit
     v: Any
-    v = o.any_of
-    d["anyOf"] = [_e_EnumOption(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11746,177 +11937,167 @@ def _e_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
 def _d_ToolCall(d: Any) -> ToolCall:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_tool_call_id: Any
-    f_title: Any
-    f_kind: Any
-    f_status: Any
-    f_content: Any
-    f_locations: Any
-    f_raw_input: Any
-    f_raw_output: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "tool_call":
-            raise _s.bad_literal(v, ("tool_call",)).at("sessionUpdate")
-        n += 1
-    v = d.get("toolCallId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("toolCallId")
-    n += 1
+        return _a_ToolCall({"sessionUpdate": "tool_call", **d})
+    if v != "tool_call":
+        raise _s.bad_literal(v, ("tool_call",)).at("sessionUpdate")
+    return _a_ToolCall(d)
+
+
+def _a_ToolCall(d: Any) -> ToolCall:
+    w: Any = _new(_W_ToolCall)
+    o: ToolCall
+    v: Any
+    r: Any
+    try:
+        v = d["toolCallId"]
+    except KeyError:
+        raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    r = v
-    f_tool_call_id = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("title")
-    n += 1
+    w.tool_call_id = v
+    try:
+        v = d["title"]
+    except KeyError:
+        raise _s.missing("title") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("title")
-    r = v
-    f_title = r
-    if n == len(d):
-        f_kind = None
-        f_status = None
-        f_content = []
-        f_locations = []
-        f_raw_input = None
-        f_raw_output = None
-        f_meta = None
+    w.title = v
+    if len(d) == 3:
+        w.kind = None
+        w.status = None
+        w.content = []
+        w.locations = []
+        w.raw_input = None
+        w.raw_output = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ToolCall
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "kind" not in d:
+        w.kind = None
     else:
-        v = d.get("kind", _MISSING)
-        if v is _MISSING:
-            f_kind = None
+        v = d["kind"]
+        n += 1
+        if v is None:
+            w.kind = None
+            ex = _s.note(ex, "kind")
         else:
-            n += 1
-            if v is None:
-                f_kind = None
+            if type(v) is not str or v not in _L_ToolKind:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "kind")
-            else:
-                if type(v) is not str or v not in _L_ToolKind:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "kind")
-                f_kind = r
-        v = d.get("status", _MISSING)
-        if v is _MISSING:
-            f_status = None
+            w.kind = r
+    if "status" not in d:
+        w.status = None
+    else:
+        v = d["status"]
+        n += 1
+        if v is None:
+            w.status = None
+            ex = _s.note(ex, "status")
         else:
-            n += 1
-            if v is None:
-                f_status = None
+            if type(v) is not str or v not in _L_ToolCallStatus:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "status")
-            else:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "status")
-                f_status = r
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = []
+            w.status = r
+    if "content" not in d:
+        w.content = []
+    else:
+        v = d["content"]
+        n += 1
+        if v is None:
+            w.content = []
+            ex = _s.note(ex, "content")
         else:
-            n += 1
-            if v is None:
-                f_content = []
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallContent)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallContent)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "content")
-                f_content = r
-        v = d.get("locations", _MISSING)
-        if v is _MISSING:
-            f_locations = []
+            w.content = r
+    if "locations" not in d:
+        w.locations = []
+    else:
+        v = d["locations"]
+        n += 1
+        if v is None:
+            w.locations = []
+            ex = _s.note(ex, "locations")
         else:
-            n += 1
-            if v is None:
-                f_locations = []
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallLocation)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "locations")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallLocation)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "locations")
-                f_locations = r
-        v = d.get("rawInput", _MISSING)
-        if v is _MISSING:
-            f_raw_input = None
+            w.locations = r
+    if "rawInput" not in d:
+        w.raw_input = None
+    else:
+        v = d["rawInput"]
+        n += 1
+        if v is None:
+            w.raw_input = None
+            ex = _s.note(ex, "rawInput")
         else:
-            n += 1
             if v is None:
-                f_raw_input = None
                 ex = _s.note(ex, "rawInput")
-            else:
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "rawInput")
-                f_raw_input = r
-        v = d.get("rawOutput", _MISSING)
-        if v is _MISSING:
-            f_raw_output = None
+            w.raw_input = v
+    if "rawOutput" not in d:
+        w.raw_output = None
+    else:
+        v = d["rawOutput"]
+        n += 1
+        if v is None:
+            w.raw_output = None
+            ex = _s.note(ex, "rawOutput")
         else:
-            n += 1
             if v is None:
-                f_raw_output = None
                 ex = _s.note(ex, "rawOutput")
+            w.raw_output = v
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
             else:
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "rawOutput")
-                f_raw_output = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ToolCall = _new(ToolCall)
-    _S_ToolCall_tool_call_id(o, f_tool_call_id)
-    _S_ToolCall_title(o, f_title)
-    _S_ToolCall_kind(o, f_kind)
-    _S_ToolCall_status(o, f_status)
-    _S_ToolCall_content(o, f_content)
-    _S_ToolCall_locations(o, f_locations)
-    _S_ToolCall_raw_input(o, f_raw_input)
-    _S_ToolCall_raw_output(o, f_raw_output)
-    _S_ToolCall_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCall))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ToolCall)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ToolCall
+    o = w
     return o
 
 
 def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "tool_call"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": o.tool_call_id,
+        "title": o.title,
+    }
     ex = o._explicit
     v: Any
-    v = o.tool_call_id
-    d["toolCallId"] = v
-    v = o.title
-    d["title"] = v
     v = o.kind
     if v is not None:
         d["kind"] = v
@@ -11948,7 +12129,7 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -11956,71 +12137,72 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
 def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ToolCallLocation)
+    o: ToolCallLocation
+    v: Any
     r: Any
-    f_path: Any
-    f_line: Any
-    f_meta: Any
-    v = d.get("path", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("path")
-    n += 1
+    try:
+        v = d["path"]
+    except KeyError:
+        raise _s.missing("path") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("path")
-    r = v
-    f_path = r
-    if n == len(d):
-        f_line = None
-        f_meta = None
+    w.path = v
+    if len(d) == 1:
+        w.line = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ToolCallLocation
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "line" not in d:
+        w.line = None
     else:
-        v = d.get("line", _MISSING)
-        if v is _MISSING:
-            f_line = None
+        v = d["line"]
+        n += 1
+        if v is None:
+            w.line = None
+            ex = _s.note(ex, "line")
         else:
-            n += 1
-            if v is None:
-                f_line = None
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "line")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "line")
-                f_line = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.line = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ToolCallLocation = _new(ToolCallLocation)
-    _S_ToolCallLocation_path(o, f_path)
-    _S_ToolCallLocation_line(o, f_line)
-    _S_ToolCallLocation_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallLocation))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallLocation)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ToolCallLocation
+    o = w
     return o
 
 
 def _e_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.line is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"path": o.path}
+    d: dict[str, Any] = {"path": o.path}
     ex = o._explicit
     v: Any
-    v = o.path
-    d["path"] = v
     v = o.line
     if v is not None:
         d["line"] = v
@@ -12031,7 +12213,7 @@ def _e_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12039,179 +12221,177 @@ def _e_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
 def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ToolCallUpdate)
+    o: ToolCallUpdate
+    v: Any
     r: Any
-    f_tool_call_id: Any
-    f_kind: Any
-    f_status: Any
-    f_title: Any
-    f_content: Any
-    f_locations: Any
-    f_raw_input: Any
-    f_raw_output: Any
-    f_meta: Any
-    v = d.get("toolCallId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("toolCallId")
-    n += 1
+    try:
+        v = d["toolCallId"]
+    except KeyError:
+        raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    r = v
-    f_tool_call_id = r
-    if n == len(d):
-        f_kind = None
-        f_status = None
-        f_title = None
-        f_content = None
-        f_locations = None
-        f_raw_input = None
-        f_raw_output = None
-        f_meta = None
+    w.tool_call_id = v
+    if len(d) == 1:
+        w.kind = None
+        w.status = None
+        w.title = None
+        w.content = None
+        w.locations = None
+        w.raw_input = None
+        w.raw_output = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ToolCallUpdate
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "kind" not in d:
+        w.kind = None
     else:
-        v = d.get("kind", _MISSING)
-        if v is _MISSING:
-            f_kind = None
+        v = d["kind"]
+        n += 1
+        if v is None:
+            w.kind = None
+            ex = _s.note(ex, "kind")
         else:
-            n += 1
-            if v is None:
-                f_kind = None
+            if type(v) is not str or v not in _L_ToolKind:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "kind")
-            else:
-                if type(v) is not str or v not in _L_ToolKind:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "kind")
-                f_kind = r
-        v = d.get("status", _MISSING)
-        if v is _MISSING:
-            f_status = None
+            w.kind = r
+    if "status" not in d:
+        w.status = None
+    else:
+        v = d["status"]
+        n += 1
+        if v is None:
+            w.status = None
+            ex = _s.note(ex, "status")
         else:
-            n += 1
-            if v is None:
-                f_status = None
+            if type(v) is not str or v not in _L_ToolCallStatus:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "status")
-            else:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "status")
-                f_status = r
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+            w.status = r
+    if "title" not in d:
+        w.title = None
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            w.title = None
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = None
+            w.title = r
+    if "content" not in d:
+        w.content = None
+    else:
+        v = d["content"]
+        n += 1
+        if v is None:
+            w.content = None
+            ex = _s.note(ex, "content")
         else:
-            n += 1
-            if v is None:
-                f_content = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallContent)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallContent)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "content")
-                f_content = r
-        v = d.get("locations", _MISSING)
-        if v is _MISSING:
-            f_locations = None
+            w.content = r
+    if "locations" not in d:
+        w.locations = None
+    else:
+        v = d["locations"]
+        n += 1
+        if v is None:
+            w.locations = None
+            ex = _s.note(ex, "locations")
         else:
-            n += 1
-            if v is None:
-                f_locations = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallLocation)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "locations")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallLocation)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "locations")
-                f_locations = r
-        v = d.get("rawInput", _MISSING)
-        if v is _MISSING:
-            f_raw_input = None
+            w.locations = r
+    if "rawInput" not in d:
+        w.raw_input = None
+    else:
+        v = d["rawInput"]
+        n += 1
+        if v is None:
+            w.raw_input = None
+            ex = _s.note(ex, "rawInput")
         else:
-            n += 1
             if v is None:
-                f_raw_input = None
                 ex = _s.note(ex, "rawInput")
-            else:
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "rawInput")
-                f_raw_input = r
-        v = d.get("rawOutput", _MISSING)
-        if v is _MISSING:
-            f_raw_output = None
+            w.raw_input = v
+    if "rawOutput" not in d:
+        w.raw_output = None
+    else:
+        v = d["rawOutput"]
+        n += 1
+        if v is None:
+            w.raw_output = None
+            ex = _s.note(ex, "rawOutput")
         else:
-            n += 1
             if v is None:
-                f_raw_output = None
                 ex = _s.note(ex, "rawOutput")
+            w.raw_output = v
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
             else:
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "rawOutput")
-                f_raw_output = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ToolCallUpdate = _new(ToolCallUpdate)
-    _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
-    _S_ToolCallUpdate_kind(o, f_kind)
-    _S_ToolCallUpdate_status(o, f_status)
-    _S_ToolCallUpdate_title(o, f_title)
-    _S_ToolCallUpdate_content(o, f_content)
-    _S_ToolCallUpdate_locations(o, f_locations)
-    _S_ToolCallUpdate_raw_input(o, f_raw_input)
-    _S_ToolCallUpdate_raw_output(o, f_raw_output)
-    _S_ToolCallUpdate_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ToolCallUpdate
+    o = w
     return o
 
 
 def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.kind is None
+        and o.status is None
+        and o.title is None
+        and o.content is None
+        and o.locations is None
+        and o.raw_input is None
+        and o.raw_output is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"toolCallId": o.tool_call_id}
+    d: dict[str, Any] = {"toolCallId": o.tool_call_id}
     ex = o._explicit
     v: Any
-    v = o.tool_call_id
-    d["toolCallId"] = v
     v = o.kind
     if v is not None:
         d["kind"] = v
@@ -12252,7 +12432,7 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12260,184 +12440,186 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
 def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_tool_call_id: Any
-    f_kind: Any
-    f_status: Any
-    f_title: Any
-    f_content: Any
-    f_locations: Any
-    f_raw_input: Any
-    f_raw_output: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "tool_call_update":
-            raise _s.bad_literal(v, ("tool_call_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("toolCallId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("toolCallId")
-    n += 1
+        return _a_ToolCallProgress({"sessionUpdate": "tool_call_update", **d})
+    if v != "tool_call_update":
+        raise _s.bad_literal(v, ("tool_call_update",)).at("sessionUpdate")
+    return _a_ToolCallProgress(d)
+
+
+def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
+    w: Any = _new(_W_ToolCallProgress)
+    o: ToolCallProgress
+    v: Any
+    r: Any
+    try:
+        v = d["toolCallId"]
+    except KeyError:
+        raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    r = v
-    f_tool_call_id = r
-    if n == len(d):
-        f_kind = None
-        f_status = None
-        f_title = None
-        f_content = None
-        f_locations = None
-        f_raw_input = None
-        f_raw_output = None
-        f_meta = None
+    w.tool_call_id = v
+    if len(d) == 2:
+        w.kind = None
+        w.status = None
+        w.title = None
+        w.content = None
+        w.locations = None
+        w.raw_input = None
+        w.raw_output = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ToolCallProgress
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "kind" not in d:
+        w.kind = None
     else:
-        v = d.get("kind", _MISSING)
-        if v is _MISSING:
-            f_kind = None
+        v = d["kind"]
+        n += 1
+        if v is None:
+            w.kind = None
+            ex = _s.note(ex, "kind")
         else:
-            n += 1
-            if v is None:
-                f_kind = None
+            if type(v) is not str or v not in _L_ToolKind:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "kind")
-            else:
-                if type(v) is not str or v not in _L_ToolKind:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "kind")
-                f_kind = r
-        v = d.get("status", _MISSING)
-        if v is _MISSING:
-            f_status = None
+            w.kind = r
+    if "status" not in d:
+        w.status = None
+    else:
+        v = d["status"]
+        n += 1
+        if v is None:
+            w.status = None
+            ex = _s.note(ex, "status")
         else:
-            n += 1
-            if v is None:
-                f_status = None
+            if type(v) is not str or v not in _L_ToolCallStatus:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "status")
-            else:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "status")
-                f_status = r
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+            w.status = r
+    if "title" not in d:
+        w.title = None
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            w.title = None
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = None
+            w.title = r
+    if "content" not in d:
+        w.content = None
+    else:
+        v = d["content"]
+        n += 1
+        if v is None:
+            w.content = None
+            ex = _s.note(ex, "content")
         else:
-            n += 1
-            if v is None:
-                f_content = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallContent)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallContent)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "content")
-                f_content = r
-        v = d.get("locations", _MISSING)
-        if v is _MISSING:
-            f_locations = None
+            w.content = r
+    if "locations" not in d:
+        w.locations = None
+    else:
+        v = d["locations"]
+        n += 1
+        if v is None:
+            w.locations = None
+            ex = _s.note(ex, "locations")
         else:
-            n += 1
-            if v is None:
-                f_locations = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallLocation)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "locations")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallLocation)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "locations")
-                f_locations = r
-        v = d.get("rawInput", _MISSING)
-        if v is _MISSING:
-            f_raw_input = None
+            w.locations = r
+    if "rawInput" not in d:
+        w.raw_input = None
+    else:
+        v = d["rawInput"]
+        n += 1
+        if v is None:
+            w.raw_input = None
+            ex = _s.note(ex, "rawInput")
         else:
-            n += 1
             if v is None:
-                f_raw_input = None
                 ex = _s.note(ex, "rawInput")
-            else:
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "rawInput")
-                f_raw_input = r
-        v = d.get("rawOutput", _MISSING)
-        if v is _MISSING:
-            f_raw_output = None
+            w.raw_input = v
+    if "rawOutput" not in d:
+        w.raw_output = None
+    else:
+        v = d["rawOutput"]
+        n += 1
+        if v is None:
+            w.raw_output = None
+            ex = _s.note(ex, "rawOutput")
         else:
-            n += 1
             if v is None:
-                f_raw_output = None
                 ex = _s.note(ex, "rawOutput")
+            w.raw_output = v
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
             else:
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "rawOutput")
-                f_raw_output = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ToolCallProgress = _new(ToolCallProgress)
-    _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
-    _S_ToolCallUpdate_kind(o, f_kind)
-    _S_ToolCallUpdate_status(o, f_status)
-    _S_ToolCallUpdate_title(o, f_title)
-    _S_ToolCallUpdate_content(o, f_content)
-    _S_ToolCallUpdate_locations(o, f_locations)
-    _S_ToolCallUpdate_raw_input(o, f_raw_input)
-    _S_ToolCallUpdate_raw_output(o, f_raw_output)
-    _S_ToolCallUpdate_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallProgress))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallProgress)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ToolCallProgress
+    o = w
     return o
 
 
 def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "tool_call_update"}
+    if (
+        o.kind is None
+        and o.status is None
+        and o.title is None
+        and o.content is None
+        and o.locations is None
+        and o.raw_input is None
+        and o.raw_output is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessionUpdate": "tool_call_update", "toolCallId": o.tool_call_id}
+    d: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": o.tool_call_id}
     ex = o._explicit
     v: Any
-    v = o.tool_call_id
-    d["toolCallId"] = v
     v = o.kind
     if v is not None:
         d["kind"] = v
@@ -12478,7 +12660,7 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12486,58 +12668,61 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
 def _d_UnstructuredCommandInput(d: Any) -> UnstructuredCommandInput:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_UnstructuredCommandInput)
+    o: UnstructuredCommandInput
+    v: Any
     r: Any
-    f_hint: Any
-    f_meta: Any
-    v = d.get("hint", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("hint")
-    n += 1
+    try:
+        v = d["hint"]
+    except KeyError:
+        raise _s.missing("hint") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("hint")
-    r = v
-    f_hint = r
-    if n == len(d):
-        f_meta = None
+    w.hint = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = UnstructuredCommandInput
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: UnstructuredCommandInput = _new(UnstructuredCommandInput)
-    _S_UnstructuredCommandInput_hint(o, f_hint)
-    _S_UnstructuredCommandInput_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_UnstructuredCommandInput))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_UnstructuredCommandInput)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = UnstructuredCommandInput
+    o = w
     return o
 
 
 def _e_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"hint": o.hint}
+    d: dict[str, Any] = {"hint": o.hint}
     ex = o._explicit
     v: Any
-    v = o.hint
-    d["hint"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12545,88 +12730,88 @@ def _e_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, Any]:
 def _d_UsageUpdate(d: Any) -> UsageUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_used: Any
-    f_size: Any
-    f_cost: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "usage_update":
-            raise _s.bad_literal(v, ("usage_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("used", _MISSING)
     if v is _MISSING:
-        raise _s.missing("used")
-    n += 1
+        return _a_UsageUpdate({"sessionUpdate": "usage_update", **d})
+    if v != "usage_update":
+        raise _s.bad_literal(v, ("usage_update",)).at("sessionUpdate")
+    return _a_UsageUpdate(d)
+
+
+def _a_UsageUpdate(d: Any) -> UsageUpdate:
+    w: Any = _new(_W_UsageUpdate)
+    o: UsageUpdate
+    v: Any
+    r: Any
+    try:
+        v = d["used"]
+    except KeyError:
+        raise _s.missing("used") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("used")
-    r = v
-    f_used = r
-    v = d.get("size", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("size")
-    n += 1
+    w.used = v
+    try:
+        v = d["size"]
+    except KeyError:
+        raise _s.missing("size") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("size")
-    r = v
-    f_size = r
-    if n == len(d):
-        f_cost = None
-        f_meta = None
+    w.size = v
+    if len(d) == 3:
+        w.cost = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = UsageUpdate
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "cost" not in d:
+        w.cost = None
     else:
-        v = d.get("cost", _MISSING)
-        if v is _MISSING:
-            f_cost = None
+        v = d["cost"]
+        n += 1
+        if v is None:
+            w.cost = None
+            ex = _s.note(ex, "cost")
         else:
-            n += 1
-            if v is None:
-                f_cost = None
+            try:
+                r = _d_Cost(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "cost")
-            else:
-                try:
-                    r = _d_Cost(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "cost")
-                f_cost = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.cost = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: UsageUpdate = _new(UsageUpdate)
-    _S_UsageUpdate_used(o, f_used)
-    _S_UsageUpdate_size(o, f_size)
-    _S_UsageUpdate_cost(o, f_cost)
-    _S_UsageUpdate_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_UsageUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_UsageUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = UsageUpdate
+    o = w
     return o
 
 
 def _e_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "usage_update"}
+    if o.cost is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionUpdate": "usage_update", "used": o.used, "size": o.size}
+    d: dict[str, Any] = {"sessionUpdate": "usage_update", "used": o.used, "size": o.size}
     ex = o._explicit
     v: Any
-    v = o.used
-    d["used"] = v
-    v = o.size
-    d["size"] = v
     v = o.cost
     if v is not None:
         d["cost"] = _e_Cost(v)
@@ -12637,7 +12822,7 @@ def _e_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12645,77 +12830,101 @@ def _e_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
 def _d_UserMessageChunk(d: Any) -> UserMessageChunk:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_content: Any
-    f_message_id: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "user_message_chunk":
-            raise _s.bad_literal(v, ("user_message_chunk",)).at("sessionUpdate")
-        n += 1
-    v = d.get("content", _MISSING)
     if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+        return _a_UserMessageChunk({"sessionUpdate": "user_message_chunk", **d})
+    if v != "user_message_chunk":
+        raise _s.bad_literal(v, ("user_message_chunk",)).at("sessionUpdate")
+    return _a_UserMessageChunk(d)
+
+
+def _a_UserMessageChunk(d: Any) -> UserMessageChunk:
+    w: Any = _new(_W_UserMessageChunk)
+    o: UserMessageChunk
+    v: Any
+    r: Any
     try:
-        r = _d_ContentBlock(v)
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
+    try:
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_ContentBlock.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    f_content = r
-    if n == len(d):
-        f_message_id = None
-        f_meta = None
+    w.content = r
+    if len(d) == 2:
+        w.message_id = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = UserMessageChunk
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "messageId" not in d:
+        w.message_id = None
     else:
-        v = d.get("messageId", _MISSING)
-        if v is _MISSING:
-            f_message_id = None
+        v = d["messageId"]
+        n += 1
+        if v is None:
+            w.message_id = None
+            ex = _s.note(ex, "messageId")
         else:
-            n += 1
-            if v is None:
-                f_message_id = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "messageId")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "messageId")
-                f_message_id = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.message_id = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: UserMessageChunk = _new(UserMessageChunk)
-    _S_ContentChunk_content(o, f_content)
-    _S_ContentChunk_message_id(o, f_message_id)
-    _S_ContentChunk_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_UserMessageChunk))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_UserMessageChunk)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = UserMessageChunk
+    o = w
     return o
 
 
 def _e_UserMessageChunk(o: UserMessageChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "user_message_chunk"}
+    if (
+        o.message_id is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "sessionUpdate": "user_message_chunk",
+            "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+        }
+    d: dict[str, Any] = {
+        "sessionUpdate": "user_message_chunk",
+        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+    }
     ex = o._explicit
     v: Any
-    v = o.content
-    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.message_id
     if v is not None:
         d["messageId"] = v
@@ -12726,7 +12935,7 @@ def _e_UserMessageChunk(o: UserMessageChunk) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12734,70 +12943,68 @@ def _e_UserMessageChunk(o: UserMessageChunk) -> dict[str, Any]:
 def _d_WaitForTerminalExitRequest(d: Any) -> WaitForTerminalExitRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_WaitForTerminalExitRequest)
+    o: WaitForTerminalExitRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_terminal_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("terminalId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("terminalId")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["terminalId"]
+    except KeyError:
+        raise _s.missing("terminalId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("terminalId")
-    r = v
-    f_terminal_id = r
-    if n == len(d):
-        f_meta = None
+    w.terminal_id = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = WaitForTerminalExitRequest
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: WaitForTerminalExitRequest = _new(WaitForTerminalExitRequest)
-    _S_WaitForTerminalExitRequest_session_id(o, f_session_id)
-    _S_WaitForTerminalExitRequest_terminal_id(o, f_terminal_id)
-    _S_WaitForTerminalExitRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = WaitForTerminalExitRequest
+    o = w
     return o
 
 
 def _e_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "terminalId": o.terminal_id}
+    d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.terminal_id
-    d["terminalId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12805,75 +13012,85 @@ def _e_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[str, An
 def _d_WaitForTerminalExitResponse(d: Any) -> WaitForTerminalExitResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_WaitForTerminalExitResponse)
+    o: WaitForTerminalExitResponse
+    v: Any
     r: Any
-    f_exit_code: Any
-    f_signal: Any
-    f_meta: Any
-    if n == len(d):
-        f_exit_code = None
-        f_signal = None
-        f_meta = None
+    if len(d) == 0:
+        w.exit_code = None
+        w.signal = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = WaitForTerminalExitResponse
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "exitCode" not in d:
+        w.exit_code = None
     else:
-        v = d.get("exitCode", _MISSING)
-        if v is _MISSING:
-            f_exit_code = None
+        v = d["exitCode"]
+        n += 1
+        if v is None:
+            w.exit_code = None
+            ex = _s.note(ex, "exitCode")
         else:
-            n += 1
-            if v is None:
-                f_exit_code = None
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "exitCode")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "exitCode")
-                f_exit_code = r
-        v = d.get("signal", _MISSING)
-        if v is _MISSING:
-            f_signal = None
+            w.exit_code = r
+    if "signal" not in d:
+        w.signal = None
+    else:
+        v = d["signal"]
+        n += 1
+        if v is None:
+            w.signal = None
+            ex = _s.note(ex, "signal")
         else:
-            n += 1
-            if v is None:
-                f_signal = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "signal")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "signal")
-                f_signal = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.signal = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: WaitForTerminalExitResponse = _new(WaitForTerminalExitResponse)
-    _S_WaitForTerminalExitResponse_exit_code(o, f_exit_code)
-    _S_WaitForTerminalExitResponse_signal(o, f_signal)
-    _S_WaitForTerminalExitResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_WaitForTerminalExitResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = WaitForTerminalExitResponse
+    o = w
     return o
 
 
 def _e_WaitForTerminalExitResponse(o: WaitForTerminalExitResponse) -> dict[str, Any]:
+    if (
+        o.exit_code is None
+        and o.signal is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -12892,7 +13109,7 @@ def _e_WaitForTerminalExitResponse(o: WaitForTerminalExitResponse) -> dict[str, 
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12900,82 +13117,75 @@ def _e_WaitForTerminalExitResponse(o: WaitForTerminalExitResponse) -> dict[str, 
 def _d_WriteTextFileRequest(d: Any) -> WriteTextFileRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_WriteTextFileRequest)
+    o: WriteTextFileRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_path: Any
-    f_content: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("path", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("path")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["path"]
+    except KeyError:
+        raise _s.missing("path") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("path")
-    r = v
-    f_path = r
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+    w.path = v
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("content")
-    r = v
-    f_content = r
-    if n == len(d):
-        f_meta = None
+    w.content = v
+    if len(d) == 3:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = WriteTextFileRequest
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: WriteTextFileRequest = _new(WriteTextFileRequest)
-    _S_WriteTextFileRequest_session_id(o, f_session_id)
-    _S_WriteTextFileRequest_path(o, f_path)
-    _S_WriteTextFileRequest_content(o, f_content)
-    _S_WriteTextFileRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = WriteTextFileRequest
+    o = w
     return o
 
 
 def _e_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "path": o.path, "content": o.content}
+    d: dict[str, Any] = {"sessionId": o.session_id, "path": o.path, "content": o.content}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.path
-    d["path"] = v
-    v = o.content
-    d["content"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -12983,37 +13193,45 @@ def _e_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
 def _d_WriteTextFileResponse(d: Any) -> WriteTextFileResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_WriteTextFileResponse)
+    o: WriteTextFileResponse
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = WriteTextFileResponse
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: WriteTextFileResponse = _new(WriteTextFileResponse)
-    _S_WriteTextFileResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_WriteTextFileResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = WriteTextFileResponse
+    o = w
     return o
 
 
 def _e_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -13022,7 +13240,7 @@ def _e_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -13047,7 +13265,7 @@ def _e_UnknownSessionUpdate(o: UnknownSessionUpdate) -> dict[str, Any]:
     return dict(o.raw)
 
 
-_T_AuthMethod: Final[dict[str, Callable[[Any], AuthMethod]]] = {"terminal": _d_AuthMethodTerminal}
+_T_AuthMethod: Final[dict[str, Callable[[Any], AuthMethod]]] = {"terminal": _a_AuthMethodTerminal}
 
 
 def _d_AuthMethod(d: Any) -> Any:
@@ -13078,11 +13296,11 @@ def _d_AvailableCommandInput(d: Any) -> Any:
 
 
 _T_ContentBlock: Final[dict[str, Callable[[Any], ContentBlock]]] = {
-    "text": _d_TextContent,
-    "image": _d_ImageContent,
-    "audio": _d_AudioContent,
-    "resource_link": _d_ResourceLink,
-    "resource": _d_EmbeddedResource,
+    "text": _a_TextContent,
+    "image": _a_ImageContent,
+    "audio": _a_AudioContent,
+    "resource_link": _a_ResourceLink,
+    "resource": _a_EmbeddedResource,
 }
 
 
@@ -13101,8 +13319,8 @@ def _d_ContentBlock(d: Any) -> Any:
 
 
 _T_CreateElicitationRequest: Final[dict[str, Callable[[Any], CreateElicitationRequest]]] = {
-    "form": _d_CreateElicitationRequestForm,
-    "url": _d_CreateElicitationRequestUrl,
+    "form": _a_CreateElicitationRequestForm,
+    "url": _a_CreateElicitationRequestUrl,
 }
 
 
@@ -13121,9 +13339,9 @@ def _d_CreateElicitationRequest(d: Any) -> Any:
 
 
 _T_CreateElicitationResponse: Final[dict[str, Callable[[Any], CreateElicitationResponse]]] = {
-    "accept": _d_CreateElicitationResponseAccept,
-    "decline": _d_CreateElicitationResponseDecline,
-    "cancel": _d_CreateElicitationResponseCancel,
+    "accept": _a_CreateElicitationResponseAccept,
+    "decline": _a_CreateElicitationResponseDecline,
+    "cancel": _a_CreateElicitationResponseCancel,
 }
 
 
@@ -13180,11 +13398,11 @@ def _d_ElicitationId(v: Any) -> Any:
 
 
 _T_ElicitationPropertySchema: Final[dict[str, Callable[[Any], ElicitationPropertySchema]]] = {
-    "string": _d_StringPropertySchema,
-    "number": _d_NumberPropertySchema,
-    "integer": _d_IntegerPropertySchema,
-    "boolean": _d_BooleanPropertySchema,
-    "array": _d_MultiSelectPropertySchema,
+    "string": _a_StringPropertySchema,
+    "number": _a_NumberPropertySchema,
+    "integer": _a_IntegerPropertySchema,
+    "boolean": _a_BooleanPropertySchema,
+    "array": _a_MultiSelectPropertySchema,
 }
 
 
@@ -13244,8 +13462,8 @@ def _d_ExtResponse(v: Any) -> Any:
 
 
 _T_McpServer: Final[dict[str, Callable[[Any], McpServer]]] = {
-    "http": _d_McpServerHttp,
-    "sse": _d_McpServerSse,
+    "http": _a_McpServerHttp,
+    "sse": _a_McpServerSse,
 }
 
 
@@ -13270,7 +13488,7 @@ def _d_MessageId(v: Any) -> Any:
 
 
 _T_MultiSelectItems: Final[dict[str, Callable[[Any], MultiSelectItems]]] = {
-    "string": _d_StringMultiSelectItems
+    "string": _a_StringMultiSelectItems
 }
 
 
@@ -13348,8 +13566,8 @@ def _d_RequestId(v: Any) -> Any:
 
 
 _T_RequestPermissionOutcome: Final[dict[str, Callable[[Any], RequestPermissionOutcome]]] = {
-    "cancelled": _d_CancelledPermissionOutcome,
-    "selected": _d_SelectedPermissionOutcome,
+    "cancelled": _a_CancelledPermissionOutcome,
+    "selected": _a_SelectedPermissionOutcome,
 }
 
 
@@ -13389,8 +13607,8 @@ def _d_SessionConfigId(v: Any) -> Any:
 
 
 _T_SessionConfigOption: Final[dict[str, Callable[[Any], SessionConfigOption]]] = {
-    "select": _d_SessionConfigOptionSelect,
-    "boolean": _d_SessionConfigOptionBoolean,
+    "select": _a_SessionConfigOptionSelect,
+    "boolean": _a_SessionConfigOptionBoolean,
 }
 
 
@@ -13454,17 +13672,17 @@ def _d_SessionModeId(v: Any) -> Any:
 
 
 _T_SessionUpdate: Final[dict[str, Callable[[Any], SessionUpdate]]] = {
-    "user_message_chunk": _d_UserMessageChunk,
-    "agent_message_chunk": _d_AgentMessageChunk,
-    "agent_thought_chunk": _d_AgentThoughtChunk,
-    "tool_call": _d_ToolCall,
-    "tool_call_update": _d_ToolCallProgress,
-    "plan": _d_Plan,
-    "available_commands_update": _d_AvailableCommandsUpdate,
-    "current_mode_update": _d_CurrentModeUpdate,
-    "config_option_update": _d_ConfigOptionUpdate,
-    "session_info_update": _d_SessionInfoUpdate,
-    "usage_update": _d_UsageUpdate,
+    "user_message_chunk": _a_UserMessageChunk,
+    "agent_message_chunk": _a_AgentMessageChunk,
+    "agent_thought_chunk": _a_AgentThoughtChunk,
+    "tool_call": _a_ToolCall,
+    "tool_call_update": _a_ToolCallProgress,
+    "plan": _a_Plan,
+    "available_commands_update": _a_AvailableCommandsUpdate,
+    "current_mode_update": _a_CurrentModeUpdate,
+    "config_option_update": _a_ConfigOptionUpdate,
+    "session_info_update": _a_SessionInfoUpdate,
+    "usage_update": _a_UsageUpdate,
 }
 
 
@@ -13484,7 +13702,7 @@ def _d_SessionUpdate(d: Any) -> Any:
 
 _T_SetSessionConfigOptionRequest: Final[
     dict[str, Callable[[Any], SetSessionConfigOptionRequest]]
-] = {"boolean": _d_SetSessionConfigOptionRequestBoolean}
+] = {"boolean": _a_SetSessionConfigOptionRequestBoolean}
 
 
 def _d_SetSessionConfigOptionRequest(d: Any) -> Any:
@@ -13532,9 +13750,9 @@ def _d_TerminalId(v: Any) -> Any:
 
 
 _T_ToolCallContent: Final[dict[str, Callable[[Any], ToolCallContent]]] = {
-    "content": _d_Content,
-    "diff": _d_Diff,
-    "terminal": _d_Terminal,
+    "content": _a_Content,
+    "diff": _a_Diff,
+    "terminal": _a_Terminal,
 }
 
 

@@ -15,6 +15,17 @@ from acp_sdk.protocol._errors import DecodeError, EncodeError
 
 # The stable functions of the definitions shared with the stable schema.
 from acp_sdk.protocol._generated.codec import (
+    _a_AgentMessageChunk,
+    _a_AgentThoughtChunk,
+    _a_AvailableCommandsUpdate,
+    _a_ConfigOptionUpdate,
+    _a_CurrentModeUpdate,
+    _a_McpServerHttp,
+    _a_McpServerSse,
+    _a_Plan,
+    _a_SessionInfoUpdate,
+    _a_UsageUpdate,
+    _a_UserMessageChunk,
     _d_AgentAuthCapabilities,
     _d_AgentMessageChunk,
     _d_AgentThoughtChunk,
@@ -286,6 +297,7 @@ from acp_sdk.protocol._generated.codec import (
     _L_StopReason,
     _L_ToolCallStatus,
     _L_ToolKind,
+    _T_ContentBlock,
 )
 from acp_sdk.protocol._generated.unstable_models import (
     AcceptNesNotification,
@@ -547,475 +559,104 @@ from acp_sdk.protocol._generated.unstable_models import (
 )
 from acp_sdk.protocol._model_support import EMPTY as _EMPTY
 from acp_sdk.protocol._model_support import NO_EXPLICIT as _NO_EXPLICIT
-from acp_sdk.protocol._model_support import WireModel
 
 _MISSING: Final[Any] = _s.MISSING
 _new: Final = object.__new__
-_S_extra: Final = WireModel.__dict__["extra"].__set__
-_S_explicit: Final = WireModel.__dict__["_explicit"].__set__
-_S_AcceptNesNotification_session_id: Final = AcceptNesNotification.__dict__["session_id"].__set__
-_S_AcceptNesNotification_id: Final = AcceptNesNotification.__dict__["id"].__set__
-_S_AcceptNesNotification_meta: Final = AcceptNesNotification.__dict__["meta"].__set__
-_S_McpCapabilities_http: Final = McpCapabilities.__dict__["http"].__set__
-_S_McpCapabilities_sse: Final = McpCapabilities.__dict__["sse"].__set__
-_S_McpCapabilities_acp: Final = McpCapabilities.__dict__["acp"].__set__
-_S_McpCapabilities_meta: Final = McpCapabilities.__dict__["meta"].__set__
-_S_SessionCapabilities_list: Final = SessionCapabilities.__dict__["list"].__set__
-_S_SessionCapabilities_delete: Final = SessionCapabilities.__dict__["delete"].__set__
-_S_SessionCapabilities_additional_directories: Final = SessionCapabilities.__dict__[
-    "additional_directories"
-].__set__
-_S_SessionCapabilities_fork: Final = SessionCapabilities.__dict__["fork"].__set__
-_S_SessionCapabilities_resume: Final = SessionCapabilities.__dict__["resume"].__set__
-_S_SessionCapabilities_close: Final = SessionCapabilities.__dict__["close"].__set__
-_S_SessionCapabilities_meta: Final = SessionCapabilities.__dict__["meta"].__set__
-_S_AgentCapabilities_load_session: Final = AgentCapabilities.__dict__["load_session"].__set__
-_S_AgentCapabilities_prompt_capabilities: Final = AgentCapabilities.__dict__[
-    "prompt_capabilities"
-].__set__
-_S_AgentCapabilities_mcp_capabilities: Final = AgentCapabilities.__dict__[
-    "mcp_capabilities"
-].__set__
-_S_AgentCapabilities_session_capabilities: Final = AgentCapabilities.__dict__[
-    "session_capabilities"
-].__set__
-_S_AgentCapabilities_auth: Final = AgentCapabilities.__dict__["auth"].__set__
-_S_AgentCapabilities_providers: Final = AgentCapabilities.__dict__["providers"].__set__
-_S_AgentCapabilities_nes: Final = AgentCapabilities.__dict__["nes"].__set__
-_S_AgentCapabilities_position_encoding: Final = AgentCapabilities.__dict__[
-    "position_encoding"
-].__set__
-_S_AgentCapabilities_meta: Final = AgentCapabilities.__dict__["meta"].__set__
-_S_ClientCapabilities_fs: Final = ClientCapabilities.__dict__["fs"].__set__
-_S_ClientCapabilities_terminal: Final = ClientCapabilities.__dict__["terminal"].__set__
-_S_ClientCapabilities_session: Final = ClientCapabilities.__dict__["session"].__set__
-_S_ClientCapabilities_plan: Final = ClientCapabilities.__dict__["plan"].__set__
-_S_ClientCapabilities_auth: Final = ClientCapabilities.__dict__["auth"].__set__
-_S_ClientCapabilities_elicitation: Final = ClientCapabilities.__dict__["elicitation"].__set__
-_S_ClientCapabilities_nes: Final = ClientCapabilities.__dict__["nes"].__set__
-_S_ClientCapabilities_position_encodings: Final = ClientCapabilities.__dict__[
-    "position_encodings"
-].__set__
-_S_ClientCapabilities_meta: Final = ClientCapabilities.__dict__["meta"].__set__
-_S_ClientNesCapabilities_jump: Final = ClientNesCapabilities.__dict__["jump"].__set__
-_S_ClientNesCapabilities_rename: Final = ClientNesCapabilities.__dict__["rename"].__set__
-_S_ClientNesCapabilities_search_and_replace: Final = ClientNesCapabilities.__dict__[
-    "search_and_replace"
-].__set__
-_S_ClientNesCapabilities_meta: Final = ClientNesCapabilities.__dict__["meta"].__set__
-_S_ClientSessionCapabilities_compaction: Final = ClientSessionCapabilities.__dict__[
-    "compaction"
-].__set__
-_S_ClientSessionCapabilities_config_options: Final = ClientSessionCapabilities.__dict__[
-    "config_options"
-].__set__
-_S_ClientSessionCapabilities_meta: Final = ClientSessionCapabilities.__dict__["meta"].__set__
-_S_CloseNesRequest_session_id: Final = CloseNesRequest.__dict__["session_id"].__set__
-_S_CloseNesRequest_meta: Final = CloseNesRequest.__dict__["meta"].__set__
-_S_CloseNesResponse_meta: Final = CloseNesResponse.__dict__["meta"].__set__
-_S_CompactionSummaryChunk_compaction_id: Final = CompactionSummaryChunk.__dict__[
-    "compaction_id"
-].__set__
-_S_CompactionSummaryChunk_content: Final = CompactionSummaryChunk.__dict__["content"].__set__
-_S_CompactionSummaryChunk_meta: Final = CompactionSummaryChunk.__dict__["meta"].__set__
-_S_CompactionUpdate_compaction_id: Final = CompactionUpdate.__dict__["compaction_id"].__set__
-_S_CompactionUpdate_status: Final = CompactionUpdate.__dict__["status"].__set__
-_S_CompactionUpdate_summary: Final = CompactionUpdate.__dict__["summary"].__set__
-_S_CompactionUpdate_error: Final = CompactionUpdate.__dict__["error"].__set__
-_S_CompactionUpdate_meta: Final = CompactionUpdate.__dict__["meta"].__set__
-_S_ConnectMcpRequest_server_id: Final = ConnectMcpRequest.__dict__["server_id"].__set__
-_S_ConnectMcpRequest_meta: Final = ConnectMcpRequest.__dict__["meta"].__set__
-_S_ConnectMcpResponse_connection_id: Final = ConnectMcpResponse.__dict__["connection_id"].__set__
-_S_ConnectMcpResponse_meta: Final = ConnectMcpResponse.__dict__["meta"].__set__
-_S_DidChangeDocumentNotification_session_id: Final = DidChangeDocumentNotification.__dict__[
-    "session_id"
-].__set__
-_S_DidChangeDocumentNotification_uri: Final = DidChangeDocumentNotification.__dict__["uri"].__set__
-_S_DidChangeDocumentNotification_version: Final = DidChangeDocumentNotification.__dict__[
-    "version"
-].__set__
-_S_DidChangeDocumentNotification_content_changes: Final = DidChangeDocumentNotification.__dict__[
-    "content_changes"
-].__set__
-_S_DidChangeDocumentNotification_meta: Final = DidChangeDocumentNotification.__dict__[
-    "meta"
-].__set__
-_S_DidCloseDocumentNotification_session_id: Final = DidCloseDocumentNotification.__dict__[
-    "session_id"
-].__set__
-_S_DidCloseDocumentNotification_uri: Final = DidCloseDocumentNotification.__dict__["uri"].__set__
-_S_DidCloseDocumentNotification_meta: Final = DidCloseDocumentNotification.__dict__["meta"].__set__
-_S_DidFocusDocumentNotification_session_id: Final = DidFocusDocumentNotification.__dict__[
-    "session_id"
-].__set__
-_S_DidFocusDocumentNotification_uri: Final = DidFocusDocumentNotification.__dict__["uri"].__set__
-_S_DidFocusDocumentNotification_version: Final = DidFocusDocumentNotification.__dict__[
-    "version"
-].__set__
-_S_DidFocusDocumentNotification_position: Final = DidFocusDocumentNotification.__dict__[
-    "position"
-].__set__
-_S_DidFocusDocumentNotification_visible_range: Final = DidFocusDocumentNotification.__dict__[
-    "visible_range"
-].__set__
-_S_DidFocusDocumentNotification_meta: Final = DidFocusDocumentNotification.__dict__["meta"].__set__
-_S_DidOpenDocumentNotification_session_id: Final = DidOpenDocumentNotification.__dict__[
-    "session_id"
-].__set__
-_S_DidOpenDocumentNotification_uri: Final = DidOpenDocumentNotification.__dict__["uri"].__set__
-_S_DidOpenDocumentNotification_language_id: Final = DidOpenDocumentNotification.__dict__[
-    "language_id"
-].__set__
-_S_DidOpenDocumentNotification_version: Final = DidOpenDocumentNotification.__dict__[
-    "version"
-].__set__
-_S_DidOpenDocumentNotification_text: Final = DidOpenDocumentNotification.__dict__["text"].__set__
-_S_DidOpenDocumentNotification_meta: Final = DidOpenDocumentNotification.__dict__["meta"].__set__
-_S_DidSaveDocumentNotification_session_id: Final = DidSaveDocumentNotification.__dict__[
-    "session_id"
-].__set__
-_S_DidSaveDocumentNotification_uri: Final = DidSaveDocumentNotification.__dict__["uri"].__set__
-_S_DidSaveDocumentNotification_meta: Final = DidSaveDocumentNotification.__dict__["meta"].__set__
-_S_DisableProviderRequest_provider_id: Final = DisableProviderRequest.__dict__[
-    "provider_id"
-].__set__
-_S_DisableProviderRequest_meta: Final = DisableProviderRequest.__dict__["meta"].__set__
-_S_DisableProviderResponse_meta: Final = DisableProviderResponse.__dict__["meta"].__set__
-_S_DisconnectMcpRequest_connection_id: Final = DisconnectMcpRequest.__dict__[
-    "connection_id"
-].__set__
-_S_DisconnectMcpRequest_meta: Final = DisconnectMcpRequest.__dict__["meta"].__set__
-_S_DisconnectMcpResponse_meta: Final = DisconnectMcpResponse.__dict__["meta"].__set__
-_S_ForkSessionRequest_session_id: Final = ForkSessionRequest.__dict__["session_id"].__set__
-_S_ForkSessionRequest_cwd: Final = ForkSessionRequest.__dict__["cwd"].__set__
-_S_ForkSessionRequest_additional_directories: Final = ForkSessionRequest.__dict__[
-    "additional_directories"
-].__set__
-_S_ForkSessionRequest_mcp_servers: Final = ForkSessionRequest.__dict__["mcp_servers"].__set__
-_S_ForkSessionRequest_meta: Final = ForkSessionRequest.__dict__["meta"].__set__
-_S_ForkSessionResponse_session_id: Final = ForkSessionResponse.__dict__["session_id"].__set__
-_S_ForkSessionResponse_modes: Final = ForkSessionResponse.__dict__["modes"].__set__
-_S_ForkSessionResponse_config_options: Final = ForkSessionResponse.__dict__[
-    "config_options"
-].__set__
-_S_ForkSessionResponse_meta: Final = ForkSessionResponse.__dict__["meta"].__set__
-_S_InitializeRequest_protocol_version: Final = InitializeRequest.__dict__[
-    "protocol_version"
-].__set__
-_S_InitializeRequest_client_capabilities: Final = InitializeRequest.__dict__[
-    "client_capabilities"
-].__set__
-_S_InitializeRequest_client_info: Final = InitializeRequest.__dict__["client_info"].__set__
-_S_InitializeRequest_meta: Final = InitializeRequest.__dict__["meta"].__set__
-_S_InitializeResponse_protocol_version: Final = InitializeResponse.__dict__[
-    "protocol_version"
-].__set__
-_S_InitializeResponse_agent_capabilities: Final = InitializeResponse.__dict__[
-    "agent_capabilities"
-].__set__
-_S_InitializeResponse_auth_methods: Final = InitializeResponse.__dict__["auth_methods"].__set__
-_S_InitializeResponse_agent_info: Final = InitializeResponse.__dict__["agent_info"].__set__
-_S_InitializeResponse_meta: Final = InitializeResponse.__dict__["meta"].__set__
-_S_ListProvidersRequest_meta: Final = ListProvidersRequest.__dict__["meta"].__set__
-_S_ListProvidersResponse_providers: Final = ListProvidersResponse.__dict__["providers"].__set__
-_S_ListProvidersResponse_meta: Final = ListProvidersResponse.__dict__["meta"].__set__
-_S_LoadSessionRequest_mcp_servers: Final = LoadSessionRequest.__dict__["mcp_servers"].__set__
-_S_LoadSessionRequest_cwd: Final = LoadSessionRequest.__dict__["cwd"].__set__
-_S_LoadSessionRequest_additional_directories: Final = LoadSessionRequest.__dict__[
-    "additional_directories"
-].__set__
-_S_LoadSessionRequest_session_id: Final = LoadSessionRequest.__dict__["session_id"].__set__
-_S_LoadSessionRequest_meta: Final = LoadSessionRequest.__dict__["meta"].__set__
-_S_McpServerAcp_name: Final = McpServerAcp.__dict__["name"].__set__
-_S_McpServerAcp_server_id: Final = McpServerAcp.__dict__["server_id"].__set__
-_S_McpServerAcp_meta: Final = McpServerAcp.__dict__["meta"].__set__
-_S_MessageMcpNotification_connection_id: Final = MessageMcpNotification.__dict__[
-    "connection_id"
-].__set__
-_S_MessageMcpNotification_method: Final = MessageMcpNotification.__dict__["method"].__set__
-_S_MessageMcpNotification_params: Final = MessageMcpNotification.__dict__["params"].__set__
-_S_MessageMcpNotification_meta: Final = MessageMcpNotification.__dict__["meta"].__set__
-_S_MessageMcpRequest_connection_id: Final = MessageMcpRequest.__dict__["connection_id"].__set__
-_S_MessageMcpRequest_method: Final = MessageMcpRequest.__dict__["method"].__set__
-_S_MessageMcpRequest_params: Final = MessageMcpRequest.__dict__["params"].__set__
-_S_MessageMcpRequest_meta: Final = MessageMcpRequest.__dict__["meta"].__set__
-_S_NesCapabilities_events: Final = NesCapabilities.__dict__["events"].__set__
-_S_NesCapabilities_context: Final = NesCapabilities.__dict__["context"].__set__
-_S_NesCapabilities_meta: Final = NesCapabilities.__dict__["meta"].__set__
-_S_NesContextCapabilities_recent_files: Final = NesContextCapabilities.__dict__[
-    "recent_files"
-].__set__
-_S_NesContextCapabilities_related_snippets: Final = NesContextCapabilities.__dict__[
-    "related_snippets"
-].__set__
-_S_NesContextCapabilities_edit_history: Final = NesContextCapabilities.__dict__[
-    "edit_history"
-].__set__
-_S_NesContextCapabilities_user_actions: Final = NesContextCapabilities.__dict__[
-    "user_actions"
-].__set__
-_S_NesContextCapabilities_open_files: Final = NesContextCapabilities.__dict__["open_files"].__set__
-_S_NesContextCapabilities_diagnostics: Final = NesContextCapabilities.__dict__[
-    "diagnostics"
-].__set__
-_S_NesContextCapabilities_meta: Final = NesContextCapabilities.__dict__["meta"].__set__
-_S_NesDiagnostic_uri: Final = NesDiagnostic.__dict__["uri"].__set__
-_S_NesDiagnostic_range: Final = NesDiagnostic.__dict__["range"].__set__
-_S_NesDiagnostic_severity: Final = NesDiagnostic.__dict__["severity"].__set__
-_S_NesDiagnostic_message: Final = NesDiagnostic.__dict__["message"].__set__
-_S_NesDiagnostic_meta: Final = NesDiagnostic.__dict__["meta"].__set__
-_S_NesDiagnosticsCapabilities_meta: Final = NesDiagnosticsCapabilities.__dict__["meta"].__set__
-_S_NesDocumentDidChangeCapabilities_sync_kind: Final = NesDocumentDidChangeCapabilities.__dict__[
-    "sync_kind"
-].__set__
-_S_NesDocumentDidChangeCapabilities_meta: Final = NesDocumentDidChangeCapabilities.__dict__[
-    "meta"
-].__set__
-_S_NesDocumentDidCloseCapabilities_meta: Final = NesDocumentDidCloseCapabilities.__dict__[
-    "meta"
-].__set__
-_S_NesDocumentDidFocusCapabilities_meta: Final = NesDocumentDidFocusCapabilities.__dict__[
-    "meta"
-].__set__
-_S_NesDocumentDidOpenCapabilities_meta: Final = NesDocumentDidOpenCapabilities.__dict__[
-    "meta"
-].__set__
-_S_NesDocumentDidSaveCapabilities_meta: Final = NesDocumentDidSaveCapabilities.__dict__[
-    "meta"
-].__set__
-_S_NesDocumentEventCapabilities_did_open: Final = NesDocumentEventCapabilities.__dict__[
-    "did_open"
-].__set__
-_S_NesDocumentEventCapabilities_did_change: Final = NesDocumentEventCapabilities.__dict__[
-    "did_change"
-].__set__
-_S_NesDocumentEventCapabilities_did_close: Final = NesDocumentEventCapabilities.__dict__[
-    "did_close"
-].__set__
-_S_NesDocumentEventCapabilities_did_save: Final = NesDocumentEventCapabilities.__dict__[
-    "did_save"
-].__set__
-_S_NesDocumentEventCapabilities_did_focus: Final = NesDocumentEventCapabilities.__dict__[
-    "did_focus"
-].__set__
-_S_NesDocumentEventCapabilities_meta: Final = NesDocumentEventCapabilities.__dict__["meta"].__set__
-_S_NesEditHistoryCapabilities_max_count: Final = NesEditHistoryCapabilities.__dict__[
-    "max_count"
-].__set__
-_S_NesEditHistoryCapabilities_meta: Final = NesEditHistoryCapabilities.__dict__["meta"].__set__
-_S_NesEditHistoryEntry_uri: Final = NesEditHistoryEntry.__dict__["uri"].__set__
-_S_NesEditHistoryEntry_diff: Final = NesEditHistoryEntry.__dict__["diff"].__set__
-_S_NesEditHistoryEntry_meta: Final = NesEditHistoryEntry.__dict__["meta"].__set__
-_S_NesEditSuggestion_id: Final = NesEditSuggestion.__dict__["id"].__set__
-_S_NesEditSuggestion_uri: Final = NesEditSuggestion.__dict__["uri"].__set__
-_S_NesEditSuggestion_edits: Final = NesEditSuggestion.__dict__["edits"].__set__
-_S_NesEditSuggestion_cursor_position: Final = NesEditSuggestion.__dict__["cursor_position"].__set__
-_S_NesEditSuggestion_meta: Final = NesEditSuggestion.__dict__["meta"].__set__
-_S_NesEventCapabilities_document: Final = NesEventCapabilities.__dict__["document"].__set__
-_S_NesEventCapabilities_meta: Final = NesEventCapabilities.__dict__["meta"].__set__
-_S_NesExcerpt_start_line: Final = NesExcerpt.__dict__["start_line"].__set__
-_S_NesExcerpt_end_line: Final = NesExcerpt.__dict__["end_line"].__set__
-_S_NesExcerpt_text: Final = NesExcerpt.__dict__["text"].__set__
-_S_NesExcerpt_meta: Final = NesExcerpt.__dict__["meta"].__set__
-_S_NesJumpCapabilities_meta: Final = NesJumpCapabilities.__dict__["meta"].__set__
-_S_NesJumpSuggestion_id: Final = NesJumpSuggestion.__dict__["id"].__set__
-_S_NesJumpSuggestion_uri: Final = NesJumpSuggestion.__dict__["uri"].__set__
-_S_NesJumpSuggestion_position: Final = NesJumpSuggestion.__dict__["position"].__set__
-_S_NesJumpSuggestion_meta: Final = NesJumpSuggestion.__dict__["meta"].__set__
-_S_NesOpenFile_uri: Final = NesOpenFile.__dict__["uri"].__set__
-_S_NesOpenFile_language_id: Final = NesOpenFile.__dict__["language_id"].__set__
-_S_NesOpenFile_visible_range: Final = NesOpenFile.__dict__["visible_range"].__set__
-_S_NesOpenFile_last_focused_ms: Final = NesOpenFile.__dict__["last_focused_ms"].__set__
-_S_NesOpenFile_meta: Final = NesOpenFile.__dict__["meta"].__set__
-_S_NesOpenFilesCapabilities_meta: Final = NesOpenFilesCapabilities.__dict__["meta"].__set__
-_S_NesRecentFile_uri: Final = NesRecentFile.__dict__["uri"].__set__
-_S_NesRecentFile_language_id: Final = NesRecentFile.__dict__["language_id"].__set__
-_S_NesRecentFile_text: Final = NesRecentFile.__dict__["text"].__set__
-_S_NesRecentFile_meta: Final = NesRecentFile.__dict__["meta"].__set__
-_S_NesRecentFilesCapabilities_max_count: Final = NesRecentFilesCapabilities.__dict__[
-    "max_count"
-].__set__
-_S_NesRecentFilesCapabilities_meta: Final = NesRecentFilesCapabilities.__dict__["meta"].__set__
-_S_NesRelatedSnippet_uri: Final = NesRelatedSnippet.__dict__["uri"].__set__
-_S_NesRelatedSnippet_excerpts: Final = NesRelatedSnippet.__dict__["excerpts"].__set__
-_S_NesRelatedSnippet_meta: Final = NesRelatedSnippet.__dict__["meta"].__set__
-_S_NesRelatedSnippetsCapabilities_meta: Final = NesRelatedSnippetsCapabilities.__dict__[
-    "meta"
-].__set__
-_S_NesRenameCapabilities_meta: Final = NesRenameCapabilities.__dict__["meta"].__set__
-_S_NesRenameSuggestion_id: Final = NesRenameSuggestion.__dict__["id"].__set__
-_S_NesRenameSuggestion_uri: Final = NesRenameSuggestion.__dict__["uri"].__set__
-_S_NesRenameSuggestion_position: Final = NesRenameSuggestion.__dict__["position"].__set__
-_S_NesRenameSuggestion_new_name: Final = NesRenameSuggestion.__dict__["new_name"].__set__
-_S_NesRenameSuggestion_meta: Final = NesRenameSuggestion.__dict__["meta"].__set__
-_S_NesRepository_name: Final = NesRepository.__dict__["name"].__set__
-_S_NesRepository_owner: Final = NesRepository.__dict__["owner"].__set__
-_S_NesRepository_remote_url: Final = NesRepository.__dict__["remote_url"].__set__
-_S_NesRepository_meta: Final = NesRepository.__dict__["meta"].__set__
-_S_NesSearchAndReplaceCapabilities_meta: Final = NesSearchAndReplaceCapabilities.__dict__[
-    "meta"
-].__set__
-_S_NesSearchAndReplaceSuggestion_id: Final = NesSearchAndReplaceSuggestion.__dict__["id"].__set__
-_S_NesSearchAndReplaceSuggestion_uri: Final = NesSearchAndReplaceSuggestion.__dict__["uri"].__set__
-_S_NesSearchAndReplaceSuggestion_search: Final = NesSearchAndReplaceSuggestion.__dict__[
-    "search"
-].__set__
-_S_NesSearchAndReplaceSuggestion_replace: Final = NesSearchAndReplaceSuggestion.__dict__[
-    "replace"
-].__set__
-_S_NesSearchAndReplaceSuggestion_is_regex: Final = NesSearchAndReplaceSuggestion.__dict__[
-    "is_regex"
-].__set__
-_S_NesSearchAndReplaceSuggestion_meta: Final = NesSearchAndReplaceSuggestion.__dict__[
-    "meta"
-].__set__
-_S_NesSuggestContext_recent_files: Final = NesSuggestContext.__dict__["recent_files"].__set__
-_S_NesSuggestContext_related_snippets: Final = NesSuggestContext.__dict__[
-    "related_snippets"
-].__set__
-_S_NesSuggestContext_edit_history: Final = NesSuggestContext.__dict__["edit_history"].__set__
-_S_NesSuggestContext_user_actions: Final = NesSuggestContext.__dict__["user_actions"].__set__
-_S_NesSuggestContext_open_files: Final = NesSuggestContext.__dict__["open_files"].__set__
-_S_NesSuggestContext_diagnostics: Final = NesSuggestContext.__dict__["diagnostics"].__set__
-_S_NesSuggestContext_meta: Final = NesSuggestContext.__dict__["meta"].__set__
-_S_NesTextEdit_range: Final = NesTextEdit.__dict__["range"].__set__
-_S_NesTextEdit_new_text: Final = NesTextEdit.__dict__["new_text"].__set__
-_S_NesTextEdit_meta: Final = NesTextEdit.__dict__["meta"].__set__
-_S_NesUserAction_action: Final = NesUserAction.__dict__["action"].__set__
-_S_NesUserAction_uri: Final = NesUserAction.__dict__["uri"].__set__
-_S_NesUserAction_position: Final = NesUserAction.__dict__["position"].__set__
-_S_NesUserAction_timestamp_ms: Final = NesUserAction.__dict__["timestamp_ms"].__set__
-_S_NesUserAction_meta: Final = NesUserAction.__dict__["meta"].__set__
-_S_NesUserActionsCapabilities_max_count: Final = NesUserActionsCapabilities.__dict__[
-    "max_count"
-].__set__
-_S_NesUserActionsCapabilities_meta: Final = NesUserActionsCapabilities.__dict__["meta"].__set__
-_S_NewSessionRequest_cwd: Final = NewSessionRequest.__dict__["cwd"].__set__
-_S_NewSessionRequest_additional_directories: Final = NewSessionRequest.__dict__[
-    "additional_directories"
-].__set__
-_S_NewSessionRequest_mcp_servers: Final = NewSessionRequest.__dict__["mcp_servers"].__set__
-_S_NewSessionRequest_meta: Final = NewSessionRequest.__dict__["meta"].__set__
-_S_Notice_severity: Final = Notice.__dict__["severity"].__set__
-_S_Notice_title: Final = Notice.__dict__["title"].__set__
-_S_Notice_description: Final = Notice.__dict__["description"].__set__
-_S_Notice_meta: Final = Notice.__dict__["meta"].__set__
-_S_PlanCapabilities_meta: Final = PlanCapabilities.__dict__["meta"].__set__
-_S_PlanFile_plan_id: Final = PlanFile.__dict__["plan_id"].__set__
-_S_PlanFile_uri: Final = PlanFile.__dict__["uri"].__set__
-_S_PlanFile_meta: Final = PlanFile.__dict__["meta"].__set__
-_S_PlanItems_plan_id: Final = PlanItems.__dict__["plan_id"].__set__
-_S_PlanItems_entries: Final = PlanItems.__dict__["entries"].__set__
-_S_PlanItems_meta: Final = PlanItems.__dict__["meta"].__set__
-_S_PlanMarkdown_plan_id: Final = PlanMarkdown.__dict__["plan_id"].__set__
-_S_PlanMarkdown_content: Final = PlanMarkdown.__dict__["content"].__set__
-_S_PlanMarkdown_meta: Final = PlanMarkdown.__dict__["meta"].__set__
-_S_PlanRemoved_plan_id: Final = PlanRemoved.__dict__["plan_id"].__set__
-_S_PlanRemoved_meta: Final = PlanRemoved.__dict__["meta"].__set__
-_S_PlanUpdate_plan: Final = PlanUpdate.__dict__["plan"].__set__
-_S_PlanUpdate_meta: Final = PlanUpdate.__dict__["meta"].__set__
-_S_Position_line: Final = Position.__dict__["line"].__set__
-_S_Position_character: Final = Position.__dict__["character"].__set__
-_S_Position_meta: Final = Position.__dict__["meta"].__set__
-_S_PromptResponse_stop_reason: Final = PromptResponse.__dict__["stop_reason"].__set__
-_S_PromptResponse_usage: Final = PromptResponse.__dict__["usage"].__set__
-_S_PromptResponse_meta: Final = PromptResponse.__dict__["meta"].__set__
-_S_ProviderCurrentConfig_api_type: Final = ProviderCurrentConfig.__dict__["api_type"].__set__
-_S_ProviderCurrentConfig_base_url: Final = ProviderCurrentConfig.__dict__["base_url"].__set__
-_S_ProviderCurrentConfig_meta: Final = ProviderCurrentConfig.__dict__["meta"].__set__
-_S_ProviderInfo_provider_id: Final = ProviderInfo.__dict__["provider_id"].__set__
-_S_ProviderInfo_supported: Final = ProviderInfo.__dict__["supported"].__set__
-_S_ProviderInfo_required: Final = ProviderInfo.__dict__["required"].__set__
-_S_ProviderInfo_current: Final = ProviderInfo.__dict__["current"].__set__
-_S_ProviderInfo_meta: Final = ProviderInfo.__dict__["meta"].__set__
-_S_ProvidersCapabilities_meta: Final = ProvidersCapabilities.__dict__["meta"].__set__
-_S_Range_start: Final = Range.__dict__["start"].__set__
-_S_Range_end: Final = Range.__dict__["end"].__set__
-_S_Range_meta: Final = Range.__dict__["meta"].__set__
-_S_RejectNesNotification_session_id: Final = RejectNesNotification.__dict__["session_id"].__set__
-_S_RejectNesNotification_id: Final = RejectNesNotification.__dict__["id"].__set__
-_S_RejectNesNotification_reason: Final = RejectNesNotification.__dict__["reason"].__set__
-_S_RejectNesNotification_meta: Final = RejectNesNotification.__dict__["meta"].__set__
-_S_RequestPermissionRequest_session_id: Final = RequestPermissionRequest.__dict__[
-    "session_id"
-].__set__
-_S_RequestPermissionRequest_tool_call: Final = RequestPermissionRequest.__dict__[
-    "tool_call"
-].__set__
-_S_RequestPermissionRequest_options: Final = RequestPermissionRequest.__dict__["options"].__set__
-_S_RequestPermissionRequest_meta: Final = RequestPermissionRequest.__dict__["meta"].__set__
-_S_ResumeSessionRequest_session_id: Final = ResumeSessionRequest.__dict__["session_id"].__set__
-_S_ResumeSessionRequest_cwd: Final = ResumeSessionRequest.__dict__["cwd"].__set__
-_S_ResumeSessionRequest_additional_directories: Final = ResumeSessionRequest.__dict__[
-    "additional_directories"
-].__set__
-_S_ResumeSessionRequest_mcp_servers: Final = ResumeSessionRequest.__dict__["mcp_servers"].__set__
-_S_ResumeSessionRequest_meta: Final = ResumeSessionRequest.__dict__["meta"].__set__
-_S_SessionForkCapabilities_meta: Final = SessionForkCapabilities.__dict__["meta"].__set__
-_S_SessionNotification_session_id: Final = SessionNotification.__dict__["session_id"].__set__
-_S_SessionNotification_update: Final = SessionNotification.__dict__["update"].__set__
-_S_SessionNotification_meta: Final = SessionNotification.__dict__["meta"].__set__
-_S_SetProviderRequest_provider_id: Final = SetProviderRequest.__dict__["provider_id"].__set__
-_S_SetProviderRequest_api_type: Final = SetProviderRequest.__dict__["api_type"].__set__
-_S_SetProviderRequest_base_url: Final = SetProviderRequest.__dict__["base_url"].__set__
-_S_SetProviderRequest_headers: Final = SetProviderRequest.__dict__["headers"].__set__
-_S_SetProviderRequest_meta: Final = SetProviderRequest.__dict__["meta"].__set__
-_S_SetProviderResponse_meta: Final = SetProviderResponse.__dict__["meta"].__set__
-_S_StartNesRequest_workspace_uri: Final = StartNesRequest.__dict__["workspace_uri"].__set__
-_S_StartNesRequest_workspace_folders: Final = StartNesRequest.__dict__["workspace_folders"].__set__
-_S_StartNesRequest_repository: Final = StartNesRequest.__dict__["repository"].__set__
-_S_StartNesRequest_meta: Final = StartNesRequest.__dict__["meta"].__set__
-_S_StartNesResponse_session_id: Final = StartNesResponse.__dict__["session_id"].__set__
-_S_StartNesResponse_meta: Final = StartNesResponse.__dict__["meta"].__set__
-_S_SuggestNesRequest_session_id: Final = SuggestNesRequest.__dict__["session_id"].__set__
-_S_SuggestNesRequest_uri: Final = SuggestNesRequest.__dict__["uri"].__set__
-_S_SuggestNesRequest_version: Final = SuggestNesRequest.__dict__["version"].__set__
-_S_SuggestNesRequest_position: Final = SuggestNesRequest.__dict__["position"].__set__
-_S_SuggestNesRequest_selection: Final = SuggestNesRequest.__dict__["selection"].__set__
-_S_SuggestNesRequest_trigger_kind: Final = SuggestNesRequest.__dict__["trigger_kind"].__set__
-_S_SuggestNesRequest_context: Final = SuggestNesRequest.__dict__["context"].__set__
-_S_SuggestNesRequest_meta: Final = SuggestNesRequest.__dict__["meta"].__set__
-_S_SuggestNesResponse_suggestions: Final = SuggestNesResponse.__dict__["suggestions"].__set__
-_S_SuggestNesResponse_meta: Final = SuggestNesResponse.__dict__["meta"].__set__
-_S_TextDocumentContentChangeEvent_range: Final = TextDocumentContentChangeEvent.__dict__[
-    "range"
-].__set__
-_S_TextDocumentContentChangeEvent_text: Final = TextDocumentContentChangeEvent.__dict__[
-    "text"
-].__set__
-_S_TextDocumentContentChangeEvent_meta: Final = TextDocumentContentChangeEvent.__dict__[
-    "meta"
-].__set__
-_S_ToolCall_tool_call_id: Final = ToolCall.__dict__["tool_call_id"].__set__
-_S_ToolCall_title: Final = ToolCall.__dict__["title"].__set__
-_S_ToolCall_name: Final = ToolCall.__dict__["name"].__set__
-_S_ToolCall_kind: Final = ToolCall.__dict__["kind"].__set__
-_S_ToolCall_status: Final = ToolCall.__dict__["status"].__set__
-_S_ToolCall_content: Final = ToolCall.__dict__["content"].__set__
-_S_ToolCall_locations: Final = ToolCall.__dict__["locations"].__set__
-_S_ToolCall_raw_input: Final = ToolCall.__dict__["raw_input"].__set__
-_S_ToolCall_raw_output: Final = ToolCall.__dict__["raw_output"].__set__
-_S_ToolCall_meta: Final = ToolCall.__dict__["meta"].__set__
-_S_ToolCallUpdate_tool_call_id: Final = ToolCallUpdate.__dict__["tool_call_id"].__set__
-_S_ToolCallUpdate_kind: Final = ToolCallUpdate.__dict__["kind"].__set__
-_S_ToolCallUpdate_status: Final = ToolCallUpdate.__dict__["status"].__set__
-_S_ToolCallUpdate_title: Final = ToolCallUpdate.__dict__["title"].__set__
-_S_ToolCallUpdate_name: Final = ToolCallUpdate.__dict__["name"].__set__
-_S_ToolCallUpdate_content: Final = ToolCallUpdate.__dict__["content"].__set__
-_S_ToolCallUpdate_locations: Final = ToolCallUpdate.__dict__["locations"].__set__
-_S_ToolCallUpdate_raw_input: Final = ToolCallUpdate.__dict__["raw_input"].__set__
-_S_ToolCallUpdate_raw_output: Final = ToolCallUpdate.__dict__["raw_output"].__set__
-_S_ToolCallUpdate_meta: Final = ToolCallUpdate.__dict__["meta"].__set__
-_S_Usage_total_tokens: Final = Usage.__dict__["total_tokens"].__set__
-_S_Usage_input_tokens: Final = Usage.__dict__["input_tokens"].__set__
-_S_Usage_output_tokens: Final = Usage.__dict__["output_tokens"].__set__
-_S_Usage_thought_tokens: Final = Usage.__dict__["thought_tokens"].__set__
-_S_Usage_cached_read_tokens: Final = Usage.__dict__["cached_read_tokens"].__set__
-_S_Usage_cached_write_tokens: Final = Usage.__dict__["cached_write_tokens"].__set__
-_S_Usage_meta: Final = Usage.__dict__["meta"].__set__
-_S_WorkspaceFolder_uri: Final = WorkspaceFolder.__dict__["uri"].__set__
-_S_WorkspaceFolder_name: Final = WorkspaceFolder.__dict__["name"].__set__
-_S_WorkspaceFolder_meta: Final = WorkspaceFolder.__dict__["meta"].__set__
+_W_AcceptNesNotification: Final = _s.twin(AcceptNesNotification)
+_W_McpCapabilities: Final = _s.twin(McpCapabilities)
+_W_SessionCapabilities: Final = _s.twin(SessionCapabilities)
+_W_AgentCapabilities: Final = _s.twin(AgentCapabilities)
+_W_ClientCapabilities: Final = _s.twin(ClientCapabilities)
+_W_ClientNesCapabilities: Final = _s.twin(ClientNesCapabilities)
+_W_ClientSessionCapabilities: Final = _s.twin(ClientSessionCapabilities)
+_W_CloseNesRequest: Final = _s.twin(CloseNesRequest)
+_W_CloseNesResponse: Final = _s.twin(CloseNesResponse)
+_W_CompactionSummaryChunk: Final = _s.twin(CompactionSummaryChunk)
+_W_CompactionUpdate: Final = _s.twin(CompactionUpdate)
+_W_ConnectMcpRequest: Final = _s.twin(ConnectMcpRequest)
+_W_ConnectMcpResponse: Final = _s.twin(ConnectMcpResponse)
+_W_DidChangeDocumentNotification: Final = _s.twin(DidChangeDocumentNotification)
+_W_DidCloseDocumentNotification: Final = _s.twin(DidCloseDocumentNotification)
+_W_DidFocusDocumentNotification: Final = _s.twin(DidFocusDocumentNotification)
+_W_DidOpenDocumentNotification: Final = _s.twin(DidOpenDocumentNotification)
+_W_DidSaveDocumentNotification: Final = _s.twin(DidSaveDocumentNotification)
+_W_DisableProviderRequest: Final = _s.twin(DisableProviderRequest)
+_W_DisableProviderResponse: Final = _s.twin(DisableProviderResponse)
+_W_DisconnectMcpRequest: Final = _s.twin(DisconnectMcpRequest)
+_W_DisconnectMcpResponse: Final = _s.twin(DisconnectMcpResponse)
+_W_ForkSessionRequest: Final = _s.twin(ForkSessionRequest)
+_W_ForkSessionResponse: Final = _s.twin(ForkSessionResponse)
+_W_InitializeRequest: Final = _s.twin(InitializeRequest)
+_W_InitializeResponse: Final = _s.twin(InitializeResponse)
+_W_ListProvidersRequest: Final = _s.twin(ListProvidersRequest)
+_W_ListProvidersResponse: Final = _s.twin(ListProvidersResponse)
+_W_LoadSessionRequest: Final = _s.twin(LoadSessionRequest)
+_W_McpServerAcp: Final = _s.twin(McpServerAcp)
+_W_MessageMcpNotification: Final = _s.twin(MessageMcpNotification)
+_W_MessageMcpRequest: Final = _s.twin(MessageMcpRequest)
+_W_NesCapabilities: Final = _s.twin(NesCapabilities)
+_W_NesContextCapabilities: Final = _s.twin(NesContextCapabilities)
+_W_NesDiagnostic: Final = _s.twin(NesDiagnostic)
+_W_NesDiagnosticsCapabilities: Final = _s.twin(NesDiagnosticsCapabilities)
+_W_NesDocumentDidChangeCapabilities: Final = _s.twin(NesDocumentDidChangeCapabilities)
+_W_NesDocumentDidCloseCapabilities: Final = _s.twin(NesDocumentDidCloseCapabilities)
+_W_NesDocumentDidFocusCapabilities: Final = _s.twin(NesDocumentDidFocusCapabilities)
+_W_NesDocumentDidOpenCapabilities: Final = _s.twin(NesDocumentDidOpenCapabilities)
+_W_NesDocumentDidSaveCapabilities: Final = _s.twin(NesDocumentDidSaveCapabilities)
+_W_NesDocumentEventCapabilities: Final = _s.twin(NesDocumentEventCapabilities)
+_W_NesEditHistoryCapabilities: Final = _s.twin(NesEditHistoryCapabilities)
+_W_NesEditHistoryEntry: Final = _s.twin(NesEditHistoryEntry)
+_W_NesEditSuggestion: Final = _s.twin(NesEditSuggestion)
+_W_NesEventCapabilities: Final = _s.twin(NesEventCapabilities)
+_W_NesExcerpt: Final = _s.twin(NesExcerpt)
+_W_NesJumpCapabilities: Final = _s.twin(NesJumpCapabilities)
+_W_NesJumpSuggestion: Final = _s.twin(NesJumpSuggestion)
+_W_NesOpenFile: Final = _s.twin(NesOpenFile)
+_W_NesOpenFilesCapabilities: Final = _s.twin(NesOpenFilesCapabilities)
+_W_NesRecentFile: Final = _s.twin(NesRecentFile)
+_W_NesRecentFilesCapabilities: Final = _s.twin(NesRecentFilesCapabilities)
+_W_NesRelatedSnippet: Final = _s.twin(NesRelatedSnippet)
+_W_NesRelatedSnippetsCapabilities: Final = _s.twin(NesRelatedSnippetsCapabilities)
+_W_NesRenameCapabilities: Final = _s.twin(NesRenameCapabilities)
+_W_NesRenameSuggestion: Final = _s.twin(NesRenameSuggestion)
+_W_NesRepository: Final = _s.twin(NesRepository)
+_W_NesSearchAndReplaceCapabilities: Final = _s.twin(NesSearchAndReplaceCapabilities)
+_W_NesSearchAndReplaceSuggestion: Final = _s.twin(NesSearchAndReplaceSuggestion)
+_W_NesSuggestContext: Final = _s.twin(NesSuggestContext)
+_W_NesTextEdit: Final = _s.twin(NesTextEdit)
+_W_NesUserAction: Final = _s.twin(NesUserAction)
+_W_NesUserActionsCapabilities: Final = _s.twin(NesUserActionsCapabilities)
+_W_NewSessionRequest: Final = _s.twin(NewSessionRequest)
+_W_Notice: Final = _s.twin(Notice)
+_W_PlanCapabilities: Final = _s.twin(PlanCapabilities)
+_W_PlanFile: Final = _s.twin(PlanFile)
+_W_PlanItems: Final = _s.twin(PlanItems)
+_W_PlanMarkdown: Final = _s.twin(PlanMarkdown)
+_W_PlanRemoved: Final = _s.twin(PlanRemoved)
+_W_PlanUpdate: Final = _s.twin(PlanUpdate)
+_W_Position: Final = _s.twin(Position)
+_W_PromptResponse: Final = _s.twin(PromptResponse)
+_W_ProviderCurrentConfig: Final = _s.twin(ProviderCurrentConfig)
+_W_ProviderInfo: Final = _s.twin(ProviderInfo)
+_W_ProvidersCapabilities: Final = _s.twin(ProvidersCapabilities)
+_W_Range: Final = _s.twin(Range)
+_W_RejectNesNotification: Final = _s.twin(RejectNesNotification)
+_W_RequestPermissionRequest: Final = _s.twin(RequestPermissionRequest)
+_W_ResumeSessionRequest: Final = _s.twin(ResumeSessionRequest)
+_W_SessionForkCapabilities: Final = _s.twin(SessionForkCapabilities)
+_W_SessionNotification: Final = _s.twin(SessionNotification)
+_W_SetProviderRequest: Final = _s.twin(SetProviderRequest)
+_W_SetProviderResponse: Final = _s.twin(SetProviderResponse)
+_W_StartNesRequest: Final = _s.twin(StartNesRequest)
+_W_StartNesResponse: Final = _s.twin(StartNesResponse)
+_W_SuggestNesRequest: Final = _s.twin(SuggestNesRequest)
+_W_SuggestNesResponse: Final = _s.twin(SuggestNesResponse)
+_W_TextDocumentContentChangeEvent: Final = _s.twin(TextDocumentContentChangeEvent)
+_W_ToolCall: Final = _s.twin(ToolCall)
+_W_ToolCallUpdate: Final = _s.twin(ToolCallUpdate)
+_W_ToolCallProgress: Final = _s.twin(ToolCallProgress)
+_W_Usage: Final = _s.twin(Usage)
+_W_WorkspaceFolder: Final = _s.twin(WorkspaceFolder)
 _K_AcceptNesNotification: Final = frozenset({"_meta", "id", "sessionId"})
 _K_McpCapabilities: Final = frozenset({"_meta", "acp", "http", "sse"})
 _K_SessionCapabilities: Final = frozenset(
@@ -1245,70 +886,68 @@ _DF_InitializeResponse_agent_capabilities: Final = AgentCapabilities()
 def _d_AcceptNesNotification(d: Any) -> AcceptNesNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_AcceptNesNotification)
+    o: AcceptNesNotification
+    v: Any
     r: Any
-    f_session_id: Any
-    f_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    if n == len(d):
-        f_meta = None
+    w.id = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AcceptNesNotification
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AcceptNesNotification = _new(AcceptNesNotification)
-    _S_AcceptNesNotification_session_id(o, f_session_id)
-    _S_AcceptNesNotification_id(o, f_id)
-    _S_AcceptNesNotification_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AcceptNesNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AcceptNesNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AcceptNesNotification
+    o = w
     return o
 
 
 def _e_AcceptNesNotification(o: AcceptNesNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "id": o.id}
+    d: dict[str, Any] = {"sessionId": o.session_id, "id": o.id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.id
-    d["id"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1316,94 +955,103 @@ def _e_AcceptNesNotification(o: AcceptNesNotification) -> dict[str, Any]:
 def _d_McpCapabilities(d: Any) -> McpCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_McpCapabilities)
+    o: McpCapabilities
+    v: Any
     r: Any
-    f_http: Any
-    f_sse: Any
-    f_acp: Any
-    f_meta: Any
-    if n == len(d):
-        f_http = False
-        f_sse = False
-        f_acp = False
-        f_meta = None
+    if len(d) == 0:
+        w.http = False
+        w.sse = False
+        w.acp = False
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = McpCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "http" not in d:
+        w.http = False
     else:
-        v = d.get("http", _MISSING)
-        if v is _MISSING:
-            f_http = False
+        v = d["http"]
+        n += 1
+        if v is None:
+            w.http = False
+            ex = _s.note(ex, "http")
         else:
-            n += 1
-            if v is None:
-                f_http = False
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
                 ex = _s.note(ex, "http")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "http")
-                f_http = r
-        v = d.get("sse", _MISSING)
-        if v is _MISSING:
-            f_sse = False
+            w.http = r
+    if "sse" not in d:
+        w.sse = False
+    else:
+        v = d["sse"]
+        n += 1
+        if v is None:
+            w.sse = False
+            ex = _s.note(ex, "sse")
         else:
-            n += 1
-            if v is None:
-                f_sse = False
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
                 ex = _s.note(ex, "sse")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "sse")
-                f_sse = r
-        v = d.get("acp", _MISSING)
-        if v is _MISSING:
-            f_acp = False
+            w.sse = r
+    if "acp" not in d:
+        w.acp = False
+    else:
+        v = d["acp"]
+        n += 1
+        if v is None:
+            w.acp = False
+            ex = _s.note(ex, "acp")
         else:
-            n += 1
-            if v is None:
-                f_acp = False
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
                 ex = _s.note(ex, "acp")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "acp")
-                f_acp = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.acp = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: McpCapabilities = _new(McpCapabilities)
-    _S_McpCapabilities_http(o, f_http)
-    _S_McpCapabilities_sse(o, f_sse)
-    _S_McpCapabilities_acp(o, f_acp)
-    _S_McpCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_McpCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = McpCapabilities
+    o = w
     return o
 
 
 def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
+    if (
+        o.http is False
+        and o.sse is False
+        and o.acp is False
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1421,7 +1069,7 @@ def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1429,151 +1077,157 @@ def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
 def _d_SessionCapabilities(d: Any) -> SessionCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionCapabilities)
+    o: SessionCapabilities
+    v: Any
     r: Any
-    f_list: Any
-    f_delete: Any
-    f_additional_directories: Any
-    f_fork: Any
-    f_resume: Any
-    f_close: Any
-    f_meta: Any
-    if n == len(d):
-        f_list = None
-        f_delete = None
-        f_additional_directories = None
-        f_fork = None
-        f_resume = None
-        f_close = None
-        f_meta = None
+    if len(d) == 0:
+        w.list = None
+        w.delete = None
+        w.additional_directories = None
+        w.fork = None
+        w.resume = None
+        w.close = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "list" not in d:
+        w.list = None
     else:
-        v = d.get("list", _MISSING)
-        if v is _MISSING:
-            f_list = None
+        v = d["list"]
+        n += 1
+        if v is None:
+            w.list = None
+            ex = _s.note(ex, "list")
         else:
-            n += 1
-            if v is None:
-                f_list = None
+            try:
+                r = _d_SessionListCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "list")
-            else:
-                try:
-                    r = _d_SessionListCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "list")
-                f_list = r
-        v = d.get("delete", _MISSING)
-        if v is _MISSING:
-            f_delete = None
+            w.list = r
+    if "delete" not in d:
+        w.delete = None
+    else:
+        v = d["delete"]
+        n += 1
+        if v is None:
+            w.delete = None
+            ex = _s.note(ex, "delete")
         else:
-            n += 1
-            if v is None:
-                f_delete = None
+            try:
+                r = _d_SessionDeleteCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "delete")
-            else:
-                try:
-                    r = _d_SessionDeleteCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "delete")
-                f_delete = r
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = None
+            w.delete = r
+    if "additionalDirectories" not in d:
+        w.additional_directories = None
+    else:
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            w.additional_directories = None
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = None
+            try:
+                r = _d_SessionAdditionalDirectoriesCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _d_SessionAdditionalDirectoriesCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("fork", _MISSING)
-        if v is _MISSING:
-            f_fork = None
+            w.additional_directories = r
+    if "fork" not in d:
+        w.fork = None
+    else:
+        v = d["fork"]
+        n += 1
+        if v is None:
+            w.fork = None
+            ex = _s.note(ex, "fork")
         else:
-            n += 1
-            if v is None:
-                f_fork = None
+            try:
+                r = _d_SessionForkCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "fork")
-            else:
-                try:
-                    r = _d_SessionForkCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "fork")
-                f_fork = r
-        v = d.get("resume", _MISSING)
-        if v is _MISSING:
-            f_resume = None
+            w.fork = r
+    if "resume" not in d:
+        w.resume = None
+    else:
+        v = d["resume"]
+        n += 1
+        if v is None:
+            w.resume = None
+            ex = _s.note(ex, "resume")
         else:
-            n += 1
-            if v is None:
-                f_resume = None
+            try:
+                r = _d_SessionResumeCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "resume")
-            else:
-                try:
-                    r = _d_SessionResumeCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "resume")
-                f_resume = r
-        v = d.get("close", _MISSING)
-        if v is _MISSING:
-            f_close = None
+            w.resume = r
+    if "close" not in d:
+        w.close = None
+    else:
+        v = d["close"]
+        n += 1
+        if v is None:
+            w.close = None
+            ex = _s.note(ex, "close")
         else:
-            n += 1
-            if v is None:
-                f_close = None
+            try:
+                r = _d_SessionCloseCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "close")
-            else:
-                try:
-                    r = _d_SessionCloseCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "close")
-                f_close = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.close = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionCapabilities = _new(SessionCapabilities)
-    _S_SessionCapabilities_list(o, f_list)
-    _S_SessionCapabilities_delete(o, f_delete)
-    _S_SessionCapabilities_additional_directories(o, f_additional_directories)
-    _S_SessionCapabilities_fork(o, f_fork)
-    _S_SessionCapabilities_resume(o, f_resume)
-    _S_SessionCapabilities_close(o, f_close)
-    _S_SessionCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionCapabilities
+    o = w
     return o
 
 
 def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
+    if (
+        o.list is None
+        and o.delete is None
+        and o.additional_directories is None
+        and o.fork is None
+        and o.resume is None
+        and o.close is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1612,7 +1266,7 @@ def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1620,198 +1274,202 @@ def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
 def _d_AgentCapabilities(d: Any) -> AgentCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_AgentCapabilities)
+    o: AgentCapabilities
+    v: Any
     r: Any
-    f_load_session: Any
-    f_prompt_capabilities: Any
-    f_mcp_capabilities: Any
-    f_session_capabilities: Any
-    f_auth: Any
-    f_providers: Any
-    f_nes: Any
-    f_position_encoding: Any
-    f_meta: Any
-    if n == len(d):
-        f_load_session = False
-        f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
-        f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
-        f_session_capabilities = _DF_AgentCapabilities_session_capabilities
-        f_auth = _DF_AgentCapabilities_auth
-        f_providers = None
-        f_nes = None
-        f_position_encoding = None
-        f_meta = None
+    if len(d) == 0:
+        w.load_session = False
+        w.prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+        w.mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+        w.session_capabilities = _DF_AgentCapabilities_session_capabilities
+        w.auth = _DF_AgentCapabilities_auth
+        w.providers = None
+        w.nes = None
+        w.position_encoding = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = AgentCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "loadSession" not in d:
+        w.load_session = False
     else:
-        v = d.get("loadSession", _MISSING)
-        if v is _MISSING:
-            f_load_session = False
+        v = d["loadSession"]
+        n += 1
+        if v is None:
+            w.load_session = False
+            ex = _s.note(ex, "loadSession")
         else:
-            n += 1
-            if v is None:
-                f_load_session = False
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
                 ex = _s.note(ex, "loadSession")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "loadSession")
-                f_load_session = r
-        v = d.get("promptCapabilities", _MISSING)
-        if v is _MISSING:
-            f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+            w.load_session = r
+    if "promptCapabilities" not in d:
+        w.prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+    else:
+        v = d["promptCapabilities"]
+        n += 1
+        if v is None:
+            w.prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+            ex = _s.note(ex, "promptCapabilities")
         else:
-            n += 1
-            if v is None:
-                f_prompt_capabilities = _DF_AgentCapabilities_prompt_capabilities
+            try:
+                r = _d_PromptCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_prompt_capabilities
+            if (
+                r is _DF_AgentCapabilities_prompt_capabilities
+                or r == _DF_AgentCapabilities_prompt_capabilities
+            ):
                 ex = _s.note(ex, "promptCapabilities")
-            else:
-                try:
-                    r = _d_PromptCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_prompt_capabilities
-                if (
-                    r is _DF_AgentCapabilities_prompt_capabilities
-                    or r == _DF_AgentCapabilities_prompt_capabilities
-                ):
-                    ex = _s.note(ex, "promptCapabilities")
-                f_prompt_capabilities = r
-        v = d.get("mcpCapabilities", _MISSING)
-        if v is _MISSING:
-            f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+            w.prompt_capabilities = r
+    if "mcpCapabilities" not in d:
+        w.mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+    else:
+        v = d["mcpCapabilities"]
+        n += 1
+        if v is None:
+            w.mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+            ex = _s.note(ex, "mcpCapabilities")
         else:
-            n += 1
-            if v is None:
-                f_mcp_capabilities = _DF_AgentCapabilities_mcp_capabilities
+            try:
+                r = _d_McpCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_mcp_capabilities
+            if (
+                r is _DF_AgentCapabilities_mcp_capabilities
+                or r == _DF_AgentCapabilities_mcp_capabilities
+            ):
                 ex = _s.note(ex, "mcpCapabilities")
-            else:
-                try:
-                    r = _d_McpCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_mcp_capabilities
-                if (
-                    r is _DF_AgentCapabilities_mcp_capabilities
-                    or r == _DF_AgentCapabilities_mcp_capabilities
-                ):
-                    ex = _s.note(ex, "mcpCapabilities")
-                f_mcp_capabilities = r
-        v = d.get("sessionCapabilities", _MISSING)
-        if v is _MISSING:
-            f_session_capabilities = _DF_AgentCapabilities_session_capabilities
+            w.mcp_capabilities = r
+    if "sessionCapabilities" not in d:
+        w.session_capabilities = _DF_AgentCapabilities_session_capabilities
+    else:
+        v = d["sessionCapabilities"]
+        n += 1
+        if v is None:
+            w.session_capabilities = _DF_AgentCapabilities_session_capabilities
+            ex = _s.note(ex, "sessionCapabilities")
         else:
-            n += 1
-            if v is None:
-                f_session_capabilities = _DF_AgentCapabilities_session_capabilities
+            try:
+                r = _d_SessionCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_session_capabilities
+            if (
+                r is _DF_AgentCapabilities_session_capabilities
+                or r == _DF_AgentCapabilities_session_capabilities
+            ):
                 ex = _s.note(ex, "sessionCapabilities")
-            else:
-                try:
-                    r = _d_SessionCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_session_capabilities
-                if (
-                    r is _DF_AgentCapabilities_session_capabilities
-                    or r == _DF_AgentCapabilities_session_capabilities
-                ):
-                    ex = _s.note(ex, "sessionCapabilities")
-                f_session_capabilities = r
-        v = d.get("auth", _MISSING)
-        if v is _MISSING:
-            f_auth = _DF_AgentCapabilities_auth
+            w.session_capabilities = r
+    if "auth" not in d:
+        w.auth = _DF_AgentCapabilities_auth
+    else:
+        v = d["auth"]
+        n += 1
+        if v is None:
+            w.auth = _DF_AgentCapabilities_auth
+            ex = _s.note(ex, "auth")
         else:
-            n += 1
-            if v is None:
-                f_auth = _DF_AgentCapabilities_auth
+            try:
+                r = _d_AgentAuthCapabilities(v)
+            except DecodeError:
+                r = _DF_AgentCapabilities_auth
+            if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
                 ex = _s.note(ex, "auth")
-            else:
-                try:
-                    r = _d_AgentAuthCapabilities(v)
-                except DecodeError:
-                    r = _DF_AgentCapabilities_auth
-                if r is _DF_AgentCapabilities_auth or r == _DF_AgentCapabilities_auth:
-                    ex = _s.note(ex, "auth")
-                f_auth = r
-        v = d.get("providers", _MISSING)
-        if v is _MISSING:
-            f_providers = None
+            w.auth = r
+    if "providers" not in d:
+        w.providers = None
+    else:
+        v = d["providers"]
+        n += 1
+        if v is None:
+            w.providers = None
+            ex = _s.note(ex, "providers")
         else:
-            n += 1
-            if v is None:
-                f_providers = None
+            try:
+                r = _d_ProvidersCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "providers")
-            else:
-                try:
-                    r = _d_ProvidersCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "providers")
-                f_providers = r
-        v = d.get("nes", _MISSING)
-        if v is _MISSING:
-            f_nes = None
+            w.providers = r
+    if "nes" not in d:
+        w.nes = None
+    else:
+        v = d["nes"]
+        n += 1
+        if v is None:
+            w.nes = None
+            ex = _s.note(ex, "nes")
         else:
-            n += 1
-            if v is None:
-                f_nes = None
+            try:
+                r = _d_NesCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "nes")
-            else:
-                try:
-                    r = _d_NesCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "nes")
-                f_nes = r
-        v = d.get("positionEncoding", _MISSING)
-        if v is _MISSING:
-            f_position_encoding = None
+            w.nes = r
+    if "positionEncoding" not in d:
+        w.position_encoding = None
+    else:
+        v = d["positionEncoding"]
+        n += 1
+        if v is None:
+            w.position_encoding = None
+            ex = _s.note(ex, "positionEncoding")
         else:
-            n += 1
-            if v is None:
-                f_position_encoding = None
+            if type(v) is not str or v not in _L_PositionEncodingKind:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "positionEncoding")
-            else:
-                if type(v) is not str or v not in _L_PositionEncodingKind:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "positionEncoding")
-                f_position_encoding = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.position_encoding = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: AgentCapabilities = _new(AgentCapabilities)
-    _S_AgentCapabilities_load_session(o, f_load_session)
-    _S_AgentCapabilities_prompt_capabilities(o, f_prompt_capabilities)
-    _S_AgentCapabilities_mcp_capabilities(o, f_mcp_capabilities)
-    _S_AgentCapabilities_session_capabilities(o, f_session_capabilities)
-    _S_AgentCapabilities_auth(o, f_auth)
-    _S_AgentCapabilities_providers(o, f_providers)
-    _S_AgentCapabilities_nes(o, f_nes)
-    _S_AgentCapabilities_position_encoding(o, f_position_encoding)
-    _S_AgentCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_AgentCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_AgentCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = AgentCapabilities
+    o = w
     return o
 
 
 def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
+    if (
+        o.load_session is False
+        and o.prompt_capabilities is _DF_AgentCapabilities_prompt_capabilities
+        and o.mcp_capabilities is _DF_AgentCapabilities_mcp_capabilities
+        and o.session_capabilities is _DF_AgentCapabilities_session_capabilities
+        and o.auth is _DF_AgentCapabilities_auth
+        and o.providers is None
+        and o.nes is None
+        and o.position_encoding is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -1859,7 +1517,7 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -1867,185 +1525,175 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
 def _d_ClientCapabilities(d: Any) -> ClientCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ClientCapabilities)
+    o: ClientCapabilities
+    v: Any
     r: Any
-    f_fs: Any
-    f_terminal: Any
-    f_session: Any
-    f_plan: Any
-    f_auth: Any
-    f_elicitation: Any
-    f_nes: Any
-    f_position_encodings: Any
-    f_meta: Any
-    if n == len(d):
-        f_fs = _DF_ClientCapabilities_fs
-        f_terminal = False
-        f_session = None
-        f_plan = None
-        f_auth = _DF_ClientCapabilities_auth
-        f_elicitation = None
-        f_nes = None
-        f_position_encodings = []
-        f_meta = None
+    if len(d) == 0:
+        w.fs = _DF_ClientCapabilities_fs
+        w.terminal = False
+        w.session = None
+        w.plan = None
+        w.auth = _DF_ClientCapabilities_auth
+        w.elicitation = None
+        w.nes = None
+        w.position_encodings = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ClientCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "fs" not in d:
+        w.fs = _DF_ClientCapabilities_fs
     else:
-        v = d.get("fs", _MISSING)
-        if v is _MISSING:
-            f_fs = _DF_ClientCapabilities_fs
+        v = d["fs"]
+        n += 1
+        if v is None:
+            w.fs = _DF_ClientCapabilities_fs
+            ex = _s.note(ex, "fs")
         else:
-            n += 1
-            if v is None:
-                f_fs = _DF_ClientCapabilities_fs
+            try:
+                r = _d_FileSystemCapabilities(v)
+            except DecodeError:
+                r = _DF_ClientCapabilities_fs
+            if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
                 ex = _s.note(ex, "fs")
-            else:
-                try:
-                    r = _d_FileSystemCapabilities(v)
-                except DecodeError:
-                    r = _DF_ClientCapabilities_fs
-                if r is _DF_ClientCapabilities_fs or r == _DF_ClientCapabilities_fs:
-                    ex = _s.note(ex, "fs")
-                f_fs = r
-        v = d.get("terminal", _MISSING)
-        if v is _MISSING:
-            f_terminal = False
+            w.fs = r
+    if "terminal" not in d:
+        w.terminal = False
+    else:
+        v = d["terminal"]
+        n += 1
+        if v is None:
+            w.terminal = False
+            ex = _s.note(ex, "terminal")
         else:
-            n += 1
-            if v is None:
-                f_terminal = False
+            if type(v) is not bool:
+                r = False
+            else:
+                r = v
+            if r is False:
                 ex = _s.note(ex, "terminal")
-            else:
-                if type(v) is not bool:
-                    r = False
-                else:
-                    r = v
-                if r is False:
-                    ex = _s.note(ex, "terminal")
-                f_terminal = r
-        v = d.get("session", _MISSING)
-        if v is _MISSING:
-            f_session = None
+            w.terminal = r
+    if "session" not in d:
+        w.session = None
+    else:
+        v = d["session"]
+        n += 1
+        if v is None:
+            w.session = None
+            ex = _s.note(ex, "session")
         else:
-            n += 1
-            if v is None:
-                f_session = None
+            try:
+                r = _d_ClientSessionCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "session")
-            else:
-                try:
-                    r = _d_ClientSessionCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "session")
-                f_session = r
-        v = d.get("plan", _MISSING)
-        if v is _MISSING:
-            f_plan = None
+            w.session = r
+    if "plan" not in d:
+        w.plan = None
+    else:
+        v = d["plan"]
+        n += 1
+        if v is None:
+            w.plan = None
+            ex = _s.note(ex, "plan")
         else:
-            n += 1
-            if v is None:
-                f_plan = None
+            try:
+                r = _d_PlanCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "plan")
-            else:
-                try:
-                    r = _d_PlanCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "plan")
-                f_plan = r
-        v = d.get("auth", _MISSING)
-        if v is _MISSING:
-            f_auth = _DF_ClientCapabilities_auth
+            w.plan = r
+    if "auth" not in d:
+        w.auth = _DF_ClientCapabilities_auth
+    else:
+        v = d["auth"]
+        n += 1
+        if v is None:
+            w.auth = _DF_ClientCapabilities_auth
+            ex = _s.note(ex, "auth")
         else:
-            n += 1
-            if v is None:
-                f_auth = _DF_ClientCapabilities_auth
+            try:
+                r = _d_AuthCapabilities(v)
+            except DecodeError:
+                r = _DF_ClientCapabilities_auth
+            if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
                 ex = _s.note(ex, "auth")
-            else:
-                try:
-                    r = _d_AuthCapabilities(v)
-                except DecodeError:
-                    r = _DF_ClientCapabilities_auth
-                if r is _DF_ClientCapabilities_auth or r == _DF_ClientCapabilities_auth:
-                    ex = _s.note(ex, "auth")
-                f_auth = r
-        v = d.get("elicitation", _MISSING)
-        if v is _MISSING:
-            f_elicitation = None
+            w.auth = r
+    if "elicitation" not in d:
+        w.elicitation = None
+    else:
+        v = d["elicitation"]
+        n += 1
+        if v is None:
+            w.elicitation = None
+            ex = _s.note(ex, "elicitation")
         else:
-            n += 1
-            if v is None:
-                f_elicitation = None
+            try:
+                r = _d_ElicitationCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "elicitation")
-            else:
-                try:
-                    r = _d_ElicitationCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "elicitation")
-                f_elicitation = r
-        v = d.get("nes", _MISSING)
-        if v is _MISSING:
-            f_nes = None
+            w.elicitation = r
+    if "nes" not in d:
+        w.nes = None
+    else:
+        v = d["nes"]
+        n += 1
+        if v is None:
+            w.nes = None
+            ex = _s.note(ex, "nes")
         else:
-            n += 1
-            if v is None:
-                f_nes = None
+            try:
+                r = _d_ClientNesCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "nes")
-            else:
-                try:
-                    r = _d_ClientNesCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "nes")
-                f_nes = r
-        v = d.get("positionEncodings", _MISSING)
-        if v is _MISSING:
-            f_position_encodings = []
+            w.nes = r
+    if "positionEncodings" not in d:
+        w.position_encodings = []
+    else:
+        v = d["positionEncodings"]
+        n += 1
+        if v is None:
+            w.position_encodings = []
+            ex = _s.note(ex, "positionEncodings")
         else:
-            n += 1
-            if v is None:
-                f_position_encodings = []
+            try:
+                r = _s.d_list_skip(v, _d_PositionEncodingKind)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "positionEncodings")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_PositionEncodingKind)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "positionEncodings")
-                f_position_encodings = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.position_encodings = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ClientCapabilities = _new(ClientCapabilities)
-    _S_ClientCapabilities_fs(o, f_fs)
-    _S_ClientCapabilities_terminal(o, f_terminal)
-    _S_ClientCapabilities_session(o, f_session)
-    _S_ClientCapabilities_plan(o, f_plan)
-    _S_ClientCapabilities_auth(o, f_auth)
-    _S_ClientCapabilities_elicitation(o, f_elicitation)
-    _S_ClientCapabilities_nes(o, f_nes)
-    _S_ClientCapabilities_position_encodings(o, f_position_encodings)
-    _S_ClientCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ClientCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ClientCapabilities
+    o = w
     return o
 
 
@@ -2090,7 +1738,7 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2098,94 +1746,103 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
 def _d_ClientNesCapabilities(d: Any) -> ClientNesCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ClientNesCapabilities)
+    o: ClientNesCapabilities
+    v: Any
     r: Any
-    f_jump: Any
-    f_rename: Any
-    f_search_and_replace: Any
-    f_meta: Any
-    if n == len(d):
-        f_jump = None
-        f_rename = None
-        f_search_and_replace = None
-        f_meta = None
+    if len(d) == 0:
+        w.jump = None
+        w.rename = None
+        w.search_and_replace = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ClientNesCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "jump" not in d:
+        w.jump = None
     else:
-        v = d.get("jump", _MISSING)
-        if v is _MISSING:
-            f_jump = None
+        v = d["jump"]
+        n += 1
+        if v is None:
+            w.jump = None
+            ex = _s.note(ex, "jump")
         else:
-            n += 1
-            if v is None:
-                f_jump = None
+            try:
+                r = _d_NesJumpCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "jump")
-            else:
-                try:
-                    r = _d_NesJumpCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "jump")
-                f_jump = r
-        v = d.get("rename", _MISSING)
-        if v is _MISSING:
-            f_rename = None
+            w.jump = r
+    if "rename" not in d:
+        w.rename = None
+    else:
+        v = d["rename"]
+        n += 1
+        if v is None:
+            w.rename = None
+            ex = _s.note(ex, "rename")
         else:
-            n += 1
-            if v is None:
-                f_rename = None
+            try:
+                r = _d_NesRenameCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "rename")
-            else:
-                try:
-                    r = _d_NesRenameCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "rename")
-                f_rename = r
-        v = d.get("searchAndReplace", _MISSING)
-        if v is _MISSING:
-            f_search_and_replace = None
+            w.rename = r
+    if "searchAndReplace" not in d:
+        w.search_and_replace = None
+    else:
+        v = d["searchAndReplace"]
+        n += 1
+        if v is None:
+            w.search_and_replace = None
+            ex = _s.note(ex, "searchAndReplace")
         else:
-            n += 1
-            if v is None:
-                f_search_and_replace = None
+            try:
+                r = _d_NesSearchAndReplaceCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "searchAndReplace")
-            else:
-                try:
-                    r = _d_NesSearchAndReplaceCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "searchAndReplace")
-                f_search_and_replace = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.search_and_replace = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ClientNesCapabilities = _new(ClientNesCapabilities)
-    _S_ClientNesCapabilities_jump(o, f_jump)
-    _S_ClientNesCapabilities_rename(o, f_rename)
-    _S_ClientNesCapabilities_search_and_replace(o, f_search_and_replace)
-    _S_ClientNesCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientNesCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ClientNesCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ClientNesCapabilities
+    o = w
     return o
 
 
 def _e_ClientNesCapabilities(o: ClientNesCapabilities) -> dict[str, Any]:
+    if (
+        o.jump is None
+        and o.rename is None
+        and o.search_and_replace is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -2209,7 +1866,7 @@ def _e_ClientNesCapabilities(o: ClientNesCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2217,75 +1874,85 @@ def _e_ClientNesCapabilities(o: ClientNesCapabilities) -> dict[str, Any]:
 def _d_ClientSessionCapabilities(d: Any) -> ClientSessionCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ClientSessionCapabilities)
+    o: ClientSessionCapabilities
+    v: Any
     r: Any
-    f_compaction: Any
-    f_config_options: Any
-    f_meta: Any
-    if n == len(d):
-        f_compaction = None
-        f_config_options = None
-        f_meta = None
+    if len(d) == 0:
+        w.compaction = None
+        w.config_options = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ClientSessionCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "compaction" not in d:
+        w.compaction = None
     else:
-        v = d.get("compaction", _MISSING)
-        if v is _MISSING:
-            f_compaction = None
+        v = d["compaction"]
+        n += 1
+        if v is None:
+            w.compaction = None
+            ex = _s.note(ex, "compaction")
         else:
-            n += 1
-            if v is None:
-                f_compaction = None
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "compaction")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "compaction")
-                f_compaction = r
-        v = d.get("configOptions", _MISSING)
-        if v is _MISSING:
-            f_config_options = None
+            w.compaction = r
+    if "configOptions" not in d:
+        w.config_options = None
+    else:
+        v = d["configOptions"]
+        n += 1
+        if v is None:
+            w.config_options = None
+            ex = _s.note(ex, "configOptions")
         else:
-            n += 1
-            if v is None:
-                f_config_options = None
+            try:
+                r = _d_SessionConfigOptionsCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "configOptions")
-            else:
-                try:
-                    r = _d_SessionConfigOptionsCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "configOptions")
-                f_config_options = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.config_options = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ClientSessionCapabilities = _new(ClientSessionCapabilities)
-    _S_ClientSessionCapabilities_compaction(o, f_compaction)
-    _S_ClientSessionCapabilities_config_options(o, f_config_options)
-    _S_ClientSessionCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ClientSessionCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ClientSessionCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ClientSessionCapabilities
+    o = w
     return o
 
 
 def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]:
+    if (
+        o.compaction is None
+        and o.config_options is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -2304,7 +1971,7 @@ def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2312,58 +1979,61 @@ def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]
 def _d_CloseNesRequest(d: Any) -> CloseNesRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_CloseNesRequest)
+    o: CloseNesRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_meta = None
+    w.session_id = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CloseNesRequest
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CloseNesRequest = _new(CloseNesRequest)
-    _S_CloseNesRequest_session_id(o, f_session_id)
-    _S_CloseNesRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseNesRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CloseNesRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CloseNesRequest
+    o = w
     return o
 
 
 def _e_CloseNesRequest(o: CloseNesRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2371,37 +2041,45 @@ def _e_CloseNesRequest(o: CloseNesRequest) -> dict[str, Any]:
 def _d_CloseNesResponse(d: Any) -> CloseNesResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_CloseNesResponse)
+    o: CloseNesResponse
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CloseNesResponse
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CloseNesResponse = _new(CloseNesResponse)
-    _S_CloseNesResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CloseNesResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CloseNesResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CloseNesResponse
+    o = w
     return o
 
 
 def _e_CloseNesResponse(o: CloseNesResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -2410,7 +2088,7 @@ def _e_CloseNesResponse(o: CloseNesResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2418,76 +2096,94 @@ def _e_CloseNesResponse(o: CloseNesResponse) -> dict[str, Any]:
 def _d_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_compaction_id: Any
-    f_content: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "compaction_summary_chunk":
-            raise _s.bad_literal(v, ("compaction_summary_chunk",)).at("sessionUpdate")
-        n += 1
-    v = d.get("compactionId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("compactionId")
-    n += 1
+        return _a_CompactionSummaryChunk({"sessionUpdate": "compaction_summary_chunk", **d})
+    if v != "compaction_summary_chunk":
+        raise _s.bad_literal(v, ("compaction_summary_chunk",)).at("sessionUpdate")
+    return _a_CompactionSummaryChunk(d)
+
+
+def _a_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
+    w: Any = _new(_W_CompactionSummaryChunk)
+    o: CompactionSummaryChunk
+    v: Any
+    r: Any
+    try:
+        v = d["compactionId"]
+    except KeyError:
+        raise _s.missing("compactionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("compactionId")
-    r = v
-    f_compaction_id = r
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+    w.compaction_id = v
     try:
-        r = _d_ContentBlock(v)
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
+    try:
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_ContentBlock.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_ContentBlock(v)
     except DecodeError as e:
         raise e.at("content") from None
-    f_content = r
-    if n == len(d):
-        f_meta = None
+    w.content = r
+    if len(d) == 3:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CompactionSummaryChunk
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CompactionSummaryChunk = _new(CompactionSummaryChunk)
-    _S_CompactionSummaryChunk_compaction_id(o, f_compaction_id)
-    _S_CompactionSummaryChunk_content(o, f_content)
-    _S_CompactionSummaryChunk_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CompactionSummaryChunk))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CompactionSummaryChunk)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CompactionSummaryChunk
+    o = w
     return o
 
 
 def _e_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "compaction_summary_chunk"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionUpdate": "compaction_summary_chunk",
+            "compactionId": o.compaction_id,
+            "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+        }
+    d: dict[str, Any] = {
+        "sessionUpdate": "compaction_summary_chunk",
+        "compactionId": o.compaction_id,
+        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+    }
     ex = o._explicit
     v: Any
-    v = o.compaction_id
-    d["compactionId"] = v
-    v = o.content
-    d["content"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2495,107 +2191,119 @@ def _e_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
 def _d_CompactionUpdate(d: Any) -> CompactionUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_compaction_id: Any
-    f_status: Any
-    f_summary: Any
-    f_error: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "compaction_update":
-            raise _s.bad_literal(v, ("compaction_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("compactionId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("compactionId")
-    n += 1
+        return _a_CompactionUpdate({"sessionUpdate": "compaction_update", **d})
+    if v != "compaction_update":
+        raise _s.bad_literal(v, ("compaction_update",)).at("sessionUpdate")
+    return _a_CompactionUpdate(d)
+
+
+def _a_CompactionUpdate(d: Any) -> CompactionUpdate:
+    w: Any = _new(_W_CompactionUpdate)
+    o: CompactionUpdate
+    v: Any
+    r: Any
+    try:
+        v = d["compactionId"]
+    except KeyError:
+        raise _s.missing("compactionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("compactionId")
-    r = v
-    f_compaction_id = r
-    v = d.get("status", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("status")
-    n += 1
+    w.compaction_id = v
+    try:
+        v = d["status"]
+    except KeyError:
+        raise _s.missing("status") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("status")
-    r = v
-    f_status = r
-    if n == len(d):
-        f_summary = None
-        f_error = None
-        f_meta = None
+    w.status = v
+    if len(d) == 3:
+        w.summary = None
+        w.error = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = CompactionUpdate
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "summary" not in d:
+        w.summary = None
     else:
-        v = d.get("summary", _MISSING)
-        if v is _MISSING:
-            f_summary = None
+        v = d["summary"]
+        n += 1
+        if v is None:
+            w.summary = None
+            ex = _s.note(ex, "summary")
         else:
-            n += 1
-            if v is None:
-                f_summary = None
+            try:
+                r = _s.d_list_skip(v, _d_ContentBlock)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "summary")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ContentBlock)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "summary")
-                f_summary = r
-        v = d.get("error", _MISSING)
-        if v is _MISSING:
-            f_error = None
+            w.summary = r
+    if "error" not in d:
+        w.error = None
+    else:
+        v = d["error"]
+        n += 1
+        if v is None:
+            w.error = None
+            ex = _s.note(ex, "error")
         else:
-            n += 1
-            if v is None:
-                f_error = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "error")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "error")
-                f_error = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.error = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: CompactionUpdate = _new(CompactionUpdate)
-    _S_CompactionUpdate_compaction_id(o, f_compaction_id)
-    _S_CompactionUpdate_status(o, f_status)
-    _S_CompactionUpdate_summary(o, f_summary)
-    _S_CompactionUpdate_error(o, f_error)
-    _S_CompactionUpdate_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_CompactionUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_CompactionUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = CompactionUpdate
+    o = w
     return o
 
 
 def _e_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "compaction_update"}
+    if (
+        o.summary is None
+        and o.error is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "sessionUpdate": "compaction_update",
+            "compactionId": o.compaction_id,
+            "status": o.status,
+        }
+    d: dict[str, Any] = {
+        "sessionUpdate": "compaction_update",
+        "compactionId": o.compaction_id,
+        "status": o.status,
+    }
     ex = o._explicit
     v: Any
-    v = o.compaction_id
-    d["compactionId"] = v
-    v = o.status
-    d["status"] = v
     v = o.summary
     if v is not None:
         d["summary"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
@@ -2611,7 +2319,7 @@ def _e_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2619,58 +2327,61 @@ def _e_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
 def _d_ConnectMcpRequest(d: Any) -> ConnectMcpRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ConnectMcpRequest)
+    o: ConnectMcpRequest
+    v: Any
     r: Any
-    f_server_id: Any
-    f_meta: Any
-    v = d.get("serverId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("serverId")
-    n += 1
+    try:
+        v = d["serverId"]
+    except KeyError:
+        raise _s.missing("serverId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("serverId")
-    r = v
-    f_server_id = r
-    if n == len(d):
-        f_meta = None
+    w.server_id = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ConnectMcpRequest
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ConnectMcpRequest = _new(ConnectMcpRequest)
-    _S_ConnectMcpRequest_server_id(o, f_server_id)
-    _S_ConnectMcpRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ConnectMcpRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ConnectMcpRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ConnectMcpRequest
+    o = w
     return o
 
 
 def _e_ConnectMcpRequest(o: ConnectMcpRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"serverId": o.server_id}
+    d: dict[str, Any] = {"serverId": o.server_id}
     ex = o._explicit
     v: Any
-    v = o.server_id
-    d["serverId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2678,58 +2389,61 @@ def _e_ConnectMcpRequest(o: ConnectMcpRequest) -> dict[str, Any]:
 def _d_ConnectMcpResponse(d: Any) -> ConnectMcpResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ConnectMcpResponse)
+    o: ConnectMcpResponse
+    v: Any
     r: Any
-    f_connection_id: Any
-    f_meta: Any
-    v = d.get("connectionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("connectionId")
-    n += 1
+    try:
+        v = d["connectionId"]
+    except KeyError:
+        raise _s.missing("connectionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("connectionId")
-    r = v
-    f_connection_id = r
-    if n == len(d):
-        f_meta = None
+    w.connection_id = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ConnectMcpResponse
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ConnectMcpResponse = _new(ConnectMcpResponse)
-    _S_ConnectMcpResponse_connection_id(o, f_connection_id)
-    _S_ConnectMcpResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ConnectMcpResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ConnectMcpResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ConnectMcpResponse
+    o = w
     return o
 
 
 def _e_ConnectMcpResponse(o: ConnectMcpResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"connectionId": o.connection_id}
+    d: dict[str, Any] = {"connectionId": o.connection_id}
     ex = o._explicit
     v: Any
-    v = o.connection_id
-    d["connectionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2737,95 +2451,94 @@ def _e_ConnectMcpResponse(o: ConnectMcpResponse) -> dict[str, Any]:
 def _d_DidChangeDocumentNotification(d: Any) -> DidChangeDocumentNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_DidChangeDocumentNotification)
+    o: DidChangeDocumentNotification
+    v: Any
     r: Any
-    f_session_id: Any
-    f_uri: Any
-    f_version: Any
-    f_content_changes: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("version", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("version")
-    n += 1
+    w.uri = v
+    try:
+        v = d["version"]
+    except KeyError:
+        raise _s.missing("version") from None
     if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
         raise _s.bad_int(v, "int64").at("version")
-    r = v
-    f_version = r
-    v = d.get("contentChanges", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("contentChanges")
-    n += 1
+    w.version = v
+    try:
+        v = d["contentChanges"]
+    except KeyError:
+        raise _s.missing("contentChanges") from None
     try:
         r = _s.d_list_skip(v, _d_TextDocumentContentChangeEvent)
     except DecodeError:
         r = []
-    f_content_changes = r
-    if n == len(d):
-        f_meta = None
+    w.content_changes = r
+    if len(d) == 4:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DidChangeDocumentNotification
+        o = w
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DidChangeDocumentNotification = _new(DidChangeDocumentNotification)
-    _S_DidChangeDocumentNotification_session_id(o, f_session_id)
-    _S_DidChangeDocumentNotification_uri(o, f_uri)
-    _S_DidChangeDocumentNotification_version(o, f_version)
-    _S_DidChangeDocumentNotification_content_changes(o, f_content_changes)
-    _S_DidChangeDocumentNotification_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidChangeDocumentNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DidChangeDocumentNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DidChangeDocumentNotification
+    o = w
     return o
 
 
 def _e_DidChangeDocumentNotification(o: DidChangeDocumentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "uri": o.uri,
+            "version": o.version,
+            "contentChanges": [_e_TextDocumentContentChangeEvent(x) for x in o.content_changes],
+        }
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "uri": o.uri,
+        "version": o.version,
+        "contentChanges": [_e_TextDocumentContentChangeEvent(x) for x in o.content_changes],
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.version
-    d["version"] = v
-    v = o.content_changes
-    d["contentChanges"] = [_e_TextDocumentContentChangeEvent(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2833,70 +2546,68 @@ def _e_DidChangeDocumentNotification(o: DidChangeDocumentNotification) -> dict[s
 def _d_DidCloseDocumentNotification(d: Any) -> DidCloseDocumentNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_DidCloseDocumentNotification)
+    o: DidCloseDocumentNotification
+    v: Any
     r: Any
-    f_session_id: Any
-    f_uri: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    if n == len(d):
-        f_meta = None
+    w.uri = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DidCloseDocumentNotification
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DidCloseDocumentNotification = _new(DidCloseDocumentNotification)
-    _S_DidCloseDocumentNotification_session_id(o, f_session_id)
-    _S_DidCloseDocumentNotification_uri(o, f_uri)
-    _S_DidCloseDocumentNotification_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidCloseDocumentNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DidCloseDocumentNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DidCloseDocumentNotification
+    o = w
     return o
 
 
 def _e_DidCloseDocumentNotification(o: DidCloseDocumentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "uri": o.uri}
+    d: dict[str, Any] = {"sessionId": o.session_id, "uri": o.uri}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.uri
-    d["uri"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -2904,108 +2615,105 @@ def _e_DidCloseDocumentNotification(o: DidCloseDocumentNotification) -> dict[str
 def _d_DidFocusDocumentNotification(d: Any) -> DidFocusDocumentNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_DidFocusDocumentNotification)
+    o: DidFocusDocumentNotification
+    v: Any
     r: Any
-    f_session_id: Any
-    f_uri: Any
-    f_version: Any
-    f_position: Any
-    f_visible_range: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("version", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("version")
-    n += 1
+    w.uri = v
+    try:
+        v = d["version"]
+    except KeyError:
+        raise _s.missing("version") from None
     if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
         raise _s.bad_int(v, "int64").at("version")
-    r = v
-    f_version = r
-    v = d.get("position", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("position")
-    n += 1
+    w.version = v
+    try:
+        v = d["position"]
+    except KeyError:
+        raise _s.missing("position") from None
     try:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("position") from None
-    f_position = r
-    v = d.get("visibleRange", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("visibleRange")
-    n += 1
+    w.position = r
+    try:
+        v = d["visibleRange"]
+    except KeyError:
+        raise _s.missing("visibleRange") from None
     try:
         r = _d_Range(v)
     except DecodeError as e:
         raise e.at("visibleRange") from None
-    f_visible_range = r
-    if n == len(d):
-        f_meta = None
+    w.visible_range = r
+    if len(d) == 5:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DidFocusDocumentNotification
+        o = w
+        return o
+    n = 5
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DidFocusDocumentNotification = _new(DidFocusDocumentNotification)
-    _S_DidFocusDocumentNotification_session_id(o, f_session_id)
-    _S_DidFocusDocumentNotification_uri(o, f_uri)
-    _S_DidFocusDocumentNotification_version(o, f_version)
-    _S_DidFocusDocumentNotification_position(o, f_position)
-    _S_DidFocusDocumentNotification_visible_range(o, f_visible_range)
-    _S_DidFocusDocumentNotification_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidFocusDocumentNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DidFocusDocumentNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DidFocusDocumentNotification
+    o = w
     return o
 
 
 def _e_DidFocusDocumentNotification(o: DidFocusDocumentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "uri": o.uri,
+            "version": o.version,
+            "position": _e_Position(o.position),
+            "visibleRange": _e_Range(o.visible_range),
+        }
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "uri": o.uri,
+        "version": o.version,
+        "position": _e_Position(o.position),
+        "visibleRange": _e_Range(o.visible_range),
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.version
-    d["version"] = v
-    v = o.position
-    d["position"] = _e_Position(v)
-    v = o.visible_range
-    d["visibleRange"] = _e_Range(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3013,106 +2721,101 @@ def _e_DidFocusDocumentNotification(o: DidFocusDocumentNotification) -> dict[str
 def _d_DidOpenDocumentNotification(d: Any) -> DidOpenDocumentNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_DidOpenDocumentNotification)
+    o: DidOpenDocumentNotification
+    v: Any
     r: Any
-    f_session_id: Any
-    f_uri: Any
-    f_language_id: Any
-    f_version: Any
-    f_text: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("languageId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("languageId")
-    n += 1
+    w.uri = v
+    try:
+        v = d["languageId"]
+    except KeyError:
+        raise _s.missing("languageId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("languageId")
-    r = v
-    f_language_id = r
-    v = d.get("version", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("version")
-    n += 1
+    w.language_id = v
+    try:
+        v = d["version"]
+    except KeyError:
+        raise _s.missing("version") from None
     if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
         raise _s.bad_int(v, "int64").at("version")
-    r = v
-    f_version = r
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("text")
-    n += 1
+    w.version = v
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    r = v
-    f_text = r
-    if n == len(d):
-        f_meta = None
+    w.text = v
+    if len(d) == 5:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DidOpenDocumentNotification
+        o = w
+        return o
+    n = 5
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DidOpenDocumentNotification = _new(DidOpenDocumentNotification)
-    _S_DidOpenDocumentNotification_session_id(o, f_session_id)
-    _S_DidOpenDocumentNotification_uri(o, f_uri)
-    _S_DidOpenDocumentNotification_language_id(o, f_language_id)
-    _S_DidOpenDocumentNotification_version(o, f_version)
-    _S_DidOpenDocumentNotification_text(o, f_text)
-    _S_DidOpenDocumentNotification_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidOpenDocumentNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DidOpenDocumentNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DidOpenDocumentNotification
+    o = w
     return o
 
 
 def _e_DidOpenDocumentNotification(o: DidOpenDocumentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "uri": o.uri,
+            "languageId": o.language_id,
+            "version": o.version,
+            "text": o.text,
+        }
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "uri": o.uri,
+        "languageId": o.language_id,
+        "version": o.version,
+        "text": o.text,
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.language_id
-    d["languageId"] = v
-    v = o.version
-    d["version"] = v
-    v = o.text
-    d["text"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3120,70 +2823,68 @@ def _e_DidOpenDocumentNotification(o: DidOpenDocumentNotification) -> dict[str, 
 def _d_DidSaveDocumentNotification(d: Any) -> DidSaveDocumentNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_DidSaveDocumentNotification)
+    o: DidSaveDocumentNotification
+    v: Any
     r: Any
-    f_session_id: Any
-    f_uri: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    if n == len(d):
-        f_meta = None
+    w.uri = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DidSaveDocumentNotification
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DidSaveDocumentNotification = _new(DidSaveDocumentNotification)
-    _S_DidSaveDocumentNotification_session_id(o, f_session_id)
-    _S_DidSaveDocumentNotification_uri(o, f_uri)
-    _S_DidSaveDocumentNotification_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DidSaveDocumentNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DidSaveDocumentNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DidSaveDocumentNotification
+    o = w
     return o
 
 
 def _e_DidSaveDocumentNotification(o: DidSaveDocumentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "uri": o.uri}
+    d: dict[str, Any] = {"sessionId": o.session_id, "uri": o.uri}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.uri
-    d["uri"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3191,58 +2892,61 @@ def _e_DidSaveDocumentNotification(o: DidSaveDocumentNotification) -> dict[str, 
 def _d_DisableProviderRequest(d: Any) -> DisableProviderRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_DisableProviderRequest)
+    o: DisableProviderRequest
+    v: Any
     r: Any
-    f_provider_id: Any
-    f_meta: Any
-    v = d.get("providerId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("providerId")
-    n += 1
+    try:
+        v = d["providerId"]
+    except KeyError:
+        raise _s.missing("providerId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("providerId")
-    r = v
-    f_provider_id = r
-    if n == len(d):
-        f_meta = None
+    w.provider_id = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DisableProviderRequest
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DisableProviderRequest = _new(DisableProviderRequest)
-    _S_DisableProviderRequest_provider_id(o, f_provider_id)
-    _S_DisableProviderRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisableProviderRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DisableProviderRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DisableProviderRequest
+    o = w
     return o
 
 
 def _e_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"providerId": o.provider_id}
+    d: dict[str, Any] = {"providerId": o.provider_id}
     ex = o._explicit
     v: Any
-    v = o.provider_id
-    d["providerId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3250,37 +2954,45 @@ def _e_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
 def _d_DisableProviderResponse(d: Any) -> DisableProviderResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_DisableProviderResponse)
+    o: DisableProviderResponse
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DisableProviderResponse
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DisableProviderResponse = _new(DisableProviderResponse)
-    _S_DisableProviderResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisableProviderResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DisableProviderResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DisableProviderResponse
+    o = w
     return o
 
 
 def _e_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -3289,7 +3001,7 @@ def _e_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3297,58 +3009,61 @@ def _e_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any]:
 def _d_DisconnectMcpRequest(d: Any) -> DisconnectMcpRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_DisconnectMcpRequest)
+    o: DisconnectMcpRequest
+    v: Any
     r: Any
-    f_connection_id: Any
-    f_meta: Any
-    v = d.get("connectionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("connectionId")
-    n += 1
+    try:
+        v = d["connectionId"]
+    except KeyError:
+        raise _s.missing("connectionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("connectionId")
-    r = v
-    f_connection_id = r
-    if n == len(d):
-        f_meta = None
+    w.connection_id = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DisconnectMcpRequest
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DisconnectMcpRequest = _new(DisconnectMcpRequest)
-    _S_DisconnectMcpRequest_connection_id(o, f_connection_id)
-    _S_DisconnectMcpRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisconnectMcpRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DisconnectMcpRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DisconnectMcpRequest
+    o = w
     return o
 
 
 def _e_DisconnectMcpRequest(o: DisconnectMcpRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"connectionId": o.connection_id}
+    d: dict[str, Any] = {"connectionId": o.connection_id}
     ex = o._explicit
     v: Any
-    v = o.connection_id
-    d["connectionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3356,37 +3071,45 @@ def _e_DisconnectMcpRequest(o: DisconnectMcpRequest) -> dict[str, Any]:
 def _d_DisconnectMcpResponse(d: Any) -> DisconnectMcpResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_DisconnectMcpResponse)
+    o: DisconnectMcpResponse
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = DisconnectMcpResponse
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: DisconnectMcpResponse = _new(DisconnectMcpResponse)
-    _S_DisconnectMcpResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_DisconnectMcpResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_DisconnectMcpResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = DisconnectMcpResponse
+    o = w
     return o
 
 
 def _e_DisconnectMcpResponse(o: DisconnectMcpResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -3395,7 +3118,7 @@ def _e_DisconnectMcpResponse(o: DisconnectMcpResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3403,102 +3126,94 @@ def _e_DisconnectMcpResponse(o: DisconnectMcpResponse) -> dict[str, Any]:
 def _d_ForkSessionRequest(d: Any) -> ForkSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ForkSessionRequest)
+    o: ForkSessionRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_mcp_servers: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    if n == len(d):
-        f_additional_directories = []
-        f_mcp_servers = []
-        f_meta = None
+    w.cwd = v
+    if len(d) == 2:
+        w.additional_directories = []
+        w.mcp_servers = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ForkSessionRequest
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        w.additional_directories = []
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            w.additional_directories = []
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("mcpServers", _MISSING)
-        if v is _MISSING:
-            f_mcp_servers = []
+            w.additional_directories = r
+    if "mcpServers" not in d:
+        w.mcp_servers = []
+    else:
+        v = d["mcpServers"]
+        n += 1
+        if v is None:
+            w.mcp_servers = []
+            ex = _s.note(ex, "mcpServers")
         else:
-            n += 1
-            if v is None:
-                f_mcp_servers = []
+            try:
+                r = _s.d_list_skip(v, _d_McpServer)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "mcpServers")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_McpServer)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "mcpServers")
-                f_mcp_servers = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.mcp_servers = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ForkSessionRequest = _new(ForkSessionRequest)
-    _S_ForkSessionRequest_session_id(o, f_session_id)
-    _S_ForkSessionRequest_cwd(o, f_cwd)
-    _S_ForkSessionRequest_additional_directories(o, f_additional_directories)
-    _S_ForkSessionRequest_mcp_servers(o, f_mcp_servers)
-    _S_ForkSessionRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ForkSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ForkSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ForkSessionRequest
+    o = w
     return o
 
 
 def _e_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "cwd": o.cwd}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -3510,7 +3225,7 @@ def _e_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3518,90 +3233,95 @@ def _e_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
 def _d_ForkSessionResponse(d: Any) -> ForkSessionResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ForkSessionResponse)
+    o: ForkSessionResponse
+    v: Any
     r: Any
-    f_session_id: Any
-    f_modes: Any
-    f_config_options: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_modes = None
-        f_config_options = None
-        f_meta = None
+    w.session_id = v
+    if len(d) == 1:
+        w.modes = None
+        w.config_options = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ForkSessionResponse
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "modes" not in d:
+        w.modes = None
     else:
-        v = d.get("modes", _MISSING)
-        if v is _MISSING:
-            f_modes = None
+        v = d["modes"]
+        n += 1
+        if v is None:
+            w.modes = None
+            ex = _s.note(ex, "modes")
         else:
-            n += 1
-            if v is None:
-                f_modes = None
+            try:
+                r = _d_SessionModeState(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "modes")
-            else:
-                try:
-                    r = _d_SessionModeState(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "modes")
-                f_modes = r
-        v = d.get("configOptions", _MISSING)
-        if v is _MISSING:
-            f_config_options = None
+            w.modes = r
+    if "configOptions" not in d:
+        w.config_options = None
+    else:
+        v = d["configOptions"]
+        n += 1
+        if v is None:
+            w.config_options = None
+            ex = _s.note(ex, "configOptions")
         else:
-            n += 1
-            if v is None:
-                f_config_options = None
+            try:
+                r = _s.d_list_skip(v, _d_SessionConfigOption)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "configOptions")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_SessionConfigOption)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "configOptions")
-                f_config_options = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.config_options = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ForkSessionResponse = _new(ForkSessionResponse)
-    _S_ForkSessionResponse_session_id(o, f_session_id)
-    _S_ForkSessionResponse_modes(o, f_modes)
-    _S_ForkSessionResponse_config_options(o, f_config_options)
-    _S_ForkSessionResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ForkSessionResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ForkSessionResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ForkSessionResponse
+    o = w
     return o
 
 
 def _e_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.modes is None
+        and o.config_options is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessionId": o.session_id}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.modes
     if v is not None:
         d["modes"] = _e_SessionModeState(v)
@@ -3617,7 +3337,7 @@ def _e_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3625,93 +3345,98 @@ def _e_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
 def _d_InitializeRequest(d: Any) -> InitializeRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_InitializeRequest)
+    o: InitializeRequest
+    v: Any
     r: Any
-    f_protocol_version: Any
-    f_client_capabilities: Any
-    f_client_info: Any
-    f_meta: Any
-    v = d.get("protocolVersion", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("protocolVersion")
-    n += 1
+    try:
+        v = d["protocolVersion"]
+    except KeyError:
+        raise _s.missing("protocolVersion") from None
     if type(v) is not int or not 0 <= v <= 65535:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
-    r = v
-    f_protocol_version = r
-    if n == len(d):
-        f_client_capabilities = _DF_InitializeRequest_client_capabilities
-        f_client_info = None
-        f_meta = None
+    w.protocol_version = v
+    if len(d) == 1:
+        w.client_capabilities = _DF_InitializeRequest_client_capabilities
+        w.client_info = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = InitializeRequest
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "clientCapabilities" not in d:
+        w.client_capabilities = _DF_InitializeRequest_client_capabilities
     else:
-        v = d.get("clientCapabilities", _MISSING)
-        if v is _MISSING:
-            f_client_capabilities = _DF_InitializeRequest_client_capabilities
+        v = d["clientCapabilities"]
+        n += 1
+        if v is None:
+            w.client_capabilities = _DF_InitializeRequest_client_capabilities
+            ex = _s.note(ex, "clientCapabilities")
         else:
-            n += 1
-            if v is None:
-                f_client_capabilities = _DF_InitializeRequest_client_capabilities
+            try:
+                r = _d_ClientCapabilities(v)
+            except DecodeError:
+                r = _DF_InitializeRequest_client_capabilities
+            if (
+                r is _DF_InitializeRequest_client_capabilities
+                or r == _DF_InitializeRequest_client_capabilities
+            ):
                 ex = _s.note(ex, "clientCapabilities")
-            else:
-                try:
-                    r = _d_ClientCapabilities(v)
-                except DecodeError:
-                    r = _DF_InitializeRequest_client_capabilities
-                if (
-                    r is _DF_InitializeRequest_client_capabilities
-                    or r == _DF_InitializeRequest_client_capabilities
-                ):
-                    ex = _s.note(ex, "clientCapabilities")
-                f_client_capabilities = r
-        v = d.get("clientInfo", _MISSING)
-        if v is _MISSING:
-            f_client_info = None
+            w.client_capabilities = r
+    if "clientInfo" not in d:
+        w.client_info = None
+    else:
+        v = d["clientInfo"]
+        n += 1
+        if v is None:
+            w.client_info = None
+            ex = _s.note(ex, "clientInfo")
         else:
-            n += 1
-            if v is None:
-                f_client_info = None
+            try:
+                r = _d_Implementation(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "clientInfo")
-            else:
-                try:
-                    r = _d_Implementation(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "clientInfo")
-                f_client_info = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.client_info = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: InitializeRequest = _new(InitializeRequest)
-    _S_InitializeRequest_protocol_version(o, f_protocol_version)
-    _S_InitializeRequest_client_capabilities(o, f_client_capabilities)
-    _S_InitializeRequest_client_info(o, f_client_info)
-    _S_InitializeRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_InitializeRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = InitializeRequest
+    o = w
     return o
 
 
 def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.client_capabilities is _DF_InitializeRequest_client_capabilities
+        and o.client_info is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"protocolVersion": o.protocol_version}
+    d: dict[str, Any] = {"protocolVersion": o.protocol_version}
     ex = o._explicit
     v: Any
-    v = o.protocol_version
-    d["protocolVersion"] = v
     v = o.client_capabilities
     if (
         v is not _DF_InitializeRequest_client_capabilities
@@ -3728,7 +3453,7 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3736,112 +3461,107 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
 def _d_InitializeResponse(d: Any) -> InitializeResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_InitializeResponse)
+    o: InitializeResponse
+    v: Any
     r: Any
-    f_protocol_version: Any
-    f_agent_capabilities: Any
-    f_auth_methods: Any
-    f_agent_info: Any
-    f_meta: Any
-    v = d.get("protocolVersion", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("protocolVersion")
-    n += 1
+    try:
+        v = d["protocolVersion"]
+    except KeyError:
+        raise _s.missing("protocolVersion") from None
     if type(v) is not int or not 0 <= v <= 65535:
         raise _s.bad_int(v, "uint16").at("protocolVersion")
-    r = v
-    f_protocol_version = r
-    if n == len(d):
-        f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
-        f_auth_methods = []
-        f_agent_info = None
-        f_meta = None
+    w.protocol_version = v
+    if len(d) == 1:
+        w.agent_capabilities = _DF_InitializeResponse_agent_capabilities
+        w.auth_methods = []
+        w.agent_info = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = InitializeResponse
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "agentCapabilities" not in d:
+        w.agent_capabilities = _DF_InitializeResponse_agent_capabilities
     else:
-        v = d.get("agentCapabilities", _MISSING)
-        if v is _MISSING:
-            f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
+        v = d["agentCapabilities"]
+        n += 1
+        if v is None:
+            w.agent_capabilities = _DF_InitializeResponse_agent_capabilities
+            ex = _s.note(ex, "agentCapabilities")
         else:
-            n += 1
-            if v is None:
-                f_agent_capabilities = _DF_InitializeResponse_agent_capabilities
+            try:
+                r = _d_AgentCapabilities(v)
+            except DecodeError:
+                r = _DF_InitializeResponse_agent_capabilities
+            if (
+                r is _DF_InitializeResponse_agent_capabilities
+                or r == _DF_InitializeResponse_agent_capabilities
+            ):
                 ex = _s.note(ex, "agentCapabilities")
-            else:
-                try:
-                    r = _d_AgentCapabilities(v)
-                except DecodeError:
-                    r = _DF_InitializeResponse_agent_capabilities
-                if (
-                    r is _DF_InitializeResponse_agent_capabilities
-                    or r == _DF_InitializeResponse_agent_capabilities
-                ):
-                    ex = _s.note(ex, "agentCapabilities")
-                f_agent_capabilities = r
-        v = d.get("authMethods", _MISSING)
-        if v is _MISSING:
-            f_auth_methods = []
+            w.agent_capabilities = r
+    if "authMethods" not in d:
+        w.auth_methods = []
+    else:
+        v = d["authMethods"]
+        n += 1
+        if v is None:
+            w.auth_methods = []
+            ex = _s.note(ex, "authMethods")
         else:
-            n += 1
-            if v is None:
-                f_auth_methods = []
+            try:
+                r = _s.d_list_skip(v, _d_AuthMethod)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "authMethods")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_AuthMethod)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "authMethods")
-                f_auth_methods = r
-        v = d.get("agentInfo", _MISSING)
-        if v is _MISSING:
-            f_agent_info = None
+            w.auth_methods = r
+    if "agentInfo" not in d:
+        w.agent_info = None
+    else:
+        v = d["agentInfo"]
+        n += 1
+        if v is None:
+            w.agent_info = None
+            ex = _s.note(ex, "agentInfo")
         else:
-            n += 1
-            if v is None:
-                f_agent_info = None
+            try:
+                r = _d_Implementation(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "agentInfo")
-            else:
-                try:
-                    r = _d_Implementation(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "agentInfo")
-                f_agent_info = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.agent_info = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: InitializeResponse = _new(InitializeResponse)
-    _S_InitializeResponse_protocol_version(o, f_protocol_version)
-    _S_InitializeResponse_agent_capabilities(o, f_agent_capabilities)
-    _S_InitializeResponse_auth_methods(o, f_auth_methods)
-    _S_InitializeResponse_agent_info(o, f_agent_info)
-    _S_InitializeResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_InitializeResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_InitializeResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = InitializeResponse
+    o = w
     return o
 
 
 def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"protocolVersion": o.protocol_version}
     ex = o._explicit
     v: Any
-    v = o.protocol_version
-    d["protocolVersion"] = v
     v = o.agent_capabilities
     if (
         v is not _DF_InitializeResponse_agent_capabilities
@@ -3861,7 +3581,7 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3869,37 +3589,45 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
 def _d_ListProvidersRequest(d: Any) -> ListProvidersRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ListProvidersRequest)
+    o: ListProvidersRequest
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ListProvidersRequest
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ListProvidersRequest = _new(ListProvidersRequest)
-    _S_ListProvidersRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListProvidersRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ListProvidersRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ListProvidersRequest
+    o = w
     return o
 
 
 def _e_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -3908,7 +3636,7 @@ def _e_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3916,59 +3644,63 @@ def _e_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
 def _d_ListProvidersResponse(d: Any) -> ListProvidersResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ListProvidersResponse)
+    o: ListProvidersResponse
+    v: Any
     r: Any
-    f_providers: Any
-    f_meta: Any
-    v = d.get("providers", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("providers")
-    n += 1
+    try:
+        v = d["providers"]
+    except KeyError:
+        raise _s.missing("providers") from None
     try:
         r = _s.d_list(v, _d_ProviderInfo)
     except DecodeError as e:
         raise e.at("providers") from None
-    f_providers = r
-    if n == len(d):
-        f_meta = None
+    w.providers = r
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ListProvidersResponse
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ListProvidersResponse = _new(ListProvidersResponse)
-    _S_ListProvidersResponse_providers(o, f_providers)
-    _S_ListProvidersResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ListProvidersResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ListProvidersResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ListProvidersResponse
+    o = w
     return o
 
 
 def _e_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"providers": [_e_ProviderInfo(x) for x in o.providers]}
+    d: dict[str, Any] = {"providers": [_e_ProviderInfo(x) for x in o.providers]}
     ex = o._explicit
     v: Any
-    v = o.providers
-    d["providers"] = [_e_ProviderInfo(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -3976,94 +3708,89 @@ def _e_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
 def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_LoadSessionRequest)
+    o: LoadSessionRequest
+    v: Any
     r: Any
-    f_mcp_servers: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_session_id: Any
-    f_meta: Any
-    v = d.get("mcpServers", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("mcpServers")
-    n += 1
+    try:
+        v = d["mcpServers"]
+    except KeyError:
+        raise _s.missing("mcpServers") from None
     try:
         r = _s.d_list_skip(v, _d_McpServer)
     except DecodeError:
         r = []
-    f_mcp_servers = r
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    w.mcp_servers = r
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    w.cwd = v
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_additional_directories = []
-        f_meta = None
+    w.session_id = v
+    if len(d) == 3:
+        w.additional_directories = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = LoadSessionRequest
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        w.additional_directories = []
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            w.additional_directories = []
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.additional_directories = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: LoadSessionRequest = _new(LoadSessionRequest)
-    _S_LoadSessionRequest_mcp_servers(o, f_mcp_servers)
-    _S_LoadSessionRequest_cwd(o, f_cwd)
-    _S_LoadSessionRequest_additional_directories(o, f_additional_directories)
-    _S_LoadSessionRequest_session_id(o, f_session_id)
-    _S_LoadSessionRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_LoadSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = LoadSessionRequest
+    o = w
     return o
 
 
 def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "mcpServers": [_encoder_of(type(x), _not_a_model)(x) for x in o.mcp_servers],
+        "cwd": o.cwd,
+    }
     ex = o._explicit
     v: Any
-    v = o.mcp_servers
-    d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -4074,7 +3801,7 @@ def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4082,75 +3809,77 @@ def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
 def _d_McpServerAcp(d: Any) -> McpServerAcp:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_name: Any
-    f_server_id: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "acp":
-            raise _s.bad_literal(v, ("acp",)).at("type")
-        n += 1
-    v = d.get("name", _MISSING)
     if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+        return _a_McpServerAcp({"type": "acp", **d})
+    if v != "acp":
+        raise _s.bad_literal(v, ("acp",)).at("type")
+    return _a_McpServerAcp(d)
+
+
+def _a_McpServerAcp(d: Any) -> McpServerAcp:
+    w: Any = _new(_W_McpServerAcp)
+    o: McpServerAcp
+    v: Any
+    r: Any
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("serverId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("serverId")
-    n += 1
+    w.name = v
+    try:
+        v = d["serverId"]
+    except KeyError:
+        raise _s.missing("serverId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("serverId")
-    r = v
-    f_server_id = r
-    if n == len(d):
-        f_meta = None
+    w.server_id = v
+    if len(d) == 3:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = McpServerAcp
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: McpServerAcp = _new(McpServerAcp)
-    _S_McpServerAcp_name(o, f_name)
-    _S_McpServerAcp_server_id(o, f_server_id)
-    _S_McpServerAcp_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_McpServerAcp))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_McpServerAcp)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = McpServerAcp
+    o = w
     return o
 
 
 def _e_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "acp"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"type": "acp", "name": o.name, "serverId": o.server_id}
+    d: dict[str, Any] = {"type": "acp", "name": o.name, "serverId": o.server_id}
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.server_id
-    d["serverId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4158,83 +3887,79 @@ def _e_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
 def _d_MessageMcpNotification(d: Any) -> MessageMcpNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_MessageMcpNotification)
+    o: MessageMcpNotification
+    v: Any
     r: Any
-    f_connection_id: Any
-    f_method: Any
-    f_params: Any
-    f_meta: Any
-    v = d.get("connectionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("connectionId")
-    n += 1
+    try:
+        v = d["connectionId"]
+    except KeyError:
+        raise _s.missing("connectionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("connectionId")
-    r = v
-    f_connection_id = r
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("method")
-    n += 1
+    w.connection_id = v
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _s.missing("method") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("method")
-    r = v
-    f_method = r
-    if n == len(d):
-        f_params = None
-        f_meta = None
+    w.method = v
+    if len(d) == 2:
+        w.params = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = MessageMcpNotification
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "params" not in d:
+        w.params = None
     else:
-        v = d.get("params", _MISSING)
-        if v is _MISSING:
-            f_params = None
+        v = d["params"]
+        n += 1
+        if v is None:
+            w.params = None
+            ex = _s.note(ex, "params")
         else:
-            n += 1
-            if v is None:
-                f_params = None
+            if type(v) is not dict:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "params")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "params")
-                f_params = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.params = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: MessageMcpNotification = _new(MessageMcpNotification)
-    _S_MessageMcpNotification_connection_id(o, f_connection_id)
-    _S_MessageMcpNotification_method(o, f_method)
-    _S_MessageMcpNotification_params(o, f_params)
-    _S_MessageMcpNotification_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_MessageMcpNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_MessageMcpNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = MessageMcpNotification
+    o = w
     return o
 
 
 def _e_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.params is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"connectionId": o.connection_id, "method": o.method}
+    d: dict[str, Any] = {"connectionId": o.connection_id, "method": o.method}
     ex = o._explicit
     v: Any
-    v = o.connection_id
-    d["connectionId"] = v
-    v = o.method
-    d["method"] = v
     v = o.params
     if v is not None:
         d["params"] = v
@@ -4245,7 +3970,7 @@ def _e_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4253,82 +3978,75 @@ def _e_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
 def _d_MessageMcpRequest(d: Any) -> MessageMcpRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_MessageMcpRequest)
+    o: MessageMcpRequest
+    v: Any
     r: Any
-    f_connection_id: Any
-    f_method: Any
-    f_params: Any
-    f_meta: Any
-    v = d.get("connectionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("connectionId")
-    n += 1
+    try:
+        v = d["connectionId"]
+    except KeyError:
+        raise _s.missing("connectionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("connectionId")
-    r = v
-    f_connection_id = r
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("method")
-    n += 1
+    w.connection_id = v
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _s.missing("method") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("method")
-    r = v
-    f_method = r
-    if n == len(d):
-        f_params = None
-        f_meta = None
+    w.method = v
+    if len(d) == 2:
+        w.params = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = MessageMcpRequest
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "params" not in d:
+        w.params = None
     else:
-        v = d.get("params", _MISSING)
-        if v is _MISSING:
-            f_params = None
+        v = d["params"]
+        n += 1
+        if v is None:
+            w.params = None
+            ex = _s.note(ex, "params")
         else:
-            n += 1
-            if v is None:
-                f_params = None
-                ex = _s.note(ex, "params")
+            if type(v) is not dict:
+                raise _s.wrong("an object", v).at("params")
+            w.params = v
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    raise _s.wrong("an object", v).at("params")
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "params")
-                f_params = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: MessageMcpRequest = _new(MessageMcpRequest)
-    _S_MessageMcpRequest_connection_id(o, f_connection_id)
-    _S_MessageMcpRequest_method(o, f_method)
-    _S_MessageMcpRequest_params(o, f_params)
-    _S_MessageMcpRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_MessageMcpRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_MessageMcpRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = MessageMcpRequest
+    o = w
     return o
 
 
 def _e_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.params is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"connectionId": o.connection_id, "method": o.method}
+    d: dict[str, Any] = {"connectionId": o.connection_id, "method": o.method}
     ex = o._explicit
     v: Any
-    v = o.connection_id
-    d["connectionId"] = v
-    v = o.method
-    d["method"] = v
     v = o.params
     if v is not None:
         d["params"] = v
@@ -4339,7 +4057,7 @@ def _e_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4347,75 +4065,85 @@ def _e_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
 def _d_NesCapabilities(d: Any) -> NesCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesCapabilities)
+    o: NesCapabilities
+    v: Any
     r: Any
-    f_events: Any
-    f_context: Any
-    f_meta: Any
-    if n == len(d):
-        f_events = None
-        f_context = None
-        f_meta = None
+    if len(d) == 0:
+        w.events = None
+        w.context = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "events" not in d:
+        w.events = None
     else:
-        v = d.get("events", _MISSING)
-        if v is _MISSING:
-            f_events = None
+        v = d["events"]
+        n += 1
+        if v is None:
+            w.events = None
+            ex = _s.note(ex, "events")
         else:
-            n += 1
-            if v is None:
-                f_events = None
+            try:
+                r = _d_NesEventCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "events")
-            else:
-                try:
-                    r = _d_NesEventCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "events")
-                f_events = r
-        v = d.get("context", _MISSING)
-        if v is _MISSING:
-            f_context = None
+            w.events = r
+    if "context" not in d:
+        w.context = None
+    else:
+        v = d["context"]
+        n += 1
+        if v is None:
+            w.context = None
+            ex = _s.note(ex, "context")
         else:
-            n += 1
-            if v is None:
-                f_context = None
+            try:
+                r = _d_NesContextCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "context")
-            else:
-                try:
-                    r = _d_NesContextCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "context")
-                f_context = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.context = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesCapabilities = _new(NesCapabilities)
-    _S_NesCapabilities_events(o, f_events)
-    _S_NesCapabilities_context(o, f_context)
-    _S_NesCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesCapabilities
+    o = w
     return o
 
 
 def _e_NesCapabilities(o: NesCapabilities) -> dict[str, Any]:
+    if (
+        o.events is None
+        and o.context is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4434,7 +4162,7 @@ def _e_NesCapabilities(o: NesCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4442,151 +4170,157 @@ def _e_NesCapabilities(o: NesCapabilities) -> dict[str, Any]:
 def _d_NesContextCapabilities(d: Any) -> NesContextCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesContextCapabilities)
+    o: NesContextCapabilities
+    v: Any
     r: Any
-    f_recent_files: Any
-    f_related_snippets: Any
-    f_edit_history: Any
-    f_user_actions: Any
-    f_open_files: Any
-    f_diagnostics: Any
-    f_meta: Any
-    if n == len(d):
-        f_recent_files = None
-        f_related_snippets = None
-        f_edit_history = None
-        f_user_actions = None
-        f_open_files = None
-        f_diagnostics = None
-        f_meta = None
+    if len(d) == 0:
+        w.recent_files = None
+        w.related_snippets = None
+        w.edit_history = None
+        w.user_actions = None
+        w.open_files = None
+        w.diagnostics = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesContextCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "recentFiles" not in d:
+        w.recent_files = None
     else:
-        v = d.get("recentFiles", _MISSING)
-        if v is _MISSING:
-            f_recent_files = None
+        v = d["recentFiles"]
+        n += 1
+        if v is None:
+            w.recent_files = None
+            ex = _s.note(ex, "recentFiles")
         else:
-            n += 1
-            if v is None:
-                f_recent_files = None
+            try:
+                r = _d_NesRecentFilesCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "recentFiles")
-            else:
-                try:
-                    r = _d_NesRecentFilesCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "recentFiles")
-                f_recent_files = r
-        v = d.get("relatedSnippets", _MISSING)
-        if v is _MISSING:
-            f_related_snippets = None
+            w.recent_files = r
+    if "relatedSnippets" not in d:
+        w.related_snippets = None
+    else:
+        v = d["relatedSnippets"]
+        n += 1
+        if v is None:
+            w.related_snippets = None
+            ex = _s.note(ex, "relatedSnippets")
         else:
-            n += 1
-            if v is None:
-                f_related_snippets = None
+            try:
+                r = _d_NesRelatedSnippetsCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "relatedSnippets")
-            else:
-                try:
-                    r = _d_NesRelatedSnippetsCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "relatedSnippets")
-                f_related_snippets = r
-        v = d.get("editHistory", _MISSING)
-        if v is _MISSING:
-            f_edit_history = None
+            w.related_snippets = r
+    if "editHistory" not in d:
+        w.edit_history = None
+    else:
+        v = d["editHistory"]
+        n += 1
+        if v is None:
+            w.edit_history = None
+            ex = _s.note(ex, "editHistory")
         else:
-            n += 1
-            if v is None:
-                f_edit_history = None
+            try:
+                r = _d_NesEditHistoryCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "editHistory")
-            else:
-                try:
-                    r = _d_NesEditHistoryCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "editHistory")
-                f_edit_history = r
-        v = d.get("userActions", _MISSING)
-        if v is _MISSING:
-            f_user_actions = None
+            w.edit_history = r
+    if "userActions" not in d:
+        w.user_actions = None
+    else:
+        v = d["userActions"]
+        n += 1
+        if v is None:
+            w.user_actions = None
+            ex = _s.note(ex, "userActions")
         else:
-            n += 1
-            if v is None:
-                f_user_actions = None
+            try:
+                r = _d_NesUserActionsCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "userActions")
-            else:
-                try:
-                    r = _d_NesUserActionsCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "userActions")
-                f_user_actions = r
-        v = d.get("openFiles", _MISSING)
-        if v is _MISSING:
-            f_open_files = None
+            w.user_actions = r
+    if "openFiles" not in d:
+        w.open_files = None
+    else:
+        v = d["openFiles"]
+        n += 1
+        if v is None:
+            w.open_files = None
+            ex = _s.note(ex, "openFiles")
         else:
-            n += 1
-            if v is None:
-                f_open_files = None
+            try:
+                r = _d_NesOpenFilesCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "openFiles")
-            else:
-                try:
-                    r = _d_NesOpenFilesCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "openFiles")
-                f_open_files = r
-        v = d.get("diagnostics", _MISSING)
-        if v is _MISSING:
-            f_diagnostics = None
+            w.open_files = r
+    if "diagnostics" not in d:
+        w.diagnostics = None
+    else:
+        v = d["diagnostics"]
+        n += 1
+        if v is None:
+            w.diagnostics = None
+            ex = _s.note(ex, "diagnostics")
         else:
-            n += 1
-            if v is None:
-                f_diagnostics = None
+            try:
+                r = _d_NesDiagnosticsCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "diagnostics")
-            else:
-                try:
-                    r = _d_NesDiagnosticsCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "diagnostics")
-                f_diagnostics = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.diagnostics = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesContextCapabilities = _new(NesContextCapabilities)
-    _S_NesContextCapabilities_recent_files(o, f_recent_files)
-    _S_NesContextCapabilities_related_snippets(o, f_related_snippets)
-    _S_NesContextCapabilities_edit_history(o, f_edit_history)
-    _S_NesContextCapabilities_user_actions(o, f_user_actions)
-    _S_NesContextCapabilities_open_files(o, f_open_files)
-    _S_NesContextCapabilities_diagnostics(o, f_diagnostics)
-    _S_NesContextCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesContextCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesContextCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesContextCapabilities
+    o = w
     return o
 
 
 def _e_NesContextCapabilities(o: NesContextCapabilities) -> dict[str, Any]:
+    if (
+        o.recent_files is None
+        and o.related_snippets is None
+        and o.edit_history is None
+        and o.user_actions is None
+        and o.open_files is None
+        and o.diagnostics is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4625,7 +4359,7 @@ def _e_NesContextCapabilities(o: NesContextCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4633,95 +4367,94 @@ def _e_NesContextCapabilities(o: NesContextCapabilities) -> dict[str, Any]:
 def _d_NesDiagnostic(d: Any) -> NesDiagnostic:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesDiagnostic)
+    o: NesDiagnostic
+    v: Any
     r: Any
-    f_uri: Any
-    f_range: Any
-    f_severity: Any
-    f_message: Any
-    f_meta: Any
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("range", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("range")
-    n += 1
+    w.uri = v
+    try:
+        v = d["range"]
+    except KeyError:
+        raise _s.missing("range") from None
     try:
         r = _d_Range(v)
     except DecodeError as e:
         raise e.at("range") from None
-    f_range = r
-    v = d.get("severity", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("severity")
-    n += 1
+    w.range = r
+    try:
+        v = d["severity"]
+    except KeyError:
+        raise _s.missing("severity") from None
     if type(v) is not str or v not in _L_NesDiagnosticSeverity:
         raise _s.bad_literal(v, _L_NesDiagnosticSeverity).at("severity")
-    r = v
-    f_severity = r
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("message")
-    n += 1
+    w.severity = v
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _s.missing("message") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("message")
-    r = v
-    f_message = r
-    if n == len(d):
-        f_meta = None
+    w.message = v
+    if len(d) == 4:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDiagnostic
+        o = w
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesDiagnostic = _new(NesDiagnostic)
-    _S_NesDiagnostic_uri(o, f_uri)
-    _S_NesDiagnostic_range(o, f_range)
-    _S_NesDiagnostic_severity(o, f_severity)
-    _S_NesDiagnostic_message(o, f_message)
-    _S_NesDiagnostic_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDiagnostic))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDiagnostic)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDiagnostic
+    o = w
     return o
 
 
 def _e_NesDiagnostic(o: NesDiagnostic) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "uri": o.uri,
+            "range": _e_Range(o.range),
+            "severity": o.severity,
+            "message": o.message,
+        }
+    d: dict[str, Any] = {
+        "uri": o.uri,
+        "range": _e_Range(o.range),
+        "severity": o.severity,
+        "message": o.message,
+    }
     ex = o._explicit
     v: Any
-    v = o.uri
-    d["uri"] = v
-    v = o.range
-    d["range"] = _e_Range(v)
-    v = o.severity
-    d["severity"] = v
-    v = o.message
-    d["message"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4729,37 +4462,45 @@ def _e_NesDiagnostic(o: NesDiagnostic) -> dict[str, Any]:
 def _d_NesDiagnosticsCapabilities(d: Any) -> NesDiagnosticsCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesDiagnosticsCapabilities)
+    o: NesDiagnosticsCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDiagnosticsCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesDiagnosticsCapabilities = _new(NesDiagnosticsCapabilities)
-    _S_NesDiagnosticsCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDiagnosticsCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDiagnosticsCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDiagnosticsCapabilities
+    o = w
     return o
 
 
 def _e_NesDiagnosticsCapabilities(o: NesDiagnosticsCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4768,7 +4509,7 @@ def _e_NesDiagnosticsCapabilities(o: NesDiagnosticsCapabilities) -> dict[str, An
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4776,58 +4517,61 @@ def _e_NesDiagnosticsCapabilities(o: NesDiagnosticsCapabilities) -> dict[str, An
 def _d_NesDocumentDidChangeCapabilities(d: Any) -> NesDocumentDidChangeCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesDocumentDidChangeCapabilities)
+    o: NesDocumentDidChangeCapabilities
+    v: Any
     r: Any
-    f_sync_kind: Any
-    f_meta: Any
-    v = d.get("syncKind", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("syncKind")
-    n += 1
+    try:
+        v = d["syncKind"]
+    except KeyError:
+        raise _s.missing("syncKind") from None
     if type(v) is not str or v not in _L_TextDocumentSyncKind:
         raise _s.bad_literal(v, _L_TextDocumentSyncKind).at("syncKind")
-    r = v
-    f_sync_kind = r
-    if n == len(d):
-        f_meta = None
+    w.sync_kind = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDocumentDidChangeCapabilities
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesDocumentDidChangeCapabilities = _new(NesDocumentDidChangeCapabilities)
-    _S_NesDocumentDidChangeCapabilities_sync_kind(o, f_sync_kind)
-    _S_NesDocumentDidChangeCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidChangeCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidChangeCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDocumentDidChangeCapabilities
+    o = w
     return o
 
 
 def _e_NesDocumentDidChangeCapabilities(o: NesDocumentDidChangeCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"syncKind": o.sync_kind}
+    d: dict[str, Any] = {"syncKind": o.sync_kind}
     ex = o._explicit
     v: Any
-    v = o.sync_kind
-    d["syncKind"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4835,37 +4579,45 @@ def _e_NesDocumentDidChangeCapabilities(o: NesDocumentDidChangeCapabilities) -> 
 def _d_NesDocumentDidCloseCapabilities(d: Any) -> NesDocumentDidCloseCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesDocumentDidCloseCapabilities)
+    o: NesDocumentDidCloseCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDocumentDidCloseCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesDocumentDidCloseCapabilities = _new(NesDocumentDidCloseCapabilities)
-    _S_NesDocumentDidCloseCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidCloseCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidCloseCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDocumentDidCloseCapabilities
+    o = w
     return o
 
 
 def _e_NesDocumentDidCloseCapabilities(o: NesDocumentDidCloseCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4874,7 +4626,7 @@ def _e_NesDocumentDidCloseCapabilities(o: NesDocumentDidCloseCapabilities) -> di
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4882,37 +4634,45 @@ def _e_NesDocumentDidCloseCapabilities(o: NesDocumentDidCloseCapabilities) -> di
 def _d_NesDocumentDidFocusCapabilities(d: Any) -> NesDocumentDidFocusCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesDocumentDidFocusCapabilities)
+    o: NesDocumentDidFocusCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDocumentDidFocusCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesDocumentDidFocusCapabilities = _new(NesDocumentDidFocusCapabilities)
-    _S_NesDocumentDidFocusCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidFocusCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidFocusCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDocumentDidFocusCapabilities
+    o = w
     return o
 
 
 def _e_NesDocumentDidFocusCapabilities(o: NesDocumentDidFocusCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4921,7 +4681,7 @@ def _e_NesDocumentDidFocusCapabilities(o: NesDocumentDidFocusCapabilities) -> di
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4929,37 +4689,45 @@ def _e_NesDocumentDidFocusCapabilities(o: NesDocumentDidFocusCapabilities) -> di
 def _d_NesDocumentDidOpenCapabilities(d: Any) -> NesDocumentDidOpenCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesDocumentDidOpenCapabilities)
+    o: NesDocumentDidOpenCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDocumentDidOpenCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesDocumentDidOpenCapabilities = _new(NesDocumentDidOpenCapabilities)
-    _S_NesDocumentDidOpenCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidOpenCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidOpenCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDocumentDidOpenCapabilities
+    o = w
     return o
 
 
 def _e_NesDocumentDidOpenCapabilities(o: NesDocumentDidOpenCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -4968,7 +4736,7 @@ def _e_NesDocumentDidOpenCapabilities(o: NesDocumentDidOpenCapabilities) -> dict
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -4976,37 +4744,45 @@ def _e_NesDocumentDidOpenCapabilities(o: NesDocumentDidOpenCapabilities) -> dict
 def _d_NesDocumentDidSaveCapabilities(d: Any) -> NesDocumentDidSaveCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesDocumentDidSaveCapabilities)
+    o: NesDocumentDidSaveCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDocumentDidSaveCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesDocumentDidSaveCapabilities = _new(NesDocumentDidSaveCapabilities)
-    _S_NesDocumentDidSaveCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidSaveCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentDidSaveCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDocumentDidSaveCapabilities
+    o = w
     return o
 
 
 def _e_NesDocumentDidSaveCapabilities(o: NesDocumentDidSaveCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5015,7 +4791,7 @@ def _e_NesDocumentDidSaveCapabilities(o: NesDocumentDidSaveCapabilities) -> dict
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5023,132 +4799,139 @@ def _e_NesDocumentDidSaveCapabilities(o: NesDocumentDidSaveCapabilities) -> dict
 def _d_NesDocumentEventCapabilities(d: Any) -> NesDocumentEventCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesDocumentEventCapabilities)
+    o: NesDocumentEventCapabilities
+    v: Any
     r: Any
-    f_did_open: Any
-    f_did_change: Any
-    f_did_close: Any
-    f_did_save: Any
-    f_did_focus: Any
-    f_meta: Any
-    if n == len(d):
-        f_did_open = None
-        f_did_change = None
-        f_did_close = None
-        f_did_save = None
-        f_did_focus = None
-        f_meta = None
+    if len(d) == 0:
+        w.did_open = None
+        w.did_change = None
+        w.did_close = None
+        w.did_save = None
+        w.did_focus = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesDocumentEventCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "didOpen" not in d:
+        w.did_open = None
     else:
-        v = d.get("didOpen", _MISSING)
-        if v is _MISSING:
-            f_did_open = None
+        v = d["didOpen"]
+        n += 1
+        if v is None:
+            w.did_open = None
+            ex = _s.note(ex, "didOpen")
         else:
-            n += 1
-            if v is None:
-                f_did_open = None
+            try:
+                r = _d_NesDocumentDidOpenCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "didOpen")
-            else:
-                try:
-                    r = _d_NesDocumentDidOpenCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "didOpen")
-                f_did_open = r
-        v = d.get("didChange", _MISSING)
-        if v is _MISSING:
-            f_did_change = None
+            w.did_open = r
+    if "didChange" not in d:
+        w.did_change = None
+    else:
+        v = d["didChange"]
+        n += 1
+        if v is None:
+            w.did_change = None
+            ex = _s.note(ex, "didChange")
         else:
-            n += 1
-            if v is None:
-                f_did_change = None
+            try:
+                r = _d_NesDocumentDidChangeCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "didChange")
-            else:
-                try:
-                    r = _d_NesDocumentDidChangeCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "didChange")
-                f_did_change = r
-        v = d.get("didClose", _MISSING)
-        if v is _MISSING:
-            f_did_close = None
+            w.did_change = r
+    if "didClose" not in d:
+        w.did_close = None
+    else:
+        v = d["didClose"]
+        n += 1
+        if v is None:
+            w.did_close = None
+            ex = _s.note(ex, "didClose")
         else:
-            n += 1
-            if v is None:
-                f_did_close = None
+            try:
+                r = _d_NesDocumentDidCloseCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "didClose")
-            else:
-                try:
-                    r = _d_NesDocumentDidCloseCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "didClose")
-                f_did_close = r
-        v = d.get("didSave", _MISSING)
-        if v is _MISSING:
-            f_did_save = None
+            w.did_close = r
+    if "didSave" not in d:
+        w.did_save = None
+    else:
+        v = d["didSave"]
+        n += 1
+        if v is None:
+            w.did_save = None
+            ex = _s.note(ex, "didSave")
         else:
-            n += 1
-            if v is None:
-                f_did_save = None
+            try:
+                r = _d_NesDocumentDidSaveCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "didSave")
-            else:
-                try:
-                    r = _d_NesDocumentDidSaveCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "didSave")
-                f_did_save = r
-        v = d.get("didFocus", _MISSING)
-        if v is _MISSING:
-            f_did_focus = None
+            w.did_save = r
+    if "didFocus" not in d:
+        w.did_focus = None
+    else:
+        v = d["didFocus"]
+        n += 1
+        if v is None:
+            w.did_focus = None
+            ex = _s.note(ex, "didFocus")
         else:
-            n += 1
-            if v is None:
-                f_did_focus = None
+            try:
+                r = _d_NesDocumentDidFocusCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "didFocus")
-            else:
-                try:
-                    r = _d_NesDocumentDidFocusCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "didFocus")
-                f_did_focus = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.did_focus = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesDocumentEventCapabilities = _new(NesDocumentEventCapabilities)
-    _S_NesDocumentEventCapabilities_did_open(o, f_did_open)
-    _S_NesDocumentEventCapabilities_did_change(o, f_did_change)
-    _S_NesDocumentEventCapabilities_did_close(o, f_did_close)
-    _S_NesDocumentEventCapabilities_did_save(o, f_did_save)
-    _S_NesDocumentEventCapabilities_did_focus(o, f_did_focus)
-    _S_NesDocumentEventCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentEventCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesDocumentEventCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesDocumentEventCapabilities
+    o = w
     return o
 
 
 def _e_NesDocumentEventCapabilities(o: NesDocumentEventCapabilities) -> dict[str, Any]:
+    if (
+        o.did_open is None
+        and o.did_change is None
+        and o.did_close is None
+        and o.did_save is None
+        and o.did_focus is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5182,7 +4965,7 @@ def _e_NesDocumentEventCapabilities(o: NesDocumentEventCapabilities) -> dict[str
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5190,56 +4973,62 @@ def _e_NesDocumentEventCapabilities(o: NesDocumentEventCapabilities) -> dict[str
 def _d_NesEditHistoryCapabilities(d: Any) -> NesEditHistoryCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesEditHistoryCapabilities)
+    o: NesEditHistoryCapabilities
+    v: Any
     r: Any
-    f_max_count: Any
-    f_meta: Any
-    if n == len(d):
-        f_max_count = None
-        f_meta = None
+    if len(d) == 0:
+        w.max_count = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesEditHistoryCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "maxCount" not in d:
+        w.max_count = None
     else:
-        v = d.get("maxCount", _MISSING)
-        if v is _MISSING:
-            f_max_count = None
+        v = d["maxCount"]
+        n += 1
+        if v is None:
+            w.max_count = None
+            ex = _s.note(ex, "maxCount")
         else:
-            n += 1
-            if v is None:
-                f_max_count = None
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "maxCount")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "maxCount")
-                f_max_count = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.max_count = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesEditHistoryCapabilities = _new(NesEditHistoryCapabilities)
-    _S_NesEditHistoryCapabilities_max_count(o, f_max_count)
-    _S_NesEditHistoryCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEditHistoryCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesEditHistoryCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesEditHistoryCapabilities
+    o = w
     return o
 
 
 def _e_NesEditHistoryCapabilities(o: NesEditHistoryCapabilities) -> dict[str, Any]:
+    if o.max_count is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5253,7 +5042,7 @@ def _e_NesEditHistoryCapabilities(o: NesEditHistoryCapabilities) -> dict[str, An
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5261,70 +5050,68 @@ def _e_NesEditHistoryCapabilities(o: NesEditHistoryCapabilities) -> dict[str, An
 def _d_NesEditHistoryEntry(d: Any) -> NesEditHistoryEntry:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesEditHistoryEntry)
+    o: NesEditHistoryEntry
+    v: Any
     r: Any
-    f_uri: Any
-    f_diff: Any
-    f_meta: Any
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("diff", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("diff")
-    n += 1
+    w.uri = v
+    try:
+        v = d["diff"]
+    except KeyError:
+        raise _s.missing("diff") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("diff")
-    r = v
-    f_diff = r
-    if n == len(d):
-        f_meta = None
+    w.diff = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesEditHistoryEntry
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesEditHistoryEntry = _new(NesEditHistoryEntry)
-    _S_NesEditHistoryEntry_uri(o, f_uri)
-    _S_NesEditHistoryEntry_diff(o, f_diff)
-    _S_NesEditHistoryEntry_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEditHistoryEntry))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesEditHistoryEntry)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesEditHistoryEntry
+    o = w
     return o
 
 
 def _e_NesEditHistoryEntry(o: NesEditHistoryEntry) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"uri": o.uri, "diff": o.diff}
+    d: dict[str, Any] = {"uri": o.uri, "diff": o.diff}
     ex = o._explicit
     v: Any
-    v = o.uri
-    d["uri"] = v
-    v = o.diff
-    d["diff"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5332,101 +5119,112 @@ def _e_NesEditHistoryEntry(o: NesEditHistoryEntry) -> dict[str, Any]:
 def _d_NesEditSuggestion(d: Any) -> NesEditSuggestion:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_id: Any
-    f_uri: Any
-    f_edits: Any
-    f_cursor_position: Any
-    f_meta: Any
     v = d.get("kind", _MISSING)
-    if v is not _MISSING:
-        if v != "edit":
-            raise _s.bad_literal(v, ("edit",)).at("kind")
-        n += 1
-    v = d.get("id", _MISSING)
     if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+        return _a_NesEditSuggestion({"kind": "edit", **d})
+    if v != "edit":
+        raise _s.bad_literal(v, ("edit",)).at("kind")
+    return _a_NesEditSuggestion(d)
+
+
+def _a_NesEditSuggestion(d: Any) -> NesEditSuggestion:
+    w: Any = _new(_W_NesEditSuggestion)
+    o: NesEditSuggestion
+    v: Any
+    r: Any
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    w.id = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("edits", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("edits")
-    n += 1
+    w.uri = v
+    try:
+        v = d["edits"]
+    except KeyError:
+        raise _s.missing("edits") from None
     try:
         r = _s.d_list(v, _d_NesTextEdit)
     except DecodeError as e:
         raise e.at("edits") from None
-    f_edits = r
-    if n == len(d):
-        f_cursor_position = None
-        f_meta = None
+    w.edits = r
+    if len(d) == 4:
+        w.cursor_position = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesEditSuggestion
+        o = w
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "cursorPosition" not in d:
+        w.cursor_position = None
     else:
-        v = d.get("cursorPosition", _MISSING)
-        if v is _MISSING:
-            f_cursor_position = None
+        v = d["cursorPosition"]
+        n += 1
+        if v is None:
+            w.cursor_position = None
+            ex = _s.note(ex, "cursorPosition")
         else:
-            n += 1
-            if v is None:
-                f_cursor_position = None
+            try:
+                r = _d_Position(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "cursorPosition")
-            else:
-                try:
-                    r = _d_Position(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "cursorPosition")
-                f_cursor_position = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.cursor_position = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesEditSuggestion = _new(NesEditSuggestion)
-    _S_NesEditSuggestion_id(o, f_id)
-    _S_NesEditSuggestion_uri(o, f_uri)
-    _S_NesEditSuggestion_edits(o, f_edits)
-    _S_NesEditSuggestion_cursor_position(o, f_cursor_position)
-    _S_NesEditSuggestion_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEditSuggestion))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesEditSuggestion)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesEditSuggestion
+    o = w
     return o
 
 
 def _e_NesEditSuggestion(o: NesEditSuggestion) -> dict[str, Any]:
-    d: dict[str, Any] = {"kind": "edit"}
+    if (
+        o.cursor_position is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "kind": "edit",
+            "id": o.id,
+            "uri": o.uri,
+            "edits": [_e_NesTextEdit(x) for x in o.edits],
+        }
+    d: dict[str, Any] = {
+        "kind": "edit",
+        "id": o.id,
+        "uri": o.uri,
+        "edits": [_e_NesTextEdit(x) for x in o.edits],
+    }
     ex = o._explicit
     v: Any
-    v = o.id
-    d["id"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.edits
-    d["edits"] = [_e_NesTextEdit(x) for x in v]
     v = o.cursor_position
     if v is not None:
         d["cursorPosition"] = _e_Position(v)
@@ -5437,7 +5235,7 @@ def _e_NesEditSuggestion(o: NesEditSuggestion) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5445,56 +5243,62 @@ def _e_NesEditSuggestion(o: NesEditSuggestion) -> dict[str, Any]:
 def _d_NesEventCapabilities(d: Any) -> NesEventCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesEventCapabilities)
+    o: NesEventCapabilities
+    v: Any
     r: Any
-    f_document: Any
-    f_meta: Any
-    if n == len(d):
-        f_document = None
-        f_meta = None
+    if len(d) == 0:
+        w.document = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesEventCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "document" not in d:
+        w.document = None
     else:
-        v = d.get("document", _MISSING)
-        if v is _MISSING:
-            f_document = None
+        v = d["document"]
+        n += 1
+        if v is None:
+            w.document = None
+            ex = _s.note(ex, "document")
         else:
-            n += 1
-            if v is None:
-                f_document = None
+            try:
+                r = _d_NesDocumentEventCapabilities(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "document")
-            else:
-                try:
-                    r = _d_NesDocumentEventCapabilities(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "document")
-                f_document = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.document = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesEventCapabilities = _new(NesEventCapabilities)
-    _S_NesEventCapabilities_document(o, f_document)
-    _S_NesEventCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesEventCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesEventCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesEventCapabilities
+    o = w
     return o
 
 
 def _e_NesEventCapabilities(o: NesEventCapabilities) -> dict[str, Any]:
+    if o.document is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5508,7 +5312,7 @@ def _e_NesEventCapabilities(o: NesEventCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5516,82 +5320,75 @@ def _e_NesEventCapabilities(o: NesEventCapabilities) -> dict[str, Any]:
 def _d_NesExcerpt(d: Any) -> NesExcerpt:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesExcerpt)
+    o: NesExcerpt
+    v: Any
     r: Any
-    f_start_line: Any
-    f_end_line: Any
-    f_text: Any
-    f_meta: Any
-    v = d.get("startLine", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("startLine")
-    n += 1
+    try:
+        v = d["startLine"]
+    except KeyError:
+        raise _s.missing("startLine") from None
     if type(v) is not int or not 0 <= v <= 4294967295:
         raise _s.bad_int(v, "uint32").at("startLine")
-    r = v
-    f_start_line = r
-    v = d.get("endLine", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("endLine")
-    n += 1
+    w.start_line = v
+    try:
+        v = d["endLine"]
+    except KeyError:
+        raise _s.missing("endLine") from None
     if type(v) is not int or not 0 <= v <= 4294967295:
         raise _s.bad_int(v, "uint32").at("endLine")
-    r = v
-    f_end_line = r
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("text")
-    n += 1
+    w.end_line = v
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    r = v
-    f_text = r
-    if n == len(d):
-        f_meta = None
+    w.text = v
+    if len(d) == 3:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesExcerpt
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesExcerpt = _new(NesExcerpt)
-    _S_NesExcerpt_start_line(o, f_start_line)
-    _S_NesExcerpt_end_line(o, f_end_line)
-    _S_NesExcerpt_text(o, f_text)
-    _S_NesExcerpt_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesExcerpt))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesExcerpt)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesExcerpt
+    o = w
     return o
 
 
 def _e_NesExcerpt(o: NesExcerpt) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"startLine": o.start_line, "endLine": o.end_line, "text": o.text}
+    d: dict[str, Any] = {"startLine": o.start_line, "endLine": o.end_line, "text": o.text}
     ex = o._explicit
     v: Any
-    v = o.start_line
-    d["startLine"] = v
-    v = o.end_line
-    d["endLine"] = v
-    v = o.text
-    d["text"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5599,37 +5396,45 @@ def _e_NesExcerpt(o: NesExcerpt) -> dict[str, Any]:
 def _d_NesJumpCapabilities(d: Any) -> NesJumpCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesJumpCapabilities)
+    o: NesJumpCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesJumpCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesJumpCapabilities = _new(NesJumpCapabilities)
-    _S_NesJumpCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesJumpCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesJumpCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesJumpCapabilities
+    o = w
     return o
 
 
 def _e_NesJumpCapabilities(o: NesJumpCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5638,7 +5443,7 @@ def _e_NesJumpCapabilities(o: NesJumpCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5646,88 +5451,91 @@ def _e_NesJumpCapabilities(o: NesJumpCapabilities) -> dict[str, Any]:
 def _d_NesJumpSuggestion(d: Any) -> NesJumpSuggestion:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_id: Any
-    f_uri: Any
-    f_position: Any
-    f_meta: Any
     v = d.get("kind", _MISSING)
-    if v is not _MISSING:
-        if v != "jump":
-            raise _s.bad_literal(v, ("jump",)).at("kind")
-        n += 1
-    v = d.get("id", _MISSING)
     if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+        return _a_NesJumpSuggestion({"kind": "jump", **d})
+    if v != "jump":
+        raise _s.bad_literal(v, ("jump",)).at("kind")
+    return _a_NesJumpSuggestion(d)
+
+
+def _a_NesJumpSuggestion(d: Any) -> NesJumpSuggestion:
+    w: Any = _new(_W_NesJumpSuggestion)
+    o: NesJumpSuggestion
+    v: Any
+    r: Any
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    w.id = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("position", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("position")
-    n += 1
+    w.uri = v
+    try:
+        v = d["position"]
+    except KeyError:
+        raise _s.missing("position") from None
     try:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("position") from None
-    f_position = r
-    if n == len(d):
-        f_meta = None
+    w.position = r
+    if len(d) == 4:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesJumpSuggestion
+        o = w
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesJumpSuggestion = _new(NesJumpSuggestion)
-    _S_NesJumpSuggestion_id(o, f_id)
-    _S_NesJumpSuggestion_uri(o, f_uri)
-    _S_NesJumpSuggestion_position(o, f_position)
-    _S_NesJumpSuggestion_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesJumpSuggestion))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesJumpSuggestion)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesJumpSuggestion
+    o = w
     return o
 
 
 def _e_NesJumpSuggestion(o: NesJumpSuggestion) -> dict[str, Any]:
-    d: dict[str, Any] = {"kind": "jump"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"kind": "jump", "id": o.id, "uri": o.uri, "position": _e_Position(o.position)}
+    d: dict[str, Any] = {
+        "kind": "jump",
+        "id": o.id,
+        "uri": o.uri,
+        "position": _e_Position(o.position),
+    }
     ex = o._explicit
     v: Any
-    v = o.id
-    d["id"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.position
-    d["position"] = _e_Position(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5735,102 +5543,102 @@ def _e_NesJumpSuggestion(o: NesJumpSuggestion) -> dict[str, Any]:
 def _d_NesOpenFile(d: Any) -> NesOpenFile:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesOpenFile)
+    o: NesOpenFile
+    v: Any
     r: Any
-    f_uri: Any
-    f_language_id: Any
-    f_visible_range: Any
-    f_last_focused_ms: Any
-    f_meta: Any
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("languageId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("languageId")
-    n += 1
+    w.uri = v
+    try:
+        v = d["languageId"]
+    except KeyError:
+        raise _s.missing("languageId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("languageId")
-    r = v
-    f_language_id = r
-    if n == len(d):
-        f_visible_range = None
-        f_last_focused_ms = None
-        f_meta = None
+    w.language_id = v
+    if len(d) == 2:
+        w.visible_range = None
+        w.last_focused_ms = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesOpenFile
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "visibleRange" not in d:
+        w.visible_range = None
     else:
-        v = d.get("visibleRange", _MISSING)
-        if v is _MISSING:
-            f_visible_range = None
+        v = d["visibleRange"]
+        n += 1
+        if v is None:
+            w.visible_range = None
+            ex = _s.note(ex, "visibleRange")
         else:
-            n += 1
-            if v is None:
-                f_visible_range = None
+            try:
+                r = _d_Range(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "visibleRange")
-            else:
-                try:
-                    r = _d_Range(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "visibleRange")
-                f_visible_range = r
-        v = d.get("lastFocusedMs", _MISSING)
-        if v is _MISSING:
-            f_last_focused_ms = None
+            w.visible_range = r
+    if "lastFocusedMs" not in d:
+        w.last_focused_ms = None
+    else:
+        v = d["lastFocusedMs"]
+        n += 1
+        if v is None:
+            w.last_focused_ms = None
+            ex = _s.note(ex, "lastFocusedMs")
         else:
-            n += 1
-            if v is None:
-                f_last_focused_ms = None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "lastFocusedMs")
-            else:
-                if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "lastFocusedMs")
-                f_last_focused_ms = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.last_focused_ms = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesOpenFile = _new(NesOpenFile)
-    _S_NesOpenFile_uri(o, f_uri)
-    _S_NesOpenFile_language_id(o, f_language_id)
-    _S_NesOpenFile_visible_range(o, f_visible_range)
-    _S_NesOpenFile_last_focused_ms(o, f_last_focused_ms)
-    _S_NesOpenFile_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesOpenFile))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesOpenFile)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesOpenFile
+    o = w
     return o
 
 
 def _e_NesOpenFile(o: NesOpenFile) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.visible_range is None
+        and o.last_focused_ms is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"uri": o.uri, "languageId": o.language_id}
+    d: dict[str, Any] = {"uri": o.uri, "languageId": o.language_id}
     ex = o._explicit
     v: Any
-    v = o.uri
-    d["uri"] = v
-    v = o.language_id
-    d["languageId"] = v
     v = o.visible_range
     if v is not None:
         d["visibleRange"] = _e_Range(v)
@@ -5846,7 +5654,7 @@ def _e_NesOpenFile(o: NesOpenFile) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5854,37 +5662,45 @@ def _e_NesOpenFile(o: NesOpenFile) -> dict[str, Any]:
 def _d_NesOpenFilesCapabilities(d: Any) -> NesOpenFilesCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesOpenFilesCapabilities)
+    o: NesOpenFilesCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesOpenFilesCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesOpenFilesCapabilities = _new(NesOpenFilesCapabilities)
-    _S_NesOpenFilesCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesOpenFilesCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesOpenFilesCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesOpenFilesCapabilities
+    o = w
     return o
 
 
 def _e_NesOpenFilesCapabilities(o: NesOpenFilesCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -5893,7 +5709,7 @@ def _e_NesOpenFilesCapabilities(o: NesOpenFilesCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5901,82 +5717,75 @@ def _e_NesOpenFilesCapabilities(o: NesOpenFilesCapabilities) -> dict[str, Any]:
 def _d_NesRecentFile(d: Any) -> NesRecentFile:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesRecentFile)
+    o: NesRecentFile
+    v: Any
     r: Any
-    f_uri: Any
-    f_language_id: Any
-    f_text: Any
-    f_meta: Any
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("languageId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("languageId")
-    n += 1
+    w.uri = v
+    try:
+        v = d["languageId"]
+    except KeyError:
+        raise _s.missing("languageId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("languageId")
-    r = v
-    f_language_id = r
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("text")
-    n += 1
+    w.language_id = v
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    r = v
-    f_text = r
-    if n == len(d):
-        f_meta = None
+    w.text = v
+    if len(d) == 3:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesRecentFile
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesRecentFile = _new(NesRecentFile)
-    _S_NesRecentFile_uri(o, f_uri)
-    _S_NesRecentFile_language_id(o, f_language_id)
-    _S_NesRecentFile_text(o, f_text)
-    _S_NesRecentFile_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRecentFile))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesRecentFile)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesRecentFile
+    o = w
     return o
 
 
 def _e_NesRecentFile(o: NesRecentFile) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"uri": o.uri, "languageId": o.language_id, "text": o.text}
+    d: dict[str, Any] = {"uri": o.uri, "languageId": o.language_id, "text": o.text}
     ex = o._explicit
     v: Any
-    v = o.uri
-    d["uri"] = v
-    v = o.language_id
-    d["languageId"] = v
-    v = o.text
-    d["text"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -5984,56 +5793,62 @@ def _e_NesRecentFile(o: NesRecentFile) -> dict[str, Any]:
 def _d_NesRecentFilesCapabilities(d: Any) -> NesRecentFilesCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesRecentFilesCapabilities)
+    o: NesRecentFilesCapabilities
+    v: Any
     r: Any
-    f_max_count: Any
-    f_meta: Any
-    if n == len(d):
-        f_max_count = None
-        f_meta = None
+    if len(d) == 0:
+        w.max_count = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesRecentFilesCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "maxCount" not in d:
+        w.max_count = None
     else:
-        v = d.get("maxCount", _MISSING)
-        if v is _MISSING:
-            f_max_count = None
+        v = d["maxCount"]
+        n += 1
+        if v is None:
+            w.max_count = None
+            ex = _s.note(ex, "maxCount")
         else:
-            n += 1
-            if v is None:
-                f_max_count = None
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "maxCount")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "maxCount")
-                f_max_count = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.max_count = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesRecentFilesCapabilities = _new(NesRecentFilesCapabilities)
-    _S_NesRecentFilesCapabilities_max_count(o, f_max_count)
-    _S_NesRecentFilesCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRecentFilesCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesRecentFilesCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesRecentFilesCapabilities
+    o = w
     return o
 
 
 def _e_NesRecentFilesCapabilities(o: NesRecentFilesCapabilities) -> dict[str, Any]:
+    if o.max_count is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6047,7 +5862,7 @@ def _e_NesRecentFilesCapabilities(o: NesRecentFilesCapabilities) -> dict[str, An
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6055,71 +5870,70 @@ def _e_NesRecentFilesCapabilities(o: NesRecentFilesCapabilities) -> dict[str, An
 def _d_NesRelatedSnippet(d: Any) -> NesRelatedSnippet:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesRelatedSnippet)
+    o: NesRelatedSnippet
+    v: Any
     r: Any
-    f_uri: Any
-    f_excerpts: Any
-    f_meta: Any
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("excerpts", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("excerpts")
-    n += 1
+    w.uri = v
+    try:
+        v = d["excerpts"]
+    except KeyError:
+        raise _s.missing("excerpts") from None
     try:
         r = _s.d_list(v, _d_NesExcerpt)
     except DecodeError as e:
         raise e.at("excerpts") from None
-    f_excerpts = r
-    if n == len(d):
-        f_meta = None
+    w.excerpts = r
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesRelatedSnippet
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesRelatedSnippet = _new(NesRelatedSnippet)
-    _S_NesRelatedSnippet_uri(o, f_uri)
-    _S_NesRelatedSnippet_excerpts(o, f_excerpts)
-    _S_NesRelatedSnippet_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRelatedSnippet))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesRelatedSnippet)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesRelatedSnippet
+    o = w
     return o
 
 
 def _e_NesRelatedSnippet(o: NesRelatedSnippet) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"uri": o.uri, "excerpts": [_e_NesExcerpt(x) for x in o.excerpts]}
+    d: dict[str, Any] = {"uri": o.uri, "excerpts": [_e_NesExcerpt(x) for x in o.excerpts]}
     ex = o._explicit
     v: Any
-    v = o.uri
-    d["uri"] = v
-    v = o.excerpts
-    d["excerpts"] = [_e_NesExcerpt(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6127,37 +5941,45 @@ def _e_NesRelatedSnippet(o: NesRelatedSnippet) -> dict[str, Any]:
 def _d_NesRelatedSnippetsCapabilities(d: Any) -> NesRelatedSnippetsCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesRelatedSnippetsCapabilities)
+    o: NesRelatedSnippetsCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesRelatedSnippetsCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesRelatedSnippetsCapabilities = _new(NesRelatedSnippetsCapabilities)
-    _S_NesRelatedSnippetsCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRelatedSnippetsCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesRelatedSnippetsCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesRelatedSnippetsCapabilities
+    o = w
     return o
 
 
 def _e_NesRelatedSnippetsCapabilities(o: NesRelatedSnippetsCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6166,7 +5988,7 @@ def _e_NesRelatedSnippetsCapabilities(o: NesRelatedSnippetsCapabilities) -> dict
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6174,37 +5996,45 @@ def _e_NesRelatedSnippetsCapabilities(o: NesRelatedSnippetsCapabilities) -> dict
 def _d_NesRenameCapabilities(d: Any) -> NesRenameCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesRenameCapabilities)
+    o: NesRenameCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesRenameCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesRenameCapabilities = _new(NesRenameCapabilities)
-    _S_NesRenameCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRenameCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesRenameCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesRenameCapabilities
+    o = w
     return o
 
 
 def _e_NesRenameCapabilities(o: NesRenameCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6213,7 +6043,7 @@ def _e_NesRenameCapabilities(o: NesRenameCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6221,100 +6051,105 @@ def _e_NesRenameCapabilities(o: NesRenameCapabilities) -> dict[str, Any]:
 def _d_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_id: Any
-    f_uri: Any
-    f_position: Any
-    f_new_name: Any
-    f_meta: Any
     v = d.get("kind", _MISSING)
-    if v is not _MISSING:
-        if v != "rename":
-            raise _s.bad_literal(v, ("rename",)).at("kind")
-        n += 1
-    v = d.get("id", _MISSING)
     if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+        return _a_NesRenameSuggestion({"kind": "rename", **d})
+    if v != "rename":
+        raise _s.bad_literal(v, ("rename",)).at("kind")
+    return _a_NesRenameSuggestion(d)
+
+
+def _a_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
+    w: Any = _new(_W_NesRenameSuggestion)
+    o: NesRenameSuggestion
+    v: Any
+    r: Any
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    w.id = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("position", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("position")
-    n += 1
+    w.uri = v
+    try:
+        v = d["position"]
+    except KeyError:
+        raise _s.missing("position") from None
     try:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("position") from None
-    f_position = r
-    v = d.get("newName", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("newName")
-    n += 1
+    w.position = r
+    try:
+        v = d["newName"]
+    except KeyError:
+        raise _s.missing("newName") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("newName")
-    r = v
-    f_new_name = r
-    if n == len(d):
-        f_meta = None
+    w.new_name = v
+    if len(d) == 5:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesRenameSuggestion
+        o = w
+        return o
+    n = 5
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesRenameSuggestion = _new(NesRenameSuggestion)
-    _S_NesRenameSuggestion_id(o, f_id)
-    _S_NesRenameSuggestion_uri(o, f_uri)
-    _S_NesRenameSuggestion_position(o, f_position)
-    _S_NesRenameSuggestion_new_name(o, f_new_name)
-    _S_NesRenameSuggestion_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRenameSuggestion))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesRenameSuggestion)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesRenameSuggestion
+    o = w
     return o
 
 
 def _e_NesRenameSuggestion(o: NesRenameSuggestion) -> dict[str, Any]:
-    d: dict[str, Any] = {"kind": "rename"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "kind": "rename",
+            "id": o.id,
+            "uri": o.uri,
+            "position": _e_Position(o.position),
+            "newName": o.new_name,
+        }
+    d: dict[str, Any] = {
+        "kind": "rename",
+        "id": o.id,
+        "uri": o.uri,
+        "position": _e_Position(o.position),
+        "newName": o.new_name,
+    }
     ex = o._explicit
     v: Any
-    v = o.id
-    d["id"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.position
-    d["position"] = _e_Position(v)
-    v = o.new_name
-    d["newName"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6322,82 +6157,75 @@ def _e_NesRenameSuggestion(o: NesRenameSuggestion) -> dict[str, Any]:
 def _d_NesRepository(d: Any) -> NesRepository:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesRepository)
+    o: NesRepository
+    v: Any
     r: Any
-    f_name: Any
-    f_owner: Any
-    f_remote_url: Any
-    f_meta: Any
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    v = d.get("owner", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("owner")
-    n += 1
+    w.name = v
+    try:
+        v = d["owner"]
+    except KeyError:
+        raise _s.missing("owner") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("owner")
-    r = v
-    f_owner = r
-    v = d.get("remoteUrl", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("remoteUrl")
-    n += 1
+    w.owner = v
+    try:
+        v = d["remoteUrl"]
+    except KeyError:
+        raise _s.missing("remoteUrl") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("remoteUrl")
-    r = v
-    f_remote_url = r
-    if n == len(d):
-        f_meta = None
+    w.remote_url = v
+    if len(d) == 3:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesRepository
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesRepository = _new(NesRepository)
-    _S_NesRepository_name(o, f_name)
-    _S_NesRepository_owner(o, f_owner)
-    _S_NesRepository_remote_url(o, f_remote_url)
-    _S_NesRepository_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesRepository))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesRepository)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesRepository
+    o = w
     return o
 
 
 def _e_NesRepository(o: NesRepository) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"name": o.name, "owner": o.owner, "remoteUrl": o.remote_url}
+    d: dict[str, Any] = {"name": o.name, "owner": o.owner, "remoteUrl": o.remote_url}
     ex = o._explicit
     v: Any
-    v = o.name
-    d["name"] = v
-    v = o.owner
-    d["owner"] = v
-    v = o.remote_url
-    d["remoteUrl"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6405,37 +6233,45 @@ def _e_NesRepository(o: NesRepository) -> dict[str, Any]:
 def _d_NesSearchAndReplaceCapabilities(d: Any) -> NesSearchAndReplaceCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesSearchAndReplaceCapabilities)
+    o: NesSearchAndReplaceCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesSearchAndReplaceCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesSearchAndReplaceCapabilities = _new(NesSearchAndReplaceCapabilities)
-    _S_NesSearchAndReplaceCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesSearchAndReplaceCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesSearchAndReplaceCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesSearchAndReplaceCapabilities
+    o = w
     return o
 
 
 def _e_NesSearchAndReplaceCapabilities(o: NesSearchAndReplaceCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6444,7 +6280,7 @@ def _e_NesSearchAndReplaceCapabilities(o: NesSearchAndReplaceCapabilities) -> di
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6452,111 +6288,110 @@ def _e_NesSearchAndReplaceCapabilities(o: NesSearchAndReplaceCapabilities) -> di
 def _d_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_id: Any
-    f_uri: Any
-    f_search: Any
-    f_replace: Any
-    f_is_regex: Any
-    f_meta: Any
     v = d.get("kind", _MISSING)
-    if v is not _MISSING:
-        if v != "searchAndReplace":
-            raise _s.bad_literal(v, ("searchAndReplace",)).at("kind")
-        n += 1
-    v = d.get("id", _MISSING)
     if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+        return _a_NesSearchAndReplaceSuggestion({"kind": "searchAndReplace", **d})
+    if v != "searchAndReplace":
+        raise _s.bad_literal(v, ("searchAndReplace",)).at("kind")
+    return _a_NesSearchAndReplaceSuggestion(d)
+
+
+def _a_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
+    w: Any = _new(_W_NesSearchAndReplaceSuggestion)
+    o: NesSearchAndReplaceSuggestion
+    v: Any
+    r: Any
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    w.id = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("search", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("search")
-    n += 1
+    w.uri = v
+    try:
+        v = d["search"]
+    except KeyError:
+        raise _s.missing("search") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("search")
-    r = v
-    f_search = r
-    v = d.get("replace", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("replace")
-    n += 1
+    w.search = v
+    try:
+        v = d["replace"]
+    except KeyError:
+        raise _s.missing("replace") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("replace")
-    r = v
-    f_replace = r
-    if n == len(d):
-        f_is_regex = None
-        f_meta = None
+    w.replace = v
+    if len(d) == 5:
+        w.is_regex = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesSearchAndReplaceSuggestion
+        o = w
+        return o
+    n = 5
+    ex: list[str] | None = None
+    if "isRegex" not in d:
+        w.is_regex = None
     else:
-        v = d.get("isRegex", _MISSING)
-        if v is _MISSING:
-            f_is_regex = None
+        v = d["isRegex"]
+        n += 1
+        if v is None:
+            w.is_regex = None
+            ex = _s.note(ex, "isRegex")
         else:
-            n += 1
-            if v is None:
-                f_is_regex = None
-                ex = _s.note(ex, "isRegex")
+            if type(v) is not bool:
+                raise _s.wrong("a boolean", v).at("isRegex")
+            w.is_regex = v
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not bool:
-                    raise _s.wrong("a boolean", v).at("isRegex")
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "isRegex")
-                f_is_regex = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesSearchAndReplaceSuggestion = _new(NesSearchAndReplaceSuggestion)
-    _S_NesSearchAndReplaceSuggestion_id(o, f_id)
-    _S_NesSearchAndReplaceSuggestion_uri(o, f_uri)
-    _S_NesSearchAndReplaceSuggestion_search(o, f_search)
-    _S_NesSearchAndReplaceSuggestion_replace(o, f_replace)
-    _S_NesSearchAndReplaceSuggestion_is_regex(o, f_is_regex)
-    _S_NesSearchAndReplaceSuggestion_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesSearchAndReplaceSuggestion))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesSearchAndReplaceSuggestion)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesSearchAndReplaceSuggestion
+    o = w
     return o
 
 
 def _e_NesSearchAndReplaceSuggestion(o: NesSearchAndReplaceSuggestion) -> dict[str, Any]:
-    d: dict[str, Any] = {"kind": "searchAndReplace"}
+    if o.is_regex is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "kind": "searchAndReplace",
+            "id": o.id,
+            "uri": o.uri,
+            "search": o.search,
+            "replace": o.replace,
+        }
+    d: dict[str, Any] = {
+        "kind": "searchAndReplace",
+        "id": o.id,
+        "uri": o.uri,
+        "search": o.search,
+        "replace": o.replace,
+    }
     ex = o._explicit
     v: Any
-    v = o.id
-    d["id"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.search
-    d["search"] = v
-    v = o.replace
-    d["replace"] = v
     v = o.is_regex
     if v is not None:
         d["isRegex"] = v
@@ -6567,7 +6402,7 @@ def _e_NesSearchAndReplaceSuggestion(o: NesSearchAndReplaceSuggestion) -> dict[s
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6575,151 +6410,157 @@ def _e_NesSearchAndReplaceSuggestion(o: NesSearchAndReplaceSuggestion) -> dict[s
 def _d_NesSuggestContext(d: Any) -> NesSuggestContext:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesSuggestContext)
+    o: NesSuggestContext
+    v: Any
     r: Any
-    f_recent_files: Any
-    f_related_snippets: Any
-    f_edit_history: Any
-    f_user_actions: Any
-    f_open_files: Any
-    f_diagnostics: Any
-    f_meta: Any
-    if n == len(d):
-        f_recent_files = None
-        f_related_snippets = None
-        f_edit_history = None
-        f_user_actions = None
-        f_open_files = None
-        f_diagnostics = None
-        f_meta = None
+    if len(d) == 0:
+        w.recent_files = None
+        w.related_snippets = None
+        w.edit_history = None
+        w.user_actions = None
+        w.open_files = None
+        w.diagnostics = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesSuggestContext
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "recentFiles" not in d:
+        w.recent_files = None
     else:
-        v = d.get("recentFiles", _MISSING)
-        if v is _MISSING:
-            f_recent_files = None
+        v = d["recentFiles"]
+        n += 1
+        if v is None:
+            w.recent_files = None
+            ex = _s.note(ex, "recentFiles")
         else:
-            n += 1
-            if v is None:
-                f_recent_files = None
+            try:
+                r = _s.d_list(v, _d_NesRecentFile)
+            except DecodeError as e:
+                raise e.at("recentFiles") from None
+            if r is None:
                 ex = _s.note(ex, "recentFiles")
-            else:
-                try:
-                    r = _s.d_list(v, _d_NesRecentFile)
-                except DecodeError as e:
-                    raise e.at("recentFiles") from None
-                if r is None:
-                    ex = _s.note(ex, "recentFiles")
-                f_recent_files = r
-        v = d.get("relatedSnippets", _MISSING)
-        if v is _MISSING:
-            f_related_snippets = None
+            w.recent_files = r
+    if "relatedSnippets" not in d:
+        w.related_snippets = None
+    else:
+        v = d["relatedSnippets"]
+        n += 1
+        if v is None:
+            w.related_snippets = None
+            ex = _s.note(ex, "relatedSnippets")
         else:
-            n += 1
-            if v is None:
-                f_related_snippets = None
+            try:
+                r = _s.d_list(v, _d_NesRelatedSnippet)
+            except DecodeError as e:
+                raise e.at("relatedSnippets") from None
+            if r is None:
                 ex = _s.note(ex, "relatedSnippets")
-            else:
-                try:
-                    r = _s.d_list(v, _d_NesRelatedSnippet)
-                except DecodeError as e:
-                    raise e.at("relatedSnippets") from None
-                if r is None:
-                    ex = _s.note(ex, "relatedSnippets")
-                f_related_snippets = r
-        v = d.get("editHistory", _MISSING)
-        if v is _MISSING:
-            f_edit_history = None
+            w.related_snippets = r
+    if "editHistory" not in d:
+        w.edit_history = None
+    else:
+        v = d["editHistory"]
+        n += 1
+        if v is None:
+            w.edit_history = None
+            ex = _s.note(ex, "editHistory")
         else:
-            n += 1
-            if v is None:
-                f_edit_history = None
+            try:
+                r = _s.d_list(v, _d_NesEditHistoryEntry)
+            except DecodeError as e:
+                raise e.at("editHistory") from None
+            if r is None:
                 ex = _s.note(ex, "editHistory")
-            else:
-                try:
-                    r = _s.d_list(v, _d_NesEditHistoryEntry)
-                except DecodeError as e:
-                    raise e.at("editHistory") from None
-                if r is None:
-                    ex = _s.note(ex, "editHistory")
-                f_edit_history = r
-        v = d.get("userActions", _MISSING)
-        if v is _MISSING:
-            f_user_actions = None
+            w.edit_history = r
+    if "userActions" not in d:
+        w.user_actions = None
+    else:
+        v = d["userActions"]
+        n += 1
+        if v is None:
+            w.user_actions = None
+            ex = _s.note(ex, "userActions")
         else:
-            n += 1
-            if v is None:
-                f_user_actions = None
+            try:
+                r = _s.d_list(v, _d_NesUserAction)
+            except DecodeError as e:
+                raise e.at("userActions") from None
+            if r is None:
                 ex = _s.note(ex, "userActions")
-            else:
-                try:
-                    r = _s.d_list(v, _d_NesUserAction)
-                except DecodeError as e:
-                    raise e.at("userActions") from None
-                if r is None:
-                    ex = _s.note(ex, "userActions")
-                f_user_actions = r
-        v = d.get("openFiles", _MISSING)
-        if v is _MISSING:
-            f_open_files = None
+            w.user_actions = r
+    if "openFiles" not in d:
+        w.open_files = None
+    else:
+        v = d["openFiles"]
+        n += 1
+        if v is None:
+            w.open_files = None
+            ex = _s.note(ex, "openFiles")
         else:
-            n += 1
-            if v is None:
-                f_open_files = None
+            try:
+                r = _s.d_list(v, _d_NesOpenFile)
+            except DecodeError as e:
+                raise e.at("openFiles") from None
+            if r is None:
                 ex = _s.note(ex, "openFiles")
-            else:
-                try:
-                    r = _s.d_list(v, _d_NesOpenFile)
-                except DecodeError as e:
-                    raise e.at("openFiles") from None
-                if r is None:
-                    ex = _s.note(ex, "openFiles")
-                f_open_files = r
-        v = d.get("diagnostics", _MISSING)
-        if v is _MISSING:
-            f_diagnostics = None
+            w.open_files = r
+    if "diagnostics" not in d:
+        w.diagnostics = None
+    else:
+        v = d["diagnostics"]
+        n += 1
+        if v is None:
+            w.diagnostics = None
+            ex = _s.note(ex, "diagnostics")
         else:
-            n += 1
-            if v is None:
-                f_diagnostics = None
+            try:
+                r = _s.d_list(v, _d_NesDiagnostic)
+            except DecodeError as e:
+                raise e.at("diagnostics") from None
+            if r is None:
                 ex = _s.note(ex, "diagnostics")
-            else:
-                try:
-                    r = _s.d_list(v, _d_NesDiagnostic)
-                except DecodeError as e:
-                    raise e.at("diagnostics") from None
-                if r is None:
-                    ex = _s.note(ex, "diagnostics")
-                f_diagnostics = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.diagnostics = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesSuggestContext = _new(NesSuggestContext)
-    _S_NesSuggestContext_recent_files(o, f_recent_files)
-    _S_NesSuggestContext_related_snippets(o, f_related_snippets)
-    _S_NesSuggestContext_edit_history(o, f_edit_history)
-    _S_NesSuggestContext_user_actions(o, f_user_actions)
-    _S_NesSuggestContext_open_files(o, f_open_files)
-    _S_NesSuggestContext_diagnostics(o, f_diagnostics)
-    _S_NesSuggestContext_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesSuggestContext))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesSuggestContext)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesSuggestContext
+    o = w
     return o
 
 
 def _e_NesSuggestContext(o: NesSuggestContext) -> dict[str, Any]:
+    if (
+        o.recent_files is None
+        and o.related_snippets is None
+        and o.edit_history is None
+        and o.user_actions is None
+        and o.open_files is None
+        and o.diagnostics is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6758,7 +6599,7 @@ def _e_NesSuggestContext(o: NesSuggestContext) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6766,71 +6607,70 @@ def _e_NesSuggestContext(o: NesSuggestContext) -> dict[str, Any]:
 def _d_NesTextEdit(d: Any) -> NesTextEdit:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesTextEdit)
+    o: NesTextEdit
+    v: Any
     r: Any
-    f_range: Any
-    f_new_text: Any
-    f_meta: Any
-    v = d.get("range", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("range")
-    n += 1
+    try:
+        v = d["range"]
+    except KeyError:
+        raise _s.missing("range") from None
     try:
         r = _d_Range(v)
     except DecodeError as e:
         raise e.at("range") from None
-    f_range = r
-    v = d.get("newText", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("newText")
-    n += 1
+    w.range = r
+    try:
+        v = d["newText"]
+    except KeyError:
+        raise _s.missing("newText") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("newText")
-    r = v
-    f_new_text = r
-    if n == len(d):
-        f_meta = None
+    w.new_text = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesTextEdit
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesTextEdit = _new(NesTextEdit)
-    _S_NesTextEdit_range(o, f_range)
-    _S_NesTextEdit_new_text(o, f_new_text)
-    _S_NesTextEdit_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesTextEdit))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesTextEdit)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesTextEdit
+    o = w
     return o
 
 
 def _e_NesTextEdit(o: NesTextEdit) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"range": _e_Range(o.range), "newText": o.new_text}
+    d: dict[str, Any] = {"range": _e_Range(o.range), "newText": o.new_text}
     ex = o._explicit
     v: Any
-    v = o.range
-    d["range"] = _e_Range(v)
-    v = o.new_text
-    d["newText"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6838,95 +6678,94 @@ def _e_NesTextEdit(o: NesTextEdit) -> dict[str, Any]:
 def _d_NesUserAction(d: Any) -> NesUserAction:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesUserAction)
+    o: NesUserAction
+    v: Any
     r: Any
-    f_action: Any
-    f_uri: Any
-    f_position: Any
-    f_timestamp_ms: Any
-    f_meta: Any
-    v = d.get("action", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("action")
-    n += 1
+    try:
+        v = d["action"]
+    except KeyError:
+        raise _s.missing("action") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("action")
-    r = v
-    f_action = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    w.action = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("position", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("position")
-    n += 1
+    w.uri = v
+    try:
+        v = d["position"]
+    except KeyError:
+        raise _s.missing("position") from None
     try:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("position") from None
-    f_position = r
-    v = d.get("timestampMs", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("timestampMs")
-    n += 1
+    w.position = r
+    try:
+        v = d["timestampMs"]
+    except KeyError:
+        raise _s.missing("timestampMs") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("timestampMs")
-    r = v
-    f_timestamp_ms = r
-    if n == len(d):
-        f_meta = None
+    w.timestamp_ms = v
+    if len(d) == 4:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesUserAction
+        o = w
+        return o
+    n = 4
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesUserAction = _new(NesUserAction)
-    _S_NesUserAction_action(o, f_action)
-    _S_NesUserAction_uri(o, f_uri)
-    _S_NesUserAction_position(o, f_position)
-    _S_NesUserAction_timestamp_ms(o, f_timestamp_ms)
-    _S_NesUserAction_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesUserAction))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesUserAction)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesUserAction
+    o = w
     return o
 
 
 def _e_NesUserAction(o: NesUserAction) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "action": o.action,
+            "uri": o.uri,
+            "position": _e_Position(o.position),
+            "timestampMs": o.timestamp_ms,
+        }
+    d: dict[str, Any] = {
+        "action": o.action,
+        "uri": o.uri,
+        "position": _e_Position(o.position),
+        "timestampMs": o.timestamp_ms,
+    }
     ex = o._explicit
     v: Any
-    v = o.action
-    d["action"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.position
-    d["position"] = _e_Position(v)
-    v = o.timestamp_ms
-    d["timestampMs"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -6934,56 +6773,62 @@ def _e_NesUserAction(o: NesUserAction) -> dict[str, Any]:
 def _d_NesUserActionsCapabilities(d: Any) -> NesUserActionsCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NesUserActionsCapabilities)
+    o: NesUserActionsCapabilities
+    v: Any
     r: Any
-    f_max_count: Any
-    f_meta: Any
-    if n == len(d):
-        f_max_count = None
-        f_meta = None
+    if len(d) == 0:
+        w.max_count = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NesUserActionsCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "maxCount" not in d:
+        w.max_count = None
     else:
-        v = d.get("maxCount", _MISSING)
-        if v is _MISSING:
-            f_max_count = None
+        v = d["maxCount"]
+        n += 1
+        if v is None:
+            w.max_count = None
+            ex = _s.note(ex, "maxCount")
         else:
-            n += 1
-            if v is None:
-                f_max_count = None
+            if type(v) is not int or not 0 <= v <= 4294967295:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "maxCount")
-            else:
-                if type(v) is not int or not 0 <= v <= 4294967295:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "maxCount")
-                f_max_count = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.max_count = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NesUserActionsCapabilities = _new(NesUserActionsCapabilities)
-    _S_NesUserActionsCapabilities_max_count(o, f_max_count)
-    _S_NesUserActionsCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NesUserActionsCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NesUserActionsCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NesUserActionsCapabilities
+    o = w
     return o
 
 
 def _e_NesUserActionsCapabilities(o: NesUserActionsCapabilities) -> dict[str, Any]:
+    if o.max_count is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -6997,7 +6842,7 @@ def _e_NesUserActionsCapabilities(o: NesUserActionsCapabilities) -> dict[str, An
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7005,82 +6850,79 @@ def _e_NesUserActionsCapabilities(o: NesUserActionsCapabilities) -> dict[str, An
 def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_NewSessionRequest)
+    o: NewSessionRequest
+    v: Any
     r: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_mcp_servers: Any
-    f_meta: Any
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    v = d.get("mcpServers", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("mcpServers")
-    n += 1
+    w.cwd = v
+    try:
+        v = d["mcpServers"]
+    except KeyError:
+        raise _s.missing("mcpServers") from None
     try:
         r = _s.d_list_skip(v, _d_McpServer)
     except DecodeError:
         r = []
-    f_mcp_servers = r
-    if n == len(d):
-        f_additional_directories = []
-        f_meta = None
+    w.mcp_servers = r
+    if len(d) == 2:
+        w.additional_directories = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = NewSessionRequest
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        w.additional_directories = []
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            w.additional_directories = []
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.additional_directories = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: NewSessionRequest = _new(NewSessionRequest)
-    _S_NewSessionRequest_cwd(o, f_cwd)
-    _S_NewSessionRequest_additional_directories(o, f_additional_directories)
-    _S_NewSessionRequest_mcp_servers(o, f_mcp_servers)
-    _S_NewSessionRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_NewSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = NewSessionRequest
+    o = w
     return o
 
 
 def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"cwd": o.cwd}
     ex = o._explicit
     v: Any
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -7091,7 +6933,7 @@ def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7099,88 +6941,93 @@ def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
 def _d_Notice(d: Any) -> Notice:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_severity: Any
-    f_title: Any
-    f_description: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "notice":
-            raise _s.bad_literal(v, ("notice",)).at("sessionUpdate")
-        n += 1
-    v = d.get("severity", _MISSING)
     if v is _MISSING:
-        raise _s.missing("severity")
-    n += 1
+        return _a_Notice({"sessionUpdate": "notice", **d})
+    if v != "notice":
+        raise _s.bad_literal(v, ("notice",)).at("sessionUpdate")
+    return _a_Notice(d)
+
+
+def _a_Notice(d: Any) -> Notice:
+    w: Any = _new(_W_Notice)
+    o: Notice
+    v: Any
+    r: Any
+    try:
+        v = d["severity"]
+    except KeyError:
+        raise _s.missing("severity") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("severity")
-    r = v
-    f_severity = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("title")
-    n += 1
+    w.severity = v
+    try:
+        v = d["title"]
+    except KeyError:
+        raise _s.missing("title") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("title")
-    r = v
-    f_title = r
-    if n == len(d):
-        f_description = None
-        f_meta = None
+    w.title = v
+    if len(d) == 3:
+        w.description = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Notice
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "description" not in d:
+        w.description = None
     else:
-        v = d.get("description", _MISSING)
-        if v is _MISSING:
-            f_description = None
+        v = d["description"]
+        n += 1
+        if v is None:
+            w.description = None
+            ex = _s.note(ex, "description")
         else:
-            n += 1
-            if v is None:
-                f_description = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "description")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "description")
-                f_description = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.description = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Notice = _new(Notice)
-    _S_Notice_severity(o, f_severity)
-    _S_Notice_title(o, f_title)
-    _S_Notice_description(o, f_description)
-    _S_Notice_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Notice))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Notice)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Notice
+    o = w
     return o
 
 
 def _e_Notice(o: Notice) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "notice"}
+    if (
+        o.description is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessionUpdate": "notice", "severity": o.severity, "title": o.title}
+    d: dict[str, Any] = {"sessionUpdate": "notice", "severity": o.severity, "title": o.title}
     ex = o._explicit
     v: Any
-    v = o.severity
-    d["severity"] = v
-    v = o.title
-    d["title"] = v
     v = o.description
     if v is not None:
         d["description"] = v
@@ -7191,7 +7038,7 @@ def _e_Notice(o: Notice) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7199,37 +7046,45 @@ def _e_Notice(o: Notice) -> dict[str, Any]:
 def _d_PlanCapabilities(d: Any) -> PlanCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_PlanCapabilities)
+    o: PlanCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PlanCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PlanCapabilities = _new(PlanCapabilities)
-    _S_PlanCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PlanCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PlanCapabilities
+    o = w
     return o
 
 
 def _e_PlanCapabilities(o: PlanCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -7238,7 +7093,7 @@ def _e_PlanCapabilities(o: PlanCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7246,75 +7101,77 @@ def _e_PlanCapabilities(o: PlanCapabilities) -> dict[str, Any]:
 def _d_PlanFile(d: Any) -> PlanFile:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_plan_id: Any
-    f_uri: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "file":
-            raise _s.bad_literal(v, ("file",)).at("type")
-        n += 1
-    v = d.get("planId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("planId")
-    n += 1
+        return _a_PlanFile({"type": "file", **d})
+    if v != "file":
+        raise _s.bad_literal(v, ("file",)).at("type")
+    return _a_PlanFile(d)
+
+
+def _a_PlanFile(d: Any) -> PlanFile:
+    w: Any = _new(_W_PlanFile)
+    o: PlanFile
+    v: Any
+    r: Any
+    try:
+        v = d["planId"]
+    except KeyError:
+        raise _s.missing("planId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("planId")
-    r = v
-    f_plan_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    w.plan_id = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    if n == len(d):
-        f_meta = None
+    w.uri = v
+    if len(d) == 3:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PlanFile
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PlanFile = _new(PlanFile)
-    _S_PlanFile_plan_id(o, f_plan_id)
-    _S_PlanFile_uri(o, f_uri)
-    _S_PlanFile_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanFile))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PlanFile)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PlanFile
+    o = w
     return o
 
 
 def _e_PlanFile(o: PlanFile) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "file"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"type": "file", "planId": o.plan_id, "uri": o.uri}
+    d: dict[str, Any] = {"type": "file", "planId": o.plan_id, "uri": o.uri}
     ex = o._explicit
     v: Any
-    v = o.plan_id
-    d["planId"] = v
-    v = o.uri
-    d["uri"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7322,76 +7179,87 @@ def _e_PlanFile(o: PlanFile) -> dict[str, Any]:
 def _d_PlanItems(d: Any) -> PlanItems:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_plan_id: Any
-    f_entries: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "items":
-            raise _s.bad_literal(v, ("items",)).at("type")
-        n += 1
-    v = d.get("planId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("planId")
-    n += 1
+        return _a_PlanItems({"type": "items", **d})
+    if v != "items":
+        raise _s.bad_literal(v, ("items",)).at("type")
+    return _a_PlanItems(d)
+
+
+def _a_PlanItems(d: Any) -> PlanItems:
+    w: Any = _new(_W_PlanItems)
+    o: PlanItems
+    v: Any
+    r: Any
+    try:
+        v = d["planId"]
+    except KeyError:
+        raise _s.missing("planId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("planId")
-    r = v
-    f_plan_id = r
-    v = d.get("entries", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("entries")
-    n += 1
+    w.plan_id = v
+    try:
+        v = d["entries"]
+    except KeyError:
+        raise _s.missing("entries") from None
     try:
         r = _s.d_list_skip(v, _d_PlanEntry)
     except DecodeError:
         r = []
-    f_entries = r
-    if n == len(d):
-        f_meta = None
+    w.entries = r
+    if len(d) == 3:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PlanItems
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PlanItems = _new(PlanItems)
-    _S_PlanItems_plan_id(o, f_plan_id)
-    _S_PlanItems_entries(o, f_entries)
-    _S_PlanItems_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanItems))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PlanItems)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PlanItems
+    o = w
     return o
 
 
 def _e_PlanItems(o: PlanItems) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "items"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "type": "items",
+            "planId": o.plan_id,
+            "entries": [_e_PlanEntry(x) for x in o.entries],
+        }
+    d: dict[str, Any] = {
+        "type": "items",
+        "planId": o.plan_id,
+        "entries": [_e_PlanEntry(x) for x in o.entries],
+    }
     ex = o._explicit
     v: Any
-    v = o.plan_id
-    d["planId"] = v
-    v = o.entries
-    d["entries"] = [_e_PlanEntry(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7399,75 +7267,77 @@ def _e_PlanItems(o: PlanItems) -> dict[str, Any]:
 def _d_PlanMarkdown(d: Any) -> PlanMarkdown:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_plan_id: Any
-    f_content: Any
-    f_meta: Any
     v = d.get("type", _MISSING)
-    if v is not _MISSING:
-        if v != "markdown":
-            raise _s.bad_literal(v, ("markdown",)).at("type")
-        n += 1
-    v = d.get("planId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("planId")
-    n += 1
+        return _a_PlanMarkdown({"type": "markdown", **d})
+    if v != "markdown":
+        raise _s.bad_literal(v, ("markdown",)).at("type")
+    return _a_PlanMarkdown(d)
+
+
+def _a_PlanMarkdown(d: Any) -> PlanMarkdown:
+    w: Any = _new(_W_PlanMarkdown)
+    o: PlanMarkdown
+    v: Any
+    r: Any
+    try:
+        v = d["planId"]
+    except KeyError:
+        raise _s.missing("planId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("planId")
-    r = v
-    f_plan_id = r
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("content")
-    n += 1
+    w.plan_id = v
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _s.missing("content") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("content")
-    r = v
-    f_content = r
-    if n == len(d):
-        f_meta = None
+    w.content = v
+    if len(d) == 3:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PlanMarkdown
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PlanMarkdown = _new(PlanMarkdown)
-    _S_PlanMarkdown_plan_id(o, f_plan_id)
-    _S_PlanMarkdown_content(o, f_content)
-    _S_PlanMarkdown_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanMarkdown))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PlanMarkdown)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PlanMarkdown
+    o = w
     return o
 
 
 def _e_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "markdown"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"type": "markdown", "planId": o.plan_id, "content": o.content}
+    d: dict[str, Any] = {"type": "markdown", "planId": o.plan_id, "content": o.content}
     ex = o._explicit
     v: Any
-    v = o.plan_id
-    d["planId"] = v
-    v = o.content
-    d["content"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7475,63 +7345,70 @@ def _e_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
 def _d_PlanRemoved(d: Any) -> PlanRemoved:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_plan_id: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "plan_removed":
-            raise _s.bad_literal(v, ("plan_removed",)).at("sessionUpdate")
-        n += 1
-    v = d.get("planId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("planId")
-    n += 1
+        return _a_PlanRemoved({"sessionUpdate": "plan_removed", **d})
+    if v != "plan_removed":
+        raise _s.bad_literal(v, ("plan_removed",)).at("sessionUpdate")
+    return _a_PlanRemoved(d)
+
+
+def _a_PlanRemoved(d: Any) -> PlanRemoved:
+    w: Any = _new(_W_PlanRemoved)
+    o: PlanRemoved
+    v: Any
+    r: Any
+    try:
+        v = d["planId"]
+    except KeyError:
+        raise _s.missing("planId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("planId")
-    r = v
-    f_plan_id = r
-    if n == len(d):
-        f_meta = None
+    w.plan_id = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PlanRemoved
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PlanRemoved = _new(PlanRemoved)
-    _S_PlanRemoved_plan_id(o, f_plan_id)
-    _S_PlanRemoved_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanRemoved))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PlanRemoved)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PlanRemoved
+    o = w
     return o
 
 
 def _e_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "plan_removed"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionUpdate": "plan_removed", "planId": o.plan_id}
+    d: dict[str, Any] = {"sessionUpdate": "plan_removed", "planId": o.plan_id}
     ex = o._explicit
     v: Any
-    v = o.plan_id
-    d["planId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7539,64 +7416,85 @@ def _e_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
 def _d_PlanUpdate(d: Any) -> PlanUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_plan: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "plan_update":
-            raise _s.bad_literal(v, ("plan_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("plan", _MISSING)
     if v is _MISSING:
-        raise _s.missing("plan")
-    n += 1
+        return _a_PlanUpdate({"sessionUpdate": "plan_update", **d})
+    if v != "plan_update":
+        raise _s.bad_literal(v, ("plan_update",)).at("sessionUpdate")
+    return _a_PlanUpdate(d)
+
+
+def _a_PlanUpdate(d: Any) -> PlanUpdate:
+    w: Any = _new(_W_PlanUpdate)
+    o: PlanUpdate
+    v: Any
+    r: Any
     try:
-        r = _d_PlanUpdateContent(v)
+        v = d["plan"]
+    except KeyError:
+        raise _s.missing("plan") from None
+    try:
+        if (
+            type(v) is dict
+            and type(t := v.get("type")) is str
+            and (f := _T_PlanUpdateContent.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_PlanUpdateContent(v)
     except DecodeError as e:
         raise e.at("plan") from None
-    f_plan = r
-    if n == len(d):
-        f_meta = None
+    w.plan = r
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PlanUpdate
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PlanUpdate = _new(PlanUpdate)
-    _S_PlanUpdate_plan(o, f_plan)
-    _S_PlanUpdate_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PlanUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PlanUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PlanUpdate
+    o = w
     return o
 
 
 def _e_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "plan_update"}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionUpdate": "plan_update",
+            "plan": _encoder_of(type(o.plan), _not_a_model)(o.plan),
+        }
+    d: dict[str, Any] = {
+        "sessionUpdate": "plan_update",
+        "plan": _encoder_of(type(o.plan), _not_a_model)(o.plan),
+    }
     ex = o._explicit
     v: Any
-    v = o.plan
-    d["plan"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7604,70 +7502,68 @@ def _e_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
 def _d_Position(d: Any) -> Position:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_Position)
+    o: Position
+    v: Any
     r: Any
-    f_line: Any
-    f_character: Any
-    f_meta: Any
-    v = d.get("line", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("line")
-    n += 1
+    try:
+        v = d["line"]
+    except KeyError:
+        raise _s.missing("line") from None
     if type(v) is not int or not 0 <= v <= 4294967295:
         raise _s.bad_int(v, "uint32").at("line")
-    r = v
-    f_line = r
-    v = d.get("character", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("character")
-    n += 1
+    w.line = v
+    try:
+        v = d["character"]
+    except KeyError:
+        raise _s.missing("character") from None
     if type(v) is not int or not 0 <= v <= 4294967295:
         raise _s.bad_int(v, "uint32").at("character")
-    r = v
-    f_character = r
-    if n == len(d):
-        f_meta = None
+    w.character = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Position
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Position = _new(Position)
-    _S_Position_line(o, f_line)
-    _S_Position_character(o, f_character)
-    _S_Position_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Position))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Position)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Position
+    o = w
     return o
 
 
 def _e_Position(o: Position) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"line": o.line, "character": o.character}
+    d: dict[str, Any] = {"line": o.line, "character": o.character}
     ex = o._explicit
     v: Any
-    v = o.line
-    d["line"] = v
-    v = o.character
-    d["character"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7675,71 +7571,72 @@ def _e_Position(o: Position) -> dict[str, Any]:
 def _d_PromptResponse(d: Any) -> PromptResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_PromptResponse)
+    o: PromptResponse
+    v: Any
     r: Any
-    f_stop_reason: Any
-    f_usage: Any
-    f_meta: Any
-    v = d.get("stopReason", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("stopReason")
-    n += 1
+    try:
+        v = d["stopReason"]
+    except KeyError:
+        raise _s.missing("stopReason") from None
     if type(v) is not str or v not in _L_StopReason:
         raise _s.bad_literal(v, _L_StopReason).at("stopReason")
-    r = v
-    f_stop_reason = r
-    if n == len(d):
-        f_usage = None
-        f_meta = None
+    w.stop_reason = v
+    if len(d) == 1:
+        w.usage = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = PromptResponse
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "usage" not in d:
+        w.usage = None
     else:
-        v = d.get("usage", _MISSING)
-        if v is _MISSING:
-            f_usage = None
+        v = d["usage"]
+        n += 1
+        if v is None:
+            w.usage = None
+            ex = _s.note(ex, "usage")
         else:
-            n += 1
-            if v is None:
-                f_usage = None
+            try:
+                r = _d_Usage(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "usage")
-            else:
-                try:
-                    r = _d_Usage(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "usage")
-                f_usage = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.usage = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: PromptResponse = _new(PromptResponse)
-    _S_PromptResponse_stop_reason(o, f_stop_reason)
-    _S_PromptResponse_usage(o, f_usage)
-    _S_PromptResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_PromptResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_PromptResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = PromptResponse
+    o = w
     return o
 
 
 def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.usage is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"stopReason": o.stop_reason}
+    d: dict[str, Any] = {"stopReason": o.stop_reason}
     ex = o._explicit
     v: Any
-    v = o.stop_reason
-    d["stopReason"] = v
     v = o.usage
     if v is not None:
         d["usage"] = _e_Usage(v)
@@ -7750,7 +7647,7 @@ def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7758,70 +7655,68 @@ def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
 def _d_ProviderCurrentConfig(d: Any) -> ProviderCurrentConfig:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ProviderCurrentConfig)
+    o: ProviderCurrentConfig
+    v: Any
     r: Any
-    f_api_type: Any
-    f_base_url: Any
-    f_meta: Any
-    v = d.get("apiType", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("apiType")
-    n += 1
+    try:
+        v = d["apiType"]
+    except KeyError:
+        raise _s.missing("apiType") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("apiType")
-    r = v
-    f_api_type = r
-    v = d.get("baseUrl", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("baseUrl")
-    n += 1
+    w.api_type = v
+    try:
+        v = d["baseUrl"]
+    except KeyError:
+        raise _s.missing("baseUrl") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("baseUrl")
-    r = v
-    f_base_url = r
-    if n == len(d):
-        f_meta = None
+    w.base_url = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ProviderCurrentConfig
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ProviderCurrentConfig = _new(ProviderCurrentConfig)
-    _S_ProviderCurrentConfig_api_type(o, f_api_type)
-    _S_ProviderCurrentConfig_base_url(o, f_base_url)
-    _S_ProviderCurrentConfig_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ProviderCurrentConfig))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ProviderCurrentConfig)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ProviderCurrentConfig
+    o = w
     return o
 
 
 def _e_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"apiType": o.api_type, "baseUrl": o.base_url}
+    d: dict[str, Any] = {"apiType": o.api_type, "baseUrl": o.base_url}
     ex = o._explicit
     v: Any
-    v = o.api_type
-    d["apiType"] = v
-    v = o.base_url
-    d["baseUrl"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7829,96 +7724,92 @@ def _e_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
 def _d_ProviderInfo(d: Any) -> ProviderInfo:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ProviderInfo)
+    o: ProviderInfo
+    v: Any
     r: Any
-    f_provider_id: Any
-    f_supported: Any
-    f_required: Any
-    f_current: Any
-    f_meta: Any
-    v = d.get("providerId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("providerId")
-    n += 1
+    try:
+        v = d["providerId"]
+    except KeyError:
+        raise _s.missing("providerId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("providerId")
-    r = v
-    f_provider_id = r
-    v = d.get("supported", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("supported")
-    n += 1
+    w.provider_id = v
+    try:
+        v = d["supported"]
+    except KeyError:
+        raise _s.missing("supported") from None
     try:
         r = _s.d_list_skip(v, _d_LlmProtocol)
     except DecodeError:
         r = []
-    f_supported = r
-    v = d.get("required", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("required")
-    n += 1
+    w.supported = r
+    try:
+        v = d["required"]
+    except KeyError:
+        raise _s.missing("required") from None
     if type(v) is not bool:
         raise _s.wrong("a boolean", v).at("required")
-    r = v
-    f_required = r
-    if n == len(d):
-        f_current = None
-        f_meta = None
+    w.required = v
+    if len(d) == 3:
+        w.current = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ProviderInfo
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "current" not in d:
+        w.current = None
     else:
-        v = d.get("current", _MISSING)
-        if v is _MISSING:
-            f_current = None
+        v = d["current"]
+        n += 1
+        if v is None:
+            w.current = None
+            ex = _s.note(ex, "current")
         else:
-            n += 1
-            if v is None:
-                f_current = None
+            try:
+                r = _d_ProviderCurrentConfig(v)
+            except DecodeError as e:
+                raise e.at("current") from None
+            if r is None:
                 ex = _s.note(ex, "current")
-            else:
-                try:
-                    r = _d_ProviderCurrentConfig(v)
-                except DecodeError as e:
-                    raise e.at("current") from None
-                if r is None:
-                    ex = _s.note(ex, "current")
-                f_current = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.current = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ProviderInfo = _new(ProviderInfo)
-    _S_ProviderInfo_provider_id(o, f_provider_id)
-    _S_ProviderInfo_supported(o, f_supported)
-    _S_ProviderInfo_required(o, f_required)
-    _S_ProviderInfo_current(o, f_current)
-    _S_ProviderInfo_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ProviderInfo))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ProviderInfo)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ProviderInfo
+    o = w
     return o
 
 
 def _e_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.current is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"providerId": o.provider_id, "supported": o.supported, "required": o.required}
+    d: dict[str, Any] = {
+        "providerId": o.provider_id,
+        "supported": o.supported,
+        "required": o.required,
+    }
     ex = o._explicit
     v: Any
-    v = o.provider_id
-    d["providerId"] = v
-    v = o.supported
-    d["supported"] = v
-    v = o.required
-    d["required"] = v
     v = o.current
     if v is not None:
         d["current"] = _e_ProviderCurrentConfig(v)
@@ -7929,7 +7820,7 @@ def _e_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7937,37 +7828,45 @@ def _e_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
 def _d_ProvidersCapabilities(d: Any) -> ProvidersCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ProvidersCapabilities)
+    o: ProvidersCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ProvidersCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ProvidersCapabilities = _new(ProvidersCapabilities)
-    _S_ProvidersCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ProvidersCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ProvidersCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ProvidersCapabilities
+    o = w
     return o
 
 
 def _e_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -7976,7 +7875,7 @@ def _e_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -7984,72 +7883,72 @@ def _e_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
 def _d_Range(d: Any) -> Range:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_Range)
+    o: Range
+    v: Any
     r: Any
-    f_start: Any
-    f_end: Any
-    f_meta: Any
-    v = d.get("start", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("start")
-    n += 1
+    try:
+        v = d["start"]
+    except KeyError:
+        raise _s.missing("start") from None
     try:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("start") from None
-    f_start = r
-    v = d.get("end", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("end")
-    n += 1
+    w.start = r
+    try:
+        v = d["end"]
+    except KeyError:
+        raise _s.missing("end") from None
     try:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("end") from None
-    f_end = r
-    if n == len(d):
-        f_meta = None
+    w.end = r
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Range
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Range = _new(Range)
-    _S_Range_start(o, f_start)
-    _S_Range_end(o, f_end)
-    _S_Range_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Range))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Range)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Range
+    o = w
     return o
 
 
 def _e_Range(o: Range) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"start": _e_Position(o.start), "end": _e_Position(o.end)}
+    d: dict[str, Any] = {"start": _e_Position(o.start), "end": _e_Position(o.end)}
     ex = o._explicit
     v: Any
-    v = o.start
-    d["start"] = _e_Position(v)
-    v = o.end
-    d["end"] = _e_Position(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8057,83 +7956,79 @@ def _e_Range(o: Range) -> dict[str, Any]:
 def _d_RejectNesNotification(d: Any) -> RejectNesNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_RejectNesNotification)
+    o: RejectNesNotification
+    v: Any
     r: Any
-    f_session_id: Any
-    f_id: Any
-    f_reason: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("id")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _s.missing("id") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("id")
-    r = v
-    f_id = r
-    if n == len(d):
-        f_reason = None
-        f_meta = None
+    w.id = v
+    if len(d) == 2:
+        w.reason = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = RejectNesNotification
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "reason" not in d:
+        w.reason = None
     else:
-        v = d.get("reason", _MISSING)
-        if v is _MISSING:
-            f_reason = None
+        v = d["reason"]
+        n += 1
+        if v is None:
+            w.reason = None
+            ex = _s.note(ex, "reason")
         else:
-            n += 1
-            if v is None:
-                f_reason = None
+            if type(v) is not str or v not in _L_NesRejectReason:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "reason")
-            else:
-                if type(v) is not str or v not in _L_NesRejectReason:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "reason")
-                f_reason = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.reason = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: RejectNesNotification = _new(RejectNesNotification)
-    _S_RejectNesNotification_session_id(o, f_session_id)
-    _S_RejectNesNotification_id(o, f_id)
-    _S_RejectNesNotification_reason(o, f_reason)
-    _S_RejectNesNotification_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RejectNesNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_RejectNesNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = RejectNesNotification
+    o = w
     return o
 
 
 def _e_RejectNesNotification(o: RejectNesNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.reason is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id, "id": o.id}
+    d: dict[str, Any] = {"sessionId": o.session_id, "id": o.id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.id
-    d["id"] = v
     v = o.reason
     if v is not None:
         d["reason"] = v
@@ -8144,7 +8039,7 @@ def _e_RejectNesNotification(o: RejectNesNotification) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8152,84 +8047,87 @@ def _e_RejectNesNotification(o: RejectNesNotification) -> dict[str, Any]:
 def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_RequestPermissionRequest)
+    o: RequestPermissionRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_tool_call: Any
-    f_options: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("toolCall", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("toolCall")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["toolCall"]
+    except KeyError:
+        raise _s.missing("toolCall") from None
     try:
         r = _d_ToolCallUpdate(v)
     except DecodeError as e:
         raise e.at("toolCall") from None
-    f_tool_call = r
-    v = d.get("options", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("options")
-    n += 1
+    w.tool_call = r
+    try:
+        v = d["options"]
+    except KeyError:
+        raise _s.missing("options") from None
     try:
         r = _s.d_list(v, _d_PermissionOption)
     except DecodeError as e:
         raise e.at("options") from None
-    f_options = r
-    if n == len(d):
-        f_meta = None
+    w.options = r
+    if len(d) == 3:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = RequestPermissionRequest
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: RequestPermissionRequest = _new(RequestPermissionRequest)
-    _S_RequestPermissionRequest_session_id(o, f_session_id)
-    _S_RequestPermissionRequest_tool_call(o, f_tool_call)
-    _S_RequestPermissionRequest_options(o, f_options)
-    _S_RequestPermissionRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_RequestPermissionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = RequestPermissionRequest
+    o = w
     return o
 
 
 def _e_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "toolCall": _e_ToolCallUpdate(o.tool_call),
+            "options": [_e_PermissionOption(x) for x in o.options],
+        }
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "toolCall": _e_ToolCallUpdate(o.tool_call),
+        "options": [_e_PermissionOption(x) for x in o.options],
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.tool_call
-    d["toolCall"] = _e_ToolCallUpdate(v)
-    v = o.options
-    d["options"] = [_e_PermissionOption(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8237,102 +8135,94 @@ def _e_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
 def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ResumeSessionRequest)
+    o: ResumeSessionRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_cwd: Any
-    f_additional_directories: Any
-    f_mcp_servers: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("cwd", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("cwd")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["cwd"]
+    except KeyError:
+        raise _s.missing("cwd") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("cwd")
-    r = v
-    f_cwd = r
-    if n == len(d):
-        f_additional_directories = []
-        f_mcp_servers = []
-        f_meta = None
+    w.cwd = v
+    if len(d) == 2:
+        w.additional_directories = []
+        w.mcp_servers = []
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ResumeSessionRequest
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "additionalDirectories" not in d:
+        w.additional_directories = []
     else:
-        v = d.get("additionalDirectories", _MISSING)
-        if v is _MISSING:
-            f_additional_directories = []
+        v = d["additionalDirectories"]
+        n += 1
+        if v is None:
+            w.additional_directories = []
+            ex = _s.note(ex, "additionalDirectories")
         else:
-            n += 1
-            if v is None:
-                f_additional_directories = []
+            try:
+                r = _s.d_list_skip(v, _s.d_str)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "additionalDirectories")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _s.d_str)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "additionalDirectories")
-                f_additional_directories = r
-        v = d.get("mcpServers", _MISSING)
-        if v is _MISSING:
-            f_mcp_servers = []
+            w.additional_directories = r
+    if "mcpServers" not in d:
+        w.mcp_servers = []
+    else:
+        v = d["mcpServers"]
+        n += 1
+        if v is None:
+            w.mcp_servers = []
+            ex = _s.note(ex, "mcpServers")
         else:
-            n += 1
-            if v is None:
-                f_mcp_servers = []
+            try:
+                r = _s.d_list_skip(v, _d_McpServer)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "mcpServers")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_McpServer)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "mcpServers")
-                f_mcp_servers = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.mcp_servers = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ResumeSessionRequest = _new(ResumeSessionRequest)
-    _S_ResumeSessionRequest_session_id(o, f_session_id)
-    _S_ResumeSessionRequest_cwd(o, f_cwd)
-    _S_ResumeSessionRequest_additional_directories(o, f_additional_directories)
-    _S_ResumeSessionRequest_mcp_servers(o, f_mcp_servers)
-    _S_ResumeSessionRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ResumeSessionRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ResumeSessionRequest
+    o = w
     return o
 
 
 def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"sessionId": o.session_id, "cwd": o.cwd}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.cwd
-    d["cwd"] = v
     v = o.additional_directories
     if v or "additionalDirectories" in ex:
         d["additionalDirectories"] = v
@@ -8344,7 +8234,7 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8352,37 +8242,45 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
 def _d_SessionForkCapabilities(d: Any) -> SessionForkCapabilities:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionForkCapabilities)
+    o: SessionForkCapabilities
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionForkCapabilities
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionForkCapabilities = _new(SessionForkCapabilities)
-    _S_SessionForkCapabilities_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionForkCapabilities))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionForkCapabilities)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionForkCapabilities
+    o = w
     return o
 
 
 def _e_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -8391,7 +8289,7 @@ def _e_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8399,71 +8297,83 @@ def _e_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any]:
 def _d_SessionNotification(d: Any) -> SessionNotification:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SessionNotification)
+    o: SessionNotification
+    v: Any
     r: Any
-    f_session_id: Any
-    f_update: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("update", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("update")
-    n += 1
+    w.session_id = v
     try:
-        r = _d_SessionUpdate(v)
+        v = d["update"]
+    except KeyError:
+        raise _s.missing("update") from None
+    try:
+        if (
+            type(v) is dict
+            and type(t := v.get("sessionUpdate")) is str
+            and (f := _T_SessionUpdate.get(t)) is not None
+        ):
+            r = f(v)
+        else:
+            r = _d_SessionUpdate(v)
     except DecodeError as e:
         raise e.at("update") from None
-    f_update = r
-    if n == len(d):
-        f_meta = None
+    w.update = r
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SessionNotification
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SessionNotification = _new(SessionNotification)
-    _S_SessionNotification_session_id(o, f_session_id)
-    _S_SessionNotification_update(o, f_update)
-    _S_SessionNotification_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SessionNotification))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SessionNotification)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SessionNotification
+    o = w
     return o
 
 
 def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {
+            "sessionId": o.session_id,
+            "update": _encoder_of(type(o.update), _not_a_model)(o.update),
+        }
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "update": _encoder_of(type(o.update), _not_a_model)(o.update),
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.update
-    d["update"] = _encoder_of(type(v), _not_a_model)(v)
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8471,91 +8381,80 @@ def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
 def _d_SetProviderRequest(d: Any) -> SetProviderRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SetProviderRequest)
+    o: SetProviderRequest
+    v: Any
     r: Any
-    f_provider_id: Any
-    f_api_type: Any
-    f_base_url: Any
-    f_headers: Any
-    f_meta: Any
-    v = d.get("providerId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("providerId")
-    n += 1
+    try:
+        v = d["providerId"]
+    except KeyError:
+        raise _s.missing("providerId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("providerId")
-    r = v
-    f_provider_id = r
-    v = d.get("apiType", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("apiType")
-    n += 1
+    w.provider_id = v
+    try:
+        v = d["apiType"]
+    except KeyError:
+        raise _s.missing("apiType") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("apiType")
-    r = v
-    f_api_type = r
-    v = d.get("baseUrl", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("baseUrl")
-    n += 1
+    w.api_type = v
+    try:
+        v = d["baseUrl"]
+    except KeyError:
+        raise _s.missing("baseUrl") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("baseUrl")
-    r = v
-    f_base_url = r
-    if n == len(d):
-        f_headers = _EMPTY
-        f_meta = None
+    w.base_url = v
+    if len(d) == 3:
+        w.headers = _EMPTY
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SetProviderRequest
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "headers" not in d:
+        w.headers = _EMPTY
     else:
-        v = d.get("headers", _MISSING)
-        if v is _MISSING:
-            f_headers = _EMPTY
+        v = d["headers"]
+        n += 1
+        try:
+            r = _s.d_map(v, _s.d_str)
+        except DecodeError as e:
+            raise e.at("headers") from None
+        if not r:
+            ex = _s.note(ex, "headers")
+        w.headers = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            try:
-                r = _s.d_map(v, _s.d_str)
-            except DecodeError as e:
-                raise e.at("headers") from None
-            if not r:
-                ex = _s.note(ex, "headers")
-            f_headers = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SetProviderRequest = _new(SetProviderRequest)
-    _S_SetProviderRequest_provider_id(o, f_provider_id)
-    _S_SetProviderRequest_api_type(o, f_api_type)
-    _S_SetProviderRequest_base_url(o, f_base_url)
-    _S_SetProviderRequest_headers(o, f_headers)
-    _S_SetProviderRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetProviderRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SetProviderRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SetProviderRequest
+    o = w
     return o
 
 
 def _e_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {"providerId": o.provider_id, "apiType": o.api_type, "baseUrl": o.base_url}
     ex = o._explicit
     v: Any
-    v = o.provider_id
-    d["providerId"] = v
-    v = o.api_type
-    d["apiType"] = v
-    v = o.base_url
-    d["baseUrl"] = v
     v = o.headers
     if v:
         d["headers"] = v
@@ -8566,7 +8465,7 @@ def _e_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8574,37 +8473,45 @@ def _e_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
 def _d_SetProviderResponse(d: Any) -> SetProviderResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SetProviderResponse)
+    o: SetProviderResponse
+    v: Any
     r: Any
-    f_meta: Any
-    if n == len(d):
-        f_meta = None
+    if len(d) == 0:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SetProviderResponse
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SetProviderResponse = _new(SetProviderResponse)
-    _S_SetProviderResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SetProviderResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SetProviderResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SetProviderResponse
+    o = w
     return o
 
 
 def _e_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -8613,7 +8520,7 @@ def _e_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8621,94 +8528,103 @@ def _e_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
 def _d_StartNesRequest(d: Any) -> StartNesRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_StartNesRequest)
+    o: StartNesRequest
+    v: Any
     r: Any
-    f_workspace_uri: Any
-    f_workspace_folders: Any
-    f_repository: Any
-    f_meta: Any
-    if n == len(d):
-        f_workspace_uri = None
-        f_workspace_folders = None
-        f_repository = None
-        f_meta = None
+    if len(d) == 0:
+        w.workspace_uri = None
+        w.workspace_folders = None
+        w.repository = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = StartNesRequest
+        o = w
+        return o
+    n = 0
+    ex: list[str] | None = None
+    if "workspaceUri" not in d:
+        w.workspace_uri = None
     else:
-        v = d.get("workspaceUri", _MISSING)
-        if v is _MISSING:
-            f_workspace_uri = None
+        v = d["workspaceUri"]
+        n += 1
+        if v is None:
+            w.workspace_uri = None
+            ex = _s.note(ex, "workspaceUri")
         else:
-            n += 1
-            if v is None:
-                f_workspace_uri = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "workspaceUri")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "workspaceUri")
-                f_workspace_uri = r
-        v = d.get("workspaceFolders", _MISSING)
-        if v is _MISSING:
-            f_workspace_folders = None
+            w.workspace_uri = r
+    if "workspaceFolders" not in d:
+        w.workspace_folders = None
+    else:
+        v = d["workspaceFolders"]
+        n += 1
+        if v is None:
+            w.workspace_folders = None
+            ex = _s.note(ex, "workspaceFolders")
         else:
-            n += 1
-            if v is None:
-                f_workspace_folders = None
+            try:
+                r = _s.d_list(v, _d_WorkspaceFolder)
+            except DecodeError as e:
+                raise e.at("workspaceFolders") from None
+            if r is None:
                 ex = _s.note(ex, "workspaceFolders")
-            else:
-                try:
-                    r = _s.d_list(v, _d_WorkspaceFolder)
-                except DecodeError as e:
-                    raise e.at("workspaceFolders") from None
-                if r is None:
-                    ex = _s.note(ex, "workspaceFolders")
-                f_workspace_folders = r
-        v = d.get("repository", _MISSING)
-        if v is _MISSING:
-            f_repository = None
+            w.workspace_folders = r
+    if "repository" not in d:
+        w.repository = None
+    else:
+        v = d["repository"]
+        n += 1
+        if v is None:
+            w.repository = None
+            ex = _s.note(ex, "repository")
         else:
-            n += 1
-            if v is None:
-                f_repository = None
+            try:
+                r = _d_NesRepository(v)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "repository")
-            else:
-                try:
-                    r = _d_NesRepository(v)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "repository")
-                f_repository = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.repository = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: StartNesRequest = _new(StartNesRequest)
-    _S_StartNesRequest_workspace_uri(o, f_workspace_uri)
-    _S_StartNesRequest_workspace_folders(o, f_workspace_folders)
-    _S_StartNesRequest_repository(o, f_repository)
-    _S_StartNesRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StartNesRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_StartNesRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = StartNesRequest
+    o = w
     return o
 
 
 def _e_StartNesRequest(o: StartNesRequest) -> dict[str, Any]:
+    if (
+        o.workspace_uri is None
+        and o.workspace_folders is None
+        and o.repository is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -8732,7 +8648,7 @@ def _e_StartNesRequest(o: StartNesRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8740,58 +8656,61 @@ def _e_StartNesRequest(o: StartNesRequest) -> dict[str, Any]:
 def _d_StartNesResponse(d: Any) -> StartNesResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_StartNesResponse)
+    o: StartNesResponse
+    v: Any
     r: Any
-    f_session_id: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    if n == len(d):
-        f_meta = None
+    w.session_id = v
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = StartNesResponse
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: StartNesResponse = _new(StartNesResponse)
-    _S_StartNesResponse_session_id(o, f_session_id)
-    _S_StartNesResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_StartNesResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_StartNesResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = StartNesResponse
+    o = w
     return o
 
 
 def _e_StartNesResponse(o: StartNesResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"sessionId": o.session_id}
+    d: dict[str, Any] = {"sessionId": o.session_id}
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8799,137 +8718,136 @@ def _e_StartNesResponse(o: StartNesResponse) -> dict[str, Any]:
 def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SuggestNesRequest)
+    o: SuggestNesRequest
+    v: Any
     r: Any
-    f_session_id: Any
-    f_uri: Any
-    f_version: Any
-    f_position: Any
-    f_selection: Any
-    f_trigger_kind: Any
-    f_context: Any
-    f_meta: Any
-    v = d.get("sessionId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("sessionId")
-    n += 1
+    try:
+        v = d["sessionId"]
+    except KeyError:
+        raise _s.missing("sessionId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("sessionId")
-    r = v
-    f_session_id = r
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    w.session_id = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("version", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("version")
-    n += 1
+    w.uri = v
+    try:
+        v = d["version"]
+    except KeyError:
+        raise _s.missing("version") from None
     if type(v) is not int or not -9223372036854775808 <= v <= 9223372036854775807:
         raise _s.bad_int(v, "int64").at("version")
-    r = v
-    f_version = r
-    v = d.get("position", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("position")
-    n += 1
+    w.version = v
+    try:
+        v = d["position"]
+    except KeyError:
+        raise _s.missing("position") from None
     try:
         r = _d_Position(v)
     except DecodeError as e:
         raise e.at("position") from None
-    f_position = r
-    v = d.get("triggerKind", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("triggerKind")
-    n += 1
+    w.position = r
+    try:
+        v = d["triggerKind"]
+    except KeyError:
+        raise _s.missing("triggerKind") from None
     if type(v) is not str or v not in _L_NesTriggerKind:
         raise _s.bad_literal(v, _L_NesTriggerKind).at("triggerKind")
-    r = v
-    f_trigger_kind = r
-    if n == len(d):
-        f_selection = None
-        f_context = None
-        f_meta = None
+    w.trigger_kind = v
+    if len(d) == 5:
+        w.selection = None
+        w.context = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SuggestNesRequest
+        o = w
+        return o
+    n = 5
+    ex: list[str] | None = None
+    if "selection" not in d:
+        w.selection = None
     else:
-        v = d.get("selection", _MISSING)
-        if v is _MISSING:
-            f_selection = None
+        v = d["selection"]
+        n += 1
+        if v is None:
+            w.selection = None
+            ex = _s.note(ex, "selection")
         else:
-            n += 1
-            if v is None:
-                f_selection = None
+            try:
+                r = _d_Range(v)
+            except DecodeError as e:
+                raise e.at("selection") from None
+            if r is None:
                 ex = _s.note(ex, "selection")
-            else:
-                try:
-                    r = _d_Range(v)
-                except DecodeError as e:
-                    raise e.at("selection") from None
-                if r is None:
-                    ex = _s.note(ex, "selection")
-                f_selection = r
-        v = d.get("context", _MISSING)
-        if v is _MISSING:
-            f_context = None
+            w.selection = r
+    if "context" not in d:
+        w.context = None
+    else:
+        v = d["context"]
+        n += 1
+        if v is None:
+            w.context = None
+            ex = _s.note(ex, "context")
         else:
-            n += 1
-            if v is None:
-                f_context = None
+            try:
+                r = _d_NesSuggestContext(v)
+            except DecodeError as e:
+                raise e.at("context") from None
+            if r is None:
                 ex = _s.note(ex, "context")
-            else:
-                try:
-                    r = _d_NesSuggestContext(v)
-                except DecodeError as e:
-                    raise e.at("context") from None
-                if r is None:
-                    ex = _s.note(ex, "context")
-                f_context = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.context = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SuggestNesRequest = _new(SuggestNesRequest)
-    _S_SuggestNesRequest_session_id(o, f_session_id)
-    _S_SuggestNesRequest_uri(o, f_uri)
-    _S_SuggestNesRequest_version(o, f_version)
-    _S_SuggestNesRequest_position(o, f_position)
-    _S_SuggestNesRequest_selection(o, f_selection)
-    _S_SuggestNesRequest_trigger_kind(o, f_trigger_kind)
-    _S_SuggestNesRequest_context(o, f_context)
-    _S_SuggestNesRequest_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SuggestNesRequest))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SuggestNesRequest)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SuggestNesRequest
+    o = w
     return o
 
 
 def _e_SuggestNesRequest(o: SuggestNesRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.selection is None
+        and o.context is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "sessionId": o.session_id,
+            "uri": o.uri,
+            "version": o.version,
+            "position": _e_Position(o.position),
+            "triggerKind": o.trigger_kind,
+        }
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "uri": o.uri,
+        "version": o.version,
+        "position": _e_Position(o.position),
+    }
     ex = o._explicit
     v: Any
-    v = o.session_id
-    d["sessionId"] = v
-    v = o.uri
-    d["uri"] = v
-    v = o.version
-    d["version"] = v
-    v = o.position
-    d["position"] = _e_Position(v)
     v = o.selection
     if v is not None:
         d["selection"] = _e_Range(v)
@@ -8947,7 +8865,7 @@ def _e_SuggestNesRequest(o: SuggestNesRequest) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -8955,59 +8873,78 @@ def _e_SuggestNesRequest(o: SuggestNesRequest) -> dict[str, Any]:
 def _d_SuggestNesResponse(d: Any) -> SuggestNesResponse:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_SuggestNesResponse)
+    o: SuggestNesResponse
+    v: Any
     r: Any
-    f_suggestions: Any
-    f_meta: Any
-    v = d.get("suggestions", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("suggestions")
-    n += 1
     try:
-        r = _s.d_list(v, _d_NesSuggestion)
+        v = d["suggestions"]
+    except KeyError:
+        raise _s.missing("suggestions") from None
+    try:
+        if type(v) is list:
+            try:
+                r = [
+                    f(x)
+                    if type(x) is dict
+                    and type(t := x.get("kind")) is str
+                    and (f := _T_NesSuggestion.get(t)) is not None
+                    else _d_NesSuggestion(x)
+                    for x in v
+                ]
+            except DecodeError:
+                r = _s.d_list(v, _d_NesSuggestion)
+        else:
+            r = _s.d_list(v, _d_NesSuggestion)
     except DecodeError as e:
         raise e.at("suggestions") from None
-    f_suggestions = r
-    if n == len(d):
-        f_meta = None
+    w.suggestions = r
+    if len(d) == 1:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = SuggestNesResponse
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: SuggestNesResponse = _new(SuggestNesResponse)
-    _S_SuggestNesResponse_suggestions(o, f_suggestions)
-    _S_SuggestNesResponse_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_SuggestNesResponse))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_SuggestNesResponse)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = SuggestNesResponse
+    o = w
     return o
 
 
 def _e_SuggestNesResponse(o: SuggestNesResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"suggestions": [_encoder_of(type(x), _not_a_model)(x) for x in o.suggestions]}
+    d: dict[str, Any] = {
+        "suggestions": [_encoder_of(type(x), _not_a_model)(x) for x in o.suggestions]
+    }
     ex = o._explicit
     v: Any
-    v = o.suggestions
-    d["suggestions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9015,66 +8952,69 @@ def _e_SuggestNesResponse(o: SuggestNesResponse) -> dict[str, Any]:
 def _d_TextDocumentContentChangeEvent(d: Any) -> TextDocumentContentChangeEvent:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_TextDocumentContentChangeEvent)
+    o: TextDocumentContentChangeEvent
+    v: Any
     r: Any
-    f_range: Any
-    f_text: Any
-    f_meta: Any
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("text")
-    n += 1
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _s.missing("text") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("text")
-    r = v
-    f_text = r
-    if n == len(d):
-        f_range = None
-        f_meta = None
+    w.text = v
+    if len(d) == 1:
+        w.range = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = TextDocumentContentChangeEvent
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "range" not in d:
+        w.range = None
     else:
-        v = d.get("range", _MISSING)
-        if v is _MISSING:
-            f_range = None
+        v = d["range"]
+        n += 1
+        if v is None:
+            w.range = None
+            ex = _s.note(ex, "range")
         else:
-            n += 1
-            if v is None:
-                f_range = None
+            try:
+                r = _d_Range(v)
+            except DecodeError as e:
+                raise e.at("range") from None
+            if r is None:
                 ex = _s.note(ex, "range")
-            else:
-                try:
-                    r = _d_Range(v)
-                except DecodeError as e:
-                    raise e.at("range") from None
-                if r is None:
-                    ex = _s.note(ex, "range")
-                f_range = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.range = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: TextDocumentContentChangeEvent = _new(TextDocumentContentChangeEvent)
-    _S_TextDocumentContentChangeEvent_range(o, f_range)
-    _S_TextDocumentContentChangeEvent_text(o, f_text)
-    _S_TextDocumentContentChangeEvent_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_TextDocumentContentChangeEvent))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_TextDocumentContentChangeEvent)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = TextDocumentContentChangeEvent
+    o = w
     return o
 
 
 def _e_TextDocumentContentChangeEvent(o: TextDocumentContentChangeEvent) -> dict[str, Any]:
+    if o.range is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"text": o.text}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
@@ -9090,7 +9030,7 @@ def _e_TextDocumentContentChangeEvent(o: TextDocumentContentChangeEvent) -> dict
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9098,196 +9038,184 @@ def _e_TextDocumentContentChangeEvent(o: TextDocumentContentChangeEvent) -> dict
 def _d_ToolCall(d: Any) -> ToolCall:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_tool_call_id: Any
-    f_title: Any
-    f_name: Any
-    f_kind: Any
-    f_status: Any
-    f_content: Any
-    f_locations: Any
-    f_raw_input: Any
-    f_raw_output: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "tool_call":
-            raise _s.bad_literal(v, ("tool_call",)).at("sessionUpdate")
-        n += 1
-    v = d.get("toolCallId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("toolCallId")
-    n += 1
+        return _a_ToolCall({"sessionUpdate": "tool_call", **d})
+    if v != "tool_call":
+        raise _s.bad_literal(v, ("tool_call",)).at("sessionUpdate")
+    return _a_ToolCall(d)
+
+
+def _a_ToolCall(d: Any) -> ToolCall:
+    w: Any = _new(_W_ToolCall)
+    o: ToolCall
+    v: Any
+    r: Any
+    try:
+        v = d["toolCallId"]
+    except KeyError:
+        raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    r = v
-    f_tool_call_id = r
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("title")
-    n += 1
+    w.tool_call_id = v
+    try:
+        v = d["title"]
+    except KeyError:
+        raise _s.missing("title") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("title")
-    r = v
-    f_title = r
-    if n == len(d):
-        f_name = None
-        f_kind = None
-        f_status = None
-        f_content = []
-        f_locations = []
-        f_raw_input = None
-        f_raw_output = None
-        f_meta = None
+    w.title = v
+    if len(d) == 3:
+        w.name = None
+        w.kind = None
+        w.status = None
+        w.content = []
+        w.locations = []
+        w.raw_input = None
+        w.raw_output = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ToolCall
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "name" not in d:
+        w.name = None
     else:
-        v = d.get("name", _MISSING)
-        if v is _MISSING:
-            f_name = None
+        v = d["name"]
+        n += 1
+        if v is None:
+            w.name = None
+            ex = _s.note(ex, "name")
         else:
-            n += 1
-            if v is None:
-                f_name = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "name")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "name")
-                f_name = r
-        v = d.get("kind", _MISSING)
-        if v is _MISSING:
-            f_kind = None
+            w.name = r
+    if "kind" not in d:
+        w.kind = None
+    else:
+        v = d["kind"]
+        n += 1
+        if v is None:
+            w.kind = None
+            ex = _s.note(ex, "kind")
         else:
-            n += 1
-            if v is None:
-                f_kind = None
+            if type(v) is not str or v not in _L_ToolKind:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "kind")
-            else:
-                if type(v) is not str or v not in _L_ToolKind:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "kind")
-                f_kind = r
-        v = d.get("status", _MISSING)
-        if v is _MISSING:
-            f_status = None
+            w.kind = r
+    if "status" not in d:
+        w.status = None
+    else:
+        v = d["status"]
+        n += 1
+        if v is None:
+            w.status = None
+            ex = _s.note(ex, "status")
         else:
-            n += 1
-            if v is None:
-                f_status = None
+            if type(v) is not str or v not in _L_ToolCallStatus:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "status")
-            else:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "status")
-                f_status = r
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = []
+            w.status = r
+    if "content" not in d:
+        w.content = []
+    else:
+        v = d["content"]
+        n += 1
+        if v is None:
+            w.content = []
+            ex = _s.note(ex, "content")
         else:
-            n += 1
-            if v is None:
-                f_content = []
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallContent)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallContent)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "content")
-                f_content = r
-        v = d.get("locations", _MISSING)
-        if v is _MISSING:
-            f_locations = []
+            w.content = r
+    if "locations" not in d:
+        w.locations = []
+    else:
+        v = d["locations"]
+        n += 1
+        if v is None:
+            w.locations = []
+            ex = _s.note(ex, "locations")
         else:
-            n += 1
-            if v is None:
-                f_locations = []
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallLocation)
+            except DecodeError:
+                r = []
+            if not r:
                 ex = _s.note(ex, "locations")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallLocation)
-                except DecodeError:
-                    r = []
-                if not r:
-                    ex = _s.note(ex, "locations")
-                f_locations = r
-        v = d.get("rawInput", _MISSING)
-        if v is _MISSING:
-            f_raw_input = None
+            w.locations = r
+    if "rawInput" not in d:
+        w.raw_input = None
+    else:
+        v = d["rawInput"]
+        n += 1
+        if v is None:
+            w.raw_input = None
+            ex = _s.note(ex, "rawInput")
         else:
-            n += 1
             if v is None:
-                f_raw_input = None
                 ex = _s.note(ex, "rawInput")
-            else:
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "rawInput")
-                f_raw_input = r
-        v = d.get("rawOutput", _MISSING)
-        if v is _MISSING:
-            f_raw_output = None
+            w.raw_input = v
+    if "rawOutput" not in d:
+        w.raw_output = None
+    else:
+        v = d["rawOutput"]
+        n += 1
+        if v is None:
+            w.raw_output = None
+            ex = _s.note(ex, "rawOutput")
         else:
-            n += 1
             if v is None:
-                f_raw_output = None
                 ex = _s.note(ex, "rawOutput")
+            w.raw_output = v
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
             else:
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "rawOutput")
-                f_raw_output = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ToolCall = _new(ToolCall)
-    _S_ToolCall_tool_call_id(o, f_tool_call_id)
-    _S_ToolCall_title(o, f_title)
-    _S_ToolCall_name(o, f_name)
-    _S_ToolCall_kind(o, f_kind)
-    _S_ToolCall_status(o, f_status)
-    _S_ToolCall_content(o, f_content)
-    _S_ToolCall_locations(o, f_locations)
-    _S_ToolCall_raw_input(o, f_raw_input)
-    _S_ToolCall_raw_output(o, f_raw_output)
-    _S_ToolCall_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCall))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ToolCall)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ToolCall
+    o = w
     return o
 
 
 def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "tool_call"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": o.tool_call_id,
+        "title": o.title,
+    }
     ex = o._explicit
     v: Any
-    v = o.tool_call_id
-    d["toolCallId"] = v
-    v = o.title
-    d["title"] = v
     v = o.name
     if v is not None:
         d["name"] = v
@@ -9324,7 +9252,7 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9332,198 +9260,195 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
 def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_ToolCallUpdate)
+    o: ToolCallUpdate
+    v: Any
     r: Any
-    f_tool_call_id: Any
-    f_kind: Any
-    f_status: Any
-    f_title: Any
-    f_name: Any
-    f_content: Any
-    f_locations: Any
-    f_raw_input: Any
-    f_raw_output: Any
-    f_meta: Any
-    v = d.get("toolCallId", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("toolCallId")
-    n += 1
+    try:
+        v = d["toolCallId"]
+    except KeyError:
+        raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    r = v
-    f_tool_call_id = r
-    if n == len(d):
-        f_kind = None
-        f_status = None
-        f_title = None
-        f_name = None
-        f_content = None
-        f_locations = None
-        f_raw_input = None
-        f_raw_output = None
-        f_meta = None
+    w.tool_call_id = v
+    if len(d) == 1:
+        w.kind = None
+        w.status = None
+        w.title = None
+        w.name = None
+        w.content = None
+        w.locations = None
+        w.raw_input = None
+        w.raw_output = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ToolCallUpdate
+        o = w
+        return o
+    n = 1
+    ex: list[str] | None = None
+    if "kind" not in d:
+        w.kind = None
     else:
-        v = d.get("kind", _MISSING)
-        if v is _MISSING:
-            f_kind = None
+        v = d["kind"]
+        n += 1
+        if v is None:
+            w.kind = None
+            ex = _s.note(ex, "kind")
         else:
-            n += 1
-            if v is None:
-                f_kind = None
+            if type(v) is not str or v not in _L_ToolKind:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "kind")
-            else:
-                if type(v) is not str or v not in _L_ToolKind:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "kind")
-                f_kind = r
-        v = d.get("status", _MISSING)
-        if v is _MISSING:
-            f_status = None
+            w.kind = r
+    if "status" not in d:
+        w.status = None
+    else:
+        v = d["status"]
+        n += 1
+        if v is None:
+            w.status = None
+            ex = _s.note(ex, "status")
         else:
-            n += 1
-            if v is None:
-                f_status = None
+            if type(v) is not str or v not in _L_ToolCallStatus:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "status")
-            else:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "status")
-                f_status = r
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+            w.status = r
+    if "title" not in d:
+        w.title = None
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            w.title = None
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("name", _MISSING)
-        if v is _MISSING:
-            f_name = None
+            w.title = r
+    if "name" not in d:
+        w.name = None
+    else:
+        v = d["name"]
+        n += 1
+        if v is None:
+            w.name = None
+            ex = _s.note(ex, "name")
         else:
-            n += 1
-            if v is None:
-                f_name = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "name")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "name")
-                f_name = r
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = None
+            w.name = r
+    if "content" not in d:
+        w.content = None
+    else:
+        v = d["content"]
+        n += 1
+        if v is None:
+            w.content = None
+            ex = _s.note(ex, "content")
         else:
-            n += 1
-            if v is None:
-                f_content = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallContent)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallContent)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "content")
-                f_content = r
-        v = d.get("locations", _MISSING)
-        if v is _MISSING:
-            f_locations = None
+            w.content = r
+    if "locations" not in d:
+        w.locations = None
+    else:
+        v = d["locations"]
+        n += 1
+        if v is None:
+            w.locations = None
+            ex = _s.note(ex, "locations")
         else:
-            n += 1
-            if v is None:
-                f_locations = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallLocation)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "locations")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallLocation)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "locations")
-                f_locations = r
-        v = d.get("rawInput", _MISSING)
-        if v is _MISSING:
-            f_raw_input = None
+            w.locations = r
+    if "rawInput" not in d:
+        w.raw_input = None
+    else:
+        v = d["rawInput"]
+        n += 1
+        if v is None:
+            w.raw_input = None
+            ex = _s.note(ex, "rawInput")
         else:
-            n += 1
             if v is None:
-                f_raw_input = None
                 ex = _s.note(ex, "rawInput")
-            else:
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "rawInput")
-                f_raw_input = r
-        v = d.get("rawOutput", _MISSING)
-        if v is _MISSING:
-            f_raw_output = None
+            w.raw_input = v
+    if "rawOutput" not in d:
+        w.raw_output = None
+    else:
+        v = d["rawOutput"]
+        n += 1
+        if v is None:
+            w.raw_output = None
+            ex = _s.note(ex, "rawOutput")
         else:
-            n += 1
             if v is None:
-                f_raw_output = None
                 ex = _s.note(ex, "rawOutput")
+            w.raw_output = v
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
             else:
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "rawOutput")
-                f_raw_output = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ToolCallUpdate = _new(ToolCallUpdate)
-    _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
-    _S_ToolCallUpdate_kind(o, f_kind)
-    _S_ToolCallUpdate_status(o, f_status)
-    _S_ToolCallUpdate_title(o, f_title)
-    _S_ToolCallUpdate_name(o, f_name)
-    _S_ToolCallUpdate_content(o, f_content)
-    _S_ToolCallUpdate_locations(o, f_locations)
-    _S_ToolCallUpdate_raw_input(o, f_raw_input)
-    _S_ToolCallUpdate_raw_output(o, f_raw_output)
-    _S_ToolCallUpdate_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallUpdate))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallUpdate)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ToolCallUpdate
+    o = w
     return o
 
 
 def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.kind is None
+        and o.status is None
+        and o.title is None
+        and o.name is None
+        and o.content is None
+        and o.locations is None
+        and o.raw_input is None
+        and o.raw_output is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"toolCallId": o.tool_call_id}
+    d: dict[str, Any] = {"toolCallId": o.tool_call_id}
     ex = o._explicit
     v: Any
-    v = o.tool_call_id
-    d["toolCallId"] = v
     v = o.kind
     if v is not None:
         d["kind"] = v
@@ -9569,7 +9494,7 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9577,203 +9502,204 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
 def _d_ToolCallProgress(d: Any) -> ToolCallProgress:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
-    r: Any
-    f_tool_call_id: Any
-    f_kind: Any
-    f_status: Any
-    f_title: Any
-    f_name: Any
-    f_content: Any
-    f_locations: Any
-    f_raw_input: Any
-    f_raw_output: Any
-    f_meta: Any
     v = d.get("sessionUpdate", _MISSING)
-    if v is not _MISSING:
-        if v != "tool_call_update":
-            raise _s.bad_literal(v, ("tool_call_update",)).at("sessionUpdate")
-        n += 1
-    v = d.get("toolCallId", _MISSING)
     if v is _MISSING:
-        raise _s.missing("toolCallId")
-    n += 1
+        return _a_ToolCallProgress({"sessionUpdate": "tool_call_update", **d})
+    if v != "tool_call_update":
+        raise _s.bad_literal(v, ("tool_call_update",)).at("sessionUpdate")
+    return _a_ToolCallProgress(d)
+
+
+def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
+    w: Any = _new(_W_ToolCallProgress)
+    o: ToolCallProgress
+    v: Any
+    r: Any
+    try:
+        v = d["toolCallId"]
+    except KeyError:
+        raise _s.missing("toolCallId") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("toolCallId")
-    r = v
-    f_tool_call_id = r
-    if n == len(d):
-        f_kind = None
-        f_status = None
-        f_title = None
-        f_name = None
-        f_content = None
-        f_locations = None
-        f_raw_input = None
-        f_raw_output = None
-        f_meta = None
+    w.tool_call_id = v
+    if len(d) == 2:
+        w.kind = None
+        w.status = None
+        w.title = None
+        w.name = None
+        w.content = None
+        w.locations = None
+        w.raw_input = None
+        w.raw_output = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = ToolCallProgress
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "kind" not in d:
+        w.kind = None
     else:
-        v = d.get("kind", _MISSING)
-        if v is _MISSING:
-            f_kind = None
+        v = d["kind"]
+        n += 1
+        if v is None:
+            w.kind = None
+            ex = _s.note(ex, "kind")
         else:
-            n += 1
-            if v is None:
-                f_kind = None
+            if type(v) is not str or v not in _L_ToolKind:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "kind")
-            else:
-                if type(v) is not str or v not in _L_ToolKind:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "kind")
-                f_kind = r
-        v = d.get("status", _MISSING)
-        if v is _MISSING:
-            f_status = None
+            w.kind = r
+    if "status" not in d:
+        w.status = None
+    else:
+        v = d["status"]
+        n += 1
+        if v is None:
+            w.status = None
+            ex = _s.note(ex, "status")
         else:
-            n += 1
-            if v is None:
-                f_status = None
+            if type(v) is not str or v not in _L_ToolCallStatus:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "status")
-            else:
-                if type(v) is not str or v not in _L_ToolCallStatus:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "status")
-                f_status = r
-        v = d.get("title", _MISSING)
-        if v is _MISSING:
-            f_title = None
+            w.status = r
+    if "title" not in d:
+        w.title = None
+    else:
+        v = d["title"]
+        n += 1
+        if v is None:
+            w.title = None
+            ex = _s.note(ex, "title")
         else:
-            n += 1
-            if v is None:
-                f_title = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "title")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "title")
-                f_title = r
-        v = d.get("name", _MISSING)
-        if v is _MISSING:
-            f_name = None
+            w.title = r
+    if "name" not in d:
+        w.name = None
+    else:
+        v = d["name"]
+        n += 1
+        if v is None:
+            w.name = None
+            ex = _s.note(ex, "name")
         else:
-            n += 1
-            if v is None:
-                f_name = None
+            if type(v) is not str:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "name")
-            else:
-                if type(v) is not str:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "name")
-                f_name = r
-        v = d.get("content", _MISSING)
-        if v is _MISSING:
-            f_content = None
+            w.name = r
+    if "content" not in d:
+        w.content = None
+    else:
+        v = d["content"]
+        n += 1
+        if v is None:
+            w.content = None
+            ex = _s.note(ex, "content")
         else:
-            n += 1
-            if v is None:
-                f_content = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallContent)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "content")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallContent)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "content")
-                f_content = r
-        v = d.get("locations", _MISSING)
-        if v is _MISSING:
-            f_locations = None
+            w.content = r
+    if "locations" not in d:
+        w.locations = None
+    else:
+        v = d["locations"]
+        n += 1
+        if v is None:
+            w.locations = None
+            ex = _s.note(ex, "locations")
         else:
-            n += 1
-            if v is None:
-                f_locations = None
+            try:
+                r = _s.d_list_skip(v, _d_ToolCallLocation)
+            except DecodeError:
+                r = None
+            if r is None:
                 ex = _s.note(ex, "locations")
-            else:
-                try:
-                    r = _s.d_list_skip(v, _d_ToolCallLocation)
-                except DecodeError:
-                    r = None
-                if r is None:
-                    ex = _s.note(ex, "locations")
-                f_locations = r
-        v = d.get("rawInput", _MISSING)
-        if v is _MISSING:
-            f_raw_input = None
+            w.locations = r
+    if "rawInput" not in d:
+        w.raw_input = None
+    else:
+        v = d["rawInput"]
+        n += 1
+        if v is None:
+            w.raw_input = None
+            ex = _s.note(ex, "rawInput")
         else:
-            n += 1
             if v is None:
-                f_raw_input = None
                 ex = _s.note(ex, "rawInput")
-            else:
-                r = v
-                if r is None:
-                    ex = _s.note(ex, "rawInput")
-                f_raw_input = r
-        v = d.get("rawOutput", _MISSING)
-        if v is _MISSING:
-            f_raw_output = None
+            w.raw_input = v
+    if "rawOutput" not in d:
+        w.raw_output = None
+    else:
+        v = d["rawOutput"]
+        n += 1
+        if v is None:
+            w.raw_output = None
+            ex = _s.note(ex, "rawOutput")
         else:
-            n += 1
             if v is None:
-                f_raw_output = None
                 ex = _s.note(ex, "rawOutput")
+            w.raw_output = v
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
+        else:
+            if type(v) is not dict:
+                r = None
             else:
                 r = v
-                if r is None:
-                    ex = _s.note(ex, "rawOutput")
-                f_raw_output = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
-        else:
-            n += 1
-            if v is None:
-                f_meta = None
+            if r is None:
                 ex = _s.note(ex, "_meta")
-            else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: ToolCallProgress = _new(ToolCallProgress)
-    _S_ToolCallUpdate_tool_call_id(o, f_tool_call_id)
-    _S_ToolCallUpdate_kind(o, f_kind)
-    _S_ToolCallUpdate_status(o, f_status)
-    _S_ToolCallUpdate_title(o, f_title)
-    _S_ToolCallUpdate_name(o, f_name)
-    _S_ToolCallUpdate_content(o, f_content)
-    _S_ToolCallUpdate_locations(o, f_locations)
-    _S_ToolCallUpdate_raw_input(o, f_raw_input)
-    _S_ToolCallUpdate_raw_output(o, f_raw_output)
-    _S_ToolCallUpdate_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallProgress))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_ToolCallProgress)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = ToolCallProgress
+    o = w
     return o
 
 
 def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "tool_call_update"}
+    if (
+        o.kind is None
+        and o.status is None
+        and o.title is None
+        and o.name is None
+        and o.content is None
+        and o.locations is None
+        and o.raw_input is None
+        and o.raw_output is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {"sessionUpdate": "tool_call_update", "toolCallId": o.tool_call_id}
+    d: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": o.tool_call_id}
     ex = o._explicit
     v: Any
-    v = o.tool_call_id
-    d["toolCallId"] = v
     v = o.kind
     if v is not None:
         d["kind"] = v
@@ -9819,7 +9745,7 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9827,133 +9753,135 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
 def _d_Usage(d: Any) -> Usage:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_Usage)
+    o: Usage
+    v: Any
     r: Any
-    f_total_tokens: Any
-    f_input_tokens: Any
-    f_output_tokens: Any
-    f_thought_tokens: Any
-    f_cached_read_tokens: Any
-    f_cached_write_tokens: Any
-    f_meta: Any
-    v = d.get("totalTokens", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("totalTokens")
-    n += 1
+    try:
+        v = d["totalTokens"]
+    except KeyError:
+        raise _s.missing("totalTokens") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("totalTokens")
-    r = v
-    f_total_tokens = r
-    v = d.get("inputTokens", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("inputTokens")
-    n += 1
+    w.total_tokens = v
+    try:
+        v = d["inputTokens"]
+    except KeyError:
+        raise _s.missing("inputTokens") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("inputTokens")
-    r = v
-    f_input_tokens = r
-    v = d.get("outputTokens", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("outputTokens")
-    n += 1
+    w.input_tokens = v
+    try:
+        v = d["outputTokens"]
+    except KeyError:
+        raise _s.missing("outputTokens") from None
     if type(v) is not int or not 0 <= v <= 18446744073709551615:
         raise _s.bad_int(v, "uint64").at("outputTokens")
-    r = v
-    f_output_tokens = r
-    if n == len(d):
-        f_thought_tokens = None
-        f_cached_read_tokens = None
-        f_cached_write_tokens = None
-        f_meta = None
+    w.output_tokens = v
+    if len(d) == 3:
+        w.thought_tokens = None
+        w.cached_read_tokens = None
+        w.cached_write_tokens = None
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = Usage
+        o = w
+        return o
+    n = 3
+    ex: list[str] | None = None
+    if "thoughtTokens" not in d:
+        w.thought_tokens = None
     else:
-        v = d.get("thoughtTokens", _MISSING)
-        if v is _MISSING:
-            f_thought_tokens = None
+        v = d["thoughtTokens"]
+        n += 1
+        if v is None:
+            w.thought_tokens = None
+            ex = _s.note(ex, "thoughtTokens")
         else:
-            n += 1
-            if v is None:
-                f_thought_tokens = None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "thoughtTokens")
-            else:
-                if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "thoughtTokens")
-                f_thought_tokens = r
-        v = d.get("cachedReadTokens", _MISSING)
-        if v is _MISSING:
-            f_cached_read_tokens = None
+            w.thought_tokens = r
+    if "cachedReadTokens" not in d:
+        w.cached_read_tokens = None
+    else:
+        v = d["cachedReadTokens"]
+        n += 1
+        if v is None:
+            w.cached_read_tokens = None
+            ex = _s.note(ex, "cachedReadTokens")
         else:
-            n += 1
-            if v is None:
-                f_cached_read_tokens = None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "cachedReadTokens")
-            else:
-                if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "cachedReadTokens")
-                f_cached_read_tokens = r
-        v = d.get("cachedWriteTokens", _MISSING)
-        if v is _MISSING:
-            f_cached_write_tokens = None
+            w.cached_read_tokens = r
+    if "cachedWriteTokens" not in d:
+        w.cached_write_tokens = None
+    else:
+        v = d["cachedWriteTokens"]
+        n += 1
+        if v is None:
+            w.cached_write_tokens = None
+            ex = _s.note(ex, "cachedWriteTokens")
         else:
-            n += 1
-            if v is None:
-                f_cached_write_tokens = None
+            if type(v) is not int or not 0 <= v <= 18446744073709551615:
+                r = None
+            else:
+                r = v
+            if r is None:
                 ex = _s.note(ex, "cachedWriteTokens")
-            else:
-                if type(v) is not int or not 0 <= v <= 18446744073709551615:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "cachedWriteTokens")
-                f_cached_write_tokens = r
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+            w.cached_write_tokens = r
+    if "_meta" not in d:
+        w.meta = None
+    else:
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: Usage = _new(Usage)
-    _S_Usage_total_tokens(o, f_total_tokens)
-    _S_Usage_input_tokens(o, f_input_tokens)
-    _S_Usage_output_tokens(o, f_output_tokens)
-    _S_Usage_thought_tokens(o, f_thought_tokens)
-    _S_Usage_cached_read_tokens(o, f_cached_read_tokens)
-    _S_Usage_cached_write_tokens(o, f_cached_write_tokens)
-    _S_Usage_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_Usage))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_Usage)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = Usage
+    o = w
     return o
 
 
 def _e_Usage(o: Usage) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if (
+        o.thought_tokens is None
+        and o.cached_read_tokens is None
+        and o.cached_write_tokens is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        return {
+            "totalTokens": o.total_tokens,
+            "inputTokens": o.input_tokens,
+            "outputTokens": o.output_tokens,
+        }
+    d: dict[str, Any] = {
+        "totalTokens": o.total_tokens,
+        "inputTokens": o.input_tokens,
+        "outputTokens": o.output_tokens,
+    }
     ex = o._explicit
     v: Any
-    v = o.total_tokens
-    d["totalTokens"] = v
-    v = o.input_tokens
-    d["inputTokens"] = v
-    v = o.output_tokens
-    d["outputTokens"] = v
     v = o.thought_tokens
     if v is not None:
         d["thoughtTokens"] = v
@@ -9974,7 +9902,7 @@ def _e_Usage(o: Usage) -> dict[str, Any]:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -9982,70 +9910,68 @@ def _e_Usage(o: Usage) -> dict[str, Any]:
 def _d_WorkspaceFolder(d: Any) -> WorkspaceFolder:
     if type(d) is not dict:
         raise _s.not_object(d)
-    ex: list[str] | None = None
-    n = 0
+    w: Any = _new(_W_WorkspaceFolder)
+    o: WorkspaceFolder
+    v: Any
     r: Any
-    f_uri: Any
-    f_name: Any
-    f_meta: Any
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("uri")
-    n += 1
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _s.missing("uri") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("uri")
-    r = v
-    f_uri = r
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _s.missing("name")
-    n += 1
+    w.uri = v
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _s.missing("name") from None
     if type(v) is not str:
         raise _s.wrong("a string", v).at("name")
-    r = v
-    f_name = r
-    if n == len(d):
-        f_meta = None
+    w.name = v
+    if len(d) == 2:
+        w.meta = None
+        w.extra = _EMPTY
+        w._explicit = _NO_EXPLICIT
+        w.__class__ = WorkspaceFolder
+        o = w
+        return o
+    n = 2
+    ex: list[str] | None = None
+    if "_meta" not in d:
+        w.meta = None
     else:
-        v = d.get("_meta", _MISSING)
-        if v is _MISSING:
-            f_meta = None
+        v = d["_meta"]
+        n += 1
+        if v is None:
+            w.meta = None
+            ex = _s.note(ex, "_meta")
         else:
-            n += 1
-            if v is None:
-                f_meta = None
-                ex = _s.note(ex, "_meta")
+            if type(v) is not dict:
+                r = None
             else:
-                if type(v) is not dict:
-                    r = None
-                else:
-                    r = v
-                if r is None:
-                    ex = _s.note(ex, "_meta")
-                f_meta = r
-    o: WorkspaceFolder = _new(WorkspaceFolder)
-    _S_WorkspaceFolder_uri(o, f_uri)
-    _S_WorkspaceFolder_name(o, f_name)
-    _S_WorkspaceFolder_meta(o, f_meta)
-    _S_extra(o, _EMPTY if n == len(d) else _s.extras(d, _K_WorkspaceFolder))
-    _S_explicit(o, _NO_EXPLICIT if ex is None else frozenset(ex))
+                r = v
+            if r is None:
+                ex = _s.note(ex, "_meta")
+            w.meta = r
+    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_WorkspaceFolder)
+    w._explicit = _NO_EXPLICIT if ex is None else frozenset(ex)
+    w.__class__ = WorkspaceFolder
+    o = w
     return o
 
 
 def _e_WorkspaceFolder(o: WorkspaceFolder) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        return {"uri": o.uri, "name": o.name}
+    d: dict[str, Any] = {"uri": o.uri, "name": o.name}
     ex = o._explicit
     v: Any
-    v = o.uri
-    d["uri"] = v
-    v = o.name
-    d["name"] = v
     v = o.meta
     if v is not None:
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    if o.extra:
+    if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
 
@@ -10087,9 +10013,9 @@ def _d_McpConnectionId(v: Any) -> Any:
 
 
 _T_McpServer: Final[dict[str, Callable[[Any], McpServer]]] = {
-    "http": _d_McpServerHttp,
-    "sse": _d_McpServerSse,
-    "acp": _d_McpServerAcp,
+    "http": _a_McpServerHttp,
+    "sse": _a_McpServerSse,
+    "acp": _a_McpServerAcp,
 }
 
 
@@ -10136,10 +10062,10 @@ def _d_NesRejectReason(v: Any) -> Any:
 
 
 _T_NesSuggestion: Final[dict[str, Callable[[Any], NesSuggestion]]] = {
-    "edit": _d_NesEditSuggestion,
-    "jump": _d_NesJumpSuggestion,
-    "rename": _d_NesRenameSuggestion,
-    "searchAndReplace": _d_NesSearchAndReplaceSuggestion,
+    "edit": _a_NesEditSuggestion,
+    "jump": _a_NesJumpSuggestion,
+    "rename": _a_NesRenameSuggestion,
+    "searchAndReplace": _a_NesSearchAndReplaceSuggestion,
 }
 
 
@@ -10188,9 +10114,9 @@ def _d_PlanId(v: Any) -> Any:
 
 
 _T_PlanUpdateContent: Final[dict[str, Callable[[Any], PlanUpdateContent]]] = {
-    "items": _d_PlanItems,
-    "file": _d_PlanFile,
-    "markdown": _d_PlanMarkdown,
+    "items": _a_PlanItems,
+    "file": _a_PlanFile,
+    "markdown": _a_PlanMarkdown,
 }
 
 
@@ -10224,22 +10150,22 @@ def _d_ProviderId(v: Any) -> Any:
 
 
 _T_SessionUpdate: Final[dict[str, Callable[[Any], SessionUpdate]]] = {
-    "user_message_chunk": _d_UserMessageChunk,
-    "agent_message_chunk": _d_AgentMessageChunk,
-    "agent_thought_chunk": _d_AgentThoughtChunk,
-    "tool_call": _d_ToolCall,
-    "tool_call_update": _d_ToolCallProgress,
-    "plan": _d_Plan,
-    "plan_update": _d_PlanUpdate,
-    "plan_removed": _d_PlanRemoved,
-    "available_commands_update": _d_AvailableCommandsUpdate,
-    "current_mode_update": _d_CurrentModeUpdate,
-    "config_option_update": _d_ConfigOptionUpdate,
-    "session_info_update": _d_SessionInfoUpdate,
-    "usage_update": _d_UsageUpdate,
-    "notice": _d_Notice,
-    "compaction_update": _d_CompactionUpdate,
-    "compaction_summary_chunk": _d_CompactionSummaryChunk,
+    "user_message_chunk": _a_UserMessageChunk,
+    "agent_message_chunk": _a_AgentMessageChunk,
+    "agent_thought_chunk": _a_AgentThoughtChunk,
+    "tool_call": _a_ToolCall,
+    "tool_call_update": _a_ToolCallProgress,
+    "plan": _a_Plan,
+    "plan_update": _a_PlanUpdate,
+    "plan_removed": _a_PlanRemoved,
+    "available_commands_update": _a_AvailableCommandsUpdate,
+    "current_mode_update": _a_CurrentModeUpdate,
+    "config_option_update": _a_ConfigOptionUpdate,
+    "session_info_update": _a_SessionInfoUpdate,
+    "usage_update": _a_UsageUpdate,
+    "notice": _a_Notice,
+    "compaction_update": _a_CompactionUpdate,
+    "compaction_summary_chunk": _a_CompactionSummaryChunk,
 }
 
 
