@@ -21,7 +21,7 @@ import inspect
 import logging
 import sys
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from acp_sdk._driver import flows
@@ -109,7 +109,7 @@ class AsyncDriver:
         writer: AsyncByteWriter,
         *,
         serve: Serve,
-        notification_callbacks: Callable[[Row, Any], list[Callback]],
+        notification_callbacks: Callable[[Row, Any], Sequence[Callback]],
         on_update: Callback | None = None,
         limits: Limits,
         process: AgentProcess | None = None,
