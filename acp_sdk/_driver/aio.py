@@ -437,30 +437,28 @@ async def open_process_pipes(
 ) -> tuple[AsyncByteReader, AsyncByteWriter, AsyncByteReader, tuple[Callable[[], Any], ...]]:
     """asyncio streams over the agent's pipes. The transports are closed explicitly at
     close (never left to the garbage collector, which would warn after the loop ends)."""
-    loop = asyncio.get_running_loop()
     stdout = asyncio.StreamReader(limit=PIPE_LIMIT)
-    stderr = asyncio.StreamReader(limit=PIPE_LIMIT)
-    out_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(stdout), process.stdout
+    writer, stderr, closers = await _open_pipes(
+        process, lambda: asyncio.StreamReaderProtocol(stdout)
     )
-    err_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(stderr), process.stderr_pipe
-    )
-    in_transport, protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, process.stdin
-    )
-    writer = asyncio.StreamWriter(in_transport, protocol, None, loop)
-    return stdout, writer, stderr, (out_transport.close, err_transport.close, in_transport.close)
+    return stdout, writer, stderr, closers
 
 
 async def open_agent_pipes(
     process: AgentProcess,
 ) -> tuple[PipeFeed, AsyncByteWriter, AsyncByteReader, tuple[Callable[[], Any], ...]]:
-    """`open_process_pipes` for a driver: the agent's stdout a `PipeFeed`."""
-    loop = asyncio.get_running_loop()
+    """`open_process_pipes` for a driver: the agent's stdout feeds it (`PipeFeed`)."""
     stdout = PipeFeed()
-    out_transport, _ = await loop.connect_read_pipe(lambda: stdout, process.stdout)
+    writer, stderr, closers = await _open_pipes(process, lambda: stdout)
+    return stdout, writer, stderr, closers
+
+
+async def _open_pipes(
+    process: AgentProcess, stdout_protocol: Callable[[], asyncio.BaseProtocol]
+) -> tuple[AsyncByteWriter, AsyncByteReader, tuple[Callable[[], Any], ...]]:
+    loop = asyncio.get_running_loop()
     stderr = asyncio.StreamReader(limit=PIPE_LIMIT)
+    out_transport, _ = await loop.connect_read_pipe(stdout_protocol, process.stdout)
     err_transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(stderr), process.stderr_pipe
     )
@@ -468,7 +466,7 @@ async def open_agent_pipes(
         asyncio.streams.FlowControlMixin, process.stdin
     )
     writer = asyncio.StreamWriter(in_transport, protocol, None, loop)
-    return stdout, writer, stderr, (out_transport.close, err_transport.close, in_transport.close)
+    return writer, stderr, (out_transport.close, err_transport.close, in_transport.close)
 
 
 TELLS_CANCELLATIONS_APART: bool = hasattr(asyncio.Task, "cancelling")
