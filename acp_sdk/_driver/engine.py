@@ -344,9 +344,10 @@ class Engine(Generic[S]):
         """Queue a notification (never waits: the caller checked `can_queue`). True when
         the sender should now yield once to the writer: past LET_THE_WRITER_RUN queued
         bytes (the OS pipe is full, or frames were corked) the peer must read while we
-        produce, or a producer that never waits fills max_send_buffer first."""
+        produce, or a producer that never waits fills max_send_buffer first. Once our
+        output is closed nothing more can leave: a producer that never waits would spin."""
         with self.lock:
-            if self.close_reason is not None:
+            if self.close_reason is not None or self.output_closed:
                 raise self.closed_error()
             frame = self.connection.send_notification(
                 row, params, check_capability=check_capability
