@@ -5,6 +5,12 @@ peer's input), a callback runner, a stderr drain, and one task per request of th
 Waiting is a pulse: a future per waiter, resolved whenever the engine's state changes.
 Every task is owned and awaited on close. What each task does is a flow (`flows.py`);
 this module only says how to wait, read and write.
+
+Over a pipe (`PipeFeed`: the agent's stdout, an agent's own stdin) the bytes skip the
+reader task: the transport's callback feeds the engine, and the reader task only waits
+for the end of input. The handlers that feed starts begin at once there, on Python
+3.12+ (an eager task: it runs until it first waits, with `current_task()` its own);
+before 3.12 they start on the next loop iteration, as over any other reader.
 """
 
 from __future__ import annotations
@@ -12,21 +18,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
+import sys
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from acp_sdk._driver import flows
 from acp_sdk._driver.engine import Callback, Engine, Serve
+from acp_sdk._driver.feed import PipeFeed
 from acp_sdk._driver.flows import AwaitCall, Flow, Read, Run, Until, Write
 from acp_sdk._driver.process import CLOSE_SLACK, AgentProcess
 from acp_sdk._driver.turn import time_left
 from acp_sdk._driver.vocabulary import Cancellable, Expired, Limits, Outcome
 from acp_sdk.protocol._connection import Connection
+from acp_sdk.protocol._errors import ConnectionClosed
 from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Method, Notification, Row
 
 T = TypeVar("T")
+log = logging.getLogger("acp_sdk.driver")
+EAGER_START: bool = sys.version_info >= (3, 12)
+"""Handlers started by a pipe's feed run at once (`Task(eager_start=True)`, 3.12+)."""
 
 
 class AsyncByteReader(Protocol):
@@ -66,13 +79,22 @@ class _Pulse:
 
 
 class _HandlerTask:
-    __slots__ = ("_task",)
+    """A handler's task, or (started after the feed that received its request) the
+    place it will be."""
 
-    def __init__(self, task: asyncio.Task[None]) -> None:
-        self._task = task
+    __slots__ = ("cancelled", "task")
+
+    def __init__(self) -> None:
+        self.task: asyncio.Task[None] | None = None
+        self.cancelled = False
 
     def cancel(self) -> bool:
-        self._task.cancel()
+        if self.task is None:
+            # Not started yet: it never will be, so the engine answers for it (as for
+            # queued pool work).
+            self.cancelled = True
+            return True
+        self.task.cancel()
         return False  # the task answers from its own cancellation
 
 
@@ -83,11 +105,11 @@ class AsyncDriver:
     def __init__(
         self,
         connection: Connection,
-        reader: AsyncByteReader,
+        reader: AsyncByteReader | PipeFeed,
         writer: AsyncByteWriter,
         *,
         serve: Serve,
-        notification_callbacks: Callable[[Row, Any], list[Callback]],
+        notification_callbacks: Callable[[Row, Any], Sequence[Callback]],
         on_update: Callback | None = None,
         limits: Limits,
         process: AgentProcess | None = None,
@@ -97,6 +119,10 @@ class AsyncDriver:
     ) -> None:
         self._messages = messages  # each read is one whole message (acp_sdk.remote)
         self._reader = reader
+        self._pipe = reader if isinstance(reader, PipeFeed) else None
+        self._feeding = False  # in the pipe's feed: handlers start after it (eagerly)
+        self._to_start: list[tuple[_HandlerTask, RequestId, Flow[None]]] = []
+        self._resumer: asyncio.Task[None] | None = None
         self._writer = writer
         self._stderr = stderr
         self._closers = closers
@@ -134,6 +160,8 @@ class AsyncDriver:
         loop = asyncio.get_running_loop()
         self._loops = [loop.create_task(self.run(flow)) for flow in loops]
         self._callback_task = loop.create_task(self.run(flows.callback_loop(engine)))
+        if self._pipe is not None:
+            self._pipe.attach(self._fed, self._reading_paused)
 
     # ------------------------------------------------------------------ the trampoline
 
@@ -199,9 +227,15 @@ class AsyncDriver:
                     return await asyncio.wait_for(asyncio.shield(future), left)
                 except asyncio.TimeoutError:
                     raise Expired from None
+            case Read(stderr=False) if self._pipe is not None:
+                # The pipe feeds the engine itself (`_fed`): the read loop only learns
+                # that the input ended.
+                await asyncio.shield(self._pipe.ended)
+                return b""
             case Read(stderr=stderr):
                 stream = self._stderr if stderr else self._reader
                 assert stream is not None
+                assert not isinstance(stream, PipeFeed)
                 try:
                     return await stream.read(flows.READ_CHUNK)
                 except (OSError, ValueError):
@@ -286,11 +320,69 @@ class AsyncDriver:
     def _uncork(self) -> None:
         self.engine.corked = False  # what was queued meanwhile already woke the writer
 
+    # ------------------------------------------------------------------ a pipe's feed
+
+    def _fed(self, data: bytes) -> bool:
+        """Bytes from the pipe, in its `data_received`: into the engine, then start the
+        handlers they asked for. Returns whether the engine's rules let us read on."""
+        engine = self.engine
+        self._feeding = True
+        try:
+            engine.feed(data)
+        except Exception:  # a bug here must not leave callers waiting forever
+            log.exception("the reader failed")
+            engine.shutdown(ConnectionClosed("the connection failed (see the log)"))
+        finally:
+            self._feeding = False
+        if self._to_start:
+            self._start_pending()
+        return engine.reader_may_read()
+
+    def _reading_paused(self) -> None:
+        """The pipe stopped reading (the engine's rules): resume it once they allow."""
+        if self._resumer is None:
+            self._resumer = asyncio.get_running_loop().create_task(self._resume_reading())
+            self._tasks.add(self._resumer)
+            self._resumer.add_done_callback(self._tasks.discard)
+
+    async def _resume_reading(self) -> None:
+        engine = self.engine
+        await self._until(Until(engine.reader_may_read, engine.may_read, None))
+        self._resumer = None
+        assert self._pipe is not None
+        self._pipe.resume()
+
+    # ------------------------------------------------------------------ handlers
+
     def _start_handler(self, request_id: RequestId, row: Row, params: Any) -> Cancellable:
         flow = flows.handle(self.engine, self._serve, request_id, row, params)
-        task = asyncio.get_running_loop().create_task(self.run(flow))
-        self._tasks.add(task)
-        handle = _HandlerTask(task)
+        handle = _HandlerTask()
+        if self._feeding and EAGER_START:
+            # Called under the engine's lock, which an eager task would need: it starts
+            # right after the feed instead (`_start_pending`), before the loop runs on.
+            self._to_start.append((handle, request_id, flow))
+        else:
+            self._spawn(handle, request_id, flow, eager=False)
+        return handle
+
+    def _start_pending(self) -> None:
+        pending, self._to_start = self._to_start, []
+        eager = asyncio.get_running_loop().get_task_factory() is None  # else: the user's
+        for handle, request_id, flow in pending:
+            if not handle.cancelled:  # else the engine answered it
+                self._spawn(handle, request_id, flow, eager=eager)
+
+    def _spawn(
+        self, handle: _HandlerTask, request_id: RequestId, flow: Flow[None], *, eager: bool
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        if eager:
+            task: asyncio.Task[None] = asyncio.Task(  # type: ignore[call-arg,unused-ignore] # 3.12+
+                self.run(flow), loop=loop, eager_start=True
+            )
+        else:
+            task = loop.create_task(self.run(flow))
+        handle.task = task
 
         def ended(task: asyncio.Task[None]) -> None:
             self._tasks.discard(task)
@@ -299,8 +391,11 @@ class AsyncDriver:
                 # request), it never entered the flow that answers: answer it here.
                 self.engine.answer_unanswered(request_id, handle)
 
+        if task.done():  # an eager task that never waited: it answered already
+            ended(task)
+            return
+        self._tasks.add(task)
         task.add_done_callback(ended)
-        return handle
 
     # ------------------------------------------------------------------ closing
 
@@ -342,12 +437,28 @@ async def open_process_pipes(
 ) -> tuple[AsyncByteReader, AsyncByteWriter, AsyncByteReader, tuple[Callable[[], Any], ...]]:
     """asyncio streams over the agent's pipes. The transports are closed explicitly at
     close (never left to the garbage collector, which would warn after the loop ends)."""
-    loop = asyncio.get_running_loop()
     stdout = asyncio.StreamReader(limit=PIPE_LIMIT)
-    stderr = asyncio.StreamReader(limit=PIPE_LIMIT)
-    out_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(stdout), process.stdout
+    writer, stderr, closers = await _open_pipes(
+        process, lambda: asyncio.StreamReaderProtocol(stdout)
     )
+    return stdout, writer, stderr, closers
+
+
+async def open_agent_pipes(
+    process: AgentProcess,
+) -> tuple[PipeFeed, AsyncByteWriter, AsyncByteReader, tuple[Callable[[], Any], ...]]:
+    """`open_process_pipes` for a driver: the agent's stdout feeds it (`PipeFeed`)."""
+    stdout = PipeFeed()
+    writer, stderr, closers = await _open_pipes(process, lambda: stdout)
+    return stdout, writer, stderr, closers
+
+
+async def _open_pipes(
+    process: AgentProcess, stdout_protocol: Callable[[], asyncio.BaseProtocol]
+) -> tuple[AsyncByteWriter, AsyncByteReader, tuple[Callable[[], Any], ...]]:
+    loop = asyncio.get_running_loop()
+    stderr = asyncio.StreamReader(limit=PIPE_LIMIT)
+    out_transport, _ = await loop.connect_read_pipe(stdout_protocol, process.stdout)
     err_transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(stderr), process.stderr_pipe
     )
@@ -355,7 +466,7 @@ async def open_process_pipes(
         asyncio.streams.FlowControlMixin, process.stdin
     )
     writer = asyncio.StreamWriter(in_transport, protocol, None, loop)
-    return stdout, writer, stderr, (out_transport.close, err_transport.close, in_transport.close)
+    return writer, stderr, (out_transport.close, err_transport.close, in_transport.close)
 
 
 TELLS_CANCELLATIONS_APART: bool = hasattr(asyncio.Task, "cancelling")

@@ -44,7 +44,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final, Generic, TypeVar
 
 from acp_sdk._driver.turn import Sink
@@ -150,7 +150,7 @@ class Engine(Generic[S]):
         new_signal: Callable[[], S],
         new_waiter: Callable[[], Waiter],
         start_handler: StartHandler,
-        notification_callbacks: Callable[[Row, Any], list[Callback]],
+        notification_callbacks: Callable[[Row, Any], Sequence[Callback]],
         on_update: Callback | None = None,
         lock: threading.Lock | None = None,
     ) -> None:
@@ -168,7 +168,7 @@ class Engine(Generic[S]):
         self.may_read = new_signal()
         self.delivered = new_signal()
         self.clock = new_signal()  # a turn with a clock began (or we are closing)
-        self.on_callback_runner: Callable[[], bool] = _no
+        self.on_callback_runner: Callable[[], bool] = lambda: False
         """Set by a driver: True when called on its callback runner (thread or task)."""
         self._queue: deque[tuple[bytes, int]] = deque()  # a frame, the answers in it
         self._writing = False  # the writer holds a batch it has not finished writing
@@ -344,9 +344,10 @@ class Engine(Generic[S]):
         """Queue a notification (never waits: the caller checked `can_queue`). True when
         the sender should now yield once to the writer: past LET_THE_WRITER_RUN queued
         bytes (the OS pipe is full, or frames were corked) the peer must read while we
-        produce, or a producer that never waits fills max_send_buffer first."""
+        produce, or a producer that never waits fills max_send_buffer first. Once our
+        output is closed nothing more can leave: a producer that never waits would spin."""
         with self.lock:
-            if self.close_reason is not None:
+            if self.close_reason is not None or self.output_closed:
                 raise self.closed_error()
             frame = self.connection.send_notification(
                 row, params, check_capability=check_capability
@@ -443,6 +444,7 @@ class Engine(Generic[S]):
             self._wake_all()
 
     def _dispatch(self, events: list[Event]) -> None:
+        routed = self._buffered
         for event in events:
             if isinstance(event, NotificationReceived):  # the common case first
                 self._route(event.row, event.params)
@@ -465,6 +467,8 @@ class Engine(Generic[S]):
                 log.debug("frame rejected: %s", event.reason)
             elif isinstance(event, ConnectionClosedEvent):  # pyright: ignore[reportUnnecessaryIsInstance] - the last kind, named for readers
                 self.input_ended = True
+        if self._buffered != routed:  # updates reached turns: wake them once per batch
+            self.delivered.notify()
 
     def _resolve(self, request_id: RequestId, outcome: Outcome[Any]) -> None:
         waiter = self._calls.pop(request_id, None)
@@ -483,7 +487,6 @@ class Engine(Generic[S]):
                 self._buffered += 1
                 if sink.idle is not None:
                     sink.rearm()
-                self.delivered.notify()
             elif self.on_update is not None:
                 self._queue_callback(self.on_update, params)  # folded when handed out
             elif self.fold is not None:
@@ -728,10 +731,6 @@ class Engine(Generic[S]):
     def _wake_all(self) -> None:
         for signal in (self.to_write, self.space, self.may_read, self.delivered, self.clock):
             signal.notify()
-
-
-def _no() -> bool:
-    return False
 
 
 def send_timeout(row: Row, timeout: float | None) -> RequestTimeout:

@@ -15,7 +15,7 @@ import os
 import select
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import IO, Any, Final, TypeVar
 
 from acp_sdk._driver import flows
@@ -150,7 +150,7 @@ class ThreadDriver:
         transport: StreamTransport,
         *,
         serve: Serve,
-        notification_callbacks: Callable[[Row, Any], list[Callback]],
+        notification_callbacks: Callable[[Row, Any], Sequence[Callback]],
         on_update: Callback | None,
         limits: Limits,
         workers: int,

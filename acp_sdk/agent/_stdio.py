@@ -11,6 +11,8 @@ import sys
 import threading
 from typing import Any
 
+from acp_sdk._driver.feed import PipeFeed
+
 
 def reserve_stdout_for_protocol() -> int:
     """Keep a private copy of fd 1 for protocol frames and send everything else to stderr.
@@ -120,13 +122,14 @@ async def open_fd_streams(in_fd: int, out_fd: int) -> tuple[Any, Any, list[Any]]
     writer: Any = _BlockingWriter(out_fd)
     transports: list[Any] = []
     if _pollable(in_fd):
-        stream_reader = asyncio.StreamReader(limit=1 << 16)
+        # The transport's callback feeds the driver's engine (no StreamReader, no
+        # reader task: see acp_sdk/_driver/feed.py).
+        feed = PipeFeed()
         transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(stream_reader),
-            os.fdopen(in_fd, "rb", buffering=0, closefd=False),
+            lambda: feed, os.fdopen(in_fd, "rb", buffering=0, closefd=False)
         )
         transports.append(transport)
-        reader = stream_reader
+        reader = feed
     if _pollable(out_fd):
         out_transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, os.fdopen(out_fd, "wb", buffering=0, closefd=False)

@@ -21,7 +21,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from acp_sdk._driver import flows
-from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver, open_process_pipes
+from acp_sdk._driver.aio import AsyncByteReader, AsyncByteWriter, AsyncDriver, open_agent_pipes
+from acp_sdk._driver.feed import PipeFeed
 from acp_sdk._driver.vocabulary import Limits
 from acp_sdk.client._common import (
     BaseClient,
@@ -216,9 +217,10 @@ class AsyncClient(
         stderr: AsyncByteReader | None = None
         closers: tuple[Callable[[], Any], ...] = ()
         messages = False
+        reader: AsyncByteReader | PipeFeed
         if self._spawn is not None:
             self._process = self._spawn.start()
-            reader, writer, stderr, closers = await open_process_pipes(self._process)
+            reader, writer, stderr, closers = await open_agent_pipes(self._process)
         elif self._streams is not None:
             reader, writer = self._streams
         elif self._remote is not None:

@@ -168,6 +168,7 @@ class BaseClient(Generic[H]):
         from acp_sdk.handlers import HandlerSet
 
         self._handlers = HandlerSet(handlers)  # type: ignore[arg-type] # H is a handler type
+        self._callbacks_of: dict[str, tuple[Callback, ...]] = {}
         self.track_state = track_state
         self.max_turn_text = max_turn_text
         self._on_update = on_update
@@ -305,9 +306,13 @@ class BaseClient(Generic[H]):
             raise RequestError.method_not_found(row.wire)
         return handler
 
-    def _notification_callbacks(self, row: Row, params: Any) -> list[Callback]:
-        handler = self._handlers.get(row.handler_name)
-        return [handler] if handler is not None else []
+    def _notification_callbacks(self, row: Row, params: Any) -> Sequence[Callback]:
+        # Once per update: the handler set never changes, so each row's answer is kept.
+        found = self._callbacks_of.get(row.handler_name)
+        if found is None:
+            handler = self._handlers.get(row.handler_name)
+            found = self._callbacks_of[row.handler_name] = (handler,) if handler else ()
+        return found
 
     # ------------------------------------------------------------------ state
 
