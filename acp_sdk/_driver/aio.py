@@ -376,10 +376,9 @@ class AsyncDriver:
         self, handle: _HandlerTask, request_id: RequestId, flow: Flow[None], *, eager: bool
     ) -> None:
         loop = asyncio.get_running_loop()
-        if eager:
-            task: asyncio.Task[None] = asyncio.Task(  # type: ignore[call-arg,unused-ignore] # 3.12+
-                self.run(flow), loop=loop, eager_start=True
-            )
+        task: asyncio.Task[None]
+        if sys.version_info >= (3, 12) and eager:
+            task = asyncio.Task(self.run(flow), loop=loop, eager_start=True)
         else:
             task = loop.create_task(self.run(flow))
         handle.task = task

@@ -95,7 +95,7 @@ class _Lines:
 
     def frames(self, data: bytes) -> list[bytes]:
         """The whole frames `data` completes (over-long ones dropped, with a warning)."""
-        frames = []
+        frames: list[bytes] = []
         for frame in self.framer.feed(data):
             if frame is FRAME_TOO_LARGE:
                 log.warning("dropped an agent message over %d bytes", self.framer.max_frame_size)
@@ -371,7 +371,7 @@ async def warm_up(max_message_size: int) -> None:
     from acp_sdk.agent._runtime import Agent
 
     backend = AgentBackend(Agent(), max_message_size)
-    params = {"protocolVersion": 1, "clientCapabilities": {}}
+    params: dict[str, object] = {"protocolVersion": 1, "clientCapabilities": {}}
     try:
         await backend.start()
         await backend.send(
