@@ -169,8 +169,11 @@ class _Connection:
         return now - self.last_active
 
     async def close(self, why: str) -> None:
+        """End the connection and wait until its agent stopped. The stop is the server's
+        (`_Server.stop_soon`): it counts against max_connections and shutdown awaits it,
+        also when this wait is cancelled."""
         if self.end(why):
-            await self.stop()
+            await asyncio.shield(self.server.stop_soon(self, asyncio.current_task()))
 
     def end(self, why: str) -> bool:
         """Forget the connection at once (its id answers 404 from now on) and wake its
@@ -187,13 +190,12 @@ class _Connection:
             self.initial[1].set_exception(ConnectionResetError(why))
         return True
 
-    async def stop(self) -> None:
+    async def stop(self, spare: asyncio.Task[Any] | None = None) -> None:
         """Stop the agent (it may take the backend's whole close sequence) and the
-        connection's tasks."""
+        connection's tasks, but `spare` (the task that asked)."""
         await self.backend.aclose()
-        current = asyncio.current_task()
         for task in self.tasks:
-            if task is not current:
+            if task is not spare:
                 task.cancel()
 
 
@@ -226,7 +228,7 @@ class _Server:
         self.idle_timeout = idle_timeout
         self.max_message_size = max_message_size
         self.connections: dict[str, _Connection] = {}
-        self.stopping: set[asyncio.Task[None]] = set()  # see _delete
+        self.stopping: set[asyncio.Task[None]] = set()  # see stop_soon
         self.sweeper: asyncio.Task[None] | None = None  # see _sweep
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -256,7 +258,7 @@ class _Server:
             self.sweeper.cancel()
         await asyncio.gather(
             *(c.close("the server is shutting down") for c in list(self.connections.values())),
-            *list(self.stopping),  # agents of connections ended by DELETE, still stopping
+            *list(self.stopping),  # agents of ended connections, still stopping
         )
 
     def _authorized(self, scope: Scope) -> bool:
@@ -413,12 +415,20 @@ class _Server:
                     self._stop_soon(connection, f"idle for {self.idle_timeout} s")
 
     def _stop_soon(self, connection: _Connection, why: str) -> None:
-        """End the connection now and stop its agent in the background; the server
-        awaits that stop at shutdown, and it counts against max_connections until done."""
+        """End the connection now and stop its agent in the background."""
         if connection.end(why):
-            task = asyncio.get_running_loop().create_task(connection.stop())
-            self.stopping.add(task)
-            task.add_done_callback(self.stopping.discard)
+            self.stop_soon(connection, None)
+
+    def stop_soon(
+        self, connection: _Connection, spare: asyncio.Task[Any] | None
+    ) -> asyncio.Task[None]:
+        """Stop an ended connection's agent in a task of the server's: shutdown awaits
+        it, and it counts against max_connections until done (else a client closing
+        and reconnecting in a loop starts agents past the cap)."""
+        task = asyncio.get_running_loop().create_task(connection.stop(spare))
+        self.stopping.add(task)
+        task.add_done_callback(self.stopping.discard)
+        return task
 
     async def _get(self, scope: Scope, receive: Receive, send: Send) -> None:
         accept = (_header(scope, b"accept") or "").lower()

@@ -409,6 +409,29 @@ def test_agents_still_stopping_after_delete_count_against_the_cap() -> None:
         assert http.post(url, content=INIT, headers=JSON).status_code == 200
 
 
+def test_agents_still_stopping_after_a_websocket_closes_count_against_the_cap() -> None:
+    """The same for a WebSocket that closes: connect + close in a loop must not start
+    agents past the cap while earlier ones are still stopping."""
+    app = asgi_app(command=SLOW_TO_STOP, max_connections=1)
+    with running(app) as address:
+        url = f"ws://{address}/acp"
+        ws = ws_open(url)
+        ws.send(INIT.decode())
+        assert orjson.loads(ws.recv(timeout=10))["id"] == 0
+        ws.close()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and _server_of(app).connections:
+            time.sleep(0.01)
+        assert not _server_of(app).connections
+        with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+            ws_open(url)  # the first agent is still stopping
+        assert refused.value.response.status_code == 503
+        while time.monotonic() < deadline and _server_of(app).stopping:
+            time.sleep(0.05)
+        assert not _server_of(app).stopping
+        ws_open(url).close()
+
+
 def test_websocket_idle_timeout_closes_the_connection() -> None:
     app = asgi_app(ScenarioAgent, idle_timeout=0.5)
     with running(app) as address:
