@@ -31,6 +31,9 @@ transport:
    updates/s over all connections, the p50/p99 round trip over every sample of every
    round, and the server's peak RSS (VmRSS polled every 20 ms) during the phase.
 
+Our server tunes the garbage collector as `serve` does (`acp_sdk.remote._serve.tune_gc`;
+`ACP_LOAD_DEFAULT_GC=1` keeps Python's defaults, to compare).
+
 Both processes raise their open-file limit (`RLIMIT_NOFILE`) to the hard limit: each
 WebSocket connection is one descriptor on each side; each HTTP connection two to three
 (its event streams and a POST). The results (with the machine's load average before and
@@ -182,6 +185,13 @@ def run_our_server(max_connections: int) -> None:
         server.should_exit = True
 
     threading.Thread(target=watch, daemon=True).start()
+    if not os.environ.get("ACP_LOAD_DEFAULT_GC"):
+        try:
+            from acp_sdk.remote._serve import tune_gc
+        except ImportError:  # --baseline: a tree from before serve tuned the collector
+            pass
+        else:
+            tune_gc()  # as `serve` does
     if os.environ.get("ACP_LOAD_TRACEMALLOC"):
         trace_memory()
     asyncio.run(server.serve(sockets=[sock]))

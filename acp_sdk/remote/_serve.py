@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import ipaddress
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
 from acp_sdk.remote._deps import require
@@ -18,6 +19,9 @@ GRACEFUL_SHUTDOWN = 3.0
 """Seconds open event streams get at shutdown before they are cut."""
 PING_INTERVAL = 20.0
 """WebSocket pings find clients that vanished without closing (their agents stop)."""
+GC_THRESHOLD: Final = 10_000
+"""Net container allocations between two collections of the youngest generation, in a
+server process (`tune_gc`); the interpreter's default is 700."""
 
 
 def is_loopback(host: str) -> bool:
@@ -111,7 +115,22 @@ def serve(
         file=sys.stderr,
         flush=True,
     )
+    tune_gc()
     uvicorn.run(app, host=host, port=port, **uvicorn_options(max_message_size))
+
+
+def tune_gc() -> None:
+    """Tune the cyclic garbage collector for a server process (`serve` calls this as it
+    starts; bench/remote_load.py measures it): what exists by then (modules, classes, the
+    app) leaves the collector's reach (`gc.freeze()`), and the youngest generation is
+    collected every `GC_THRESHOLD` net allocations instead of 700. With the defaults, a
+    server holding 1,000 WebSocket connections through a turn each spent about a quarter
+    of its CPU in the collector, and each full collection paused the loop for 150-170 ms;
+    with this, no full collection ran and the CPU per update fell by about a sixth."""
+    gc.freeze()
+    first, second, third = gc.get_threshold()
+    if 0 < first < GC_THRESHOLD:  # 0: the collector is off; a larger one: someone chose it
+        gc.set_threshold(GC_THRESHOLD, second, third)
 
 
 def uvicorn_options(max_message_size: int = DEFAULT_MAX_FRAME_SIZE) -> dict[str, Any]:

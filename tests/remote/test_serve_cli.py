@@ -106,3 +106,34 @@ def test_serve_stops_its_agents_when_it_stops() -> None:
     while os.path.exists(f"/proc/{children[0]}") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not os.path.exists(f"/proc/{children[0]}")
+
+
+def run_python(code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_serve_tunes_the_garbage_collector_before_it_serves() -> None:
+    # In a process of its own: the collector's settings are the whole process's.
+    seen = run_python(
+        "import gc, uvicorn\n"
+        "from acp_sdk.remote import _serve\n"
+        "seen = []\n"
+        "def run(app, **_): seen.append((gc.get_freeze_count() > 0, gc.get_threshold()))\n"
+        "uvicorn.run = run\n"
+        "_serve.serve(['true'])\n"
+        "print(seen, _serve.GC_THRESHOLD)\n"
+    )
+    assert seen == "[(True, (10000, 10, 10))] 10000"
+
+
+def test_tuning_the_collector_keeps_a_threshold_someone_chose() -> None:
+    seen = run_python(
+        "import gc\n"
+        "from acp_sdk.remote._serve import tune_gc\n"
+        "gc.set_threshold(50000, 5, 5); tune_gc(); print(gc.get_threshold())\n"
+        "gc.set_threshold(0); tune_gc(); print(gc.get_threshold())\n"
+    )
+    assert seen.splitlines() == ["(50000, 5, 5)", "(0, 5, 5)"]
