@@ -171,9 +171,16 @@ class _Input:
             if self._eof:
                 return b""
             await self._arrived.wait()
-        # Everything that waits, in one read: the agent's reader frames lines itself.
-        data = self._chunks[0] if len(self._chunks) == 1 else b"".join(self._chunks)
-        self._chunks.clear()
+        # What waits, in one read (the agent's reader frames lines itself), but whole
+        # chunks of at most `n` bytes (at least one): the reader checks the runtime's
+        # rules (max_inflight, ...) between reads, as over a pipe.
+        chunks = self._chunks
+        take, size = 1, len(chunks[0])
+        while take < len(chunks) and (n < 0 or size + len(chunks[take]) <= n):
+            size += len(chunks[take])
+            take += 1
+        data = chunks[0] if take == 1 else b"".join(chunks[:take])
+        del chunks[:take]
         self._size -= len(data)
         if self._size <= INPUT_BUFFER:
             self._room.open()
