@@ -23,7 +23,7 @@ class Handlers:
 def test_a_falsy_callable_handler_is_still_called() -> None:
     row: Any = types.SimpleNamespace(handler_name="session_update")
     for facade in (AsyncClient, Client):
-        handlers = Handlers()
+        handlers: Any = Handlers()  # a duck-typed handler object
         client: Any = facade.spawn(["true"], handlers=[handlers])  # never started
         callbacks = client._notification_callbacks(row, None)
         assert list(callbacks) == [handlers.session_update]
