@@ -418,6 +418,16 @@ class _Held:
     connections: McpConnections
 
 
+class _Turns:
+    """The opens of one session id: they take turns on `lock`; `users` counts them."""
+
+    __slots__ = ("lock", "users")
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0
+
+
 class McpSessions:
     """Each ACP session's MCP servers, open from `session/new` until `session/close`.
 
@@ -479,7 +489,7 @@ class McpSessions:
         self._running: set[asyncio.Task[None]] = set()
         # Opens of one id take turns: two at once would each start servers and the
         # second to finish would drop the first's from `_held`, leaving them running.
-        self._opening: dict[str, asyncio.Lock] = {}
+        self._opening: dict[str, _Turns] = {}
         # Stop events of opens still connecting, so `aclose` reaches them too.
         self._connecting: set[asyncio.Event] = set()
 
@@ -509,13 +519,20 @@ class McpSessions:
         Returns once every server connected or failed (see `McpConnections.failures`).
         Cancelled meanwhile, it stops the servers started so far before re-raising.
         """
-        lock = self._opening.setdefault(session_id, asyncio.Lock())
+        turns = self._opening.get(session_id)
+        if turns is None:
+            turns = self._opening[session_id] = _Turns()
+        turns.users += 1
         try:
-            async with lock:
+            async with turns.lock:
                 return await self._open(session_id, servers, cwd)
         finally:
-            if not lock.locked():
-                self._opening.pop(session_id, None)
+            # Dropped once no open of the id uses it: an open woken by the lock's release
+            # has not taken it yet (`locked()` is False), and one arriving meanwhile must
+            # still queue behind it.
+            turns.users -= 1
+            if turns.users == 0:
+                del self._opening[session_id]
 
     async def _open(
         self, session_id: str, servers: Sequence[McpServer], cwd: str | None

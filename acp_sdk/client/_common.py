@@ -311,7 +311,7 @@ class BaseClient(Generic[H]):
         found = self._callbacks_of.get(row.handler_name)
         if found is None:
             handler = self._handlers.get(row.handler_name)
-            found = self._callbacks_of[row.handler_name] = (handler,) if handler else ()
+            found = self._callbacks_of[row.handler_name] = () if handler is None else (handler,)
         return found
 
     # ------------------------------------------------------------------ state

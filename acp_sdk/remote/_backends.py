@@ -55,23 +55,35 @@ def one_line(message: bytes) -> bytes:
 
 
 class Gate:
-    """A wait until `open()`: a future made only when someone waits (an idle connection
-    holds no waiter objects; an asyncio.Event costs a deque of its own, about 0.8 KB)."""
+    """A wait until `open()`: futures made only when someone waits (an idle connection
+    holds no waiter objects; an asyncio.Event costs a deque of its own, about 0.8 KB).
+    Each wait has its own future: a waiter that is cancelled cancels only its own (a
+    shared one would end every other wait with CancelledError: several HTTP POSTs of a
+    connection wait for room in the agent's input)."""
 
     __slots__ = ("_waiter",)
 
     def __init__(self) -> None:
-        self._waiter: asyncio.Future[None] | None = None
+        # None, the one waiting future, or a list of them when several wait.
+        self._waiter: asyncio.Future[None] | list[asyncio.Future[None]] | None = None
 
     async def wait(self) -> None:
-        if self._waiter is None or self._waiter.done():
-            self._waiter = asyncio.get_running_loop().create_future()
-        await self._waiter
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        current = self._waiter
+        if current is None or (not isinstance(current, list) and current.done()):
+            self._waiter = waiter
+        elif isinstance(current, list):
+            current.append(waiter)
+        else:
+            self._waiter = [current, waiter]
+        await waiter
 
     def open(self) -> None:
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
+        current = self._waiter
+        if current is None:
+            return
+        self._waiter = None
+        for waiter in current if isinstance(current, list) else (current,):
             if not waiter.done():
                 waiter.set_result(None)
 
@@ -171,9 +183,16 @@ class _Input:
             if self._eof:
                 return b""
             await self._arrived.wait()
-        # Everything that waits, in one read: the agent's reader frames lines itself.
-        data = self._chunks[0] if len(self._chunks) == 1 else b"".join(self._chunks)
-        self._chunks.clear()
+        # What waits, in one read (the agent's reader frames lines itself), but whole
+        # chunks of at most `n` bytes (at least one): the reader checks the runtime's
+        # rules (max_inflight, ...) between reads, as over a pipe.
+        chunks = self._chunks
+        take, size = 1, len(chunks[0])
+        while take < len(chunks) and (n < 0 or size + len(chunks[take]) <= n):
+            size += len(chunks[take])
+            take += 1
+        data = chunks[0] if take == 1 else b"".join(chunks[:take])
+        del chunks[:take]
         self._size -= len(data)
         if self._size <= INPUT_BUFFER:
             self._room.open()

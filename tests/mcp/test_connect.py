@@ -395,6 +395,26 @@ def test_two_opens_of_one_session_at_once_leave_one_set_of_servers() -> None:
     run(main())
 
 
+def test_an_open_arriving_while_the_second_connects_still_waits_its_turn() -> None:
+    """The first open's end dropped the id's lock while the second still waited for it
+    (not yet `locked()`): a third then made a lock of its own and ran beside the second,
+    and one of their sets of servers was left running."""
+
+    async def main() -> None:
+        async with McpSessions() as sessions:
+            first = asyncio.create_task(sessions.open("s", [stdio("calc")]))
+            second = asyncio.create_task(sessions.open("s", [stdio("calc")]))
+            await asyncio.wait_for(first, WAIT)
+            third = asyncio.create_task(sessions.open("s", [stdio("calc")]))
+            await asyncio.wait_for(asyncio.gather(second, third), WAIT)
+            assert sessions["s"] is third.result()
+            assert len(children_running_servers()) == 1
+            await sessions.close("s")
+            assert children_running_servers() == []
+
+    run(main())
+
+
 def test_aclose_while_a_session_connects_stops_its_servers() -> None:
     async def main() -> None:
         sessions = McpSessions()
