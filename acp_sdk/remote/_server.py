@@ -133,7 +133,11 @@ class _Connection:
 
     async def route(self, message: bytes) -> None:
         """HTTP: an agent message to its event stream (waiting while the streams lag).
-        An in-process agent's writer calls this itself (`Backend.deliver_to`)."""
+        An in-process agent's writer calls this itself (`Backend.deliver_to`). Once the
+        connection ended, what the agent still sends until it sees its input end is
+        dropped: nobody can read it any more, and holding it would grow without a bound."""
+        if self.closed:
+            return
         self.touch()
         try:
             decoded = _routes.as_message(orjson.loads(message))

@@ -1,12 +1,14 @@
-"""`Gate`: a waiter that is cancelled leaves the others waiting (several HTTP POSTs of
-one connection wait on the agent's full input; the one whose client went away must not
-take the others down with CancelledError)."""
+"""What waits between an HTTP connection and its agent: `Gate` (a waiter that is
+cancelled leaves the others waiting: several HTTP POSTs of one connection wait on the
+agent's full input, and the one whose client went away must not take the others down with
+CancelledError), and the connection's output once it has ended."""
 
 from __future__ import annotations
 
 import asyncio
 
 from acp_sdk.remote._backends import INPUT_BUFFER, Gate, _Input
+from acp_sdk.remote._server import _Connection
 
 
 def test_a_cancelled_waiter_leaves_the_others_waiting() -> None:
@@ -44,3 +46,20 @@ def test_puts_waiting_for_room_survive_one_of_them_being_cancelled() -> None:
         assert await queued.read(-1) == b"1\n2\n"
 
     asyncio.run(main())
+
+
+def test_an_ended_http_connection_holds_nothing_the_agent_still_sends() -> None:
+    """Until the agent sees its input end it may go on sending; the connection has
+    ended, so nobody reads that: it is dropped, not queued without a bound."""
+
+    async def main() -> None:
+        connection = _Connection(server=None, backend=None, kind="http")  # type: ignore[arg-type]
+        update = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s"}}'
+        await connection.route(update)
+        assert connection.buffered == len(update)
+        connection.closed = True
+        for _ in range(1000):
+            await connection.route(update)
+        assert connection.buffered == len(update)
+
+    asyncio.run(asyncio.wait_for(main(), 10))
