@@ -21,38 +21,10 @@ from acp_sdk.schema import (
     SetSessionModeRequest,
     SetSessionModeResponse,
 )
+from tests.memory_pipe import MemoryPipe
 
 pytestmark = pytest.mark.timeout(60)
 STEP = 10.0  # seconds any single step may take before it counts as hung
-
-
-class _Pipe:
-    """An in-memory byte pipe with the reader and writer halves asyncio streams have."""
-
-    def __init__(self) -> None:
-        self._data = asyncio.Queue[bytes]()
-        self._buffer = b""
-
-    async def read(self, n: int = -1) -> bytes:
-        return await self._data.get()
-
-    def write(self, data: bytes) -> None:
-        self._data.put_nowait(data)
-
-    async def drain(self) -> None:
-        return None
-
-    def close(self) -> None:
-        self._data.put_nowait(b"")
-
-    async def line(self) -> dict[str, Any]:
-        while b"\n" not in self._buffer:
-            chunk = await asyncio.wait_for(self._data.get(), STEP)
-            assert chunk, "the agent closed its output"
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        message: dict[str, Any] = orjson.loads(line)
-        return message
 
 
 def frame(request_id: int, method: str, params: dict[str, Any]) -> bytes:
@@ -82,8 +54,8 @@ class DispatchAgent(Agent):
         return NewSessionResponse(session_id="s1")
 
 
-async def _start(agent: Agent, **options: Any) -> tuple[_Pipe, _Pipe, asyncio.Task[None]]:
-    to_agent, from_agent = _Pipe(), _Pipe()
+async def _start(agent: Agent, **options: Any) -> tuple[MemoryPipe, MemoryPipe, asyncio.Task[None]]:
+    to_agent, from_agent = MemoryPipe(), MemoryPipe()
     server = asyncio.get_running_loop().create_task(
         serve_agent(agent, to_agent, from_agent, **options)
     )

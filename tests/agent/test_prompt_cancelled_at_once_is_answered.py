@@ -20,6 +20,7 @@ import pytest
 
 from acp_sdk.agent import serve_agent
 from tests.agent.cancel_agent import CancelAgent
+from tests.memory_pipe import MemoryPipe
 
 pytestmark = pytest.mark.timeout(60)
 AGENT = [sys.executable, str(Path(__file__).with_name("cancel_agent.py"))]
@@ -142,45 +143,10 @@ def test_stdio_agent_answers_each_prompt_once_whatever_the_cancel_timing() -> No
         agent.kill()
 
 
-class _Pipe:
-    """An in-memory byte pipe with the reader and writer halves asyncio streams have."""
-
-    def __init__(self) -> None:
-        self._data = asyncio.Queue[bytes]()
-        self._buffer = b""
-
-    async def read(self, n: int = -1) -> bytes:
-        return await self._data.get()
-
-    def write(self, data: bytes) -> None:
-        self._data.put_nowait(data)
-
-    async def drain(self) -> None:
-        return None
-
-    def close(self) -> None:
-        self._data.put_nowait(b"")
-
-    def rest(self) -> list[dict[str, Any]]:
-        """Every whole message written so far and not read yet."""
-        while not self._data.empty():
-            self._buffer += self._data.get_nowait()
-        return [orjson.loads(line) for line in self._buffer.splitlines()]
-
-    async def line(self) -> dict[str, Any]:
-        while b"\n" not in self._buffer:
-            chunk = await asyncio.wait_for(self._data.get(), STEP)
-            assert chunk, "the agent closed its output"
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        message: dict[str, Any] = orjson.loads(line)
-        return message
-
-
 @pytest.mark.parametrize("text", ["quick", "wait"])
 def test_serve_agent_answers_a_prompt_cancelled_in_the_same_read(text: str) -> None:
     async def go() -> list[dict[str, Any]]:
-        to_agent, from_agent = _Pipe(), _Pipe()
+        to_agent, from_agent = MemoryPipe(), MemoryPipe()
         server = asyncio.get_running_loop().create_task(
             serve_agent(CancelAgent(), to_agent, from_agent)
         )

@@ -17,6 +17,7 @@ from acp_sdk.schema import (
     RequestPermissionResponse,
     SelectedPermissionOutcome,
 )
+from tests.memory_pipe import MemoryPipe
 
 pytestmark = pytest.mark.timeout(30)
 STEP = 10.0  # seconds any single step may take before it counts as hung
@@ -34,45 +35,16 @@ class Allow(AsyncClientHandlers):
         return RequestPermissionResponse(outcome=SelectedPermissionOutcome(option_id="yes"))
 
 
-class _Pipe:
-    """An in-memory byte pipe with the reader and writer halves asyncio streams have."""
-
-    def __init__(self) -> None:
-        self._data = asyncio.Queue[bytes]()
-        self._buffer = b""
-
-    async def read(self, n: int = -1) -> bytes:
-        return await self._data.get()
-
-    def write(self, data: bytes) -> None:
-        self._data.put_nowait(data)
-
-    async def drain(self) -> None:
-        return None
-
-    def close(self) -> None:
-        self._data.put_nowait(b"")
-
-    async def message(self) -> dict[str, Any]:
-        while b"\n" not in self._buffer:
-            chunk = await asyncio.wait_for(self._data.get(), STEP)
-            assert chunk, "the client closed its output"
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        message: dict[str, Any] = orjson.loads(line)
-        return message
-
-
 def frame(**message: Any) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", **message}) + b"\n"
 
 
 def test_async_client_answers_a_request_cancelled_in_the_same_read() -> None:
     async def go() -> list[dict[str, Any]]:
-        to_client, to_agent = _Pipe(), _Pipe()
+        to_client, to_agent = MemoryPipe(), MemoryPipe()
         client = AsyncClient.connect(to_client, to_agent, handlers=Allow())
         opening = asyncio.get_running_loop().create_task(client.open())
-        initialize = await to_agent.message()
+        initialize = await to_agent.line()
         to_client.write(
             frame(id=initialize["id"], result={"protocolVersion": 1, "agentCapabilities": {}})
         )
@@ -83,10 +55,10 @@ def test_async_client_answers_a_request_cancelled_in_the_same_read() -> None:
                 frame(id="p1", method="session/request_permission", params=PERMISSION)
                 + frame(method="$/cancel_request", params=cancel)
             )
-            first = await to_agent.message()
+            first = await to_agent.line()
             # Still serving, and nothing more about p1.
             to_client.write(frame(id="p2", method="session/request_permission", params=PERMISSION))
-            second = await to_agent.message()
+            second = await to_agent.line()
         finally:
             to_client.close()
             await asyncio.wait_for(client.aclose(), STEP)
