@@ -12,7 +12,7 @@ from typing import Any, Final
 import attrs
 
 from acp_sdk.protocol._errors import ACPError, RequestError
-from acp_sdk.protocol._jsonrpc import RequestId
+from acp_sdk.protocol._jsonrpc import RequestId, slot_setter
 from acp_sdk.protocol._rows import Row
 
 __all__ = [
@@ -139,14 +139,14 @@ Event = (
 # The events of every notification and response are built slot by slot: what their attrs
 # `__init__` does, without a keyword call per frame.
 _new: Final = object.__new__
-_SET_NOTE_ROW: Final = NotificationReceived.__dict__["row"].__set__
-_SET_NOTE_PARAMS: Final = NotificationReceived.__dict__["params"].__set__
-_SET_RESPONSE_ID: Final = ResponseReceived.__dict__["request_id"].__set__
-_SET_RESPONSE_ROW: Final = ResponseReceived.__dict__["row"].__set__
-_SET_RESPONSE_RESULT: Final = ResponseReceived.__dict__["result"].__set__
-_SET_REQUEST_ID: Final = RequestReceived.__dict__["request_id"].__set__
-_SET_REQUEST_ROW: Final = RequestReceived.__dict__["row"].__set__
-_SET_REQUEST_PARAMS: Final = RequestReceived.__dict__["params"].__set__
+_SET_NOTE_ROW: Final = slot_setter(NotificationReceived, "row")
+_SET_NOTE_PARAMS: Final = slot_setter(NotificationReceived, "params")
+_SET_RESPONSE_ID: Final = slot_setter(ResponseReceived, "request_id")
+_SET_RESPONSE_ROW: Final = slot_setter(ResponseReceived, "row")
+_SET_RESPONSE_RESULT: Final = slot_setter(ResponseReceived, "result")
+_SET_REQUEST_ID: Final = slot_setter(RequestReceived, "request_id")
+_SET_REQUEST_ROW: Final = slot_setter(RequestReceived, "row")
+_SET_REQUEST_PARAMS: Final = slot_setter(RequestReceived, "params")
 
 
 def notification_received(row: Row, params: Any) -> NotificationReceived:

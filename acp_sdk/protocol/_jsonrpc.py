@@ -91,15 +91,17 @@ Inbound = Request | Notification | Response | BadResponse | Invalid
 _new: Final = object.__new__
 
 
-def _slot_setter(cls: type, name: str) -> Any:
+def slot_setter(cls: type, name: str) -> Any:
+    """The slot descriptor's `__set__` of a frozen slotted class: hot paths build their
+    objects slot by slot with it, skipping the keyword `__init__`."""
     return cls.__dict__[name].__set__
 
 
-_SET_REQUEST_ID: Final = _slot_setter(Request, "id")
-_SET_REQUEST_METHOD: Final = _slot_setter(Request, "method")
-_SET_REQUEST_PARAMS: Final = _slot_setter(Request, "params")
-_SET_NOTIFICATION_METHOD: Final = _slot_setter(Notification, "method")
-_SET_NOTIFICATION_PARAMS: Final = _slot_setter(Notification, "params")
+_SET_REQUEST_ID: Final = slot_setter(Request, "id")
+_SET_REQUEST_METHOD: Final = slot_setter(Request, "method")
+_SET_REQUEST_PARAMS: Final = slot_setter(Request, "params")
+_SET_NOTIFICATION_METHOD: Final = slot_setter(Notification, "method")
+_SET_NOTIFICATION_PARAMS: Final = slot_setter(Notification, "params")
 
 
 def _notification(method: str, params: Any) -> Notification:
