@@ -201,3 +201,14 @@ def test_an_invalid_mcp_server_is_an_error_no_longer_skipped() -> None:
     with pytest.raises(acp_sdk.DecodeError) as caught:
         acp_sdk.decode(wire, schema.NewSessionRequest)
     assert caught.value.path_text == "mcpServers[1]"
+
+
+def test_an_invalid_item_inside_a_stdio_server_names_its_whole_path() -> None:
+    server = {"name": "x", "command": "c", "args": ["ok", 7], "env": []}
+    with pytest.raises(acp_sdk.DecodeError) as caught:
+        acp_sdk.decode({"cwd": "/w", "mcpServers": [server]}, schema.NewSessionRequest)
+    assert caught.value.path_text == "mcpServers[0].args[1]"
+    null_args = {**server, "args": None, "env": None}
+    request = acp_sdk.decode({"cwd": "/w", "mcpServers": [null_args]}, schema.NewSessionRequest)
+    assert request.mcp_servers == [schema.McpServerStdio(name="x", command="c", args=[], env=[])]
+    assert orjson.loads(acp_sdk.encode(request))["mcpServers"] == [null_args]
