@@ -105,6 +105,7 @@ _PROMPT: Final = "session/prompt"
 _SESSION_CANCEL: Final = "session/cancel"
 _SESSION_CLOSE: Final = "session/close"
 _SESSION_UPDATE: Final = "session/update"
+_UNLEARNT: Final[Any] = object()
 _CANCEL_REQUEST: Final = "$/cancel_request"
 _ROOT: Final = {Side.AGENT: "agentCapabilities", Side.CLIENT: "clientCapabilities"}
 
@@ -172,6 +173,8 @@ class Connection:
         self._cleared_row: Row | None = None
         self._cleared_lifecycle: Lifecycle | None = None
         self._cleared_capabilities: Capabilities | None = None
+        # The capability each session update class needs (None: none), learnt per class.
+        self._update_gate_of: dict[type, str | None] = {}
 
     # ------------------------------------------------------------------ introspection
 
@@ -510,7 +513,12 @@ class Connection:
         # A notice or compaction update needs the client's capability (schema: "Agents MUST
         # only send ..."): checked per update, after the row's checks above.
         if row.wire == _SESSION_UPDATE and check_capability:
-            path = update_capability(self.table.update_gates, params)
+            kind = type(getattr(params, "update", None))
+            path = self._update_gate_of.get(kind, _UNLEARNT)
+            if path is _UNLEARNT:
+                path = update_capability(self.table.update_gates, params)
+                if hasattr(kind, "TAG"):  # one tag per class (not an Unknown* variant)
+                    self._update_gate_of[kind] = path
             if path is not None and not is_advertised(self.their_capabilities, path):
                 raise CapabilityNotNegotiated(row.wire, path)
 

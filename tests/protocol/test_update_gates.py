@@ -160,6 +160,9 @@ def test_a_client_delivers_a_gated_update_it_did_not_advertise(
 
 def test_a_hand_built_unknown_update_with_a_gated_tag_is_gated() -> None:
     pair, row = _pair(False, "clientCapabilities.session.notices", advertised=False)
+    # An unknown kind first: the answer for `UnknownSessionUpdate` is not kept per class.
+    vendor = schema.UnknownSessionUpdate(raw={"sessionUpdate": "_vendor/x"})
+    pair.agent.send_notification(row, schema.SessionNotification(session_id="s1", update=vendor))
     raw = {"sessionUpdate": "notice", "severity": "info", "title": "t"}
     note = schema.SessionNotification(session_id="s1", update=schema.UnknownSessionUpdate(raw=raw))
     with pytest.raises(CapabilityNotNegotiated):
