@@ -174,7 +174,7 @@ class Connection:
         self._cleared_lifecycle: Lifecycle | None = None
         self._cleared_capabilities: Capabilities | None = None
         # The capability each session update class needs (None: none), learnt per class.
-        self._update_gate_of: dict[type, str | None] = {}
+        self._update_gate_of: dict[type[object], str | None] = {}
 
     # ------------------------------------------------------------------ introspection
 
@@ -513,7 +513,7 @@ class Connection:
         # A notice or compaction update needs the client's capability (schema: "Agents MUST
         # only send ..."): checked per update, after the row's checks above.
         if row.wire == _SESSION_UPDATE and check_capability:
-            kind = type(getattr(params, "update", None))
+            kind: type[object] = type(getattr(params, "update", None))
             path = self._update_gate_of.get(kind, _UNLEARNT)
             if path is _UNLEARNT:
                 path = update_capability(self.table.update_gates, params)
