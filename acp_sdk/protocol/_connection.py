@@ -513,7 +513,8 @@ class Connection:
         # A notice or compaction update needs the client's capability (schema: "Agents MUST
         # only send ..."): checked per update, after the row's checks above.
         if row.wire == _SESSION_UPDATE and check_capability:
-            kind: type[object] = type(getattr(params, "update", None))
+            update: object = getattr(params, "update", None)
+            kind = type(update)
             path = self._update_gate_of.get(kind, _UNLEARNT)
             if path is _UNLEARNT:
                 path = update_capability(self.table.update_gates, params)
