@@ -187,6 +187,8 @@ class _Emitter:
             if isinstance(target, ClassDef):
                 return f"_e_{expr.name}({var})"
             if isinstance(target, AliasDef):
+                if _is_name_for(target):
+                    return self.encode_expr(target.options[0], var)
                 return f"_e_{expr.name}({var})"
             # A union: the arm's encoder by class, inline (no `_encode` frame per value).
             return f"_encoder_of(type({var}), _not_a_model)({var})"
@@ -297,27 +299,32 @@ class _Emitter:
         declare = len(out)
         optional = [f for f in fields if default_of(self.model, name, f) is not None]
         required = [f for f in fields if f not in optional]
+        # A required default-on-null field can note its `null` before the optional ones.
+        early_ex = any(f.default_on_null for f in required)
+        if early_ex:
+            out.append("    ex: list[str] | None = None")
         for field in required:
             self.emit_field_decode(cls, field, "    ")
         count = known + len(required)
+        explicit = "_NO_EXPLICIT if ex is None else frozenset(ex)" if uses_ex else "_NO_EXPLICIT"
         if not optional:
             out.append(f"    w.extra = _EMPTY if len(d) == {count} else _s.extras(d, _K_{name})")
-            out += ["    w._explicit = _NO_EXPLICIT", *self.finish(name)]
+            out += [f"    w._explicit = {explicit}", *self.finish(name)]
             self.declare_r(declare)
             return
         out.append(f"    if len(d) == {count}:")
         for field in optional:
             value = self.default_value(name, field, default_of(self.model, name, field))
             out.append(f"        {self.store(cls, field, value)}")
-        out += ["        w.extra = _EMPTY", "        w._explicit = _NO_EXPLICIT"]
+        out.append("        w.extra = _EMPTY")
+        out.append(f"        w._explicit = {explicit if early_ex else '_NO_EXPLICIT'}")
         out += ["    " + line for line in self.finish(name)]
         out.append(f"    n = {count}")
-        if uses_ex:
+        if uses_ex and not early_ex:
             out.append("    ex: list[str] | None = None")
         for field in optional:
             self.emit_field_decode(cls, field, "    ")
         out.append(f"    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_{name})")
-        explicit = "_NO_EXPLICIT if ex is None else frozenset(ex)" if uses_ex else "_NO_EXPLICIT"
         out += [f"    w._explicit = {explicit}", *self.finish(name)]
         self.declare_r(declare)
 
@@ -336,10 +343,11 @@ class _Emitter:
         return [f"    w.__class__ = {name}", "    o = w", "    return o"]
 
     def tracks_explicit(self, cls: ClassDef) -> bool:
-        """Whether any field can be present on the wire yet hold its omitted default."""
+        """Whether any field can be present on the wire yet hold its omitted default, or
+        hold its default although the wire carried `null` (default-on-null)."""
         for field in all_fields(self.model, cls):
             default = default_of(self.model, cls.name, field)
-            if default is not None and default.kind != "unset":
+            if field.default_on_null or (default is not None and default.kind != "unset"):
                 return True
         return False
 
@@ -403,7 +411,16 @@ class _Emitter:
             ]
             body_indent = indent + "    "
         inner = body_indent
-        if field.nullable or (default is not None and field.default_on_error):
+        if field.default_on_null:
+            # The schema's default-on-null: `null` decodes as the default, and the model
+            # remembers it was `null` (`<wire>:null`), so it re-encodes as `null`.
+            value = self.default_value(owner, field, default, present=True)
+            out.append(f"{body_indent}if v is None:")
+            out.append(f"{body_indent}    {self.store(cls, field, value)}")
+            out.append(f'{body_indent}    ex = _s.note(ex, "{null_note(wire)}")')
+            out.append(f"{body_indent}else:")
+            inner = body_indent + "    "
+        elif field.nullable or (default is not None and field.default_on_error):
             # `null` is a value of its own (nullable) or tolerated (default-on-error).
             out.append(f"{body_indent}if v is None:")
             if field.nullable or (default is not None and default.kind == "none"):
@@ -465,7 +482,7 @@ class _Emitter:
         # the wire order kept); the rest are added one by one, when not at their default.
         leading: list[Field] = []
         for field in fields:
-            if default_of(self.model, name, field) is not None:
+            if default_of(self.model, name, field) is not None or field.default_on_null:
                 break
             if field.nullable and self.needs_encoding(field.type):
                 break
@@ -526,6 +543,22 @@ class _Emitter:
         wire = field.wire
         value = self.encode_expr(field.type, "v")
         out.append(f"    v = o.{field.py}")
+        if field.default_on_null:
+            # Decoded from `null` (noted as `<wire>:null`): `null` again, losslessly.
+            null = f'not v and "{null_note(wire)}" in ex'
+            if default is None:
+                out.append(f'    d["{wire}"] = None if {null} else {value}')
+                return
+            empty = "{}" if default.kind == "empty_map" else value
+            out += [
+                "    if v:",
+                f'        d["{wire}"] = {value}',
+                f'    elif "{null_note(wire)}" in ex:',
+                f'        d["{wire}"] = None',
+                f'    elif "{wire}" in ex:',
+                f'        d["{wire}"] = {empty}',
+            ]
+            return
         if default is None:
             if field.nullable:
                 out.append(f'    d["{wire}"] = None if v is None else {value}')
@@ -617,7 +650,7 @@ class _Emitter:
                 out.append("    except DecodeError:")
                 out.append("        pass")
             out.append(f'    raise DecodeError("matches none of the alternatives of {name}")')
-        if self.needs_encoding(TRef(name)):
+        if self.needs_encoding(TRef(name)) and not _is_name_for(alias):
             if all(isinstance(o, TList) for o in alias.options):
                 body = "[_encoder_of(type(x), _not_a_model)(x) for x in v]"
             else:
@@ -675,7 +708,8 @@ class _Emitter:
             known = sorted(
                 {f.wire for f in all_fields(model, cls)} | ({cls.tag[0]} if cls.tag else set())
             )
-            out.append(f"_K_{cls.name}: Final = frozenset({{{', '.join(repr(k) for k in known)}}})")
+            keys = f"frozenset({{{', '.join(repr(k) for k in known)}}})"
+            out.append(f"_K_{cls.name}: Final = {keys if known else 'frozenset[str]()'}")
         for cls in classes:
             for field in cls.fields:
                 default = default_of(model, cls.name, field)
@@ -747,6 +781,17 @@ class _Emitter:
                 ]
                 imports += [f"    {n}," for n in sorted(borrowed)] + [")"]
         return text.replace("__MODEL_IMPORTS__", "\n".join(imports))
+
+
+def null_note(wire: str) -> str:
+    """What `_explicit` holds for a default-on-null field that was `null` on the wire
+    (a wire name never holds `:`, so it cannot be taken for a field's own note)."""
+    return f"{wire}:null"
+
+
+def _is_name_for(alias: AliasDef) -> bool:
+    """An alias that is another name for one definition (its encoder is that one's)."""
+    return len(alias.options) == 1 and isinstance(alias.options[0], TRef) and not alias.nullable
 
 
 def _returning(stmts: list[str]) -> list[str]:

@@ -355,6 +355,13 @@ class Engine(Generic[S]):
             self._queue_frame(frame, reply=False, cork=True)
             return self._queued > LET_THE_WRITER_RUN
 
+    def check_outbound(self, row: Row, params: Any) -> None:
+        """Raise what sending `row` with `params` would raise (a capability the peer did
+        not advertise, the wrong lifecycle), sending nothing: for a sender that keeps a
+        message before it is sent (the agent's session store)."""
+        with self.lock:
+            self.connection.check_outbound(row, params)
+
     def _queue_frame(self, frame: bytes, *, reply: bool, cork: bool = False) -> None:
         if not frame or self.output_closed:
             return

@@ -147,6 +147,9 @@ class SessionKeeper:
             await self.flushed()
             await self._driver.notify(self._update_row, notification)
             return
+        # An update the client may not receive (a notice it did not advertise) is refused
+        # here, to the agent's code, before it is kept: the store keeps what was sent.
+        self._driver.engine.check_outbound(self._update_row, notification)
         # Wait for room before queueing, never after: a send cancelled while it waits
         # (the turn was cancelled) must not reach the client, as without a store (a
         # tool call whose announcement was cancelled would stay open for good).

@@ -51,6 +51,7 @@ from acp_sdk.protocol._capabilities import (
     Info,
     is_advertised,
     required_by_params,
+    update_capability,
 )
 from acp_sdk.protocol._codec import decode, to_json_value
 from acp_sdk.protocol._errors import (
@@ -103,6 +104,8 @@ _INITIALIZE: Final = "initialize"
 _PROMPT: Final = "session/prompt"
 _SESSION_CANCEL: Final = "session/cancel"
 _SESSION_CLOSE: Final = "session/close"
+_SESSION_UPDATE: Final = "session/update"
+_UNLEARNT: Final[Any] = object()
 _CANCEL_REQUEST: Final = "$/cancel_request"
 _ROOT: Final = {Side.AGENT: "agentCapabilities", Side.CLIENT: "clientCapabilities"}
 
@@ -170,6 +173,8 @@ class Connection:
         self._cleared_row: Row | None = None
         self._cleared_lifecycle: Lifecycle | None = None
         self._cleared_capabilities: Capabilities | None = None
+        # The capability each session update class needs (None: none), learnt per class.
+        self._update_gate_of: dict[type[object], str | None] = {}
 
     # ------------------------------------------------------------------ introspection
 
@@ -483,22 +488,40 @@ class Connection:
         self._check_outbound(row, params, check_capability)
         return rpc.notification_frame(row.wire, self._payload(params))
 
+    def check_outbound(self, row: Row, params: Any, *, check_capability: bool = True) -> None:
+        """Raise what `send_request` / `send_notification` would raise for this row and
+        these params, without encoding or sending anything: for a sender that queues
+        first and sends later (an agent's session store keeps each update before it
+        leaves), so a refused update is refused before it is kept."""
+        self._check_outbound(row, params, check_capability)
+
     def _check_outbound(self, row: Row, params: Any, check_capability: bool) -> None:
         # The checks below depend on the row, the lifecycle, the peer's capabilities and
         # (for PARAMS_GATED methods only) the params. The last row that passed them all
         # passes again while neither the lifecycle nor the capabilities object changed:
         # a stream of `session/update` pays one comparison instead of the walk.
-        if (
+        if not (
             row is self._cleared_row
             and self._lifecycle is self._cleared_lifecycle
             and self.their_capabilities is self._cleared_capabilities
         ):
-            return
-        self._check_outbound_fully(row, params, check_capability)
-        if check_capability and row.wire not in PARAMS_GATED:
-            self._cleared_row = row
-            self._cleared_lifecycle = self._lifecycle
-            self._cleared_capabilities = self.their_capabilities
+            self._check_outbound_fully(row, params, check_capability)
+            if check_capability and row.wire not in PARAMS_GATED:
+                self._cleared_row = row
+                self._cleared_lifecycle = self._lifecycle
+                self._cleared_capabilities = self.their_capabilities
+        # A notice or compaction update needs the client's capability (schema: "Agents MUST
+        # only send ..."): checked per update, after the row's checks above.
+        if row.wire == _SESSION_UPDATE and check_capability:
+            update: object = getattr(params, "update", None)
+            kind = type(update)
+            path = self._update_gate_of.get(kind, _UNLEARNT)
+            if path is _UNLEARNT:
+                path = update_capability(self.table.update_gates, params)
+                if hasattr(kind, "TAG"):  # one tag per class (not an Unknown* variant)
+                    self._update_gate_of[kind] = path
+            if path is not None and not is_advertised(self.their_capabilities, path):
+                raise CapabilityNotNegotiated(row.wire, path)
 
     def _check_outbound_fully(self, row: Row, params: Any, check_capability: bool) -> None:
         if self.state is State.CLOSED:
@@ -517,6 +540,9 @@ class Connection:
             return
         if row.gate is not None and not is_advertised(self.their_capabilities, row.gate):
             raise CapabilityNotNegotiated(row.wire, row.gate)
+        own = self.table.sender_gates.get(row.wire)
+        if own is not None and not is_advertised(self.our_capabilities, own):
+            raise CapabilityNotNegotiated(row.wire, own, ours=True)
         if row.wire in PARAMS_GATED:
             for path in required_by_params(row.wire, params):
                 if not is_advertised(self.their_capabilities, path):

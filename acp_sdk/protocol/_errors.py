@@ -105,21 +105,26 @@ class RemoteProtocolError(ProtocolError):
 
 
 class CapabilityNotNegotiated(LocalProtocolError):
-    """The peer did not advertise the capability a method (or a parameter) needs.
+    """The peer did not advertise the capability a method (or a parameter, or a session
+    update such as a `notice`) needs; or, with `ours`, this side did not advertise the
+    capability its own sending needs (the unstable `auth/status_update`).
 
     Attributes:
         method: The wire method name.
         capability: The dotted wire path that was required, e.g.
             `agentCapabilities.sessionCapabilities.list`.
+        ours: True when the capability is one this side had to advertise itself.
     """
 
-    def __init__(self, method: str, capability: str) -> None:
-        super().__init__(f"{method} needs {capability}, which the peer did not advertise")
+    def __init__(self, method: str, capability: str, ours: bool = False) -> None:
+        who = "this side" if ours else "the peer"
+        super().__init__(f"{method} needs {capability}, which {who} did not advertise")
         self.method = method
         self.capability = capability
+        self.ours = ours
 
-    def __reduce__(self) -> tuple[type[CapabilityNotNegotiated], tuple[str, str]]:
-        return (type(self), (self.method, self.capability))
+    def __reduce__(self) -> tuple[type[CapabilityNotNegotiated], tuple[str, str, bool]]:
+        return (type(self), (self.method, self.capability, self.ours))
 
 
 class UnsupportedProtocolVersion(RemoteProtocolError):

@@ -4,8 +4,10 @@ Theory of operation: a model instance is what the user sees (snake_case fields, 
 fields at their defaults). Two private facts ride along so the wire form round-trips
 exactly: `extra` (keys this SDK does not know, re-emitted in place) and `_explicit` (wire
 names that were present although their value equals the field's default, such as an
-explicit `null`). `_explicit` takes no part in equality: `{"x": null}` and `{}` mean the
-same thing wherever the schema does not say otherwise.
+explicit `null`; and `"<wire>:null"` for an `x-deserialize-default-on-null` field that
+was `null`, which decoded as its default `[]` and re-encodes as `null`). `_explicit`
+takes no part in equality: `{"x": null}` and `{}` mean the same thing wherever the schema
+does not say otherwise.
 """
 
 from __future__ import annotations
