@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Iterable
 from typing import Final
 
 from acp_sdk.protocol import _jsonrpc as rpc
@@ -178,13 +179,7 @@ class Intake:
         """Feed bytes from the peer; `b""` means end of input."""
         if self._lifecycle.state is State.CLOSED:
             return
-        log_frames = _wire.isEnabledFor(logging.DEBUG)
-        take = self._take_line
-        for frame in self._framer.feed(data):
-            if self._diverted:
-                self._hold(True, frame)
-            else:
-                take(frame, log_frames)
+        self._take_lines(self._framer.feed(data))
         if data:
             self._stray.heard = True
         elif self._held is not None:
@@ -192,25 +187,30 @@ class Intake:
         else:
             self._close(Trigger.END_OF_INPUT, ConnectionClosed("the peer closed the connection"))
 
-    def _take_line(self, frame: bytes | object, log_frames: bool) -> None:
-        if type(frame) is bytes:
-            if log_frames:
-                _wire.debug("<- %s", frame[:_WIRE_LOG_BYTES].decode("utf-8", "replace"))
-            message = rpc.classify(frame)
-            if (
-                type(message) is rpc.Invalid
-                and message.id is None
-                and self._is_stray(message)
-                and self._keep_stray(frame)
-            ):
-                return  # gave up on the peer: not an ACP agent
-            self._handle(message)
-        elif frame is END:
-            self._close(Trigger.END_OF_INPUT, ConnectionClosed("the peer closed the connection"))
-        else:
-            assert frame is FRAME_TOO_LARGE
-            limit = self._framer.max_frame_size
-            self._reject(None, ErrorCode.INVALID_REQUEST, f"frame over {limit} bytes")
+    def _take_lines(self, frames: Iterable[bytes | object]) -> None:
+        log_frames = _wire.isEnabledFor(logging.DEBUG)
+        for frame in frames:
+            if self._diverted:  # held behind an unanswered initialize, or given up
+                self._hold(True, frame)
+            elif type(frame) is bytes:
+                if log_frames:
+                    _wire.debug("<- %s", frame[:_WIRE_LOG_BYTES].decode("utf-8", "replace"))
+                message = rpc.classify(frame)
+                if (
+                    type(message) is not rpc.Invalid
+                    or message.id is not None
+                    or not self._is_stray(message)
+                    or not self._keep_stray(frame)  # True: not an ACP agent, closed
+                ):
+                    self._handle(message)
+            elif frame is END:
+                self._close(
+                    Trigger.END_OF_INPUT, ConnectionClosed("the peer closed the connection")
+                )
+            else:
+                assert frame is FRAME_TOO_LARGE
+                limit = self._framer.max_frame_size
+                self._reject(None, ErrorCode.INVALID_REQUEST, f"frame over {limit} bytes")
 
     @staticmethod
     def _is_stray(message: rpc.Invalid) -> bool:
@@ -287,11 +287,10 @@ class Intake:
         frames = self._held.frames
         self._held = None
         self._diverted = False
-        log_frames = _wire.isEnabledFor(logging.DEBUG)
         while frames:
             line, frame = frames.popleft()
             if line:
-                self._take_line(frame, log_frames)
+                self._take_lines((frame,))
             else:
                 assert type(frame) is bytes
                 self._take_message(frame)
