@@ -5,9 +5,13 @@ request the agent sends in the very write that answers `initialize` is served.""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
+import os
 import shutil
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +111,73 @@ def test_a_request_in_the_same_write_as_the_initialize_answer_is_served(facade: 
         assert answer["id"] == "ask"
         assert answer["result"]["outcome"] == {"outcome": "selected", "optionId": "yes"}
     assert [n.update.content.text for n in early] == ["early"]
+
+
+# ------------------------------------------------------------------ in process, no agent process
+
+
+def _garbage_streams() -> tuple[int, int, threading.Thread]:
+    """The client's two pipe ends; the other ends print `yes`-style lines and swallow
+    what the client writes, until the client closes."""
+    to_client_r, to_client_w = os.pipe()
+    from_client_r, from_client_w = os.pipe()
+
+    def peer() -> None:
+        with contextlib.suppress(OSError):
+            os.write(to_client_w, b"garbage\n" * (STRAY_LIMIT_LINES + 50))
+        while os.read(from_client_r, 1 << 16):
+            pass
+        os.close(to_client_w)
+        os.close(from_client_r)
+
+    thread = threading.Thread(target=peer, daemon=True)
+    thread.start()
+    return to_client_r, from_client_w, thread
+
+
+def test_not_an_agent_over_plain_streams_on_the_blocking_client() -> None:
+    reader_fd, writer_fd, peer = _garbage_streams()
+    with (
+        open(reader_fd, "rb") as reader,
+        open(writer_fd, "wb") as writer,
+        pytest.raises(NotAnAgent) as caught,
+        Client.connect(reader, writer),
+    ):
+        pass
+    peer.join(10)
+    assert caught.value.first_line == "garbage"
+    assert caught.value.exit_code is None  # no process: nothing exited
+
+
+def test_not_an_agent_over_plain_streams_on_the_asyncio_client() -> None:
+    async def go() -> NotAnAgent:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        reader.feed_data(b"garbage\n" * (STRAY_LIMIT_LINES + 50))
+        reader.feed_eof()  # after the flood: the client gave up before it reads this
+        sink = _Sink()
+        with pytest.raises(NotAnAgent) as caught:
+            async with AsyncClient.connect(reader, sink):
+                pass
+        assert loop.is_running()
+        assert sink.written.startswith(b'{"jsonrpc":"2.0","id":0,"method":"initialize"')
+        return caught.value
+
+    error = asyncio.run(go())
+    assert error.lines == STRAY_LIMIT_LINES + 1
+
+
+class _Sink:
+    """A writer that keeps what the client wrote."""
+
+    def __init__(self) -> None:
+        self.written = b""
+
+    def write(self, data: bytes) -> None:
+        self.written += data
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
