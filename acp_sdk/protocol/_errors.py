@@ -29,6 +29,7 @@ __all__ = [
     "EncodeError",
     "ErrorCode",
     "LocalProtocolError",
+    "NotAnAgent",
     "ProtocolError",
     "RemoteProtocolError",
     "RequestError",
@@ -215,6 +216,39 @@ class ConnectionClosed(ACPError, ConnectionError):
         return (type(self), (str(self.args[0]) if self.args else "",), state)
 
 
+class NotAnAgent(ConnectionClosed):
+    """The peer is not speaking ACP: before answering `initialize` it wrote only lines
+    that are not JSON-RPC (a usage text, `yes`), past `Connection`'s limit
+    (100 lines or 4 MiB: `STRAY_LIMIT_LINES`, `STRAY_LIMIT_BYTES`). The client stopped reading
+    it at once: `initialize` got no answer.
+
+    Attributes:
+        first_line: The first line it wrote, cut to 200 characters.
+        lines: How many such lines had arrived.
+        stdout_tail: The last of them (see `ConnectionClosed`).
+    """
+
+    def __init__(
+        self,
+        message: str = "the peer is not an ACP agent",
+        *,
+        first_line: str = "",
+        lines: int = 0,
+        **details: Any,
+    ) -> None:
+        super().__init__(message, **details)
+        self.first_line = first_line
+        self.lines = lines
+
+    def __reduce__(self) -> tuple[type[ConnectionClosed], tuple[str], dict[str, Any]]:
+        reduced = super().__reduce__()
+        return (
+            reduced[0],
+            reduced[1],
+            {**reduced[2], "first_line": self.first_line, "lines": self.lines},
+        )
+
+
 def _signal_name(number: int) -> str:
     try:
         return _signal.Signals(number).name
@@ -223,10 +257,24 @@ def _signal_name(number: int) -> str:
 
 
 class RequestTimeout(ACPError, TimeoutError):
-    """No answer came within the time the caller allowed. Also a builtin `TimeoutError`."""
+    """No answer came within the time the caller allowed. Also a builtin `TimeoutError`.
 
-    def __init__(self, message: str = "the request timed out") -> None:
+    Attributes:
+        method: The wire method of the call that timed out (None when unknown).
+        stdout_tail: For `initialize`: the lines the agent wrote that were not JSON-RPC
+            (a usage message), newline-separated; "" when there were none.
+    """
+
+    def __init__(
+        self,
+        message: str = "the request timed out",
+        *,
+        method: str | None = None,
+        stdout_tail: str = "",
+    ) -> None:
         super().__init__(message)  # one argument: OSError reads two as (errno, strerror)
+        self.method = method
+        self.stdout_tail = stdout_tail
 
     def __reduce__(self) -> tuple[type[RequestTimeout], tuple[str], dict[str, Any]]:
         return (type(self), (str(self.args[0]) if self.args else "",), dict(self.__dict__))

@@ -36,6 +36,7 @@ PINNED: dict[str, list[str] | None] = {
         "EncodeError",
         "ErrorCode",
         "LocalProtocolError",
+        "NotAnAgent",
         "ProtocolError",
         "RemoteProtocolError",
         "RequestError",
