@@ -19,6 +19,7 @@ from typing import Any, cast
 
 import orjson
 
+from acp_sdk._driver.process import start_failure
 from acp_sdk._driver.turn import CANCEL_GRACE
 from acp_sdk.handlers import AllowOnce, ClientHandlers
 from acp_sdk.protocol._codec import to_json_value
@@ -418,6 +419,7 @@ class _Agent:
         from acp_sdk.client._sync import Client
 
         self.argv = list(argv)
+        self.cwd = args.cwd
         self.debug = bool(getattr(args, "debug", False))
         self.tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self.client: Any = Client.spawn(
@@ -440,12 +442,9 @@ class _Agent:
         except ConnectionClosed as error:  # before OSError: it is a ConnectionError too
             self.__exit__(type(error), error, error.__traceback__)  # raises the failure
             raise
-        except FileNotFoundError:
-            raise _CliError(
-                f"cannot start the agent: {self.argv[0]} not found", EXIT_AGENT
-            ) from None
-        except OSError as error:
-            raise _CliError(f"cannot start the agent: {error}", EXIT_AGENT) from None
+        except OSError as error:  # not found, not executable, a bad working directory
+            why = neutralize(start_failure(error, self.cwd))
+            raise _CliError(f"cannot start the agent: {why}", EXIT_AGENT) from None
         return self.client
 
     def __exit__(
