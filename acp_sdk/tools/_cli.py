@@ -4,6 +4,7 @@
 Exit codes:
     0   the turn completed (any stop reason the agent chose, `cancelled` included)
     1   the agent failed: it answered with an error, died, or could not be started
+        (`serve`: also, the address cannot be listened on)
     2   usage error (bad arguments)
     3   protocol error: the agent broke the protocol
     4   timed out, and the agent stopped: `--timeout` or `--idle-timeout` passed, the
@@ -141,7 +142,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from acp_sdk.remote._serve import UnsafeBind, serve
+    from acp_sdk.remote._serve import BadPort, CannotListen, CannotStartAgent, UnsafeBind, serve
 
     token = args.token or os.environ.get("ACP_SERVE_TOKEN") or None
     # Connections opening and closing, and each agent's stderr, on our stderr. Under
@@ -165,8 +166,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             max_connections=args.max_connections,
             idle_timeout=args.idle_timeout,
         )
-    except UnsafeBind as error:
+    except (UnsafeBind, BadPort) as error:
         raise _CliError(str(error), EXIT_USAGE) from None
+    except (CannotStartAgent, CannotListen) as error:  # checked before listening
+        raise _CliError(neutralize(str(error)), EXIT_AGENT) from None
     except ImportError as error:
         raise _CliError(str(error), EXIT_USAGE) from None
     finally:
