@@ -58,6 +58,37 @@ class _CliError(Exception):
         self.code = code
 
 
+def _number(text: str, kind: Callable[[str], float], at_least: float, above: bool) -> float:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (value > at_least if above else value >= at_least):  # NaN fails too
+        raise argparse.ArgumentTypeError(
+            f"{text}: must be {'above' if above else 'at least'} {at_least:g}"
+        )
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: seconds above 0 (a limit of 0 or less would cut at once, or,
+    for --idle-timeout, was ignored)."""
+    return _number(text, float, 0, above=True)
+
+
+def seconds(text: str) -> float:
+    """An argparse type: seconds, 0 or more."""
+    return _number(text, float, 0, above=False)
+
+
+def positive_count(text: str) -> int:
+    return int(_number(text, int, 1, above=False))
+
+
+def count(text: str) -> int:
+    return int(_number(text, int, 0, above=False))
+
+
 class _Interrupted(Exception):  # a signal, not a failure
     """Raised by the SIGINT handler into a permission question (main thread, in input())."""
 
