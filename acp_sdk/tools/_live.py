@@ -468,6 +468,7 @@ class _Agent:
             logging.getLogger("acp_sdk.agent.stderr").info("%s", line)
 
     def __enter__(self) -> Any:
+        restore_sigint = _set_sigint(self._interrupted_while_starting)
         try:
             self.client.open()
         except ConnectionClosed as error:  # before OSError: it is a ConnectionError too
@@ -476,7 +477,23 @@ class _Agent:
         except OSError as error:  # not found, not executable, a bad working directory
             why = neutralize(start_failure(error, self.cwd))
             raise _CliError(f"cannot start the agent: {why}", EXIT_AGENT) from None
+        finally:
+            restore_sigint()
         return self.client
+
+    def _interrupted_while_starting(self, signum: int, frame: FrameType | None) -> None:
+        """Ctrl-C before the agent answered `initialize`: stop its process group now,
+        then quit. (The client's close on the way out would first close the agent's
+        stdin and give it its close_timeout, 2 s, as for an orderly end.)"""
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # quitting; restored on the way out
+        process = getattr(self.client, "process", None)
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(OSError):
+                if os.name == "posix":
+                    os.killpg(process.pid, signal.SIGTERM)
+                else:  # pragma: no cover - Windows
+                    process.terminate()
+        raise KeyboardInterrupt
 
     def __exit__(
         self,

@@ -270,3 +270,72 @@ def test_ctrl_c_while_check_runs_exits_130_quietly(tmp_path: Path) -> None:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate(timeout=10)
     assert (process.returncode, err.decode()) == (130, "\ninterrupted\n")
+
+
+# Never answers initialize; on SIGTERM, writes whether its stdin had ended by then.
+SLOW_TO_START = """
+import os, select, signal, sys, time
+def on_term(*_):
+    state = "open"
+    while select.select([0], [], [], 0)[0]:
+        if not os.read(0, 65536):
+            state = "ended"
+            break
+    with open(sys.argv[1], "w") as out:
+        out.write(state)
+    os._exit(0)
+signal.signal(signal.SIGTERM, on_term)
+open(sys.argv[1] + ".started", "w").close()
+while True:
+    time.sleep(1)
+"""
+
+
+def test_ctrl_c_before_the_agent_answered_initialize_stops_it_at_once(tmp_path: Path) -> None:
+    # It closed the agent's stdin and waited its close_timeout (2 s) before SIGTERM.
+    state = tmp_path / "state"
+    agent = [sys.executable, "-c", SLOW_TO_START, str(state)]
+    process = subprocess.Popen(
+        [*SIGINT_DEFAULT, *CLI, "prompt", "hi", "--", *agent],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not Path(f"{state}.started").exists():
+            assert process.poll() is None
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate(timeout=10)
+    assert (process.returncode, out, err.decode()) == (130, b"", "\ninterrupted\n")
+    assert state.read_text() == "open"  # terminated first, not after an orderly close
+
+
+def test_ctrl_c_while_the_cli_still_imports_exits_130_quietly() -> None:
+    # On a loaded machine the imports take a second or two: a Ctrl-C then printed the
+    # traceback of whatever module was loading. The interrupt is raised where it lands.
+    interrupt_the_import = (
+        "import runpy, sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'acp_sdk.tools._cli':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        "runpy.run_module('acp_sdk', run_name='__main__', alter_sys=True)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", interrupt_the_import, "demo"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (130, "", "")
