@@ -257,6 +257,10 @@ def start_error(error: OSError, argv: Sequence[str], cwd: str | os.PathLike[str]
     what = problems.get(error.errno or 0)
     if not about_cwd and error.errno == errno.ENOENT and _exists(error.filename):
         what = "the agent command's interpreter (its #! line) was not found"
+    elif not about_cwd and error.errno == errno.EACCES and _is_folder(error.filename):
+        what = "the agent command is a directory"
+    elif not about_cwd and argv and not argv[0]:
+        what = "the agent command is empty"
     if what is None:
         subject = "the agent's working directory" if about_cwd else "the agent command"
         what = f"{subject}: {error.strerror or error}"
@@ -277,11 +281,25 @@ def start_failure(error: OSError, cwd: str | os.PathLike[str] | None = None) -> 
         }.get(error.errno or 0, f"the directory {name}: {error.strerror or error}")
     if error.errno == errno.ENOENT and _exists(error.filename):
         return f"{name}: its interpreter (the #! line) was not found"
+    if error.errno == errno.EACCES and _is_folder(error.filename):
+        return f"{name} is a directory"
+    if not name:
+        return "the agent command is empty"
     return {
         errno.ENOENT: f"{name} not found",
         errno.EACCES: f"{name} is not executable",
         errno.ENOEXEC: f"{name} is not an executable program",
     }.get(error.errno or 0, f"{name}: {error.strerror or error}")
+
+
+def _is_folder(program: object) -> bool:
+    """Exec said EACCES for a directory (`./`, a folder on the PATH named like it)."""
+    import shutil
+
+    if not isinstance(program, str) or not program:
+        return False
+    found = program if os.path.dirname(program) else shutil.which(program, mode=os.F_OK)
+    return found is not None and os.path.isdir(found)
 
 
 def _exists(program: object) -> bool:

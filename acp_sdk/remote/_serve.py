@@ -162,6 +162,8 @@ def serve(
     a token; `BadPort`: a port outside 0-65535; `CannotStartAgent`: the command is not
     found or not executable) or an `OSError` (`CannotListen`: the port is in use, the
     host unknown...), each with a one-line message."""
+    if host.startswith("[") and host.endswith("]"):  # [::1], as in a URL
+        host = host[1:-1]
     check_bind(host, token, insecure)
     check_port(port)
     check_command(command)

@@ -32,6 +32,9 @@ def cases(tmp: Path) -> list[tuple[list[str], str | None, type[OSError], str]]:
          f"[Errno 13] the agent command is not executable (permission denied): '{a_file}'"),
         ([str(script)], None, FileNotFoundError,
          f"[Errno 2] the agent command's interpreter (its #! line) was not found: '{script}'"),
+        ([str(tmp)], None, PermissionError,
+         f"[Errno 13] the agent command is a directory: '{tmp}'"),
+        ([""], None, PermissionError, "[Errno 13] the agent command is empty: ''"),
     ]  # fmt: skip
 
 

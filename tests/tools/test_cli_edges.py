@@ -123,6 +123,8 @@ def test_a_relative_cwd_is_sent_as_an_absolute_path(tmp_path: Path) -> None:
     [
         (["no-such-agent-for-acp"], "no-such-agent-for-acp not found"),
         (["/etc/passwd"], "/etc/passwd is not executable"),
+        (["/"], "/ is a directory"),
+        ([""], "the agent command is empty"),
     ],
 )
 @pytest.mark.parametrize("command", ["prompt", "chat", "check"])
