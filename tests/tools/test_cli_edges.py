@@ -219,8 +219,8 @@ def test_a_closed_stdout_ends_the_command_quietly(name: str, tmp_path: Path) -> 
         assert errors.rstrip().endswith("no MUST failed"), errors
     else:
         assert errors == "", errors
-    # argparse's --help ignores a failed write itself (and then exits 0).
-    assert code == (0 if name == "--help" else STDOUT_CLOSED)
+    # argparse (3.11+) ignores a failed write of --help's text itself, then exits 0.
+    assert code == STDOUT_CLOSED or (name == "--help" and code == 0)
 
 
 def test_a_stdout_closed_from_the_start_is_like_dev_null() -> None:
