@@ -171,7 +171,7 @@ def many_updates_recording(path: Path, updates: int) -> Path:
 
 
 def closed_stdout_cases(tmp_path: Path) -> dict[str, list[str]]:
-    recording = str(many_updates_recording(tmp_path / "r.jsonl", 5000))
+    recording = str(many_updates_recording(tmp_path / "r.jsonl", 20_000))
     return {
         "prompt --json": ["prompt", "--json", "stream 2000", "--", *AGENT],
         "prompt": ["prompt", "stream 2000", "--", *AGENT],
