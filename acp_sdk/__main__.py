@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import sys
 
-from acp_sdk.tools._cli import main
+try:
+    from acp_sdk.tools._cli import main
+except KeyboardInterrupt:  # Ctrl-C while a slow machine still imports: no traceback
+    sys.exit(130)
 
 if __name__ == "__main__":
     sys.exit(main())

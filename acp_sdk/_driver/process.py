@@ -20,6 +20,7 @@ so the blocking driver sleeps and the asyncio driver awaits, over the same steps
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import signal
@@ -131,17 +132,20 @@ class AgentProcess:
         import subprocess  # here, not at the top: `from acp_sdk import Client` skips it
 
         group_flag: int = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
-        self.popen = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env) if env is not None else None,
-            cwd=cwd,
-            bufsize=0,
-            start_new_session=_POSIX,
-            creationflags=0 if _POSIX else group_flag,
-        )
+        try:
+            self.popen = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env) if env is not None else None,
+                cwd=cwd,
+                bufsize=0,
+                start_new_session=_POSIX,
+                creationflags=0 if _POSIX else group_flag,
+            )
+        except OSError as error:
+            raise start_error(error, argv, cwd) from None
         self.pid = self.popen.pid
         self.stderr = StderrTail(stderr)
 
@@ -230,6 +234,117 @@ class AgentProcess:
             if wanted and stream is not None:
                 with contextlib.suppress(OSError, ValueError):
                     stream.close()
+
+
+def start_error(error: OSError, argv: Sequence[str], cwd: str | os.PathLike[str] | None) -> OSError:
+    """The error of a failed start, of the same type, saying whether the working
+    directory or the program failed: `subprocess` reports a missing `cwd` as a bare
+    "No such file or directory" naming the directory, easily read as the program."""
+    where = os.fspath(cwd) if cwd is not None else None
+    about_cwd = where is not None and error.filename == where
+    if about_cwd:
+        problems = {
+            errno.ENOENT: "the agent's working directory does not exist",
+            errno.ENOTDIR: "the agent's working directory is not a directory",
+            errno.EACCES: "the agent's working directory is not accessible",
+        }
+    else:
+        problems = {
+            errno.ENOENT: "the agent command was not found",
+            errno.EACCES: "the agent command is not executable (permission denied)",
+            errno.ENOEXEC: "the agent command is not an executable program (exec format error)",
+        }
+    what = problems.get(error.errno or 0)
+    if not about_cwd and error.errno == errno.ENOENT and _exists(error.filename):
+        what = "the agent command's interpreter (its #! line) was not found"
+    elif not about_cwd and error.errno == errno.EACCES and _is_folder(error.filename):
+        what = "the agent command is a directory"
+    elif not about_cwd and argv and not argv[0]:
+        what = "the agent command is empty"
+    if what is None:
+        subject = "the agent's working directory" if about_cwd else "the agent command"
+        what = f"{subject}: {error.strerror or error}"
+    clearer = type(error)(error.errno, what)
+    clearer.filename = where if about_cwd else (error.filename or (argv[0] if argv else None))
+    return clearer
+
+
+def start_failure(error: OSError, cwd: str | os.PathLike[str] | None = None) -> str:
+    """A failed start (`start_error`) in the words of `start_problem`, for one line:
+    `my-agent not found`, `the directory /x does not exist`."""
+    name = str(error.filename) if error.filename is not None else "the agent command"
+    if cwd is not None and error.filename == os.fspath(cwd):
+        return {
+            errno.ENOENT: f"the directory {name} does not exist",
+            errno.ENOTDIR: f"{name} is not a directory",
+            errno.EACCES: f"the directory {name} is not accessible",
+        }.get(error.errno or 0, f"the directory {name}: {error.strerror or error}")
+    if error.errno == errno.ENOENT and _exists(error.filename):
+        return f"{name}: its interpreter (the #! line) was not found"
+    if error.errno == errno.EACCES and _is_folder(error.filename):
+        return f"{name} is a directory"
+    if not name:
+        return "the agent command is empty"
+    return {
+        errno.ENOENT: f"{name} not found",
+        errno.EACCES: f"{name} is not executable",
+        errno.ENOEXEC: f"{name} is not an executable program",
+    }.get(error.errno or 0, f"{name}: {error.strerror or error}")
+
+
+def _is_folder(program: object) -> bool:
+    """Exec said EACCES for a directory (`./`, a folder on the PATH named like it)."""
+    import shutil
+
+    if not isinstance(program, str) or not program:
+        return False
+    found = program if os.path.dirname(program) else shutil.which(program, mode=os.F_OK)
+    return found is not None and os.path.isdir(found)
+
+
+def _exists(program: object) -> bool:
+    """A program that exists although exec said ENOENT: a script whose #! names a
+    missing interpreter."""
+    if not isinstance(program, str) or not program:
+        return False
+    if os.path.dirname(program):
+        return os.path.isfile(program)
+    import shutil
+
+    return shutil.which(program) is not None
+
+
+def start_problem(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> str | None:
+    """Why `argv` cannot be started, found without starting it (the program looked up
+    as `subprocess` would: on the PATH of `env`, or relative to `cwd`); None if it
+    looks startable. For checking a command before it is needed (`serve`, `check`)."""
+    if cwd is not None:
+        where = os.fspath(cwd)
+        if not os.path.exists(where):
+            return f"the directory {where} does not exist"
+        if not os.path.isdir(where):
+            return f"{where} is not a directory"
+    program = argv[0] if argv else ""
+    if not program:
+        return "the agent command is empty"
+    if os.path.dirname(program):
+        candidates = [os.path.join(os.fspath(cwd), program) if cwd is not None else program]
+    else:
+        candidates = [os.path.join(folder, program) for folder in os.get_exec_path(env)]
+    problem = f"{program} not found"
+    for candidate in candidates:
+        if os.path.isdir(candidate):
+            problem = f"{program} is a directory"
+        elif os.path.exists(candidate):
+            if os.access(candidate, os.X_OK):
+                return None
+            problem = f"{program} is not executable"
+    return problem
 
 
 def _poll(done: Callable[[], bool], timeout: float) -> Iterator[float]:

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -36,11 +37,17 @@ Deliver = Callable[[bytes], Awaitable[None]]
 """Sends one message to the remote client (a WebSocket frame)."""
 
 
+class StartFailed(Exception):
+    """The agent could not be started for a connection; `str()` says why in one line
+    (`my-agent not found`)."""
+
+
 class Backend(Protocol):
     def deliver_to(self, deliver: Deliver) -> bool: ...
     async def start(self) -> None: ...
     async def send(self, message: bytes) -> None: ...
     async def recv(self) -> bytes | None: ...
+    async def ended(self) -> tuple[bool, str]: ...
     async def aclose(self) -> None: ...
 
 
@@ -236,6 +243,10 @@ class AgentBackend:
     async def recv(self) -> bytes | None:
         return await self._output.get()
 
+    async def ended(self) -> tuple[bool, str]:
+        """Once `recv()` gave None: whether that was a normal end, and how it ended."""
+        return True, "the agent ended the connection"
+
     async def aclose(self) -> None:
         self._input.end()
         if self._task is not None:
@@ -319,11 +330,14 @@ class ProcessBackend:
 
     async def start(self) -> None:
         from acp_sdk._driver.aio import open_process_pipes
-        from acp_sdk._driver.process import log_agent_stderr
+        from acp_sdk._driver.process import log_agent_stderr, start_failure
 
-        self.process = AgentProcess(
-            self.argv, env=self.env, cwd=self.cwd, stderr=self.stderr or log_agent_stderr
-        )
+        try:
+            self.process = AgentProcess(
+                self.argv, env=self.env, cwd=self.cwd, stderr=self.stderr or log_agent_stderr
+            )
+        except OSError as error:  # each connection's client gets 502, the log one line
+            raise StartFailed(start_failure(error, self.cwd)) from error
         stdout, self._writer, stderr, self._closers = await open_process_pipes(self.process)
         loop = asyncio.get_running_loop()
         self._tasks = [
@@ -354,6 +368,25 @@ class ProcessBackend:
 
     async def recv(self) -> bytes | None:
         return await self._output.get()
+
+    async def ended(self) -> tuple[bool, str]:
+        """Once `recv()` gave None: whether the agent exited with code 0, and how it
+        ended (its exit status, waited for up to `EXIT_WAIT`)."""
+        process = self.process
+        if process is None:
+            return False, "the agent did not start"
+        for delay in process.exit_steps():
+            await asyncio.sleep(delay)
+        code = process.returncode
+        if code is None:
+            return False, "the agent closed its output"
+        if code < 0:
+            try:
+                name = f" ({signal.Signals(-code).name})"
+            except ValueError:
+                name = ""
+            return False, f"the agent was killed by signal {-code}{name}"
+        return code == 0, f"the agent exited with code {code}"
 
     async def aclose(self) -> None:
         """Close the agent's stdin, then SIGTERM and SIGKILL its group if it lingers."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import ipaddress
 import logging
@@ -9,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Final
 
+from acp_sdk._driver.process import argv_of, start_problem
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
 from acp_sdk.remote._deps import require
 from acp_sdk.remote._server import asgi_app
@@ -82,6 +84,65 @@ def check_bind(host: str, token: str | None, insecure: bool) -> None:
         )
 
 
+class CannotStartAgent(ValueError):
+    """The agent command cannot be started (not found, not executable)."""
+
+
+class CannotListen(OSError):
+    """The server cannot listen on the address (a port in use, an unknown host...)."""
+
+
+class BadPort(ValueError):
+    """A port number outside 0-65535."""
+
+
+def check_port(port: int) -> None:
+    if not 0 <= port <= 65535:
+        raise BadPort(f"--port {port}: not a port number (0-65535)")
+
+
+def check_command(command: Sequence[str]) -> None:
+    """Refuse, before listening, a command no connection could start (each would fail)."""
+    problem = start_problem(argv_of(command))
+    if problem is not None:
+        raise CannotStartAgent(f"cannot start the agent: {problem}")
+
+
+def check_listen(host: str, port: int) -> None:
+    """Bind the address as the server will (asyncio's `create_server`, every address the
+    host resolves to), then let it go: a port in use is then one line, not uvicorn's
+    exit code 3 after its log. (Another program may still take the port in between;
+    `serve` reports that too.)"""
+    import asyncio
+
+    async def bind() -> None:
+        server = await asyncio.get_running_loop().create_server(asyncio.Protocol, host, port)
+        server.close()
+        await server.wait_closed()
+
+    try:
+        asyncio.run(bind())
+    except OSError as error:
+        raise CannotListen(f"cannot listen on {_address(host, port)}: {_why(error)}") from None
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _why(error: OSError) -> str:
+    import socket
+
+    if isinstance(error, socket.gaierror):
+        return f"unknown host ({error.strerror or error})"
+    reasons = {
+        errno.EADDRINUSE: "the port is in use",
+        errno.EACCES: "permission denied (a port below 1024 needs privileges)",
+        errno.EADDRNOTAVAIL: "the address is not one of this machine's",
+    }
+    return reasons.get(error.errno or 0, str(error.strerror or error))
+
+
 def serve(
     command: Sequence[str],
     *,
@@ -95,10 +156,20 @@ def serve(
     max_message_size: int = DEFAULT_MAX_FRAME_SIZE,
 ) -> None:
     """Serve the stdio agent `command` on ws://HOST:PORT/acp and http://HOST:PORT/acp
-    under uvicorn until interrupted (then every agent process is stopped)."""
+    under uvicorn until interrupted (then every agent process is stopped).
+
+    Before listening it raises a `ValueError` (`UnsafeBind`: a non-loopback host without
+    a token; `BadPort`: a port outside 0-65535; `CannotStartAgent`: the command is not
+    found or not executable) or an `OSError` (`CannotListen`: the port is in use, the
+    host unknown...), each with a one-line message."""
+    if host.startswith("[") and host.endswith("]"):  # [::1], as in a URL
+        host = host[1:-1]
     check_bind(host, token, insecure)
+    check_port(port)
+    check_command(command)
     uvicorn = require("uvicorn", "server")
     require("websockets", "server")
+    check_listen(host, port)
     raise_fd_limit(max_connections)
     app = asgi_app(
         command=command,
@@ -116,7 +187,16 @@ def serve(
         flush=True,
     )
     tune_gc()
-    uvicorn.run(app, host=host, port=port, **uvicorn_options(max_message_size))
+    try:
+        uvicorn.run(app, host=host, port=port, **uvicorn_options(max_message_size))
+    except SystemExit as stopped:
+        # uvicorn exits 3 when it cannot start (it logged why): the address was taken
+        # after check_listen, say.
+        if stopped.code in (0, None):
+            return
+        raise CannotListen(
+            f"cannot listen on {_address(host, port)}: the server did not start (see above)"
+        ) from None
 
 
 def tune_gc() -> None:

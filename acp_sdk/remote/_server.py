@@ -18,7 +18,14 @@ import orjson
 from acp_sdk._driver.process import argv_of
 from acp_sdk.protocol import _routes
 from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
-from acp_sdk.remote._backends import AgentBackend, Backend, Gate, ProcessBackend, warm_up
+from acp_sdk.remote._backends import (
+    AgentBackend,
+    Backend,
+    Gate,
+    ProcessBackend,
+    StartFailed,
+    warm_up,
+)
 
 if TYPE_CHECKING:
     from acp_sdk.agent._runtime import Agent
@@ -37,6 +44,10 @@ KEEP_ALIVE: Final = 15.0
 STREAM_BUFFER: Final = 16 * 1024 * 1024
 """Bytes of a connection's output waiting for its event streams before the agent waits."""
 INITIALIZE_TIMEOUT: Final = 60.0
+CANNOT_START: Final = "Bad Gateway: the agent could not be started (the server's log says why)"
+"""What a client is told when its connection's agent cannot be started (502)."""
+CLOSE_REASON: Final = 123
+"""Bytes a WebSocket close reason may hold (RFC 6455)."""
 
 
 class _Mailbox:
@@ -162,7 +173,9 @@ class _Connection:
         delivers its messages itself, only the end comes here)."""
         while (message := await self.backend.recv()) is not None:
             await self.route(message)
-        await self.close("the agent ended the connection")
+        if not self.closed:
+            _, why = await self.backend.ended()
+            await self.close(why)
 
     def idle_for(self, now: float) -> float:
         """Seconds without traffic; 0 while an HTTP event stream is open or `initialize`
@@ -376,34 +389,52 @@ class _Server:
         if self._at_capacity():
             await _text(send, 503, "Too many connections")
             return
-        connection = await self._open(kind="http")
+        try:
+            connection = await self._open(kind="http")
+        except StartFailed:
+            await _text(send, 502, CANNOT_START)
+            return
         key = _routes.id_key(decoded)
         assert key is not None
         answered: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         connection.initial = (key, answered)
         connection.tasks.append(asyncio.get_running_loop().create_task(connection.route_output()))
-        try:
+        # A failed send means the agent is gone: its output ends too, and `answered`
+        # then fails saying how it ended (its exit code).
+        with contextlib.suppress(ConnectionError):
             await connection.backend.send(body)
+        try:
             answer = await asyncio.wait_for(answered, INITIALIZE_TIMEOUT)
-        except (ConnectionError, asyncio.TimeoutError) as error:
-            await connection.close(f"initialize failed: {error!r}")
-            message = {"code": -32603, "message": "Initialize failed", "data": str(error)}
-            payload = {"jsonrpc": "2.0", "id": decoded["id"], "error": message}
-            await _json(send, 500, orjson.dumps(payload))
+        except asyncio.TimeoutError:
+            why = f"the agent did not answer initialize within {INITIALIZE_TIMEOUT:g} s"
+            await connection.close(why)
+            await _text(send, 504, f"Gateway Timeout: {why}")
+            return
+        except ConnectionError as error:
+            await connection.close(f"initialize failed: {error}")
+            await _text(send, 502, f"Bad Gateway: initialize got no answer: {error}")
             return
         await _json(send, 200, answer, [(b"acp-connection-id", connection.id.encode())])
 
     async def _open(self, kind: str, send: Send | None = None) -> _Connection:
+        """A new connection with its agent started; `StartFailed` (logged, one line) when
+        the agent cannot be started, the connection then forgotten."""
         connection = _Connection(self, self.new_backend(), kind)
         self.connections[connection.id] = connection
         if send is not None:
             connection.backend.deliver_to(_websocket_sender(connection, send))
         elif kind == "http":
             connection.backend.deliver_to(connection.route)
-        log.info(
-            "connection %s opened (%s)", connection.id, "WebSocket" if kind == "ws" else "HTTP"
-        )
-        await connection.backend.start()
+        shown = "WebSocket" if kind == "ws" else "HTTP"
+        try:
+            await connection.backend.start()
+        except StartFailed as failed:
+            self.connections.pop(connection.id, None)
+            await connection.backend.aclose()
+            log.warning("connection refused (%s): cannot start the agent: %s", shown, failed)
+            raise
+        # After the start, before any await: the agent's first stderr line comes after.
+        log.info("connection %s opened (%s)", connection.id, shown)
         if self.sweeper is None or self.sweeper.done():
             self.sweeper = asyncio.get_running_loop().create_task(self._sweep())
         return connection
@@ -520,7 +551,11 @@ class _Server:
         if self._at_capacity():
             await _refuse_upgrade(scope, send, 503, "Too many connections")
             return
-        connection = await self._open(kind="ws", send=send)
+        try:
+            connection = await self._open(kind="ws", send=send)
+        except StartFailed:
+            await _refuse_upgrade(scope, send, 502, CANNOT_START)
+            return
         await send(
             {
                 "type": "websocket.accept",
@@ -559,8 +594,10 @@ class _Server:
                 return
 
     async def _to_websocket(self, connection: _Connection, send: Send) -> None:
-        """What the agent sends, until it ends; then close the socket. (An in-process
-        agent sends through `_websocket_sender` itself: then this only waits for the end.)"""
+        """What the agent sends, until it ends; then close the socket, saying how the
+        agent ended: 1000, or 1014 (bad gateway) when it failed (a non-zero exit code,
+        a signal). (An in-process agent sends through `_websocket_sender` itself: then
+        this only waits for the end.)"""
         try:
             while True:
                 message = await connection.backend.recv()
@@ -568,7 +605,14 @@ class _Server:
                     break
                 connection.touch()
                 await send({"type": "websocket.send", "text": message.decode()})
-            await send({"type": "websocket.close", "code": 1000})
+            if connection.closed:  # ended here (the client left, shutdown, idle)
+                await send({"type": "websocket.close", "code": 1000})
+                return
+            clean, why = await connection.backend.ended()
+            await connection.close(why)
+            reason = why.encode()[:CLOSE_REASON].decode("utf-8", "ignore")
+            code = 1000 if clean else 1014  # 1014: bad gateway
+            await send({"type": "websocket.close", "code": code, "reason": reason})
         except (OSError, RuntimeError):
             pass  # the client went away
         except Exception:

@@ -608,6 +608,8 @@ async def run_check(options: CheckOptions) -> Report:
 
 def add_check_parser(commands: Any) -> None:
     """Add `check` to the CLI's subcommands (the CLI calls this; kept in one place)."""
+    from acp_sdk.tools._live import count, seconds
+
     check = commands.add_parser(
         "check",
         help="check an agent against the ACP spec: check [OPTIONS] -- COMMAND [ARGS...]",
@@ -624,7 +626,18 @@ def add_check_parser(commands: Any) -> None:
         metavar="NAME:VALUE",
         help="an HTTP header for --url (repeatable), e.g. 'Authorization: Bearer T'",
     )
-    check.add_argument("--json", dest="json_out", metavar="FILE", help="write the report as JSON")
+    check.add_argument(
+        "--json",
+        dest="json_out",
+        nargs="?",
+        const="-",
+        metavar="FILE",
+        help="print the report as JSON on stdout instead of the table (which goes to stderr); "
+        "--json FILE, as before: write it to FILE (prefer --json-file)",
+    )
+    check.add_argument(
+        "-o", "--json-file", dest="json_file", metavar="FILE", help="write the report as JSON"
+    )
     check.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML")
     check.add_argument("--cwd", default=None, help="session cwd (default: a fresh temp dir)")
     check.add_argument("--prompt", default=DEFAULT_PROMPT, help="the plain turn's prompt")
@@ -635,7 +648,7 @@ def add_check_parser(commands: Any) -> None:
     )
     check.add_argument(
         "--big-prompt-size",
-        type=int,
+        type=count,
         default=1024 * 1024,
         metavar="BYTES",
         help="size of the big-prompt case's text (default 1 MiB; 0 skips it)",
@@ -650,9 +663,26 @@ def add_check_parser(commands: Any) -> None:
         ("--grace", 0.5, "late frames after a response"),
     ):
         check.add_argument(
-            flag, type=float, default=default, metavar="SECONDS", help=f"wait for {what}"
+            flag, type=seconds, default=default, metavar="SECONDS", help=f"wait for {what}"
         )
     check.set_defaults(func=main_check)
+
+
+URL_SCHEMES: Final = ("ws", "wss", "http", "https")
+
+
+def _unwritable(path: str | None) -> str | None:
+    """Why a report could not be written to `path` (None: it can, or no path)."""
+    if not path:
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"{path}: is a directory"
+    if not os.path.isdir(folder):
+        return f"{path}: no such directory {folder}"
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        return f"{path}: not writable"
+    return None
 
 
 def main_check(args: Any) -> int:
@@ -661,6 +691,29 @@ def main_check(args: Any) -> int:
     if (args.url is None) == (not command):
         print("error: give either -- COMMAND [ARGS...] or --url URL", file=sys.stderr)
         return 2
+    if args.url is not None and args.url.split(":", 1)[0].lower() not in URL_SCHEMES:
+        print(
+            f"error: --url {short(args.url, 4000)}: not a ws://, wss://, http:// or https:// URL",
+            file=sys.stderr,
+        )
+        return 2
+    if args.cwd and not os.path.isdir(args.cwd):
+        why = "not a directory" if os.path.exists(args.cwd) else "no such directory"
+        print(f"error: --cwd {short(args.cwd, 4000)}: {why}", file=sys.stderr)
+        return 2
+    outputs = (("--json", args.json_out), ("--json-file", args.json_file), ("--junit", args.junit))
+    for flag, path in outputs:
+        problem = None if path == "-" else _unwritable(path)
+        if problem is not None:  # said now, not after the whole run
+            print(f"error: {flag} {short(problem, 4000)}", file=sys.stderr)
+            return 2
+    if command:
+        from acp_sdk._driver.process import start_problem
+
+        problem = start_problem(command)  # else every case fails saying so
+        if problem is not None:
+            print(f"error: cannot start the agent: {short(problem, 4000)}", file=sys.stderr)
+            return 1
     headers = []
     for header in args.header:
         name, sep, value = header.partition(":")
@@ -685,13 +738,19 @@ def main_check(args: Any) -> int:
         grace=args.grace,
     )
     report = asyncio.run(run_check(options))
+    as_json = orjson.dumps(report.as_json(), option=orjson.OPT_INDENT_2)
     if report.stopped:  # nothing was checked: one line, not a table of skips
         print(f"error: {report.stopped[0]}; no other case was run", file=sys.stderr)
+    elif args.json_out == "-":  # --json alone: stdout is the JSON, nothing else
+        print(report.table(), file=sys.stderr)
     else:
         print(report.table())
-    if args.json_out:
-        with open(args.json_out, "wb") as file:
-            file.write(orjson.dumps(report.as_json(), option=orjson.OPT_INDENT_2))
+    if args.json_out == "-":
+        sys.stdout.buffer.write(as_json + b"\n")
+    for path in (args.json_out, args.json_file):
+        if path and path != "-":
+            with open(path, "wb") as file:
+                file.write(as_json)
     if args.junit:
         with open(args.junit, "wb") as file:
             file.write(report.junit())

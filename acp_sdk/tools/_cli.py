@@ -5,12 +5,14 @@ Exit codes:
     0   the turn completed (any stop reason the agent chose, `cancelled` included)
     1   the agent failed: it answered with an error, died, or could not be started, or
         it is not an agent (no answer to `initialize`: other output, or silence)
+        (`serve`: also, the address cannot be listened on)
     2   usage error (bad arguments)
     3   protocol error: the agent broke the protocol
     4   timed out, and the agent stopped: `--timeout` or `--idle-timeout` passed, the
         client sent `session/cancel`, and the agent ended the turn `cancelled`
     5   timed out, and the agent did not stop within the grace (5 s) after the cancel
     130 interrupted (a second Ctrl-C during a turn, or Ctrl-C outside a turn)
+    141 stdout was closed under the command (`| head`): it ended quietly
 
 Threads: the main thread owns the screen and stdin. During a turn a pump thread iterates
 the turn and queues its updates; permission handlers (SDK worker threads) queue their
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import logging
 import os
 import sys
@@ -53,6 +56,8 @@ from acp_sdk.tools._live import (
     _Agent,
     _CliError,
     _Ui,
+    positive_count,
+    positive_seconds,
     run_turn,
 )
 from acp_sdk.tools._recording_cli import add_commands as add_recording_commands
@@ -142,7 +147,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from acp_sdk.remote._serve import UnsafeBind, serve
+    from acp_sdk.remote._serve import BadPort, CannotListen, CannotStartAgent, UnsafeBind, serve
 
     token = args.token or os.environ.get("ACP_SERVE_TOKEN") or None
     # Connections opening and closing, and each agent's stderr, on our stderr. Under
@@ -166,8 +171,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             max_connections=args.max_connections,
             idle_timeout=args.idle_timeout,
         )
-    except UnsafeBind as error:
+    except (UnsafeBind, BadPort) as error:
         raise _CliError(str(error), EXIT_USAGE) from None
+    except (CannotStartAgent, CannotListen) as error:  # checked before listening
+        raise _CliError(neutralize(str(error)), EXIT_AGENT) from None
     except ImportError as error:
         raise _CliError(str(error), EXIT_USAGE) from None
     finally:
@@ -195,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
         + " (the demo, against the bundled agent, allows off a terminal).",
         epilog="exit codes: 0 completed, 1 agent failed, 2 usage, 3 protocol error, "
         "4 timed out (the agent stopped), 5 timed out (the agent did not stop), "
-        "130 interrupted",
+        "130 interrupted, 141 stdout closed (| head)",
     )
     debug_help = (
         "show on stderr the SDK's log (logger acp_sdk at DEBUG), the agent's stderr and "
@@ -218,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--terminal", action="store_true", help="serve terminal requests")
         sub.add_argument(
             "--timeout",
-            type=float,
+            type=positive_seconds,
             default=None,
             metavar="SECONDS",
             help=f"cancel the turn after SECONDS, then give up {GIVE_UP_AFTER_CANCEL:g}s later "
@@ -226,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
         sub.add_argument(
             "--idle-timeout",
-            type=float,
+            type=positive_seconds,
             default=None,
             metavar="SECONDS",
             help="cancel the turn when the agent sends nothing (no update, no request) for "
@@ -304,11 +311,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="a browser origin allowed besides the server's own (repeatable; '*': any)",
     )
     serve.add_argument(
-        "--max-connections", type=int, default=16, help="connections at once (default: 16)"
+        "--max-connections",
+        type=positive_count,
+        default=16,
+        help="connections at once (default: 16)",
     )
     serve.add_argument(
         "--idle-timeout",
-        type=float,
+        type=positive_seconds,
         default=300.0,
         metavar="SECONDS",
         help="close a connection idle this long, stopping its agent (default: 300)",
@@ -346,12 +356,84 @@ def _enable_debug_logging() -> Callable[[], None]:
     return undo
 
 
+EXIT_STDOUT_CLOSED = 141
+"""stdout was closed under us (`| head`): the shell's status for a process that SIGPIPE
+ended, without its traceback."""
+PROMPT_USAGE = "prompt TEXT -- COMMAND [ARGS...]"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The CLI; its exit code. A closed stdout ends any command quietly."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:  # closed from the start (`>&-`): output goes nowhere
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
+    try:
+        try:
+            code = _main(argv)
+        finally:  # also under argparse's SystemExit (--help)
+            sys.stdout.flush()  # now, not at exit: where a closed stdout can still be told
+    except BrokenPipeError:
+        log.debug("stdout was closed", exc_info=True)
+        # What is still buffered would be flushed at exit, into the closed pipe
+        # ("Exception ignored ... BrokenPipeError"): let it go to /dev/null instead.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        return EXIT_STDOUT_CLOSED
+    return code
+
+
+BEFORE_THE_COMMAND = {
+    # subcommand: (its positional before `--`, as named in an error, the usage)
+    "prompt": ("text", "the prompt TEXT", PROMPT_USAGE),
+    "replay": ("file", "the recording FILE", "replay FILE [--against -- COMMAND [ARGS...]]"),
+}
+
+
+def _missing_before_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
+    """`prompt -- COMMAND...` with TEXT forgotten (or `replay --against -- COMMAND`
+    without FILE): argparse would take the agent's program as the text and its first
+    argument as the program ("-m not found"). Parsed again with two stand-ins after
+    `--`: it is missing when the first one lands in it. The error, or None."""
+    if "--" not in argv:
+        return None
+    head = list(argv[: list(argv).index("--")])
+    quiet = io.StringIO()
+    with contextlib.redirect_stderr(quiet), contextlib.redirect_stdout(quiet):
+        try:
+            probe = parser.parse_args([*head, "--", "\x00first", "\x00second"])
+        except SystemExit:
+            return None  # some other mistake: the real parse reports it
+    expected = BEFORE_THE_COMMAND.get(getattr(probe, "cmd", None) or "")
+    if expected is None or getattr(probe, expected[0], None) != "\x00first":
+        return None
+    return f"{probe.cmd}: {expected[1]} is missing (usage: {expected[2]})"
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """What argparse cannot check: a --cwd that is no directory (named as such, not as
+    the agent's program: starting the agent there would fail)."""
+    cwd = getattr(args, "cwd", None)
+    if args.cmd in ("demo", "prompt", "chat") and cwd is not None:
+        if not os.path.isdir(cwd):
+            why = "not a directory" if os.path.exists(cwd) else "no such directory"
+            raise _CliError(f"--cwd {neutralize(cwd)}: {why}", EXIT_USAGE)
+        args.cwd = os.path.abspath(cwd)  # session/new takes an absolute path
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    missing = _missing_before_command(parser, argv)  # before argparse's "COMMAND required"
+    if missing is not None:
+        print(f"error: {missing}", file=sys.stderr)
+        return EXIT_USAGE
     args = parser.parse_args(argv)
     debug = bool(getattr(args, "debug", False))
     undo = _enable_debug_logging() if debug and args.cmd != "agent" else None
     try:
+        _check_arguments(args)
         code: int = args.func(args)
         return code
     except _CliError as error:

@@ -19,6 +19,7 @@ from typing import Any, cast
 
 import orjson
 
+from acp_sdk._driver.process import start_failure
 from acp_sdk._driver.turn import CANCEL_GRACE
 from acp_sdk.client._common import INITIALIZE_TIMEOUT
 from acp_sdk.handlers import AllowOnce, ClientHandlers
@@ -59,6 +60,37 @@ class _CliError(Exception):
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
         self.code = code
+
+
+def _number(text: str, kind: Callable[[str], float], at_least: float, above: bool) -> float:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (value > at_least if above else value >= at_least):  # NaN fails too
+        raise argparse.ArgumentTypeError(
+            f"{text}: must be {'above' if above else 'at least'} {at_least:g}"
+        )
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: seconds above 0 (a limit of 0 or less would cut at once, or,
+    for --idle-timeout, was ignored)."""
+    return _number(text, float, 0, above=True)
+
+
+def seconds(text: str) -> float:
+    """An argparse type: seconds, 0 or more."""
+    return _number(text, float, 0, above=False)
+
+
+def positive_count(text: str) -> int:
+    return int(_number(text, int, 1, above=False))
+
+
+def count(text: str) -> int:
+    return int(_number(text, int, 0, above=False))
 
 
 class _Interrupted(Exception):  # a signal, not a failure
@@ -422,6 +454,7 @@ class _Agent:
         from acp_sdk.client._sync import Client
 
         self.argv = list(argv)
+        self.cwd = args.cwd
         self.debug = bool(getattr(args, "debug", False))
         self.tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self.client: Any = Client.spawn(
@@ -443,6 +476,7 @@ class _Agent:
             logging.getLogger("acp_sdk.agent.stderr").info("%s", line)
 
     def __enter__(self) -> Any:
+        restore_sigint = _set_sigint(self._interrupted_while_starting)
         waiting = threading.Timer(WAITING_LINE_AFTER, self._waiting_line)
         waiting.daemon = True
         waiting.start()
@@ -457,14 +491,12 @@ class _Agent:
         except ConnectionClosed as error:  # before OSError: it is a ConnectionError too
             self.__exit__(type(error), error, error.__traceback__)  # raises the failure
             raise
-        except FileNotFoundError:
-            raise _CliError(
-                f"cannot start the agent: {self.argv[0]} not found", EXIT_AGENT
-            ) from None
-        except OSError as error:
-            raise _CliError(f"cannot start the agent: {error}", EXIT_AGENT) from None
+        except OSError as error:  # not found, not executable, a bad working directory
+            why = neutralize(start_failure(error, self.cwd))
+            raise _CliError(f"cannot start the agent: {why}", EXIT_AGENT) from None
         finally:
             waiting.cancel()
+            restore_sigint()
         return self.client
 
     def _waiting_line(self) -> None:
@@ -478,6 +510,20 @@ class _Agent:
         also = f" (it printed: {shown})" if shown else ""
         sys.stderr.write(f"waiting for the agent to answer initialize...{also}\n")
         sys.stderr.flush()
+
+    def _interrupted_while_starting(self, signum: int, frame: FrameType | None) -> None:
+        """Ctrl-C before the agent answered `initialize`: stop its process group now,
+        then quit. (The client's close on the way out would first close the agent's
+        stdin and give it its close_timeout, 2 s, as for an orderly end.)"""
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # quitting; restored on the way out
+        process = getattr(self.client, "process", None)
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(OSError):
+                if os.name == "posix":
+                    os.killpg(process.pid, signal.SIGTERM)
+                else:  # pragma: no cover - Windows
+                    process.terminate()
+        raise KeyboardInterrupt
 
     def __exit__(
         self,

@@ -199,7 +199,9 @@ def run(out: str, argv: Sequence[str]) -> int:
         )
     except OSError as error:
         recorder.close()
-        print(f"error: cannot start the agent: {error}", file=sys.stderr)
+        from acp_sdk._driver.process import start_failure
+
+        print(f"error: cannot start the agent: {start_failure(error)}", file=sys.stderr)
         return 127 if isinstance(error, FileNotFoundError) else 126
     child_in, child_out, child_err = child.stdin, child.stdout, child.stderr
     assert child_in is not None

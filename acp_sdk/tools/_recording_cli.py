@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from acp_sdk.tools._live import EXIT_USAGE, _CliError
+from acp_sdk.tools._live import EXIT_USAGE, _CliError, positive_seconds
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -42,8 +42,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             against, command = True, command[1:]
             continue
         try:
-            timeout = float(command[1])
-        except (IndexError, ValueError):
+            timeout = positive_seconds(command[1])
+        except (IndexError, argparse.ArgumentTypeError):
             raise _CliError("--timeout needs a number of seconds", EXIT_USAGE) from None
         command = command[2:]
     if command[:1] == ["--"]:
@@ -98,7 +98,7 @@ def add_commands(commands: Any) -> None:
     replay.add_argument("--against", action="store_true", help="re-drive the agent COMMAND")
     replay.add_argument(
         "--timeout",
-        type=float,
+        type=positive_seconds,
         default=30.0,
         metavar="SECONDS",
         help="--against: how long to wait for each answer (default: 30)",

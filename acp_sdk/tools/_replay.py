@@ -339,7 +339,9 @@ class _Against:
                 limit=LINE_LIMIT,
             )
         except OSError as error:  # as `record` says it
-            print(f"error: cannot start the agent: {error}", file=sys.stderr)
+            from acp_sdk._driver.process import start_failure
+
+            print(f"error: cannot start the agent: {start_failure(error)}", file=sys.stderr)
             return 127 if isinstance(error, FileNotFoundError) else 126
         assert process.stdin is not None
         assert process.stdout is not None

@@ -25,6 +25,9 @@ class Backend:
     async def recv(self) -> bytes | None:
         return self.messages.pop(0) if self.messages else None
 
+    async def ended(self) -> tuple[bool, str]:
+        return True, "the agent ended the connection"
+
     async def aclose(self) -> None:
         pass
 
