@@ -8,7 +8,7 @@ Do not edit: change the generator and regenerate.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final, TypeAlias
+from typing import Any, Final
 
 from acp_sdk.protocol import _codec_support as _s
 from acp_sdk.protocol._errors import DecodeError, EncodeError
@@ -178,6 +178,7 @@ from acp_sdk.protocol._generated.codec import (
     _e_AuthCapabilities,
     _e_AuthenticateRequest,
     _e_AuthenticateResponse,
+    _e_AuthMethod,
     _e_AuthMethodAgent,
     _e_AuthMethodTerminal,
     _e_AvailableCommand,
@@ -193,6 +194,7 @@ from acp_sdk.protocol._generated.codec import (
     _e_CompleteElicitationNotification,
     _e_ConfigOptionUpdate,
     _e_Content,
+    _e_ContentBlock,
     _e_ContentChunk,
     _e_Cost,
     _e_CreateElicitationRequestForm,
@@ -254,6 +256,7 @@ from acp_sdk.protocol._generated.codec import (
     _e_SessionAdditionalDirectoriesCapabilities,
     _e_SessionCloseCapabilities,
     _e_SessionConfigBoolean,
+    _e_SessionConfigOption,
     _e_SessionConfigOptionBoolean,
     _e_SessionConfigOptionsCapabilities,
     _e_SessionConfigOptionSelect,
@@ -281,6 +284,7 @@ from acp_sdk.protocol._generated.codec import (
     _e_TextContent,
     _e_TextResourceContents,
     _e_TitledMultiSelectItems,
+    _e_ToolCallContent,
     _e_ToolCallLocation,
     _e_UnknownCreateElicitationRequest,
     _e_UnknownCreateElicitationResponse,
@@ -294,10 +298,18 @@ from acp_sdk.protocol._generated.codec import (
     _e_WaitForTerminalExitResponse,
     _e_WriteTextFileRequest,
     _e_WriteTextFileResponse,
+    _EU_AuthMethod,
+    _EU_ContentBlock,
+    _EU_SessionConfigOption,
+    _EU_ToolCallContent,
     _L_StopReason,
     _L_ToolCallStatus,
     _L_ToolKind,
     _T_ContentBlock,
+    _x_AuthMethod,
+    _x_ContentBlock,
+    _x_SessionConfigOption,
+    _x_ToolCallContent,
 )
 from acp_sdk.protocol._generated.unstable_models import (
     AcceptNesNotification,
@@ -937,13 +949,21 @@ def _d_AcceptNesNotification(d: Any) -> AcceptNesNotification:
 
 
 def _e_AcceptNesNotification(o: AcceptNesNotification) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_id: Any = o.id
+    if type(q_id) is not str:
+        q_id = _s.checked(_s.e_str, q_id, "id")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id, "id": o.id}
-    d: dict[str, Any] = {"sessionId": o.session_id, "id": o.id}
+        return {"sessionId": q_session_id, "id": q_id}
+    d: dict[str, Any] = {"sessionId": q_session_id, "id": q_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1056,16 +1076,24 @@ def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.http
-    if v is not False or "http" in ex:
+    if (v is not False and v is not None) or "http" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "http")
         d["http"] = v
     v = o.sse
-    if v is not False or "sse" in ex:
+    if (v is not False and v is not None) or "sse" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "sse")
         d["sse"] = v
     v = o.acp
-    if v is not False or "acp" in ex:
+    if (v is not False and v is not None) or "acp" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "acp")
         d["acp"] = v
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1233,36 +1261,86 @@ def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
     v: Any
     v = o.list
     if v is not None:
-        d["list"] = _e_SessionListCapabilities(v)
+        try:
+            v = (
+                _e_SessionListCapabilities(v)
+                if type(v) is SessionListCapabilities
+                else _s.refuse("SessionListCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("list") from None
+        d["list"] = v
     elif "list" in ex:
         d["list"] = None
     v = o.delete
     if v is not None:
-        d["delete"] = _e_SessionDeleteCapabilities(v)
+        try:
+            v = (
+                _e_SessionDeleteCapabilities(v)
+                if type(v) is SessionDeleteCapabilities
+                else _s.refuse("SessionDeleteCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("delete") from None
+        d["delete"] = v
     elif "delete" in ex:
         d["delete"] = None
     v = o.additional_directories
     if v is not None:
-        d["additionalDirectories"] = _e_SessionAdditionalDirectoriesCapabilities(v)
+        try:
+            v = (
+                _e_SessionAdditionalDirectoriesCapabilities(v)
+                if type(v) is SessionAdditionalDirectoriesCapabilities
+                else _s.refuse("SessionAdditionalDirectoriesCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("additionalDirectories") from None
+        d["additionalDirectories"] = v
     elif "additionalDirectories" in ex:
         d["additionalDirectories"] = None
     v = o.fork
     if v is not None:
-        d["fork"] = _e_SessionForkCapabilities(v)
+        try:
+            v = (
+                _e_SessionForkCapabilities(v)
+                if type(v) is SessionForkCapabilities
+                else _s.refuse("SessionForkCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("fork") from None
+        d["fork"] = v
     elif "fork" in ex:
         d["fork"] = None
     v = o.resume
     if v is not None:
-        d["resume"] = _e_SessionResumeCapabilities(v)
+        try:
+            v = (
+                _e_SessionResumeCapabilities(v)
+                if type(v) is SessionResumeCapabilities
+                else _s.refuse("SessionResumeCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("resume") from None
+        d["resume"] = v
     elif "resume" in ex:
         d["resume"] = None
     v = o.close
     if v is not None:
-        d["close"] = _e_SessionCloseCapabilities(v)
+        try:
+            v = (
+                _e_SessionCloseCapabilities(v)
+                if type(v) is SessionCloseCapabilities
+                else _s.refuse("SessionCloseCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("close") from None
+        d["close"] = v
     elif "close" in ex:
         d["close"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1474,46 +1552,111 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.load_session
-    if v is not False or "loadSession" in ex:
+    if (v is not False and v is not None) or "loadSession" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "loadSession")
         d["loadSession"] = v
     v = o.prompt_capabilities
     if (
-        v is not _DF_AgentCapabilities_prompt_capabilities
-        and v != _DF_AgentCapabilities_prompt_capabilities
+        v is not None
+        and (
+            v is not _DF_AgentCapabilities_prompt_capabilities
+            and v != _DF_AgentCapabilities_prompt_capabilities
+        )
     ) or "promptCapabilities" in ex:
-        d["promptCapabilities"] = _e_PromptCapabilities(v)
+        try:
+            v = (
+                _e_PromptCapabilities(v)
+                if type(v) is PromptCapabilities
+                else _s.refuse("PromptCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("promptCapabilities") from None
+        d["promptCapabilities"] = v
     v = o.mcp_capabilities
     if (
-        v is not _DF_AgentCapabilities_mcp_capabilities
-        and v != _DF_AgentCapabilities_mcp_capabilities
+        v is not None
+        and (
+            v is not _DF_AgentCapabilities_mcp_capabilities
+            and v != _DF_AgentCapabilities_mcp_capabilities
+        )
     ) or "mcpCapabilities" in ex:
-        d["mcpCapabilities"] = _e_McpCapabilities(v)
+        try:
+            v = (
+                _e_McpCapabilities(v)
+                if type(v) is McpCapabilities
+                else _s.refuse("McpCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("mcpCapabilities") from None
+        d["mcpCapabilities"] = v
     v = o.session_capabilities
     if (
-        v is not _DF_AgentCapabilities_session_capabilities
-        and v != _DF_AgentCapabilities_session_capabilities
+        v is not None
+        and (
+            v is not _DF_AgentCapabilities_session_capabilities
+            and v != _DF_AgentCapabilities_session_capabilities
+        )
     ) or "sessionCapabilities" in ex:
-        d["sessionCapabilities"] = _e_SessionCapabilities(v)
+        try:
+            v = (
+                _e_SessionCapabilities(v)
+                if type(v) is SessionCapabilities
+                else _s.refuse("SessionCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("sessionCapabilities") from None
+        d["sessionCapabilities"] = v
     v = o.auth
-    if (v is not _DF_AgentCapabilities_auth and v != _DF_AgentCapabilities_auth) or "auth" in ex:
-        d["auth"] = _e_AgentAuthCapabilities(v)
+    if (
+        v is not None and (v is not _DF_AgentCapabilities_auth and v != _DF_AgentCapabilities_auth)
+    ) or "auth" in ex:
+        try:
+            v = (
+                _e_AgentAuthCapabilities(v)
+                if type(v) is AgentAuthCapabilities
+                else _s.refuse("AgentAuthCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("auth") from None
+        d["auth"] = v
     v = o.providers
     if v is not None:
-        d["providers"] = _e_ProvidersCapabilities(v)
+        try:
+            v = (
+                _e_ProvidersCapabilities(v)
+                if type(v) is ProvidersCapabilities
+                else _s.refuse("ProvidersCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("providers") from None
+        d["providers"] = v
     elif "providers" in ex:
         d["providers"] = None
     v = o.nes
     if v is not None:
-        d["nes"] = _e_NesCapabilities(v)
+        try:
+            v = (
+                _e_NesCapabilities(v)
+                if type(v) is NesCapabilities
+                else _s.refuse("NesCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("nes") from None
+        d["nes"] = v
     elif "nes" in ex:
         d["nes"] = None
     v = o.position_encoding
     if v is not None:
+        if not (type(v) is str and v in _L_PositionEncodingKind):
+            v = _s.checked(_EL_PositionEncodingKind, v, "positionEncoding")
         d["positionEncoding"] = v
     elif "positionEncoding" in ex:
         d["positionEncoding"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1702,39 +1845,115 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.fs
-    if (v is not _DF_ClientCapabilities_fs and v != _DF_ClientCapabilities_fs) or "fs" in ex:
-        d["fs"] = _e_FileSystemCapabilities(v)
+    if (
+        v is not None and (v is not _DF_ClientCapabilities_fs and v != _DF_ClientCapabilities_fs)
+    ) or "fs" in ex:
+        try:
+            v = (
+                _e_FileSystemCapabilities(v)
+                if type(v) is FileSystemCapabilities
+                else _s.refuse("FileSystemCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("fs") from None
+        d["fs"] = v
     v = o.terminal
-    if v is not False or "terminal" in ex:
+    if (v is not False and v is not None) or "terminal" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "terminal")
         d["terminal"] = v
     v = o.session
     if v is not None:
-        d["session"] = _e_ClientSessionCapabilities(v)
+        try:
+            v = (
+                _e_ClientSessionCapabilities(v)
+                if type(v) is ClientSessionCapabilities
+                else _s.refuse("ClientSessionCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("session") from None
+        d["session"] = v
     elif "session" in ex:
         d["session"] = None
     v = o.plan
     if v is not None:
-        d["plan"] = _e_PlanCapabilities(v)
+        try:
+            v = (
+                _e_PlanCapabilities(v)
+                if type(v) is PlanCapabilities
+                else _s.refuse("PlanCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("plan") from None
+        d["plan"] = v
     elif "plan" in ex:
         d["plan"] = None
     v = o.auth
-    if (v is not _DF_ClientCapabilities_auth and v != _DF_ClientCapabilities_auth) or "auth" in ex:
-        d["auth"] = _e_AuthCapabilities(v)
+    if (
+        v is not None
+        and (v is not _DF_ClientCapabilities_auth and v != _DF_ClientCapabilities_auth)
+    ) or "auth" in ex:
+        try:
+            v = (
+                _e_AuthCapabilities(v)
+                if type(v) is AuthCapabilities
+                else _s.refuse("AuthCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("auth") from None
+        d["auth"] = v
     v = o.elicitation
     if v is not None:
-        d["elicitation"] = _e_ElicitationCapabilities(v)
+        try:
+            v = (
+                _e_ElicitationCapabilities(v)
+                if type(v) is ElicitationCapabilities
+                else _s.refuse("ElicitationCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("elicitation") from None
+        d["elicitation"] = v
     elif "elicitation" in ex:
         d["elicitation"] = None
     v = o.nes
     if v is not None:
-        d["nes"] = _e_ClientNesCapabilities(v)
+        try:
+            v = (
+                _e_ClientNesCapabilities(v)
+                if type(v) is ClientNesCapabilities
+                else _s.refuse("ClientNesCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("nes") from None
+        d["nes"] = v
     elif "nes" in ex:
         d["nes"] = None
     v = o.position_encodings
-    if v or "positionEncodings" in ex:
+    if v:
+        try:
+            v = (
+                [
+                    (
+                        x
+                        if type(x) is str and x in _L_PositionEncodingKind
+                        else _EL_PositionEncodingKind(x)
+                    )
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _EL_PositionEncodingKind)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "positionEncodings", _EL_PositionEncodingKind)
         d["positionEncodings"] = v
+    elif "positionEncodings" in ex:
+        d["positionEncodings"] = []
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "positionEncodings", _EL_PositionEncodingKind)
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1848,21 +2067,47 @@ def _e_ClientNesCapabilities(o: ClientNesCapabilities) -> dict[str, Any]:
     v: Any
     v = o.jump
     if v is not None:
-        d["jump"] = _e_NesJumpCapabilities(v)
+        try:
+            v = (
+                _e_NesJumpCapabilities(v)
+                if type(v) is NesJumpCapabilities
+                else _s.refuse("NesJumpCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("jump") from None
+        d["jump"] = v
     elif "jump" in ex:
         d["jump"] = None
     v = o.rename
     if v is not None:
-        d["rename"] = _e_NesRenameCapabilities(v)
+        try:
+            v = (
+                _e_NesRenameCapabilities(v)
+                if type(v) is NesRenameCapabilities
+                else _s.refuse("NesRenameCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("rename") from None
+        d["rename"] = v
     elif "rename" in ex:
         d["rename"] = None
     v = o.search_and_replace
     if v is not None:
-        d["searchAndReplace"] = _e_NesSearchAndReplaceCapabilities(v)
+        try:
+            v = (
+                _e_NesSearchAndReplaceCapabilities(v)
+                if type(v) is NesSearchAndReplaceCapabilities
+                else _s.refuse("NesSearchAndReplaceCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("searchAndReplace") from None
+        d["searchAndReplace"] = v
     elif "searchAndReplace" in ex:
         d["searchAndReplace"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1958,16 +2203,28 @@ def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]
     v: Any
     v = o.compaction
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "compaction")
         d["compaction"] = v
     elif "compaction" in ex:
         d["compaction"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = _e_SessionConfigOptionsCapabilities(v)
+        try:
+            v = (
+                _e_SessionConfigOptionsCapabilities(v)
+                if type(v) is SessionConfigOptionsCapabilities
+                else _s.refuse("SessionConfigOptionsCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("configOptions") from None
+        d["configOptions"] = v
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2023,13 +2280,18 @@ def _d_CloseNesRequest(d: Any) -> CloseNesRequest:
 
 
 def _e_CloseNesRequest(o: CloseNesRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id}
-    d: dict[str, Any] = {"sessionId": o.session_id}
+        return {"sessionId": q_session_id}
+    d: dict[str, Any] = {"sessionId": q_session_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2085,6 +2347,8 @@ def _e_CloseNesResponse(o: CloseNesResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2165,21 +2429,31 @@ def _a_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
 
 
 def _e_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
+    q_compaction_id: Any = o.compaction_id
+    if type(q_compaction_id) is not str:
+        q_compaction_id = _s.checked(_s.e_str, q_compaction_id, "compactionId")
+    q_content: Any = o.content
+    try:
+        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
+    except EncodeError as e:
+        raise e.at("content") from None
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
         return {
             "sessionUpdate": "compaction_summary_chunk",
-            "compactionId": o.compaction_id,
-            "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+            "compactionId": q_compaction_id,
+            "content": q_content,
         }
     d: dict[str, Any] = {
         "sessionUpdate": "compaction_summary_chunk",
-        "compactionId": o.compaction_id,
-        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+        "compactionId": q_compaction_id,
+        "content": q_content,
     }
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2285,6 +2559,12 @@ def _a_CompactionUpdate(d: Any) -> CompactionUpdate:
 
 
 def _e_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
+    q_compaction_id: Any = o.compaction_id
+    if type(q_compaction_id) is not str:
+        q_compaction_id = _s.checked(_s.e_str, q_compaction_id, "compactionId")
+    q_status: Any = o.status
+    if type(q_status) is not str:
+        q_status = _s.checked(_s.e_str, q_status, "status")
     if (
         o.summary is None
         and o.error is None
@@ -2294,28 +2574,40 @@ def _e_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
     ):
         return {
             "sessionUpdate": "compaction_update",
-            "compactionId": o.compaction_id,
-            "status": o.status,
+            "compactionId": q_compaction_id,
+            "status": q_status,
         }
     d: dict[str, Any] = {
         "sessionUpdate": "compaction_update",
-        "compactionId": o.compaction_id,
-        "status": o.status,
+        "compactionId": q_compaction_id,
+        "status": q_status,
     }
     ex = o._explicit
     v: Any
     v = o.summary
     if v is not None:
-        d["summary"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        try:
+            v = (
+                [_EU_ContentBlock(type(x), _x_ContentBlock)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_ContentBlock)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "summary", _e_ContentBlock)
+        d["summary"] = v
     elif "summary" in ex:
         d["summary"] = None
     v = o.error
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "error")
         d["error"] = v
     elif "error" in ex:
         d["error"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2371,13 +2663,18 @@ def _d_ConnectMcpRequest(d: Any) -> ConnectMcpRequest:
 
 
 def _e_ConnectMcpRequest(o: ConnectMcpRequest) -> dict[str, Any]:
+    q_server_id: Any = o.server_id
+    if type(q_server_id) is not str:
+        q_server_id = _s.checked(_s.e_str, q_server_id, "serverId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"serverId": o.server_id}
-    d: dict[str, Any] = {"serverId": o.server_id}
+        return {"serverId": q_server_id}
+    d: dict[str, Any] = {"serverId": q_server_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2433,13 +2730,18 @@ def _d_ConnectMcpResponse(d: Any) -> ConnectMcpResponse:
 
 
 def _e_ConnectMcpResponse(o: ConnectMcpResponse) -> dict[str, Any]:
+    q_connection_id: Any = o.connection_id
+    if type(q_connection_id) is not str:
+        q_connection_id = _s.checked(_s.e_str, q_connection_id, "connectionId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"connectionId": o.connection_id}
-    d: dict[str, Any] = {"connectionId": o.connection_id}
+        return {"connectionId": q_connection_id}
+    d: dict[str, Any] = {"connectionId": q_connection_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2518,23 +2820,52 @@ def _d_DidChangeDocumentNotification(d: Any) -> DidChangeDocumentNotification:
 
 
 def _e_DidChangeDocumentNotification(o: DidChangeDocumentNotification) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_version: Any = o.version
+    if not (type(q_version) is int and -9223372036854775808 <= q_version <= 9223372036854775807):
+        q_version = _s.checked(_s.E_INT["int64"], q_version, "version")
+    q_content_changes: Any = o.content_changes
+    try:
+        q_content_changes = (
+            [
+                (
+                    _e_TextDocumentContentChangeEvent(x)
+                    if type(x) is TextDocumentContentChangeEvent
+                    else _s.refuse("TextDocumentContentChangeEvent", x)
+                )
+                for x in q_content_changes
+            ]
+            if type(q_content_changes) is list or type(q_content_changes) is tuple
+            else _s.e_list(q_content_changes, _c_TextDocumentContentChangeEvent)
+        )
+    except EncodeError:
+        q_content_changes = _s.checked(
+            _s.e_list, q_content_changes, "contentChanges", _c_TextDocumentContentChangeEvent
+        )
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
         return {
-            "sessionId": o.session_id,
-            "uri": o.uri,
-            "version": o.version,
-            "contentChanges": [_e_TextDocumentContentChangeEvent(x) for x in o.content_changes],
+            "sessionId": q_session_id,
+            "uri": q_uri,
+            "version": q_version,
+            "contentChanges": q_content_changes,
         }
     d: dict[str, Any] = {
-        "sessionId": o.session_id,
-        "uri": o.uri,
-        "version": o.version,
-        "contentChanges": [_e_TextDocumentContentChangeEvent(x) for x in o.content_changes],
+        "sessionId": q_session_id,
+        "uri": q_uri,
+        "version": q_version,
+        "contentChanges": q_content_changes,
     }
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2597,13 +2928,21 @@ def _d_DidCloseDocumentNotification(d: Any) -> DidCloseDocumentNotification:
 
 
 def _e_DidCloseDocumentNotification(o: DidCloseDocumentNotification) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id, "uri": o.uri}
-    d: dict[str, Any] = {"sessionId": o.session_id, "uri": o.uri}
+        return {"sessionId": q_session_id, "uri": q_uri}
+    d: dict[str, Any] = {"sessionId": q_session_id, "uri": q_uri}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2691,25 +3030,54 @@ def _d_DidFocusDocumentNotification(d: Any) -> DidFocusDocumentNotification:
 
 
 def _e_DidFocusDocumentNotification(o: DidFocusDocumentNotification) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_version: Any = o.version
+    if not (type(q_version) is int and -9223372036854775808 <= q_version <= 9223372036854775807):
+        q_version = _s.checked(_s.E_INT["int64"], q_version, "version")
+    q_position: Any = o.position
+    try:
+        q_position = (
+            _e_Position(q_position)
+            if type(q_position) is Position
+            else _s.refuse("Position", q_position)
+        )
+    except EncodeError as e:
+        raise e.at("position") from None
+    q_visible_range: Any = o.visible_range
+    try:
+        q_visible_range = (
+            _e_Range(q_visible_range)
+            if type(q_visible_range) is Range
+            else _s.refuse("Range", q_visible_range)
+        )
+    except EncodeError as e:
+        raise e.at("visibleRange") from None
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
         return {
-            "sessionId": o.session_id,
-            "uri": o.uri,
-            "version": o.version,
-            "position": _e_Position(o.position),
-            "visibleRange": _e_Range(o.visible_range),
+            "sessionId": q_session_id,
+            "uri": q_uri,
+            "version": q_version,
+            "position": q_position,
+            "visibleRange": q_visible_range,
         }
     d: dict[str, Any] = {
-        "sessionId": o.session_id,
-        "uri": o.uri,
-        "version": o.version,
-        "position": _e_Position(o.position),
-        "visibleRange": _e_Range(o.visible_range),
+        "sessionId": q_session_id,
+        "uri": q_uri,
+        "version": q_version,
+        "position": q_position,
+        "visibleRange": q_visible_range,
     }
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2793,25 +3161,42 @@ def _d_DidOpenDocumentNotification(d: Any) -> DidOpenDocumentNotification:
 
 
 def _e_DidOpenDocumentNotification(o: DidOpenDocumentNotification) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_language_id: Any = o.language_id
+    if type(q_language_id) is not str:
+        q_language_id = _s.checked(_s.e_str, q_language_id, "languageId")
+    q_version: Any = o.version
+    if not (type(q_version) is int and -9223372036854775808 <= q_version <= 9223372036854775807):
+        q_version = _s.checked(_s.E_INT["int64"], q_version, "version")
+    q_text: Any = o.text
+    if type(q_text) is not str:
+        q_text = _s.checked(_s.e_str, q_text, "text")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
         return {
-            "sessionId": o.session_id,
-            "uri": o.uri,
-            "languageId": o.language_id,
-            "version": o.version,
-            "text": o.text,
+            "sessionId": q_session_id,
+            "uri": q_uri,
+            "languageId": q_language_id,
+            "version": q_version,
+            "text": q_text,
         }
     d: dict[str, Any] = {
-        "sessionId": o.session_id,
-        "uri": o.uri,
-        "languageId": o.language_id,
-        "version": o.version,
-        "text": o.text,
+        "sessionId": q_session_id,
+        "uri": q_uri,
+        "languageId": q_language_id,
+        "version": q_version,
+        "text": q_text,
     }
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2874,13 +3259,21 @@ def _d_DidSaveDocumentNotification(d: Any) -> DidSaveDocumentNotification:
 
 
 def _e_DidSaveDocumentNotification(o: DidSaveDocumentNotification) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id, "uri": o.uri}
-    d: dict[str, Any] = {"sessionId": o.session_id, "uri": o.uri}
+        return {"sessionId": q_session_id, "uri": q_uri}
+    d: dict[str, Any] = {"sessionId": q_session_id, "uri": q_uri}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2936,13 +3329,18 @@ def _d_DisableProviderRequest(d: Any) -> DisableProviderRequest:
 
 
 def _e_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
+    q_provider_id: Any = o.provider_id
+    if type(q_provider_id) is not str:
+        q_provider_id = _s.checked(_s.e_str, q_provider_id, "providerId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"providerId": o.provider_id}
-    d: dict[str, Any] = {"providerId": o.provider_id}
+        return {"providerId": q_provider_id}
+    d: dict[str, Any] = {"providerId": q_provider_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2998,6 +3396,8 @@ def _e_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3053,13 +3453,18 @@ def _d_DisconnectMcpRequest(d: Any) -> DisconnectMcpRequest:
 
 
 def _e_DisconnectMcpRequest(o: DisconnectMcpRequest) -> dict[str, Any]:
+    q_connection_id: Any = o.connection_id
+    if type(q_connection_id) is not str:
+        q_connection_id = _s.checked(_s.e_str, q_connection_id, "connectionId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"connectionId": o.connection_id}
-    d: dict[str, Any] = {"connectionId": o.connection_id}
+        return {"connectionId": q_connection_id}
+    d: dict[str, Any] = {"connectionId": q_connection_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3115,6 +3520,8 @@ def _e_DisconnectMcpResponse(o: DisconnectMcpResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3211,17 +3618,49 @@ def _d_ForkSessionRequest(d: Any) -> ForkSessionRequest:
 
 
 def _e_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionId": o.session_id, "cwd": o.cwd}
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_cwd: Any = o.cwd
+    if type(q_cwd) is not str:
+        q_cwd = _s.checked(_s.e_str, q_cwd, "cwd")
+    d: dict[str, Any] = {"sessionId": q_session_id, "cwd": q_cwd}
     ex = o._explicit
     v: Any
     v = o.additional_directories
-    if v or "additionalDirectories" in ex:
+    if v:
+        try:
+            v = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
         d["additionalDirectories"] = v
+    elif "additionalDirectories" in ex:
+        d["additionalDirectories"] = []
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     v = o.mcp_servers
-    if v or "mcpServers" in ex:
-        d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+    if v:
+        try:
+            v = (
+                [_EU_McpServer(type(x), _x_McpServer)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_McpServer)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
+        d["mcpServers"] = v
+    elif "mcpServers" in ex:
+        d["mcpServers"] = []
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3311,6 +3750,9 @@ def _d_ForkSessionResponse(d: Any) -> ForkSessionResponse:
 
 
 def _e_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if (
         o.modes is None
         and o.config_options is None
@@ -3318,22 +3760,40 @@ def _e_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"sessionId": o.session_id}
-    d: dict[str, Any] = {"sessionId": o.session_id}
+        return {"sessionId": q_session_id}
+    d: dict[str, Any] = {"sessionId": q_session_id}
     ex = o._explicit
     v: Any
     v = o.modes
     if v is not None:
-        d["modes"] = _e_SessionModeState(v)
+        try:
+            v = (
+                _e_SessionModeState(v)
+                if type(v) is SessionModeState
+                else _s.refuse("SessionModeState", v)
+            )
+        except EncodeError as e:
+            raise e.at("modes") from None
+        d["modes"] = v
     elif "modes" in ex:
         d["modes"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        try:
+            v = (
+                [_EU_SessionConfigOption(type(x), _x_SessionConfigOption)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_SessionConfigOption)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "configOptions", _e_SessionConfigOption)
+        d["configOptions"] = v
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3426,6 +3886,9 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
 
 
 def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
+    q_protocol_version: Any = o.protocol_version
+    if not (type(q_protocol_version) is int and 0 <= q_protocol_version <= 65535):
+        q_protocol_version = _s.checked(_s.E_INT["uint16"], q_protocol_version, "protocolVersion")
     if (
         o.client_capabilities is _DF_InitializeRequest_client_capabilities
         and o.client_info is None
@@ -3433,23 +3896,44 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"protocolVersion": o.protocol_version}
-    d: dict[str, Any] = {"protocolVersion": o.protocol_version}
+        return {"protocolVersion": q_protocol_version}
+    d: dict[str, Any] = {"protocolVersion": q_protocol_version}
     ex = o._explicit
     v: Any
     v = o.client_capabilities
     if (
-        v is not _DF_InitializeRequest_client_capabilities
-        and v != _DF_InitializeRequest_client_capabilities
+        v is not None
+        and (
+            v is not _DF_InitializeRequest_client_capabilities
+            and v != _DF_InitializeRequest_client_capabilities
+        )
     ) or "clientCapabilities" in ex:
-        d["clientCapabilities"] = _e_ClientCapabilities(v)
+        try:
+            v = (
+                _e_ClientCapabilities(v)
+                if type(v) is ClientCapabilities
+                else _s.refuse("ClientCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("clientCapabilities") from None
+        d["clientCapabilities"] = v
     v = o.client_info
     if v is not None:
-        d["clientInfo"] = _e_Implementation(v)
+        try:
+            v = (
+                _e_Implementation(v)
+                if type(v) is Implementation
+                else _s.refuse("Implementation", v)
+            )
+        except EncodeError as e:
+            raise e.at("clientInfo") from None
+        d["clientInfo"] = v
     elif "clientInfo" in ex:
         d["clientInfo"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3559,25 +4043,61 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
 
 
 def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {"protocolVersion": o.protocol_version}
+    q_protocol_version: Any = o.protocol_version
+    if not (type(q_protocol_version) is int and 0 <= q_protocol_version <= 65535):
+        q_protocol_version = _s.checked(_s.E_INT["uint16"], q_protocol_version, "protocolVersion")
+    d: dict[str, Any] = {"protocolVersion": q_protocol_version}
     ex = o._explicit
     v: Any
     v = o.agent_capabilities
     if (
-        v is not _DF_InitializeResponse_agent_capabilities
-        and v != _DF_InitializeResponse_agent_capabilities
+        v is not None
+        and (
+            v is not _DF_InitializeResponse_agent_capabilities
+            and v != _DF_InitializeResponse_agent_capabilities
+        )
     ) or "agentCapabilities" in ex:
-        d["agentCapabilities"] = _e_AgentCapabilities(v)
+        try:
+            v = (
+                _e_AgentCapabilities(v)
+                if type(v) is AgentCapabilities
+                else _s.refuse("AgentCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("agentCapabilities") from None
+        d["agentCapabilities"] = v
     v = o.auth_methods
-    if v or "authMethods" in ex:
-        d["authMethods"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+    if v:
+        try:
+            v = (
+                [_EU_AuthMethod(type(x), _x_AuthMethod)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_AuthMethod)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "authMethods", _e_AuthMethod)
+        d["authMethods"] = v
+    elif "authMethods" in ex:
+        d["authMethods"] = []
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "authMethods", _e_AuthMethod)
     v = o.agent_info
     if v is not None:
-        d["agentInfo"] = _e_Implementation(v)
+        try:
+            v = (
+                _e_Implementation(v)
+                if type(v) is Implementation
+                else _s.refuse("Implementation", v)
+            )
+        except EncodeError as e:
+            raise e.at("agentInfo") from None
+        d["agentInfo"] = v
     elif "agentInfo" in ex:
         d["agentInfo"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3633,6 +4153,8 @@ def _e_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3690,13 +4212,27 @@ def _d_ListProvidersResponse(d: Any) -> ListProvidersResponse:
 
 
 def _e_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
+    q_providers: Any = o.providers
+    try:
+        q_providers = (
+            [
+                (_e_ProviderInfo(x) if type(x) is ProviderInfo else _s.refuse("ProviderInfo", x))
+                for x in q_providers
+            ]
+            if type(q_providers) is list or type(q_providers) is tuple
+            else _s.e_list(q_providers, _c_ProviderInfo)
+        )
+    except EncodeError:
+        q_providers = _s.checked(_s.e_list, q_providers, "providers", _c_ProviderInfo)
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"providers": [_e_ProviderInfo(x) for x in o.providers]}
-    d: dict[str, Any] = {"providers": [_e_ProviderInfo(x) for x in o.providers]}
+        return {"providers": q_providers}
+    d: dict[str, Any] = {"providers": q_providers}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3785,19 +4321,44 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
 
 
 def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
-        "mcpServers": [_encoder_of(type(x), _not_a_model)(x) for x in o.mcp_servers],
-        "cwd": o.cwd,
-    }
+    q_mcp_servers: Any = o.mcp_servers
+    try:
+        q_mcp_servers = (
+            [_EU_McpServer(type(x), _x_McpServer)(x) for x in q_mcp_servers]
+            if type(q_mcp_servers) is list or type(q_mcp_servers) is tuple
+            else _s.e_list(q_mcp_servers, _e_McpServer)
+        )
+    except EncodeError:
+        q_mcp_servers = _s.checked(_s.e_list, q_mcp_servers, "mcpServers", _e_McpServer)
+    q_cwd: Any = o.cwd
+    if type(q_cwd) is not str:
+        q_cwd = _s.checked(_s.e_str, q_cwd, "cwd")
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    d: dict[str, Any] = {"mcpServers": q_mcp_servers, "cwd": q_cwd}
     ex = o._explicit
     v: Any
     v = o.additional_directories
-    if v or "additionalDirectories" in ex:
+    if v:
+        try:
+            v = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
         d["additionalDirectories"] = v
-    v = o.session_id
-    d["sessionId"] = v
+    elif "additionalDirectories" in ex:
+        d["additionalDirectories"] = []
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
+    d["sessionId"] = q_session_id
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3869,13 +4430,21 @@ def _a_McpServerAcp(d: Any) -> McpServerAcp:
 
 
 def _e_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
+    q_server_id: Any = o.server_id
+    if type(q_server_id) is not str:
+        q_server_id = _s.checked(_s.e_str, q_server_id, "serverId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"type": "acp", "name": o.name, "serverId": o.server_id}
-    d: dict[str, Any] = {"type": "acp", "name": o.name, "serverId": o.server_id}
+        return {"type": "acp", "name": q_name, "serverId": q_server_id}
+    d: dict[str, Any] = {"type": "acp", "name": q_name, "serverId": q_server_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3955,18 +4524,28 @@ def _d_MessageMcpNotification(d: Any) -> MessageMcpNotification:
 
 
 def _e_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
+    q_connection_id: Any = o.connection_id
+    if type(q_connection_id) is not str:
+        q_connection_id = _s.checked(_s.e_str, q_connection_id, "connectionId")
+    q_method: Any = o.method
+    if type(q_method) is not str:
+        q_method = _s.checked(_s.e_str, q_method, "method")
     if o.params is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"connectionId": o.connection_id, "method": o.method}
-    d: dict[str, Any] = {"connectionId": o.connection_id, "method": o.method}
+        return {"connectionId": q_connection_id, "method": q_method}
+    d: dict[str, Any] = {"connectionId": q_connection_id, "method": q_method}
     ex = o._explicit
     v: Any
     v = o.params
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "params")
         d["params"] = v
     elif "params" in ex:
         d["params"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4042,18 +4621,28 @@ def _d_MessageMcpRequest(d: Any) -> MessageMcpRequest:
 
 
 def _e_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
+    q_connection_id: Any = o.connection_id
+    if type(q_connection_id) is not str:
+        q_connection_id = _s.checked(_s.e_str, q_connection_id, "connectionId")
+    q_method: Any = o.method
+    if type(q_method) is not str:
+        q_method = _s.checked(_s.e_str, q_method, "method")
     if o.params is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"connectionId": o.connection_id, "method": o.method}
-    d: dict[str, Any] = {"connectionId": o.connection_id, "method": o.method}
+        return {"connectionId": q_connection_id, "method": q_method}
+    d: dict[str, Any] = {"connectionId": q_connection_id, "method": q_method}
     ex = o._explicit
     v: Any
     v = o.params
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "params")
         d["params"] = v
     elif "params" in ex:
         d["params"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4149,16 +4738,34 @@ def _e_NesCapabilities(o: NesCapabilities) -> dict[str, Any]:
     v: Any
     v = o.events
     if v is not None:
-        d["events"] = _e_NesEventCapabilities(v)
+        try:
+            v = (
+                _e_NesEventCapabilities(v)
+                if type(v) is NesEventCapabilities
+                else _s.refuse("NesEventCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("events") from None
+        d["events"] = v
     elif "events" in ex:
         d["events"] = None
     v = o.context
     if v is not None:
-        d["context"] = _e_NesContextCapabilities(v)
+        try:
+            v = (
+                _e_NesContextCapabilities(v)
+                if type(v) is NesContextCapabilities
+                else _s.refuse("NesContextCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("context") from None
+        d["context"] = v
     elif "context" in ex:
         d["context"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4326,36 +4933,86 @@ def _e_NesContextCapabilities(o: NesContextCapabilities) -> dict[str, Any]:
     v: Any
     v = o.recent_files
     if v is not None:
-        d["recentFiles"] = _e_NesRecentFilesCapabilities(v)
+        try:
+            v = (
+                _e_NesRecentFilesCapabilities(v)
+                if type(v) is NesRecentFilesCapabilities
+                else _s.refuse("NesRecentFilesCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("recentFiles") from None
+        d["recentFiles"] = v
     elif "recentFiles" in ex:
         d["recentFiles"] = None
     v = o.related_snippets
     if v is not None:
-        d["relatedSnippets"] = _e_NesRelatedSnippetsCapabilities(v)
+        try:
+            v = (
+                _e_NesRelatedSnippetsCapabilities(v)
+                if type(v) is NesRelatedSnippetsCapabilities
+                else _s.refuse("NesRelatedSnippetsCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("relatedSnippets") from None
+        d["relatedSnippets"] = v
     elif "relatedSnippets" in ex:
         d["relatedSnippets"] = None
     v = o.edit_history
     if v is not None:
-        d["editHistory"] = _e_NesEditHistoryCapabilities(v)
+        try:
+            v = (
+                _e_NesEditHistoryCapabilities(v)
+                if type(v) is NesEditHistoryCapabilities
+                else _s.refuse("NesEditHistoryCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("editHistory") from None
+        d["editHistory"] = v
     elif "editHistory" in ex:
         d["editHistory"] = None
     v = o.user_actions
     if v is not None:
-        d["userActions"] = _e_NesUserActionsCapabilities(v)
+        try:
+            v = (
+                _e_NesUserActionsCapabilities(v)
+                if type(v) is NesUserActionsCapabilities
+                else _s.refuse("NesUserActionsCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("userActions") from None
+        d["userActions"] = v
     elif "userActions" in ex:
         d["userActions"] = None
     v = o.open_files
     if v is not None:
-        d["openFiles"] = _e_NesOpenFilesCapabilities(v)
+        try:
+            v = (
+                _e_NesOpenFilesCapabilities(v)
+                if type(v) is NesOpenFilesCapabilities
+                else _s.refuse("NesOpenFilesCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("openFiles") from None
+        d["openFiles"] = v
     elif "openFiles" in ex:
         d["openFiles"] = None
     v = o.diagnostics
     if v is not None:
-        d["diagnostics"] = _e_NesDiagnosticsCapabilities(v)
+        try:
+            v = (
+                _e_NesDiagnosticsCapabilities(v)
+                if type(v) is NesDiagnosticsCapabilities
+                else _s.refuse("NesDiagnosticsCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("diagnostics") from None
+        d["diagnostics"] = v
     elif "diagnostics" in ex:
         d["diagnostics"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4434,23 +5091,34 @@ def _d_NesDiagnostic(d: Any) -> NesDiagnostic:
 
 
 def _e_NesDiagnostic(o: NesDiagnostic) -> dict[str, Any]:
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_range: Any = o.range
+    try:
+        q_range = _e_Range(q_range) if type(q_range) is Range else _s.refuse("Range", q_range)
+    except EncodeError as e:
+        raise e.at("range") from None
+    q_severity: Any = o.severity
+    if not (type(q_severity) is str and q_severity in _L_NesDiagnosticSeverity):
+        q_severity = _s.checked(_EL_NesDiagnosticSeverity, q_severity, "severity")
+    q_message: Any = o.message
+    if type(q_message) is not str:
+        q_message = _s.checked(_s.e_str, q_message, "message")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "uri": o.uri,
-            "range": _e_Range(o.range),
-            "severity": o.severity,
-            "message": o.message,
-        }
+        return {"uri": q_uri, "range": q_range, "severity": q_severity, "message": q_message}
     d: dict[str, Any] = {
-        "uri": o.uri,
-        "range": _e_Range(o.range),
-        "severity": o.severity,
-        "message": o.message,
+        "uri": q_uri,
+        "range": q_range,
+        "severity": q_severity,
+        "message": q_message,
     }
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4506,6 +5174,8 @@ def _e_NesDiagnosticsCapabilities(o: NesDiagnosticsCapabilities) -> dict[str, An
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4561,13 +5231,18 @@ def _d_NesDocumentDidChangeCapabilities(d: Any) -> NesDocumentDidChangeCapabilit
 
 
 def _e_NesDocumentDidChangeCapabilities(o: NesDocumentDidChangeCapabilities) -> dict[str, Any]:
+    q_sync_kind: Any = o.sync_kind
+    if not (type(q_sync_kind) is str and q_sync_kind in _L_TextDocumentSyncKind):
+        q_sync_kind = _s.checked(_EL_TextDocumentSyncKind, q_sync_kind, "syncKind")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"syncKind": o.sync_kind}
-    d: dict[str, Any] = {"syncKind": o.sync_kind}
+        return {"syncKind": q_sync_kind}
+    d: dict[str, Any] = {"syncKind": q_sync_kind}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4623,6 +5298,8 @@ def _e_NesDocumentDidCloseCapabilities(o: NesDocumentDidCloseCapabilities) -> di
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4678,6 +5355,8 @@ def _e_NesDocumentDidFocusCapabilities(o: NesDocumentDidFocusCapabilities) -> di
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4733,6 +5412,8 @@ def _e_NesDocumentDidOpenCapabilities(o: NesDocumentDidOpenCapabilities) -> dict
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4788,6 +5469,8 @@ def _e_NesDocumentDidSaveCapabilities(o: NesDocumentDidSaveCapabilities) -> dict
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4937,31 +5620,73 @@ def _e_NesDocumentEventCapabilities(o: NesDocumentEventCapabilities) -> dict[str
     v: Any
     v = o.did_open
     if v is not None:
-        d["didOpen"] = _e_NesDocumentDidOpenCapabilities(v)
+        try:
+            v = (
+                _e_NesDocumentDidOpenCapabilities(v)
+                if type(v) is NesDocumentDidOpenCapabilities
+                else _s.refuse("NesDocumentDidOpenCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("didOpen") from None
+        d["didOpen"] = v
     elif "didOpen" in ex:
         d["didOpen"] = None
     v = o.did_change
     if v is not None:
-        d["didChange"] = _e_NesDocumentDidChangeCapabilities(v)
+        try:
+            v = (
+                _e_NesDocumentDidChangeCapabilities(v)
+                if type(v) is NesDocumentDidChangeCapabilities
+                else _s.refuse("NesDocumentDidChangeCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("didChange") from None
+        d["didChange"] = v
     elif "didChange" in ex:
         d["didChange"] = None
     v = o.did_close
     if v is not None:
-        d["didClose"] = _e_NesDocumentDidCloseCapabilities(v)
+        try:
+            v = (
+                _e_NesDocumentDidCloseCapabilities(v)
+                if type(v) is NesDocumentDidCloseCapabilities
+                else _s.refuse("NesDocumentDidCloseCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("didClose") from None
+        d["didClose"] = v
     elif "didClose" in ex:
         d["didClose"] = None
     v = o.did_save
     if v is not None:
-        d["didSave"] = _e_NesDocumentDidSaveCapabilities(v)
+        try:
+            v = (
+                _e_NesDocumentDidSaveCapabilities(v)
+                if type(v) is NesDocumentDidSaveCapabilities
+                else _s.refuse("NesDocumentDidSaveCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("didSave") from None
+        d["didSave"] = v
     elif "didSave" in ex:
         d["didSave"] = None
     v = o.did_focus
     if v is not None:
-        d["didFocus"] = _e_NesDocumentDidFocusCapabilities(v)
+        try:
+            v = (
+                _e_NesDocumentDidFocusCapabilities(v)
+                if type(v) is NesDocumentDidFocusCapabilities
+                else _s.refuse("NesDocumentDidFocusCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("didFocus") from None
+        d["didFocus"] = v
     elif "didFocus" in ex:
         d["didFocus"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5034,11 +5759,15 @@ def _e_NesEditHistoryCapabilities(o: NesEditHistoryCapabilities) -> dict[str, An
     v: Any
     v = o.max_count
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 4294967295):
+            v = _s.checked(_s.E_INT["uint32"], v, "maxCount")
         d["maxCount"] = v
     elif "maxCount" in ex:
         d["maxCount"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5101,13 +5830,21 @@ def _d_NesEditHistoryEntry(d: Any) -> NesEditHistoryEntry:
 
 
 def _e_NesEditHistoryEntry(o: NesEditHistoryEntry) -> dict[str, Any]:
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_diff: Any = o.diff
+    if type(q_diff) is not str:
+        q_diff = _s.checked(_s.e_str, q_diff, "diff")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"uri": o.uri, "diff": o.diff}
-    d: dict[str, Any] = {"uri": o.uri, "diff": o.diff}
+        return {"uri": q_uri, "diff": q_diff}
+    d: dict[str, Any] = {"uri": q_uri, "diff": q_diff}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5205,33 +5942,47 @@ def _a_NesEditSuggestion(d: Any) -> NesEditSuggestion:
 
 
 def _e_NesEditSuggestion(o: NesEditSuggestion) -> dict[str, Any]:
+    q_id: Any = o.id
+    if type(q_id) is not str:
+        q_id = _s.checked(_s.e_str, q_id, "id")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_edits: Any = o.edits
+    try:
+        q_edits = (
+            [
+                (_e_NesTextEdit(x) if type(x) is NesTextEdit else _s.refuse("NesTextEdit", x))
+                for x in q_edits
+            ]
+            if type(q_edits) is list or type(q_edits) is tuple
+            else _s.e_list(q_edits, _c_NesTextEdit)
+        )
+    except EncodeError:
+        q_edits = _s.checked(_s.e_list, q_edits, "edits", _c_NesTextEdit)
     if (
         o.cursor_position is None
         and o.meta is None
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {
-            "kind": "edit",
-            "id": o.id,
-            "uri": o.uri,
-            "edits": [_e_NesTextEdit(x) for x in o.edits],
-        }
-    d: dict[str, Any] = {
-        "kind": "edit",
-        "id": o.id,
-        "uri": o.uri,
-        "edits": [_e_NesTextEdit(x) for x in o.edits],
-    }
+        return {"kind": "edit", "id": q_id, "uri": q_uri, "edits": q_edits}
+    d: dict[str, Any] = {"kind": "edit", "id": q_id, "uri": q_uri, "edits": q_edits}
     ex = o._explicit
     v: Any
     v = o.cursor_position
     if v is not None:
-        d["cursorPosition"] = _e_Position(v)
+        try:
+            v = _e_Position(v) if type(v) is Position else _s.refuse("Position", v)
+        except EncodeError as e:
+            raise e.at("cursorPosition") from None
+        d["cursorPosition"] = v
     elif "cursorPosition" in ex:
         d["cursorPosition"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5304,11 +6055,21 @@ def _e_NesEventCapabilities(o: NesEventCapabilities) -> dict[str, Any]:
     v: Any
     v = o.document
     if v is not None:
-        d["document"] = _e_NesDocumentEventCapabilities(v)
+        try:
+            v = (
+                _e_NesDocumentEventCapabilities(v)
+                if type(v) is NesDocumentEventCapabilities
+                else _s.refuse("NesDocumentEventCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("document") from None
+        d["document"] = v
     elif "document" in ex:
         d["document"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5378,13 +6139,24 @@ def _d_NesExcerpt(d: Any) -> NesExcerpt:
 
 
 def _e_NesExcerpt(o: NesExcerpt) -> dict[str, Any]:
+    q_start_line: Any = o.start_line
+    if not (type(q_start_line) is int and 0 <= q_start_line <= 4294967295):
+        q_start_line = _s.checked(_s.E_INT["uint32"], q_start_line, "startLine")
+    q_end_line: Any = o.end_line
+    if not (type(q_end_line) is int and 0 <= q_end_line <= 4294967295):
+        q_end_line = _s.checked(_s.E_INT["uint32"], q_end_line, "endLine")
+    q_text: Any = o.text
+    if type(q_text) is not str:
+        q_text = _s.checked(_s.e_str, q_text, "text")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"startLine": o.start_line, "endLine": o.end_line, "text": o.text}
-    d: dict[str, Any] = {"startLine": o.start_line, "endLine": o.end_line, "text": o.text}
+        return {"startLine": q_start_line, "endLine": q_end_line, "text": q_text}
+    d: dict[str, Any] = {"startLine": q_start_line, "endLine": q_end_line, "text": q_text}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5440,6 +6212,8 @@ def _e_NesJumpCapabilities(o: NesJumpCapabilities) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5520,18 +6294,30 @@ def _a_NesJumpSuggestion(d: Any) -> NesJumpSuggestion:
 
 
 def _e_NesJumpSuggestion(o: NesJumpSuggestion) -> dict[str, Any]:
+    q_id: Any = o.id
+    if type(q_id) is not str:
+        q_id = _s.checked(_s.e_str, q_id, "id")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_position: Any = o.position
+    try:
+        q_position = (
+            _e_Position(q_position)
+            if type(q_position) is Position
+            else _s.refuse("Position", q_position)
+        )
+    except EncodeError as e:
+        raise e.at("position") from None
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"kind": "jump", "id": o.id, "uri": o.uri, "position": _e_Position(o.position)}
-    d: dict[str, Any] = {
-        "kind": "jump",
-        "id": o.id,
-        "uri": o.uri,
-        "position": _e_Position(o.position),
-    }
+        return {"kind": "jump", "id": q_id, "uri": q_uri, "position": q_position}
+    d: dict[str, Any] = {"kind": "jump", "id": q_id, "uri": q_uri, "position": q_position}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5628,6 +6414,12 @@ def _d_NesOpenFile(d: Any) -> NesOpenFile:
 
 
 def _e_NesOpenFile(o: NesOpenFile) -> dict[str, Any]:
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_language_id: Any = o.language_id
+    if type(q_language_id) is not str:
+        q_language_id = _s.checked(_s.e_str, q_language_id, "languageId")
     if (
         o.visible_range is None
         and o.last_focused_ms is None
@@ -5635,22 +6427,30 @@ def _e_NesOpenFile(o: NesOpenFile) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"uri": o.uri, "languageId": o.language_id}
-    d: dict[str, Any] = {"uri": o.uri, "languageId": o.language_id}
+        return {"uri": q_uri, "languageId": q_language_id}
+    d: dict[str, Any] = {"uri": q_uri, "languageId": q_language_id}
     ex = o._explicit
     v: Any
     v = o.visible_range
     if v is not None:
-        d["visibleRange"] = _e_Range(v)
+        try:
+            v = _e_Range(v) if type(v) is Range else _s.refuse("Range", v)
+        except EncodeError as e:
+            raise e.at("visibleRange") from None
+        d["visibleRange"] = v
     elif "visibleRange" in ex:
         d["visibleRange"] = None
     v = o.last_focused_ms
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 18446744073709551615):
+            v = _s.checked(_s.E_INT["uint64"], v, "lastFocusedMs")
         d["lastFocusedMs"] = v
     elif "lastFocusedMs" in ex:
         d["lastFocusedMs"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5706,6 +6506,8 @@ def _e_NesOpenFilesCapabilities(o: NesOpenFilesCapabilities) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5775,13 +6577,24 @@ def _d_NesRecentFile(d: Any) -> NesRecentFile:
 
 
 def _e_NesRecentFile(o: NesRecentFile) -> dict[str, Any]:
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_language_id: Any = o.language_id
+    if type(q_language_id) is not str:
+        q_language_id = _s.checked(_s.e_str, q_language_id, "languageId")
+    q_text: Any = o.text
+    if type(q_text) is not str:
+        q_text = _s.checked(_s.e_str, q_text, "text")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"uri": o.uri, "languageId": o.language_id, "text": o.text}
-    d: dict[str, Any] = {"uri": o.uri, "languageId": o.language_id, "text": o.text}
+        return {"uri": q_uri, "languageId": q_language_id, "text": q_text}
+    d: dict[str, Any] = {"uri": q_uri, "languageId": q_language_id, "text": q_text}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5854,11 +6667,15 @@ def _e_NesRecentFilesCapabilities(o: NesRecentFilesCapabilities) -> dict[str, An
     v: Any
     v = o.max_count
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 4294967295):
+            v = _s.checked(_s.E_INT["uint32"], v, "maxCount")
         d["maxCount"] = v
     elif "maxCount" in ex:
         d["maxCount"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5923,13 +6740,30 @@ def _d_NesRelatedSnippet(d: Any) -> NesRelatedSnippet:
 
 
 def _e_NesRelatedSnippet(o: NesRelatedSnippet) -> dict[str, Any]:
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_excerpts: Any = o.excerpts
+    try:
+        q_excerpts = (
+            [
+                (_e_NesExcerpt(x) if type(x) is NesExcerpt else _s.refuse("NesExcerpt", x))
+                for x in q_excerpts
+            ]
+            if type(q_excerpts) is list or type(q_excerpts) is tuple
+            else _s.e_list(q_excerpts, _c_NesExcerpt)
+        )
+    except EncodeError:
+        q_excerpts = _s.checked(_s.e_list, q_excerpts, "excerpts", _c_NesExcerpt)
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"uri": o.uri, "excerpts": [_e_NesExcerpt(x) for x in o.excerpts]}
-    d: dict[str, Any] = {"uri": o.uri, "excerpts": [_e_NesExcerpt(x) for x in o.excerpts]}
+        return {"uri": q_uri, "excerpts": q_excerpts}
+    d: dict[str, Any] = {"uri": q_uri, "excerpts": q_excerpts}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5985,6 +6819,8 @@ def _e_NesRelatedSnippetsCapabilities(o: NesRelatedSnippetsCapabilities) -> dict
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6040,6 +6876,8 @@ def _e_NesRenameCapabilities(o: NesRenameCapabilities) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6127,25 +6965,45 @@ def _a_NesRenameSuggestion(d: Any) -> NesRenameSuggestion:
 
 
 def _e_NesRenameSuggestion(o: NesRenameSuggestion) -> dict[str, Any]:
+    q_id: Any = o.id
+    if type(q_id) is not str:
+        q_id = _s.checked(_s.e_str, q_id, "id")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_position: Any = o.position
+    try:
+        q_position = (
+            _e_Position(q_position)
+            if type(q_position) is Position
+            else _s.refuse("Position", q_position)
+        )
+    except EncodeError as e:
+        raise e.at("position") from None
+    q_new_name: Any = o.new_name
+    if type(q_new_name) is not str:
+        q_new_name = _s.checked(_s.e_str, q_new_name, "newName")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
         return {
             "kind": "rename",
-            "id": o.id,
-            "uri": o.uri,
-            "position": _e_Position(o.position),
-            "newName": o.new_name,
+            "id": q_id,
+            "uri": q_uri,
+            "position": q_position,
+            "newName": q_new_name,
         }
     d: dict[str, Any] = {
         "kind": "rename",
-        "id": o.id,
-        "uri": o.uri,
-        "position": _e_Position(o.position),
-        "newName": o.new_name,
+        "id": q_id,
+        "uri": q_uri,
+        "position": q_position,
+        "newName": q_new_name,
     }
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6215,13 +7073,24 @@ def _d_NesRepository(d: Any) -> NesRepository:
 
 
 def _e_NesRepository(o: NesRepository) -> dict[str, Any]:
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
+    q_owner: Any = o.owner
+    if type(q_owner) is not str:
+        q_owner = _s.checked(_s.e_str, q_owner, "owner")
+    q_remote_url: Any = o.remote_url
+    if type(q_remote_url) is not str:
+        q_remote_url = _s.checked(_s.e_str, q_remote_url, "remoteUrl")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"name": o.name, "owner": o.owner, "remoteUrl": o.remote_url}
-    d: dict[str, Any] = {"name": o.name, "owner": o.owner, "remoteUrl": o.remote_url}
+        return {"name": q_name, "owner": q_owner, "remoteUrl": q_remote_url}
+    d: dict[str, Any] = {"name": q_name, "owner": q_owner, "remoteUrl": q_remote_url}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6277,6 +7146,8 @@ def _e_NesSearchAndReplaceCapabilities(o: NesSearchAndReplaceCapabilities) -> di
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6375,30 +7246,46 @@ def _a_NesSearchAndReplaceSuggestion(d: Any) -> NesSearchAndReplaceSuggestion:
 
 
 def _e_NesSearchAndReplaceSuggestion(o: NesSearchAndReplaceSuggestion) -> dict[str, Any]:
+    q_id: Any = o.id
+    if type(q_id) is not str:
+        q_id = _s.checked(_s.e_str, q_id, "id")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_search: Any = o.search
+    if type(q_search) is not str:
+        q_search = _s.checked(_s.e_str, q_search, "search")
+    q_replace: Any = o.replace
+    if type(q_replace) is not str:
+        q_replace = _s.checked(_s.e_str, q_replace, "replace")
     if o.is_regex is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
         return {
             "kind": "searchAndReplace",
-            "id": o.id,
-            "uri": o.uri,
-            "search": o.search,
-            "replace": o.replace,
+            "id": q_id,
+            "uri": q_uri,
+            "search": q_search,
+            "replace": q_replace,
         }
     d: dict[str, Any] = {
         "kind": "searchAndReplace",
-        "id": o.id,
-        "uri": o.uri,
-        "search": o.search,
-        "replace": o.replace,
+        "id": q_id,
+        "uri": q_uri,
+        "search": q_search,
+        "replace": q_replace,
     }
     ex = o._explicit
     v: Any
     v = o.is_regex
     if v is not None:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "isRegex")
         d["isRegex"] = v
     elif "isRegex" in ex:
         d["isRegex"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6566,36 +7453,124 @@ def _e_NesSuggestContext(o: NesSuggestContext) -> dict[str, Any]:
     v: Any
     v = o.recent_files
     if v is not None:
-        d["recentFiles"] = [_e_NesRecentFile(x) for x in v]
+        try:
+            v = (
+                [
+                    (
+                        _e_NesRecentFile(x)
+                        if type(x) is NesRecentFile
+                        else _s.refuse("NesRecentFile", x)
+                    )
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_NesRecentFile)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "recentFiles", _c_NesRecentFile)
+        d["recentFiles"] = v
     elif "recentFiles" in ex:
         d["recentFiles"] = None
     v = o.related_snippets
     if v is not None:
-        d["relatedSnippets"] = [_e_NesRelatedSnippet(x) for x in v]
+        try:
+            v = (
+                [
+                    (
+                        _e_NesRelatedSnippet(x)
+                        if type(x) is NesRelatedSnippet
+                        else _s.refuse("NesRelatedSnippet", x)
+                    )
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_NesRelatedSnippet)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "relatedSnippets", _c_NesRelatedSnippet)
+        d["relatedSnippets"] = v
     elif "relatedSnippets" in ex:
         d["relatedSnippets"] = None
     v = o.edit_history
     if v is not None:
-        d["editHistory"] = [_e_NesEditHistoryEntry(x) for x in v]
+        try:
+            v = (
+                [
+                    (
+                        _e_NesEditHistoryEntry(x)
+                        if type(x) is NesEditHistoryEntry
+                        else _s.refuse("NesEditHistoryEntry", x)
+                    )
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_NesEditHistoryEntry)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "editHistory", _c_NesEditHistoryEntry)
+        d["editHistory"] = v
     elif "editHistory" in ex:
         d["editHistory"] = None
     v = o.user_actions
     if v is not None:
-        d["userActions"] = [_e_NesUserAction(x) for x in v]
+        try:
+            v = (
+                [
+                    (
+                        _e_NesUserAction(x)
+                        if type(x) is NesUserAction
+                        else _s.refuse("NesUserAction", x)
+                    )
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_NesUserAction)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "userActions", _c_NesUserAction)
+        d["userActions"] = v
     elif "userActions" in ex:
         d["userActions"] = None
     v = o.open_files
     if v is not None:
-        d["openFiles"] = [_e_NesOpenFile(x) for x in v]
+        try:
+            v = (
+                [
+                    (_e_NesOpenFile(x) if type(x) is NesOpenFile else _s.refuse("NesOpenFile", x))
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_NesOpenFile)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "openFiles", _c_NesOpenFile)
+        d["openFiles"] = v
     elif "openFiles" in ex:
         d["openFiles"] = None
     v = o.diagnostics
     if v is not None:
-        d["diagnostics"] = [_e_NesDiagnostic(x) for x in v]
+        try:
+            v = (
+                [
+                    (
+                        _e_NesDiagnostic(x)
+                        if type(x) is NesDiagnostic
+                        else _s.refuse("NesDiagnostic", x)
+                    )
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_NesDiagnostic)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "diagnostics", _c_NesDiagnostic)
+        d["diagnostics"] = v
     elif "diagnostics" in ex:
         d["diagnostics"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6660,13 +7635,23 @@ def _d_NesTextEdit(d: Any) -> NesTextEdit:
 
 
 def _e_NesTextEdit(o: NesTextEdit) -> dict[str, Any]:
+    q_range: Any = o.range
+    try:
+        q_range = _e_Range(q_range) if type(q_range) is Range else _s.refuse("Range", q_range)
+    except EncodeError as e:
+        raise e.at("range") from None
+    q_new_text: Any = o.new_text
+    if type(q_new_text) is not str:
+        q_new_text = _s.checked(_s.e_str, q_new_text, "newText")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"range": _e_Range(o.range), "newText": o.new_text}
-    d: dict[str, Any] = {"range": _e_Range(o.range), "newText": o.new_text}
+        return {"range": q_range, "newText": q_new_text}
+    d: dict[str, Any] = {"range": q_range, "newText": q_new_text}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6745,23 +7730,43 @@ def _d_NesUserAction(d: Any) -> NesUserAction:
 
 
 def _e_NesUserAction(o: NesUserAction) -> dict[str, Any]:
+    q_action: Any = o.action
+    if type(q_action) is not str:
+        q_action = _s.checked(_s.e_str, q_action, "action")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_position: Any = o.position
+    try:
+        q_position = (
+            _e_Position(q_position)
+            if type(q_position) is Position
+            else _s.refuse("Position", q_position)
+        )
+    except EncodeError as e:
+        raise e.at("position") from None
+    q_timestamp_ms: Any = o.timestamp_ms
+    if not (type(q_timestamp_ms) is int and 0 <= q_timestamp_ms <= 18446744073709551615):
+        q_timestamp_ms = _s.checked(_s.E_INT["uint64"], q_timestamp_ms, "timestampMs")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
         return {
-            "action": o.action,
-            "uri": o.uri,
-            "position": _e_Position(o.position),
-            "timestampMs": o.timestamp_ms,
+            "action": q_action,
+            "uri": q_uri,
+            "position": q_position,
+            "timestampMs": q_timestamp_ms,
         }
     d: dict[str, Any] = {
-        "action": o.action,
-        "uri": o.uri,
-        "position": _e_Position(o.position),
-        "timestampMs": o.timestamp_ms,
+        "action": q_action,
+        "uri": q_uri,
+        "position": q_position,
+        "timestampMs": q_timestamp_ms,
     }
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6834,11 +7839,15 @@ def _e_NesUserActionsCapabilities(o: NesUserActionsCapabilities) -> dict[str, An
     v: Any
     v = o.max_count
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 4294967295):
+            v = _s.checked(_s.E_INT["uint32"], v, "maxCount")
         d["maxCount"] = v
     elif "maxCount" in ex:
         d["maxCount"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6920,16 +7929,41 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
 
 
 def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {"cwd": o.cwd}
+    q_cwd: Any = o.cwd
+    if type(q_cwd) is not str:
+        q_cwd = _s.checked(_s.e_str, q_cwd, "cwd")
+    q_mcp_servers: Any = o.mcp_servers
+    try:
+        q_mcp_servers = (
+            [_EU_McpServer(type(x), _x_McpServer)(x) for x in q_mcp_servers]
+            if type(q_mcp_servers) is list or type(q_mcp_servers) is tuple
+            else _s.e_list(q_mcp_servers, _e_McpServer)
+        )
+    except EncodeError:
+        q_mcp_servers = _s.checked(_s.e_list, q_mcp_servers, "mcpServers", _e_McpServer)
+    d: dict[str, Any] = {"cwd": q_cwd}
     ex = o._explicit
     v: Any
     v = o.additional_directories
-    if v or "additionalDirectories" in ex:
+    if v:
+        try:
+            v = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
         d["additionalDirectories"] = v
-    v = o.mcp_servers
-    d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+    elif "additionalDirectories" in ex:
+        d["additionalDirectories"] = []
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
+    d["mcpServers"] = q_mcp_servers
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7018,23 +8052,33 @@ def _a_Notice(d: Any) -> Notice:
 
 
 def _e_Notice(o: Notice) -> dict[str, Any]:
+    q_severity: Any = o.severity
+    if type(q_severity) is not str:
+        q_severity = _s.checked(_s.e_str, q_severity, "severity")
+    q_title: Any = o.title
+    if type(q_title) is not str:
+        q_title = _s.checked(_s.e_str, q_title, "title")
     if (
         o.description is None
         and o.meta is None
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"sessionUpdate": "notice", "severity": o.severity, "title": o.title}
-    d: dict[str, Any] = {"sessionUpdate": "notice", "severity": o.severity, "title": o.title}
+        return {"sessionUpdate": "notice", "severity": q_severity, "title": q_title}
+    d: dict[str, Any] = {"sessionUpdate": "notice", "severity": q_severity, "title": q_title}
     ex = o._explicit
     v: Any
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7090,6 +8134,8 @@ def _e_PlanCapabilities(o: PlanCapabilities) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7161,13 +8207,21 @@ def _a_PlanFile(d: Any) -> PlanFile:
 
 
 def _e_PlanFile(o: PlanFile) -> dict[str, Any]:
+    q_plan_id: Any = o.plan_id
+    if type(q_plan_id) is not str:
+        q_plan_id = _s.checked(_s.e_str, q_plan_id, "planId")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"type": "file", "planId": o.plan_id, "uri": o.uri}
-    d: dict[str, Any] = {"type": "file", "planId": o.plan_id, "uri": o.uri}
+        return {"type": "file", "planId": q_plan_id, "uri": q_uri}
+    d: dict[str, Any] = {"type": "file", "planId": q_plan_id, "uri": q_uri}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7241,21 +8295,30 @@ def _a_PlanItems(d: Any) -> PlanItems:
 
 
 def _e_PlanItems(o: PlanItems) -> dict[str, Any]:
+    q_plan_id: Any = o.plan_id
+    if type(q_plan_id) is not str:
+        q_plan_id = _s.checked(_s.e_str, q_plan_id, "planId")
+    q_entries: Any = o.entries
+    try:
+        q_entries = (
+            [
+                (_e_PlanEntry(x) if type(x) is PlanEntry else _s.refuse("PlanEntry", x))
+                for x in q_entries
+            ]
+            if type(q_entries) is list or type(q_entries) is tuple
+            else _s.e_list(q_entries, _c_PlanEntry)
+        )
+    except EncodeError:
+        q_entries = _s.checked(_s.e_list, q_entries, "entries", _c_PlanEntry)
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "type": "items",
-            "planId": o.plan_id,
-            "entries": [_e_PlanEntry(x) for x in o.entries],
-        }
-    d: dict[str, Any] = {
-        "type": "items",
-        "planId": o.plan_id,
-        "entries": [_e_PlanEntry(x) for x in o.entries],
-    }
+        return {"type": "items", "planId": q_plan_id, "entries": q_entries}
+    d: dict[str, Any] = {"type": "items", "planId": q_plan_id, "entries": q_entries}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7327,13 +8390,21 @@ def _a_PlanMarkdown(d: Any) -> PlanMarkdown:
 
 
 def _e_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
+    q_plan_id: Any = o.plan_id
+    if type(q_plan_id) is not str:
+        q_plan_id = _s.checked(_s.e_str, q_plan_id, "planId")
+    q_content: Any = o.content
+    if type(q_content) is not str:
+        q_content = _s.checked(_s.e_str, q_content, "content")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"type": "markdown", "planId": o.plan_id, "content": o.content}
-    d: dict[str, Any] = {"type": "markdown", "planId": o.plan_id, "content": o.content}
+        return {"type": "markdown", "planId": q_plan_id, "content": q_content}
+    d: dict[str, Any] = {"type": "markdown", "planId": q_plan_id, "content": q_content}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7398,13 +8469,18 @@ def _a_PlanRemoved(d: Any) -> PlanRemoved:
 
 
 def _e_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
+    q_plan_id: Any = o.plan_id
+    if type(q_plan_id) is not str:
+        q_plan_id = _s.checked(_s.e_str, q_plan_id, "planId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionUpdate": "plan_removed", "planId": o.plan_id}
-    d: dict[str, Any] = {"sessionUpdate": "plan_removed", "planId": o.plan_id}
+        return {"sessionUpdate": "plan_removed", "planId": q_plan_id}
+    d: dict[str, Any] = {"sessionUpdate": "plan_removed", "planId": q_plan_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7478,19 +8554,20 @@ def _a_PlanUpdate(d: Any) -> PlanUpdate:
 
 
 def _e_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
+    q_plan: Any = o.plan
+    try:
+        q_plan = _EU_PlanUpdateContent(type(q_plan), _x_PlanUpdateContent)(q_plan)
+    except EncodeError as e:
+        raise e.at("plan") from None
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "sessionUpdate": "plan_update",
-            "plan": _encoder_of(type(o.plan), _not_a_model)(o.plan),
-        }
-    d: dict[str, Any] = {
-        "sessionUpdate": "plan_update",
-        "plan": _encoder_of(type(o.plan), _not_a_model)(o.plan),
-    }
+        return {"sessionUpdate": "plan_update", "plan": q_plan}
+    d: dict[str, Any] = {"sessionUpdate": "plan_update", "plan": q_plan}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7553,13 +8630,21 @@ def _d_Position(d: Any) -> Position:
 
 
 def _e_Position(o: Position) -> dict[str, Any]:
+    q_line: Any = o.line
+    if not (type(q_line) is int and 0 <= q_line <= 4294967295):
+        q_line = _s.checked(_s.E_INT["uint32"], q_line, "line")
+    q_character: Any = o.character
+    if not (type(q_character) is int and 0 <= q_character <= 4294967295):
+        q_character = _s.checked(_s.E_INT["uint32"], q_character, "character")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"line": o.line, "character": o.character}
-    d: dict[str, Any] = {"line": o.line, "character": o.character}
+        return {"line": q_line, "character": q_character}
+    d: dict[str, Any] = {"line": q_line, "character": q_character}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7632,18 +8717,27 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
 
 
 def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
+    q_stop_reason: Any = o.stop_reason
+    if not (type(q_stop_reason) is str and q_stop_reason in _L_StopReason):
+        q_stop_reason = _s.checked(_EL_StopReason, q_stop_reason, "stopReason")
     if o.usage is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"stopReason": o.stop_reason}
-    d: dict[str, Any] = {"stopReason": o.stop_reason}
+        return {"stopReason": q_stop_reason}
+    d: dict[str, Any] = {"stopReason": q_stop_reason}
     ex = o._explicit
     v: Any
     v = o.usage
     if v is not None:
-        d["usage"] = _e_Usage(v)
+        try:
+            v = _e_Usage(v) if type(v) is Usage else _s.refuse("Usage", v)
+        except EncodeError as e:
+            raise e.at("usage") from None
+        d["usage"] = v
     elif "usage" in ex:
         d["usage"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7706,13 +8800,21 @@ def _d_ProviderCurrentConfig(d: Any) -> ProviderCurrentConfig:
 
 
 def _e_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
+    q_api_type: Any = o.api_type
+    if type(q_api_type) is not str:
+        q_api_type = _s.checked(_s.e_str, q_api_type, "apiType")
+    q_base_url: Any = o.base_url
+    if type(q_base_url) is not str:
+        q_base_url = _s.checked(_s.e_str, q_base_url, "baseUrl")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"apiType": o.api_type, "baseUrl": o.base_url}
-    d: dict[str, Any] = {"apiType": o.api_type, "baseUrl": o.base_url}
+        return {"apiType": q_api_type, "baseUrl": q_base_url}
+    d: dict[str, Any] = {"apiType": q_api_type, "baseUrl": q_base_url}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7801,22 +8903,47 @@ def _d_ProviderInfo(d: Any) -> ProviderInfo:
 
 
 def _e_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
+    q_provider_id: Any = o.provider_id
+    if type(q_provider_id) is not str:
+        q_provider_id = _s.checked(_s.e_str, q_provider_id, "providerId")
+    q_supported: Any = o.supported
+    try:
+        q_supported = (
+            [(x if type(x) is str else _s.e_str(x)) for x in q_supported]
+            if type(q_supported) is list or type(q_supported) is tuple
+            else _s.e_list(q_supported, _s.e_str)
+        )
+    except EncodeError:
+        q_supported = _s.checked(_s.e_list, q_supported, "supported", _s.e_str)
+    q_required: Any = o.required
+    if type(q_required) is not bool:
+        q_required = _s.checked(_s.e_bool, q_required, "required")
     if o.current is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"providerId": o.provider_id, "supported": o.supported, "required": o.required}
+        return {"providerId": q_provider_id, "supported": q_supported, "required": q_required}
     d: dict[str, Any] = {
-        "providerId": o.provider_id,
-        "supported": o.supported,
-        "required": o.required,
+        "providerId": q_provider_id,
+        "supported": q_supported,
+        "required": q_required,
     }
     ex = o._explicit
     v: Any
     v = o.current
     if v is not None:
-        d["current"] = _e_ProviderCurrentConfig(v)
+        try:
+            v = (
+                _e_ProviderCurrentConfig(v)
+                if type(v) is ProviderCurrentConfig
+                else _s.refuse("ProviderCurrentConfig", v)
+            )
+        except EncodeError as e:
+            raise e.at("current") from None
+        d["current"] = v
     elif "current" in ex:
         d["current"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7872,6 +8999,8 @@ def _e_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7938,13 +9067,27 @@ def _d_Range(d: Any) -> Range:
 
 
 def _e_Range(o: Range) -> dict[str, Any]:
+    q_start: Any = o.start
+    try:
+        q_start = (
+            _e_Position(q_start) if type(q_start) is Position else _s.refuse("Position", q_start)
+        )
+    except EncodeError as e:
+        raise e.at("start") from None
+    q_end: Any = o.end
+    try:
+        q_end = _e_Position(q_end) if type(q_end) is Position else _s.refuse("Position", q_end)
+    except EncodeError as e:
+        raise e.at("end") from None
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"start": _e_Position(o.start), "end": _e_Position(o.end)}
-    d: dict[str, Any] = {"start": _e_Position(o.start), "end": _e_Position(o.end)}
+        return {"start": q_start, "end": q_end}
+    d: dict[str, Any] = {"start": q_start, "end": q_end}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8024,18 +9167,28 @@ def _d_RejectNesNotification(d: Any) -> RejectNesNotification:
 
 
 def _e_RejectNesNotification(o: RejectNesNotification) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_id: Any = o.id
+    if type(q_id) is not str:
+        q_id = _s.checked(_s.e_str, q_id, "id")
     if o.reason is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id, "id": o.id}
-    d: dict[str, Any] = {"sessionId": o.session_id, "id": o.id}
+        return {"sessionId": q_session_id, "id": q_id}
+    d: dict[str, Any] = {"sessionId": q_session_id, "id": q_id}
     ex = o._explicit
     v: Any
     v = o.reason
     if v is not None:
+        if not (type(v) is str and v in _L_NesRejectReason):
+            v = _s.checked(_EL_NesRejectReason, v, "reason")
         d["reason"] = v
     elif "reason" in ex:
         d["reason"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8109,21 +9262,43 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
 
 
 def _e_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_tool_call: Any = o.tool_call
+    try:
+        q_tool_call = (
+            _e_ToolCallUpdate(q_tool_call)
+            if type(q_tool_call) is ToolCallUpdate
+            else _s.refuse("ToolCallUpdate", q_tool_call)
+        )
+    except EncodeError as e:
+        raise e.at("toolCall") from None
+    q_options: Any = o.options
+    try:
+        q_options = (
+            [
+                (
+                    _e_PermissionOption(x)
+                    if type(x) is PermissionOption
+                    else _s.refuse("PermissionOption", x)
+                )
+                for x in q_options
+            ]
+            if type(q_options) is list or type(q_options) is tuple
+            else _s.e_list(q_options, _c_PermissionOption)
+        )
+    except EncodeError:
+        q_options = _s.checked(_s.e_list, q_options, "options", _c_PermissionOption)
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "sessionId": o.session_id,
-            "toolCall": _e_ToolCallUpdate(o.tool_call),
-            "options": [_e_PermissionOption(x) for x in o.options],
-        }
-    d: dict[str, Any] = {
-        "sessionId": o.session_id,
-        "toolCall": _e_ToolCallUpdate(o.tool_call),
-        "options": [_e_PermissionOption(x) for x in o.options],
-    }
+        return {"sessionId": q_session_id, "toolCall": q_tool_call, "options": q_options}
+    d: dict[str, Any] = {"sessionId": q_session_id, "toolCall": q_tool_call, "options": q_options}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8220,17 +9395,49 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
 
 
 def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionId": o.session_id, "cwd": o.cwd}
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_cwd: Any = o.cwd
+    if type(q_cwd) is not str:
+        q_cwd = _s.checked(_s.e_str, q_cwd, "cwd")
+    d: dict[str, Any] = {"sessionId": q_session_id, "cwd": q_cwd}
     ex = o._explicit
     v: Any
     v = o.additional_directories
-    if v or "additionalDirectories" in ex:
+    if v:
+        try:
+            v = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
         d["additionalDirectories"] = v
+    elif "additionalDirectories" in ex:
+        d["additionalDirectories"] = []
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     v = o.mcp_servers
-    if v or "mcpServers" in ex:
-        d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+    if v:
+        try:
+            v = (
+                [_EU_McpServer(type(x), _x_McpServer)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_McpServer)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
+        d["mcpServers"] = v
+    elif "mcpServers" in ex:
+        d["mcpServers"] = []
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8286,6 +9493,8 @@ def _e_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8357,19 +9566,23 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
 
 
 def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_update: Any = o.update
+    try:
+        q_update = _EU_SessionUpdate(type(q_update), _x_SessionUpdate)(q_update)
+    except EncodeError as e:
+        raise e.at("update") from None
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "sessionId": o.session_id,
-            "update": _encoder_of(type(o.update), _not_a_model)(o.update),
-        }
-    d: dict[str, Any] = {
-        "sessionId": o.session_id,
-        "update": _encoder_of(type(o.update), _not_a_model)(o.update),
-    }
+        return {"sessionId": q_session_id, "update": q_update}
+    d: dict[str, Any] = {"sessionId": q_session_id, "update": q_update}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8452,16 +9665,40 @@ def _d_SetProviderRequest(d: Any) -> SetProviderRequest:
 
 
 def _e_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {"providerId": o.provider_id, "apiType": o.api_type, "baseUrl": o.base_url}
+    q_provider_id: Any = o.provider_id
+    if type(q_provider_id) is not str:
+        q_provider_id = _s.checked(_s.e_str, q_provider_id, "providerId")
+    q_api_type: Any = o.api_type
+    if type(q_api_type) is not str:
+        q_api_type = _s.checked(_s.e_str, q_api_type, "apiType")
+    q_base_url: Any = o.base_url
+    if type(q_base_url) is not str:
+        q_base_url = _s.checked(_s.e_str, q_base_url, "baseUrl")
+    d: dict[str, Any] = {"providerId": q_provider_id, "apiType": q_api_type, "baseUrl": q_base_url}
     ex = o._explicit
     v: Any
     v = o.headers
     if v:
+        try:
+            v = (
+                {
+                    k if type(k) is str else _s.e_key(k): (x if type(x) is str else _s.e_str(x))
+                    for k, x in v.items()
+                }
+                if type(v) is dict
+                else _s.e_map(v, _s.e_str)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_map, v, "headers", _s.e_str)
         d["headers"] = v
     elif "headers" in ex:
         d["headers"] = {}
+    elif v is not None and v is not _EMPTY and type(v) is not dict:
+        _s.checked(_s.e_map, v, "headers", _s.e_str)
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8517,6 +9754,8 @@ def _e_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8630,21 +9869,44 @@ def _e_StartNesRequest(o: StartNesRequest) -> dict[str, Any]:
     v: Any
     v = o.workspace_uri
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "workspaceUri")
         d["workspaceUri"] = v
     elif "workspaceUri" in ex:
         d["workspaceUri"] = None
     v = o.workspace_folders
     if v is not None:
-        d["workspaceFolders"] = [_e_WorkspaceFolder(x) for x in v]
+        try:
+            v = (
+                [
+                    (
+                        _e_WorkspaceFolder(x)
+                        if type(x) is WorkspaceFolder
+                        else _s.refuse("WorkspaceFolder", x)
+                    )
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_WorkspaceFolder)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "workspaceFolders", _c_WorkspaceFolder)
+        d["workspaceFolders"] = v
     elif "workspaceFolders" in ex:
         d["workspaceFolders"] = None
     v = o.repository
     if v is not None:
-        d["repository"] = _e_NesRepository(v)
+        try:
+            v = _e_NesRepository(v) if type(v) is NesRepository else _s.refuse("NesRepository", v)
+        except EncodeError as e:
+            raise e.at("repository") from None
+        d["repository"] = v
     elif "repository" in ex:
         d["repository"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8700,13 +9962,18 @@ def _d_StartNesResponse(d: Any) -> StartNesResponse:
 
 
 def _e_StartNesResponse(o: StartNesResponse) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id}
-    d: dict[str, Any] = {"sessionId": o.session_id}
+        return {"sessionId": q_session_id}
+    d: dict[str, Any] = {"sessionId": q_session_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8826,6 +10093,27 @@ def _d_SuggestNesRequest(d: Any) -> SuggestNesRequest:
 
 
 def _e_SuggestNesRequest(o: SuggestNesRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_version: Any = o.version
+    if not (type(q_version) is int and -9223372036854775808 <= q_version <= 9223372036854775807):
+        q_version = _s.checked(_s.E_INT["int64"], q_version, "version")
+    q_position: Any = o.position
+    try:
+        q_position = (
+            _e_Position(q_position)
+            if type(q_position) is Position
+            else _s.refuse("Position", q_position)
+        )
+    except EncodeError as e:
+        raise e.at("position") from None
+    q_trigger_kind: Any = o.trigger_kind
+    if not (type(q_trigger_kind) is str and q_trigger_kind in _L_NesTriggerKind):
+        q_trigger_kind = _s.checked(_EL_NesTriggerKind, q_trigger_kind, "triggerKind")
     if (
         o.selection is None
         and o.context is None
@@ -8834,34 +10122,47 @@ def _e_SuggestNesRequest(o: SuggestNesRequest) -> dict[str, Any]:
         and o.extra is _EMPTY
     ):
         return {
-            "sessionId": o.session_id,
-            "uri": o.uri,
-            "version": o.version,
-            "position": _e_Position(o.position),
-            "triggerKind": o.trigger_kind,
+            "sessionId": q_session_id,
+            "uri": q_uri,
+            "version": q_version,
+            "position": q_position,
+            "triggerKind": q_trigger_kind,
         }
     d: dict[str, Any] = {
-        "sessionId": o.session_id,
-        "uri": o.uri,
-        "version": o.version,
-        "position": _e_Position(o.position),
+        "sessionId": q_session_id,
+        "uri": q_uri,
+        "version": q_version,
+        "position": q_position,
     }
     ex = o._explicit
     v: Any
     v = o.selection
     if v is not None:
-        d["selection"] = _e_Range(v)
+        try:
+            v = _e_Range(v) if type(v) is Range else _s.refuse("Range", v)
+        except EncodeError as e:
+            raise e.at("selection") from None
+        d["selection"] = v
     elif "selection" in ex:
         d["selection"] = None
-    v = o.trigger_kind
-    d["triggerKind"] = v
+    d["triggerKind"] = q_trigger_kind
     v = o.context
     if v is not None:
-        d["context"] = _e_NesSuggestContext(v)
+        try:
+            v = (
+                _e_NesSuggestContext(v)
+                if type(v) is NesSuggestContext
+                else _s.refuse("NesSuggestContext", v)
+            )
+        except EncodeError as e:
+            raise e.at("context") from None
+        d["context"] = v
     elif "context" in ex:
         d["context"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8932,15 +10233,24 @@ def _d_SuggestNesResponse(d: Any) -> SuggestNesResponse:
 
 
 def _e_SuggestNesResponse(o: SuggestNesResponse) -> dict[str, Any]:
+    q_suggestions: Any = o.suggestions
+    try:
+        q_suggestions = (
+            [_EU_NesSuggestion(type(x), _x_NesSuggestion)(x) for x in q_suggestions]
+            if type(q_suggestions) is list or type(q_suggestions) is tuple
+            else _s.e_list(q_suggestions, _e_NesSuggestion)
+        )
+    except EncodeError:
+        q_suggestions = _s.checked(_s.e_list, q_suggestions, "suggestions", _e_NesSuggestion)
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"suggestions": [_encoder_of(type(x), _not_a_model)(x) for x in o.suggestions]}
-    d: dict[str, Any] = {
-        "suggestions": [_encoder_of(type(x), _not_a_model)(x) for x in o.suggestions]
-    }
+        return {"suggestions": q_suggestions}
+    d: dict[str, Any] = {"suggestions": q_suggestions}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9013,20 +10323,28 @@ def _d_TextDocumentContentChangeEvent(d: Any) -> TextDocumentContentChangeEvent:
 
 
 def _e_TextDocumentContentChangeEvent(o: TextDocumentContentChangeEvent) -> dict[str, Any]:
+    q_text: Any = o.text
+    if type(q_text) is not str:
+        q_text = _s.checked(_s.e_str, q_text, "text")
     if o.range is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"text": o.text}
+        return {"text": q_text}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
     v = o.range
     if v is not None:
-        d["range"] = _e_Range(v)
+        try:
+            v = _e_Range(v) if type(v) is Range else _s.refuse("Range", v)
+        except EncodeError as e:
+            raise e.at("range") from None
+        d["range"] = v
     elif "range" in ex:
         d["range"] = None
-    v = o.text
-    d["text"] = v
+    d["text"] = q_text
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9209,34 +10527,77 @@ def _a_ToolCall(d: Any) -> ToolCall:
 
 
 def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
+    q_tool_call_id: Any = o.tool_call_id
+    if type(q_tool_call_id) is not str:
+        q_tool_call_id = _s.checked(_s.e_str, q_tool_call_id, "toolCallId")
+    q_title: Any = o.title
+    if type(q_title) is not str:
+        q_title = _s.checked(_s.e_str, q_title, "title")
     d: dict[str, Any] = {
         "sessionUpdate": "tool_call",
-        "toolCallId": o.tool_call_id,
-        "title": o.title,
+        "toolCallId": q_tool_call_id,
+        "title": q_title,
     }
     ex = o._explicit
     v: Any
     v = o.name
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "name")
         d["name"] = v
     elif "name" in ex:
         d["name"] = None
     v = o.kind
     if v is not None:
+        if not (type(v) is str and v in _L_ToolKind):
+            v = _s.checked(_EL_ToolKind, v, "kind")
         d["kind"] = v
     elif "kind" in ex:
         d["kind"] = None
     v = o.status
     if v is not None:
+        if not (type(v) is str and v in _L_ToolCallStatus):
+            v = _s.checked(_EL_ToolCallStatus, v, "status")
         d["status"] = v
     elif "status" in ex:
         d["status"] = None
     v = o.content
-    if v or "content" in ex:
-        d["content"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+    if v:
+        try:
+            v = (
+                [_EU_ToolCallContent(type(x), _x_ToolCallContent)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_ToolCallContent)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
+        d["content"] = v
+    elif "content" in ex:
+        d["content"] = []
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
     v = o.locations
-    if v or "locations" in ex:
-        d["locations"] = [_e_ToolCallLocation(x) for x in v]
+    if v:
+        try:
+            v = (
+                [
+                    (
+                        _e_ToolCallLocation(x)
+                        if type(x) is ToolCallLocation
+                        else _s.refuse("ToolCallLocation", x)
+                    )
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_ToolCallLocation)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
+        d["locations"] = v
+    elif "locations" in ex:
+        d["locations"] = []
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
     v = o.raw_input
     if v is not None:
         d["rawInput"] = v
@@ -9249,6 +10610,8 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
         d["rawOutput"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9432,6 +10795,9 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
 
 
 def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
+    q_tool_call_id: Any = o.tool_call_id
+    if type(q_tool_call_id) is not str:
+        q_tool_call_id = _s.checked(_s.e_str, q_tool_call_id, "toolCallId")
     if (
         o.kind is None
         and o.status is None
@@ -9445,38 +10811,69 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"toolCallId": o.tool_call_id}
-    d: dict[str, Any] = {"toolCallId": o.tool_call_id}
+        return {"toolCallId": q_tool_call_id}
+    d: dict[str, Any] = {"toolCallId": q_tool_call_id}
     ex = o._explicit
     v: Any
     v = o.kind
     if v is not None:
+        if not (type(v) is str and v in _L_ToolKind):
+            v = _s.checked(_EL_ToolKind, v, "kind")
         d["kind"] = v
     elif "kind" in ex:
         d["kind"] = None
     v = o.status
     if v is not None:
+        if not (type(v) is str and v in _L_ToolCallStatus):
+            v = _s.checked(_EL_ToolCallStatus, v, "status")
         d["status"] = v
     elif "status" in ex:
         d["status"] = None
     v = o.title
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "title")
         d["title"] = v
     elif "title" in ex:
         d["title"] = None
     v = o.name
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "name")
         d["name"] = v
     elif "name" in ex:
         d["name"] = None
     v = o.content
     if v is not None:
-        d["content"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        try:
+            v = (
+                [_EU_ToolCallContent(type(x), _x_ToolCallContent)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_ToolCallContent)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
+        d["content"] = v
     elif "content" in ex:
         d["content"] = None
     v = o.locations
     if v is not None:
-        d["locations"] = [_e_ToolCallLocation(x) for x in v]
+        try:
+            v = (
+                [
+                    (
+                        _e_ToolCallLocation(x)
+                        if type(x) is ToolCallLocation
+                        else _s.refuse("ToolCallLocation", x)
+                    )
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_ToolCallLocation)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
+        d["locations"] = v
     elif "locations" in ex:
         d["locations"] = None
     v = o.raw_input
@@ -9491,6 +10888,8 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         d["rawOutput"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9683,6 +11082,9 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
 
 
 def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
+    q_tool_call_id: Any = o.tool_call_id
+    if type(q_tool_call_id) is not str:
+        q_tool_call_id = _s.checked(_s.e_str, q_tool_call_id, "toolCallId")
     if (
         o.kind is None
         and o.status is None
@@ -9696,38 +11098,69 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"sessionUpdate": "tool_call_update", "toolCallId": o.tool_call_id}
-    d: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": o.tool_call_id}
+        return {"sessionUpdate": "tool_call_update", "toolCallId": q_tool_call_id}
+    d: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": q_tool_call_id}
     ex = o._explicit
     v: Any
     v = o.kind
     if v is not None:
+        if not (type(v) is str and v in _L_ToolKind):
+            v = _s.checked(_EL_ToolKind, v, "kind")
         d["kind"] = v
     elif "kind" in ex:
         d["kind"] = None
     v = o.status
     if v is not None:
+        if not (type(v) is str and v in _L_ToolCallStatus):
+            v = _s.checked(_EL_ToolCallStatus, v, "status")
         d["status"] = v
     elif "status" in ex:
         d["status"] = None
     v = o.title
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "title")
         d["title"] = v
     elif "title" in ex:
         d["title"] = None
     v = o.name
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "name")
         d["name"] = v
     elif "name" in ex:
         d["name"] = None
     v = o.content
     if v is not None:
-        d["content"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        try:
+            v = (
+                [_EU_ToolCallContent(type(x), _x_ToolCallContent)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_ToolCallContent)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
+        d["content"] = v
     elif "content" in ex:
         d["content"] = None
     v = o.locations
     if v is not None:
-        d["locations"] = [_e_ToolCallLocation(x) for x in v]
+        try:
+            v = (
+                [
+                    (
+                        _e_ToolCallLocation(x)
+                        if type(x) is ToolCallLocation
+                        else _s.refuse("ToolCallLocation", x)
+                    )
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_ToolCallLocation)
+            )
+        except EncodeError:
+            v = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
+        d["locations"] = v
     elif "locations" in ex:
         d["locations"] = None
     v = o.raw_input
@@ -9742,6 +11175,8 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
         d["rawOutput"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9862,6 +11297,15 @@ def _d_Usage(d: Any) -> Usage:
 
 
 def _e_Usage(o: Usage) -> dict[str, Any]:
+    q_total_tokens: Any = o.total_tokens
+    if not (type(q_total_tokens) is int and 0 <= q_total_tokens <= 18446744073709551615):
+        q_total_tokens = _s.checked(_s.E_INT["uint64"], q_total_tokens, "totalTokens")
+    q_input_tokens: Any = o.input_tokens
+    if not (type(q_input_tokens) is int and 0 <= q_input_tokens <= 18446744073709551615):
+        q_input_tokens = _s.checked(_s.E_INT["uint64"], q_input_tokens, "inputTokens")
+    q_output_tokens: Any = o.output_tokens
+    if not (type(q_output_tokens) is int and 0 <= q_output_tokens <= 18446744073709551615):
+        q_output_tokens = _s.checked(_s.E_INT["uint64"], q_output_tokens, "outputTokens")
     if (
         o.thought_tokens is None
         and o.cached_read_tokens is None
@@ -9871,34 +11315,42 @@ def _e_Usage(o: Usage) -> dict[str, Any]:
         and o.extra is _EMPTY
     ):
         return {
-            "totalTokens": o.total_tokens,
-            "inputTokens": o.input_tokens,
-            "outputTokens": o.output_tokens,
+            "totalTokens": q_total_tokens,
+            "inputTokens": q_input_tokens,
+            "outputTokens": q_output_tokens,
         }
     d: dict[str, Any] = {
-        "totalTokens": o.total_tokens,
-        "inputTokens": o.input_tokens,
-        "outputTokens": o.output_tokens,
+        "totalTokens": q_total_tokens,
+        "inputTokens": q_input_tokens,
+        "outputTokens": q_output_tokens,
     }
     ex = o._explicit
     v: Any
     v = o.thought_tokens
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 18446744073709551615):
+            v = _s.checked(_s.E_INT["uint64"], v, "thoughtTokens")
         d["thoughtTokens"] = v
     elif "thoughtTokens" in ex:
         d["thoughtTokens"] = None
     v = o.cached_read_tokens
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 18446744073709551615):
+            v = _s.checked(_s.E_INT["uint64"], v, "cachedReadTokens")
         d["cachedReadTokens"] = v
     elif "cachedReadTokens" in ex:
         d["cachedReadTokens"] = None
     v = o.cached_write_tokens
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 18446744073709551615):
+            v = _s.checked(_s.E_INT["uint64"], v, "cachedWriteTokens")
         d["cachedWriteTokens"] = v
     elif "cachedWriteTokens" in ex:
         d["cachedWriteTokens"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9961,13 +11413,21 @@ def _d_WorkspaceFolder(d: Any) -> WorkspaceFolder:
 
 
 def _e_WorkspaceFolder(o: WorkspaceFolder) -> dict[str, Any]:
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"uri": o.uri, "name": o.name}
-    d: dict[str, Any] = {"uri": o.uri, "name": o.name}
+        return {"uri": q_uri, "name": q_name}
+    d: dict[str, Any] = {"uri": q_uri, "name": q_name}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -10033,6 +11493,21 @@ def _d_McpServer(d: Any) -> Any:
     raise _s.wrong("a string", t).at("type")
 
 
+_EU_McpServer: Final = _s.encoders_by_class(
+    {
+        McpServerHttp: _e_McpServerHttp,
+        McpServerSse: _e_McpServerSse,
+        McpServerAcp: _e_McpServerAcp,
+        McpServerStdio: _e_McpServerStdio,
+    }
+)
+_x_McpServer: Final = _s.refuser("McpServer")
+
+
+def _e_McpServer(v: Any) -> Any:
+    return _EU_McpServer(type(v), _x_McpServer)(v)
+
+
 def _d_McpServerAcpId(v: Any) -> Any:
     if type(v) is not str:
         raise _s.wrong("a string", v)
@@ -10081,6 +11556,21 @@ def _d_NesSuggestion(d: Any) -> Any:
     if t is _MISSING:
         raise _s.missing("kind")
     raise _s.wrong("a string", t).at("kind")
+
+
+_EU_NesSuggestion: Final = _s.encoders_by_class(
+    {
+        NesEditSuggestion: _e_NesEditSuggestion,
+        NesJumpSuggestion: _e_NesJumpSuggestion,
+        NesRenameSuggestion: _e_NesRenameSuggestion,
+        NesSearchAndReplaceSuggestion: _e_NesSearchAndReplaceSuggestion,
+    }
+)
+_x_NesSuggestion: Final = _s.refuser("NesSuggestion")
+
+
+def _e_NesSuggestion(v: Any) -> Any:
+    return _EU_NesSuggestion(type(v), _x_NesSuggestion)(v)
 
 
 def _d_NesSuggestionId(v: Any) -> Any:
@@ -10134,6 +11624,16 @@ def _d_PlanUpdateContent(d: Any) -> Any:
     raise _s.wrong("a string", t).at("type")
 
 
+_EU_PlanUpdateContent: Final = _s.encoders_by_class(
+    {PlanItems: _e_PlanItems, PlanFile: _e_PlanFile, PlanMarkdown: _e_PlanMarkdown}
+)
+_x_PlanUpdateContent: Final = _s.refuser("PlanUpdateContent")
+
+
+def _e_PlanUpdateContent(v: Any) -> Any:
+    return _EU_PlanUpdateContent(type(v), _x_PlanUpdateContent)(v)
+
+
 _L_PositionEncodingKind: Final = frozenset({"utf-16", "utf-32", "utf-8"})
 
 
@@ -10183,6 +11683,34 @@ def _d_SessionUpdate(d: Any) -> Any:
     raise _s.wrong("a string", t).at("sessionUpdate")
 
 
+_EU_SessionUpdate: Final = _s.encoders_by_class(
+    {
+        UserMessageChunk: _e_UserMessageChunk,
+        AgentMessageChunk: _e_AgentMessageChunk,
+        AgentThoughtChunk: _e_AgentThoughtChunk,
+        ToolCall: _e_ToolCall,
+        ToolCallProgress: _e_ToolCallProgress,
+        Plan: _e_Plan,
+        PlanUpdate: _e_PlanUpdate,
+        PlanRemoved: _e_PlanRemoved,
+        AvailableCommandsUpdate: _e_AvailableCommandsUpdate,
+        CurrentModeUpdate: _e_CurrentModeUpdate,
+        ConfigOptionUpdate: _e_ConfigOptionUpdate,
+        SessionInfoUpdate: _e_SessionInfoUpdate,
+        UsageUpdate: _e_UsageUpdate,
+        Notice: _e_Notice,
+        CompactionUpdate: _e_CompactionUpdate,
+        CompactionSummaryChunk: _e_CompactionSummaryChunk,
+        UnknownSessionUpdate: _e_UnknownSessionUpdate,
+    }
+)
+_x_SessionUpdate: Final = _s.refuser("SessionUpdate")
+
+
+def _e_SessionUpdate(v: Any) -> Any:
+    return _EU_SessionUpdate(type(v), _x_SessionUpdate)(v)
+
+
 _L_TextDocumentSyncKind: Final = frozenset({"full", "incremental"})
 
 
@@ -10190,6 +11718,88 @@ def _d_TextDocumentSyncKind(v: Any) -> Any:
     if type(v) is not str or v not in _L_TextDocumentSyncKind:
         raise _s.bad_literal(v, _L_TextDocumentSyncKind)
     return v
+
+
+def _c_NesDiagnostic(v: Any) -> dict[str, Any]:
+    return _e_NesDiagnostic(v) if type(v) is NesDiagnostic else _s.refuse("NesDiagnostic", v)
+
+
+def _c_NesEditHistoryEntry(v: Any) -> dict[str, Any]:
+    return (
+        _e_NesEditHistoryEntry(v)
+        if type(v) is NesEditHistoryEntry
+        else _s.refuse("NesEditHistoryEntry", v)
+    )
+
+
+def _c_NesExcerpt(v: Any) -> dict[str, Any]:
+    return _e_NesExcerpt(v) if type(v) is NesExcerpt else _s.refuse("NesExcerpt", v)
+
+
+def _c_NesOpenFile(v: Any) -> dict[str, Any]:
+    return _e_NesOpenFile(v) if type(v) is NesOpenFile else _s.refuse("NesOpenFile", v)
+
+
+def _c_NesRecentFile(v: Any) -> dict[str, Any]:
+    return _e_NesRecentFile(v) if type(v) is NesRecentFile else _s.refuse("NesRecentFile", v)
+
+
+def _c_NesRelatedSnippet(v: Any) -> dict[str, Any]:
+    return (
+        _e_NesRelatedSnippet(v)
+        if type(v) is NesRelatedSnippet
+        else _s.refuse("NesRelatedSnippet", v)
+    )
+
+
+def _c_NesTextEdit(v: Any) -> dict[str, Any]:
+    return _e_NesTextEdit(v) if type(v) is NesTextEdit else _s.refuse("NesTextEdit", v)
+
+
+def _c_NesUserAction(v: Any) -> dict[str, Any]:
+    return _e_NesUserAction(v) if type(v) is NesUserAction else _s.refuse("NesUserAction", v)
+
+
+def _c_PermissionOption(v: Any) -> dict[str, Any]:
+    return (
+        _e_PermissionOption(v) if type(v) is PermissionOption else _s.refuse("PermissionOption", v)
+    )
+
+
+def _c_PlanEntry(v: Any) -> dict[str, Any]:
+    return _e_PlanEntry(v) if type(v) is PlanEntry else _s.refuse("PlanEntry", v)
+
+
+def _c_ProviderInfo(v: Any) -> dict[str, Any]:
+    return _e_ProviderInfo(v) if type(v) is ProviderInfo else _s.refuse("ProviderInfo", v)
+
+
+def _c_TextDocumentContentChangeEvent(v: Any) -> dict[str, Any]:
+    return (
+        _e_TextDocumentContentChangeEvent(v)
+        if type(v) is TextDocumentContentChangeEvent
+        else _s.refuse("TextDocumentContentChangeEvent", v)
+    )
+
+
+def _c_ToolCallLocation(v: Any) -> dict[str, Any]:
+    return (
+        _e_ToolCallLocation(v) if type(v) is ToolCallLocation else _s.refuse("ToolCallLocation", v)
+    )
+
+
+def _c_WorkspaceFolder(v: Any) -> dict[str, Any]:
+    return _e_WorkspaceFolder(v) if type(v) is WorkspaceFolder else _s.refuse("WorkspaceFolder", v)
+
+
+_EL_PositionEncodingKind: Final = _s.literal_check(_L_PositionEncodingKind)
+_EL_NesDiagnosticSeverity: Final = _s.literal_check(_L_NesDiagnosticSeverity)
+_EL_TextDocumentSyncKind: Final = _s.literal_check(_L_TextDocumentSyncKind)
+_EL_StopReason: Final = _s.literal_check(_L_StopReason)
+_EL_NesRejectReason: Final = _s.literal_check(_L_NesRejectReason)
+_EL_NesTriggerKind: Final = _s.literal_check(_L_NesTriggerKind)
+_EL_ToolKind: Final = _s.literal_check(_L_ToolKind)
+_EL_ToolCallStatus: Final = _s.literal_check(_L_ToolCallStatus)
 
 
 ENCODERS: Final[Mapping[type, Callable[[Any], dict[str, Any]]]] = {
@@ -10413,16 +12023,7 @@ ENCODERS: Final[Mapping[type, Callable[[Any], dict[str, Any]]]] = {
     WriteTextFileRequest: _e_WriteTextFileRequest,
     WriteTextFileResponse: _e_WriteTextFileResponse,
 }
-"""Model class -> function producing its JSON-ready dict."""
-
-
-_Encoder: TypeAlias = Callable[[Any], dict[str, Any]]
-_encoder_of: Final[Callable[[type, _Encoder], _Encoder]] = ENCODERS.get
-
-
-def _not_a_model(o: Any) -> dict[str, Any]:
-    """The encoder of whatever is not a model class: refuses it."""
-    raise EncodeError(f"not an ACP model: {type(o).__name__}")
+"""Model class -> function producing its JSON-ready dict, checking every value."""
 
 
 DECODERS: Final[Mapping[Any, Callable[[Any], Any]]] = {
