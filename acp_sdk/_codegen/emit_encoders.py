@@ -146,6 +146,14 @@ class EncoderEmitter:
         self.helpers.setdefault(source, name)
         return name
 
+    def closed_literal(self, expr: TypeExpr) -> str | None:
+        """The name of the closed enum `expr` refers to, if it does."""
+        if isinstance(expr, TRef):
+            definition = self.model.defs[expr.name]
+            if isinstance(definition, LiteralDef) and not definition.open:
+                return expr.name
+        return None
+
     def model_call(self, expr: TypeExpr, var: str) -> str | None:
         """The inline encoding of a model or union member `var`, or None for other types."""
         if not isinstance(expr, TRef):
@@ -170,11 +178,42 @@ class EncoderEmitter:
             return f"({var} if {test} else {self.slow_fn(expr)}({var}))"
         return f"{self.slow_fn(expr)}({var})"
 
+    def write(self, expr: TypeExpr, wire: str, indent: str) -> list[str]:
+        """Statements writing the JSON value of `v` as `d[wire]`, or raising `EncodeError`
+        at `wire`. An encoder's result goes straight into the dict."""
+        target = f'd["{wire}"]'
+        lines = self.convert(expr, "v", wire, indent, target=target)
+        if any(line.lstrip().startswith(f"{target} = ") for line in lines):
+            return lines
+        return [*lines, f"{indent}{target} = v"]
+
     def convert(
-        self, expr: TypeExpr, var: str, wire: str, indent: str, *, nullable: bool = False
+        self,
+        expr: TypeExpr,
+        var: str,
+        wire: str,
+        indent: str,
+        *,
+        nullable: bool = False,
+        target: str | None = None,
     ) -> list[str]:
-        """Statements leaving the JSON value of `var` in `var`, or raising `EncodeError`
-        at `wire`. With `nullable`, `None` passes as itself."""
+        """Statements leaving the JSON value of `var` in `var` (or, for what takes an
+        encoder call, in `target`), or raising `EncodeError` at `wire`. With `nullable`,
+        `None` passes as itself."""
+        closed = self.closed_literal(expr)
+        if closed is not None and not nullable:
+            # Membership alone (the string test is implied: the values are strings); an
+            # unhashable value raises TypeError, and is no value of the enum either.
+            slow = f'_s.checked({self.slow_fn(expr)}, {var}, "{wire}")'
+            return [
+                f"{indent}try:",
+                f"{indent}    if {var} not in _L_{closed}:",
+                f"{indent}        {var} = {slow}",
+                f"{indent}except EncodeError:",
+                f"{indent}    raise",
+                f"{indent}except TypeError:",
+                f"{indent}    {var} = {slow}",
+            ]
         test = self.valid_test(expr, var)
         if test == "":
             return []
@@ -189,13 +228,14 @@ class EncoderEmitter:
         if nullable:
             inner = self.convert(expr, var, wire, indent + "    ")
             return [f"{indent}if {var} is not None:", *inner]
+        into = target or var
         call = self.model_call(expr, var)
         if call is None and isinstance(expr, TRef):
             call = f"{self.slow_fn(expr)}({var})"  # an alias of several shapes
         if call is not None:
             return [
                 f"{indent}try:",
-                f"{indent}    {var} = {call}",
+                f"{indent}    {into} = {call}",
                 f"{indent}except EncodeError as e:",
                 f'{indent}    raise e.at("{wire}") from None',
             ]
@@ -215,9 +255,9 @@ class EncoderEmitter:
             raise SchemaError(f"no encoder for {expr}")
         return [
             f"{indent}try:",
-            f"{indent}    {var} = {build} if {exact} else {slow}({var}, {element})",
+            f"{indent}    {into} = {build} if {exact} else {slow}({var}, {element})",
             f"{indent}except EncodeError:",
-            f'{indent}    {var} = _s.checked({slow}, {var}, "{wire}", {element})',
+            f'{indent}    {into} = _s.checked({slow}, {var}, "{wire}", {element})',
         ]
 
     # ------------------------------------------------------------------ classes
@@ -227,15 +267,45 @@ class EncoderEmitter:
         fields = all_fields(self.model, cls)
         optional = {f.py for f in fields if default_of(self.model, name, f) is not None}
         local = {f.py: f"q_{f.py}" for f in fields if f.py not in optional}
+        tests = self.fast_tests(cls, fields)
+        calls = [f for f in fields if f.py in local and self.needs_call(f.type)]
+        # The usual shape: one nested model (a notification's update, a chunk's content)
+        # encoded inside the fast path's display, where its error is located at once.
+        inline = calls[0] if tests and len(calls) == 1 and not calls[0].nullable else None
         out = ["", "", f"def _e_{name}(o: {name}) -> dict[str, Any]:"]
         for field in fields:
-            if field.py in local:
-                var = local[field.py]
-                out.append(f"    {var}: Any = o.{field.py}")
-                out += self.convert(field.type, var, field.wire, "    ", nullable=field.nullable)
+            if field.py in local and field is not inline:
+                out += self.read_required(field, local[field.py])
         tag = [f'"{cls.tag[0]}": "{cls.tag[1]}"'] if cls.tag is not None else []
-        every = tag + [f'"{f.wire}": {local[f.py]}' for f in fields if f.py in local]
-        out += self.fast_path(cls, fields, every)
+        if tests:
+            out.append(f"    if {' and '.join(tests)}:")
+            every = [f'"{f.wire}": {local[f.py]}' for f in fields if f.py in local]
+            if inline is None:
+                out.append(f"        return {{{', '.join(tag + every)}}}")
+            else:
+                value = self.inline_value(inline)
+                every = [
+                    f'"{f.wire}": {value if f is inline else local[f.py]}'
+                    for f in fields
+                    if f.py in local
+                ]
+                located = not isinstance(inline.type, (TList, TMap))
+                out += [
+                    "        try:",
+                    f"            return {{{', '.join(tag + every)}}}",
+                    *(
+                        [
+                            "        except EncodeError as e:",
+                            f'            raise e.at("{inline.wire}") from None',
+                        ]
+                        if located
+                        else [
+                            "        except EncodeError:",
+                            "            pass  # the path below says which element",
+                        ]
+                    ),
+                ]
+                out += self.read_required(inline, local[inline.py])
         # The leading required fields go straight into the dict display (the wire order
         # kept); the rest are added one by one, when not at their default.
         leading: list[Field] = []
@@ -260,10 +330,41 @@ class EncoderEmitter:
         out.append("    return d")
         return out
 
-    def fast_path(self, cls: ClassDef, fields: list[Field], every: list[str]) -> list[str]:
+    def read_required(self, field: Field, var: str) -> list[str]:
+        """Read a required field into `var`, checked (and encoded)."""
+        return [
+            f"    {var}: Any = o.{field.py}",
+            *self.convert(field.type, var, field.wire, "    ", nullable=field.nullable),
+        ]
+
+    def needs_call(self, expr: TypeExpr) -> bool:
+        """Whether a value of `expr` is encoded by a call (a model, a container, an alias
+        of several shapes), not checked by an inline test."""
+        return self.valid_test(expr, "v") is None and self.closed_literal(expr) is None
+
+    def inline_value(self, field: Field) -> str:
+        """The expression encoding required field `field` in place, read from `o`."""
+        var = f"o.{field.py}"
+        call = self.model_call(field.type, var)
+        if call is not None:
+            return f"({call})" if " if " in call else call
+        if isinstance(field.type, TRef):
+            return f"{self.slow_fn(field.type)}({var})"
+        if isinstance(field.type, TList):
+            build = f"[{self.item(field.type.item, 'x')} for x in {var}]"
+            slow = f"_s.e_list({var}, {self.slow_fn(field.type.item)})"
+            return f"({build} if type({var}) is list or type({var}) is tuple else {slow})"
+        assert isinstance(field.type, TMap)
+        key = "k if type(k) is str else _s.e_key(k)"
+        build = f"{{{key}: {self.item(field.type.value, 'x')} for k, x in {var}.items()}}"
+        slow = f"_s.e_map({var}, {self.slow_fn(field.type.value)})"
+        return f"({build} if type({var}) is dict else {slow})"
+
+    def fast_tests(self, cls: ClassDef, fields: list[Field]) -> list[str]:
         """When every optional field is at its omitted default (by identity), nothing was
-        explicit and there are no extras, the dict is one display. Empty when the class
-        has no such shortcut (a default recognised only by value, or no optional field)."""
+        explicit and there are no extras, the dict is one display: these are the tests.
+        Empty when the class has no such shortcut (a default recognised only by value, or
+        no optional field)."""
         name = cls.name
         omitted = {"none": "is None", "unset": "is _UNSET", "false": "is False"}
         tests: list[str] = []
@@ -282,7 +383,7 @@ class EncoderEmitter:
         if self.codec.tracks_explicit(cls):
             tests.append("o._explicit is _NO_EXPLICIT")
         tests.append("o.extra is _EMPTY")
-        return [f"    if {' and '.join(tests)}:", f"        return {{{', '.join(every)}}}"]
+        return tests
 
     def optional_field(self, owner: str, field: Field) -> list[str]:
         """Write an optional field when it is not at its default (or was explicit)."""
@@ -290,7 +391,16 @@ class EncoderEmitter:
         assert default is not None
         wire = field.wire
         out = [f"    v = o.{field.py}"]
-        write = [*self.convert(field.type, "v", wire, "        "), f'        d["{wire}"] = v']
+        write = self.write(field.type, wire, "        ")
+        if default.kind == "false" and field.type == TPrim("bool"):
+            # True, the usual value written, needs no test beyond its identity.
+            return [
+                *out,
+                "    if v is True:",
+                f'        d["{wire}"] = True',
+                f'    elif (v is not False and v is not None) or "{wire}" in ex:',
+                *write,
+            ]
         if default.kind == "unset":  # `None` is a value of its own here (null = clear)
             inner = self.convert(field.type, "v", wire, "        ", nullable=True)
             return [*out, "    if v is not _UNSET:", *inner, f'        d["{wire}"] = v']
@@ -328,11 +438,44 @@ class EncoderEmitter:
             ]
         # `None` in an optional field means "left out", as for every other optional field.
         test = self.codec.is_default_test(owner, field, default, "v", negate=True)
-        if default.kind == "false":
+        if default.kind == "factory" and isinstance(field.type, TRef):
+            # Not the shared default object, and not equal to it: the comparison written
+            # out field by field (the model's `__eq__` is a call and a frame per object,
+            # and a present capabilities object usually differs in its first field).
+            shared = f"_DF_{owner}_{field.py}"
+            equal = self.at_default(field.type.name, "v")
+            test = f"v is not {shared} and v is not None and not ({equal})"
+        elif default.kind == "false":
             test = f"{test} and v is not None"  # the usual value, False, tested first
         else:
             test = f"v is not None and {test}"
         return [*out, f'    if ({test}) or "{wire}" in ex:', *write]
+
+    def at_default(self, name: str, var: str) -> str:
+        """An expression: `var` equals `name()` (a schema default object), as `==` says."""
+        definition = self.model.defs[name]
+        assert isinstance(definition, ClassDef)
+        tests = [f"type({var}) is {name}"]
+        for field in all_fields(self.model, definition):
+            value = f"{var}.{field.py}"
+            default = default_of(self.model, name, field)
+            if default is None:
+                raise SchemaError(f"{name}.{field.wire}: a default object's field is required")
+            if default.kind == "factory":
+                shared = f"_DF_{name}_{field.py}"
+                tests.append(f"({value} is {shared} or {value} == {shared})")
+            else:
+                tests.append(
+                    {
+                        "none": f"{value} is None",
+                        "unset": f"{value} is _UNSET",
+                        "false": f"{value} is False",
+                        "const": f"{value} == {default.value_repr}",
+                        "empty_seq": f"{value} == []",
+                        "empty_map": f"{value} == {{}}",
+                    }[default.kind]
+                )
+        return " and ".join([*tests, f"not {var}.extra"])
 
     # ------------------------------------------------------------------ the rest
 

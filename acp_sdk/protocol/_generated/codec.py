@@ -632,14 +632,13 @@ def _e_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
     v = o.logout
     if v is not None:
         try:
-            v = (
+            d["logout"] = (
                 _e_LogoutCapabilities(v)
                 if type(v) is LogoutCapabilities
                 else _s.refuse("LogoutCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("logout") from None
-        d["logout"] = v
     elif "logout" in ex:
         d["logout"] = None
     v = o.meta
@@ -758,17 +757,23 @@ def _e_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.image
-    if (v is not False and v is not None) or "image" in ex:
+    if v is True:
+        d["image"] = True
+    elif (v is not False and v is not None) or "image" in ex:
         if type(v) is not bool:
             v = _s.checked(_s.e_bool, v, "image")
         d["image"] = v
     v = o.audio
-    if (v is not False and v is not None) or "audio" in ex:
+    if v is True:
+        d["audio"] = True
+    elif (v is not False and v is not None) or "audio" in ex:
         if type(v) is not bool:
             v = _s.checked(_s.e_bool, v, "audio")
         d["audio"] = v
     v = o.embedded_context
-    if (v is not False and v is not None) or "embeddedContext" in ex:
+    if v is True:
+        d["embeddedContext"] = True
+    elif (v is not False and v is not None) or "embeddedContext" in ex:
         if type(v) is not bool:
             v = _s.checked(_s.e_bool, v, "embeddedContext")
         d["embeddedContext"] = v
@@ -870,12 +875,16 @@ def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.http
-    if (v is not False and v is not None) or "http" in ex:
+    if v is True:
+        d["http"] = True
+    elif (v is not False and v is not None) or "http" in ex:
         if type(v) is not bool:
             v = _s.checked(_s.e_bool, v, "http")
         d["http"] = v
     v = o.sse
-    if (v is not False and v is not None) or "sse" in ex:
+    if v is True:
+        d["sse"] = True
+    elif (v is not False and v is not None) or "sse" in ex:
         if type(v) is not bool:
             v = _s.checked(_s.e_bool, v, "sse")
         d["sse"] = v
@@ -1033,66 +1042,61 @@ def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
     v = o.list
     if v is not None:
         try:
-            v = (
+            d["list"] = (
                 _e_SessionListCapabilities(v)
                 if type(v) is SessionListCapabilities
                 else _s.refuse("SessionListCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("list") from None
-        d["list"] = v
     elif "list" in ex:
         d["list"] = None
     v = o.delete
     if v is not None:
         try:
-            v = (
+            d["delete"] = (
                 _e_SessionDeleteCapabilities(v)
                 if type(v) is SessionDeleteCapabilities
                 else _s.refuse("SessionDeleteCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("delete") from None
-        d["delete"] = v
     elif "delete" in ex:
         d["delete"] = None
     v = o.additional_directories
     if v is not None:
         try:
-            v = (
+            d["additionalDirectories"] = (
                 _e_SessionAdditionalDirectoriesCapabilities(v)
                 if type(v) is SessionAdditionalDirectoriesCapabilities
                 else _s.refuse("SessionAdditionalDirectoriesCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("additionalDirectories") from None
-        d["additionalDirectories"] = v
     elif "additionalDirectories" in ex:
         d["additionalDirectories"] = None
     v = o.resume
     if v is not None:
         try:
-            v = (
+            d["resume"] = (
                 _e_SessionResumeCapabilities(v)
                 if type(v) is SessionResumeCapabilities
                 else _s.refuse("SessionResumeCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("resume") from None
-        d["resume"] = v
     elif "resume" in ex:
         d["resume"] = None
     v = o.close
     if v is not None:
         try:
-            v = (
+            d["close"] = (
                 _e_SessionCloseCapabilities(v)
                 if type(v) is SessionCloseCapabilities
                 else _s.refuse("SessionCloseCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("close") from None
-        d["close"] = v
     elif "close" in ex:
         d["close"] = None
     v = o.meta
@@ -1256,74 +1260,92 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.load_session
-    if (v is not False and v is not None) or "loadSession" in ex:
+    if v is True:
+        d["loadSession"] = True
+    elif (v is not False and v is not None) or "loadSession" in ex:
         if type(v) is not bool:
             v = _s.checked(_s.e_bool, v, "loadSession")
         d["loadSession"] = v
     v = o.prompt_capabilities
     if (
-        v is not None
-        and (
-            v is not _DF_AgentCapabilities_prompt_capabilities
-            and v != _DF_AgentCapabilities_prompt_capabilities
+        v is not _DF_AgentCapabilities_prompt_capabilities
+        and v is not None
+        and not (
+            type(v) is PromptCapabilities
+            and v.image is False
+            and v.audio is False
+            and v.embedded_context is False
+            and v.meta is None
+            and not v.extra
         )
     ) or "promptCapabilities" in ex:
         try:
-            v = (
+            d["promptCapabilities"] = (
                 _e_PromptCapabilities(v)
                 if type(v) is PromptCapabilities
                 else _s.refuse("PromptCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("promptCapabilities") from None
-        d["promptCapabilities"] = v
     v = o.mcp_capabilities
     if (
-        v is not None
-        and (
-            v is not _DF_AgentCapabilities_mcp_capabilities
-            and v != _DF_AgentCapabilities_mcp_capabilities
+        v is not _DF_AgentCapabilities_mcp_capabilities
+        and v is not None
+        and not (
+            type(v) is McpCapabilities
+            and v.http is False
+            and v.sse is False
+            and v.meta is None
+            and not v.extra
         )
     ) or "mcpCapabilities" in ex:
         try:
-            v = (
+            d["mcpCapabilities"] = (
                 _e_McpCapabilities(v)
                 if type(v) is McpCapabilities
                 else _s.refuse("McpCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("mcpCapabilities") from None
-        d["mcpCapabilities"] = v
     v = o.session_capabilities
     if (
-        v is not None
-        and (
-            v is not _DF_AgentCapabilities_session_capabilities
-            and v != _DF_AgentCapabilities_session_capabilities
+        v is not _DF_AgentCapabilities_session_capabilities
+        and v is not None
+        and not (
+            type(v) is SessionCapabilities
+            and v.list is None
+            and v.delete is None
+            and v.additional_directories is None
+            and v.resume is None
+            and v.close is None
+            and v.meta is None
+            and not v.extra
         )
     ) or "sessionCapabilities" in ex:
         try:
-            v = (
+            d["sessionCapabilities"] = (
                 _e_SessionCapabilities(v)
                 if type(v) is SessionCapabilities
                 else _s.refuse("SessionCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("sessionCapabilities") from None
-        d["sessionCapabilities"] = v
     v = o.auth
     if (
-        v is not None and (v is not _DF_AgentCapabilities_auth and v != _DF_AgentCapabilities_auth)
+        v is not _DF_AgentCapabilities_auth
+        and v is not None
+        and not (
+            type(v) is AgentAuthCapabilities and v.logout is None and v.meta is None and not v.extra
+        )
     ) or "auth" in ex:
         try:
-            v = (
+            d["auth"] = (
                 _e_AgentAuthCapabilities(v)
                 if type(v) is AgentAuthCapabilities
                 else _s.refuse("AgentAuthCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("auth") from None
-        d["auth"] = v
     v = o.meta
     if v is not None:
         if type(v) is not dict:
@@ -1409,18 +1431,21 @@ def _d_ContentChunk(d: Any) -> ContentChunk:
 
 
 def _e_ContentChunk(o: ContentChunk) -> dict[str, Any]:
-    q_content: Any = o.content
-    try:
-        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
-    except EncodeError as e:
-        raise e.at("content") from None
     if (
         o.message_id is None
         and o.meta is None
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"content": q_content}
+        try:
+            return {"content": _EU_ContentBlock(type(o.content), _x_ContentBlock)(o.content)}
+        except EncodeError as e:
+            raise e.at("content") from None
+    q_content: Any = o.content
+    try:
+        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
+    except EncodeError as e:
+        raise e.at("content") from None
     d: dict[str, Any] = {"content": q_content}
     ex = o._explicit
     v: Any
@@ -1525,18 +1550,24 @@ def _a_AgentMessageChunk(d: Any) -> AgentMessageChunk:
 
 
 def _e_AgentMessageChunk(o: AgentMessageChunk) -> dict[str, Any]:
-    q_content: Any = o.content
-    try:
-        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
-    except EncodeError as e:
-        raise e.at("content") from None
     if (
         o.message_id is None
         and o.meta is None
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"sessionUpdate": "agent_message_chunk", "content": q_content}
+        try:
+            return {
+                "sessionUpdate": "agent_message_chunk",
+                "content": _EU_ContentBlock(type(o.content), _x_ContentBlock)(o.content),
+            }
+        except EncodeError as e:
+            raise e.at("content") from None
+    q_content: Any = o.content
+    try:
+        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
+    except EncodeError as e:
+        raise e.at("content") from None
     d: dict[str, Any] = {"sessionUpdate": "agent_message_chunk", "content": q_content}
     ex = o._explicit
     v: Any
@@ -1641,18 +1672,24 @@ def _a_AgentThoughtChunk(d: Any) -> AgentThoughtChunk:
 
 
 def _e_AgentThoughtChunk(o: AgentThoughtChunk) -> dict[str, Any]:
-    q_content: Any = o.content
-    try:
-        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
-    except EncodeError as e:
-        raise e.at("content") from None
     if (
         o.message_id is None
         and o.meta is None
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"sessionUpdate": "agent_thought_chunk", "content": q_content}
+        try:
+            return {
+                "sessionUpdate": "agent_thought_chunk",
+                "content": _EU_ContentBlock(type(o.content), _x_ContentBlock)(o.content),
+            }
+        except EncodeError as e:
+            raise e.at("content") from None
+    q_content: Any = o.content
+    try:
+        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
+    except EncodeError as e:
+        raise e.at("content") from None
     d: dict[str, Any] = {"sessionUpdate": "agent_thought_chunk", "content": q_content}
     ex = o._explicit
     v: Any
@@ -1781,14 +1818,13 @@ def _e_Annotations(o: Annotations) -> dict[str, Any]:
     v = o.audience
     if v is not None:
         try:
-            v = (
+            d["audience"] = (
                 [(x if type(x) is str and x in _L_Role else _EL_Role(x)) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _EL_Role)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "audience", _EL_Role)
-        d["audience"] = v
+            d["audience"] = _s.checked(_s.e_list, v, "audience", _EL_Role)
     elif "audience" in ex:
         d["audience"] = None
     v = o.last_modified
@@ -1919,10 +1955,11 @@ def _e_AudioContent(o: AudioContent) -> dict[str, Any]:
     v = o.annotations
     if v is not None:
         try:
-            v = _e_Annotations(v) if type(v) is Annotations else _s.refuse("Annotations", v)
+            d["annotations"] = (
+                _e_Annotations(v) if type(v) is Annotations else _s.refuse("Annotations", v)
+            )
         except EncodeError as e:
             raise e.at("annotations") from None
-        d["annotations"] = v
     elif "annotations" in ex:
         d["annotations"] = None
     d["data"] = q_data
@@ -2002,7 +2039,9 @@ def _e_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.terminal
-    if (v is not False and v is not None) or "terminal" in ex:
+    if v is True:
+        d["terminal"] = True
+    elif (v is not False and v is not None) or "terminal" in ex:
         if type(v) is not bool:
             v = _s.checked(_s.e_bool, v, "terminal")
         d["terminal"] = v
@@ -2257,14 +2296,13 @@ def _e_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
     v = o.args
     if v:
         try:
-            v = (
+            d["args"] = (
                 [(x if type(x) is str else _s.e_str(x)) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _s.e_str)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "args", _s.e_str)
-        d["args"] = v
+            d["args"] = _s.checked(_s.e_list, v, "args", _s.e_str)
     elif "args" in ex:
         d["args"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -2272,7 +2310,7 @@ def _e_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
     v = o.env
     if v:
         try:
-            v = (
+            d["env"] = (
                 {
                     k if type(k) is str else _s.e_key(k): (x if type(x) is str else _s.e_str(x))
                     for k, x in v.items()
@@ -2281,8 +2319,7 @@ def _e_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
                 else _s.e_map(v, _s.e_str)
             )
         except EncodeError:
-            v = _s.checked(_s.e_map, v, "env", _s.e_str)
-        d["env"] = v
+            d["env"] = _s.checked(_s.e_map, v, "env", _s.e_str)
     elif "env" in ex:
         d["env"] = {}
     elif v is not None and v is not _EMPTY and type(v) is not dict:
@@ -2508,10 +2545,9 @@ def _e_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
     v = o.input
     if v is not None:
         try:
-            v = _EU_AvailableCommandInput(type(v), _x_AvailableCommandInput)(v)
+            d["input"] = _EU_AvailableCommandInput(type(v), _x_AvailableCommandInput)(v)
         except EncodeError as e:
             raise e.at("input") from None
-        d["input"] = v
     elif "input" in ex:
         d["input"] = None
     v = o.meta
@@ -2584,6 +2620,25 @@ def _a_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
 
 
 def _e_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "sessionUpdate": "available_commands_update",
+                "availableCommands": (
+                    [
+                        (
+                            _e_AvailableCommand(x)
+                            if type(x) is AvailableCommand
+                            else _s.refuse("AvailableCommand", x)
+                        )
+                        for x in o.available_commands
+                    ]
+                    if type(o.available_commands) is list or type(o.available_commands) is tuple
+                    else _s.e_list(o.available_commands, _c_AvailableCommand)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_available_commands: Any = o.available_commands
     try:
         q_available_commands = (
@@ -2602,11 +2657,6 @@ def _e_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
         q_available_commands = _s.checked(
             _s.e_list, q_available_commands, "availableCommands", _c_AvailableCommand
         )
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "sessionUpdate": "available_commands_update",
-            "availableCommands": q_available_commands,
-        }
     d: dict[str, Any] = {
         "sessionUpdate": "available_commands_update",
         "availableCommands": q_available_commands,
@@ -3186,12 +3236,16 @@ def _e_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.read_text_file
-    if (v is not False and v is not None) or "readTextFile" in ex:
+    if v is True:
+        d["readTextFile"] = True
+    elif (v is not False and v is not None) or "readTextFile" in ex:
         if type(v) is not bool:
             v = _s.checked(_s.e_bool, v, "readTextFile")
         d["readTextFile"] = v
     v = o.write_text_file
-    if (v is not False and v is not None) or "writeTextFile" in ex:
+    if v is True:
+        d["writeTextFile"] = True
+    elif (v is not False and v is not None) or "writeTextFile" in ex:
         if type(v) is not bool:
             v = _s.checked(_s.e_bool, v, "writeTextFile")
         d["writeTextFile"] = v
@@ -3348,60 +3402,69 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     v: Any
     v = o.fs
     if (
-        v is not None and (v is not _DF_ClientCapabilities_fs and v != _DF_ClientCapabilities_fs)
+        v is not _DF_ClientCapabilities_fs
+        and v is not None
+        and not (
+            type(v) is FileSystemCapabilities
+            and v.read_text_file is False
+            and v.write_text_file is False
+            and v.meta is None
+            and not v.extra
+        )
     ) or "fs" in ex:
         try:
-            v = (
+            d["fs"] = (
                 _e_FileSystemCapabilities(v)
                 if type(v) is FileSystemCapabilities
                 else _s.refuse("FileSystemCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("fs") from None
-        d["fs"] = v
     v = o.terminal
-    if (v is not False and v is not None) or "terminal" in ex:
+    if v is True:
+        d["terminal"] = True
+    elif (v is not False and v is not None) or "terminal" in ex:
         if type(v) is not bool:
             v = _s.checked(_s.e_bool, v, "terminal")
         d["terminal"] = v
     v = o.session
     if v is not None:
         try:
-            v = (
+            d["session"] = (
                 _e_ClientSessionCapabilities(v)
                 if type(v) is ClientSessionCapabilities
                 else _s.refuse("ClientSessionCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("session") from None
-        d["session"] = v
     elif "session" in ex:
         d["session"] = None
     v = o.auth
     if (
-        v is not None
-        and (v is not _DF_ClientCapabilities_auth and v != _DF_ClientCapabilities_auth)
+        v is not _DF_ClientCapabilities_auth
+        and v is not None
+        and not (
+            type(v) is AuthCapabilities and v.terminal is False and v.meta is None and not v.extra
+        )
     ) or "auth" in ex:
         try:
-            v = (
+            d["auth"] = (
                 _e_AuthCapabilities(v)
                 if type(v) is AuthCapabilities
                 else _s.refuse("AuthCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("auth") from None
-        d["auth"] = v
     v = o.elicitation
     if v is not None:
         try:
-            v = (
+            d["elicitation"] = (
                 _e_ElicitationCapabilities(v)
                 if type(v) is ElicitationCapabilities
                 else _s.refuse("ElicitationCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("elicitation") from None
-        d["elicitation"] = v
     elif "elicitation" in ex:
         d["elicitation"] = None
     v = o.meta
@@ -3486,14 +3549,13 @@ def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]
     v = o.config_options
     if v is not None:
         try:
-            v = (
+            d["configOptions"] = (
                 _e_SessionConfigOptionsCapabilities(v)
                 if type(v) is SessionConfigOptionsCapabilities
                 else _s.refuse("SessionConfigOptionsCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("configOptions") from None
-        d["configOptions"] = v
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -3757,6 +3819,21 @@ def _a_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
 
 
 def _e_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "sessionUpdate": "config_option_update",
+                "configOptions": (
+                    [
+                        _EU_SessionConfigOption(type(x), _x_SessionConfigOption)(x)
+                        for x in o.config_options
+                    ]
+                    if type(o.config_options) is list or type(o.config_options) is tuple
+                    else _s.e_list(o.config_options, _e_SessionConfigOption)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_config_options: Any = o.config_options
     try:
         q_config_options = (
@@ -3768,8 +3845,6 @@ def _e_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
         q_config_options = _s.checked(
             _s.e_list, q_config_options, "configOptions", _e_SessionConfigOption
         )
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionUpdate": "config_option_update", "configOptions": q_config_options}
     d: dict[str, Any] = {"sessionUpdate": "config_option_update", "configOptions": q_config_options}
     ex = o._explicit
     v: Any
@@ -3850,13 +3925,19 @@ def _a_Content(d: Any) -> Content:
 
 
 def _e_Content(o: Content) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "type": "content",
+                "content": _EU_ContentBlock(type(o.content), _x_ContentBlock)(o.content),
+            }
+        except EncodeError as e:
+            raise e.at("content") from None
     q_content: Any = o.content
     try:
         q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
     except EncodeError as e:
         raise e.at("content") from None
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"type": "content", "content": q_content}
     d: dict[str, Any] = {"type": "content", "content": q_content}
     ex = o._explicit
     v: Any
@@ -4023,6 +4104,23 @@ def _d_ElicitationFormMode(d: Any) -> ElicitationFormMode:
 
 
 def _e_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
+    if (
+        o.session_id is None
+        and o.tool_call_id is None
+        and o.request_id is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        try:
+            return {
+                "requestedSchema": (
+                    _e_ElicitationSchema(o.requested_schema)
+                    if type(o.requested_schema) is ElicitationSchema
+                    else _s.refuse("ElicitationSchema", o.requested_schema)
+                )
+            }
+        except EncodeError as e:
+            raise e.at("requestedSchema") from None
     q_requested_schema: Any = o.requested_schema
     try:
         q_requested_schema = (
@@ -4032,14 +4130,6 @@ def _e_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
         )
     except EncodeError as e:
         raise e.at("requestedSchema") from None
-    if (
-        o.session_id is None
-        and o.tool_call_id is None
-        and o.request_id is None
-        and o._explicit is _NO_EXPLICIT
-        and o.extra is _EMPTY
-    ):
-        return {"requestedSchema": q_requested_schema}
     d: dict[str, Any] = {"requestedSchema": q_requested_schema}
     ex = o._explicit
     v: Any
@@ -4177,15 +4267,6 @@ def _a_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
 
 
 def _e_CreateElicitationRequestForm(o: CreateElicitationRequestForm) -> dict[str, Any]:
-    q_requested_schema: Any = o.requested_schema
-    try:
-        q_requested_schema = (
-            _e_ElicitationSchema(q_requested_schema)
-            if type(q_requested_schema) is ElicitationSchema
-            else _s.refuse("ElicitationSchema", q_requested_schema)
-        )
-    except EncodeError as e:
-        raise e.at("requestedSchema") from None
     q_message: Any = o.message
     if type(q_message) is not str:
         q_message = _s.checked(_s.e_str, q_message, "message")
@@ -4197,7 +4278,27 @@ def _e_CreateElicitationRequestForm(o: CreateElicitationRequestForm) -> dict[str
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"mode": "form", "requestedSchema": q_requested_schema, "message": q_message}
+        try:
+            return {
+                "mode": "form",
+                "requestedSchema": (
+                    _e_ElicitationSchema(o.requested_schema)
+                    if type(o.requested_schema) is ElicitationSchema
+                    else _s.refuse("ElicitationSchema", o.requested_schema)
+                ),
+                "message": q_message,
+            }
+        except EncodeError as e:
+            raise e.at("requestedSchema") from None
+    q_requested_schema: Any = o.requested_schema
+    try:
+        q_requested_schema = (
+            _e_ElicitationSchema(q_requested_schema)
+            if type(q_requested_schema) is ElicitationSchema
+            else _s.refuse("ElicitationSchema", q_requested_schema)
+        )
+    except EncodeError as e:
+        raise e.at("requestedSchema") from None
     d: dict[str, Any] = {"mode": "form", "requestedSchema": q_requested_schema}
     ex = o._explicit
     v: Any
@@ -4583,7 +4684,7 @@ def _e_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
     v = o.content
     if v is not None:
         try:
-            v = (
+            d["content"] = (
                 {
                     k if type(k) is str else _s.e_key(k): _e_ElicitationContentValue(x)
                     for k, x in v.items()
@@ -4592,8 +4693,7 @@ def _e_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
                 else _s.e_map(v, _e_ElicitationContentValue)
             )
         except EncodeError:
-            v = _s.checked(_s.e_map, v, "content", _e_ElicitationContentValue)
-        d["content"] = v
+            d["content"] = _s.checked(_s.e_map, v, "content", _e_ElicitationContentValue)
     elif "content" in ex:
         d["content"] = None
     if o.extra is not _EMPTY and o.extra:
@@ -4675,7 +4775,7 @@ def _e_CreateElicitationResponseAccept(o: CreateElicitationResponseAccept) -> di
     v = o.content
     if v is not None:
         try:
-            v = (
+            d["content"] = (
                 {
                     k if type(k) is str else _s.e_key(k): _e_ElicitationContentValue(x)
                     for k, x in v.items()
@@ -4684,8 +4784,7 @@ def _e_CreateElicitationResponseAccept(o: CreateElicitationResponseAccept) -> di
                 else _s.e_map(v, _e_ElicitationContentValue)
             )
         except EncodeError:
-            v = _s.checked(_s.e_map, v, "content", _e_ElicitationContentValue)
-        d["content"] = v
+            d["content"] = _s.checked(_s.e_map, v, "content", _e_ElicitationContentValue)
     elif "content" in ex:
         d["content"] = None
     v = o.meta
@@ -4966,14 +5065,13 @@ def _e_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
     v = o.args
     if v:
         try:
-            v = (
+            d["args"] = (
                 [(x if type(x) is str else _s.e_str(x)) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _s.e_str)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "args", _s.e_str)
-        d["args"] = v
+            d["args"] = _s.checked(_s.e_list, v, "args", _s.e_str)
     elif "args" in ex:
         d["args"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -4981,7 +5079,7 @@ def _e_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
     v = o.env
     if v:
         try:
-            v = (
+            d["env"] = (
                 [
                     (_e_EnvVariable(x) if type(x) is EnvVariable else _s.refuse("EnvVariable", x))
                     for x in v
@@ -4990,8 +5088,7 @@ def _e_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
                 else _s.e_list(v, _c_EnvVariable)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "env", _c_EnvVariable)
-        d["env"] = v
+            d["env"] = _s.checked(_s.e_list, v, "env", _c_EnvVariable)
     elif "env" in ex:
         d["env"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -5488,27 +5585,25 @@ def _e_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
     v = o.form
     if v is not None:
         try:
-            v = (
+            d["form"] = (
                 _e_ElicitationFormCapabilities(v)
                 if type(v) is ElicitationFormCapabilities
                 else _s.refuse("ElicitationFormCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("form") from None
-        d["form"] = v
     elif "form" in ex:
         d["form"] = None
     v = o.url
     if v is not None:
         try:
-            v = (
+            d["url"] = (
                 _e_ElicitationUrlCapabilities(v)
                 if type(v) is ElicitationUrlCapabilities
                 else _s.refuse("ElicitationUrlCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("url") from None
-        d["url"] = v
     elif "url" in ex:
         d["url"] = None
     v = o.meta
@@ -5746,7 +5841,12 @@ def _e_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
     v: Any
     v = o.type
     if (v is not None and v != "object") or "type" in ex:
-        if not (type(v) is str and v in _L_ElicitationSchemaType):
+        try:
+            if v not in _L_ElicitationSchemaType:
+                v = _s.checked(_EL_ElicitationSchemaType, v, "type")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_ElicitationSchemaType, v, "type")
         d["type"] = v
     v = o.title
@@ -5759,7 +5859,7 @@ def _e_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
     v = o.properties
     if v:
         try:
-            v = (
+            d["properties"] = (
                 {
                     k if type(k) is str else _s.e_key(k): _EU_ElicitationPropertySchema(
                         type(x), _x_ElicitationPropertySchema
@@ -5770,8 +5870,7 @@ def _e_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
                 else _s.e_map(v, _e_ElicitationPropertySchema)
             )
         except EncodeError:
-            v = _s.checked(_s.e_map, v, "properties", _e_ElicitationPropertySchema)
-        d["properties"] = v
+            d["properties"] = _s.checked(_s.e_map, v, "properties", _e_ElicitationPropertySchema)
     elif "properties" in ex:
         d["properties"] = {}
     elif v is not None and v is not _EMPTY and type(v) is not dict:
@@ -5779,14 +5878,13 @@ def _e_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
     v = o.required
     if v is not None:
         try:
-            v = (
+            d["required"] = (
                 [(x if type(x) is str else _s.e_str(x)) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _s.e_str)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "required", _s.e_str)
-        d["required"] = v
+            d["required"] = _s.checked(_s.e_list, v, "required", _s.e_str)
     elif "required" in ex:
         d["required"] = None
     v = o.description
@@ -6007,6 +6105,21 @@ def _a_EmbeddedResource(d: Any) -> EmbeddedResource:
 
 
 def _e_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
+    if (
+        o.annotations is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        try:
+            return {
+                "type": "resource",
+                "resource": _EU_EmbeddedResourceResource(
+                    type(o.resource), _x_EmbeddedResourceResource
+                )(o.resource),
+            }
+        except EncodeError as e:
+            raise e.at("resource") from None
     q_resource: Any = o.resource
     try:
         q_resource = _EU_EmbeddedResourceResource(type(q_resource), _x_EmbeddedResourceResource)(
@@ -6014,23 +6127,17 @@ def _e_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
         )
     except EncodeError as e:
         raise e.at("resource") from None
-    if (
-        o.annotations is None
-        and o.meta is None
-        and o._explicit is _NO_EXPLICIT
-        and o.extra is _EMPTY
-    ):
-        return {"type": "resource", "resource": q_resource}
     d: dict[str, Any] = {"type": "resource"}
     ex = o._explicit
     v: Any
     v = o.annotations
     if v is not None:
         try:
-            v = _e_Annotations(v) if type(v) is Annotations else _s.refuse("Annotations", v)
+            d["annotations"] = (
+                _e_Annotations(v) if type(v) is Annotations else _s.refuse("Annotations", v)
+            )
         except EncodeError as e:
             raise e.at("annotations") from None
-        d["annotations"] = v
     elif "annotations" in ex:
         d["annotations"] = None
     d["resource"] = q_resource
@@ -6493,10 +6600,11 @@ def _e_ImageContent(o: ImageContent) -> dict[str, Any]:
     v = o.annotations
     if v is not None:
         try:
-            v = _e_Annotations(v) if type(v) is Annotations else _s.refuse("Annotations", v)
+            d["annotations"] = (
+                _e_Annotations(v) if type(v) is Annotations else _s.refuse("Annotations", v)
+            )
         except EncodeError as e:
             raise e.at("annotations") from None
-        d["annotations"] = v
     elif "annotations" in ex:
         d["annotations"] = None
     d["data"] = q_data
@@ -6722,32 +6830,37 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
     v: Any
     v = o.client_capabilities
     if (
-        v is not None
-        and (
-            v is not _DF_InitializeRequest_client_capabilities
-            and v != _DF_InitializeRequest_client_capabilities
+        v is not _DF_InitializeRequest_client_capabilities
+        and v is not None
+        and not (
+            type(v) is ClientCapabilities
+            and (v.fs is _DF_ClientCapabilities_fs or v.fs == _DF_ClientCapabilities_fs)
+            and v.terminal is False
+            and v.session is None
+            and (v.auth is _DF_ClientCapabilities_auth or v.auth == _DF_ClientCapabilities_auth)
+            and v.elicitation is None
+            and v.meta is None
+            and not v.extra
         )
     ) or "clientCapabilities" in ex:
         try:
-            v = (
+            d["clientCapabilities"] = (
                 _e_ClientCapabilities(v)
                 if type(v) is ClientCapabilities
                 else _s.refuse("ClientCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("clientCapabilities") from None
-        d["clientCapabilities"] = v
     v = o.client_info
     if v is not None:
         try:
-            v = (
+            d["clientInfo"] = (
                 _e_Implementation(v)
                 if type(v) is Implementation
                 else _s.refuse("Implementation", v)
             )
         except EncodeError as e:
             raise e.at("clientInfo") from None
-        d["clientInfo"] = v
     elif "clientInfo" in ex:
         d["clientInfo"] = None
     v = o.meta
@@ -6871,32 +6984,46 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
     v: Any
     v = o.agent_capabilities
     if (
-        v is not None
-        and (
-            v is not _DF_InitializeResponse_agent_capabilities
-            and v != _DF_InitializeResponse_agent_capabilities
+        v is not _DF_InitializeResponse_agent_capabilities
+        and v is not None
+        and not (
+            type(v) is AgentCapabilities
+            and v.load_session is False
+            and (
+                v.prompt_capabilities is _DF_AgentCapabilities_prompt_capabilities
+                or v.prompt_capabilities == _DF_AgentCapabilities_prompt_capabilities
+            )
+            and (
+                v.mcp_capabilities is _DF_AgentCapabilities_mcp_capabilities
+                or v.mcp_capabilities == _DF_AgentCapabilities_mcp_capabilities
+            )
+            and (
+                v.session_capabilities is _DF_AgentCapabilities_session_capabilities
+                or v.session_capabilities == _DF_AgentCapabilities_session_capabilities
+            )
+            and (v.auth is _DF_AgentCapabilities_auth or v.auth == _DF_AgentCapabilities_auth)
+            and v.meta is None
+            and not v.extra
         )
     ) or "agentCapabilities" in ex:
         try:
-            v = (
+            d["agentCapabilities"] = (
                 _e_AgentCapabilities(v)
                 if type(v) is AgentCapabilities
                 else _s.refuse("AgentCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("agentCapabilities") from None
-        d["agentCapabilities"] = v
     v = o.auth_methods
     if v:
         try:
-            v = (
+            d["authMethods"] = (
                 [_EU_AuthMethod(type(x), _x_AuthMethod)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_AuthMethod)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "authMethods", _e_AuthMethod)
-        d["authMethods"] = v
+            d["authMethods"] = _s.checked(_s.e_list, v, "authMethods", _e_AuthMethod)
     elif "authMethods" in ex:
         d["authMethods"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -6904,14 +7031,13 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
     v = o.agent_info
     if v is not None:
         try:
-            v = (
+            d["agentInfo"] = (
                 _e_Implementation(v)
                 if type(v) is Implementation
                 else _s.refuse("Implementation", v)
             )
         except EncodeError as e:
             raise e.at("agentInfo") from None
-        d["agentInfo"] = v
     elif "agentInfo" in ex:
         d["agentInfo"] = None
     v = o.meta
@@ -7416,6 +7542,29 @@ def _d_ListSessionsResponse(d: Any) -> ListSessionsResponse:
 
 
 def _e_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
+    if (
+        o.next_cursor is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        try:
+            return {
+                "sessions": (
+                    [
+                        (
+                            _e_SessionInfo(x)
+                            if type(x) is SessionInfo
+                            else _s.refuse("SessionInfo", x)
+                        )
+                        for x in o.sessions
+                    ]
+                    if type(o.sessions) is list or type(o.sessions) is tuple
+                    else _s.e_list(o.sessions, _c_SessionInfo)
+                )
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_sessions: Any = o.sessions
     try:
         q_sessions = (
@@ -7428,13 +7577,6 @@ def _e_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
         )
     except EncodeError:
         q_sessions = _s.checked(_s.e_list, q_sessions, "sessions", _c_SessionInfo)
-    if (
-        o.next_cursor is None
-        and o.meta is None
-        and o._explicit is _NO_EXPLICIT
-        and o.extra is _EMPTY
-    ):
-        return {"sessions": q_sessions}
     d: dict[str, Any] = {"sessions": q_sessions}
     ex = o._explicit
     v: Any
@@ -7558,14 +7700,13 @@ def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
     v = o.additional_directories
     if v:
         try:
-            v = (
+            d["additionalDirectories"] = (
                 [(x if type(x) is str else _s.e_str(x)) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _s.e_str)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
-        d["additionalDirectories"] = v
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     elif "additionalDirectories" in ex:
         d["additionalDirectories"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -7671,27 +7812,25 @@ def _e_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
     v = o.modes
     if v is not None:
         try:
-            v = (
+            d["modes"] = (
                 _e_SessionModeState(v)
                 if type(v) is SessionModeState
                 else _s.refuse("SessionModeState", v)
             )
         except EncodeError as e:
             raise e.at("modes") from None
-        d["modes"] = v
     elif "modes" in ex:
         d["modes"] = None
     v = o.config_options
     if v is not None:
         try:
-            v = (
+            d["configOptions"] = (
                 [_EU_SessionConfigOption(type(x), _x_SessionConfigOption)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_SessionConfigOption)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "configOptions", _e_SessionConfigOption)
-        d["configOptions"] = v
+            d["configOptions"] = _s.checked(_s.e_list, v, "configOptions", _e_SessionConfigOption)
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -7955,6 +8094,23 @@ def _e_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
     q_url: Any = o.url
     if type(q_url) is not str:
         q_url = _s.checked(_s.e_str, q_url, "url")
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "type": "http",
+                "name": q_name,
+                "url": q_url,
+                "headers": (
+                    [
+                        (_e_HttpHeader(x) if type(x) is HttpHeader else _s.refuse("HttpHeader", x))
+                        for x in o.headers
+                    ]
+                    if type(o.headers) is list or type(o.headers) is tuple
+                    else _s.e_list(o.headers, _c_HttpHeader)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_headers: Any = o.headers
     try:
         q_headers = (
@@ -7967,8 +8123,6 @@ def _e_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
         )
     except EncodeError:
         q_headers = _s.checked(_s.e_list, q_headers, "headers", _c_HttpHeader)
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"type": "http", "name": q_name, "url": q_url, "headers": q_headers}
     d: dict[str, Any] = {"type": "http", "name": q_name, "url": q_url, "headers": q_headers}
     ex = o._explicit
     v: Any
@@ -8062,6 +8216,23 @@ def _e_McpServerSse(o: McpServerSse) -> dict[str, Any]:
     q_url: Any = o.url
     if type(q_url) is not str:
         q_url = _s.checked(_s.e_str, q_url, "url")
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "type": "sse",
+                "name": q_name,
+                "url": q_url,
+                "headers": (
+                    [
+                        (_e_HttpHeader(x) if type(x) is HttpHeader else _s.refuse("HttpHeader", x))
+                        for x in o.headers
+                    ]
+                    if type(o.headers) is list or type(o.headers) is tuple
+                    else _s.e_list(o.headers, _c_HttpHeader)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_headers: Any = o.headers
     try:
         q_headers = (
@@ -8074,8 +8245,6 @@ def _e_McpServerSse(o: McpServerSse) -> dict[str, Any]:
         )
     except EncodeError:
         q_headers = _s.checked(_s.e_list, q_headers, "headers", _c_HttpHeader)
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"type": "sse", "name": q_name, "url": q_url, "headers": q_headers}
     d: dict[str, Any] = {"type": "sse", "name": q_name, "url": q_url, "headers": q_headers}
     ex = o._explicit
     v: Any
@@ -8349,11 +8518,6 @@ def _a_MultiSelectPropertySchema(d: Any) -> MultiSelectPropertySchema:
 
 
 def _e_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]:
-    q_items: Any = o.items
-    try:
-        q_items = _EU_MultiSelectItems(type(q_items), _x_MultiSelectItems)(q_items)
-    except EncodeError as e:
-        raise e.at("items") from None
     if (
         o.title is None
         and o.description is None
@@ -8364,7 +8528,18 @@ def _e_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"type": "array", "items": q_items}
+        try:
+            return {
+                "type": "array",
+                "items": _EU_MultiSelectItems(type(o.items), _x_MultiSelectItems)(o.items),
+            }
+        except EncodeError as e:
+            raise e.at("items") from None
+    q_items: Any = o.items
+    try:
+        q_items = _EU_MultiSelectItems(type(q_items), _x_MultiSelectItems)(q_items)
+    except EncodeError as e:
+        raise e.at("items") from None
     d: dict[str, Any] = {"type": "array"}
     ex = o._explicit
     v: Any
@@ -8400,14 +8575,13 @@ def _e_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]
     v = o.default
     if v is not None:
         try:
-            v = (
+            d["default"] = (
                 [(x if type(x) is str else _s.e_str(x)) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _s.e_str)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "default", _s.e_str)
-        d["default"] = v
+            d["default"] = _s.checked(_s.e_list, v, "default", _s.e_str)
     elif "default" in ex:
         d["default"] = None
     v = o.meta
@@ -8513,14 +8687,13 @@ def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
     v = o.additional_directories
     if v:
         try:
-            v = (
+            d["additionalDirectories"] = (
                 [(x if type(x) is str else _s.e_str(x)) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _s.e_str)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
-        d["additionalDirectories"] = v
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     elif "additionalDirectories" in ex:
         d["additionalDirectories"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -8636,27 +8809,25 @@ def _e_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
     v = o.modes
     if v is not None:
         try:
-            v = (
+            d["modes"] = (
                 _e_SessionModeState(v)
                 if type(v) is SessionModeState
                 else _s.refuse("SessionModeState", v)
             )
         except EncodeError as e:
             raise e.at("modes") from None
-        d["modes"] = v
     elif "modes" in ex:
         d["modes"] = None
     v = o.config_options
     if v is not None:
         try:
-            v = (
+            d["configOptions"] = (
                 [_EU_SessionConfigOption(type(x), _x_SessionConfigOption)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_SessionConfigOption)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "configOptions", _e_SessionConfigOption)
-        d["configOptions"] = v
+            d["configOptions"] = _s.checked(_s.e_list, v, "configOptions", _e_SessionConfigOption)
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -8935,7 +9106,12 @@ def _e_PermissionOption(o: PermissionOption) -> dict[str, Any]:
     if type(q_name) is not str:
         q_name = _s.checked(_s.e_str, q_name, "name")
     q_kind: Any = o.kind
-    if not (type(q_kind) is str and q_kind in _L_PermissionOptionKind):
+    try:
+        if q_kind not in _L_PermissionOptionKind:
+            q_kind = _s.checked(_EL_PermissionOptionKind, q_kind, "kind")
+    except EncodeError:
+        raise
+    except TypeError:
         q_kind = _s.checked(_EL_PermissionOptionKind, q_kind, "kind")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
         return {"optionId": q_option_id, "name": q_name, "kind": q_kind}
@@ -9012,6 +9188,21 @@ def _a_Plan(d: Any) -> Plan:
 
 
 def _e_Plan(o: Plan) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "sessionUpdate": "plan",
+                "entries": (
+                    [
+                        (_e_PlanEntry(x) if type(x) is PlanEntry else _s.refuse("PlanEntry", x))
+                        for x in o.entries
+                    ]
+                    if type(o.entries) is list or type(o.entries) is tuple
+                    else _s.e_list(o.entries, _c_PlanEntry)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_entries: Any = o.entries
     try:
         q_entries = (
@@ -9024,8 +9215,6 @@ def _e_Plan(o: Plan) -> dict[str, Any]:
         )
     except EncodeError:
         q_entries = _s.checked(_s.e_list, q_entries, "entries", _c_PlanEntry)
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionUpdate": "plan", "entries": q_entries}
     d: dict[str, Any] = {"sessionUpdate": "plan", "entries": q_entries}
     ex = o._explicit
     v: Any
@@ -9106,10 +9295,20 @@ def _e_PlanEntry(o: PlanEntry) -> dict[str, Any]:
     if type(q_content) is not str:
         q_content = _s.checked(_s.e_str, q_content, "content")
     q_priority: Any = o.priority
-    if not (type(q_priority) is str and q_priority in _L_PlanEntryPriority):
+    try:
+        if q_priority not in _L_PlanEntryPriority:
+            q_priority = _s.checked(_EL_PlanEntryPriority, q_priority, "priority")
+    except EncodeError:
+        raise
+    except TypeError:
         q_priority = _s.checked(_EL_PlanEntryPriority, q_priority, "priority")
     q_status: Any = o.status
-    if not (type(q_status) is str and q_status in _L_PlanEntryStatus):
+    try:
+        if q_status not in _L_PlanEntryStatus:
+            q_status = _s.checked(_EL_PlanEntryStatus, q_status, "status")
+    except EncodeError:
+        raise
+    except TypeError:
         q_status = _s.checked(_EL_PlanEntryStatus, q_status, "status")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
         return {"content": q_content, "priority": q_priority, "status": q_status}
@@ -9200,6 +9399,18 @@ def _e_PromptRequest(o: PromptRequest) -> dict[str, Any]:
     q_session_id: Any = o.session_id
     if type(q_session_id) is not str:
         q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "sessionId": q_session_id,
+                "prompt": (
+                    [_EU_ContentBlock(type(x), _x_ContentBlock)(x) for x in o.prompt]
+                    if type(o.prompt) is list or type(o.prompt) is tuple
+                    else _s.e_list(o.prompt, _e_ContentBlock)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_prompt: Any = o.prompt
     try:
         q_prompt = (
@@ -9209,8 +9420,6 @@ def _e_PromptRequest(o: PromptRequest) -> dict[str, Any]:
         )
     except EncodeError:
         q_prompt = _s.checked(_s.e_list, q_prompt, "prompt", _e_ContentBlock)
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": q_session_id, "prompt": q_prompt}
     d: dict[str, Any] = {"sessionId": q_session_id, "prompt": q_prompt}
     ex = o._explicit
     v: Any
@@ -9274,7 +9483,12 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
 
 def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
     q_stop_reason: Any = o.stop_reason
-    if not (type(q_stop_reason) is str and q_stop_reason in _L_StopReason):
+    try:
+        if q_stop_reason not in _L_StopReason:
+            q_stop_reason = _s.checked(_EL_StopReason, q_stop_reason, "stopReason")
+    except EncodeError:
+        raise
+    except TypeError:
         q_stop_reason = _s.checked(_EL_StopReason, q_stop_reason, "stopReason")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
         return {"stopReason": q_stop_reason}
@@ -9791,6 +10005,15 @@ def _d_RequestPermissionResponse(d: Any) -> RequestPermissionResponse:
 
 
 def _e_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "outcome": _EU_RequestPermissionOutcome(
+                    type(o.outcome), _x_RequestPermissionOutcome
+                )(o.outcome)
+            }
+        except EncodeError as e:
+            raise e.at("outcome") from None
     q_outcome: Any = o.outcome
     try:
         q_outcome = _EU_RequestPermissionOutcome(type(q_outcome), _x_RequestPermissionOutcome)(
@@ -9798,8 +10021,6 @@ def _e_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]
         )
     except EncodeError as e:
         raise e.at("outcome") from None
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"outcome": q_outcome}
     d: dict[str, Any] = {"outcome": q_outcome}
     ex = o._explicit
     v: Any
@@ -9986,10 +10207,11 @@ def _e_ResourceLink(o: ResourceLink) -> dict[str, Any]:
     v = o.annotations
     if v is not None:
         try:
-            v = _e_Annotations(v) if type(v) is Annotations else _s.refuse("Annotations", v)
+            d["annotations"] = (
+                _e_Annotations(v) if type(v) is Annotations else _s.refuse("Annotations", v)
+            )
         except EncodeError as e:
             raise e.at("annotations") from None
-        d["annotations"] = v
     elif "annotations" in ex:
         d["annotations"] = None
     v = o.description
@@ -10134,14 +10356,13 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
     v = o.additional_directories
     if v:
         try:
-            v = (
+            d["additionalDirectories"] = (
                 [(x if type(x) is str else _s.e_str(x)) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _s.e_str)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
-        d["additionalDirectories"] = v
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     elif "additionalDirectories" in ex:
         d["additionalDirectories"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -10149,14 +10370,13 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
     v = o.mcp_servers
     if v:
         try:
-            v = (
+            d["mcpServers"] = (
                 [_EU_McpServer(type(x), _x_McpServer)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_McpServer)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
-        d["mcpServers"] = v
+            d["mcpServers"] = _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
     elif "mcpServers" in ex:
         d["mcpServers"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -10261,27 +10481,25 @@ def _e_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
     v = o.modes
     if v is not None:
         try:
-            v = (
+            d["modes"] = (
                 _e_SessionModeState(v)
                 if type(v) is SessionModeState
                 else _s.refuse("SessionModeState", v)
             )
         except EncodeError as e:
             raise e.at("modes") from None
-        d["modes"] = v
     elif "modes" in ex:
         d["modes"] = None
     v = o.config_options
     if v is not None:
         try:
-            v = (
+            d["configOptions"] = (
                 [_EU_SessionConfigOption(type(x), _x_SessionConfigOption)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_SessionConfigOption)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "configOptions", _e_SessionConfigOption)
-        d["configOptions"] = v
+            d["configOptions"] = _s.checked(_s.e_list, v, "configOptions", _e_SessionConfigOption)
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -10834,11 +11052,6 @@ def _e_SessionConfigOptionSelect(o: SessionConfigOptionSelect) -> dict[str, Any]
     q_current_value: Any = o.current_value
     if type(q_current_value) is not str:
         q_current_value = _s.checked(_s.e_str, q_current_value, "currentValue")
-    q_options: Any = o.options
-    try:
-        q_options = _e_SessionConfigSelectOptions(q_options)
-    except EncodeError as e:
-        raise e.at("options") from None
     q_id: Any = o.id
     if type(q_id) is not str:
         q_id = _s.checked(_s.e_str, q_id, "id")
@@ -10852,13 +11065,21 @@ def _e_SessionConfigOptionSelect(o: SessionConfigOptionSelect) -> dict[str, Any]
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {
-            "type": "select",
-            "currentValue": q_current_value,
-            "options": q_options,
-            "id": q_id,
-            "name": q_name,
-        }
+        try:
+            return {
+                "type": "select",
+                "currentValue": q_current_value,
+                "options": _e_SessionConfigSelectOptions(o.options),
+                "id": q_id,
+                "name": q_name,
+            }
+        except EncodeError as e:
+            raise e.at("options") from None
+    q_options: Any = o.options
+    try:
+        q_options = _e_SessionConfigSelectOptions(q_options)
+    except EncodeError as e:
+        raise e.at("options") from None
     d: dict[str, Any] = {
         "type": "select",
         "currentValue": q_current_value,
@@ -10959,14 +11180,13 @@ def _e_SessionConfigOptionsCapabilities(o: SessionConfigOptionsCapabilities) -> 
     v = o.boolean
     if v is not None:
         try:
-            v = (
+            d["boolean"] = (
                 _e_BooleanConfigOptionCapabilities(v)
                 if type(v) is BooleanConfigOptionCapabilities
                 else _s.refuse("BooleanConfigOptionCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("boolean") from None
-        d["boolean"] = v
     elif "boolean" in ex:
         d["boolean"] = None
     v = o.meta
@@ -11050,6 +11270,26 @@ def _e_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
     q_name: Any = o.name
     if type(q_name) is not str:
         q_name = _s.checked(_s.e_str, q_name, "name")
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "group": q_group,
+                "name": q_name,
+                "options": (
+                    [
+                        (
+                            _e_SessionConfigSelectOption(x)
+                            if type(x) is SessionConfigSelectOption
+                            else _s.refuse("SessionConfigSelectOption", x)
+                        )
+                        for x in o.options
+                    ]
+                    if type(o.options) is list or type(o.options) is tuple
+                    else _s.e_list(o.options, _c_SessionConfigSelectOption)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_options: Any = o.options
     try:
         q_options = (
@@ -11066,8 +11306,6 @@ def _e_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
         )
     except EncodeError:
         q_options = _s.checked(_s.e_list, q_options, "options", _c_SessionConfigSelectOption)
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"group": q_group, "name": q_name, "options": q_options}
     d: dict[str, Any] = {"group": q_group, "name": q_name, "options": q_options}
     ex = o._explicit
     v: Any
@@ -11363,14 +11601,13 @@ def _e_SessionInfo(o: SessionInfo) -> dict[str, Any]:
     v = o.additional_directories
     if v:
         try:
-            v = (
+            d["additionalDirectories"] = (
                 [(x if type(x) is str else _s.e_str(x)) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _s.e_str)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
-        d["additionalDirectories"] = v
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     elif "additionalDirectories" in ex:
         d["additionalDirectories"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -11733,6 +11970,25 @@ def _e_SessionModeState(o: SessionModeState) -> dict[str, Any]:
     q_current_mode_id: Any = o.current_mode_id
     if type(q_current_mode_id) is not str:
         q_current_mode_id = _s.checked(_s.e_str, q_current_mode_id, "currentModeId")
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "currentModeId": q_current_mode_id,
+                "availableModes": (
+                    [
+                        (
+                            _e_SessionMode(x)
+                            if type(x) is SessionMode
+                            else _s.refuse("SessionMode", x)
+                        )
+                        for x in o.available_modes
+                    ]
+                    if type(o.available_modes) is list or type(o.available_modes) is tuple
+                    else _s.e_list(o.available_modes, _c_SessionMode)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_available_modes: Any = o.available_modes
     try:
         q_available_modes = (
@@ -11747,8 +12003,6 @@ def _e_SessionModeState(o: SessionModeState) -> dict[str, Any]:
         q_available_modes = _s.checked(
             _s.e_list, q_available_modes, "availableModes", _c_SessionMode
         )
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"currentModeId": q_current_mode_id, "availableModes": q_available_modes}
     d: dict[str, Any] = {"currentModeId": q_current_mode_id, "availableModes": q_available_modes}
     ex = o._explicit
     v: Any
@@ -11830,13 +12084,19 @@ def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
     q_session_id: Any = o.session_id
     if type(q_session_id) is not str:
         q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "sessionId": q_session_id,
+                "update": _EU_SessionUpdate(type(o.update), _x_SessionUpdate)(o.update),
+            }
+        except EncodeError as e:
+            raise e.at("update") from None
     q_update: Any = o.update
     try:
         q_update = _EU_SessionUpdate(type(q_update), _x_SessionUpdate)(q_update)
     except EncodeError as e:
         raise e.at("update") from None
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": q_session_id, "update": q_update}
     d: dict[str, Any] = {"sessionId": q_session_id, "update": q_update}
     ex = o._explicit
     v: Any
@@ -12152,6 +12412,20 @@ def _d_SetSessionConfigOptionResponse(d: Any) -> SetSessionConfigOptionResponse:
 
 
 def _e_SetSessionConfigOptionResponse(o: SetSessionConfigOptionResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "configOptions": (
+                    [
+                        _EU_SessionConfigOption(type(x), _x_SessionConfigOption)(x)
+                        for x in o.config_options
+                    ]
+                    if type(o.config_options) is list or type(o.config_options) is tuple
+                    else _s.e_list(o.config_options, _e_SessionConfigOption)
+                )
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_config_options: Any = o.config_options
     try:
         q_config_options = (
@@ -12163,8 +12437,6 @@ def _e_SetSessionConfigOptionResponse(o: SetSessionConfigOptionResponse) -> dict
         q_config_options = _s.checked(
             _s.e_list, q_config_options, "configOptions", _e_SessionConfigOption
         )
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"configOptions": q_config_options}
     d: dict[str, Any] = {"configOptions": q_config_options}
     ex = o._explicit
     v: Any
@@ -12372,6 +12644,18 @@ def _a_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
 
 
 def _e_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "type": "string",
+                "enum": (
+                    [(x if type(x) is str else _s.e_str(x)) for x in o.enum]
+                    if type(o.enum) is list or type(o.enum) is tuple
+                    else _s.e_list(o.enum, _s.e_str)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_enum: Any = o.enum
     try:
         q_enum = (
@@ -12381,8 +12665,6 @@ def _e_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
         )
     except EncodeError:
         q_enum = _s.checked(_s.e_list, q_enum, "enum", _s.e_str)
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"type": "string", "enum": q_enum}
     d: dict[str, Any] = {"type": "string", "enum": q_enum}
     ex = o._explicit
     v: Any
@@ -12639,7 +12921,12 @@ def _e_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
         d["pattern"] = None
     v = o.format
     if v is not None:
-        if not (type(v) is str and v in _L_StringFormat):
+        try:
+            if v not in _L_StringFormat:
+                v = _s.checked(_EL_StringFormat, v, "format")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_StringFormat, v, "format")
         d["format"] = v
     elif "format" in ex:
@@ -12654,20 +12941,19 @@ def _e_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
     v = o.enum
     if v is not None:
         try:
-            v = (
+            d["enum"] = (
                 [(x if type(x) is str else _s.e_str(x)) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _s.e_str)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "enum", _s.e_str)
-        d["enum"] = v
+            d["enum"] = _s.checked(_s.e_list, v, "enum", _s.e_str)
     elif "enum" in ex:
         d["enum"] = None
     v = o.one_of
     if v is not None:
         try:
-            v = (
+            d["oneOf"] = (
                 [
                     (_e_EnumOption(x) if type(x) is EnumOption else _s.refuse("EnumOption", x))
                     for x in v
@@ -12676,8 +12962,7 @@ def _e_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
                 else _s.e_list(v, _c_EnumOption)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "oneOf", _c_EnumOption)
-        d["oneOf"] = v
+            d["oneOf"] = _s.checked(_s.e_list, v, "oneOf", _c_EnumOption)
     elif "oneOf" in ex:
         d["oneOf"] = None
     v = o.meta
@@ -13046,14 +13331,13 @@ def _e_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
     v = o.exit_status
     if v is not None:
         try:
-            v = (
+            d["exitStatus"] = (
                 _e_TerminalExitStatus(v)
                 if type(v) is TerminalExitStatus
                 else _s.refuse("TerminalExitStatus", v)
             )
         except EncodeError as e:
             raise e.at("exitStatus") from None
-        d["exitStatus"] = v
     elif "exitStatus" in ex:
         d["exitStatus"] = None
     v = o.meta
@@ -13157,10 +13441,11 @@ def _e_TextContent(o: TextContent) -> dict[str, Any]:
     v = o.annotations
     if v is not None:
         try:
-            v = _e_Annotations(v) if type(v) is Annotations else _s.refuse("Annotations", v)
+            d["annotations"] = (
+                _e_Annotations(v) if type(v) is Annotations else _s.refuse("Annotations", v)
+            )
         except EncodeError as e:
             raise e.at("annotations") from None
-        d["annotations"] = v
     elif "annotations" in ex:
         d["annotations"] = None
     d["text"] = q_text
@@ -13328,6 +13613,20 @@ def _d_TitledMultiSelectItems(d: Any) -> TitledMultiSelectItems:
 
 
 def _e_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "anyOf": (
+                    [
+                        (_e_EnumOption(x) if type(x) is EnumOption else _s.refuse("EnumOption", x))
+                        for x in o.any_of
+                    ]
+                    if type(o.any_of) is list or type(o.any_of) is tuple
+                    else _s.e_list(o.any_of, _c_EnumOption)
+                )
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_any_of: Any = o.any_of
     try:
         q_any_of = (
@@ -13340,8 +13639,6 @@ def _e_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
         )
     except EncodeError:
         q_any_of = _s.checked(_s.e_list, q_any_of, "anyOf", _c_EnumOption)
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"anyOf": q_any_of}
     d: dict[str, Any] = {"anyOf": q_any_of}
     ex = o._explicit
     v: Any
@@ -13529,14 +13826,24 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
     v: Any
     v = o.kind
     if v is not None:
-        if not (type(v) is str and v in _L_ToolKind):
+        try:
+            if v not in _L_ToolKind:
+                v = _s.checked(_EL_ToolKind, v, "kind")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_ToolKind, v, "kind")
         d["kind"] = v
     elif "kind" in ex:
         d["kind"] = None
     v = o.status
     if v is not None:
-        if not (type(v) is str and v in _L_ToolCallStatus):
+        try:
+            if v not in _L_ToolCallStatus:
+                v = _s.checked(_EL_ToolCallStatus, v, "status")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_ToolCallStatus, v, "status")
         d["status"] = v
     elif "status" in ex:
@@ -13544,14 +13851,13 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
     v = o.content
     if v:
         try:
-            v = (
+            d["content"] = (
                 [_EU_ToolCallContent(type(x), _x_ToolCallContent)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_ToolCallContent)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
-        d["content"] = v
+            d["content"] = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
     elif "content" in ex:
         d["content"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -13559,7 +13865,7 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
     v = o.locations
     if v:
         try:
-            v = (
+            d["locations"] = (
                 [
                     (
                         _e_ToolCallLocation(x)
@@ -13572,8 +13878,7 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
                 else _s.e_list(v, _c_ToolCallLocation)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
-        d["locations"] = v
+            d["locations"] = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
     elif "locations" in ex:
         d["locations"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -13870,14 +14175,24 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
     v: Any
     v = o.kind
     if v is not None:
-        if not (type(v) is str and v in _L_ToolKind):
+        try:
+            if v not in _L_ToolKind:
+                v = _s.checked(_EL_ToolKind, v, "kind")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_ToolKind, v, "kind")
         d["kind"] = v
     elif "kind" in ex:
         d["kind"] = None
     v = o.status
     if v is not None:
-        if not (type(v) is str and v in _L_ToolCallStatus):
+        try:
+            if v not in _L_ToolCallStatus:
+                v = _s.checked(_EL_ToolCallStatus, v, "status")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_ToolCallStatus, v, "status")
         d["status"] = v
     elif "status" in ex:
@@ -13892,20 +14207,19 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
     v = o.content
     if v is not None:
         try:
-            v = (
+            d["content"] = (
                 [_EU_ToolCallContent(type(x), _x_ToolCallContent)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_ToolCallContent)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
-        d["content"] = v
+            d["content"] = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
     elif "content" in ex:
         d["content"] = None
     v = o.locations
     if v is not None:
         try:
-            v = (
+            d["locations"] = (
                 [
                     (
                         _e_ToolCallLocation(x)
@@ -13918,8 +14232,7 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
                 else _s.e_list(v, _c_ToolCallLocation)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
-        d["locations"] = v
+            d["locations"] = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
     elif "locations" in ex:
         d["locations"] = None
     v = o.raw_input
@@ -14132,14 +14445,24 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
     v: Any
     v = o.kind
     if v is not None:
-        if not (type(v) is str and v in _L_ToolKind):
+        try:
+            if v not in _L_ToolKind:
+                v = _s.checked(_EL_ToolKind, v, "kind")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_ToolKind, v, "kind")
         d["kind"] = v
     elif "kind" in ex:
         d["kind"] = None
     v = o.status
     if v is not None:
-        if not (type(v) is str and v in _L_ToolCallStatus):
+        try:
+            if v not in _L_ToolCallStatus:
+                v = _s.checked(_EL_ToolCallStatus, v, "status")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_ToolCallStatus, v, "status")
         d["status"] = v
     elif "status" in ex:
@@ -14154,20 +14477,19 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
     v = o.content
     if v is not None:
         try:
-            v = (
+            d["content"] = (
                 [_EU_ToolCallContent(type(x), _x_ToolCallContent)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_ToolCallContent)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
-        d["content"] = v
+            d["content"] = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
     elif "content" in ex:
         d["content"] = None
     v = o.locations
     if v is not None:
         try:
-            v = (
+            d["locations"] = (
                 [
                     (
                         _e_ToolCallLocation(x)
@@ -14180,8 +14502,7 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
                 else _s.e_list(v, _c_ToolCallLocation)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
-        d["locations"] = v
+            d["locations"] = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
     elif "locations" in ex:
         d["locations"] = None
     v = o.raw_input
@@ -14367,10 +14688,9 @@ def _e_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
     v = o.cost
     if v is not None:
         try:
-            v = _e_Cost(v) if type(v) is Cost else _s.refuse("Cost", v)
+            d["cost"] = _e_Cost(v) if type(v) is Cost else _s.refuse("Cost", v)
         except EncodeError as e:
             raise e.at("cost") from None
-        d["cost"] = v
     elif "cost" in ex:
         d["cost"] = None
     v = o.meta
@@ -14467,18 +14787,24 @@ def _a_UserMessageChunk(d: Any) -> UserMessageChunk:
 
 
 def _e_UserMessageChunk(o: UserMessageChunk) -> dict[str, Any]:
-    q_content: Any = o.content
-    try:
-        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
-    except EncodeError as e:
-        raise e.at("content") from None
     if (
         o.message_id is None
         and o.meta is None
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"sessionUpdate": "user_message_chunk", "content": q_content}
+        try:
+            return {
+                "sessionUpdate": "user_message_chunk",
+                "content": _EU_ContentBlock(type(o.content), _x_ContentBlock)(o.content),
+            }
+        except EncodeError as e:
+            raise e.at("content") from None
+    q_content: Any = o.content
+    try:
+        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
+    except EncodeError as e:
+        raise e.at("content") from None
     d: dict[str, Any] = {"sessionUpdate": "user_message_chunk", "content": q_content}
     ex = o._explicit
     v: Any

@@ -1076,17 +1076,23 @@ def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.http
-    if (v is not False and v is not None) or "http" in ex:
+    if v is True:
+        d["http"] = True
+    elif (v is not False and v is not None) or "http" in ex:
         if type(v) is not bool:
             v = _s.checked(_s.e_bool, v, "http")
         d["http"] = v
     v = o.sse
-    if (v is not False and v is not None) or "sse" in ex:
+    if v is True:
+        d["sse"] = True
+    elif (v is not False and v is not None) or "sse" in ex:
         if type(v) is not bool:
             v = _s.checked(_s.e_bool, v, "sse")
         d["sse"] = v
     v = o.acp
-    if (v is not False and v is not None) or "acp" in ex:
+    if v is True:
+        d["acp"] = True
+    elif (v is not False and v is not None) or "acp" in ex:
         if type(v) is not bool:
             v = _s.checked(_s.e_bool, v, "acp")
         d["acp"] = v
@@ -1262,79 +1268,73 @@ def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
     v = o.list
     if v is not None:
         try:
-            v = (
+            d["list"] = (
                 _e_SessionListCapabilities(v)
                 if type(v) is SessionListCapabilities
                 else _s.refuse("SessionListCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("list") from None
-        d["list"] = v
     elif "list" in ex:
         d["list"] = None
     v = o.delete
     if v is not None:
         try:
-            v = (
+            d["delete"] = (
                 _e_SessionDeleteCapabilities(v)
                 if type(v) is SessionDeleteCapabilities
                 else _s.refuse("SessionDeleteCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("delete") from None
-        d["delete"] = v
     elif "delete" in ex:
         d["delete"] = None
     v = o.additional_directories
     if v is not None:
         try:
-            v = (
+            d["additionalDirectories"] = (
                 _e_SessionAdditionalDirectoriesCapabilities(v)
                 if type(v) is SessionAdditionalDirectoriesCapabilities
                 else _s.refuse("SessionAdditionalDirectoriesCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("additionalDirectories") from None
-        d["additionalDirectories"] = v
     elif "additionalDirectories" in ex:
         d["additionalDirectories"] = None
     v = o.fork
     if v is not None:
         try:
-            v = (
+            d["fork"] = (
                 _e_SessionForkCapabilities(v)
                 if type(v) is SessionForkCapabilities
                 else _s.refuse("SessionForkCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("fork") from None
-        d["fork"] = v
     elif "fork" in ex:
         d["fork"] = None
     v = o.resume
     if v is not None:
         try:
-            v = (
+            d["resume"] = (
                 _e_SessionResumeCapabilities(v)
                 if type(v) is SessionResumeCapabilities
                 else _s.refuse("SessionResumeCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("resume") from None
-        d["resume"] = v
     elif "resume" in ex:
         d["resume"] = None
     v = o.close
     if v is not None:
         try:
-            v = (
+            d["close"] = (
                 _e_SessionCloseCapabilities(v)
                 if type(v) is SessionCloseCapabilities
                 else _s.refuse("SessionCloseCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("close") from None
-        d["close"] = v
     elif "close" in ex:
         d["close"] = None
     v = o.meta
@@ -1552,103 +1552,126 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.load_session
-    if (v is not False and v is not None) or "loadSession" in ex:
+    if v is True:
+        d["loadSession"] = True
+    elif (v is not False and v is not None) or "loadSession" in ex:
         if type(v) is not bool:
             v = _s.checked(_s.e_bool, v, "loadSession")
         d["loadSession"] = v
     v = o.prompt_capabilities
     if (
-        v is not None
-        and (
-            v is not _DF_AgentCapabilities_prompt_capabilities
-            and v != _DF_AgentCapabilities_prompt_capabilities
+        v is not _DF_AgentCapabilities_prompt_capabilities
+        and v is not None
+        and not (
+            type(v) is PromptCapabilities
+            and v.image is False
+            and v.audio is False
+            and v.embedded_context is False
+            and v.meta is None
+            and not v.extra
         )
     ) or "promptCapabilities" in ex:
         try:
-            v = (
+            d["promptCapabilities"] = (
                 _e_PromptCapabilities(v)
                 if type(v) is PromptCapabilities
                 else _s.refuse("PromptCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("promptCapabilities") from None
-        d["promptCapabilities"] = v
     v = o.mcp_capabilities
     if (
-        v is not None
-        and (
-            v is not _DF_AgentCapabilities_mcp_capabilities
-            and v != _DF_AgentCapabilities_mcp_capabilities
+        v is not _DF_AgentCapabilities_mcp_capabilities
+        and v is not None
+        and not (
+            type(v) is McpCapabilities
+            and v.http is False
+            and v.sse is False
+            and v.acp is False
+            and v.meta is None
+            and not v.extra
         )
     ) or "mcpCapabilities" in ex:
         try:
-            v = (
+            d["mcpCapabilities"] = (
                 _e_McpCapabilities(v)
                 if type(v) is McpCapabilities
                 else _s.refuse("McpCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("mcpCapabilities") from None
-        d["mcpCapabilities"] = v
     v = o.session_capabilities
     if (
-        v is not None
-        and (
-            v is not _DF_AgentCapabilities_session_capabilities
-            and v != _DF_AgentCapabilities_session_capabilities
+        v is not _DF_AgentCapabilities_session_capabilities
+        and v is not None
+        and not (
+            type(v) is SessionCapabilities
+            and v.list is None
+            and v.delete is None
+            and v.additional_directories is None
+            and v.fork is None
+            and v.resume is None
+            and v.close is None
+            and v.meta is None
+            and not v.extra
         )
     ) or "sessionCapabilities" in ex:
         try:
-            v = (
+            d["sessionCapabilities"] = (
                 _e_SessionCapabilities(v)
                 if type(v) is SessionCapabilities
                 else _s.refuse("SessionCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("sessionCapabilities") from None
-        d["sessionCapabilities"] = v
     v = o.auth
     if (
-        v is not None and (v is not _DF_AgentCapabilities_auth and v != _DF_AgentCapabilities_auth)
+        v is not _DF_AgentCapabilities_auth
+        and v is not None
+        and not (
+            type(v) is AgentAuthCapabilities and v.logout is None and v.meta is None and not v.extra
+        )
     ) or "auth" in ex:
         try:
-            v = (
+            d["auth"] = (
                 _e_AgentAuthCapabilities(v)
                 if type(v) is AgentAuthCapabilities
                 else _s.refuse("AgentAuthCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("auth") from None
-        d["auth"] = v
     v = o.providers
     if v is not None:
         try:
-            v = (
+            d["providers"] = (
                 _e_ProvidersCapabilities(v)
                 if type(v) is ProvidersCapabilities
                 else _s.refuse("ProvidersCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("providers") from None
-        d["providers"] = v
     elif "providers" in ex:
         d["providers"] = None
     v = o.nes
     if v is not None:
         try:
-            v = (
+            d["nes"] = (
                 _e_NesCapabilities(v)
                 if type(v) is NesCapabilities
                 else _s.refuse("NesCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("nes") from None
-        d["nes"] = v
     elif "nes" in ex:
         d["nes"] = None
     v = o.position_encoding
     if v is not None:
-        if not (type(v) is str and v in _L_PositionEncodingKind):
+        try:
+            if v not in _L_PositionEncodingKind:
+                v = _s.checked(_EL_PositionEncodingKind, v, "positionEncoding")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_PositionEncodingKind, v, "positionEncoding")
         d["positionEncoding"] = v
     elif "positionEncoding" in ex:
@@ -1846,92 +1869,99 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     v: Any
     v = o.fs
     if (
-        v is not None and (v is not _DF_ClientCapabilities_fs and v != _DF_ClientCapabilities_fs)
+        v is not _DF_ClientCapabilities_fs
+        and v is not None
+        and not (
+            type(v) is FileSystemCapabilities
+            and v.read_text_file is False
+            and v.write_text_file is False
+            and v.meta is None
+            and not v.extra
+        )
     ) or "fs" in ex:
         try:
-            v = (
+            d["fs"] = (
                 _e_FileSystemCapabilities(v)
                 if type(v) is FileSystemCapabilities
                 else _s.refuse("FileSystemCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("fs") from None
-        d["fs"] = v
     v = o.terminal
-    if (v is not False and v is not None) or "terminal" in ex:
+    if v is True:
+        d["terminal"] = True
+    elif (v is not False and v is not None) or "terminal" in ex:
         if type(v) is not bool:
             v = _s.checked(_s.e_bool, v, "terminal")
         d["terminal"] = v
     v = o.session
     if v is not None:
         try:
-            v = (
+            d["session"] = (
                 _e_ClientSessionCapabilities(v)
                 if type(v) is ClientSessionCapabilities
                 else _s.refuse("ClientSessionCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("session") from None
-        d["session"] = v
     elif "session" in ex:
         d["session"] = None
     v = o.plan
     if v is not None:
         try:
-            v = (
+            d["plan"] = (
                 _e_PlanCapabilities(v)
                 if type(v) is PlanCapabilities
                 else _s.refuse("PlanCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("plan") from None
-        d["plan"] = v
     elif "plan" in ex:
         d["plan"] = None
     v = o.auth
     if (
-        v is not None
-        and (v is not _DF_ClientCapabilities_auth and v != _DF_ClientCapabilities_auth)
+        v is not _DF_ClientCapabilities_auth
+        and v is not None
+        and not (
+            type(v) is AuthCapabilities and v.terminal is False and v.meta is None and not v.extra
+        )
     ) or "auth" in ex:
         try:
-            v = (
+            d["auth"] = (
                 _e_AuthCapabilities(v)
                 if type(v) is AuthCapabilities
                 else _s.refuse("AuthCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("auth") from None
-        d["auth"] = v
     v = o.elicitation
     if v is not None:
         try:
-            v = (
+            d["elicitation"] = (
                 _e_ElicitationCapabilities(v)
                 if type(v) is ElicitationCapabilities
                 else _s.refuse("ElicitationCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("elicitation") from None
-        d["elicitation"] = v
     elif "elicitation" in ex:
         d["elicitation"] = None
     v = o.nes
     if v is not None:
         try:
-            v = (
+            d["nes"] = (
                 _e_ClientNesCapabilities(v)
                 if type(v) is ClientNesCapabilities
                 else _s.refuse("ClientNesCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("nes") from None
-        d["nes"] = v
     elif "nes" in ex:
         d["nes"] = None
     v = o.position_encodings
     if v:
         try:
-            v = (
+            d["positionEncodings"] = (
                 [
                     (
                         x
@@ -1944,8 +1974,9 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
                 else _s.e_list(v, _EL_PositionEncodingKind)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "positionEncodings", _EL_PositionEncodingKind)
-        d["positionEncodings"] = v
+            d["positionEncodings"] = _s.checked(
+                _s.e_list, v, "positionEncodings", _EL_PositionEncodingKind
+            )
     elif "positionEncodings" in ex:
         d["positionEncodings"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -2068,40 +2099,37 @@ def _e_ClientNesCapabilities(o: ClientNesCapabilities) -> dict[str, Any]:
     v = o.jump
     if v is not None:
         try:
-            v = (
+            d["jump"] = (
                 _e_NesJumpCapabilities(v)
                 if type(v) is NesJumpCapabilities
                 else _s.refuse("NesJumpCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("jump") from None
-        d["jump"] = v
     elif "jump" in ex:
         d["jump"] = None
     v = o.rename
     if v is not None:
         try:
-            v = (
+            d["rename"] = (
                 _e_NesRenameCapabilities(v)
                 if type(v) is NesRenameCapabilities
                 else _s.refuse("NesRenameCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("rename") from None
-        d["rename"] = v
     elif "rename" in ex:
         d["rename"] = None
     v = o.search_and_replace
     if v is not None:
         try:
-            v = (
+            d["searchAndReplace"] = (
                 _e_NesSearchAndReplaceCapabilities(v)
                 if type(v) is NesSearchAndReplaceCapabilities
                 else _s.refuse("NesSearchAndReplaceCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("searchAndReplace") from None
-        d["searchAndReplace"] = v
     elif "searchAndReplace" in ex:
         d["searchAndReplace"] = None
     v = o.meta
@@ -2211,14 +2239,13 @@ def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]
     v = o.config_options
     if v is not None:
         try:
-            v = (
+            d["configOptions"] = (
                 _e_SessionConfigOptionsCapabilities(v)
                 if type(v) is SessionConfigOptionsCapabilities
                 else _s.refuse("SessionConfigOptionsCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("configOptions") from None
-        d["configOptions"] = v
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -2432,17 +2459,20 @@ def _e_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
     q_compaction_id: Any = o.compaction_id
     if type(q_compaction_id) is not str:
         q_compaction_id = _s.checked(_s.e_str, q_compaction_id, "compactionId")
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "sessionUpdate": "compaction_summary_chunk",
+                "compactionId": q_compaction_id,
+                "content": _EU_ContentBlock(type(o.content), _x_ContentBlock)(o.content),
+            }
+        except EncodeError as e:
+            raise e.at("content") from None
     q_content: Any = o.content
     try:
         q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
     except EncodeError as e:
         raise e.at("content") from None
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "sessionUpdate": "compaction_summary_chunk",
-            "compactionId": q_compaction_id,
-            "content": q_content,
-        }
     d: dict[str, Any] = {
         "sessionUpdate": "compaction_summary_chunk",
         "compactionId": q_compaction_id,
@@ -2587,14 +2617,13 @@ def _e_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
     v = o.summary
     if v is not None:
         try:
-            v = (
+            d["summary"] = (
                 [_EU_ContentBlock(type(x), _x_ContentBlock)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_ContentBlock)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "summary", _e_ContentBlock)
-        d["summary"] = v
+            d["summary"] = _s.checked(_s.e_list, v, "summary", _e_ContentBlock)
     elif "summary" in ex:
         d["summary"] = None
     v = o.error
@@ -2829,6 +2858,27 @@ def _e_DidChangeDocumentNotification(o: DidChangeDocumentNotification) -> dict[s
     q_version: Any = o.version
     if not (type(q_version) is int and -9223372036854775808 <= q_version <= 9223372036854775807):
         q_version = _s.checked(_s.E_INT["int64"], q_version, "version")
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "sessionId": q_session_id,
+                "uri": q_uri,
+                "version": q_version,
+                "contentChanges": (
+                    [
+                        (
+                            _e_TextDocumentContentChangeEvent(x)
+                            if type(x) is TextDocumentContentChangeEvent
+                            else _s.refuse("TextDocumentContentChangeEvent", x)
+                        )
+                        for x in o.content_changes
+                    ]
+                    if type(o.content_changes) is list or type(o.content_changes) is tuple
+                    else _s.e_list(o.content_changes, _c_TextDocumentContentChangeEvent)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_content_changes: Any = o.content_changes
     try:
         q_content_changes = (
@@ -2847,13 +2897,6 @@ def _e_DidChangeDocumentNotification(o: DidChangeDocumentNotification) -> dict[s
         q_content_changes = _s.checked(
             _s.e_list, q_content_changes, "contentChanges", _c_TextDocumentContentChangeEvent
         )
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "sessionId": q_session_id,
-            "uri": q_uri,
-            "version": q_version,
-            "contentChanges": q_content_changes,
-        }
     d: dict[str, Any] = {
         "sessionId": q_session_id,
         "uri": q_uri,
@@ -3630,14 +3673,13 @@ def _e_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
     v = o.additional_directories
     if v:
         try:
-            v = (
+            d["additionalDirectories"] = (
                 [(x if type(x) is str else _s.e_str(x)) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _s.e_str)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
-        d["additionalDirectories"] = v
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     elif "additionalDirectories" in ex:
         d["additionalDirectories"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -3645,14 +3687,13 @@ def _e_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
     v = o.mcp_servers
     if v:
         try:
-            v = (
+            d["mcpServers"] = (
                 [_EU_McpServer(type(x), _x_McpServer)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_McpServer)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
-        d["mcpServers"] = v
+            d["mcpServers"] = _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
     elif "mcpServers" in ex:
         d["mcpServers"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -3767,27 +3808,25 @@ def _e_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
     v = o.modes
     if v is not None:
         try:
-            v = (
+            d["modes"] = (
                 _e_SessionModeState(v)
                 if type(v) is SessionModeState
                 else _s.refuse("SessionModeState", v)
             )
         except EncodeError as e:
             raise e.at("modes") from None
-        d["modes"] = v
     elif "modes" in ex:
         d["modes"] = None
     v = o.config_options
     if v is not None:
         try:
-            v = (
+            d["configOptions"] = (
                 [_EU_SessionConfigOption(type(x), _x_SessionConfigOption)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_SessionConfigOption)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "configOptions", _e_SessionConfigOption)
-        d["configOptions"] = v
+            d["configOptions"] = _s.checked(_s.e_list, v, "configOptions", _e_SessionConfigOption)
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
@@ -3902,32 +3941,40 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
     v: Any
     v = o.client_capabilities
     if (
-        v is not None
-        and (
-            v is not _DF_InitializeRequest_client_capabilities
-            and v != _DF_InitializeRequest_client_capabilities
+        v is not _DF_InitializeRequest_client_capabilities
+        and v is not None
+        and not (
+            type(v) is ClientCapabilities
+            and (v.fs is _DF_ClientCapabilities_fs or v.fs == _DF_ClientCapabilities_fs)
+            and v.terminal is False
+            and v.session is None
+            and v.plan is None
+            and (v.auth is _DF_ClientCapabilities_auth or v.auth == _DF_ClientCapabilities_auth)
+            and v.elicitation is None
+            and v.nes is None
+            and v.position_encodings == []
+            and v.meta is None
+            and not v.extra
         )
     ) or "clientCapabilities" in ex:
         try:
-            v = (
+            d["clientCapabilities"] = (
                 _e_ClientCapabilities(v)
                 if type(v) is ClientCapabilities
                 else _s.refuse("ClientCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("clientCapabilities") from None
-        d["clientCapabilities"] = v
     v = o.client_info
     if v is not None:
         try:
-            v = (
+            d["clientInfo"] = (
                 _e_Implementation(v)
                 if type(v) is Implementation
                 else _s.refuse("Implementation", v)
             )
         except EncodeError as e:
             raise e.at("clientInfo") from None
-        d["clientInfo"] = v
     elif "clientInfo" in ex:
         d["clientInfo"] = None
     v = o.meta
@@ -4051,32 +4098,49 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
     v: Any
     v = o.agent_capabilities
     if (
-        v is not None
-        and (
-            v is not _DF_InitializeResponse_agent_capabilities
-            and v != _DF_InitializeResponse_agent_capabilities
+        v is not _DF_InitializeResponse_agent_capabilities
+        and v is not None
+        and not (
+            type(v) is AgentCapabilities
+            and v.load_session is False
+            and (
+                v.prompt_capabilities is _DF_AgentCapabilities_prompt_capabilities
+                or v.prompt_capabilities == _DF_AgentCapabilities_prompt_capabilities
+            )
+            and (
+                v.mcp_capabilities is _DF_AgentCapabilities_mcp_capabilities
+                or v.mcp_capabilities == _DF_AgentCapabilities_mcp_capabilities
+            )
+            and (
+                v.session_capabilities is _DF_AgentCapabilities_session_capabilities
+                or v.session_capabilities == _DF_AgentCapabilities_session_capabilities
+            )
+            and (v.auth is _DF_AgentCapabilities_auth or v.auth == _DF_AgentCapabilities_auth)
+            and v.providers is None
+            and v.nes is None
+            and v.position_encoding is None
+            and v.meta is None
+            and not v.extra
         )
     ) or "agentCapabilities" in ex:
         try:
-            v = (
+            d["agentCapabilities"] = (
                 _e_AgentCapabilities(v)
                 if type(v) is AgentCapabilities
                 else _s.refuse("AgentCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("agentCapabilities") from None
-        d["agentCapabilities"] = v
     v = o.auth_methods
     if v:
         try:
-            v = (
+            d["authMethods"] = (
                 [_EU_AuthMethod(type(x), _x_AuthMethod)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_AuthMethod)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "authMethods", _e_AuthMethod)
-        d["authMethods"] = v
+            d["authMethods"] = _s.checked(_s.e_list, v, "authMethods", _e_AuthMethod)
     elif "authMethods" in ex:
         d["authMethods"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -4084,14 +4148,13 @@ def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
     v = o.agent_info
     if v is not None:
         try:
-            v = (
+            d["agentInfo"] = (
                 _e_Implementation(v)
                 if type(v) is Implementation
                 else _s.refuse("Implementation", v)
             )
         except EncodeError as e:
             raise e.at("agentInfo") from None
-        d["agentInfo"] = v
     elif "agentInfo" in ex:
         d["agentInfo"] = None
     v = o.meta
@@ -4212,6 +4275,24 @@ def _d_ListProvidersResponse(d: Any) -> ListProvidersResponse:
 
 
 def _e_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "providers": (
+                    [
+                        (
+                            _e_ProviderInfo(x)
+                            if type(x) is ProviderInfo
+                            else _s.refuse("ProviderInfo", x)
+                        )
+                        for x in o.providers
+                    ]
+                    if type(o.providers) is list or type(o.providers) is tuple
+                    else _s.e_list(o.providers, _c_ProviderInfo)
+                )
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_providers: Any = o.providers
     try:
         q_providers = (
@@ -4224,8 +4305,6 @@ def _e_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
         )
     except EncodeError:
         q_providers = _s.checked(_s.e_list, q_providers, "providers", _c_ProviderInfo)
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"providers": q_providers}
     d: dict[str, Any] = {"providers": q_providers}
     ex = o._explicit
     v: Any
@@ -4342,14 +4421,13 @@ def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
     v = o.additional_directories
     if v:
         try:
-            v = (
+            d["additionalDirectories"] = (
                 [(x if type(x) is str else _s.e_str(x)) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _s.e_str)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
-        d["additionalDirectories"] = v
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     elif "additionalDirectories" in ex:
         d["additionalDirectories"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -4739,27 +4817,25 @@ def _e_NesCapabilities(o: NesCapabilities) -> dict[str, Any]:
     v = o.events
     if v is not None:
         try:
-            v = (
+            d["events"] = (
                 _e_NesEventCapabilities(v)
                 if type(v) is NesEventCapabilities
                 else _s.refuse("NesEventCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("events") from None
-        d["events"] = v
     elif "events" in ex:
         d["events"] = None
     v = o.context
     if v is not None:
         try:
-            v = (
+            d["context"] = (
                 _e_NesContextCapabilities(v)
                 if type(v) is NesContextCapabilities
                 else _s.refuse("NesContextCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("context") from None
-        d["context"] = v
     elif "context" in ex:
         d["context"] = None
     v = o.meta
@@ -4934,79 +5010,73 @@ def _e_NesContextCapabilities(o: NesContextCapabilities) -> dict[str, Any]:
     v = o.recent_files
     if v is not None:
         try:
-            v = (
+            d["recentFiles"] = (
                 _e_NesRecentFilesCapabilities(v)
                 if type(v) is NesRecentFilesCapabilities
                 else _s.refuse("NesRecentFilesCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("recentFiles") from None
-        d["recentFiles"] = v
     elif "recentFiles" in ex:
         d["recentFiles"] = None
     v = o.related_snippets
     if v is not None:
         try:
-            v = (
+            d["relatedSnippets"] = (
                 _e_NesRelatedSnippetsCapabilities(v)
                 if type(v) is NesRelatedSnippetsCapabilities
                 else _s.refuse("NesRelatedSnippetsCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("relatedSnippets") from None
-        d["relatedSnippets"] = v
     elif "relatedSnippets" in ex:
         d["relatedSnippets"] = None
     v = o.edit_history
     if v is not None:
         try:
-            v = (
+            d["editHistory"] = (
                 _e_NesEditHistoryCapabilities(v)
                 if type(v) is NesEditHistoryCapabilities
                 else _s.refuse("NesEditHistoryCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("editHistory") from None
-        d["editHistory"] = v
     elif "editHistory" in ex:
         d["editHistory"] = None
     v = o.user_actions
     if v is not None:
         try:
-            v = (
+            d["userActions"] = (
                 _e_NesUserActionsCapabilities(v)
                 if type(v) is NesUserActionsCapabilities
                 else _s.refuse("NesUserActionsCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("userActions") from None
-        d["userActions"] = v
     elif "userActions" in ex:
         d["userActions"] = None
     v = o.open_files
     if v is not None:
         try:
-            v = (
+            d["openFiles"] = (
                 _e_NesOpenFilesCapabilities(v)
                 if type(v) is NesOpenFilesCapabilities
                 else _s.refuse("NesOpenFilesCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("openFiles") from None
-        d["openFiles"] = v
     elif "openFiles" in ex:
         d["openFiles"] = None
     v = o.diagnostics
     if v is not None:
         try:
-            v = (
+            d["diagnostics"] = (
                 _e_NesDiagnosticsCapabilities(v)
                 if type(v) is NesDiagnosticsCapabilities
                 else _s.refuse("NesDiagnosticsCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("diagnostics") from None
-        d["diagnostics"] = v
     elif "diagnostics" in ex:
         d["diagnostics"] = None
     v = o.meta
@@ -5094,19 +5164,34 @@ def _e_NesDiagnostic(o: NesDiagnostic) -> dict[str, Any]:
     q_uri: Any = o.uri
     if type(q_uri) is not str:
         q_uri = _s.checked(_s.e_str, q_uri, "uri")
-    q_range: Any = o.range
-    try:
-        q_range = _e_Range(q_range) if type(q_range) is Range else _s.refuse("Range", q_range)
-    except EncodeError as e:
-        raise e.at("range") from None
     q_severity: Any = o.severity
-    if not (type(q_severity) is str and q_severity in _L_NesDiagnosticSeverity):
+    try:
+        if q_severity not in _L_NesDiagnosticSeverity:
+            q_severity = _s.checked(_EL_NesDiagnosticSeverity, q_severity, "severity")
+    except EncodeError:
+        raise
+    except TypeError:
         q_severity = _s.checked(_EL_NesDiagnosticSeverity, q_severity, "severity")
     q_message: Any = o.message
     if type(q_message) is not str:
         q_message = _s.checked(_s.e_str, q_message, "message")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"uri": q_uri, "range": q_range, "severity": q_severity, "message": q_message}
+        try:
+            return {
+                "uri": q_uri,
+                "range": (
+                    _e_Range(o.range) if type(o.range) is Range else _s.refuse("Range", o.range)
+                ),
+                "severity": q_severity,
+                "message": q_message,
+            }
+        except EncodeError as e:
+            raise e.at("range") from None
+    q_range: Any = o.range
+    try:
+        q_range = _e_Range(q_range) if type(q_range) is Range else _s.refuse("Range", q_range)
+    except EncodeError as e:
+        raise e.at("range") from None
     d: dict[str, Any] = {
         "uri": q_uri,
         "range": q_range,
@@ -5232,7 +5317,12 @@ def _d_NesDocumentDidChangeCapabilities(d: Any) -> NesDocumentDidChangeCapabilit
 
 def _e_NesDocumentDidChangeCapabilities(o: NesDocumentDidChangeCapabilities) -> dict[str, Any]:
     q_sync_kind: Any = o.sync_kind
-    if not (type(q_sync_kind) is str and q_sync_kind in _L_TextDocumentSyncKind):
+    try:
+        if q_sync_kind not in _L_TextDocumentSyncKind:
+            q_sync_kind = _s.checked(_EL_TextDocumentSyncKind, q_sync_kind, "syncKind")
+    except EncodeError:
+        raise
+    except TypeError:
         q_sync_kind = _s.checked(_EL_TextDocumentSyncKind, q_sync_kind, "syncKind")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
         return {"syncKind": q_sync_kind}
@@ -5621,66 +5711,61 @@ def _e_NesDocumentEventCapabilities(o: NesDocumentEventCapabilities) -> dict[str
     v = o.did_open
     if v is not None:
         try:
-            v = (
+            d["didOpen"] = (
                 _e_NesDocumentDidOpenCapabilities(v)
                 if type(v) is NesDocumentDidOpenCapabilities
                 else _s.refuse("NesDocumentDidOpenCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("didOpen") from None
-        d["didOpen"] = v
     elif "didOpen" in ex:
         d["didOpen"] = None
     v = o.did_change
     if v is not None:
         try:
-            v = (
+            d["didChange"] = (
                 _e_NesDocumentDidChangeCapabilities(v)
                 if type(v) is NesDocumentDidChangeCapabilities
                 else _s.refuse("NesDocumentDidChangeCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("didChange") from None
-        d["didChange"] = v
     elif "didChange" in ex:
         d["didChange"] = None
     v = o.did_close
     if v is not None:
         try:
-            v = (
+            d["didClose"] = (
                 _e_NesDocumentDidCloseCapabilities(v)
                 if type(v) is NesDocumentDidCloseCapabilities
                 else _s.refuse("NesDocumentDidCloseCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("didClose") from None
-        d["didClose"] = v
     elif "didClose" in ex:
         d["didClose"] = None
     v = o.did_save
     if v is not None:
         try:
-            v = (
+            d["didSave"] = (
                 _e_NesDocumentDidSaveCapabilities(v)
                 if type(v) is NesDocumentDidSaveCapabilities
                 else _s.refuse("NesDocumentDidSaveCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("didSave") from None
-        d["didSave"] = v
     elif "didSave" in ex:
         d["didSave"] = None
     v = o.did_focus
     if v is not None:
         try:
-            v = (
+            d["didFocus"] = (
                 _e_NesDocumentDidFocusCapabilities(v)
                 if type(v) is NesDocumentDidFocusCapabilities
                 else _s.refuse("NesDocumentDidFocusCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("didFocus") from None
-        d["didFocus"] = v
     elif "didFocus" in ex:
         d["didFocus"] = None
     v = o.meta
@@ -5948,6 +6033,32 @@ def _e_NesEditSuggestion(o: NesEditSuggestion) -> dict[str, Any]:
     q_uri: Any = o.uri
     if type(q_uri) is not str:
         q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    if (
+        o.cursor_position is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        try:
+            return {
+                "kind": "edit",
+                "id": q_id,
+                "uri": q_uri,
+                "edits": (
+                    [
+                        (
+                            _e_NesTextEdit(x)
+                            if type(x) is NesTextEdit
+                            else _s.refuse("NesTextEdit", x)
+                        )
+                        for x in o.edits
+                    ]
+                    if type(o.edits) is list or type(o.edits) is tuple
+                    else _s.e_list(o.edits, _c_NesTextEdit)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_edits: Any = o.edits
     try:
         q_edits = (
@@ -5960,23 +6071,17 @@ def _e_NesEditSuggestion(o: NesEditSuggestion) -> dict[str, Any]:
         )
     except EncodeError:
         q_edits = _s.checked(_s.e_list, q_edits, "edits", _c_NesTextEdit)
-    if (
-        o.cursor_position is None
-        and o.meta is None
-        and o._explicit is _NO_EXPLICIT
-        and o.extra is _EMPTY
-    ):
-        return {"kind": "edit", "id": q_id, "uri": q_uri, "edits": q_edits}
     d: dict[str, Any] = {"kind": "edit", "id": q_id, "uri": q_uri, "edits": q_edits}
     ex = o._explicit
     v: Any
     v = o.cursor_position
     if v is not None:
         try:
-            v = _e_Position(v) if type(v) is Position else _s.refuse("Position", v)
+            d["cursorPosition"] = (
+                _e_Position(v) if type(v) is Position else _s.refuse("Position", v)
+            )
         except EncodeError as e:
             raise e.at("cursorPosition") from None
-        d["cursorPosition"] = v
     elif "cursorPosition" in ex:
         d["cursorPosition"] = None
     v = o.meta
@@ -6056,14 +6161,13 @@ def _e_NesEventCapabilities(o: NesEventCapabilities) -> dict[str, Any]:
     v = o.document
     if v is not None:
         try:
-            v = (
+            d["document"] = (
                 _e_NesDocumentEventCapabilities(v)
                 if type(v) is NesDocumentEventCapabilities
                 else _s.refuse("NesDocumentEventCapabilities", v)
             )
         except EncodeError as e:
             raise e.at("document") from None
-        d["document"] = v
     elif "document" in ex:
         d["document"] = None
     v = o.meta
@@ -6300,6 +6404,20 @@ def _e_NesJumpSuggestion(o: NesJumpSuggestion) -> dict[str, Any]:
     q_uri: Any = o.uri
     if type(q_uri) is not str:
         q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "kind": "jump",
+                "id": q_id,
+                "uri": q_uri,
+                "position": (
+                    _e_Position(o.position)
+                    if type(o.position) is Position
+                    else _s.refuse("Position", o.position)
+                ),
+            }
+        except EncodeError as e:
+            raise e.at("position") from None
     q_position: Any = o.position
     try:
         q_position = (
@@ -6309,8 +6427,6 @@ def _e_NesJumpSuggestion(o: NesJumpSuggestion) -> dict[str, Any]:
         )
     except EncodeError as e:
         raise e.at("position") from None
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"kind": "jump", "id": q_id, "uri": q_uri, "position": q_position}
     d: dict[str, Any] = {"kind": "jump", "id": q_id, "uri": q_uri, "position": q_position}
     ex = o._explicit
     v: Any
@@ -6434,10 +6550,9 @@ def _e_NesOpenFile(o: NesOpenFile) -> dict[str, Any]:
     v = o.visible_range
     if v is not None:
         try:
-            v = _e_Range(v) if type(v) is Range else _s.refuse("Range", v)
+            d["visibleRange"] = _e_Range(v) if type(v) is Range else _s.refuse("Range", v)
         except EncodeError as e:
             raise e.at("visibleRange") from None
-        d["visibleRange"] = v
     elif "visibleRange" in ex:
         d["visibleRange"] = None
     v = o.last_focused_ms
@@ -6743,6 +6858,21 @@ def _e_NesRelatedSnippet(o: NesRelatedSnippet) -> dict[str, Any]:
     q_uri: Any = o.uri
     if type(q_uri) is not str:
         q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "uri": q_uri,
+                "excerpts": (
+                    [
+                        (_e_NesExcerpt(x) if type(x) is NesExcerpt else _s.refuse("NesExcerpt", x))
+                        for x in o.excerpts
+                    ]
+                    if type(o.excerpts) is list or type(o.excerpts) is tuple
+                    else _s.e_list(o.excerpts, _c_NesExcerpt)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_excerpts: Any = o.excerpts
     try:
         q_excerpts = (
@@ -6755,8 +6885,6 @@ def _e_NesRelatedSnippet(o: NesRelatedSnippet) -> dict[str, Any]:
         )
     except EncodeError:
         q_excerpts = _s.checked(_s.e_list, q_excerpts, "excerpts", _c_NesExcerpt)
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"uri": q_uri, "excerpts": q_excerpts}
     d: dict[str, Any] = {"uri": q_uri, "excerpts": q_excerpts}
     ex = o._explicit
     v: Any
@@ -6971,6 +7099,24 @@ def _e_NesRenameSuggestion(o: NesRenameSuggestion) -> dict[str, Any]:
     q_uri: Any = o.uri
     if type(q_uri) is not str:
         q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_new_name: Any = o.new_name
+    if type(q_new_name) is not str:
+        q_new_name = _s.checked(_s.e_str, q_new_name, "newName")
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "kind": "rename",
+                "id": q_id,
+                "uri": q_uri,
+                "position": (
+                    _e_Position(o.position)
+                    if type(o.position) is Position
+                    else _s.refuse("Position", o.position)
+                ),
+                "newName": q_new_name,
+            }
+        except EncodeError as e:
+            raise e.at("position") from None
     q_position: Any = o.position
     try:
         q_position = (
@@ -6980,17 +7126,6 @@ def _e_NesRenameSuggestion(o: NesRenameSuggestion) -> dict[str, Any]:
         )
     except EncodeError as e:
         raise e.at("position") from None
-    q_new_name: Any = o.new_name
-    if type(q_new_name) is not str:
-        q_new_name = _s.checked(_s.e_str, q_new_name, "newName")
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "kind": "rename",
-            "id": q_id,
-            "uri": q_uri,
-            "position": q_position,
-            "newName": q_new_name,
-        }
     d: dict[str, Any] = {
         "kind": "rename",
         "id": q_id,
@@ -7454,7 +7589,7 @@ def _e_NesSuggestContext(o: NesSuggestContext) -> dict[str, Any]:
     v = o.recent_files
     if v is not None:
         try:
-            v = (
+            d["recentFiles"] = (
                 [
                     (
                         _e_NesRecentFile(x)
@@ -7467,14 +7602,13 @@ def _e_NesSuggestContext(o: NesSuggestContext) -> dict[str, Any]:
                 else _s.e_list(v, _c_NesRecentFile)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "recentFiles", _c_NesRecentFile)
-        d["recentFiles"] = v
+            d["recentFiles"] = _s.checked(_s.e_list, v, "recentFiles", _c_NesRecentFile)
     elif "recentFiles" in ex:
         d["recentFiles"] = None
     v = o.related_snippets
     if v is not None:
         try:
-            v = (
+            d["relatedSnippets"] = (
                 [
                     (
                         _e_NesRelatedSnippet(x)
@@ -7487,14 +7621,13 @@ def _e_NesSuggestContext(o: NesSuggestContext) -> dict[str, Any]:
                 else _s.e_list(v, _c_NesRelatedSnippet)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "relatedSnippets", _c_NesRelatedSnippet)
-        d["relatedSnippets"] = v
+            d["relatedSnippets"] = _s.checked(_s.e_list, v, "relatedSnippets", _c_NesRelatedSnippet)
     elif "relatedSnippets" in ex:
         d["relatedSnippets"] = None
     v = o.edit_history
     if v is not None:
         try:
-            v = (
+            d["editHistory"] = (
                 [
                     (
                         _e_NesEditHistoryEntry(x)
@@ -7507,14 +7640,13 @@ def _e_NesSuggestContext(o: NesSuggestContext) -> dict[str, Any]:
                 else _s.e_list(v, _c_NesEditHistoryEntry)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "editHistory", _c_NesEditHistoryEntry)
-        d["editHistory"] = v
+            d["editHistory"] = _s.checked(_s.e_list, v, "editHistory", _c_NesEditHistoryEntry)
     elif "editHistory" in ex:
         d["editHistory"] = None
     v = o.user_actions
     if v is not None:
         try:
-            v = (
+            d["userActions"] = (
                 [
                     (
                         _e_NesUserAction(x)
@@ -7527,14 +7659,13 @@ def _e_NesSuggestContext(o: NesSuggestContext) -> dict[str, Any]:
                 else _s.e_list(v, _c_NesUserAction)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "userActions", _c_NesUserAction)
-        d["userActions"] = v
+            d["userActions"] = _s.checked(_s.e_list, v, "userActions", _c_NesUserAction)
     elif "userActions" in ex:
         d["userActions"] = None
     v = o.open_files
     if v is not None:
         try:
-            v = (
+            d["openFiles"] = (
                 [
                     (_e_NesOpenFile(x) if type(x) is NesOpenFile else _s.refuse("NesOpenFile", x))
                     for x in v
@@ -7543,14 +7674,13 @@ def _e_NesSuggestContext(o: NesSuggestContext) -> dict[str, Any]:
                 else _s.e_list(v, _c_NesOpenFile)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "openFiles", _c_NesOpenFile)
-        d["openFiles"] = v
+            d["openFiles"] = _s.checked(_s.e_list, v, "openFiles", _c_NesOpenFile)
     elif "openFiles" in ex:
         d["openFiles"] = None
     v = o.diagnostics
     if v is not None:
         try:
-            v = (
+            d["diagnostics"] = (
                 [
                     (
                         _e_NesDiagnostic(x)
@@ -7563,8 +7693,7 @@ def _e_NesSuggestContext(o: NesSuggestContext) -> dict[str, Any]:
                 else _s.e_list(v, _c_NesDiagnostic)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "diagnostics", _c_NesDiagnostic)
-        d["diagnostics"] = v
+            d["diagnostics"] = _s.checked(_s.e_list, v, "diagnostics", _c_NesDiagnostic)
     elif "diagnostics" in ex:
         d["diagnostics"] = None
     v = o.meta
@@ -7635,16 +7764,24 @@ def _d_NesTextEdit(d: Any) -> NesTextEdit:
 
 
 def _e_NesTextEdit(o: NesTextEdit) -> dict[str, Any]:
+    q_new_text: Any = o.new_text
+    if type(q_new_text) is not str:
+        q_new_text = _s.checked(_s.e_str, q_new_text, "newText")
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "range": (
+                    _e_Range(o.range) if type(o.range) is Range else _s.refuse("Range", o.range)
+                ),
+                "newText": q_new_text,
+            }
+        except EncodeError as e:
+            raise e.at("range") from None
     q_range: Any = o.range
     try:
         q_range = _e_Range(q_range) if type(q_range) is Range else _s.refuse("Range", q_range)
     except EncodeError as e:
         raise e.at("range") from None
-    q_new_text: Any = o.new_text
-    if type(q_new_text) is not str:
-        q_new_text = _s.checked(_s.e_str, q_new_text, "newText")
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"range": q_range, "newText": q_new_text}
     d: dict[str, Any] = {"range": q_range, "newText": q_new_text}
     ex = o._explicit
     v: Any
@@ -7736,6 +7873,23 @@ def _e_NesUserAction(o: NesUserAction) -> dict[str, Any]:
     q_uri: Any = o.uri
     if type(q_uri) is not str:
         q_uri = _s.checked(_s.e_str, q_uri, "uri")
+    q_timestamp_ms: Any = o.timestamp_ms
+    if not (type(q_timestamp_ms) is int and 0 <= q_timestamp_ms <= 18446744073709551615):
+        q_timestamp_ms = _s.checked(_s.E_INT["uint64"], q_timestamp_ms, "timestampMs")
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "action": q_action,
+                "uri": q_uri,
+                "position": (
+                    _e_Position(o.position)
+                    if type(o.position) is Position
+                    else _s.refuse("Position", o.position)
+                ),
+                "timestampMs": q_timestamp_ms,
+            }
+        except EncodeError as e:
+            raise e.at("position") from None
     q_position: Any = o.position
     try:
         q_position = (
@@ -7745,16 +7899,6 @@ def _e_NesUserAction(o: NesUserAction) -> dict[str, Any]:
         )
     except EncodeError as e:
         raise e.at("position") from None
-    q_timestamp_ms: Any = o.timestamp_ms
-    if not (type(q_timestamp_ms) is int and 0 <= q_timestamp_ms <= 18446744073709551615):
-        q_timestamp_ms = _s.checked(_s.E_INT["uint64"], q_timestamp_ms, "timestampMs")
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "action": q_action,
-            "uri": q_uri,
-            "position": q_position,
-            "timestampMs": q_timestamp_ms,
-        }
     d: dict[str, Any] = {
         "action": q_action,
         "uri": q_uri,
@@ -7947,14 +8091,13 @@ def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
     v = o.additional_directories
     if v:
         try:
-            v = (
+            d["additionalDirectories"] = (
                 [(x if type(x) is str else _s.e_str(x)) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _s.e_str)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
-        d["additionalDirectories"] = v
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     elif "additionalDirectories" in ex:
         d["additionalDirectories"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -8298,6 +8441,22 @@ def _e_PlanItems(o: PlanItems) -> dict[str, Any]:
     q_plan_id: Any = o.plan_id
     if type(q_plan_id) is not str:
         q_plan_id = _s.checked(_s.e_str, q_plan_id, "planId")
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "type": "items",
+                "planId": q_plan_id,
+                "entries": (
+                    [
+                        (_e_PlanEntry(x) if type(x) is PlanEntry else _s.refuse("PlanEntry", x))
+                        for x in o.entries
+                    ]
+                    if type(o.entries) is list or type(o.entries) is tuple
+                    else _s.e_list(o.entries, _c_PlanEntry)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_entries: Any = o.entries
     try:
         q_entries = (
@@ -8310,8 +8469,6 @@ def _e_PlanItems(o: PlanItems) -> dict[str, Any]:
         )
     except EncodeError:
         q_entries = _s.checked(_s.e_list, q_entries, "entries", _c_PlanEntry)
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"type": "items", "planId": q_plan_id, "entries": q_entries}
     d: dict[str, Any] = {"type": "items", "planId": q_plan_id, "entries": q_entries}
     ex = o._explicit
     v: Any
@@ -8554,13 +8711,19 @@ def _a_PlanUpdate(d: Any) -> PlanUpdate:
 
 
 def _e_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "sessionUpdate": "plan_update",
+                "plan": _EU_PlanUpdateContent(type(o.plan), _x_PlanUpdateContent)(o.plan),
+            }
+        except EncodeError as e:
+            raise e.at("plan") from None
     q_plan: Any = o.plan
     try:
         q_plan = _EU_PlanUpdateContent(type(q_plan), _x_PlanUpdateContent)(q_plan)
     except EncodeError as e:
         raise e.at("plan") from None
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionUpdate": "plan_update", "plan": q_plan}
     d: dict[str, Any] = {"sessionUpdate": "plan_update", "plan": q_plan}
     ex = o._explicit
     v: Any
@@ -8718,7 +8881,12 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
 
 def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
     q_stop_reason: Any = o.stop_reason
-    if not (type(q_stop_reason) is str and q_stop_reason in _L_StopReason):
+    try:
+        if q_stop_reason not in _L_StopReason:
+            q_stop_reason = _s.checked(_EL_StopReason, q_stop_reason, "stopReason")
+    except EncodeError:
+        raise
+    except TypeError:
         q_stop_reason = _s.checked(_EL_StopReason, q_stop_reason, "stopReason")
     if o.usage is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
         return {"stopReason": q_stop_reason}
@@ -8728,10 +8896,9 @@ def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
     v = o.usage
     if v is not None:
         try:
-            v = _e_Usage(v) if type(v) is Usage else _s.refuse("Usage", v)
+            d["usage"] = _e_Usage(v) if type(v) is Usage else _s.refuse("Usage", v)
         except EncodeError as e:
             raise e.at("usage") from None
-        d["usage"] = v
     elif "usage" in ex:
         d["usage"] = None
     v = o.meta
@@ -8906,6 +9073,22 @@ def _e_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
     q_provider_id: Any = o.provider_id
     if type(q_provider_id) is not str:
         q_provider_id = _s.checked(_s.e_str, q_provider_id, "providerId")
+    q_required: Any = o.required
+    if type(q_required) is not bool:
+        q_required = _s.checked(_s.e_bool, q_required, "required")
+    if o.current is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "providerId": q_provider_id,
+                "supported": (
+                    [(x if type(x) is str else _s.e_str(x)) for x in o.supported]
+                    if type(o.supported) is list or type(o.supported) is tuple
+                    else _s.e_list(o.supported, _s.e_str)
+                ),
+                "required": q_required,
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_supported: Any = o.supported
     try:
         q_supported = (
@@ -8915,11 +9098,6 @@ def _e_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
         )
     except EncodeError:
         q_supported = _s.checked(_s.e_list, q_supported, "supported", _s.e_str)
-    q_required: Any = o.required
-    if type(q_required) is not bool:
-        q_required = _s.checked(_s.e_bool, q_required, "required")
-    if o.current is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"providerId": q_provider_id, "supported": q_supported, "required": q_required}
     d: dict[str, Any] = {
         "providerId": q_provider_id,
         "supported": q_supported,
@@ -8930,14 +9108,13 @@ def _e_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
     v = o.current
     if v is not None:
         try:
-            v = (
+            d["current"] = (
                 _e_ProviderCurrentConfig(v)
                 if type(v) is ProviderCurrentConfig
                 else _s.refuse("ProviderCurrentConfig", v)
             )
         except EncodeError as e:
             raise e.at("current") from None
-        d["current"] = v
     elif "current" in ex:
         d["current"] = None
     v = o.meta
@@ -9180,7 +9357,12 @@ def _e_RejectNesNotification(o: RejectNesNotification) -> dict[str, Any]:
     v: Any
     v = o.reason
     if v is not None:
-        if not (type(v) is str and v in _L_NesRejectReason):
+        try:
+            if v not in _L_NesRejectReason:
+                v = _s.checked(_EL_NesRejectReason, v, "reason")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_NesRejectReason, v, "reason")
         d["reason"] = v
     elif "reason" in ex:
@@ -9407,14 +9589,13 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
     v = o.additional_directories
     if v:
         try:
-            v = (
+            d["additionalDirectories"] = (
                 [(x if type(x) is str else _s.e_str(x)) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _s.e_str)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
-        d["additionalDirectories"] = v
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     elif "additionalDirectories" in ex:
         d["additionalDirectories"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -9422,14 +9603,13 @@ def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
     v = o.mcp_servers
     if v:
         try:
-            v = (
+            d["mcpServers"] = (
                 [_EU_McpServer(type(x), _x_McpServer)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_McpServer)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
-        d["mcpServers"] = v
+            d["mcpServers"] = _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
     elif "mcpServers" in ex:
         d["mcpServers"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -9569,13 +9749,19 @@ def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
     q_session_id: Any = o.session_id
     if type(q_session_id) is not str:
         q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "sessionId": q_session_id,
+                "update": _EU_SessionUpdate(type(o.update), _x_SessionUpdate)(o.update),
+            }
+        except EncodeError as e:
+            raise e.at("update") from None
     q_update: Any = o.update
     try:
         q_update = _EU_SessionUpdate(type(q_update), _x_SessionUpdate)(q_update)
     except EncodeError as e:
         raise e.at("update") from None
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": q_session_id, "update": q_update}
     d: dict[str, Any] = {"sessionId": q_session_id, "update": q_update}
     ex = o._explicit
     v: Any
@@ -9680,7 +9866,7 @@ def _e_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
     v = o.headers
     if v:
         try:
-            v = (
+            d["headers"] = (
                 {
                     k if type(k) is str else _s.e_key(k): (x if type(x) is str else _s.e_str(x))
                     for k, x in v.items()
@@ -9689,8 +9875,7 @@ def _e_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
                 else _s.e_map(v, _s.e_str)
             )
         except EncodeError:
-            v = _s.checked(_s.e_map, v, "headers", _s.e_str)
-        d["headers"] = v
+            d["headers"] = _s.checked(_s.e_map, v, "headers", _s.e_str)
     elif "headers" in ex:
         d["headers"] = {}
     elif v is not None and v is not _EMPTY and type(v) is not dict:
@@ -9877,7 +10062,7 @@ def _e_StartNesRequest(o: StartNesRequest) -> dict[str, Any]:
     v = o.workspace_folders
     if v is not None:
         try:
-            v = (
+            d["workspaceFolders"] = (
                 [
                     (
                         _e_WorkspaceFolder(x)
@@ -9890,17 +10075,17 @@ def _e_StartNesRequest(o: StartNesRequest) -> dict[str, Any]:
                 else _s.e_list(v, _c_WorkspaceFolder)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "workspaceFolders", _c_WorkspaceFolder)
-        d["workspaceFolders"] = v
+            d["workspaceFolders"] = _s.checked(_s.e_list, v, "workspaceFolders", _c_WorkspaceFolder)
     elif "workspaceFolders" in ex:
         d["workspaceFolders"] = None
     v = o.repository
     if v is not None:
         try:
-            v = _e_NesRepository(v) if type(v) is NesRepository else _s.refuse("NesRepository", v)
+            d["repository"] = (
+                _e_NesRepository(v) if type(v) is NesRepository else _s.refuse("NesRepository", v)
+            )
         except EncodeError as e:
             raise e.at("repository") from None
-        d["repository"] = v
     elif "repository" in ex:
         d["repository"] = None
     v = o.meta
@@ -10102,6 +10287,35 @@ def _e_SuggestNesRequest(o: SuggestNesRequest) -> dict[str, Any]:
     q_version: Any = o.version
     if not (type(q_version) is int and -9223372036854775808 <= q_version <= 9223372036854775807):
         q_version = _s.checked(_s.E_INT["int64"], q_version, "version")
+    q_trigger_kind: Any = o.trigger_kind
+    try:
+        if q_trigger_kind not in _L_NesTriggerKind:
+            q_trigger_kind = _s.checked(_EL_NesTriggerKind, q_trigger_kind, "triggerKind")
+    except EncodeError:
+        raise
+    except TypeError:
+        q_trigger_kind = _s.checked(_EL_NesTriggerKind, q_trigger_kind, "triggerKind")
+    if (
+        o.selection is None
+        and o.context is None
+        and o.meta is None
+        and o._explicit is _NO_EXPLICIT
+        and o.extra is _EMPTY
+    ):
+        try:
+            return {
+                "sessionId": q_session_id,
+                "uri": q_uri,
+                "version": q_version,
+                "position": (
+                    _e_Position(o.position)
+                    if type(o.position) is Position
+                    else _s.refuse("Position", o.position)
+                ),
+                "triggerKind": q_trigger_kind,
+            }
+        except EncodeError as e:
+            raise e.at("position") from None
     q_position: Any = o.position
     try:
         q_position = (
@@ -10111,23 +10325,6 @@ def _e_SuggestNesRequest(o: SuggestNesRequest) -> dict[str, Any]:
         )
     except EncodeError as e:
         raise e.at("position") from None
-    q_trigger_kind: Any = o.trigger_kind
-    if not (type(q_trigger_kind) is str and q_trigger_kind in _L_NesTriggerKind):
-        q_trigger_kind = _s.checked(_EL_NesTriggerKind, q_trigger_kind, "triggerKind")
-    if (
-        o.selection is None
-        and o.context is None
-        and o.meta is None
-        and o._explicit is _NO_EXPLICIT
-        and o.extra is _EMPTY
-    ):
-        return {
-            "sessionId": q_session_id,
-            "uri": q_uri,
-            "version": q_version,
-            "position": q_position,
-            "triggerKind": q_trigger_kind,
-        }
     d: dict[str, Any] = {
         "sessionId": q_session_id,
         "uri": q_uri,
@@ -10139,24 +10336,22 @@ def _e_SuggestNesRequest(o: SuggestNesRequest) -> dict[str, Any]:
     v = o.selection
     if v is not None:
         try:
-            v = _e_Range(v) if type(v) is Range else _s.refuse("Range", v)
+            d["selection"] = _e_Range(v) if type(v) is Range else _s.refuse("Range", v)
         except EncodeError as e:
             raise e.at("selection") from None
-        d["selection"] = v
     elif "selection" in ex:
         d["selection"] = None
     d["triggerKind"] = q_trigger_kind
     v = o.context
     if v is not None:
         try:
-            v = (
+            d["context"] = (
                 _e_NesSuggestContext(v)
                 if type(v) is NesSuggestContext
                 else _s.refuse("NesSuggestContext", v)
             )
         except EncodeError as e:
             raise e.at("context") from None
-        d["context"] = v
     elif "context" in ex:
         d["context"] = None
     v = o.meta
@@ -10233,6 +10428,17 @@ def _d_SuggestNesResponse(d: Any) -> SuggestNesResponse:
 
 
 def _e_SuggestNesResponse(o: SuggestNesResponse) -> dict[str, Any]:
+    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
+        try:
+            return {
+                "suggestions": (
+                    [_EU_NesSuggestion(type(x), _x_NesSuggestion)(x) for x in o.suggestions]
+                    if type(o.suggestions) is list or type(o.suggestions) is tuple
+                    else _s.e_list(o.suggestions, _e_NesSuggestion)
+                )
+            }
+        except EncodeError:
+            pass  # the path below says which element
     q_suggestions: Any = o.suggestions
     try:
         q_suggestions = (
@@ -10242,8 +10448,6 @@ def _e_SuggestNesResponse(o: SuggestNesResponse) -> dict[str, Any]:
         )
     except EncodeError:
         q_suggestions = _s.checked(_s.e_list, q_suggestions, "suggestions", _e_NesSuggestion)
-    if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"suggestions": q_suggestions}
     d: dict[str, Any] = {"suggestions": q_suggestions}
     ex = o._explicit
     v: Any
@@ -10334,10 +10538,9 @@ def _e_TextDocumentContentChangeEvent(o: TextDocumentContentChangeEvent) -> dict
     v = o.range
     if v is not None:
         try:
-            v = _e_Range(v) if type(v) is Range else _s.refuse("Range", v)
+            d["range"] = _e_Range(v) if type(v) is Range else _s.refuse("Range", v)
         except EncodeError as e:
             raise e.at("range") from None
-        d["range"] = v
     elif "range" in ex:
         d["range"] = None
     d["text"] = q_text
@@ -10549,14 +10752,24 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
         d["name"] = None
     v = o.kind
     if v is not None:
-        if not (type(v) is str and v in _L_ToolKind):
+        try:
+            if v not in _L_ToolKind:
+                v = _s.checked(_EL_ToolKind, v, "kind")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_ToolKind, v, "kind")
         d["kind"] = v
     elif "kind" in ex:
         d["kind"] = None
     v = o.status
     if v is not None:
-        if not (type(v) is str and v in _L_ToolCallStatus):
+        try:
+            if v not in _L_ToolCallStatus:
+                v = _s.checked(_EL_ToolCallStatus, v, "status")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_ToolCallStatus, v, "status")
         d["status"] = v
     elif "status" in ex:
@@ -10564,14 +10777,13 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
     v = o.content
     if v:
         try:
-            v = (
+            d["content"] = (
                 [_EU_ToolCallContent(type(x), _x_ToolCallContent)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_ToolCallContent)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
-        d["content"] = v
+            d["content"] = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
     elif "content" in ex:
         d["content"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -10579,7 +10791,7 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
     v = o.locations
     if v:
         try:
-            v = (
+            d["locations"] = (
                 [
                     (
                         _e_ToolCallLocation(x)
@@ -10592,8 +10804,7 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
                 else _s.e_list(v, _c_ToolCallLocation)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
-        d["locations"] = v
+            d["locations"] = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
     elif "locations" in ex:
         d["locations"] = []
     elif v is not None and type(v) is not list and type(v) is not tuple:
@@ -10817,14 +11028,24 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
     v: Any
     v = o.kind
     if v is not None:
-        if not (type(v) is str and v in _L_ToolKind):
+        try:
+            if v not in _L_ToolKind:
+                v = _s.checked(_EL_ToolKind, v, "kind")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_ToolKind, v, "kind")
         d["kind"] = v
     elif "kind" in ex:
         d["kind"] = None
     v = o.status
     if v is not None:
-        if not (type(v) is str and v in _L_ToolCallStatus):
+        try:
+            if v not in _L_ToolCallStatus:
+                v = _s.checked(_EL_ToolCallStatus, v, "status")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_ToolCallStatus, v, "status")
         d["status"] = v
     elif "status" in ex:
@@ -10846,20 +11067,19 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
     v = o.content
     if v is not None:
         try:
-            v = (
+            d["content"] = (
                 [_EU_ToolCallContent(type(x), _x_ToolCallContent)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_ToolCallContent)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
-        d["content"] = v
+            d["content"] = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
     elif "content" in ex:
         d["content"] = None
     v = o.locations
     if v is not None:
         try:
-            v = (
+            d["locations"] = (
                 [
                     (
                         _e_ToolCallLocation(x)
@@ -10872,8 +11092,7 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
                 else _s.e_list(v, _c_ToolCallLocation)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
-        d["locations"] = v
+            d["locations"] = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
     elif "locations" in ex:
         d["locations"] = None
     v = o.raw_input
@@ -11104,14 +11323,24 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
     v: Any
     v = o.kind
     if v is not None:
-        if not (type(v) is str and v in _L_ToolKind):
+        try:
+            if v not in _L_ToolKind:
+                v = _s.checked(_EL_ToolKind, v, "kind")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_ToolKind, v, "kind")
         d["kind"] = v
     elif "kind" in ex:
         d["kind"] = None
     v = o.status
     if v is not None:
-        if not (type(v) is str and v in _L_ToolCallStatus):
+        try:
+            if v not in _L_ToolCallStatus:
+                v = _s.checked(_EL_ToolCallStatus, v, "status")
+        except EncodeError:
+            raise
+        except TypeError:
             v = _s.checked(_EL_ToolCallStatus, v, "status")
         d["status"] = v
     elif "status" in ex:
@@ -11133,20 +11362,19 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
     v = o.content
     if v is not None:
         try:
-            v = (
+            d["content"] = (
                 [_EU_ToolCallContent(type(x), _x_ToolCallContent)(x) for x in v]
                 if type(v) is list or type(v) is tuple
                 else _s.e_list(v, _e_ToolCallContent)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
-        d["content"] = v
+            d["content"] = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
     elif "content" in ex:
         d["content"] = None
     v = o.locations
     if v is not None:
         try:
-            v = (
+            d["locations"] = (
                 [
                     (
                         _e_ToolCallLocation(x)
@@ -11159,8 +11387,7 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
                 else _s.e_list(v, _c_ToolCallLocation)
             )
         except EncodeError:
-            v = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
-        d["locations"] = v
+            d["locations"] = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
     elif "locations" in ex:
         d["locations"] = None
     v = o.raw_input
