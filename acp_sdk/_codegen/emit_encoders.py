@@ -8,15 +8,18 @@ member one of its arms). A value that fails raises `EncodeError` with the wire p
 field, as `DecodeError` does (`prompt[2].text`). Unknown variants (`raw`) and `extra` are
 passed through: they are the peer's or the user's JSON, not ours to judge.
 
-Cost: the happy path pays one inline test per written value (`type(v) is str`), a dict
-lookup by class per union member (the dispatch it paid anyway), and nothing for the
-optional fields at their defaults. Anything the inline test refuses goes to a slow checker
-in `_codec_support` (`_s.e_*`), which accepts what the annotation allows beyond the exact
-JSON types (a `str` subclass such as a `StrEnum` member, any `Sequence` for a list, any
-`Mapping` for an object) and otherwise raises. The path is added where the error passes a
-field (`e.at(wire)`); `try` costs nothing on CPython 3.11+ until something raises.
+Cost: the happy path pays one inline test per written value (`type(v) is str`; a closed
+enum's membership alone; `True` nothing beyond its identity), a dict lookup by class per
+union member (the dispatch it paid anyway), and nothing for the optional fields at their
+defaults (docs/performance.md, "Issue 28", has the figures). Anything the inline test
+refuses goes to a slow checker in `_codec_support` (`_s.e_*`), which accepts what the
+annotation allows beyond the exact JSON types (a `str` subclass such as a `StrEnum`
+member, any `Sequence` for a list, any `Mapping` for an object) and otherwise raises. The
+path is added where the error passes a field (`e.at(wire)`); `try` costs nothing on
+CPython 3.11+ until something raises.
 
-Layout of a class encoder: its required fields are read and checked first, into locals;
+Layout of a class encoder: its required fields are read and checked first, into locals
+(the one nested model of a class with a fast path is encoded inside its display instead);
 when every optional field is at its omitted default (by identity), nothing was explicit
 and there are no extras, the dict is one display (the usual case for streamed chunks);
 otherwise the fields are written in schema order, each optional one when not at its
@@ -509,9 +512,9 @@ class EncoderEmitter:
 
     def alias_encoder(self, alias: AliasDef) -> list[str]:
         """`_e_` for an alias that is neither one scalar nor any JSON value."""
-        if self.codec.trivial_alias(alias.name) is not None or self.valid_test(
-            TRef(alias.name), "v"
-        ) == (""):
+        if self.codec.trivial_alias(alias.name) is not None:
+            return []
+        if self.valid_test(TRef(alias.name), "v") == "":  # any JSON value
             return []
         out = ["", "", f"def _e_{alias.name}(v: Any) -> Any:"]
         if alias.nullable:
