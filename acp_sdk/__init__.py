@@ -32,6 +32,7 @@ from acp_sdk.protocol._errors import DecodeError as DecodeError
 from acp_sdk.protocol._errors import EncodeError as EncodeError
 from acp_sdk.protocol._errors import ErrorCode as ErrorCode
 from acp_sdk.protocol._errors import LocalProtocolError as LocalProtocolError
+from acp_sdk.protocol._errors import NotAnAgent as NotAnAgent
 from acp_sdk.protocol._errors import ProtocolError as ProtocolError
 from acp_sdk.protocol._errors import RemoteProtocolError as RemoteProtocolError
 from acp_sdk.protocol._errors import RequestError as RequestError
@@ -81,6 +82,7 @@ __all__ = [
     "EncodeError",
     "ErrorCode",
     "LocalProtocolError",
+    "NotAnAgent",
     "ProtocolError",
     "RemoteProtocolError",
     "RequestError",

@@ -8,6 +8,7 @@ let an invalid value through.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from hypothesis import assume
@@ -69,7 +70,7 @@ def node(schema: dict[str, Any], depth: int = 0, unstable: bool = False) -> st.S
     if kind == "null":
         return st.none()
     if kind == "string":
-        return _TEXT
+        return st.text(min_size=schema.get("minLength", 0), max_size=6)
     if kind == "boolean":
         return st.booleans()
     if kind == "integer":
@@ -110,6 +111,7 @@ def _object(schema: dict[str, Any], depth: int, unstable: bool = False) -> st.Se
     return st.fixed_dictionaries(fixed, optional=optional)
 
 
+@functools.cache  # strategies are immutable: build each one once, not at every draw
 def valid(def_name: str, unstable: bool = False) -> st.SearchStrategy[Any]:
     """Values valid against `$defs[def_name]` (drawn, then confirmed by jsonschema)."""
 

@@ -19,6 +19,7 @@ from acp_sdk._codegen.common import (
     all_fields,
     class_order,
     default_of,
+    null_note,
 )
 from acp_sdk._codegen.emit_encoders import EncoderEmitter
 from acp_sdk._codegen.ir import (
@@ -268,27 +269,32 @@ class _Emitter:
         declare = len(out)
         optional = [f for f in fields if default_of(self.model, name, f) is not None]
         required = [f for f in fields if f not in optional]
+        # A required default-on-null field can note its `null` before the optional ones.
+        early_ex = any(f.default_on_null for f in required)
+        if early_ex:
+            out.append("    ex: list[str] | None = None")
         for field in required:
             self.emit_field_decode(cls, field, "    ")
         count = known + len(required)
+        explicit = "_NO_EXPLICIT if ex is None else frozenset(ex)" if uses_ex else "_NO_EXPLICIT"
         if not optional:
             out.append(f"    w.extra = _EMPTY if len(d) == {count} else _s.extras(d, _K_{name})")
-            out += ["    w._explicit = _NO_EXPLICIT", *self.finish(name)]
+            out += [f"    w._explicit = {explicit}", *self.finish(name)]
             self.declare_r(declare)
             return
         out.append(f"    if len(d) == {count}:")
         for field in optional:
             value = self.default_value(name, field, default_of(self.model, name, field))
             out.append(f"        {self.store(cls, field, value)}")
-        out += ["        w.extra = _EMPTY", "        w._explicit = _NO_EXPLICIT"]
+        out.append("        w.extra = _EMPTY")
+        out.append(f"        w._explicit = {explicit if early_ex else '_NO_EXPLICIT'}")
         out += ["    " + line for line in self.finish(name)]
         out.append(f"    n = {count}")
-        if uses_ex:
+        if uses_ex and not early_ex:
             out.append("    ex: list[str] | None = None")
         for field in optional:
             self.emit_field_decode(cls, field, "    ")
         out.append(f"    w.extra = _EMPTY if n == len(d) else _s.extras(d, _K_{name})")
-        explicit = "_NO_EXPLICIT if ex is None else frozenset(ex)" if uses_ex else "_NO_EXPLICIT"
         out += [f"    w._explicit = {explicit}", *self.finish(name)]
         self.declare_r(declare)
 
@@ -307,10 +313,11 @@ class _Emitter:
         return [f"    w.__class__ = {name}", "    o = w", "    return o"]
 
     def tracks_explicit(self, cls: ClassDef) -> bool:
-        """Whether any field can be present on the wire yet hold its omitted default."""
+        """Whether any field can be present on the wire yet hold its omitted default, or
+        hold its default although the wire carried `null` (default-on-null)."""
         for field in all_fields(self.model, cls):
             default = default_of(self.model, cls.name, field)
-            if default is not None and default.kind != "unset":
+            if field.default_on_null or (default is not None and default.kind != "unset"):
                 return True
         return False
 
@@ -374,7 +381,16 @@ class _Emitter:
             ]
             body_indent = indent + "    "
         inner = body_indent
-        if field.nullable or (default is not None and field.default_on_error):
+        if field.default_on_null:
+            # The schema's default-on-null: `null` decodes as the default, and the model
+            # remembers it was `null` (`<wire>:null`), so it re-encodes as `null`.
+            value = self.default_value(owner, field, default, present=True)
+            out.append(f"{body_indent}if v is None:")
+            out.append(f"{body_indent}    {self.store(cls, field, value)}")
+            out.append(f'{body_indent}    ex = _s.note(ex, "{null_note(wire)}")')
+            out.append(f"{body_indent}else:")
+            inner = body_indent + "    "
+        elif field.nullable or (default is not None and field.default_on_error):
             # `null` is a value of its own (nullable) or tolerated (default-on-error).
             out.append(f"{body_indent}if v is None:")
             if field.nullable or (default is not None and default.kind == "none"):
@@ -541,7 +557,8 @@ class _Emitter:
             known = sorted(
                 {f.wire for f in all_fields(model, cls)} | ({cls.tag[0]} if cls.tag else set())
             )
-            out.append(f"_K_{cls.name}: Final = frozenset({{{', '.join(repr(k) for k in known)}}})")
+            keys = f"frozenset({{{', '.join(repr(k) for k in known)}}})"
+            out.append(f"_K_{cls.name}: Final = {keys if known else 'frozenset[str]()'}")
         for cls in classes:
             for field in cls.fields:
                 default = default_of(model, cls.name, field)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from acp_sdk._codegen.common import all_fields, default_of
+from acp_sdk._codegen.common import all_fields, default_of, null_note
 from acp_sdk._codegen.ir import (
     INT_RANGES,
     AliasDef,
@@ -74,9 +74,20 @@ class EncoderEmitter:
 
     # ------------------------------------------------------------------ value checks
 
+    def named(self, expr: TypeExpr) -> TypeExpr:
+        """The definition `expr` refers to through aliases that are only another name for
+        it (unstable `InitializeProxyRequest` is `InitializeRequest`): encoded as that."""
+        while isinstance(expr, TRef):
+            definition = self.model.defs[expr.name]
+            if not (isinstance(definition, AliasDef) and _is_name_for(definition)):
+                break
+            expr = definition.options[0]
+        return expr
+
     def valid_test(self, expr: TypeExpr, var: str) -> str | None:
         """An expression true when `var` is already a valid JSON value of `expr` ("" when
         every value is); None when the value needs an encoder call (models, containers)."""
+        expr = self.named(expr)
         if isinstance(expr, TPrim):
             if expr.kind == "any":
                 return ""
@@ -117,6 +128,7 @@ class EncoderEmitter:
     def slow_fn(self, expr: TypeExpr) -> str:
         """A callable that checks and encodes one value of `expr`, raising `EncodeError`
         (without a path) when it is not one."""
+        expr = self.named(expr)
         if isinstance(expr, TPrim):
             if expr.kind == "int":
                 return f'_s.E_INT["{expr.int_format or "int64"}"]'
@@ -151,6 +163,7 @@ class EncoderEmitter:
 
     def closed_literal(self, expr: TypeExpr) -> str | None:
         """The name of the closed enum `expr` refers to, if it does."""
+        expr = self.named(expr)
         if isinstance(expr, TRef):
             definition = self.model.defs[expr.name]
             if isinstance(definition, LiteralDef) and not definition.open:
@@ -159,6 +172,7 @@ class EncoderEmitter:
 
     def model_call(self, expr: TypeExpr, var: str) -> str | None:
         """The inline encoding of a model or union member `var`, or None for other types."""
+        expr = self.named(expr)
         if not isinstance(expr, TRef):
             return None
         definition = self.model.defs[expr.name]
@@ -313,7 +327,7 @@ class EncoderEmitter:
         # kept); the rest are added one by one, when not at their default.
         leading: list[Field] = []
         for field in fields:
-            if field.py not in local:
+            if field.py not in local or field.default_on_null:
                 break
             leading.append(field)
         items = tag + [f'"{f.wire}": {local[f.py]}' for f in leading]
@@ -324,7 +338,12 @@ class EncoderEmitter:
         if any(f.py in optional for f in rest):
             out.append("    v: Any")
         for field in rest:
-            if field.py in local:
+            if field.py in local and field.default_on_null:
+                # Decoded from `null` (noted as `<wire>:null`): `null` again, losslessly;
+                # the value was checked as it was read.
+                q, note = local[field.py], null_note(field.wire)
+                out.append(f'    d["{field.wire}"] = None if not {q} and "{note}" in ex else {q}')
+            elif field.py in local:
                 out.append(f'    d["{field.wire}"] = {local[field.py]}')
             else:
                 out += self.optional_field(name, field)
@@ -393,6 +412,8 @@ class EncoderEmitter:
         default = default_of(self.model, owner, field)
         assert default is not None
         wire = field.wire
+        if field.default_on_null and default.kind not in ("empty_seq", "empty_map"):
+            raise SchemaError(f"{owner}.{wire}: default-on-null with a {default.kind} default")
         out = [f"    v = o.{field.py}"]
         write = self.write(field.type, wire, "        ")
         if default.kind == "false" and field.type == TPrim("bool"):
@@ -430,14 +451,20 @@ class EncoderEmitter:
             else:  # a free-form object
                 slow, element = "_s.e_object", ""
             args = f", {element}" if element else ""
+            # The type first: a falsy value of the wrong type is refused even where the
+            # field was explicit (or `null`, for default-on-null), not written as empty.
+            explicit = [f'    elif "{wire}" in ex:', f'        d["{wire}"] = {empty}']
+            if field.default_on_null:
+                # Decoded from `null` (noted as `<wire>:null`): `null` again, losslessly.
+                note = null_note(wire)
+                explicit = [f'    elif "{note}" in ex:', f'        d["{wire}"] = None', *explicit]
             return [
                 *out,
                 "    if v:",
                 *write,
-                f'    elif "{wire}" in ex:',
-                f'        d["{wire}"] = {empty}',
                 f"    elif v is not None and {wrong}:",
                 f'        _s.checked({slow}, v, "{wire}"{args})',
+                *explicit,
             ]
         # `None` in an optional field means "left out", as for every other optional field.
         test = self.codec.is_default_test(owner, field, default, "v", negate=True)
@@ -512,7 +539,7 @@ class EncoderEmitter:
 
     def alias_encoder(self, alias: AliasDef) -> list[str]:
         """`_e_` for an alias that is neither one scalar nor any JSON value."""
-        if self.codec.trivial_alias(alias.name) is not None:
+        if self.codec.trivial_alias(alias.name) is not None or _is_name_for(alias):
             return []
         if self.valid_test(TRef(alias.name), "v") == "":  # any JSON value
             return []
@@ -544,6 +571,11 @@ class EncoderEmitter:
             out.append("")
             out += [f"{name}: Final = {source}" for source, name in self.helpers.items()]
         return out
+
+
+def _is_name_for(alias: AliasDef) -> bool:
+    """An alias that is another name for one definition (its encoder is that one's)."""
+    return len(alias.options) == 1 and isinstance(alias.options[0], TRef) and not alias.nullable
 
 
 def _what(checker: str) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from acp_sdk._codegen.common import all_fields, annotation, default_of, docstring
 from acp_sdk._codegen.emit_methods import Row
@@ -63,20 +64,41 @@ def _param(model: Model, owner: str, field: Field) -> tuple[str, str]:
     return f"{field.py}: {hint} = {default.python}", field.py
 
 
-ROWS = "        import acp_sdk.protocol._generated.methods as _rows"
-MODELS = "        import acp_sdk.protocol._generated.models as _models"
+GENERATED = "acp_sdk.protocol._generated"
 
 
-def _lazy(model: Model, expression: str) -> tuple[list[str], str]:
+@dataclass(frozen=True)
+class Modules:
+    """Where a mixin's bodies find their rows and models (stable, or unstable)."""
+
+    rows: str = f"{GENERATED}.methods"
+    models: str = f"{GENERATED}.models"
+
+    @property
+    def rows_import(self) -> str:
+        return f"        import {self.rows} as _rows"
+
+    @property
+    def models_import(self) -> str:
+        return f"        import {self.models} as _models"
+
+
+STABLE = Modules()
+UNSTABLE = Modules(f"{GENERATED}.unstable_methods", f"{GENERATED}.unstable_models")
+
+
+def _lazy(model: Model, expression: str, modules: Modules) -> tuple[list[str], str]:
     """The body's imports, and its expression with each model class read off `_models`."""
     used = sorted(n for n in model.defs if re.search(rf"\b{n}\b", expression))
     if not used:
-        return [ROWS], expression
+        return [modules.rows_import], expression
     names = "|".join(used)
-    return [ROWS, MODELS], re.sub(rf"\b({names})\b", r"_models.\1", expression)
+    return [modules.rows_import, modules.models_import], re.sub(
+        rf"\b({names})\b", r"_models.\1", expression
+    )
 
 
-def _method(model: Model, row: Row, flavour: str) -> list[str]:
+def _method(model: Model, row: Row, flavour: str, modules: Modules) -> list[str]:
     is_async = flavour == "async"
     define = "async def" if is_async else "def"
     wait = "await " if is_async else ""
@@ -94,7 +116,7 @@ def _method(model: Model, row: Row, flavour: str) -> list[str]:
     if not isinstance(params_def, ClassDef):
         # A union of params shapes (session/set_config_option): take the object itself.
         lines = [f"    {define} {name}(self, params: {row.params}, /) -> {returns}:", *doc]
-        lines += [ROWS]
+        lines += [modules.rows_import]
         lines += _body(f"{wait}self.{call}(_rows.{constant}, params)", returns if hook else "")
         return lines
     fields = all_fields(model, params_def)
@@ -103,7 +125,7 @@ def _method(model: Model, row: Row, flavour: str) -> list[str]:
     arguments = ", ".join(f"{f.py}={p[1]}" for f, p in zip(fields, pieces, strict=True))
     star = ", *, " if pieces else ""
     lines = [f"    {define} {name}(self{star}{signature}) -> {returns}:", *doc]
-    imports, expression = _lazy(model, f"{row.params}({arguments})")
+    imports, expression = _lazy(model, f"{row.params}({arguments})", modules)
     lines += imports
     lines += _body(f"{wait}self.{call}(_rows.{constant}, {expression})", returns if hook else "")
     return lines
@@ -124,8 +146,16 @@ def emit(
     class_name: str,
     sender: str,
     flavour: str,
+    unstable: bool = False,
 ) -> str:
-    sent = [r for r in rows if r.handled_by == sender and not r.unstable and r.layer != "PROTOCOL"]
+    """The mixin of typed calls to the `sender` side: the stable rows, or (with `unstable`)
+    only the rows the unstable schema adds, built from the unstable models."""
+    modules = UNSTABLE if unstable else STABLE
+    sent = [
+        r
+        for r in rows
+        if r.handled_by == sender and r.unstable == unstable and r.layer != "PROTOCOL"
+    ]
     names = sorted({r.params for r in sent} | {r.result for r in sent if r.result})
     is_async = flavour == "async"
     define = "async def" if is_async else "def"
@@ -154,7 +184,8 @@ def emit(
         "",
         "",
         f"class {class_name}{generic}:",
-        f'    """Typed calls of every method the {sender.lower()} handles (generated)."""',
+        f'    """Typed calls of every {"unstable " if unstable else ""}method the '
+        f'{sender.lower()} handles (generated)."""',
         "",
         "    __slots__ = ()",
         "",
@@ -175,7 +206,7 @@ def emit(
         ]
     for row in sent:
         lines.append("")
-        lines += _method(model, row, flavour)
+        lines += _method(model, row, flavour, modules)
     lines.append("")
     text = "\n".join(lines)
     # Names the signatures use (the bodies import their own): for type checkers only.
@@ -184,7 +215,7 @@ def emit(
     used = sorted(n for n in set(model.defs) | set(names) if re.search(rf"\b{n}\b", signatures))
     imports = "\n".join(
         [
-            "    from acp_sdk.protocol._generated.models import (",
+            f"    from {modules.models} import (",
             *[f"        {n}," for n in used],
             "    )",
         ]

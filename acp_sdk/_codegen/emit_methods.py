@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from acp_sdk._codegen import naming
+from acp_sdk._codegen import gates, naming
 from acp_sdk._codegen.ir import Model, SchemaError, snake
 
 
@@ -26,7 +26,9 @@ class Row:
 
 
 def _envelope_members(schema: Mapping[str, Any], envelope: str, key: str) -> list[str]:
-    node = schema["$defs"][envelope]
+    node = schema["$defs"].get(envelope)
+    if node is None:  # the proxy envelopes exist in the unstable schema only
+        return []
     if key == "result":
         options = node["anyOf"][0]["properties"]["result"]["anyOf"]
     else:
@@ -37,6 +39,30 @@ def _envelope_members(schema: Mapping[str, Any], envelope: str, key: str) -> lis
         if ref not in ("ExtRequest", "ExtResponse", "ExtNotification"):
             out.append(ref)
     return out
+
+
+def envelope_docs(schema: Mapping[str, Any]) -> dict[str, str]:
+    """Each params class of the request and notification envelopes -> the description
+    its envelope option gives it (where the schema states who may send it)."""
+    out: dict[str, str] = {}
+    for envelope in _PARAMS_ENVELOPES:
+        node = schema["$defs"].get(envelope)
+        if node is None:
+            continue
+        for option in node["properties"]["params"]["anyOf"][0]["anyOf"]:
+            ref = option["allOf"][0]["$ref"].rsplit("/", 1)[1]
+            out[ref] = option.get("description", "") or ""
+    return out
+
+
+_PARAMS_ENVELOPES = (
+    "ClientRequest",
+    "AgentRequest",
+    "ClientNotification",
+    "AgentNotification",
+    "ProxyRequest",
+    "ProxyNotification",
+)
 
 
 def _handler_name(wire: str, params: str, kind: str) -> str:
@@ -55,14 +81,18 @@ def rows(model: Model, meta: Mapping[str, Any], *, unstable_wires: Sequence[str]
         ("REQUEST", "CLIENT"): _envelope_members(schema, "AgentRequest", "params"),
         ("NOTIFICATION", "AGENT"): _envelope_members(schema, "ClientNotification", "params"),
         ("NOTIFICATION", "CLIENT"): _envelope_members(schema, "AgentNotification", "params"),
+        ("REQUEST", "PROXY"): _envelope_members(schema, "ProxyRequest", "params"),
+        ("NOTIFICATION", "PROXY"): _envelope_members(schema, "ProxyNotification", "params"),
     }
-    responses = _envelope_members(schema, "AgentResponse", "result") + _envelope_members(
-        schema, "ClientResponse", "result"
-    )
+    responses = [
+        name
+        for envelope in ("AgentResponse", "ClientResponse", "ProxyResponse")
+        for name in _envelope_members(schema, envelope, "result")
+    ]
     response_for = {defs[r]["x-method"]: r for r in responses}
     constants: dict[tuple[str, str], str] = {}
-    for group in ("agentMethods", "clientMethods", "protocolMethods"):
-        for key, wire in meta[group].items():
+    for group in ("agentMethods", "clientMethods", "protocolMethods", "proxyMethods"):
+        for key, wire in meta.get(group, {}).items():
             constants.setdefault((wire, "any"), key.upper())
 
     found: dict[tuple[str, str], Row] = {}
@@ -95,8 +125,12 @@ def rows(model: Model, meta: Mapping[str, Any], *, unstable_wires: Sequence[str]
                 "", wire, "NOTIFICATION", "BOTH", name, None,
                 _handler_name(wire, name, "NOTIFICATION"), None, "PROTOCOL", wire in unstable_wires,
             )  # fmt: skip
-    gates = dict(naming.CAPABILITY_GATES)
-    gates.update(naming.UNSTABLE_CAPABILITY_GATES)
+    naming_gates = dict(naming.CAPABILITY_GATES)
+    naming_gates.update(naming.UNSTABLE_CAPABILITY_GATES)
+    docs = envelope_docs(schema)
+    for (wire, _kind), row in found.items():
+        described = [docs.get(row.params, ""), defs[row.params].get("description", "") or ""]
+        gates.check_method_gate(wire, naming_gates.get(wire), described)
     out = []
     wires_with_request = {w for (w, k) in found if k == "REQUEST"}
     for (wire, kind), row in sorted(found.items()):
@@ -108,7 +142,7 @@ def rows(model: Model, meta: Mapping[str, Any], *, unstable_wires: Sequence[str]
             handler = row.handler + "_notification"
         else:
             handler = row.handler
-        gate = gates.get(wire)
+        gate = naming_gates.get(wire)
         if gate is not None:
             root = gate.split(".", 1)[0]
             expected = {"AGENT": "agentCapabilities", "CLIENT": "clientCapabilities"}.get(
@@ -130,7 +164,7 @@ def rows(model: Model, meta: Mapping[str, Any], *, unstable_wires: Sequence[str]
                 row.unstable,
             )
         )
-    stale = set(gates) - {r.wire for r in out}
+    stale = set(naming_gates) - {r.wire for r in out}
     if stale and not unstable_wires:
         stale -= set(naming.UNSTABLE_CAPABILITY_GATES)
     if stale:
@@ -164,10 +198,13 @@ def emit(
     models_module: str,
     *,
     table_name: str,
+    update_gates: Mapping[str, str],
+    sender_gates: Mapping[str, str],
     extra_exports: Sequence[str] = (),
     export_side: bool = False,
 ) -> str:
-    """The rows, the tuple of them, and `TABLE`, the validated `MethodTable` over them."""
+    """The rows, the tuple of them, the gates the schema states beyond the rows' own,
+    and `TABLE`, the validated `MethodTable` over them."""
     types = sorted({r.params for r in rows_} | {r.result for r in rows_ if r.result})
     types = sorted(set(types) | {"AgentCapabilities", "ClientCapabilities"})
     lines = [
@@ -220,7 +257,24 @@ def emit(
         "}",
         '"""Where capability gate paths start: the capabilities each side advertises."""',
         "",
-        f"TABLE: Final = MethodTable({table_name}, capability_roots=CAPABILITY_ROOTS)",
+        "",
+        "UPDATE_GATES: Final = {",
+        *[f'    "{tag}": "{path}",' for tag, path in update_gates.items()],
+        "}",
+        '"""`session/update` variants (by `sessionUpdate` tag) an agent may send only when the',
+        'client advertised this capability (the schema: "Agents MUST only send ...")."""',
+        "",
+        "SENDER_GATES: Final[dict[str, str]] = {",
+        *[f'    "{wire}": "{path}",' for wire, path in sender_gates.items()],
+        "}",
+        '"""Methods only a sender that advertised this capability of its own may send."""',
+        "",
+        "TABLE: Final = MethodTable(",
+        f"    {table_name},",
+        "    capability_roots=CAPABILITY_ROOTS,",
+        "    update_gates=UPDATE_GATES,",
+        "    sender_gates=SENDER_GATES,",
+        ")",
         '"""Every method of this protocol, validated when this module loads."""',
     ]
     names = sorted(
@@ -229,6 +283,8 @@ def emit(
             table_name,
             "TABLE",
             "CAPABILITY_ROOTS",
+            "UPDATE_GATES",
+            "SENDER_GATES",
             *(ROW_TYPES if export_side else METHODS_EXPORTS),
             *extra_exports,
         ]

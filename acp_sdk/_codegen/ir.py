@@ -77,6 +77,9 @@ class Field:
     has_default: bool = False
     default_on_error: bool = False
     skip_invalid_items: bool = False
+    # `x-deserialize-default-on-null`: an explicit `null` decodes as the default (`[]`,
+    # `{}`); any other value decodes strictly.
+    default_on_null: bool = False
     null_is_meaningful: bool = False
 
 
@@ -156,9 +159,22 @@ ENVELOPE_DEFS = (
     "ClientNotification",
     "ClientRequest",
     "ClientResponse",
+    "ProxyNotification",  # the unstable schema's proxy chains
+    "ProxyRequest",
+    "ProxyResponse",
 )
 
 _DOC_ONLY_KEYS = {"description", "title", "x-docs-ignore"}
+
+# The decoder annotations the generator implements; any other `x-deserialize-*` key
+# fails the generator (a new rule must not be ignored silently).
+DECODER_ANNOTATIONS = frozenset(
+    {
+        "x-deserialize-default-on-error",
+        "x-deserialize-skip-invalid-items",
+        "x-deserialize-default-on-null",
+    }
+)
 _NULL = {"type": "null"}
 
 
@@ -281,10 +297,21 @@ class _Parser:
     ) -> list[Field]:
         props: Mapping[str, Any] = node.get("properties", {})
         required = set(node.get("required", ()))
+        patched = naming.patch_fields(node.get("description", "") or "")
         out: list[Field] = []
         for wire, prop in props.items():
             typ, nullable = self.type_expr(prop, f"{owner}.{wire}")
             description = prop.get("description", "") or ""
+            unknown = {k for k in prop if k.startswith("x-deserialize")} - DECODER_ANNOTATIONS
+            if unknown:
+                raise SchemaError(f"{owner}.{wire}: unknown decoder annotation {sorted(unknown)}")
+            on_null = bool(prop.get("x-deserialize-default-on-null"))
+            if on_null and (nullable or not isinstance(typ, (TList, TMap))):
+                # null is then a value of its own, or there is no default to decode it as
+                raise SchemaError(f"{owner}.{wire}: default-on-null on a {typ} field")
+            clears = nullable and (naming.null_is_meaningful(description) or wire in patched)
+            if wire in patched and (not nullable or wire in required):
+                raise SchemaError(f"{owner}.{wire}: patch semantics on a non-nullable field")
             out.append(
                 Field(
                     wire=wire,
@@ -297,9 +324,12 @@ class _Parser:
                     has_default="default" in prop,
                     default_on_error=bool(prop.get("x-deserialize-default-on-error")),
                     skip_invalid_items=bool(prop.get("x-deserialize-skip-invalid-items")),
-                    null_is_meaningful=nullable and naming.null_is_meaningful(description),
+                    default_on_null=on_null,
+                    null_is_meaningful=clears,
                 )
             )
+        if patched - set(props):
+            raise SchemaError(f"{owner}: patch semantics for unknown fields {patched - set(props)}")
         for field_ in out:
             if field_.py in naming.RESERVED_FIELD_NAMES:
                 raise SchemaError(f"{owner}.{field_.wire} collides with a reserved attribute")
@@ -322,6 +352,17 @@ class _Parser:
         keys = {k for k in node if not k.startswith("x-")} - _DOC_ONLY_KEYS
         if not keys:
             self.add(AliasDef(name, description, (TPrim("any"),)), name)
+            return
+        ref = _single_ref(node)
+        if ref is not None and keys == {"allOf"}:
+            # Another name for a definition (unstable `InitializeProxyRequest`: "the params
+            # and response are the same as for `initialize`").
+            self.add(AliasDef(name, description, (TRef(ref),)), name)
+            return
+        if keys == {"type"} and node["type"] == "object":
+            # A named object with no declared fields (`NoticeCapabilities`: "`{}`
+            # advertises ..."): a model of its own, whose unknown fields stay in `extra`.
+            self.add(ClassDef(name, description, ()), name)
             return
         if keys <= {"type", "format", "minimum", "maximum"}:
             typ, nullable = self.type_expr(node, name)
@@ -379,7 +420,7 @@ class _Parser:
             if variant.get("title") == "other" and "not" in variant:
                 (prop,) = props
                 tag_prop = self._same_tag(name, tag_prop, prop)
-                unknown = naming.unknown_arm_name(name)
+                unknown = naming.unknown_arm_name(name, taken=self.raw)
                 self.add(UnknownArmDef(unknown, name, prop, naming.unknown_doc(name, prop)), name)
                 continue
             if consts:
@@ -405,7 +446,7 @@ class _Parser:
         if unknown is None and naming.is_open_union(name):
             if tag_prop is None:
                 raise SchemaError(f"{name}: open union without a tag")
-            unknown = naming.unknown_arm_name(name)
+            unknown = naming.unknown_arm_name(name, taken=self.raw)
             self.add(
                 UnknownArmDef(unknown, name, tag_prop, naming.unknown_doc(name, tag_prop)), name
             )
@@ -456,6 +497,15 @@ class _Parser:
         description = node.get("description", "") or ""
         base_fields = self.fields_of(name, node)
         tagged = any(any("const" in s for s in v.get("properties", {}).values()) for v in variants)
+        tag_props = {
+            p for v in variants for p, s in v.get("properties", {}).items() if "const" in s
+        }
+        if tagged and tag_props <= {f.wire for f in base_fields}:
+            # The object declares the tag itself as an ordinary field (unstable
+            # `IdleStateUpdate.stopReason`: a nullable, default-on-error string), and the
+            # variants only say which extra fields a value brings: one flat class.
+            self.add(ClassDef(name, description, tuple(self._selected_fields(name, node))), name)
+            return
         if not tagged:
             # Untagged alternatives of extra properties (elicitation scopes): merge their
             # properties in as optional fields, so a scope is flat on the object as on the wire.
@@ -468,6 +518,22 @@ class _Parser:
             self.add(ClassDef(name, description, tuple(merged)), name)
             return
         self.parse_union(name, description, variants, base_fields=base_fields, base_name=name)
+
+    def _selected_fields(self, name: str, node: Mapping[str, Any]) -> list[Field]:
+        """The base fields, then (optional) the fields each tag value's `$ref` adds."""
+        fields = self.fields_of(name, node)
+        for variant in node.get("oneOf") or node.get("anyOf") or ():
+            extra = set(variant.get("properties", {})) - {f.wire for f in fields}
+            if extra:
+                raise SchemaError(f"{name}: a variant declares fields of its own: {extra}")
+            ref = _single_ref(variant)
+            if ref is None:
+                continue
+            for field_ in self.fields_of(name, self.raw[ref], all_optional=True):
+                if field_.wire in {f.wire for f in fields}:
+                    raise SchemaError(f"{name}.{field_.wire}: declared twice")
+                fields.append(field_)
+        return fields
 
 
 def _arm_doc(

@@ -7,7 +7,7 @@ entry no longer matches the schema, so a stale entry cannot linger.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 # Attribute names every generated class reserves for itself.
 RESERVED_FIELD_NAMES = frozenset({"extra", "_explicit"})
@@ -25,12 +25,32 @@ ARM_NAME_OVERRIDES: Mapping[tuple[str, str], str] = {
 # prompt-turn.mdx / schema.mdx: clients must tolerate session updates they do not know.
 OPEN_UNIONS = frozenset({"SessionUpdate"})
 
-# Where the prose says "null" differs from "absent" ("Set to null to clear").
-_NULL_MEANINGFUL = re.compile(r"set to null to clear", re.IGNORECASE)
+# Where a field's description says "null" differs from "absent": "Set to null to clear"
+# (SessionInfoUpdate.title), "`null` clears it", "`null` or `[]` clears it", "`null`
+# removes it" (the unstable SubagentUpdate and SessionMessage). "Omitted and `null` are
+# equivalent", "sending `null` ... left unchanged" (ToolCallUpdate.name) do not match.
+_NULL_MEANINGFUL = re.compile(
+    r"set to null to clear|`null`(?: or `\[\]`)? (?:clears|removes)\b", re.IGNORECASE
+)
+
+# Where a class's description gives the same rule for several fields at once
+# (CompactionUpdate: "`summary`, `error`, and `_meta` have patch semantics: omission
+# leaves the stored value unchanged, `null` clears it").
+_PATCH_FIELDS = re.compile(
+    r"((?:`[\w$]+`(?:, and |, | and ))*`[\w$]+`) have patch semantics:[^.]*`null` clears"
+)
 
 
 def null_is_meaningful(description: str) -> bool:
     return bool(_NULL_MEANINGFUL.search(description))
+
+
+def patch_fields(class_description: str) -> frozenset[str]:
+    """The wire names a class description gives patch semantics (`null` clears)."""
+    out: set[str] = set()
+    for match in _PATCH_FIELDS.finditer(" ".join(class_description.split())):
+        out |= set(re.findall(r"`([\w$]+)`", match.group(1)))
+    return frozenset(out)
 
 
 def pascal(text: str) -> str:
@@ -49,8 +69,11 @@ def arm_name(union: str, tag: str, ref: str | None, *, reused: bool) -> str:
     return pascal(tag) if union in {"SessionUpdate"} else union + pascal(tag)
 
 
-def unknown_arm_name(union: str) -> str:
-    return "Unknown" + union
+def unknown_arm_name(union: str, taken: Collection[str] = ()) -> str:
+    """`Unknown<Union>`, or `Other<Union>` where the schema itself uses the first name
+    (unstable `UnknownStateUpdate` is the `state: "unknown"` arm of `StateUpdate`)."""
+    name = "Unknown" + union
+    return "Other" + union if name in taken else name
 
 
 def unknown_doc(union: str, prop: str) -> str:
@@ -67,6 +90,7 @@ def unknown_doc(union: str, prop: str) -> str:
 HANDLER_NAME_OVERRIDES: Mapping[str, str] = {
     "session/set_mode": "set_mode",
     "session/set_config_option": "set_config_option",
+    "session/set_title": "set_title",  # unstable; as session/set_mode and set_config_option
     "session/update": "session_update",
     "session/cancel": "cancel",
     "$/cancel_request": "cancel_request",
@@ -95,18 +119,32 @@ CAPABILITY_GATES: Mapping[str, str] = {
     "elicitation/complete": "clientCapabilities.elicitation.url",
 }
 
-# Unstable methods' gates (schema.unstable.json capability objects).
+# Unstable methods' gates (schema.unstable.json: each request's description, "only
+# available if the agent advertises the `...` capability", and the capability objects).
 UNSTABLE_CAPABILITY_GATES: Mapping[str, str] = {
     "session/fork": "agentCapabilities.sessionCapabilities.fork",
+    "session/set_title": "agentCapabilities.sessionCapabilities.title",
+    "session/status": "agentCapabilities.sessionCapabilities.status",
+    "session/archive": "agentCapabilities.sessionCapabilities.archive",
+    "session/unarchive": "agentCapabilities.sessionCapabilities.archive",
+    "auth/status": "agentCapabilities.auth.status",
     "providers/list": "agentCapabilities.providers",
     "providers/set": "agentCapabilities.providers",
     "providers/disable": "agentCapabilities.providers",
-    "nes/start": "agentCapabilities.nes",
-    "nes/suggest": "agentCapabilities.nes",
-    "nes/accept": "agentCapabilities.nes",
-    "nes/reject": "agentCapabilities.nes",
-    "nes/close": "agentCapabilities.nes",
 }
+
+
+# `session/update` variants gated by a client capability that the schema names in words
+# only: tag -> (capability path, the words of the capability's description that say so).
+# The generator fails when the quoted words are gone.
+UPDATE_GATE_FACTS: Mapping[str, tuple[str, str]] = dict.fromkeys(
+    ("subagent_update", "session_message", "session_message_chunk"),
+    (
+        "clientCapabilities.subagents",
+        "must advertise this capability before the agent sends subagent updates or "
+        "session-directed messages",
+    ),
+)
 
 
 def is_open_union(name: str) -> bool:

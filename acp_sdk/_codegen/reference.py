@@ -17,6 +17,10 @@ import sys
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acp_sdk.protocol._rows import MethodTable
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "reference"
@@ -146,6 +150,34 @@ def _type_name(type_: object) -> str:
     raise ValueError(f"no public name for {type_!r}")
 
 
+def _extra_gates(table: MethodTable) -> list[str]:
+    """The gates a table holds beyond its rows' own, as two small tables."""
+    lines = [
+        "## Gated session updates",
+        "",
+        "`session/update` variants an agent may send only when the client advertised the",
+        "capability (`TABLE.update_gates`; the agent's connection raises",
+        "`CapabilityNotNegotiated` and sends nothing otherwise; a client delivers one anyway).",
+        "",
+        "| `sessionUpdate` | client capability |",
+        "| --- | --- |",
+        *[f"| `{tag}` | `{path}` |" for tag, path in table.update_gates.items()],
+    ]
+    if table.sender_gates:
+        lines += [
+            "",
+            "## Gated senders",
+            "",
+            "Methods only a sender that advertised this capability itself may send",
+            "(`TABLE.sender_gates`).",
+            "",
+            "| method | the sender's capability |",
+            "| --- | --- |",
+            *[f"| `{wire}` | `{path}` |" for wire, path in table.sender_gates.items()],
+        ]
+    return lines
+
+
 def _methods_page() -> str:
     from acp_sdk import methods
     from acp_sdk.protocol._rows import Method, Notification
@@ -161,6 +193,8 @@ def _methods_page() -> str:
             "the capability the receiver must advertise before the method may be sent.",
             "",
             *_rows_table(methods.TABLE, "acp_sdk.protocol._generated.methods"),
+            "",
+            *_extra_gates(methods.TABLE),
             "",
             "## Row types",
             "",
@@ -221,6 +255,8 @@ def _unstable_page() -> str:
             "## Methods",
             "",
             *_rows_table(rows, "acp_sdk.protocol._generated.unstable_methods"),
+            "",
+            *_extra_gates(unstable.TABLE),
             "",
             "## Row types and tables",
             "",

@@ -2,11 +2,12 @@
 
 `schema.unstable.json` repeats every stable definition and changes a few (new fields, new
 union arms). A definition is *shared* when the two schemas define it identically (the
-same parsed record: fields, wire names, defaults, tags, descriptions) and everything it
-refers to is shared too. The second condition is transitive: a class whose own fields are
-unchanged but which holds a changed type (an `InitializeRequest` carrying the unstable
-`ClientCapabilities`) must be a class of its own, or decoding it would build the stable
-`ClientCapabilities` and drop the unstable fields.
+same parsed record: fields, wire names, defaults, tags, descriptions, the links to the
+draft or the published docs aside) and everything it refers to is shared too. The second
+condition is transitive: a class whose own fields are unchanged but which holds a changed
+type (an `InitializeRequest` carrying the unstable `ClientCapabilities`) must be a class
+of its own, or decoding it would build the stable `ClientCapabilities` and drop the
+unstable fields.
 
 The unstable modules import a shared definition (its class or alias, its decoder and
 encoder) from the stable modules instead of emitting a twin, so `acp_sdk.unstable.X is
@@ -15,7 +16,9 @@ acp_sdk.schema.X` for every shared `X`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from acp_sdk._codegen.ir import (
     AliasDef,
@@ -70,10 +73,36 @@ def references(definition: Definition) -> set[str]:
     return out
 
 
+# The unstable schema links the draft docs where the stable one links the published ones
+# (`.../protocol/v1/draft/extensibility` for `.../protocol/v1/extensibility`): the same
+# page, so the same description.
+_DRAFT_DOCS = "agentclientprotocol.com/protocol/v1/draft/"
+_PUBLISHED_DOCS = "agentclientprotocol.com/protocol/v1/"
+
+
+def _published(value: Any) -> Any:
+    """A record with every description's draft doc links read as the published ones."""
+    if isinstance(value, str):
+        return value.replace(_DRAFT_DOCS, _PUBLISHED_DOCS)
+    if isinstance(value, tuple):
+        return tuple(_published(v) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {
+            f.name: _published(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if f.name == "description" or f.name == "fields"
+        }
+        return dataclasses.replace(value, **changes)
+    return value
+
+
 def shared_names(stable: Model, unstable: Model) -> frozenset[str]:
-    """The unstable definitions identical to the stable ones, transitively."""
+    """The unstable definitions identical to the stable ones (doc links aside),
+    transitively."""
     shared = {
-        name for name, definition in unstable.defs.items() if stable.defs.get(name) == definition
+        name
+        for name, definition in unstable.defs.items()
+        if name in stable.defs and _published(stable.defs[name]) == _published(definition)
     }
     # Drop whatever refers to a dropped name, until nothing more drops.
     while True:

@@ -27,8 +27,10 @@ Rules:
    stuck in the queue (`max_send_buffer` bytes of them), while `max_inflight` requests
    are being handled, or while `max_owed_answers` answers are owed (requests being
    handled plus answers not yet written: a count, so a peer that pipelines requests
-   and never reads costs bounded memory however small the answers). The reader never
-   waits for senders: two endpoints streaming at each other cannot deadlock.
+   and never reads costs bounded memory however small the answers), or while the
+   connection holds frames received behind an `initialize` not answered yet (they are
+   dispatched right after that answer, `_take_released`). The reader never waits for
+   senders: two endpoints streaming at each other cannot deadlock.
 4. Every call ends exactly once, by resolving its waiter with an `Outcome` (never an
    exception set on a future, so an abandoned call never logs "never retrieved").
 
@@ -40,6 +42,7 @@ that waiting code re-checks its predicate on), handler execution (a pool or task
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import threading
 import time
@@ -108,15 +111,16 @@ class Call:
         self.waiter = waiter
         self.settle_target = 0
 
-    def interrupted(self, error: BaseException) -> Outcome[Any]:
+    def interrupted(self, error: BaseException, timeout: float | None = None) -> Outcome[Any]:
         """The wait for the outcome ended by `error`: a passed deadline (`expired`) times
-        the call out, anything else (Ctrl-C, a cancelled task) gives it up; either way
-        the peer is told (`$/cancel_request`). Returns the outcome of a call answered
-        just in time; else raises."""
+        the call out (after `timeout` seconds, which the error names), anything else
+        (Ctrl-C, a cancelled task) gives it up; either way the peer is told
+        (`$/cancel_request`). Returns the outcome of a call answered just in time; else
+        raises."""
         if isinstance(error, Expired):
-            timeout = self.engine.end_call(self.request_id, timed_out=True)
-            if timeout is not None:
-                raise timeout from None
+            timed_out = self.engine.end_call(self.request_id, timed_out=True, after=timeout)
+            if timed_out is not None:
+                raise timed_out from None
             return self.waiter.result()  # answered just in time
         self.engine.end_call(self.request_id, timed_out=False)
         raise error
@@ -222,6 +226,7 @@ class Engine(Generic[S]):
             buffered = max(buffered * AWAITING_FACTOR, AWAITING_FLOOR)
         return self.close_reason is not None or (
             self._buffered < buffered
+            and not self.connection.holding
             and self._replies_queued < limits.max_send_buffer
             and len(self._serving) < limits.max_inflight
             and len(self._serving) + self._answers_queued < limits.max_owed_answers
@@ -252,14 +257,12 @@ class Engine(Generic[S]):
     def closed_error(self) -> ConnectionClosed:
         """A fresh `ConnectionClosed` saying why the connection ended (never re-raise one
         instance from many places: tracebacks would pile up on it)."""
-        reason = self.close_reason or ConnectionClosed("the connection is closed")
-        return ConnectionClosed(
-            str(reason),
-            exit_code=reason.exit_code,
-            signal=reason.signal,
-            stderr_tail=reason.stderr_tail,
-            stdout_tail=reason.stdout_tail,
-        )
+        reason = self.close_reason
+        if reason is None:
+            return ConnectionClosed("the connection is closed")
+        # A new instance of its class (`NotAnAgent` too), attributes and all, no traceback.
+        fresh: ConnectionClosed = copy.copy(reason)
+        return fresh
 
     def start_call(
         self, row: Method[Any, Any], params: Any, *, check_capability: bool = True
@@ -320,7 +323,9 @@ class Engine(Generic[S]):
             self._queue_frame(frame, reply=False)
         return sink
 
-    def end_call(self, request_id: RequestId, *, timed_out: bool) -> ACPError | None:
+    def end_call(
+        self, request_id: RequestId, *, timed_out: bool, after: float | None = None
+    ) -> ACPError | None:
         """End one of our calls locally (a timeout, or the caller gave up) and tell the
         peer with `$/cancel_request`. Returns the error for a timeout."""
         with self.lock:
@@ -328,7 +333,7 @@ class Engine(Generic[S]):
                 return None
             error: ACPError | None = None
             if timed_out:
-                error, frame = self.connection.time_out(request_id)
+                error, frame = self.connection.time_out(request_id, after=after)
             else:
                 frame = self.connection.cancel(request_id)
             sink = self._turn_of_call.pop(request_id, None)
@@ -354,6 +359,13 @@ class Engine(Generic[S]):
             )
             self._queue_frame(frame, reply=False, cork=True)
             return self._queued > LET_THE_WRITER_RUN
+
+    def check_outbound(self, row: Row, params: Any) -> None:
+        """Raise what sending `row` with `params` would raise (a capability the peer did
+        not advertise, the wrong lifecycle), sending nothing: for a sender that keeps a
+        message before it is sent (the agent's session store)."""
+        with self.lock:
+            self.connection.check_outbound(row, params)
 
     def _queue_frame(self, frame: bytes, *, reply: bool, cork: bool = False) -> None:
         if not frame or self.output_closed:
@@ -453,6 +465,8 @@ class Engine(Generic[S]):
             elif isinstance(event, (ErrorReceived, CallFailed)):
                 error: BaseException = event.error
                 if isinstance(error, ConnectionClosed):
+                    if self.close_reason is None:  # the connection closed itself
+                        self.close_reason = error
                     error = self.closed_error()
                 self._resolve(event.request_id, Outcome(error=error))
             elif isinstance(event, RequestReceived):
@@ -467,6 +481,10 @@ class Engine(Generic[S]):
                 log.debug("frame rejected: %s", event.reason)
             elif isinstance(event, ConnectionClosedEvent):  # pyright: ignore[reportUnnecessaryIsInstance] - the last kind, named for readers
                 self.input_ended = True
+                if event.reason is not None:  # it gave up on the peer (`NotAnAgent`)
+                    if self.close_reason is None:
+                        self.close_reason = event.reason
+                    self._wake_all()
         if self._buffered != routed:  # updates reached turns: wake them once per batch
             self.delivered.notify()
 
@@ -666,8 +684,11 @@ class Engine(Generic[S]):
         with self.lock:
             self._serving.pop(request_id, None)
             self._answered(request_id)
+            holding = self.connection.holding
             frame = self.connection.answer(request_id, result, error=error, cancelled=cancelled)
             self._queue_frame(frame, reply=True)
+            if holding:
+                self._take_released()
             self.may_read.notify()
 
     def answer_unanswered(self, request_id: RequestId, handle: Cancellable) -> None:
@@ -678,8 +699,11 @@ class Engine(Generic[S]):
             if self._serving.get(request_id) is handle:
                 del self._serving[request_id]
                 self._answered(request_id)
+                holding = self.connection.holding
                 frame = self.connection.answer(request_id, cancelled=True)
                 self._queue_frame(frame, reply=True)
+                if holding:
+                    self._take_released()
                 self.may_read.notify()
 
     def _cancel_handler(self, request_id: RequestId) -> None:
@@ -687,8 +711,17 @@ class Engine(Generic[S]):
         if handle is not None and handle.cancel():
             self._serving.pop(request_id, None)
             self._answered(request_id)
+            holding = self.connection.holding
             frame = self.connection.answer(request_id, cancelled=True)
             self._queue_frame(frame, reply=True)
+            if holding:
+                self._take_released()
+
+    def _take_released(self) -> None:
+        """`initialize` was just answered: what the connection held behind it (a
+        pipelined `session/new`) is processed now, after that answer. `lock` held."""
+        self._dispatch(self.connection.events())
+        self._queue_frame(self.connection.data_to_send(), reply=True)
 
     @property
     def serving(self) -> int:
@@ -735,5 +768,6 @@ class Engine(Generic[S]):
 
 def send_timeout(row: Row, timeout: float | None) -> RequestTimeout:
     return RequestTimeout(
-        f"{row.wire}: could not send within {timeout} s (the peer is not reading)"
+        f"{row.wire}: could not send within {timeout} s (the peer is not reading)",
+        method=row.wire,
     )

@@ -153,7 +153,7 @@ def call(
     try:
         outcome: Outcome[T] = yield AwaitCall(started.waiter, deadline)
     except BaseException as error:
-        outcome = started.interrupted(error)
+        outcome = started.interrupted(error, timeout)
     value: T = started.result(outcome)
     if not started.settled():
         yield from settle(engine, started.settle_target)

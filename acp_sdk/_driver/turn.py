@@ -131,5 +131,6 @@ class Sink:
         )
         return RequestTimeout(
             f"the prompt turn passed its {limit} and the agent did not end it within "
-            f"{self.grace:g} s of session/cancel"
+            f"{self.grace:g} s of session/cancel",
+            method="session/prompt",
         )

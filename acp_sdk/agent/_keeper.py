@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from acp_sdk._driver.aio import AsyncDriver
     from acp_sdk.protocol._session_state import SessionState
 
-__all__ = ["SessionKeeper"]
+__all__ = ["ConnectionSessions", "SessionKeeper"]
 
 log = logging.getLogger("acp_sdk.agent")
 
@@ -147,6 +147,9 @@ class SessionKeeper:
             await self.flushed()
             await self._driver.notify(self._update_row, notification)
             return
+        # An update the client may not receive (a notice it did not advertise) is refused
+        # here, to the agent's code, before it is kept: the store keeps what was sent.
+        self._driver.engine.check_outbound(self._update_row, notification)
         # Wait for room before queueing, never after: a send cancelled while it waits
         # (the turn was cancelled) must not reach the client, as without a store (a
         # tool call whose announcement was cancelled would stay open for good).
@@ -434,6 +437,35 @@ class SessionKeeper:
         self._driver.engine.feed_message(cancel_frame)
         with contextlib.suppress(Exception):
             await asyncio.wait(set(tasks), timeout=CLOSE_WAIT)
+
+
+class ConnectionSessions:
+    """The sessions of one connection, for an agent without a store that does not
+    override `new_session`: the runtime answers `session/new` with a fresh id (the same
+    kind a store mints) and keeps the ids it gave in memory until the connection ends.
+    When the agent opens no session itself (it overrides neither `load_session` nor
+    `resume_session`), a prompt naming a session this connection never opened is error
+    -32002 (resource not found), as a store answers for an unknown id. The other session
+    methods stay the agent's: without a store nothing is advertised for them, so the
+    connection refuses them (-32601)."""
+
+    __slots__ = ("ids", "strict")
+
+    def __init__(self, agent: Any) -> None:
+        self.ids: set[str] = set()
+        self.strict = not (agent._overrides("load_session") or agent._overrides("resume_session"))
+
+    def new_session(self, row: Row, params: Any) -> Any:
+        while True:  # a collision is all but impossible; a retry costs nothing
+            session_id = mint_session_id()
+            if session_id not in self.ids:
+                break
+        self.ids.add(session_id)
+        return _models(row).NewSessionResponse(session_id=session_id)
+
+    def check_prompt(self, params: Any) -> None:
+        if self.strict and params.session_id not in self.ids:
+            raise _not_found(params.session_id)
 
 
 def _stored(session_id: str, params: Any) -> StoredSession:

@@ -11,8 +11,10 @@
 
     run_agent(Echo())
 
-A method you do not override answers -32601 (method not found), never a fake success, and
-the capabilities in the initialize response follow from what you override: `load_session`
+A method you do not override answers -32601 (method not found), never a fake success,
+except `session/new`: without it the runtime opens sessions itself (a fresh id each,
+kept for the connection; with a store, kept in the store). The capabilities in the
+initialize response follow from what you override: `load_session`
 advertises `loadSession`, `list_sessions` advertises `sessionCapabilities.list`, and so on.
 `session/cancel` cancels the running `prompt` task; the turn then ends with stop reason
 `cancelled`, whatever the handler does (the connection enforces it).
@@ -105,6 +107,7 @@ R = TypeVar("R")
 
 log = logging.getLogger("acp_sdk.agent")
 _SESSION_ENDS: Final = frozenset({"session/close", "session/delete"})
+_DEFAULT_SESSIONS: Final = frozenset({"new_session", "prompt"})
 ANSWER_GRACE: Final = 5.0
 """Seconds the handlers still running at the client's end of input get to answer."""
 
@@ -367,7 +370,11 @@ class Agent:
     async def new_session(self, params: NewSessionRequest, ctx: AgentContext) -> NewSessionResponse:
         """`session/new`: create a session in `params.cwd` (with `params.mcp_servers`).
 
-        Returns the new session's id (and optionally its modes and config options)."""
+        Returns the new session's id (and optionally its modes and config options).
+        Not overridden, the runtime answers it: a fresh unique id (`sess_<hex>`), kept
+        in memory for the connection, so a prompt naming another session is -32002
+        (unless you override `load_session` or `resume_session`); with a store, the
+        store keeps it (see `run_agent`)."""
         raise RequestError.method_not_found("session/new")
 
     async def load_session(
@@ -483,6 +490,12 @@ async def serve_agent(
                 # The session's remembered permission answers go with it (bounded memory).
                 context[0]._remembered.pop(str(getattr(params, "session_id", "")), None)
 
+    sessions = (
+        _keeper.ConnectionSessions(agent)
+        if store is None and not agent._overrides("new_session")
+        else None
+    )
+
     def serve(row: Row, params: Any) -> Any:
         # Most requests: the handler's own coroutine, for the driver to await, rather
         # than two of ours awaiting it (two coroutine frames fewer per request). An
@@ -490,6 +503,10 @@ async def serve_agent(
         if keeper or row.wire in _SESSION_ENDS:
             return serve_around(row, params)
         name = row.handler_name
+        if sessions is not None and name in _DEFAULT_SESSIONS:
+            if name == "new_session":
+                return sessions.new_session(row, params)
+            sessions.check_prompt(params)
         if name in handlers:
             outcome = handlers[name](params, context[0])
         else:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from acp_sdk.client._reconnect import reconnect as reconnect
     from acp_sdk.client._sync import Session as Session
     from acp_sdk.client._sync import Turn as Turn
+    from acp_sdk.protocol._session_state import CompactionView as CompactionView
     from acp_sdk.protocol._session_state import Message as Message
     from acp_sdk.protocol._session_state import ToolCallView as ToolCallView
 
@@ -31,6 +32,7 @@ _LAZY = {
     "AsyncSession": "acp_sdk.client._aio",
     "AsyncTurn": "acp_sdk.client._aio",
     "ClientOptions": "acp_sdk.client._options",
+    "CompactionView": "acp_sdk.protocol._session_state",
     "Message": "acp_sdk.protocol._session_state",
     "Session": "acp_sdk.client._sync",
     "ToolCallView": "acp_sdk.protocol._session_state",
@@ -54,6 +56,7 @@ __all__ = [
     "AsyncSession",
     "AsyncTurn",
     "ClientOptions",
+    "CompactionView",
     "Message",
     "Session",
     "ToolCallView",

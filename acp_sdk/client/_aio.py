@@ -313,7 +313,7 @@ class AsyncClient(
 
     async def _request(self, row: Method[P, R], params: P) -> R:
         row = self._on_table(row)
-        return self._record(row, await self.request(row, params, timeout=self._timeout))
+        return self._record(row, await self.request(row, params, timeout=self._timeout_of(row)))
 
     async def _notify(self, row: Notification[P], params: P) -> None:
         await self.notify(row, params, timeout=self._timeout)

@@ -59,6 +59,10 @@ MAX_TURN_TEXT: Final = 4 << 20
 """Default `max_turn_text`: characters of agent message text a turn keeps for `text`."""
 MAX_TURN_TOOL_CALLS: Final = 4096
 """Tool calls a turn keeps for `tool_calls`; later new ids are dropped (`truncated`)."""
+INITIALIZE_TIMEOUT: Final = 60.0
+"""Default `initialize_timeout`: seconds `initialize` may take (an agent that installs
+itself first, `npx`/`uvx`, needs some), so a program that is not an agent, or one that
+hangs, fails instead of waiting forever."""
 
 
 def default_initialize(
@@ -133,7 +137,11 @@ class BaseClient(Generic[H]):
         client_info: Sent at initialize (default: this SDK's name and version).
         initialize: False to skip the automatic handshake (call `initialize()` yourself).
         table: Method table (the stable protocol by default; extension rows welcome).
-        request_timeout: Default seconds for requests other than prompts (None: wait).
+        request_timeout: Default seconds for requests other than prompts and
+            `initialize` (None: wait).
+        initialize_timeout: Seconds `initialize` may take (default 60; None: wait). Its
+            `RequestTimeout` names `initialize` and what the agent printed on stdout
+            that was not JSON-RPC, if anything.
         workers: Threads running plain (not `async`) handlers; the agent's further
             requests wait in line (it can cancel them).
         max_send_buffer: Bytes queued for the agent before calls wait for it to read.
@@ -159,6 +167,7 @@ class BaseClient(Generic[H]):
         initialize: bool = True,
         table: MethodTable | None = None,
         request_timeout: float | None = None,
+        initialize_timeout: float | None = INITIALIZE_TIMEOUT,
         workers: int = 8,
         max_send_buffer: int = _DEFAULTS.max_send_buffer,
         max_buffered_updates: int = _DEFAULTS.max_buffered_updates,
@@ -176,6 +185,7 @@ class BaseClient(Generic[H]):
         self._auto_initialize = initialize
         self._table = table
         self._timeout = request_timeout
+        self._initialize_timeout = initialize_timeout
         self._workers = workers
         self._limits = Limits(
             max_send_buffer=max_send_buffer, max_buffered_updates=max_buffered_updates
@@ -289,6 +299,10 @@ class BaseClient(Generic[H]):
         found = table.get(row.handled_by, row.wire, row.kind)
         # The same method in the table's schema: its params and result are that schema's.
         return cast("Method[P, R]", found) if isinstance(found, Method) else row
+
+    def _timeout_of(self, row: Row) -> float | None:
+        """The default timeout of a typed call: `initialize` has its own."""
+        return self._initialize_timeout if row.wire == "initialize" else self._timeout
 
     def _record(self, row: Method[Any, R], result: R) -> R:
         if row.wire == "initialize":

@@ -43,6 +43,7 @@ class ClientOptions(TypedDict, Generic[H], total=False):
     initialize: bool
     table: MethodTable | None
     request_timeout: float | None
+    initialize_timeout: float | None
     workers: int
     max_send_buffer: int
     max_buffered_updates: int

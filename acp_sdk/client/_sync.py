@@ -264,7 +264,7 @@ class Client(
 
     def _request(self, row: Method[P, R], params: P) -> R:
         row = self._on_table(row)
-        return self._record(row, self.request(row, params, timeout=self._timeout))
+        return self._record(row, self.request(row, params, timeout=self._timeout_of(row)))
 
     def _notify(self, row: Notification[P], params: P) -> None:
         self.notify(row, params, timeout=self._timeout)

@@ -18,6 +18,7 @@ from acp_sdk.protocol._capabilities import Capabilities as Capabilities
 from acp_sdk.protocol._capabilities import Info as Info
 from acp_sdk.protocol._capabilities import is_advertised as is_advertised
 from acp_sdk.protocol._capabilities import required_by_params as required_by_params
+from acp_sdk.protocol._capabilities import update_capability as update_capability
 from acp_sdk.protocol._codec import get_converter as get_converter
 from acp_sdk.protocol._connection import SUPPORTED_PROTOCOL_VERSIONS as SUPPORTED_PROTOCOL_VERSIONS
 from acp_sdk.protocol._events import NEED_DATA as NEED_DATA
@@ -56,4 +57,5 @@ __all__ = [
     "get_converter",
     "is_advertised",
     "required_by_params",
+    "update_capability",
 ]

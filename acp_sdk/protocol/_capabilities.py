@@ -7,8 +7,17 @@ capability only when literally `true`; anything absent, `null`, or unknown is no
 advertised (fail closed).
 
 Some methods need more than their gate, depending on what the params carry: image,
-audio and embedded-resource prompt content; HTTP and SSE MCP servers; additional
-directories; elicitation modes. `required_by_params` lists those paths.
+audio and embedded-resource prompt content; HTTP, SSE (and unstable ACP) MCP servers;
+additional directories; elicitation modes; the unstable system prompt and archive filter.
+`required_by_params` lists those paths.
+
+A `session/update` needs a capability of the client for some variants (`notice`:
+`clientCapabilities.session.notices`; `compaction_update`, `compaction_summary_chunk`:
+`.session.compaction`; in the unstable schema also plan, subagent and session-message
+updates). The schema states them and the generator puts them in the method table
+(`MethodTable.update_gates`); `update_capability` reads the one an update needs. They are
+checked on every update an agent sends, after the row's own checks (which a stream of
+updates passes once).
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ import attrs
 if TYPE_CHECKING:
     from acp_sdk.protocol._generated import models, unstable_models
 
-__all__ = ["Capabilities", "Info", "is_advertised", "required_by_params"]
+__all__ = ["Capabilities", "Info", "is_advertised", "required_by_params", "update_capability"]
 
 Capabilities = Union[
     "models.AgentCapabilities",
@@ -74,11 +83,16 @@ _PROMPT_CONTENT = {
 _MCP_TRANSPORT = {
     "McpServerHttp": "agentCapabilities.mcpCapabilities.http",
     "McpServerSse": "agentCapabilities.mcpCapabilities.sse",
+    "McpServerAcp": "agentCapabilities.mcpCapabilities.acp",  # unstable: "Agent supports `acp`"
 }
-_SESSION_SETUP = frozenset({"session/new", "session/load", "session/resume"})
+# The unstable session/fork carries the same MCP servers, directories and system prompt.
+_SESSION_SETUP = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
+_SYSTEM_PROMPT = "agentCapabilities.sessionCapabilities.systemPrompt"
 
 
-PARAMS_GATED: Final = frozenset({"session/prompt", *_SESSION_SETUP, "elicitation/create"})
+PARAMS_GATED: Final = frozenset(
+    {"session/prompt", *_SESSION_SETUP, "elicitation/create", "session/list"}
+)
 """The methods whose params can need capabilities (`required_by_params` is empty for others)."""
 
 
@@ -97,6 +111,18 @@ def required_by_params(method: str, params: Any) -> list[str]:
                 needed.append(path)
         if getattr(params, "additional_directories", None):
             needed.append("agentCapabilities.sessionCapabilities.additionalDirectories")
+        # Unstable: "Clients MUST only send this when the Agent advertises
+        # `sessionCapabilities.systemPrompt`" (and `.mode.override` for that mode).
+        system_prompt = getattr(params, "system_prompt", None)
+        if system_prompt:  # None, or UNSET, when there is none
+            needed.append(_SYSTEM_PROMPT)
+            if getattr(system_prompt, "mode", None) == "override":
+                needed.append(_SYSTEM_PROMPT + ".mode.override")
+    elif method == "session/list":
+        # Unstable: "Only send this when the Agent advertises the
+        # `sessionCapabilities.archive` capability".
+        if getattr(params, "archived", None) is not None:
+            needed.append("agentCapabilities.sessionCapabilities.archive")
     elif method == "elicitation/create":
         mode = getattr(params, "TAG", None)
         if mode is None:  # an unknown mode: it cannot have been advertised
@@ -104,3 +130,17 @@ def required_by_params(method: str, params: Any) -> list[str]:
             mode = raw.get("mode") if isinstance(raw, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         needed.append(f"clientCapabilities.elicitation.{mode}")
     return needed
+
+
+def update_capability(gates: Mapping[str, str], params: Any) -> str | None:
+    """The client capability a `session/update`'s variant needs, or None.
+
+    Args:
+        gates: `sessionUpdate` tag -> capability path (`MethodTable.update_gates`).
+        params: The `SessionNotification` (stable or unstable) being sent.
+    """
+    update = getattr(params, "update", None)
+    tag = getattr(update, "TAG", None)
+    if tag is None:  # an `UnknownSessionUpdate` built by hand: its raw tag
+        tag = getattr(update, "tag", None)
+    return gates.get(tag) if type(tag) is str else None

@@ -213,7 +213,10 @@ def d_map(value: Any, item: Callable[[Any], T]) -> dict[str, T]:
 
 
 def first_of(value: Any, decoders: tuple[Callable[[Any], Any], ...], what: str) -> Any:
-    """Untagged union: the first alternative that decodes wins."""
+    """Untagged union: the first alternative that decodes wins. With one alternative
+    (`McpServer`'s stdio arm), its own error stands, with its path (`args[0]`)."""
+    if len(decoders) == 1:
+        return decoders[0](value)
     for decoder in decoders:
         try:
             return decoder(value)

@@ -27,12 +27,20 @@ the peer's values; `FrameRejected` is still emitted for logging, and the connect
 stays usable. A call that ends without a usable answer (error, bad answer, cancelled,
 timed out) and was `initialize` sends the lifecycle back to NEW, so it can be retried.
 
+Requests are processed in the order received, also at the start: on the side that
+received `initialize`, every frame behind it (a pipelined `session/new`, end of input)
+is held, unprocessed, until it is answered (`holding`), then processed in order. On the
+client side, more than `STRAY_LIMIT_LINES` lines (or `STRAY_LIMIT_BYTES`) that are not
+JSON-RPC before `initialize` is answered mean the peer is not an agent: the connection
+closes, failing `initialize` with `NotAnAgent`.
+
 The lifecycle (`_state`) is one transition table; every change goes through `_fire`.
 End of input half-closes: `state` becomes CLOSED, pending calls fail with
 `ConnectionClosed`, no more calls can start, but requests already received stay
 answerable (the peer may still read) until a local `close()`.
 
-A UTF-8 byte order mark at the very start of the input is ignored (`_framing`).
+A UTF-8 byte order mark at the very start of the input is ignored (`_framing`). The
+bytes-in half (framing, stray output, held frames) is the base class, `_intake.Intake`.
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ from acp_sdk.protocol._capabilities import (
     Info,
     is_advertised,
     required_by_params,
+    update_capability,
 )
 from acp_sdk.protocol._codec import decode, to_json_value
 from acp_sdk.protocol._errors import (
@@ -80,7 +89,8 @@ from acp_sdk.protocol._events import (
     request_received,
     response_received,
 )
-from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE, FRAME_TOO_LARGE, LineFramer
+from acp_sdk.protocol._framing import DEFAULT_MAX_FRAME_SIZE
+from acp_sdk.protocol._intake import Intake
 from acp_sdk.protocol._jsonrpc import RequestId
 from acp_sdk.protocol._rows import Kind, Method, MethodTable, Notification, Row, Side
 from acp_sdk.protocol._state import Lifecycle, State, Trigger, refusal, step
@@ -94,17 +104,18 @@ SUPPORTED_PROTOCOL_VERSIONS: Final = (1,)
 log = logging.getLogger("acp_sdk.connection")
 _wire = logging.getLogger("acp_sdk.wire")
 _WIRE_LOG_BYTES: Final = 4096
-STRAY_LINES: Final = 10
-STRAY_LINE_BYTES: Final = 1000
 """`acp_sdk.wire` at DEBUG logs every frame received (and the driver every frame sent),
-cut to this many bytes."""
+cut to `_WIRE_LOG_BYTES` bytes."""
 
 _INITIALIZE: Final = "initialize"
 _PROMPT: Final = "session/prompt"
 _SESSION_CANCEL: Final = "session/cancel"
 _SESSION_CLOSE: Final = "session/close"
+_SESSION_UPDATE: Final = "session/update"
+_UNLEARNT: Final[Any] = object()
 _CANCEL_REQUEST: Final = "$/cancel_request"
 _ROOT: Final = {Side.AGENT: "agentCapabilities", Side.CLIENT: "clientCapabilities"}
+_BEFORE_READY: Final = (State.NEW, State.INITIALIZING)
 
 
 class _InFlight:
@@ -118,7 +129,7 @@ class _InFlight:
         self.cancelled = False  # session/cancel arrived first (prompts only)
 
 
-class Connection:
+class Connection(Intake):
     """One side of an ACP connection, as a state machine.
 
     Args:
@@ -157,10 +168,7 @@ class Connection:
         unstable table); None before initialize or when the peer sent none."""
         self.their_info: Info | None = None
         """The peer's `Implementation` (name, version), if it sent one."""
-        self._framer = LineFramer(max_frame_size)
-        # The last frames that were not JSON-RPC at all (a usage message, a banner):
-        # often the only explanation of an agent that then exits.
-        self._stray: deque[str] = deque(maxlen=STRAY_LINES)
+        super().__init__(max_frame_size)
         self._events: deque[Event] = deque()
         self._outbox = bytearray()
         self._next_id = 0
@@ -170,6 +178,8 @@ class Connection:
         self._cleared_row: Row | None = None
         self._cleared_lifecycle: Lifecycle | None = None
         self._cleared_capabilities: Capabilities | None = None
+        # The capability each session update class needs (None: none), learnt per class.
+        self._update_gate_of: dict[type[object], str | None] = {}
 
     # ------------------------------------------------------------------ introspection
 
@@ -195,52 +205,6 @@ class Connection:
         return data
 
     # ------------------------------------------------------------------ inbound
-
-    def receive_data(self, data: bytes) -> None:
-        """Feed bytes from the peer; `b""` means end of input."""
-        if self._lifecycle.state is State.CLOSED:
-            return
-        log_frames = _wire.isEnabledFor(logging.DEBUG)
-        for frame in self._framer.feed(data):
-            if type(frame) is bytes:
-                if log_frames:
-                    _wire.debug("<- %s", frame[:_WIRE_LOG_BYTES].decode("utf-8", "replace"))
-                message = rpc.classify(frame)
-                if type(message) is rpc.Invalid and message.id is None:
-                    self._keep_stray(message, frame)
-                self._handle(message)
-            else:
-                assert frame is FRAME_TOO_LARGE
-                limit = self._framer.max_frame_size
-                self._reject(None, ErrorCode.INVALID_REQUEST, f"frame over {limit} bytes")
-        if not data:
-            self._close(Trigger.END_OF_INPUT, ConnectionClosed("the peer closed the connection"))
-
-    def _keep_stray(self, message: rpc.Invalid, frame: bytes) -> None:
-        if message.code == ErrorCode.PARSE_ERROR or message.reason == rpc.NOT_AN_OBJECT:
-            text = frame[:STRAY_LINE_BYTES].decode("utf-8", "replace").rstrip("\r")
-            self._stray.append(text)
-
-    @property
-    def stray_lines(self) -> tuple[str, ...]:
-        """The last frames received that were not JSON-RPC messages (not JSON, or not an
-        object), oldest first: at most 10, each cut to 1000 bytes."""
-        return tuple(self._stray)
-
-    def receive_message(self, message: bytes) -> None:
-        """Feed one whole message from a message-framed transport (a WebSocket text
-        frame, an HTTP body, a server-sent event): no newline framing, so a message may
-        hold newlines; the same size limit and checks as a line. End of input is still
-        `receive_data(b"")`."""
-        if self.state is State.CLOSED:
-            return
-        if len(message) > self._framer.max_frame_size:
-            limit = self._framer.max_frame_size
-            self._reject(None, ErrorCode.INVALID_REQUEST, f"frame over {limit} bytes")
-            return
-        if _wire.isEnabledFor(logging.DEBUG):
-            _wire.debug("<- %s", message[:_WIRE_LOG_BYTES].decode("utf-8", "replace"))
-        self._handle(rpc.classify(message))
 
     def next_event(self) -> Event | NeedData:
         """The next event from received data, or `NEED_DATA` when more bytes are needed."""
@@ -321,6 +285,7 @@ class Connection:
             self._fire(Trigger.INITIALIZE_STARTED)
             self.their_capabilities = getattr(params, "client_capabilities", None)
             self.their_info = getattr(params, "client_info", None)
+            self._start_holding()  # what follows waits for the answer (see `holding`)
         if method == _SESSION_CLOSE and self.our_role is Side.AGENT:
             # session-setup.mdx: close cancels the session's ongoing work "as if
             # session/cancel had been called" (found by `python -m acp_sdk check`):
@@ -483,22 +448,40 @@ class Connection:
         self._check_outbound(row, params, check_capability)
         return rpc.notification_frame(row.wire, self._payload(params))
 
+    def check_outbound(self, row: Row, params: Any, *, check_capability: bool = True) -> None:
+        """Raise what `send_request` / `send_notification` would raise for this row and
+        these params, without encoding or sending anything: for a sender that queues
+        first and sends later (an agent's session store keeps each update before it
+        leaves), so a refused update is refused before it is kept."""
+        self._check_outbound(row, params, check_capability)
+
     def _check_outbound(self, row: Row, params: Any, check_capability: bool) -> None:
         # The checks below depend on the row, the lifecycle, the peer's capabilities and
         # (for PARAMS_GATED methods only) the params. The last row that passed them all
         # passes again while neither the lifecycle nor the capabilities object changed:
         # a stream of `session/update` pays one comparison instead of the walk.
-        if (
+        if not (
             row is self._cleared_row
             and self._lifecycle is self._cleared_lifecycle
             and self.their_capabilities is self._cleared_capabilities
         ):
-            return
-        self._check_outbound_fully(row, params, check_capability)
-        if check_capability and row.wire not in PARAMS_GATED:
-            self._cleared_row = row
-            self._cleared_lifecycle = self._lifecycle
-            self._cleared_capabilities = self.their_capabilities
+            self._check_outbound_fully(row, params, check_capability)
+            if check_capability and row.wire not in PARAMS_GATED:
+                self._cleared_row = row
+                self._cleared_lifecycle = self._lifecycle
+                self._cleared_capabilities = self.their_capabilities
+        # A notice or compaction update needs the client's capability (schema: "Agents MUST
+        # only send ..."): checked per update, after the row's checks above.
+        if row.wire == _SESSION_UPDATE and check_capability:
+            update: object = getattr(params, "update", None)
+            kind = type(update)
+            path = self._update_gate_of.get(kind, _UNLEARNT)
+            if path is _UNLEARNT:
+                path = update_capability(self.table.update_gates, params)
+                if hasattr(kind, "TAG"):  # one tag per class (not an Unknown* variant)
+                    self._update_gate_of[kind] = path
+            if path is not None and not is_advertised(self.their_capabilities, path):
+                raise CapabilityNotNegotiated(row.wire, path)
 
     def _check_outbound_fully(self, row: Row, params: Any, check_capability: bool) -> None:
         if self.state is State.CLOSED:
@@ -517,6 +500,9 @@ class Connection:
             return
         if row.gate is not None and not is_advertised(self.their_capabilities, row.gate):
             raise CapabilityNotNegotiated(row.wire, row.gate)
+        own = self.table.sender_gates.get(row.wire)
+        if own is not None and not is_advertised(self.our_capabilities, own):
+            raise CapabilityNotNegotiated(row.wire, own, ours=True)
         if row.wire in PARAMS_GATED:
             for path in required_by_params(row.wire, params):
                 if not is_advertised(self.their_capabilities, path):
@@ -555,6 +541,7 @@ class Connection:
             self.protocol_version = result.protocol_version
             self.our_capabilities = getattr(result, "agent_capabilities", None)
             self._fire(Trigger.INITIALIZE_SUCCEEDED)
+            self._release()  # after the answer: its replies and events follow it
         return frame
 
     def send_error(self, request_id: RequestId, error: RequestError) -> bytes:
@@ -576,6 +563,7 @@ class Connection:
         del self._inbound[request_id]
         if call.row.wire == _INITIALIZE:
             self._fire(Trigger.INITIALIZE_FAILED)
+            self._release()
         return frame
 
     def answer(
@@ -640,10 +628,25 @@ class Connection:
         """
         return self._end_locally(request_id)
 
-    def time_out(self, request_id: RequestId) -> tuple[RequestTimeout, bytes]:
+    def time_out(
+        self, request_id: RequestId, *, after: float | None = None
+    ) -> tuple[RequestTimeout, bytes]:
         """End one of our calls as timed out; returns the error and a `$/cancel_request`.
-        Timing out `initialize` sends the lifecycle back to NEW, as `cancel` does."""
-        return RequestTimeout(f"request {request_id!r} timed out"), self._end_locally(request_id)
+        Timing out `initialize` sends the lifecycle back to NEW, as `cancel` does.
+
+        The error names the method (and `after`, the seconds waited, when given); for
+        `initialize` it also says what the peer printed that was not JSON-RPC, if
+        anything (`RequestTimeout.stdout_tail`): often why it never answered."""
+        row = self._pending.get(request_id)
+        method = row.wire if row is not None else None
+        message = f"{method} (request {request_id!r})" if method else f"request {request_id!r}"
+        message += " got no answer" + (f" within {after:g} s" if after is not None else "")
+        stray = ""
+        if method == _INITIALIZE:
+            stray = self._stray.tail
+            message += self._stray.unanswered(self.their_role.value)
+        error = RequestTimeout(message, method=method, stdout_tail=stray)
+        return error, self._end_locally(request_id)
 
     def _end_locally(self, request_id: RequestId) -> bytes:
         row = self._pending.pop(request_id, None)
@@ -659,8 +662,10 @@ class Connection:
         received but not yet answered can no longer be answered."""
         self._close(Trigger.CLOSE, ConnectionClosed("the connection was closed"))
         self._inbound.clear()
+        self._held = None  # nothing held will be processed now
+        self._diverted = True
 
-    def _close(self, trigger: Trigger, error: ACPError) -> None:
+    def _close(self, trigger: Trigger, error: ConnectionClosed) -> None:
         """End of input (half-close) or a local close: no more calls either way. Requests
         already received stay answerable until `close()` (the peer may still read)."""
         was_open = self.state is not State.CLOSED
@@ -675,7 +680,8 @@ class Connection:
             # half-closed peer may still read their answers); other requests received
             # before the end are answered as usual.
             self._cancel_prompts(None)
-        self._events.append(ConnectionClosedEvent())
+        reason = error if trigger is Trigger.NOT_AN_AGENT else None
+        self._events.append(ConnectionClosedEvent(reason=reason))
 
 
 _MESSAGES: Final[dict[int, str]] = {

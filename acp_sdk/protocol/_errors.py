@@ -29,6 +29,7 @@ __all__ = [
     "EncodeError",
     "ErrorCode",
     "LocalProtocolError",
+    "NotAnAgent",
     "ProtocolError",
     "RemoteProtocolError",
     "RequestError",
@@ -127,21 +128,26 @@ class RemoteProtocolError(ProtocolError):
 
 
 class CapabilityNotNegotiated(LocalProtocolError):
-    """The peer did not advertise the capability a method (or a parameter) needs.
+    """The peer did not advertise the capability a method (or a parameter, or a session
+    update such as a `notice`) needs; or, with `ours`, this side did not advertise the
+    capability its own sending needs (the unstable `auth/status_update`).
 
     Attributes:
         method: The wire method name.
         capability: The dotted wire path that was required, e.g.
             `agentCapabilities.sessionCapabilities.list`.
+        ours: True when the capability is one this side had to advertise itself.
     """
 
-    def __init__(self, method: str, capability: str) -> None:
-        super().__init__(f"{method} needs {capability}, which the peer did not advertise")
+    def __init__(self, method: str, capability: str, ours: bool = False) -> None:
+        who = "this side" if ours else "the peer"
+        super().__init__(f"{method} needs {capability}, which {who} did not advertise")
         self.method = method
         self.capability = capability
+        self.ours = ours
 
-    def __reduce__(self) -> tuple[type[CapabilityNotNegotiated], tuple[str, str]]:
-        return (type(self), (self.method, self.capability))
+    def __reduce__(self) -> tuple[type[CapabilityNotNegotiated], tuple[str, str, bool]]:
+        return (type(self), (self.method, self.capability, self.ours))
 
 
 class UnsupportedProtocolVersion(RemoteProtocolError):
@@ -232,6 +238,39 @@ class ConnectionClosed(ACPError, ConnectionError):
         return (type(self), (str(self.args[0]) if self.args else "",), state)
 
 
+class NotAnAgent(ConnectionClosed):
+    """The peer is not speaking ACP: before answering `initialize` it wrote only lines
+    that are not JSON-RPC (a usage text, `yes`), past `Connection`'s limit
+    (100 lines or 4 MiB: `STRAY_LIMIT_LINES`, `STRAY_LIMIT_BYTES`). The client stopped reading
+    it at once: `initialize` got no answer.
+
+    Attributes:
+        first_line: The first line it wrote, cut to 200 characters.
+        lines: How many such lines had arrived.
+        stdout_tail: The last of them (see `ConnectionClosed`).
+    """
+
+    def __init__(
+        self,
+        message: str = "the peer is not an ACP agent",
+        *,
+        first_line: str = "",
+        lines: int = 0,
+        **details: Any,
+    ) -> None:
+        super().__init__(message, **details)
+        self.first_line = first_line
+        self.lines = lines
+
+    def __reduce__(self) -> tuple[type[ConnectionClosed], tuple[str], dict[str, Any]]:
+        reduced = super().__reduce__()
+        return (
+            reduced[0],
+            reduced[1],
+            {**reduced[2], "first_line": self.first_line, "lines": self.lines},
+        )
+
+
 def _signal_name(number: int) -> str:
     try:
         return _signal.Signals(number).name
@@ -240,10 +279,24 @@ def _signal_name(number: int) -> str:
 
 
 class RequestTimeout(ACPError, TimeoutError):
-    """No answer came within the time the caller allowed. Also a builtin `TimeoutError`."""
+    """No answer came within the time the caller allowed. Also a builtin `TimeoutError`.
 
-    def __init__(self, message: str = "the request timed out") -> None:
+    Attributes:
+        method: The wire method of the call that timed out (None when unknown).
+        stdout_tail: For `initialize`: the lines the agent wrote that were not JSON-RPC
+            (a usage message), newline-separated; "" when there were none.
+    """
+
+    def __init__(
+        self,
+        message: str = "the request timed out",
+        *,
+        method: str | None = None,
+        stdout_tail: str = "",
+    ) -> None:
         super().__init__(message)  # one argument: OSError reads two as (errno, strerror)
+        self.method = method
+        self.stdout_tail = stdout_tail
 
     def __reduce__(self) -> tuple[type[RequestTimeout], tuple[str], dict[str, Any]]:
         return (type(self), (str(self.args[0]) if self.args else "",), dict(self.__dict__))

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 import attrs
 
-from acp_sdk.protocol._errors import ACPError, RequestError
+from acp_sdk.protocol._errors import ACPError, ConnectionClosed, RequestError
 from acp_sdk.protocol._jsonrpc import RequestId, slot_setter
 from acp_sdk.protocol._rows import Row
 
@@ -107,8 +107,15 @@ class FrameRejected:
 
 @attrs.frozen(kw_only=True, order=False)
 class ConnectionClosedEvent:
-    """The connection closed (end of input, or `close()`): no more events will follow.
-    Requests received before end of input can still be answered until `close()`."""
+    """The connection closed (end of input, `close()`, or it gave up on a peer that is
+    not an ACP agent): no more events will follow. Requests received before end of
+    input can still be answered until `close()`.
+
+    Attributes:
+        reason: Why, when the connection closed itself (`NotAnAgent`); else None.
+    """
+
+    reason: ConnectionClosed | None = None
 
 
 class NeedData:

@@ -4,15 +4,18 @@ Theory of operation: a model instance is what the user sees (snake_case fields, 
 fields at their defaults). Two more facts ride along so the wire form round-trips
 exactly: `extra` (keys this SDK does not know, re-emitted in place; a public attrs field,
 so `attrs.evolve` keeps it) and `_explicit` (wire names that were present although their
-value equals the field's default, such as an explicit `null`). `_explicit` is a private
-slot, not an attrs field: `attrs.fields`, `attrs.asdict` and `attrs.evolve` see exactly
-the constructor's keywords. It takes no part in equality: `{"x": null}` and `{}` mean the
-same thing wherever the schema does not say otherwise.
+value equals the field's default, such as an explicit `null`; and `"<wire>:null"` for an
+`x-deserialize-default-on-null` field that was `null`, which decoded as its default `[]`
+and re-encodes as `null`). `_explicit` is a private slot, not an attrs field:
+`attrs.fields`, `attrs.asdict` and `attrs.evolve` see exactly the constructor's keywords.
+It takes no part in equality: `{"x": null}` and `{}` mean the same thing wherever the
+schema does not say otherwise.
 
 Copying and pickling: the shared empty constants `EMPTY` and `NO_EXPLICIT` pickle as
 references to themselves and copy to themselves, so a model travels through `pickle`,
-`copy.copy` and `copy.deepcopy` whole (unknown fields, explicit nulls and all) and comes
-back on the encoder's fast paths, which recognise those constants by identity.
+`copy.copy` and `copy.deepcopy` whole (unknown fields, explicit nulls, `null` notes and
+all) and comes back on the encoder's fast paths, which recognise those constants by
+identity.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 import enum
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, Literal, NoReturn
+from typing import Any, Final, Literal, NoReturn, cast
 
 import attrs
 
@@ -167,7 +170,8 @@ class WireModel(_ExplicitSlot):
     def __reduce__(self) -> tuple[Any, ...]:
         # attrs' own state (the attrs fields by name) plus the `_explicit` slot, which
         # attrs does not know about; `copy` and `deepcopy` go through here too.
-        state: Mapping[str, Any] = self.__getstate__()  # type: ignore[attr-defined]
+        # (`object.__getstate__` exists from Python 3.11 on, typed as returning `object`.)
+        state = cast("Mapping[str, Any]", self.__getstate__())  # type: ignore[attr-defined, unused-ignore]
         return (_rebuild, (self.__class__, state, self._explicit))
 
 

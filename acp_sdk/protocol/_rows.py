@@ -8,6 +8,9 @@ collected in `acp_sdk.methods`. A `MethodTable` enforces these invariants when b
 2. a notification has no result type, a request has one;
 3. a handler name is used once per handling side;
 4. a capability gate resolves, field by field, through the receiver's capability classes;
+   so do the table's other gates: `update_gates` (a `session/update` variant, by its
+   `sessionUpdate` tag, through the client's) and `sender_gates` (a method only a sender
+   that advertised a capability of its own may send, through the sender's);
 5. core method names never start with `_`, extension names always do;
 6. `$/` names appear only on protocol rows.
 """
@@ -48,11 +51,14 @@ ExtR = TypeVar("ExtR")
 
 
 class Side(enum.Enum):
-    """Which peer handles (receives) a method: `AGENT`, `CLIENT` or `BOTH`."""
+    """Which peer handles (receives) a method: `AGENT`, `CLIENT` or `BOTH`; `PROXY` for
+    the unstable proxy-chain methods a conductor and its proxies exchange (`proxy/*`),
+    which neither a client nor an agent sends or handles."""
 
     AGENT = "agent"
     CLIENT = "client"
     BOTH = "both"
+    PROXY = "proxy"
 
     # Members are singletons and compare by identity: hash them by identity too, in C.
     # (Enum's own `__hash__` is a Python call; every row lookup hashes two of these.)
@@ -60,8 +66,16 @@ class Side(enum.Enum):
 
     @property
     def peer(self) -> Side:
-        """The other side (`BOTH` stays `BOTH`)."""
-        return {Side.AGENT: Side.CLIENT, Side.CLIENT: Side.AGENT, Side.BOTH: Side.BOTH}[self]
+        """The other side (`BOTH` and `PROXY` stay themselves)."""
+        return _PEERS[self]
+
+
+_PEERS: Final = {
+    Side.AGENT: Side.CLIENT,
+    Side.CLIENT: Side.AGENT,
+    Side.BOTH: Side.BOTH,
+    Side.PROXY: Side.PROXY,
+}
 
 
 class Kind(enum.Enum):
@@ -203,9 +217,20 @@ GATE_UNKNOWN_METHOD: Final = UnknownMethodGate.UNKNOWN_METHOD
 class MethodTable:
     """An immutable, validated index over method rows."""
 
-    def __init__(self, rows: Iterable[Row], *, capability_roots: Mapping[str, type]) -> None:
+    def __init__(
+        self,
+        rows: Iterable[Row],
+        *,
+        capability_roots: Mapping[str, type],
+        update_gates: Mapping[str, str] | None = None,
+        sender_gates: Mapping[str, str] | None = None,
+    ) -> None:
         self._rows: tuple[Row, ...] = tuple(rows)
         self._roots = MappingProxyType(dict(capability_roots))
+        self.update_gates: Mapping[str, str] = MappingProxyType(dict(update_gates or {}))
+        """`sessionUpdate` tag -> the client capability an agent needs to send it."""
+        self.sender_gates: Mapping[str, str] = MappingProxyType(dict(sender_gates or {}))
+        """Method -> the capability its sender must have advertised itself."""
         by_key: dict[tuple[Side, str, Kind], Row] = {}
         by_wire: dict[str, list[Row]] = {}
         handlers: dict[tuple[Side, str], Row] = {}
@@ -224,6 +249,14 @@ class MethodTable:
                 handlers[(side, row.handler_name)] = row
         self._by_key = MappingProxyType(by_key)
         self._by_wire = MappingProxyType({w: tuple(rs) for w, rs in by_wire.items()})
+        for tag, path in self.update_gates.items():
+            self._check_path(f"session update {tag!r}", path, "clientCapabilities", "the client's")
+        for wire, path in self.sender_gates.items():
+            senders = {r.handled_by.peer for r in by_wire.get(wire, ())}
+            roots = {_ROOTS[s] for s in senders if s in _ROOTS}
+            if len(roots) != 1:
+                raise MethodTableError(f"{wire}: a sender gate needs one sending side")
+            self._check_path(wire, path, roots.pop(), "the sender's")
 
     def _check_row(self, row: Row) -> None:
         wire = row.wire
@@ -241,19 +274,24 @@ class MethodTable:
 
     def _check_gate(self, row: Row) -> None:
         assert row.gate is not None
-        root, *rest = row.gate.split(".")
-        expected = {Side.AGENT: "agentCapabilities", Side.CLIENT: "clientCapabilities"}
-        if expected.get(row.handled_by) != root or root not in self._roots:
+        root = _ROOTS.get(row.handled_by)
+        if root is None:
             raise MethodTableError(f"{row.wire}: gate {row.gate} is not the receiver's")
+        self._check_path(row.wire, row.gate, root, "the receiver's")
+
+    def _check_path(self, what: str, gate: str, root_expected: str, whose: str) -> None:
+        root, *rest = gate.split(".")
+        if root != root_expected or root not in self._roots:
+            raise MethodTableError(f"{what}: gate {gate} is not {whose} ({root_expected})")
         cls: Any = self._roots[root]
         for depth, segment in enumerate(rest):
             field_type = _field_type(cls, segment)
             if field_type is None:
-                raise MethodTableError(f"{row.wire}: gate {row.gate} breaks at {segment!r}")
+                raise MethodTableError(f"{what}: gate {gate} breaks at {segment!r}")
             if depth < len(rest) - 1 and not attrs.has(field_type):
-                raise MethodTableError(f"{row.wire}: gate {row.gate} passes through a non-object")
+                raise MethodTableError(f"{what}: gate {gate} passes through a non-object")
             if depth == len(rest) - 1 and not (attrs.has(field_type) or field_type is bool):
-                raise MethodTableError(f"{row.wire}: gate {row.gate} ends at a non-capability")
+                raise MethodTableError(f"{what}: gate {gate} ends at a non-capability")
             cls = field_type
 
     # ---------------------------------------------------------------- lookups
@@ -299,7 +337,16 @@ class MethodTable:
 
     def extend(self, rows: Iterable[Row]) -> MethodTable:
         """A new table holding these rows too (for extension methods)."""
-        return MethodTable((*self._rows, *rows), capability_roots=self._roots)
+        return MethodTable(
+            (*self._rows, *rows),
+            capability_roots=self._roots,
+            update_gates=self.update_gates,
+            sender_gates=self.sender_gates,
+        )
+
+
+_ROOTS: Final = {Side.AGENT: "agentCapabilities", Side.CLIENT: "clientCapabilities"}
+"""Where the capabilities a side advertises start, in a gate path."""
 
 
 def _sides(side: Side) -> tuple[Side, ...]:

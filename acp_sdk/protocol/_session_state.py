@@ -19,9 +19,20 @@ How each update kind is folded in:
   last message when it has the same role and the chunk carries no `messageId` or the
   message's own; otherwise a new `Message` starts (a role switch, or a changed
   `messageId`).
-- `tool_call`: sets the entry for its id (replacing an earlier one, in its place).
-- `tool_call_update`: changes only the fields it carries; an update for an id never seen
-  creates the entry (updates may overtake their `tool_call`).
+- `tool_call`: sets the entry for its id (replacing an earlier one, in its place), its
+  programmatic tool `name` included.
+- `tool_call_update`: changes only the fields it carries (`name` too: `null` leaves it
+  as it was, as the schema says); an update for an id never seen creates the entry
+  (updates may overtake their `tool_call`).
+- `compaction_update`: an upsert by `compactionId` with the schema's patch semantics:
+  `status` replaces; `summary`, `error`, `_meta` omitted leave the value, `null` clears
+  it (`summary: []` clears it too), a value replaces it. The first update or chunk of an
+  id fixes its place in the timeline (`CompactionView.position`).
+- `compaction_summary_chunk`: appends its block to that compaction's summary; a first
+  seen id creates an `in_progress` compaction.
+- `notice`: not folded. Notices are live events, not session history (the schema: "Agents
+  must not rely on a notice being received, displayed, or seen"): show them as they
+  arrive (a turn's updates, `on_update`); the state stays as it was.
 - `plan`: replaces the whole plan (the spec requires complete plans).
 - `available_commands_update`, `current_mode_update`, `config_option_update`,
   `usage_update`: the latest value wins.
@@ -43,10 +54,14 @@ from acp_sdk.schema import (
     AgentThoughtChunk,
     AvailableCommand,
     AvailableCommandsUpdate,
+    CompactionStatus,
+    CompactionSummaryChunk,
+    CompactionUpdate,
     ConfigOptionUpdate,
     ContentBlock,
     ContentChunk,
     CurrentModeUpdate,
+    Notice,
     Plan,
     PlanEntry,
     SessionConfigOption,
@@ -64,13 +79,14 @@ from acp_sdk.schema import (
     UserMessageChunk,
 )
 
-__all__ = ["Message", "SessionState", "ToolCallView"]
+__all__ = ["CompactionView", "Message", "SessionState", "ToolCallView"]
 
 # A union of single literals (as the generated models do): a real Union at runtime,
 # which stubtest can check.
 _Role: TypeAlias = Literal["user"] | Literal["agent"] | Literal["thought"]
 
 _NO_TOOL_CALLS: Mapping[str, ToolCallView] = MappingProxyType({})
+_NO_COMPACTIONS: Mapping[str, CompactionView] = MappingProxyType({})
 
 
 def _text_of(blocks: Iterable[ContentBlock]) -> str:
@@ -107,6 +123,8 @@ class ToolCallView:
     Attributes:
         tool_call_id: The tool call's id within the session.
         title: Human-readable title ("" while only updates without a title were seen).
+        name: The programmatic name of the tool (`read_file`), or None if the agent has
+            not said.
         kind: The tool category, or None if the agent has not said.
         status: The execution status, or None if the agent has not said.
         content: Content produced by the tool call (a present list in an update replaces it).
@@ -117,6 +135,7 @@ class ToolCallView:
 
     tool_call_id: str
     title: str = ""
+    name: str | None = None
     kind: ToolKind | None = None
     status: ToolCallStatus | None = None
     content: tuple[ToolCallContent, ...] = ()
@@ -129,6 +148,7 @@ def _view_of(call: ToolCall) -> ToolCallView:
     return ToolCallView(
         tool_call_id=call.tool_call_id,
         title=call.title,
+        name=call.name,
         kind=call.kind,
         status=call.status,
         content=tuple(call.content),
@@ -145,12 +165,59 @@ def _updated(view: ToolCallView, update: ToolCallUpdate) -> ToolCallView:
     return attrs.evolve(
         view,
         title=view.title if update.title is None else update.title,
+        name=view.name if update.name is None else update.name,
         kind=view.kind if update.kind is None else update.kind,
         status=view.status if update.status is None else update.status,
         content=view.content if update.content is None else tuple(update.content),
         locations=view.locations if update.locations is None else tuple(update.locations),
         raw_input=view.raw_input if update.raw_input is None else update.raw_input,
         raw_output=view.raw_output if update.raw_output is None else update.raw_output,
+    )
+
+
+def _summary_text(view: CompactionView) -> str:
+    return _text_of(view.summary)
+
+
+@attrs.frozen(kw_only=True, order=False)
+class CompactionView:
+    """One context compaction: its `compaction_update`s and summary chunks folded.
+
+    Attributes:
+        compaction_id: The agent's id of the compaction, unique within the session.
+        status: `in_progress`, `completed`, `failed`, `cancelled` (or a value of a newer
+            schema, kept as it came).
+        summary: The user-displayable summary: replaced whole by an update that carries
+            one, cleared by `null` or `[]`, extended by each summary chunk.
+        error: Human-readable error details, or None.
+        meta: The compaction's `_meta`, or None.
+        position: Where the compaction sits in the conversation: the number of
+            `SessionState.messages` there were when its first update arrived.
+        text: The text of the summary's `TextContent` blocks (derived; not an argument).
+    """
+
+    compaction_id: str
+    status: CompactionStatus = "in_progress"
+    summary: tuple[ContentBlock, ...] = ()
+    error: str | None = None
+    meta: Mapping[str, Any] | None = None
+    position: int = 0
+    text: str = attrs.field(init=False, default=attrs.Factory(_summary_text, takes_self=True))
+
+
+def _patched(view: CompactionView, update: CompactionUpdate) -> CompactionView:
+    # Patch semantics (CompactionUpdate's description): UNSET (omitted) keeps the value,
+    # None (`null`) clears it, a value replaces it.
+    summary = view.summary
+    if update.summary is not UNSET:
+        summary = () if update.summary is None else tuple(update.summary)
+    return CompactionView(
+        compaction_id=view.compaction_id,
+        status=update.status,
+        summary=summary,
+        error=view.error if update.error is UNSET else update.error,
+        meta=view.meta if update.meta is UNSET else update.meta,
+        position=view.position,
     )
 
 
@@ -164,6 +231,8 @@ class SessionState:
     Attributes:
         messages: The conversation: user, agent and thought messages in arrival order.
         tool_calls: Tool calls by id, in the order they were first seen (read-only).
+        compactions: Context compactions by id, in the order they were first seen
+            (read-only); each knows its place among `messages`.
         plan: The latest plan's entries, or None if no plan was reported.
         available_commands: The latest slash commands, or None if never reported.
         current_mode_id: The latest current mode id, or None if never reported.
@@ -172,10 +241,13 @@ class SessionState:
         title: The session title from `session_info_update`, or None.
         updated_at: The ISO 8601 last-activity time from `session_info_update`, or None.
         unknown_updates: Updates of kinds this SDK does not know, in arrival order.
+
+    Notices are not kept: they are live events, outside the session's history.
     """
 
     messages: tuple[Message, ...] = ()
     tool_calls: Mapping[str, ToolCallView] = _NO_TOOL_CALLS
+    compactions: Mapping[str, CompactionView] = _NO_COMPACTIONS
     plan: tuple[PlanEntry, ...] | None = None
     available_commands: tuple[AvailableCommand, ...] | None = None
     current_mode_id: str | None = None
@@ -204,6 +276,10 @@ class SessionState:
             Its current view, or None if no update has named it.
         """
         return self.tool_calls.get(tool_call_id)
+
+    def compaction(self, compaction_id: str) -> CompactionView | None:
+        """The compaction with this id, or None if no update has named it."""
+        return self.compactions.get(compaction_id)
 
     def apply(self, update: SessionUpdate | ToolCallUpdate) -> SessionState:
         """Fold one update into the state (a bare `ToolCallUpdate`, such as a permission
@@ -245,6 +321,13 @@ class SessionState:
             )
         if isinstance(update, UsageUpdate):
             return attrs.evolve(self, usage=update)
+        if isinstance(update, CompactionUpdate):
+            return self._set_compaction(_patched(self._compaction_of(update), update))
+        if isinstance(update, CompactionSummaryChunk):
+            view = self._compaction_of(update)
+            return self._set_compaction(attrs.evolve(view, summary=(*view.summary, update.content)))
+        if isinstance(update, Notice):
+            return self  # a live event, not history (see the module docstring)
         # Checked although the annotation says nothing else is left: over the unstable
         # table, the updates the unstable schema changed (its own `ToolCall`, ...) are
         # `acp_sdk.unstable` classes, which fall through; the shared ones are folded above.
@@ -312,6 +395,17 @@ class SessionState:
             return attrs.evolve(self, messages=(*self.messages[:-1], message))
         message = Message(role=role, message_id=chunk.message_id, content=(chunk.content,))
         return attrs.evolve(self, messages=(*self.messages, message))
+
+    def _compaction_of(self, update: CompactionUpdate | CompactionSummaryChunk) -> CompactionView:
+        known = self.compactions.get(update.compaction_id)
+        if known is not None:
+            return known
+        return CompactionView(compaction_id=update.compaction_id, position=len(self.messages))
+
+    def _set_compaction(self, view: CompactionView) -> SessionState:
+        compactions = dict(self.compactions)
+        compactions[view.compaction_id] = view
+        return attrs.evolve(self, compactions=MappingProxyType(compactions))
 
     def _set_tool_call(self, view: ToolCallView) -> SessionState:
         calls = dict(self.tool_calls)

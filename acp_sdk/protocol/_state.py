@@ -12,16 +12,26 @@
     NEW           END_OF_INPUT             CLOSED        half-closed (see below)
     INITIALIZING  END_OF_INPUT             CLOSED        half-closed
     READY         END_OF_INPUT             CLOSED        half-closed
+    NEW           NOT_AN_AGENT             CLOSED        client: the agent wrote only lines
+    INITIALIZING  NOT_AN_AGENT             CLOSED        that are not JSON-RPC, past the limit,
+                                                         before answering initialize: given up
     any           CLOSE                    CLOSED        closed locally: nothing more to answer
-    CLOSED        INITIALIZE_SUCCEEDED     CLOSED        an initialize received before end of
-    CLOSED        INITIALIZE_FAILED        CLOSED        input, answered after it
+
+An initialize is never answered in CLOSED: the end of input that follows it waits, held,
+behind its answer (below), and after a local close nothing can be answered.
 
 The half-close is the one flag beside the state, `Lifecycle.answerable`: end of input
 moves to CLOSED (no more calls, no more inbound frames) but requests already received
-stay answerable, since the peer may still read; only `CLOSE` (a local close) clears it.
+stay answerable, since the peer may still read; only `CLOSE` (a local close) and
+`NOT_AN_AGENT` (the client gives up on a peer that is not speaking ACP) clear it.
 
 Before READY the only request either side may exchange is `initialize`; after it, a
-second `initialize` is refused (`refusal`).
+second `initialize` is refused (`refusal`). Requests are processed in the order they
+arrive: on the side that received `initialize` (the agent), what arrives after it while
+it is unanswered (INITIALIZING) is held by the connection, unprocessed, and processed
+once the answer is sent (`Connection`, bounded); so a client may pipeline `initialize`
+and `session/new` in one write. Holding changes no state: it is how INITIALIZING reads
+on that side.
 """
 
 from __future__ import annotations
@@ -47,6 +57,7 @@ class Trigger(enum.Enum):
     INITIALIZE_SUCCEEDED = "initialize answered with a result"
     INITIALIZE_FAILED = "initialize failed"
     END_OF_INPUT = "end of input"
+    NOT_AN_AGENT = "not an agent: only lines that are not JSON-RPC before initialize's answer"
     CLOSE = "close"
 
 
@@ -58,9 +69,9 @@ TRANSITIONS: Final = MappingProxyType(
         (State.INITIALIZING, Trigger.INITIALIZE_SUCCEEDED): State.READY,
         (State.INITIALIZING, Trigger.INITIALIZE_FAILED): State.NEW,
         **{(state, Trigger.END_OF_INPUT): State.CLOSED for state in _OPEN},
+        (State.NEW, Trigger.NOT_AN_AGENT): State.CLOSED,
+        (State.INITIALIZING, Trigger.NOT_AN_AGENT): State.CLOSED,
         **{(state, Trigger.CLOSE): State.CLOSED for state in State},
-        (State.CLOSED, Trigger.INITIALIZE_SUCCEEDED): State.CLOSED,
-        (State.CLOSED, Trigger.INITIALIZE_FAILED): State.CLOSED,
     }
 )
 
@@ -81,11 +92,15 @@ def advance(state: State, trigger: Trigger) -> State:
         raise LocalProtocolError(f"cannot go from {state.value} on {trigger.value}") from None
 
 
+_ENDS_ANSWERING: Final = frozenset({Trigger.CLOSE, Trigger.NOT_AN_AGENT})
+
+
 def step(lifecycle: Lifecycle, trigger: Trigger) -> Lifecycle:
-    """The lifecycle after `trigger`: the table's next state; `CLOSE` ends answering."""
+    """The lifecycle after `trigger`: the table's next state; `CLOSE` and
+    `NOT_AN_AGENT` end answering."""
     return Lifecycle(
         state=advance(lifecycle.state, trigger),
-        answerable=lifecycle.answerable and trigger is not Trigger.CLOSE,
+        answerable=lifecycle.answerable and trigger not in _ENDS_ANSWERING,
     )
 
 

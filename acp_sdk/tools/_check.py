@@ -36,6 +36,8 @@ from typing import Any, Final
 import attrs
 import orjson
 
+from acp_sdk.protocol._intake import STRAY_LIMIT_BYTES, STRAY_LIMIT_LINES
+
 __all__ = ["CheckOptions", "Peer", "Report", "main_check"]
 
 PASS: Final = "pass"
@@ -76,6 +78,16 @@ class AgentGone(Exception):
 
 class NoAnswer(Exception):
     """A request got no response in time."""
+
+
+class NotSpeakingAcp(NoAnswer):
+    """`initialize` got no answer, and the agent printed more lines that are not
+    JSON-RPC than a client accepts before it (the SDK's `NotAnAgent` limits)."""
+
+
+class InitializeUnanswered(Exception):
+    """The main connection's `initialize` got no answer: nothing else can be checked,
+    so the run stops there (not a case's failure: `Run.guard` lets it through)."""
 
 
 def short(value: Any, limit: int = 240) -> str:
@@ -275,6 +287,10 @@ class Peer:
         self._changed = asyncio.Event()
         self._reader: asyncio.Task[None] | None = None
         self._started = time.monotonic()
+        self.answered = False  # the agent answered a request of ours
+        self.stray = [0, 0]  # lines (and their bytes) not JSON-RPC before the first answer
+        self._first_stray = b""
+        self.not_acp: str | None = None  # why it is not an ACP agent (past the limits)
 
     async def start(self) -> None:
         await self.link.open()
@@ -294,10 +310,13 @@ class Peer:
                 self.inbound.append(frame)
                 if msg is None:
                     self.junk.append(frame)
+                    if not isinstance(decoded, dict) and self._flooded(raw):
+                        break  # not an ACP agent: stop reading it, as the SDK's client does
                 elif "method" in msg and "id" in msg:
                     self.agent_requests.append(frame)
                     await self._answer_agent(msg)
                 elif "method" not in msg:
+                    self.answered = True
                     future = self._pending.pop(orjson.dumps(msg.get("id")), None)
                     if future is not None and not future.done():
                         future.set_result(msg)
@@ -312,6 +331,23 @@ class Peer:
                     future.exception()  # retrieved: its caller may have stopped waiting
             self._pending.clear()
             self._wake()
+
+    def _flooded(self, raw: bytes) -> bool:
+        """Count a line that is not JSON-RPC; True once, before any answer, it took the
+        agent past the SDK client's limits (`NotAnAgent`)."""
+        if self.answered:
+            return False
+        if not self.stray[0]:
+            self._first_stray = raw
+        self.stray[0] += 1
+        self.stray[1] += len(raw) + 1
+        if self.stray[0] <= STRAY_LIMIT_LINES and self.stray[1] <= STRAY_LIMIT_BYTES:
+            return False
+        self.not_acp = (
+            f"not an ACP agent: it printed {self.stray[0]} lines that are not JSON-RPC and "
+            f"no answer to initialize; the first: {short(self._first_stray, 200)}"
+        )
+        return True
 
     def _wake(self) -> None:
         self._changed.set()
@@ -384,6 +420,29 @@ class Peer:
         except asyncio.TimeoutError:
             raise NoAnswer(f"no answer to {what} within {timeout:g}s") from None
 
+    async def wait_initialize(
+        self, future: asyncio.Future[dict[str, Any]], timeout: float
+    ) -> dict[str, Any]:
+        """`initialize`'s answer, as `wait`; but fails at once (`NotSpeakingAcp`) once the
+        agent printed past the SDK client's limits of lines that are not JSON-RPC, and
+        says what it printed when the answer does not come."""
+        deadline = time.monotonic() + timeout
+        while not future.done():
+            left = deadline - time.monotonic()
+            if left <= 0 or self.closed:
+                break
+            changed: asyncio.Future[Any] = asyncio.ensure_future(self._changed.wait())
+            either: set[asyncio.Future[Any]] = {future, changed}
+            await asyncio.wait(either, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            changed.cancel()
+        if self.not_acp is not None:
+            raise NotSpeakingAcp(self.not_acp)
+        if future.done():
+            return future.result()
+        printed = [short(f.raw, 200) for f in self.junk[-3:]]
+        also = f" (it printed, not JSON-RPC: {' | '.join(printed)})" if printed else ""
+        raise NoAnswer(f"no answer to initialize within {timeout:g}s{also}")
+
     async def notify(self, method: str, params: Any) -> None:
         await self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
@@ -423,6 +482,11 @@ class Peer:
         tail = [line for line in self.link.stderr_tail if line.strip()]
         return f" (agent stderr: {short(tail[-1], 160)})" if tail else ""
 
+    def kill(self) -> None:
+        """Stop the agent now, without the grace `aclose` gives it (a process only)."""
+        if isinstance(self.link, StdioLink):
+            self.link.kill_group()
+
     async def aclose(self) -> None:
         await self.link.aclose()
         if self._reader is not None:
@@ -456,6 +520,8 @@ class Report:
 
     agent: dict[str, Any] = attrs.field(factory=dict)
     results: dict[str, Result] = attrs.field(factory=dict)
+    stopped: list[str] = attrs.field(factory=list)
+    """Why the run stopped before the cases ran (the agent never answered `initialize`)."""
 
     def ordered(self) -> list[Result]:
         from acp_sdk.tools._check_cases import CASES
@@ -619,7 +685,10 @@ def main_check(args: Any) -> int:
         grace=args.grace,
     )
     report = asyncio.run(run_check(options))
-    print(report.table())
+    if report.stopped:  # nothing was checked: one line, not a table of skips
+        print(f"error: {report.stopped[0]}; no other case was run", file=sys.stderr)
+    else:
+        print(report.table())
     if args.json_out:
         with open(args.json_out, "wb") as file:
             file.write(orjson.dumps(report.as_json(), option=orjson.OPT_INDENT_2))

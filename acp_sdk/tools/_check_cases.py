@@ -263,7 +263,8 @@ class Run:
             "clientInfo": {"name": "acp-sdk-check", "title": "ACP check", "version": "1"},
         }
         # Starting an agent may install it first (npx, uvx): the turn timeout, not the short one.
-        response = await peer.call("initialize", params, self.options.turn_timeout)
+        _, future = await peer.start_call("initialize", params)
+        response = await peer.wait_initialize(future, self.options.turn_timeout)
         return result_of(response, "initialize")
 
 

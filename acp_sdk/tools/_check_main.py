@@ -17,7 +17,17 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from acp_sdk.tools._check import FAIL, PASS, SKIP, CheckOptions, Peer, Report, short
+from acp_sdk.tools._check import (
+    FAIL,
+    PASS,
+    SKIP,
+    CheckOptions,
+    InitializeUnanswered,
+    NoAnswer,
+    Peer,
+    Report,
+    short,
+)
 from acp_sdk.tools._check_cases import (
     CASES,
     CLIENT_VERSION,
@@ -57,7 +67,10 @@ async def _main(run: Run) -> None:
 
     async def start() -> None:
         peer = await run.open_peer("main")
-        result = await run.initialize(peer, CLIENT_VERSION)
+        try:
+            result = await run.initialize(peer, CLIENT_VERSION)
+        except NoAnswer as error:  # not an agent, or silent: nothing else can be checked
+            raise InitializeUnanswered(str(error) + peer.stderr_hint()) from error
         peers.append(peer)  # answered: the cases go on even if the version is wrong
         run.init = result
         run.report.agent.update(result)
@@ -330,10 +343,24 @@ async def run_cases(options: CheckOptions, cwd: str, report: Report) -> None:
             run.guard(("version-lower",), lambda: side_version(run, "lower", 0), False),
             run.guard(("malformed-json", "invalid-request"), lambda: side_bad_frames(run), False),
         ]
-        await asyncio.gather(_main(run), *sides)
-        judge_versions(run)
-        await eof_case(run)
-        judge(run)
+        flows = [asyncio.ensure_future(flow) for flow in (_main(run), *sides)]
+        try:
+            await asyncio.gather(*flows)
+        except InitializeUnanswered as error:
+            # The side connections wait for the same answer in vain: stop them too, and
+            # every process at once (none of them is an agent to end gracefully).
+            for peer in run.peers:
+                peer.kill()
+            for flow in flows:
+                flow.cancel()
+            await asyncio.gather(*flows, return_exceptions=True)
+            run.set("initialize", FAIL, str(error))
+            report.stopped.append(str(error))
+            run.gone = "the agent did not answer initialize"
+        else:
+            judge_versions(run)
+            await eof_case(run)
+            judge(run)
     finally:
         for peer in run.peers:
             await peer.aclose()

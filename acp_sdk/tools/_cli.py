@@ -3,7 +3,8 @@
 
 Exit codes:
     0   the turn completed (any stop reason the agent chose, `cancelled` included)
-    1   the agent failed: it answered with an error, died, or could not be started
+    1   the agent failed: it answered with an error, died, or could not be started, or
+        it is not an agent (no answer to `initialize`: other output, or silence)
     2   usage error (bad arguments)
     3   protocol error: the agent broke the protocol
     4   timed out, and the agent stopped: `--timeout` or `--idle-timeout` passed, the

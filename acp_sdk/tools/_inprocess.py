@@ -14,10 +14,11 @@ event loop, over two in-memory byte pipes (bounded: a writer waits while 1 MiB i
 as over a real pipe). `connect_in_process` runs the agent's event loop in a thread of its
 own, over two `os.pipe()`s, because the blocking `Client` blocks its caller's thread.
 Either way the agent is served exactly as `run_agent` serves it (same runtime, same
-framing, same capability checks), and leaving the block closes the client, which ends
-the agent's input: the agent's task or thread is then awaited or joined (within
-`STOP_TIMEOUT`), its pipes closed, and an exception that escaped the agent's runtime is
-raised there. Nothing outlives the block.
+framing, same capability checks; `store=`, `extensions=`, the agent's send buffer), and
+leaving the block closes the client, which ends the agent's input: the agent's task or
+thread is then awaited or joined (within `STOP_TIMEOUT`), its pipes closed, and an
+exception that escaped the agent's runtime is raised there. Nothing outlives the block
+(but a `store=` passed in, which stays open).
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ from typing import Any, Final
 
 from typing_extensions import Unpack
 
+from acp_sdk._driver.vocabulary import Limits
 from acp_sdk.agent import _stdio
 from acp_sdk.agent._runtime import ANSWER_GRACE, Agent, Extensions, _bind_extensions, serve_agent
+from acp_sdk.agent._store import SessionStore
 from acp_sdk.client._aio import AsyncClient
 from acp_sdk.client._options import ClientOptions
 from acp_sdk.client._sync import Client
@@ -45,6 +48,7 @@ STOP_TIMEOUT: Final = ANSWER_GRACE + 5.0
 still running `ANSWER_GRACE` seconds to answer)."""
 
 _PIPE_LIMIT: Final = 1 << 20
+_AGENT_SEND_BUFFER: Final = Limits().max_send_buffer
 
 
 class _MemoryPipe:
@@ -92,6 +96,8 @@ async def aconnect_in_process(
     agent: Agent,
     *,
     extensions: Extensions | None = None,
+    store: SessionStore | None = None,
+    agent_max_send_buffer: int = _AGENT_SEND_BUFFER,
     **options: Unpack[ClientOptions[AnyHandlers]],
 ) -> AsyncGenerator[AsyncClient, None]:
     """An open, initialized `AsyncClient` talking to `agent`, served in this event loop.
@@ -100,8 +106,14 @@ async def aconnect_in_process(
         agent: The agent object to serve (as `run_agent(agent)` would).
         extensions: The agent's extension handlers (as for `serve_agent`); their rows are
             added to the client's table too.
+        store: The agent's session store, as for `run_agent(agent, store=...)`: sessions
+            are recorded there and the runtime serves the session methods the agent
+            does not override. Left open, so a test can open a second connection on it
+            (`session/load`) or look inside.
+        agent_max_send_buffer: The agent's `max_send_buffer` (`max_send_buffer` is the
+            client's).
         **options: The client's options (`handlers`, `track_state`, `request_timeout`,
-            ...), as for `AsyncClient.connect`.
+            `table`: both sides', ...), as for `AsyncClient.connect`.
 
     Raises:
         RuntimeError: The agent did not stop within `STOP_TIMEOUT` after the client closed.
@@ -110,7 +122,15 @@ async def aconnect_in_process(
     options["table"] = table
     to_agent, to_client = _MemoryPipe(), _MemoryPipe()
     server = asyncio.get_running_loop().create_task(
-        serve_agent(agent, to_agent, to_client, table=table, extensions=extensions)
+        serve_agent(
+            agent,
+            to_agent,
+            to_client,
+            table=table,
+            extensions=extensions,
+            store=store,
+            max_send_buffer=agent_max_send_buffer,
+        )
     )
     try:
         async with AsyncClient.connect(to_client, to_agent, **options) as client:
@@ -132,6 +152,8 @@ def connect_in_process(
     agent: Agent,
     *,
     extensions: Extensions | None = None,
+    store: SessionStore | None = None,
+    agent_max_send_buffer: int = _AGENT_SEND_BUFFER,
     **options: Unpack[ClientOptions[ClientHandlers]],
 ) -> Generator[Client, None, None]:
     """An open, initialized `Client` talking to `agent`, served in a thread of its own.
@@ -141,8 +163,15 @@ def connect_in_process(
             in a new thread; keep what the test shares with it thread-safe.
         extensions: The agent's extension handlers (as for `serve_agent`); their rows are
             added to the client's table too.
+        store: The agent's session store, as for `run_agent(agent, store=...)`: sessions
+            are recorded there and the runtime serves the session methods the agent
+            does not override. Left open, so a test can open a second connection on it
+            (`session/load`) or look inside; the agent's event loop uses it from its
+            thread (both stores that ship allow that).
+        agent_max_send_buffer: The agent's `max_send_buffer` (`max_send_buffer` is the
+            client's).
         **options: The client's options (`handlers`, `track_state`, `request_timeout`,
-            ...), as for `Client.connect`.
+            `table`: both sides', ...), as for `Client.connect`.
 
     Raises:
         RuntimeError: The agent did not stop within `STOP_TIMEOUT` after the client closed.
@@ -155,7 +184,10 @@ def connect_in_process(
 
     def serve() -> None:
         try:
-            asyncio.run(_serve_fds(agent, agent_in, agent_out, table, extensions))
+            served = _serve_fds(
+                agent, agent_in, agent_out, table, extensions, store, agent_max_send_buffer
+            )
+            asyncio.run(served)
         except BaseException as error:  # handed to the test's thread below
             failure.append(error)
         finally:
@@ -180,11 +212,25 @@ def connect_in_process(
 
 
 async def _serve_fds(
-    agent: Agent, in_fd: int, out_fd: int, table: Any, extensions: Extensions | None
+    agent: Agent,
+    in_fd: int,
+    out_fd: int,
+    table: Any,
+    extensions: Extensions | None,
+    store: SessionStore | None,
+    max_send_buffer: int,
 ) -> None:
     reader, writer, transports = await _stdio.open_fd_streams(in_fd, out_fd)
     try:
-        await serve_agent(agent, reader, writer, table=table, extensions=extensions)
+        await serve_agent(
+            agent,
+            reader,
+            writer,
+            table=table,
+            extensions=extensions,
+            store=store,
+            max_send_buffer=max_send_buffer,
+        )
     finally:
         for transport in transports:
             transport.close()

@@ -20,13 +20,16 @@ from typing import Any, cast
 import orjson
 
 from acp_sdk._driver.turn import CANCEL_GRACE
+from acp_sdk.client._common import INITIALIZE_TIMEOUT
 from acp_sdk.handlers import AllowOnce, ClientHandlers
 from acp_sdk.protocol._codec import to_json_value
 from acp_sdk.protocol._errors import (
     ConnectionClosed,
+    NotAnAgent,
     RequestError,
     RequestTimeout,
 )
+from acp_sdk.protocol._state import State
 from acp_sdk.schema import (
     AuthMethodTerminal,
     CancelledPermissionOutcome,
@@ -47,6 +50,7 @@ STDERR_LINES = 10  # the agent's last stderr lines shown when it fails
 GIVE_UP_AFTER_CANCEL = CANCEL_GRACE  # the SDK's grace after a timeout's session/cancel
 CATCH_UP = 2.0  # seconds a permission question waits for earlier updates to be shown
 PUMP_AHEAD = 256  # updates the turn pump may queue ahead of the screen
+WAITING_LINE_AFTER = 2.0  # seconds without an initialize answer before saying so
 
 log = logging.getLogger("acp_sdk.cli")
 
@@ -421,7 +425,11 @@ class _Agent:
         self.debug = bool(getattr(args, "debug", False))
         self.tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self.client: Any = Client.spawn(
-            self.argv, cwd=args.cwd, handlers=handlers, stderr=self._stderr_line
+            self.argv,
+            cwd=args.cwd,
+            handlers=handlers,
+            stderr=self._stderr_line,
+            initialize_timeout=INITIALIZE_TIMEOUT,
         )
 
     def _stderr_line(self, line: str) -> None:
@@ -435,8 +443,17 @@ class _Agent:
             logging.getLogger("acp_sdk.agent.stderr").info("%s", line)
 
     def __enter__(self) -> Any:
+        waiting = threading.Timer(WAITING_LINE_AFTER, self._waiting_line)
+        waiting.daemon = True
+        waiting.start()
         try:
             self.client.open()
+        except NotAnAgent as error:  # `initialize` got no answer, only other output
+            raise _CliError(neutralize(str(error)), EXIT_AGENT) from error
+        except RequestTimeout as error:
+            if error.method != "initialize":
+                raise
+            raise _CliError(neutralize(str(error)), EXIT_AGENT) from error
         except ConnectionClosed as error:  # before OSError: it is a ConnectionError too
             self.__exit__(type(error), error, error.__traceback__)  # raises the failure
             raise
@@ -446,7 +463,21 @@ class _Agent:
             ) from None
         except OSError as error:
             raise _CliError(f"cannot start the agent: {error}", EXIT_AGENT) from None
+        finally:
+            waiting.cancel()
         return self.client
+
+    def _waiting_line(self) -> None:
+        """`initialize` is taking long: say so once, with what the agent printed that
+        was not JSON-RPC (a usage line says it is not an agent, or not run right)."""
+        connection = getattr(self.client, "connection", None)
+        if connection is None or connection.state is not State.INITIALIZING:
+            return  # answered, or failed already (and closing)
+        printed = [line for line in connection.stray_lines if line.strip()]
+        shown = " | ".join(neutralize(line[:200]) for line in printed[-3:])
+        also = f" (it printed: {shown})" if shown else ""
+        sys.stderr.write(f"waiting for the agent to answer initialize...{also}\n")
+        sys.stderr.flush()
 
     def __exit__(
         self,

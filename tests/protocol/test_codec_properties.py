@@ -127,6 +127,11 @@ def test_default_on_error_fields_were_found() -> None:
     # Both schemas mark hundreds of fields; a parse that found none would pass vacuously.
     assert sum(len(wires) for *_, wires in DEFAULT_ON_ERROR_CASES) > 600
     assert any(
+        name == "AuthMethodTerminal" and "description" in wires
+        for _, name, _, wires in DEFAULT_ON_ERROR_CASES
+    )
+    # Its `env` is default-on-null now (tests/protocol/test_decoder_annotations.py).
+    assert not any(
         name == "AuthMethodTerminal" and "env" in wires
         for _, name, _, wires in DEFAULT_ON_ERROR_CASES
     )

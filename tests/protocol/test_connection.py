@@ -934,21 +934,25 @@ TABLE_ROWS = [
     (State.NEW, T.INITIALIZE_SUCCEEDED, None),
     (State.NEW, T.INITIALIZE_FAILED, None),
     (State.NEW, T.END_OF_INPUT, State.CLOSED),
+    (State.NEW, T.NOT_AN_AGENT, State.CLOSED),
     (State.NEW, T.CLOSE, State.CLOSED),
     (State.INITIALIZING, T.INITIALIZE_STARTED, None),
     (State.INITIALIZING, T.INITIALIZE_SUCCEEDED, State.READY),
     (State.INITIALIZING, T.INITIALIZE_FAILED, State.NEW),
     (State.INITIALIZING, T.END_OF_INPUT, State.CLOSED),
+    (State.INITIALIZING, T.NOT_AN_AGENT, State.CLOSED),
     (State.INITIALIZING, T.CLOSE, State.CLOSED),
     (State.READY, T.INITIALIZE_STARTED, None),
     (State.READY, T.INITIALIZE_SUCCEEDED, None),
     (State.READY, T.INITIALIZE_FAILED, None),
     (State.READY, T.END_OF_INPUT, State.CLOSED),
+    (State.READY, T.NOT_AN_AGENT, None),
     (State.READY, T.CLOSE, State.CLOSED),
     (State.CLOSED, T.INITIALIZE_STARTED, None),
-    (State.CLOSED, T.INITIALIZE_SUCCEEDED, State.CLOSED),
-    (State.CLOSED, T.INITIALIZE_FAILED, State.CLOSED),
+    (State.CLOSED, T.INITIALIZE_SUCCEEDED, None),
+    (State.CLOSED, T.INITIALIZE_FAILED, None),
     (State.CLOSED, T.END_OF_INPUT, None),
+    (State.CLOSED, T.NOT_AN_AGENT, None),
     (State.CLOSED, T.CLOSE, State.CLOSED),
 ]
 
@@ -967,7 +971,7 @@ def test_transition_table(state: State, trigger: Trigger, after: State | None) -
             step(Lifecycle(state=state), trigger)
         return
     assert step(Lifecycle(state=state), trigger) == Lifecycle(
-        state=after, answerable=trigger is not T.CLOSE
+        state=after, answerable=trigger not in (T.CLOSE, T.NOT_AN_AGENT)
     )
     assert not step(Lifecycle(state=state, answerable=False), trigger).answerable
 
@@ -1021,14 +1025,20 @@ def test_every_end_of_initialize_leaves_a_usable_state(end: Any, after: str) -> 
 def test_initialize_received_before_end_of_input_can_be_answered_after_it(answer: str) -> None:
     agent = Connection(Side.AGENT)
     agent.receive_data(frame(id=0, method="initialize", params={"protocolVersion": 1}))
+    agent.events()
     agent.receive_data(b"")
-    assert agent.state is State.CLOSED
+    # The end of input waits behind the initialize it followed, like any frame would.
+    assert agent.state is State.INITIALIZING
+    assert agent.holding
+    assert agent.events() == []
     if answer == "result":
         data = agent.send_response(0, s.InitializeResponse(protocol_version=1))
     else:
         data = agent.send_error(0, RequestError.internal_error())
     assert orjson.loads(data)["id"] == 0
-    assert agent.state is State.CLOSED
+    assert state_of(agent) is State.CLOSED
+    assert not agent.holding
+    assert [type(e) for e in agent.events()] == [ConnectionClosedEvent]
 
 
 def test_half_close_then_local_close() -> None:

@@ -11,6 +11,7 @@ by the path the oracle expects (`prompt[2].text`).
 
 from __future__ import annotations
 
+import copy
 import enum
 import math
 from collections.abc import Mapping, Sequence
@@ -260,13 +261,16 @@ CASES = _cases()
 
 def test_every_class_of_both_schemas_is_covered() -> None:
     assert len(CASES) > 200
-    assert any(case.values == (True, "NesSuggestContext") for case in CASES)
+    ids = {case.id for case in CASES}
+    # What the schema after v1.25.0 brought: an object with no declared fields, a class
+    # with default-on-null fields, a flat class whose tag is an ordinary field.
+    assert {"NoticeCapabilities", "NewSessionRequest", "unstable.IdleStateUpdate"} <= ids
 
 
 def _errors(obj: Any, source: str, unstable: bool) -> list[str]:
     found = schema_errors(orjson.loads(acp_sdk.encode(obj)), source, unstable)
-    # Not a JSON type, and not checked by this SDK either way: `minLength` (unstable
-    # `Notice.title` only), which the generator's parse does not carry.
+    # Not a JSON type, and not checked by this SDK either way: `minLength` (`Notice.title`
+    # only, in both schemas), which the generator's parse does not carry.
     return [error for error in found if "should be non-empty" not in error]
 
 
@@ -306,6 +310,53 @@ def test_each_field_takes_only_what_the_schema_allows(unstable: bool, name: str)
                 acp_sdk.encode(obj)
             if expected != JSON_LEVEL:
                 assert caught.value.path == expected, (field.wire, value, str(caught.value))
+
+
+def _default_on_null_cases() -> list[Any]:
+    out = []
+    for case in CASES:
+        unstable, name = case.values
+        schema = SCHEMAS[unstable]
+        for field in all_fields(schema.model, schema.classes[name]):
+            if field.default_on_null:
+                out.append(pytest.param(unstable, name, field.wire, id=f"{case.id}.{field.wire}"))
+    return out
+
+
+DEFAULT_ON_NULL = _default_on_null_cases()
+
+
+def test_the_default_on_null_fields_of_both_schemas_are_covered() -> None:
+    assert len(DEFAULT_ON_NULL) >= 14
+    assert any(case.values[0] for case in DEFAULT_ON_NULL)
+
+
+@pytest.mark.parametrize(("unstable", "name", "wire"), DEFAULT_ON_NULL)
+def test_a_field_decoded_from_null_still_checks_its_value(
+    unstable: bool, name: str, wire: str
+) -> None:
+    """A default-on-null field decoded from `null` re-encodes as `null` while it holds an
+    empty value; any other value it is given (the model's slots changed behind attrs'
+    back: the `null` note stays) is checked as everywhere else."""
+    schema = SCHEMAS[unstable]
+    (field,) = [f for f in all_fields(schema.model, schema.classes[name]) if f.wire == wire]
+    base, _ = _valid_base(schema, name, schema.model.source.get(name, name))
+    wire_form = {**orjson.loads(acp_sdk.encode(base)), wire: None}
+    decoded = acp_sdk.decode(orjson.dumps(wire_form), type(base))
+    assert f"{wire}:null" in decoded._explicit
+    assert orjson.loads(acp_sdk.encode(decoded)) == wire_form
+    for value in _pool():
+        obj = copy.copy(decoded)
+        object.__setattr__(obj, field.py, value)
+        expected = schema.field_problem(name, field, value)
+        if expected is None:
+            written = orjson.loads(acp_sdk.encode(obj))[wire]
+            plain = orjson.loads(acp_sdk.encode(attrs.evolve(base, **{field.py: value})))
+            assert written == (plain[wire] if value else None), (value, written)
+            continue
+        with pytest.raises(EncodeError) as caught:
+            acp_sdk.encode(obj)
+        assert caught.value.path == expected, (value, str(caught.value))
 
 
 # ------------------------------------------------------------------ what a user sees

@@ -31,8 +31,8 @@ META = Path(__file__).resolve().parents[2] / "acp_sdk/_codegen/schema/v1"
 def _meta_wires(name: str) -> dict[str, set[str]]:
     meta = json.loads((META / name).read_text(encoding="utf-8"))
     return {
-        group: set(meta[group].values())
-        for group in ("agentMethods", "clientMethods", "protocolMethods")
+        group: set(meta.get(group, {}).values())
+        for group in ("agentMethods", "clientMethods", "protocolMethods", "proxyMethods")
     }
 
 
@@ -49,6 +49,7 @@ def _table_wires(table: MethodTable) -> dict[str, set[str]]:
             if r.handled_by in (Side.CLIENT, Side.BOTH) and r.layer is not Layer.PROTOCOL
         },
         "protocolMethods": {r.wire for r in table if r.layer is Layer.PROTOCOL},
+        "proxyMethods": {r.wire for r in table if r.handled_by is Side.PROXY},
     }
 
 
@@ -58,6 +59,13 @@ def test_stable_rows_equal_meta_json() -> None:
 
 def test_stable_and_unstable_rows_equal_meta_unstable_json() -> None:
     assert _table_wires(unstable.TABLE) == _meta_wires("meta.unstable.json")
+    # The pinned list's own shape: what the unstable schema added since v1.21.0 is there,
+    # what it removed is gone (next-edit suggestions, document/*, mcp/connect|disconnect).
+    wires = {r.wire for r in unstable.TABLE}
+    added = {"session/set_title", "session/status", "session/archive", "session/unarchive"}
+    assert added | {"auth/status", "auth/status_update", "proxy/initialize"} <= wires
+    assert not {w for w in wires if w.startswith(("nes/", "document/", "mcp/connect"))}
+    assert "mcp/disconnect" not in wires
     assert {r.wire for r in unstable.TABLE if r.stability is Stability.STABLE} == {
         r.wire for r in TABLE
     }
@@ -73,14 +81,18 @@ def test_a_typed_row() -> None:
     assert SESSION_CANCEL.result_type is None
 
 
-def test_mcp_message_is_request_and_notification_both_ways() -> None:
+def test_mcp_message_is_a_client_request_and_an_agent_notification() -> None:
+    # schema.unstable.json: MessageMcpRequest is `x-side: client` (the agent asks the client's
+    # ACP-transport MCP server), MessageMcpNotification `x-side: agent` (the client's server
+    # answers the agent's active request with notifications).
     rows = unstable.TABLE.by_wire("mcp/message")
     assert {(r.kind, r.handled_by) for r in rows} == {
-        (Kind.REQUEST, Side.BOTH),
-        (Kind.NOTIFICATION, Side.BOTH),
+        (Kind.REQUEST, Side.CLIENT),
+        (Kind.NOTIFICATION, Side.AGENT),
     }
-    assert unstable.TABLE.get(Side.CLIENT, "mcp/message", Kind.NOTIFICATION) is not None
-    assert unstable.TABLE.get(Side.AGENT, "mcp/message", Kind.REQUEST) is not None
+    assert unstable.TABLE.get(Side.CLIENT, "mcp/message", Kind.REQUEST) is not None
+    assert unstable.TABLE.get(Side.AGENT, "mcp/message", Kind.NOTIFICATION) is not None
+    assert unstable.TABLE.get(Side.AGENT, "mcp/message", Kind.REQUEST) is None
 
 
 GATES = [

@@ -3,7 +3,8 @@
 Property tests over the generated models of both schemas: schema-valid messages of every
 decodable type, with and without unknown fields, decoded and rebuilt from their fields.
 After each trip the object equals the original, every nested object keeps its unknown
-fields, `_meta` and explicit nulls (`_explicit`), the shared constants (`EMPTY`,
+fields, `_meta`, explicit nulls and the `"<wire>:null"` notes of default-on-null fields
+(`_explicit`), the shared constants (`EMPTY`,
 `NO_EXPLICIT`, `UNSET`) are the same objects again, and the object encodes to the same
 bytes. `attrs.fields` and `attrs.asdict` show exactly the constructor's keywords.
 """
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 import acp_sdk
 from acp_sdk import schema as s
 from acp_sdk._codegen import ir
+from acp_sdk._codegen.common import all_fields
 from acp_sdk.protocol._generated import codec, unstable_codec
 from acp_sdk.protocol._model_support import EMPTY, NO_EXPLICIT, UNSET
 from tests.schema_strategies import valid
@@ -145,6 +147,50 @@ def test_decoded_and_built_models_survive_copy_and_pickle(
     assert_survives(built)
 
 
+def _default_on_null() -> list[Any]:
+    """Every class with `x-deserialize-default-on-null` fields, and those fields' wire names."""
+    found = []
+    for unstable in (False, True):
+        module = unstable_codec if unstable else codec
+        parsed = ir.parse(raw_schema(unstable))
+        for name, definition in parsed.defs.items():
+            if not isinstance(definition, ir.ClassDef):
+                continue
+            wires = [f.wire for f in all_fields(parsed, definition) if f.default_on_null]
+            type_ = next(t for t in module.DECODERS if getattr(t, "__name__", "") == name)
+            if wires and not (unstable and type_ in codec.DECODERS):
+                prefix = "unstable." if unstable else ""
+                found.append(pytest.param(type_, unstable, wires, id=prefix + name))
+    return found
+
+
+DEFAULT_ON_NULL = _default_on_null()
+
+
+def test_the_default_on_null_classes_of_both_schemas_are_covered() -> None:
+    assert len(DEFAULT_ON_NULL) >= 8
+    assert any(param.values[1] for param in DEFAULT_ON_NULL)
+
+
+@pytest.mark.parametrize(("type_", "unstable", "wires"), DEFAULT_ON_NULL)
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_a_null_a_default_on_null_field_decoded_survives(
+    type_: Any, unstable: bool, wires: list[str], data: st.DataObject
+) -> None:
+    """`null` there decodes as the default and is noted in `_explicit` (`<wire>:null`):
+    the note travels with every copy, which writes `null` again."""
+    value = data.draw(valid(def_name_of(type_), unstable=unstable))
+    nulled = data.draw(st.lists(st.sampled_from(wires), min_size=1, unique=True))
+    value = {**value, **dict.fromkeys(nulled)}
+    model = acp_sdk.decode(value, type_)
+    assert {f"{wire}:null" for wire in nulled} <= model._explicit
+    assert_survives(model)
+    for copier in COPIERS.values():
+        again = orjson.loads(acp_sdk.encode(copier(model)))
+        assert {wire: again[wire] for wire in nulled} == dict.fromkeys(nulled)
+
+
 BUILT = [
     s.TextContent(text="hi"),
     s.PromptRequest(session_id="s1", prompt=[s.TextContent(text="hi")]),
@@ -172,6 +218,11 @@ DECODED = [
     (
         b'{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[],"zz":1}}',
         s.SessionNotification,
+    ),
+    (b'{"cwd":"/","mcpServers":null,"additionalDirectories":null}', s.NewSessionRequest),
+    (
+        b'{"cwd":"/","mcpServers":[{"name":"m","command":"c","args":null,"env":null}]}',
+        s.NewSessionRequest,
     ),
 ]
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import acp_sdk
-from acp_sdk.protocol._session_state import Message, SessionState, ToolCallView
+from acp_sdk.protocol._session_state import CompactionView, Message, SessionState, ToolCallView
 from acp_sdk.schema import (
     AgentMessageChunk,
     AvailableCommand,
@@ -129,6 +129,35 @@ USAGE_2 = {
     "cost": {"amount": 0.045, "currency": "USD"},
 }
 UNKNOWN = {"sessionUpdate": "future_thing", "x": [1, 2]}
+NOTICE = {"sessionUpdate": "notice", "severity": "warning", "title": "Rate limited"}
+
+
+def compaction(compaction_id: str, status: str, **fields: Any) -> Wire:
+    return {
+        "sessionUpdate": "compaction_update",
+        "compactionId": compaction_id,
+        "status": status,
+        **fields,
+    }
+
+
+def summary_chunk(compaction_id: str, value: str) -> Wire:
+    return {
+        "sessionUpdate": "compaction_summary_chunk",
+        "compactionId": compaction_id,
+        "content": text(value),
+    }
+
+
+def view(
+    compaction_id: str, status: str, summary: Sequence[str] = (), **fields: Any
+) -> CompactionView:
+    blocks = tuple(TextContent(text=s) for s in summary)
+    return CompactionView(compaction_id=compaction_id, status=status, summary=blocks, **fields)
+
+
+def compactions(*items: CompactionView) -> dict[str, CompactionView]:
+    return {item.compaction_id: item for item in items}
 
 
 # (id, updates, expected fields of the final state; every field not named must be empty)
@@ -375,6 +404,80 @@ CASES: list[tuple[str, list[Wire], dict[str, Any]]] = [
         ],
         {},
     ),
+    # ---- tool names
+    (
+        "a tool call keeps its name; an update's name replaces it, null keeps it",
+        [
+            {**TOOL_CALL, "name": "read_file"},
+            {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "name": None},
+        ],
+        {"tool_calls": views(attrs.evolve(TOOL_VIEW, name="read_file"))},
+    ),
+    (
+        "an update names a tool call",
+        [TOOL_CALL, {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "name": "grep"}],
+        {"tool_calls": views(attrs.evolve(TOOL_VIEW, name="grep"))},
+    ),
+    # ---- compactions: upserts by id, patch semantics
+    (
+        "a compaction update creates its entry where the conversation is",
+        [user("q"), agent("a"), compaction("c1", "in_progress")],
+        {
+            "messages": (msg("user", "q"), msg("agent", "a")),
+            "compactions": compactions(CompactionView(compaction_id="c1", position=2)),
+        },
+    ),
+    (
+        "omitted fields keep their values, status replaces",
+        [
+            compaction("c1", "in_progress", summary=[text("s")], error="e", _meta={"k": 1}),
+            compaction("c1", "completed"),
+        ],
+        {"compactions": compactions(view("c1", "completed", ["s"], error="e", meta={"k": 1}))},
+    ),
+    (
+        "null clears summary, error and _meta",
+        [
+            compaction("c1", "in_progress", summary=[text("s")], error="e", _meta={"k": 1}),
+            compaction("c1", "failed", summary=None, error=None, _meta=None),
+        ],
+        {"compactions": compactions(view("c1", "failed"))},
+    ),
+    (
+        "an empty summary clears it; a summary replaces it whole",
+        [
+            compaction("c1", "in_progress", summary=[text("a"), text("b")]),
+            compaction("c1", "in_progress", summary=[]),
+            compaction("c2", "in_progress", summary=[text("a")]),
+            compaction("c2", "completed", summary=[text("z")]),
+        ],
+        {"compactions": compactions(view("c1", "in_progress"), view("c2", "completed", ["z"]))},
+    ),
+    (
+        "summary chunks append; a first-seen id starts an in-progress compaction",
+        [
+            agent("a"),
+            summary_chunk("c1", "Sum"),
+            agent("b"),
+            summary_chunk("c1", "mary"),
+            compaction("c1", "completed"),
+        ],
+        {
+            "messages": (msg("agent", "a", "b"),),
+            "compactions": compactions(view("c1", "completed", ["Sum", "mary"], position=1)),
+        },
+    ),
+    (
+        "a compaction status of a newer schema is kept",
+        [compaction("c1", "_vendor.paused")],
+        {"compactions": compactions(view("c1", "_vendor.paused"))},
+    ),
+    # ---- notices: live events, not history
+    (
+        "notices are not folded",
+        [agent("a"), NOTICE, {**NOTICE, "severity": "error", "description": "d"}],
+        {"messages": (msg("agent", "a"),)},
+    ),
     # ---- unknown kinds
     (
         "unknown kinds kept in order",
@@ -396,6 +499,21 @@ def test_fold(updates: list[Wire], expected: dict[str, Any]) -> None:
     assert state == SessionState(**expected)
     # insertion order is part of the value (mapping == ignores it)
     assert list(state.tool_calls) == list(expected.get("tool_calls", {}))
+    assert list(state.compactions) == list(expected.get("compactions", {}))
+
+
+def test_compaction_text_and_lookup() -> None:
+    state = fold([summary_chunk("c1", "Sum"), summary_chunk("c1", "mary")])
+    found = state.compaction("c1")
+    assert found is not None
+    assert found.text == "Summary"
+    assert found.status == "in_progress"
+    assert state.compaction("nope") is None
+
+
+def test_a_notice_leaves_the_state_as_it_was() -> None:
+    state = fold([agent("a"), TOOL_CALL])
+    assert state.apply(decode(NOTICE)) is state
 
 
 def test_every_update_kind_is_covered() -> None:

@@ -96,12 +96,12 @@ def test_vendored_docs_match_their_pins() -> None:
         for doc in sorted(SPEC_DOCS.glob("*.mdx"))
     }
     assert on_disk == pinned["files"]
-    assert (
-        pinned["version"]
-        == json.loads((SCHEMA_FILE.parents[1] / "PINNED.json").read_text(encoding="utf-8"))[
-            "version"
-        ]
-    ), "the vendored docs and the pinned schema come from different releases"
+    # The newest prose published is v1.21.0's; the pinned schema is later (its PINNED.json
+    # says which). Every example above is checked against the pinned schema, so a schema
+    # change that makes one invalid shows there.
+    assert pinned["version"] == "1.21.0"
+    schema_pin = json.loads((SCHEMA_FILE.parents[1] / "PINNED.json").read_text(encoding="utf-8"))
+    assert "after v1.25.0" in schema_pin["name"]
     for note in ("LICENSE", "NOTICE"):
         assert (SPEC_DOCS_ROOT / note).is_file()
 

@@ -40,11 +40,19 @@ def _refs(node: Any) -> set[str]:
     return set()
 
 
+def _published_links(node: Any) -> Any:
+    """The JSON with the unstable schema's links to the draft docs read as the stable
+    schema's links to the published pages (`/protocol/v1/draft/x` is `/protocol/v1/x`)."""
+    text = orjson.dumps(node).decode()
+    return orjson.loads(text.replace("/protocol/v1/draft/", "/protocol/v1/"))
+
+
 @functools.cache
 def _unchanged() -> frozenset[str]:
-    """$defs whose raw JSON is the same in both schemas, and so is every $def they reach."""
-    stable_defs = raw_schema()["$defs"]
-    unstable_defs = raw_schema(unstable=True)["$defs"]
+    """$defs whose raw JSON is the same in both schemas (doc links aside), and so is every
+    $def they reach."""
+    stable_defs = _published_links(raw_schema()["$defs"])
+    unstable_defs = _published_links(raw_schema(unstable=True)["$defs"])
     same = {n for n in UNSTABLE_DEFS if stable_defs.get(n) == unstable_defs[n]}
     while True:
         dropped = {n for n in same if not _refs(unstable_defs[n]) <= same}
@@ -81,17 +89,19 @@ def _fields(cls: type) -> dict[str, str | None]:
 
 
 def test_a_changed_class_carries_its_unstable_field() -> None:
-    stable_cls: object = schema.ToolCall
-    assert unstable.ToolCall is not stable_cls
-    assert _fields(unstable.ToolCall).get("name") == "name"
-    assert "name" not in _fields(schema.ToolCall)
-    wire = {"toolCallId": "t1", "title": "Read", "name": "read_file", "sessionUpdate": "tool_call"}
-    decoded = acp_sdk.decode(wire, unstable.ToolCall)
-    assert type(decoded) is unstable.ToolCall
-    assert decoded.name == "read_file"
+    stable_cls: object = schema.NewSessionRequest
+    assert unstable.NewSessionRequest is not stable_cls
+    assert _fields(unstable.NewSessionRequest).get("system_prompt") == "systemPrompt"
+    assert "system_prompt" not in _fields(schema.NewSessionRequest)
+    prompt = {"mode": "append", "content": [{"type": "text", "text": "Be brief."}]}
+    wire = {"cwd": "/w", "mcpServers": [], "systemPrompt": prompt}
+    decoded = acp_sdk.decode(wire, unstable.NewSessionRequest)
+    assert type(decoded) is unstable.NewSessionRequest
+    assert isinstance(decoded.system_prompt, unstable.SystemPrompt)
+    assert decoded.system_prompt.mode == "append"
     assert orjson.loads(acp_sdk.encode(decoded)) == wire
     # The stable class keeps the field it does not know as an extra.
-    assert acp_sdk.decode(wire, schema.ToolCall).extra == {"name": "read_file"}
+    assert acp_sdk.decode(wire, schema.NewSessionRequest).extra == {"systemPrompt": prompt}
 
 
 def test_a_class_holding_a_changed_type_is_re_emitted() -> None:
@@ -100,16 +110,29 @@ def test_a_class_holding_a_changed_type_is_re_emitted() -> None:
     assert unstable.SessionNotification is not stable_cls
     assert _fields(unstable.SessionNotification) == _fields(schema.SessionNotification)
     assert "SessionNotification" not in _unchanged()
-    tool_call = {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read", "name": "x"}
-    wire = {"sessionId": "s1", "update": tool_call}
+    chunk = {
+        "sessionUpdate": "session_message_chunk",
+        "messageId": "m1",
+        "content": {"type": "text", "text": "hi"},
+    }
+    wire = {"sessionId": "s1", "update": chunk}
     decoded = acp_sdk.decode(wire, unstable.SessionNotification)
-    assert type(decoded.update) is unstable.ToolCall
+    assert type(decoded.update) is unstable.SessionMessageChunk
     assert orjson.loads(acp_sdk.encode(decoded)) == wire
+    assert type(acp_sdk.decode(wire, schema.SessionNotification).update) is (
+        schema.UnknownSessionUpdate
+    )
     # An arm the two schemas share decodes to the stable class inside the unstable one.
-    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}}
-    decoded = acp_sdk.decode({"sessionId": "s1", "update": chunk}, unstable.SessionNotification)
-    assert type(decoded.update) is schema.AgentMessageChunk
+    for shared in (
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}},
+        {"sessionUpdate": "notice", "severity": "info", "title": "Heads up"},
+    ):
+        decoded = acp_sdk.decode(
+            {"sessionId": "s1", "update": shared}, unstable.SessionNotification
+        )
+        assert type(decoded.update) is type(acp_sdk.decode(shared, schema.SessionUpdate))
     assert unstable.AgentMessageChunk in typing.get_args(unstable.SessionUpdate)
+    assert unstable.Notice is schema.Notice
 
 
 def test_shared_definitions_use_the_stable_codec_functions() -> None:
