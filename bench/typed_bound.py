@@ -25,7 +25,10 @@ import orjson
 
 
 def _slots(cls: type) -> list[str]:
-    return [a.name for a in attrs.fields(cls)]
+    """Every slot an object of `cls` holds: its attrs fields, and a model's `_explicit`
+    (a plain slot beneath the attrs fields, see acp_sdk/protocol/_model_support.py)."""
+    names = [a.name for a in attrs.fields(cls)]
+    return [*names, "_explicit"] if hasattr(cls, "_explicit") else names
 
 
 class _Writer:
@@ -79,10 +82,11 @@ def decode_bound(
         if attrs.has(type(value)):
             cls = type(value)
             children = {}
-            for field in attrs.fields(cls):
-                wire_name = field.metadata.get("wire")
+            wires = {a.name: a.metadata.get("wire") for a in attrs.fields(cls)}
+            for slot in _slots(cls):
+                wire_name = wires.get(slot)
                 child_src, child_node = read(src, node, wire_name) if wire_name else (None, None)
-                children[field.name] = build(getattr(value, field.name), child_src, child_node)
+                children[slot] = build(getattr(value, slot), child_src, child_node)
             obj = f"o{out.count + 1}"
             out.count += 1
             if construct == "twin":

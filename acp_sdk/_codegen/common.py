@@ -83,6 +83,13 @@ def default_of(model: Model, owner: str, field: Field) -> Default | None:
     return Default("none", "None")
 
 
+def null_note(wire: str) -> str:
+    """What `_explicit` holds for a default-on-null field that was `null` on the wire
+    (a wire name never holds `:`, so it cannot be taken for a field's own note). The
+    decoder writes it; the encoder reads it to write `null` again."""
+    return f"{wire}:null"
+
+
 def _is_class(model: Model, name: str) -> bool:
     return isinstance(model.defs[name], ClassDef)
 

@@ -6,8 +6,8 @@ for optional keys only when the dict holds more than the required ones, counts t
 it knew (so unknown keys are collected only when there are any), and fills a mutable twin
 of the model (`_codec_support.twin`) whose class it then sets to the frozen model. Unions
 dispatched by a tag are decoded inline where a field holds one (the usual case: a dict
-with a known tag), and a tagged arm's body (`_a_`) skips re-reading its tag. An encoder
-returns one dict display when every optional field is at its omitted default.
+with a known tag), and a tagged arm's body (`_a_`) skips re-reading its tag. The
+encoders, which check every value they write, are emitted by `emit_encoders`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from acp_sdk._codegen.common import (
     all_fields,
     class_order,
     default_of,
+    null_note,
 )
+from acp_sdk._codegen.emit_encoders import EncoderEmitter
 from acp_sdk._codegen.ir import (
     INT_RANGES,
     AliasDef,
@@ -164,38 +166,6 @@ class _Emitter:
             if isinstance(target, UnionDef) and target.tag_prop is not None:
                 return target
         return None
-
-    def needs_encoding(self, expr: TypeExpr) -> bool:
-        if isinstance(expr, TRef):
-            target = self.model.defs[expr.name]
-            if isinstance(target, (ClassDef, UnionDef, UnknownArmDef)):
-                return True
-            if isinstance(target, AliasDef):
-                return any(self.needs_encoding(o) for o in target.options)
-            return False
-        if isinstance(expr, TList):
-            return self.needs_encoding(expr.item)
-        if isinstance(expr, TMap):
-            return self.needs_encoding(expr.value)
-        return False
-
-    def encode_expr(self, expr: TypeExpr, var: str) -> str:
-        if not self.needs_encoding(expr):
-            return var
-        if isinstance(expr, TRef):
-            target = self.model.defs[expr.name]
-            if isinstance(target, ClassDef):
-                return f"_e_{expr.name}({var})"
-            if isinstance(target, AliasDef):
-                if _is_name_for(target):
-                    return self.encode_expr(target.options[0], var)
-                return f"_e_{expr.name}({var})"
-            # A union: the arm's encoder by class, inline (no `_encode` frame per value).
-            return f"_encoder_of(type({var}), _not_a_model)({var})"
-        if isinstance(expr, TList):
-            return f"[{self.encode_expr(expr.item, 'x')} for x in {var}]"
-        assert isinstance(expr, TMap)
-        return f"{{k: {self.encode_expr(expr.value, 'x')} for k, x in {var}.items()}}"
 
     # ------------------------------------------------------------------ defaults
 
@@ -474,122 +444,6 @@ class _Emitter:
             return [f"{indent}r = _s.d_list_skip(v, {self.item_fn(field.type.item)})"]
         return self.decode_stmts(field.type, indent)
 
-    def emit_class_encoder(self, cls: ClassDef) -> None:
-        name = cls.name
-        out = self.lines
-        fields = all_fields(self.model, cls)
-        # The leading required fields go straight into the dict display (one BUILD_MAP,
-        # the wire order kept); the rest are added one by one, when not at their default.
-        leading: list[Field] = []
-        for field in fields:
-            if default_of(self.model, name, field) is not None or field.default_on_null:
-                break
-            if field.nullable and self.needs_encoding(field.type):
-                break
-            leading.append(field)
-        items = [f'"{cls.tag[0]}": "{cls.tag[1]}"'] if cls.tag is not None else []
-        items += [f'"{f.wire}": {self.encode_expr(f.type, f"o.{f.py}")}' for f in leading]
-        rest = fields[len(leading) :]
-        out += ["", "", f"def _e_{name}(o: {name}) -> dict[str, Any]:"]
-        out += self.encode_fast_path(cls, fields, items)
-        out.append(f"    d: dict[str, Any] = {{{', '.join(items)}}}")
-        if self.tracks_explicit(cls):
-            out.append("    ex = o._explicit")
-        if rest:
-            out.append("    v: Any")
-        for field in rest:
-            self.emit_field_encode(name, field)
-        # `extra` is almost always the shared empty proxy: identity first, length after.
-        out += ["    if o.extra is not _EMPTY and o.extra:", "        _s.add_extras(d, o.extra)"]
-        out.append("    return d")
-
-    def encode_fast_path(self, cls: ClassDef, fields: list[Field], leading: list[str]) -> list[str]:
-        """When every optional field is at its omitted default (by identity), nothing was
-        explicit and there are no extras, the dict is one display: the usual case for
-        streamed chunks and content blocks. Empty when the class has no such shortcut."""
-        name = cls.name
-        omitted = {
-            "none": "is None",
-            "unset": "is _UNSET",
-            "false": "is False",
-        }
-        tests: list[str] = []
-        items = list(leading)
-        for field in fields[len(leading) - (cls.tag is not None) :]:
-            default = default_of(self.model, name, field)
-            if default is None:
-                if field.nullable and self.needs_encoding(field.type):
-                    return []
-                items.append(f'"{field.wire}": {self.encode_expr(field.type, f"o.{field.py}")}')
-            elif default.kind in omitted:
-                tests.append(f"o.{field.py} {omitted[default.kind]}")
-            elif default.kind == "factory":
-                tests.append(f"o.{field.py} is _DF_{name}_{field.py}")
-            else:
-                return []
-        if not tests:
-            return []
-        if self.tracks_explicit(cls):
-            tests.append("o._explicit is _NO_EXPLICIT")
-        tests.append("o.extra is _EMPTY")
-        return [
-            f"    if {' and '.join(tests)}:",
-            f"        return {{{', '.join(items)}}}",
-        ]
-
-    def emit_field_encode(self, owner: str, field: Field) -> None:
-        out = self.lines
-        default = default_of(self.model, owner, field)
-        wire = field.wire
-        value = self.encode_expr(field.type, "v")
-        out.append(f"    v = o.{field.py}")
-        if field.default_on_null:
-            # Decoded from `null` (noted as `<wire>:null`): `null` again, losslessly.
-            null = f'not v and "{null_note(wire)}" in ex'
-            if default is None:
-                out.append(f'    d["{wire}"] = None if {null} else {value}')
-                return
-            empty = "{}" if default.kind == "empty_map" else value
-            out += [
-                "    if v:",
-                f'        d["{wire}"] = {value}',
-                f'    elif "{null_note(wire)}" in ex:',
-                f'        d["{wire}"] = None',
-                f'    elif "{wire}" in ex:',
-                f'        d["{wire}"] = {empty}',
-            ]
-            return
-        if default is None:
-            if field.nullable:
-                out.append(f'    d["{wire}"] = None if v is None else {value}')
-            else:
-                out.append(f'    d["{wire}"] = {value}')
-            return
-        if default.kind == "unset":
-            out.append("    if v is not _UNSET:")
-            out.append(f'        d["{wire}"] = None if v is None else {value}')
-            return
-        if default.kind == "none":
-            out += [
-                "    if v is not None:",
-                f'        d["{wire}"] = {value}',
-                f'    elif "{wire}" in ex:',
-                f'        d["{wire}"] = None',
-            ]
-            return
-        if default.kind == "empty_map":
-            # An explicit empty map is written as a fresh `{}` whatever object holds it
-            # (the model default `EMPTY` is a read-only mappingproxy, not JSON).
-            out += [
-                "    if v:",
-                f'        d["{wire}"] = {value}',
-                f'    elif "{wire}" in ex:',
-                f'        d["{wire}"] = {{}}',
-            ]
-            return
-        test = self.is_default_test(owner, field, default, "v", negate=True)
-        out += [f'    if {test} or "{wire}" in ex:', f'        d["{wire}"] = {value}']
-
     # ------------------------------------------------------------------ unions and aliases
 
     def arm_fn(self, union: UnionDef, tag: str, arm: str) -> str:
@@ -650,12 +504,6 @@ class _Emitter:
                 out.append("    except DecodeError:")
                 out.append("        pass")
             out.append(f'    raise DecodeError("matches none of the alternatives of {name}")')
-        if self.needs_encoding(TRef(name)) and not _is_name_for(alias):
-            if all(isinstance(o, TList) for o in alias.options):
-                body = "[_encoder_of(type(x), _not_a_model)(x) for x in v]"
-            else:
-                raise SchemaError(f"{name}: cannot encode this alias")
-            out += ["", "", f"def _e_{name}(v: {name}) -> Any:", f"    return {body}"]
 
     def emit_literal(self, literal: LiteralDef) -> None:
         values = ", ".join(f'"{v}"' for v in literal.values)
@@ -682,6 +530,7 @@ class _Emitter:
         classes = [c for c in all_classes if c.name not in self.reused]
         unknowns = [u for u in all_unknowns if u.name not in self.reused]
         names = sorted(model.defs)
+        encoders = EncoderEmitter(self)
         out = self.lines
         out += [
             header,
@@ -689,7 +538,7 @@ class _Emitter:
             "from __future__ import annotations",
             "",
             "from collections.abc import Callable, Mapping",
-            "from typing import Any, Final, TypeAlias",
+            "from typing import Any, Final",
             "",
             "from acp_sdk.protocol import _codec_support as _s",
             "from acp_sdk.protocol._model_support import EMPTY as _EMPTY",
@@ -717,19 +566,21 @@ class _Emitter:
                     out.append(f"_DF_{cls.name}_{field.py}: Final = {default.python}()")
         for cls in classes:
             self.emit_class_decoder(cls)
-            self.emit_class_encoder(cls)
+            out += encoders.class_encoder(cls)
         for unknown in unknowns:
-            out += ["", "", f"def _e_{unknown.name}(o: {unknown.name}) -> dict[str, Any]:"]
-            out.append("    return dict(o.raw)")
+            out += encoders.unknown_encoder(unknown)
         for definition in sorted(model.defs.values(), key=lambda d: d.name):
             if definition.name in self.reused:
                 continue
             if isinstance(definition, UnionDef):
                 self.emit_union(definition)
+                out += encoders.union_encoder(definition)
             elif isinstance(definition, AliasDef):
                 self.emit_alias(definition)
+                out += encoders.alias_encoder(definition)
             elif isinstance(definition, LiteralDef):
                 self.emit_literal(definition)
+        out += encoders.tail()
         out += [
             "",
             "",
@@ -739,16 +590,7 @@ class _Emitter:
                 for c in sorted([c.name for c in all_classes] + [u.name for u in all_unknowns])
             ],
             "}",
-            '"""Model class -> function producing its JSON-ready dict."""',
-            "",
-            "",
-            "_Encoder: TypeAlias = Callable[[Any], dict[str, Any]]",
-            "_encoder_of: Final[Callable[[type, _Encoder], _Encoder]] = ENCODERS.get",
-            "",
-            "",
-            "def _not_a_model(o: Any) -> dict[str, Any]:",
-            '    """The encoder of whatever is not a model class: refuses it."""',
-            '    raise EncodeError(f"not an ACP model: {type(o).__name__}")',
+            '"""Model class -> function producing its JSON-ready dict, checking every value."""',
             "",
             "",
             "DECODERS: Final[Mapping[Any, Callable[[Any], Any]]] = {",
@@ -770,10 +612,11 @@ class _Emitter:
         used = [n for n in names if re.search(rf"\b{n}\b", text)]
         imports = [f"from {self.models_module} import (", *[f"    {n}," for n in used], ")"]
         if self.shared is not None:
-            # The shared definitions' decoders, encoders, literal sets and slot setters,
-            # from the stable codec: whatever the text uses and does not define.
+            # The shared definitions' decoders, encoders, literal sets, slot setters and
+            # union encoder tables, from the stable codec: whatever the text uses and does
+            # not define.
             defined = set(re.findall(r"^(?:def )?(_\w+)\b", text, re.MULTILINE))
-            borrowed = set(re.findall(r"\b(_(?:a|d|e|L|W|DF|T)_\w+)", text)) - defined
+            borrowed = set(re.findall(r"\b(_(?:a|d|e|L|W|DF|T|EU|x)_\w+)", text)) - defined
             if borrowed:
                 imports += [
                     "# The stable functions of the definitions shared with the stable schema.",
@@ -781,17 +624,6 @@ class _Emitter:
                 ]
                 imports += [f"    {n}," for n in sorted(borrowed)] + [")"]
         return text.replace("__MODEL_IMPORTS__", "\n".join(imports))
-
-
-def null_note(wire: str) -> str:
-    """What `_explicit` holds for a default-on-null field that was `null` on the wire
-    (a wire name never holds `:`, so it cannot be taken for a field's own note)."""
-    return f"{wire}:null"
-
-
-def _is_name_for(alias: AliasDef) -> bool:
-    """An alias that is another name for one definition (its encoder is that one's)."""
-    return len(alias.options) == 1 and isinstance(alias.options[0], TRef) and not alias.nullable
 
 
 def _returning(stmts: list[str]) -> list[str]:

@@ -159,7 +159,10 @@ class SessionKeeper:
             await self._room.wait()
             if self._error is not None:
                 raise self._error
-        self._outbox.append((session_id, notification, to_json_value(notification.update)))
+        # The whole notification is encoded (and checked) here, not only the update: a
+        # wrong-typed one raises EncodeError to the sender now, never in the flusher.
+        kept = to_json_value(notification)["update"]
+        self._outbox.append((session_id, notification, kept))
         self._queued += 1
         if self._flusher is None:
             self._flusher = asyncio.get_running_loop().create_task(self._flush())

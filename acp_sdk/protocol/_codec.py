@@ -156,8 +156,11 @@ def encode(obj: Model) -> bytes:
     use `orjson.dumps(get_converter().unstructure(value))`.
 
     Raises:
-        EncodeError: The object is not an ACP model and cattrs cannot serialise it, or
-            it holds a value JSON cannot represent (in `meta`, `extra`, raw fields).
+        EncodeError: A field holds a value of the wrong JSON type for the schema (a
+            number for a string, a value outside a closed enum, a non-list for a list, a
+            model of the wrong class); `path_text` says which (`prompt[2].text`). Or the
+            object is not an ACP model and cattrs cannot serialise it, or it holds a value
+            JSON cannot represent (in `meta`, `extra`, raw fields).
     """
     try:
         encoder = _ENCODER_CACHE.get(type(obj))

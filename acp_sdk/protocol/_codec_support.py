@@ -14,10 +14,10 @@ the type received, never the value.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
-from typing import Any, Final, TypeVar
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, Final, NoReturn, TypeVar
 
-from acp_sdk.protocol._errors import DecodeError
+from acp_sdk.protocol._errors import DecodeError, EncodeError
 
 T = TypeVar("T")
 
@@ -72,9 +72,14 @@ def extras(data: Mapping[str, Any], known: Collection[str]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k not in known}
 
 
-def add_extras(out: dict[str, Any], extra: Mapping[str, Any]) -> None:
+def add_extras(out: dict[str, Any], extra: Any) -> None:
+    """Write the unknown fields a model carries (`extra`: typed, but set by the user)."""
+    if not isinstance(extra, Mapping):
+        raise EncodeError(f"extra must be a mapping of wire names, got {e_describe(extra)}")
     # A known field always wins over an unknown one of the same name.
     for key, value in extra.items():
+        if not isinstance(key, str):
+            raise EncodeError(f"extra: expected string keys, got {e_describe(key)}")
         if key not in out:
             out[key] = value
 
@@ -218,3 +223,197 @@ def first_of(value: Any, decoders: tuple[Callable[[Any], Any], ...], what: str) 
         except DecodeError:
             continue
     raise DecodeError(f"matches none of the alternatives of {what}")
+
+
+# ----------------------------------------------------------------------------- encoding
+#
+# The generated encoders test each value inline (`type(v) is str`) and call these only
+# when that test fails: they accept what the annotation allows beyond the exact JSON types
+# (a `str` subclass such as a `StrEnum` member, any `Sequence` for a list, any `Mapping`
+# for an object) and raise `EncodeError` (without a path: the caller adds it) otherwise.
+
+_Encode = Callable[[Any], Any]
+
+
+def e_describe(value: object) -> str:
+    """What a value is, in the words of an encode error: its JSON type or its class."""
+    name = _JSON_TYPE_NAMES.get(type(value))
+    if name is not None:
+        return name
+    if type(value) is tuple:
+        return "an array"
+    if hasattr(type(value), "__attrs_attrs__"):
+        return type(value).__name__  # a model (of another class than the field's)
+    return f"a Python {type(value).__name__}"
+
+
+def e_wrong(expected: str, value: object) -> EncodeError:
+    return EncodeError(f"expected {expected}, got {e_describe(value)}")
+
+
+def refuse(expected: str, value: object) -> NoReturn:
+    """A field's value is not of its model class or union: `expected` names it."""
+    raise e_wrong(expected, value)
+
+
+def refuser(expected: str) -> _Encode:
+    """The fallback of a union's encoder table: refuses whatever is not one of its arms."""
+
+    def refuse_member(value: Any) -> Any:
+        raise e_wrong(expected, value)
+
+    return refuse_member
+
+
+def encoders_by_class(table: Mapping[type, _Encode]) -> Callable[[type, _Encode], _Encode]:
+    """A union's arm encoders, looked up by the member's exact class (`.get`)."""
+    return dict(table).get
+
+
+def checked(encode: Callable[..., Any], value: Any, segment: str, *args: Any) -> Any:
+    """`encode(value, *args)`, an error located at the field `segment`."""
+    try:
+        return encode(value, *args)
+    except EncodeError as error:
+        raise error.at(segment) from None
+
+
+def e_any(value: Any) -> Any:
+    return value
+
+
+def e_str(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    raise e_wrong("a string", value)
+
+
+def e_key(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    raise EncodeError(f"expected string keys, got {e_describe(value)}")
+
+
+def e_bool(value: Any) -> bool:
+    if type(value) is bool:
+        return value
+    raise e_wrong("a boolean", value)
+
+
+def e_float(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise e_wrong("a number", value)
+    if isinstance(value, int):
+        if -(2**63) <= value < 2**64:
+            return value
+        raise EncodeError("integer out of range for a JSON number (64 bits)")
+    if value - value == 0:
+        return value
+    raise EncodeError("expected a finite number, got NaN or an infinity")
+
+
+def e_object(value: Any) -> dict[str, Any]:
+    if type(value) is dict:
+        return value
+    if isinstance(value, Mapping):
+        return {e_key(key): item for key, item in value.items()}
+    raise e_wrong("an object", value)
+
+
+def _int_encoder(fmt: str) -> Callable[[Any], int]:
+    low, high = INT_LIMITS[fmt]
+
+    def encode_int(value: Any) -> int:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise e_wrong("an integer", value)
+        if not low <= value <= high:
+            raise EncodeError(f"integer out of range for {fmt} ({low}..{high})")
+        return value
+
+    return encode_int
+
+
+E_INT: Final[Mapping[str, Callable[[Any], int]]] = {fmt: _int_encoder(fmt) for fmt in INT_LIMITS}
+
+
+def literal_check(allowed: Collection[str]) -> _Encode:
+    """The checker of a closed enum: a string among `allowed`."""
+    expected = ", ".join(sorted(allowed))
+
+    def encode_literal(value: Any) -> Any:
+        if not isinstance(value, str):
+            raise e_wrong("a string", value)
+        if value not in allowed:
+            raise EncodeError(f"unknown value; expected one of {expected}")
+        return value
+
+    return encode_literal
+
+
+def const_check(constant: str) -> _Encode:
+    def encode_const(value: Any) -> Any:
+        if isinstance(value, str) and value == constant:
+            return value
+        raise EncodeError(f"expected the string {constant!r}, got {e_describe(value)}")
+
+    return encode_const
+
+
+def _sequence(value: Any) -> Sequence[Any]:
+    if type(value) is list or type(value) is tuple:
+        return value
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):
+        return value
+    raise e_wrong("an array", value)
+
+
+def e_list(value: Any, item: _Encode) -> list[Any]:
+    out: list[Any] = []
+    for index, element in enumerate(_sequence(value)):
+        try:
+            out.append(item(element))
+        except EncodeError as error:
+            raise error.at(index) from None
+    return out
+
+
+def list_of(item: _Encode) -> _Encode:
+    def encode_list(value: Any) -> list[Any]:
+        return e_list(value, item)
+
+    return encode_list
+
+
+def e_map(value: Any, item: _Encode) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise e_wrong("an object", value)
+    out: dict[str, Any] = {}
+    for key, element in value.items():
+        e_key(key)
+        try:
+            out[key] = item(element)
+        except EncodeError as error:
+            raise error.at(key) from None
+    return out
+
+
+def map_of(item: _Encode) -> _Encode:
+    def encode_map(value: Any) -> dict[str, Any]:
+        return e_map(value, item)
+
+    return encode_map
+
+
+def first_option(value: Any, options: Sequence[_Encode], what: str) -> Any:
+    """An alias of several shapes: the first option that encodes wins. When none does,
+    the error that reached deepest (an element of the right container) is the one shown."""
+    errors: list[EncodeError] = []
+    for option in options:
+        try:
+            return option(value)
+        except EncodeError as error:
+            errors.append(error)
+    deepest = max(errors, key=lambda error: len(error.path))
+    if deepest.path:
+        raise deepest
+    raise EncodeError(f"matches none of the alternatives of {what}, got {e_describe(value)}")

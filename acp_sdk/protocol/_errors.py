@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import signal as _signal
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -42,13 +42,16 @@ class ACPError(Exception):
     """Base of every error raised by acp_sdk."""
 
 
-class DecodeError(ACPError, ValueError):
-    """Data does not decode as the requested ACP type.
+_Located = TypeVar("_Located", bound="_LocatedError")
+
+
+class _LocatedError(ACPError):
+    """An error about one place in a JSON document: a message and the path to the place.
 
     Attributes:
         message: What is wrong, without the offending value.
-        path: Where: wire field names and list indices from the decoded root, for
-            example `("prompt", 2, "type")`, rendered as `prompt[2].type`.
+        path: Where: wire field names and list indices from the root, for example
+            `("prompt", 2, "type")`, rendered as `prompt[2].type`.
     """
 
     def __init__(self, message: str, path: Sequence[str | int] = ()) -> None:
@@ -59,7 +62,7 @@ class DecodeError(ACPError, ValueError):
 
     @property
     def path(self) -> tuple[str | int, ...]:
-        """Where in the JSON the decoding failed: keys and list indexes, outermost first."""
+        """Where in the JSON the error is: keys and list indexes, outermost first."""
         return tuple(reversed(self._reversed_path))
 
     @property
@@ -73,7 +76,7 @@ class DecodeError(ACPError, ValueError):
                 out += f".{segment}" if out else segment
         return out
 
-    def at(self, segment: str | int) -> DecodeError:
+    def at(self: _Located, segment: str | int) -> _Located:
         """Prefix the path with an enclosing field name or list index; returns self."""
         self._reversed_path.append(segment)
         return self
@@ -82,12 +85,31 @@ class DecodeError(ACPError, ValueError):
         where = self.path_text
         return f"{where}: {self.message}" if where else self.message
 
-    def __reduce__(self) -> tuple[type[DecodeError], tuple[str, tuple[str | int, ...]]]:
+    def __reduce__(self) -> tuple[type[_LocatedError], tuple[str, tuple[str | int, ...]]]:
         return (type(self), (self.message, self.path))
 
 
-class EncodeError(ACPError, TypeError):
-    """An object cannot be encoded as ACP JSON (not a model, or holds a non-JSON value)."""
+class DecodeError(_LocatedError, ValueError):
+    """Data does not decode as the requested ACP type.
+
+    Attributes:
+        message: What is wrong, without the offending value.
+        path: Where: wire field names and list indices from the decoded root, for
+            example `("prompt", 2, "type")`, rendered as `prompt[2].type`.
+    """
+
+
+class EncodeError(_LocatedError, TypeError):
+    """An object cannot be encoded as ACP JSON: it is not a model, a field holds a value of
+    the wrong JSON type (a number for a string, a value outside a closed enum, a non-list
+    for a list, a model of the wrong class), or it holds a value JSON cannot represent.
+
+    Attributes:
+        message: What is wrong, without the offending value.
+        path: Where: the wire names and list indices of the offending field from the
+            encoded object, for example `("prompt", 2, "text")`, rendered as
+            `prompt[2].text` (empty when the object itself is at fault).
+    """
 
 
 class ProtocolError(ACPError):

@@ -29,9 +29,12 @@ def _objects(value: Any) -> list[tuple[type, str, Any]]:
     """Every (class, slot, value) of a model tree, in a stable order."""
     found: list[tuple[type, str, Any]] = []
     if attrs.has(type(value)):
-        for field in attrs.fields(type(value)):
-            child = getattr(value, field.name)
-            found.append((type(value), field.name, child))
+        slots = [field.name for field in attrs.fields(type(value))]
+        if hasattr(value, "_explicit"):  # a plain slot beneath the attrs fields
+            slots.append("_explicit")
+        for slot in slots:
+            child = getattr(value, slot)
+            found.append((type(value), slot, child))
             found.extend(_objects(child))
     elif isinstance(value, (list, tuple)):
         for item in value:

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from acp_sdk._codegen import gates, ir, naming
+from acp_sdk._codegen import emit_codec, gates, ir, naming
+from acp_sdk._codegen.emit_encoders import EncoderEmitter
 
 
 def _parse(defs: dict[str, Any]) -> ir.Model:
@@ -114,6 +115,23 @@ def test_another_name_for_a_definition_is_an_alias() -> None:
     assert model.defs["InitializeProxyRequest"] == ir.AliasDef(
         "InitializeProxyRequest", "", (ir.TRef("InitializeRequest"),)
     )
+
+
+def test_another_name_for_a_definition_encodes_as_that_definition() -> None:
+    model = _parse(
+        {
+            "InitializeRequest": {"type": "object", "properties": {"a": {"type": "string"}}},
+            "InitializeProxyRequest": {"allOf": [{"$ref": "#/$defs/InitializeRequest"}]},
+        }
+    )
+    encoders = EncoderEmitter(emit_codec._Emitter(model, "models", None))
+    # Checked as the class itself, by its own encoder: no encoder of the alias's own.
+    written = "\n".join(encoders.convert(ir.TRef("InitializeProxyRequest"), "v", "p", ""))
+    assert "_e_InitializeRequest(v) if type(v) is InitializeRequest" in written
+    assert "InitializeProxyRequest" not in written
+    alias = model.defs["InitializeProxyRequest"]
+    assert isinstance(alias, ir.AliasDef)
+    assert encoders.alias_encoder(alias) == []
 
 
 def test_the_fallback_arm_yields_its_name_to_a_schema_definition() -> None:

@@ -8,7 +8,7 @@ Do not edit: change the generator and regenerate.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final, TypeAlias
+from typing import Any, Final
 
 from acp_sdk.protocol import _codec_support as _s
 from acp_sdk.protocol._errors import DecodeError, EncodeError
@@ -653,11 +653,20 @@ def _e_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
     v: Any
     v = o.logout
     if v is not None:
-        d["logout"] = _e_LogoutCapabilities(v)
+        try:
+            d["logout"] = (
+                _e_LogoutCapabilities(v)
+                if type(v) is LogoutCapabilities
+                else _s.refuse("LogoutCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("logout") from None
     elif "logout" in ex:
         d["logout"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -770,16 +779,30 @@ def _e_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.image
-    if v is not False or "image" in ex:
+    if v is True:
+        d["image"] = True
+    elif (v is not False and v is not None) or "image" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "image")
         d["image"] = v
     v = o.audio
-    if v is not False or "audio" in ex:
+    if v is True:
+        d["audio"] = True
+    elif (v is not False and v is not None) or "audio" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "audio")
         d["audio"] = v
     v = o.embedded_context
-    if v is not False or "embeddedContext" in ex:
+    if v is True:
+        d["embeddedContext"] = True
+    elif (v is not False and v is not None) or "embeddedContext" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "embeddedContext")
         d["embeddedContext"] = v
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -874,13 +897,23 @@ def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.http
-    if v is not False or "http" in ex:
+    if v is True:
+        d["http"] = True
+    elif (v is not False and v is not None) or "http" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "http")
         d["http"] = v
     v = o.sse
-    if v is not False or "sse" in ex:
+    if v is True:
+        d["sse"] = True
+    elif (v is not False and v is not None) or "sse" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "sse")
         d["sse"] = v
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1030,31 +1063,68 @@ def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
     v: Any
     v = o.list
     if v is not None:
-        d["list"] = _e_SessionListCapabilities(v)
+        try:
+            d["list"] = (
+                _e_SessionListCapabilities(v)
+                if type(v) is SessionListCapabilities
+                else _s.refuse("SessionListCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("list") from None
     elif "list" in ex:
         d["list"] = None
     v = o.delete
     if v is not None:
-        d["delete"] = _e_SessionDeleteCapabilities(v)
+        try:
+            d["delete"] = (
+                _e_SessionDeleteCapabilities(v)
+                if type(v) is SessionDeleteCapabilities
+                else _s.refuse("SessionDeleteCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("delete") from None
     elif "delete" in ex:
         d["delete"] = None
     v = o.additional_directories
     if v is not None:
-        d["additionalDirectories"] = _e_SessionAdditionalDirectoriesCapabilities(v)
+        try:
+            d["additionalDirectories"] = (
+                _e_SessionAdditionalDirectoriesCapabilities(v)
+                if type(v) is SessionAdditionalDirectoriesCapabilities
+                else _s.refuse("SessionAdditionalDirectoriesCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("additionalDirectories") from None
     elif "additionalDirectories" in ex:
         d["additionalDirectories"] = None
     v = o.resume
     if v is not None:
-        d["resume"] = _e_SessionResumeCapabilities(v)
+        try:
+            d["resume"] = (
+                _e_SessionResumeCapabilities(v)
+                if type(v) is SessionResumeCapabilities
+                else _s.refuse("SessionResumeCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("resume") from None
     elif "resume" in ex:
         d["resume"] = None
     v = o.close
     if v is not None:
-        d["close"] = _e_SessionCloseCapabilities(v)
+        try:
+            d["close"] = (
+                _e_SessionCloseCapabilities(v)
+                if type(v) is SessionCloseCapabilities
+                else _s.refuse("SessionCloseCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("close") from None
     elif "close" in ex:
         d["close"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1212,31 +1282,96 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.load_session
-    if v is not False or "loadSession" in ex:
+    if v is True:
+        d["loadSession"] = True
+    elif (v is not False and v is not None) or "loadSession" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "loadSession")
         d["loadSession"] = v
     v = o.prompt_capabilities
     if (
         v is not _DF_AgentCapabilities_prompt_capabilities
-        and v != _DF_AgentCapabilities_prompt_capabilities
+        and v is not None
+        and not (
+            type(v) is PromptCapabilities
+            and v.image is False
+            and v.audio is False
+            and v.embedded_context is False
+            and v.meta is None
+            and not v.extra
+        )
     ) or "promptCapabilities" in ex:
-        d["promptCapabilities"] = _e_PromptCapabilities(v)
+        try:
+            d["promptCapabilities"] = (
+                _e_PromptCapabilities(v)
+                if type(v) is PromptCapabilities
+                else _s.refuse("PromptCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("promptCapabilities") from None
     v = o.mcp_capabilities
     if (
         v is not _DF_AgentCapabilities_mcp_capabilities
-        and v != _DF_AgentCapabilities_mcp_capabilities
+        and v is not None
+        and not (
+            type(v) is McpCapabilities
+            and v.http is False
+            and v.sse is False
+            and v.meta is None
+            and not v.extra
+        )
     ) or "mcpCapabilities" in ex:
-        d["mcpCapabilities"] = _e_McpCapabilities(v)
+        try:
+            d["mcpCapabilities"] = (
+                _e_McpCapabilities(v)
+                if type(v) is McpCapabilities
+                else _s.refuse("McpCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("mcpCapabilities") from None
     v = o.session_capabilities
     if (
         v is not _DF_AgentCapabilities_session_capabilities
-        and v != _DF_AgentCapabilities_session_capabilities
+        and v is not None
+        and not (
+            type(v) is SessionCapabilities
+            and v.list is None
+            and v.delete is None
+            and v.additional_directories is None
+            and v.resume is None
+            and v.close is None
+            and v.meta is None
+            and not v.extra
+        )
     ) or "sessionCapabilities" in ex:
-        d["sessionCapabilities"] = _e_SessionCapabilities(v)
+        try:
+            d["sessionCapabilities"] = (
+                _e_SessionCapabilities(v)
+                if type(v) is SessionCapabilities
+                else _s.refuse("SessionCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("sessionCapabilities") from None
     v = o.auth
-    if (v is not _DF_AgentCapabilities_auth and v != _DF_AgentCapabilities_auth) or "auth" in ex:
-        d["auth"] = _e_AgentAuthCapabilities(v)
+    if (
+        v is not _DF_AgentCapabilities_auth
+        and v is not None
+        and not (
+            type(v) is AgentAuthCapabilities and v.logout is None and v.meta is None and not v.extra
+        )
+    ) or "auth" in ex:
+        try:
+            d["auth"] = (
+                _e_AgentAuthCapabilities(v)
+                if type(v) is AgentAuthCapabilities
+                else _s.refuse("AgentAuthCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("auth") from None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1324,17 +1459,29 @@ def _e_ContentChunk(o: ContentChunk) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"content": _encoder_of(type(o.content), _not_a_model)(o.content)}
-    d: dict[str, Any] = {"content": _encoder_of(type(o.content), _not_a_model)(o.content)}
+        try:
+            return {"content": _EU_ContentBlock(type(o.content), _x_ContentBlock)(o.content)}
+        except EncodeError as e:
+            raise e.at("content") from None
+    q_content: Any = o.content
+    try:
+        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
+    except EncodeError as e:
+        raise e.at("content") from None
+    d: dict[str, Any] = {"content": q_content}
     ex = o._explicit
     v: Any
     v = o.message_id
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "messageId")
         d["messageId"] = v
     elif "messageId" in ex:
         d["messageId"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1431,23 +1578,32 @@ def _e_AgentMessageChunk(o: AgentMessageChunk) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {
-            "sessionUpdate": "agent_message_chunk",
-            "content": _encoder_of(type(o.content), _not_a_model)(o.content),
-        }
-    d: dict[str, Any] = {
-        "sessionUpdate": "agent_message_chunk",
-        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
-    }
+        try:
+            return {
+                "sessionUpdate": "agent_message_chunk",
+                "content": _EU_ContentBlock(type(o.content), _x_ContentBlock)(o.content),
+            }
+        except EncodeError as e:
+            raise e.at("content") from None
+    q_content: Any = o.content
+    try:
+        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
+    except EncodeError as e:
+        raise e.at("content") from None
+    d: dict[str, Any] = {"sessionUpdate": "agent_message_chunk", "content": q_content}
     ex = o._explicit
     v: Any
     v = o.message_id
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "messageId")
         d["messageId"] = v
     elif "messageId" in ex:
         d["messageId"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1544,23 +1700,32 @@ def _e_AgentThoughtChunk(o: AgentThoughtChunk) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {
-            "sessionUpdate": "agent_thought_chunk",
-            "content": _encoder_of(type(o.content), _not_a_model)(o.content),
-        }
-    d: dict[str, Any] = {
-        "sessionUpdate": "agent_thought_chunk",
-        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
-    }
+        try:
+            return {
+                "sessionUpdate": "agent_thought_chunk",
+                "content": _EU_ContentBlock(type(o.content), _x_ContentBlock)(o.content),
+            }
+        except EncodeError as e:
+            raise e.at("content") from None
+    q_content: Any = o.content
+    try:
+        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
+    except EncodeError as e:
+        raise e.at("content") from None
+    d: dict[str, Any] = {"sessionUpdate": "agent_thought_chunk", "content": q_content}
     ex = o._explicit
     v: Any
     v = o.message_id
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "messageId")
         d["messageId"] = v
     elif "messageId" in ex:
         d["messageId"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1674,21 +1839,37 @@ def _e_Annotations(o: Annotations) -> dict[str, Any]:
     v: Any
     v = o.audience
     if v is not None:
-        d["audience"] = v
+        try:
+            d["audience"] = (
+                [(x if type(x) is str and x in _L_Role else _EL_Role(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _EL_Role)
+            )
+        except EncodeError:
+            d["audience"] = _s.checked(_s.e_list, v, "audience", _EL_Role)
     elif "audience" in ex:
         d["audience"] = None
     v = o.last_modified
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "lastModified")
         d["lastModified"] = v
     elif "lastModified" in ex:
         d["lastModified"] = None
     v = o.priority
     if v is not None:
+        if not (
+            (type(v) is float and v - v == 0)
+            or (type(v) is int and -9223372036854775808 <= v <= 18446744073709551615)
+        ):
+            v = _s.checked(_s.e_float, v, "priority")
         d["priority"] = v
     elif "priority" in ex:
         d["priority"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1777,27 +1958,38 @@ def _a_AudioContent(d: Any) -> AudioContent:
 
 
 def _e_AudioContent(o: AudioContent) -> dict[str, Any]:
+    q_data: Any = o.data
+    if type(q_data) is not str:
+        q_data = _s.checked(_s.e_str, q_data, "data")
+    q_mime_type: Any = o.mime_type
+    if type(q_mime_type) is not str:
+        q_mime_type = _s.checked(_s.e_str, q_mime_type, "mimeType")
     if (
         o.annotations is None
         and o.meta is None
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"type": "audio", "data": o.data, "mimeType": o.mime_type}
+        return {"type": "audio", "data": q_data, "mimeType": q_mime_type}
     d: dict[str, Any] = {"type": "audio"}
     ex = o._explicit
     v: Any
     v = o.annotations
     if v is not None:
-        d["annotations"] = _e_Annotations(v)
+        try:
+            d["annotations"] = (
+                _e_Annotations(v) if type(v) is Annotations else _s.refuse("Annotations", v)
+            )
+        except EncodeError as e:
+            raise e.at("annotations") from None
     elif "annotations" in ex:
         d["annotations"] = None
-    v = o.data
-    d["data"] = v
-    v = o.mime_type
-    d["mimeType"] = v
+    d["data"] = q_data
+    d["mimeType"] = q_mime_type
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1869,10 +2061,16 @@ def _e_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.terminal
-    if v is not False or "terminal" in ex:
+    if v is True:
+        d["terminal"] = True
+    elif (v is not False and v is not None) or "terminal" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "terminal")
         d["terminal"] = v
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1952,23 +2150,33 @@ def _d_AuthMethodAgent(d: Any) -> AuthMethodAgent:
 
 
 def _e_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
+    q_id: Any = o.id
+    if type(q_id) is not str:
+        q_id = _s.checked(_s.e_str, q_id, "id")
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
     if (
         o.description is None
         and o.meta is None
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"id": o.id, "name": o.name}
-    d: dict[str, Any] = {"id": o.id, "name": o.name}
+        return {"id": q_id, "name": q_name}
+    d: dict[str, Any] = {"id": q_id, "name": q_name}
     ex = o._explicit
     v: Any
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2091,30 +2299,61 @@ def _a_AuthMethodTerminal(d: Any) -> AuthMethodTerminal:
 
 
 def _e_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "terminal", "id": o.id, "name": o.name}
+    q_id: Any = o.id
+    if type(q_id) is not str:
+        q_id = _s.checked(_s.e_str, q_id, "id")
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
+    d: dict[str, Any] = {"type": "terminal", "id": q_id, "name": q_name}
     ex = o._explicit
     v: Any
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.args
     if v:
-        d["args"] = v
+        try:
+            d["args"] = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            d["args"] = _s.checked(_s.e_list, v, "args", _s.e_str)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "args", _s.e_str)
     elif "args:null" in ex:
         d["args"] = None
     elif "args" in ex:
-        d["args"] = v
+        d["args"] = []
     v = o.env
     if v:
-        d["env"] = v
+        try:
+            d["env"] = (
+                {
+                    k if type(k) is str else _s.e_key(k): (x if type(x) is str else _s.e_str(x))
+                    for k, x in v.items()
+                }
+                if type(v) is dict
+                else _s.e_map(v, _s.e_str)
+            )
+        except EncodeError:
+            d["env"] = _s.checked(_s.e_map, v, "env", _s.e_str)
+    elif v is not None and v is not _EMPTY and type(v) is not dict:
+        _s.checked(_s.e_map, v, "env", _s.e_str)
     elif "env:null" in ex:
         d["env"] = None
     elif "env" in ex:
         d["env"] = {}
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2170,13 +2409,18 @@ def _d_AuthenticateRequest(d: Any) -> AuthenticateRequest:
 
 
 def _e_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
+    q_method_id: Any = o.method_id
+    if type(q_method_id) is not str:
+        q_method_id = _s.checked(_s.e_str, q_method_id, "methodId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"methodId": o.method_id}
-    d: dict[str, Any] = {"methodId": o.method_id}
+        return {"methodId": q_method_id}
+    d: dict[str, Any] = {"methodId": q_method_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2232,6 +2476,8 @@ def _e_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2311,18 +2557,29 @@ def _d_AvailableCommand(d: Any) -> AvailableCommand:
 
 
 def _e_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
+    q_description: Any = o.description
+    if type(q_description) is not str:
+        q_description = _s.checked(_s.e_str, q_description, "description")
     if o.input is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"name": o.name, "description": o.description}
-    d: dict[str, Any] = {"name": o.name, "description": o.description}
+        return {"name": q_name, "description": q_description}
+    d: dict[str, Any] = {"name": q_name, "description": q_description}
     ex = o._explicit
     v: Any
     v = o.input
     if v is not None:
-        d["input"] = _encoder_of(type(v), _not_a_model)(v)
+        try:
+            d["input"] = _EU_AvailableCommandInput(type(v), _x_AvailableCommandInput)(v)
+        except EncodeError as e:
+            raise e.at("input") from None
     elif "input" in ex:
         d["input"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2390,18 +2647,52 @@ def _a_AvailableCommandsUpdate(d: Any) -> AvailableCommandsUpdate:
 
 def _e_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "sessionUpdate": "available_commands_update",
-            "availableCommands": [_e_AvailableCommand(x) for x in o.available_commands],
-        }
+        try:
+            return {
+                "sessionUpdate": "available_commands_update",
+                "availableCommands": (
+                    [
+                        (
+                            _e_AvailableCommand(x)
+                            if type(x) is AvailableCommand
+                            else _s.refuse("AvailableCommand", x)
+                        )
+                        for x in o.available_commands
+                    ]
+                    if type(o.available_commands) is list or type(o.available_commands) is tuple
+                    else _s.e_list(o.available_commands, _c_AvailableCommand)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_available_commands: Any = o.available_commands
+    try:
+        q_available_commands = (
+            [
+                (
+                    _e_AvailableCommand(x)
+                    if type(x) is AvailableCommand
+                    else _s.refuse("AvailableCommand", x)
+                )
+                for x in q_available_commands
+            ]
+            if type(q_available_commands) is list or type(q_available_commands) is tuple
+            else _s.e_list(q_available_commands, _c_AvailableCommand)
+        )
+    except EncodeError:
+        q_available_commands = _s.checked(
+            _s.e_list, q_available_commands, "availableCommands", _c_AvailableCommand
+        )
     d: dict[str, Any] = {
         "sessionUpdate": "available_commands_update",
-        "availableCommands": [_e_AvailableCommand(x) for x in o.available_commands],
+        "availableCommands": q_available_commands,
     }
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2481,20 +2772,29 @@ def _d_BlobResourceContents(d: Any) -> BlobResourceContents:
 
 
 def _e_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
+    q_blob: Any = o.blob
+    if type(q_blob) is not str:
+        q_blob = _s.checked(_s.e_str, q_blob, "blob")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
     if o.mime_type is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"blob": o.blob, "uri": o.uri}
-    d: dict[str, Any] = {"blob": o.blob}
+        return {"blob": q_blob, "uri": q_uri}
+    d: dict[str, Any] = {"blob": q_blob}
     ex = o._explicit
     v: Any
     v = o.mime_type
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "mimeType")
         d["mimeType"] = v
     elif "mimeType" in ex:
         d["mimeType"] = None
-    v = o.uri
-    d["uri"] = v
+    d["uri"] = q_uri
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2550,6 +2850,8 @@ def _e_BooleanConfigOptionCapabilities(o: BooleanConfigOptionCapabilities) -> di
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2672,21 +2974,29 @@ def _e_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
     v: Any
     v = o.title
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "title")
         d["title"] = v
     elif "title" in ex:
         d["title"] = None
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.default
     if v is not None:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "default")
         d["default"] = v
     elif "default" in ex:
         d["default"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2742,13 +3052,18 @@ def _d_CancelNotification(d: Any) -> CancelNotification:
 
 
 def _e_CancelNotification(o: CancelNotification) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id}
-    d: dict[str, Any] = {"sessionId": o.session_id}
+        return {"sessionId": q_session_id}
+    d: dict[str, Any] = {"sessionId": q_session_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2806,13 +3121,25 @@ def _d_CancelRequestNotification(d: Any) -> CancelRequestNotification:
 
 
 def _e_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
+    q_request_id: Any = o.request_id
+    if not (
+        (q_request_id is None)
+        or (
+            type(q_request_id) is int
+            and -9223372036854775808 <= q_request_id <= 9223372036854775807
+        )
+        or (type(q_request_id) is str)
+    ):
+        q_request_id = _s.checked(_e_RequestId, q_request_id, "requestId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"requestId": o.request_id}
-    d: dict[str, Any] = {"requestId": o.request_id}
+        return {"requestId": q_request_id}
+    d: dict[str, Any] = {"requestId": q_request_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2935,13 +3262,23 @@ def _e_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.read_text_file
-    if v is not False or "readTextFile" in ex:
+    if v is True:
+        d["readTextFile"] = True
+    elif (v is not False and v is not None) or "readTextFile" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "readTextFile")
         d["readTextFile"] = v
     v = o.write_text_file
-    if v is not False or "writeTextFile" in ex:
+    if v is True:
+        d["writeTextFile"] = True
+    elif (v is not False and v is not None) or "writeTextFile" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "writeTextFile")
         d["writeTextFile"] = v
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3090,26 +3427,76 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.fs
-    if (v is not _DF_ClientCapabilities_fs and v != _DF_ClientCapabilities_fs) or "fs" in ex:
-        d["fs"] = _e_FileSystemCapabilities(v)
+    if (
+        v is not _DF_ClientCapabilities_fs
+        and v is not None
+        and not (
+            type(v) is FileSystemCapabilities
+            and v.read_text_file is False
+            and v.write_text_file is False
+            and v.meta is None
+            and not v.extra
+        )
+    ) or "fs" in ex:
+        try:
+            d["fs"] = (
+                _e_FileSystemCapabilities(v)
+                if type(v) is FileSystemCapabilities
+                else _s.refuse("FileSystemCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("fs") from None
     v = o.terminal
-    if v is not False or "terminal" in ex:
+    if v is True:
+        d["terminal"] = True
+    elif (v is not False and v is not None) or "terminal" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "terminal")
         d["terminal"] = v
     v = o.session
     if v is not None:
-        d["session"] = _e_ClientSessionCapabilities(v)
+        try:
+            d["session"] = (
+                _e_ClientSessionCapabilities(v)
+                if type(v) is ClientSessionCapabilities
+                else _s.refuse("ClientSessionCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("session") from None
     elif "session" in ex:
         d["session"] = None
     v = o.auth
-    if (v is not _DF_ClientCapabilities_auth and v != _DF_ClientCapabilities_auth) or "auth" in ex:
-        d["auth"] = _e_AuthCapabilities(v)
+    if (
+        v is not _DF_ClientCapabilities_auth
+        and v is not None
+        and not (
+            type(v) is AuthCapabilities and v.terminal is False and v.meta is None and not v.extra
+        )
+    ) or "auth" in ex:
+        try:
+            d["auth"] = (
+                _e_AuthCapabilities(v)
+                if type(v) is AuthCapabilities
+                else _s.refuse("AuthCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("auth") from None
     v = o.elicitation
     if v is not None:
-        d["elicitation"] = _e_ElicitationCapabilities(v)
+        try:
+            d["elicitation"] = (
+                _e_ElicitationCapabilities(v)
+                if type(v) is ElicitationCapabilities
+                else _s.refuse("ElicitationCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("elicitation") from None
     elif "elicitation" in ex:
         d["elicitation"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3223,21 +3610,44 @@ def _e_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]
     v: Any
     v = o.compaction
     if v is not None:
-        d["compaction"] = _e_CompactionCapabilities(v)
+        try:
+            d["compaction"] = (
+                _e_CompactionCapabilities(v)
+                if type(v) is CompactionCapabilities
+                else _s.refuse("CompactionCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("compaction") from None
     elif "compaction" in ex:
         d["compaction"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = _e_SessionConfigOptionsCapabilities(v)
+        try:
+            d["configOptions"] = (
+                _e_SessionConfigOptionsCapabilities(v)
+                if type(v) is SessionConfigOptionsCapabilities
+                else _s.refuse("SessionConfigOptionsCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("configOptions") from None
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.notices
     if v is not None:
-        d["notices"] = _e_NoticeCapabilities(v)
+        try:
+            d["notices"] = (
+                _e_NoticeCapabilities(v)
+                if type(v) is NoticeCapabilities
+                else _s.refuse("NoticeCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("notices") from None
     elif "notices" in ex:
         d["notices"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3293,13 +3703,18 @@ def _d_CloseSessionRequest(d: Any) -> CloseSessionRequest:
 
 
 def _e_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id}
-    d: dict[str, Any] = {"sessionId": o.session_id}
+        return {"sessionId": q_session_id}
+    d: dict[str, Any] = {"sessionId": q_session_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3355,6 +3770,8 @@ def _e_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3454,21 +3871,34 @@ def _a_CompactionSummaryChunk(d: Any) -> CompactionSummaryChunk:
 
 
 def _e_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
+    q_compaction_id: Any = o.compaction_id
+    if type(q_compaction_id) is not str:
+        q_compaction_id = _s.checked(_s.e_str, q_compaction_id, "compactionId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "sessionUpdate": "compaction_summary_chunk",
-            "compactionId": o.compaction_id,
-            "content": _encoder_of(type(o.content), _not_a_model)(o.content),
-        }
+        try:
+            return {
+                "sessionUpdate": "compaction_summary_chunk",
+                "compactionId": q_compaction_id,
+                "content": _EU_ContentBlock(type(o.content), _x_ContentBlock)(o.content),
+            }
+        except EncodeError as e:
+            raise e.at("content") from None
+    q_content: Any = o.content
+    try:
+        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
+    except EncodeError as e:
+        raise e.at("content") from None
     d: dict[str, Any] = {
         "sessionUpdate": "compaction_summary_chunk",
-        "compactionId": o.compaction_id,
-        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+        "compactionId": q_compaction_id,
+        "content": q_content,
     }
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3564,27 +3994,46 @@ def _a_CompactionUpdate(d: Any) -> CompactionUpdate:
 
 
 def _e_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
+    q_compaction_id: Any = o.compaction_id
+    if type(q_compaction_id) is not str:
+        q_compaction_id = _s.checked(_s.e_str, q_compaction_id, "compactionId")
+    q_status: Any = o.status
+    if type(q_status) is not str:
+        q_status = _s.checked(_s.e_str, q_status, "status")
     if o.summary is _UNSET and o.error is _UNSET and o.meta is _UNSET and o.extra is _EMPTY:
         return {
             "sessionUpdate": "compaction_update",
-            "compactionId": o.compaction_id,
-            "status": o.status,
+            "compactionId": q_compaction_id,
+            "status": q_status,
         }
     d: dict[str, Any] = {
         "sessionUpdate": "compaction_update",
-        "compactionId": o.compaction_id,
-        "status": o.status,
+        "compactionId": q_compaction_id,
+        "status": q_status,
     }
     v: Any
     v = o.summary
     if v is not _UNSET:
-        d["summary"] = None if v is None else [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        if v is not None:
+            try:
+                v = (
+                    [_EU_ContentBlock(type(x), _x_ContentBlock)(x) for x in v]
+                    if type(v) is list or type(v) is tuple
+                    else _s.e_list(v, _e_ContentBlock)
+                )
+            except EncodeError:
+                v = _s.checked(_s.e_list, v, "summary", _e_ContentBlock)
+        d["summary"] = v
     v = o.error
     if v is not _UNSET:
-        d["error"] = None if v is None else v
+        if v is not None and (type(v) is not str):
+            v = _s.checked(_s.e_str, v, "error")
+        d["error"] = v
     v = o.meta
     if v is not _UNSET:
-        d["_meta"] = None if v is None else v
+        if v is not None and (type(v) is not dict):
+            v = _s.checked(_s.e_object, v, "_meta")
+        d["_meta"] = v
     if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
@@ -3637,13 +4086,18 @@ def _d_CompleteElicitationNotification(d: Any) -> CompleteElicitationNotificatio
 
 
 def _e_CompleteElicitationNotification(o: CompleteElicitationNotification) -> dict[str, Any]:
+    q_elicitation_id: Any = o.elicitation_id
+    if type(q_elicitation_id) is not str:
+        q_elicitation_id = _s.checked(_s.e_str, q_elicitation_id, "elicitationId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"elicitationId": o.elicitation_id}
-    d: dict[str, Any] = {"elicitationId": o.elicitation_id}
+        return {"elicitationId": q_elicitation_id}
+    d: dict[str, Any] = {"elicitationId": q_elicitation_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3711,18 +4165,38 @@ def _a_ConfigOptionUpdate(d: Any) -> ConfigOptionUpdate:
 
 def _e_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "sessionUpdate": "config_option_update",
-            "configOptions": [_encoder_of(type(x), _not_a_model)(x) for x in o.config_options],
-        }
-    d: dict[str, Any] = {
-        "sessionUpdate": "config_option_update",
-        "configOptions": [_encoder_of(type(x), _not_a_model)(x) for x in o.config_options],
-    }
+        try:
+            return {
+                "sessionUpdate": "config_option_update",
+                "configOptions": (
+                    [
+                        _EU_SessionConfigOption(type(x), _x_SessionConfigOption)(x)
+                        for x in o.config_options
+                    ]
+                    if type(o.config_options) is list or type(o.config_options) is tuple
+                    else _s.e_list(o.config_options, _e_SessionConfigOption)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_config_options: Any = o.config_options
+    try:
+        q_config_options = (
+            [_EU_SessionConfigOption(type(x), _x_SessionConfigOption)(x) for x in q_config_options]
+            if type(q_config_options) is list or type(q_config_options) is tuple
+            else _s.e_list(q_config_options, _e_SessionConfigOption)
+        )
+    except EncodeError:
+        q_config_options = _s.checked(
+            _s.e_list, q_config_options, "configOptions", _e_SessionConfigOption
+        )
+    d: dict[str, Any] = {"sessionUpdate": "config_option_update", "configOptions": q_config_options}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3797,15 +4271,25 @@ def _a_Content(d: Any) -> Content:
 
 def _e_Content(o: Content) -> dict[str, Any]:
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"type": "content", "content": _encoder_of(type(o.content), _not_a_model)(o.content)}
-    d: dict[str, Any] = {
-        "type": "content",
-        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
-    }
+        try:
+            return {
+                "type": "content",
+                "content": _EU_ContentBlock(type(o.content), _x_ContentBlock)(o.content),
+            }
+        except EncodeError as e:
+            raise e.at("content") from None
+    q_content: Any = o.content
+    try:
+        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
+    except EncodeError as e:
+        raise e.at("content") from None
+    d: dict[str, Any] = {"type": "content", "content": q_content}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3868,13 +4352,24 @@ def _d_Cost(d: Any) -> Cost:
 
 
 def _e_Cost(o: Cost) -> dict[str, Any]:
+    q_amount: Any = o.amount
+    if not (
+        (type(q_amount) is float and q_amount - q_amount == 0)
+        or (type(q_amount) is int and -9223372036854775808 <= q_amount <= 18446744073709551615)
+    ):
+        q_amount = _s.checked(_s.e_float, q_amount, "amount")
+    q_currency: Any = o.currency
+    if type(q_currency) is not str:
+        q_currency = _s.checked(_s.e_str, q_currency, "currency")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"amount": o.amount, "currency": o.currency}
-    d: dict[str, Any] = {"amount": o.amount, "currency": o.currency}
+        return {"amount": q_amount, "currency": q_currency}
+    d: dict[str, Any] = {"amount": q_amount, "currency": q_currency}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3961,22 +4456,50 @@ def _e_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"requestedSchema": _e_ElicitationSchema(o.requested_schema)}
-    d: dict[str, Any] = {"requestedSchema": _e_ElicitationSchema(o.requested_schema)}
+        try:
+            return {
+                "requestedSchema": (
+                    _e_ElicitationSchema(o.requested_schema)
+                    if type(o.requested_schema) is ElicitationSchema
+                    else _s.refuse("ElicitationSchema", o.requested_schema)
+                )
+            }
+        except EncodeError as e:
+            raise e.at("requestedSchema") from None
+    q_requested_schema: Any = o.requested_schema
+    try:
+        q_requested_schema = (
+            _e_ElicitationSchema(q_requested_schema)
+            if type(q_requested_schema) is ElicitationSchema
+            else _s.refuse("ElicitationSchema", q_requested_schema)
+        )
+    except EncodeError as e:
+        raise e.at("requestedSchema") from None
+    d: dict[str, Any] = {"requestedSchema": q_requested_schema}
     ex = o._explicit
     v: Any
     v = o.session_id
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "sessionId")
         d["sessionId"] = v
     elif "sessionId" in ex:
         d["sessionId"] = None
     v = o.tool_call_id
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "toolCallId")
         d["toolCallId"] = v
     elif "toolCallId" in ex:
         d["toolCallId"] = None
     v = o.request_id
     if v is not None:
+        if not (
+            (v is None)
+            or (type(v) is int and -9223372036854775808 <= v <= 9223372036854775807)
+            or (type(v) is str)
+        ):
+            v = _s.checked(_e_RequestId, v, "requestId")
         d["requestId"] = v
     elif "requestId" in ex:
         d["requestId"] = None
@@ -4089,6 +4612,9 @@ def _a_CreateElicitationRequestForm(d: Any) -> CreateElicitationRequestForm:
 
 
 def _e_CreateElicitationRequestForm(o: CreateElicitationRequestForm) -> dict[str, Any]:
+    q_message: Any = o.message
+    if type(q_message) is not str:
+        q_message = _s.checked(_s.e_str, q_message, "message")
     if (
         o.session_id is None
         and o.tool_call_id is None
@@ -4097,36 +4623,60 @@ def _e_CreateElicitationRequestForm(o: CreateElicitationRequestForm) -> dict[str
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {
-            "mode": "form",
-            "requestedSchema": _e_ElicitationSchema(o.requested_schema),
-            "message": o.message,
-        }
-    d: dict[str, Any] = {
-        "mode": "form",
-        "requestedSchema": _e_ElicitationSchema(o.requested_schema),
-    }
+        try:
+            return {
+                "mode": "form",
+                "requestedSchema": (
+                    _e_ElicitationSchema(o.requested_schema)
+                    if type(o.requested_schema) is ElicitationSchema
+                    else _s.refuse("ElicitationSchema", o.requested_schema)
+                ),
+                "message": q_message,
+            }
+        except EncodeError as e:
+            raise e.at("requestedSchema") from None
+    q_requested_schema: Any = o.requested_schema
+    try:
+        q_requested_schema = (
+            _e_ElicitationSchema(q_requested_schema)
+            if type(q_requested_schema) is ElicitationSchema
+            else _s.refuse("ElicitationSchema", q_requested_schema)
+        )
+    except EncodeError as e:
+        raise e.at("requestedSchema") from None
+    d: dict[str, Any] = {"mode": "form", "requestedSchema": q_requested_schema}
     ex = o._explicit
     v: Any
     v = o.session_id
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "sessionId")
         d["sessionId"] = v
     elif "sessionId" in ex:
         d["sessionId"] = None
     v = o.tool_call_id
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "toolCallId")
         d["toolCallId"] = v
     elif "toolCallId" in ex:
         d["toolCallId"] = None
     v = o.request_id
     if v is not None:
+        if not (
+            (v is None)
+            or (type(v) is int and -9223372036854775808 <= v <= 9223372036854775807)
+            or (type(v) is str)
+        ):
+            v = _s.checked(_e_RequestId, v, "requestId")
         d["requestId"] = v
     elif "requestId" in ex:
         d["requestId"] = None
-    v = o.message
-    d["message"] = v
+    d["message"] = q_message
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4211,6 +4761,12 @@ def _d_ElicitationUrlMode(d: Any) -> ElicitationUrlMode:
 
 
 def _e_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
+    q_elicitation_id: Any = o.elicitation_id
+    if type(q_elicitation_id) is not str:
+        q_elicitation_id = _s.checked(_s.e_str, q_elicitation_id, "elicitationId")
+    q_url: Any = o.url
+    if type(q_url) is not str:
+        q_url = _s.checked(_s.e_str, q_url, "url")
     if (
         o.session_id is None
         and o.tool_call_id is None
@@ -4218,22 +4774,32 @@ def _e_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"elicitationId": o.elicitation_id, "url": o.url}
-    d: dict[str, Any] = {"elicitationId": o.elicitation_id, "url": o.url}
+        return {"elicitationId": q_elicitation_id, "url": q_url}
+    d: dict[str, Any] = {"elicitationId": q_elicitation_id, "url": q_url}
     ex = o._explicit
     v: Any
     v = o.session_id
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "sessionId")
         d["sessionId"] = v
     elif "sessionId" in ex:
         d["sessionId"] = None
     v = o.tool_call_id
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "toolCallId")
         d["toolCallId"] = v
     elif "toolCallId" in ex:
         d["toolCallId"] = None
     v = o.request_id
     if v is not None:
+        if not (
+            (v is None)
+            or (type(v) is int and -9223372036854775808 <= v <= 9223372036854775807)
+            or (type(v) is str)
+        ):
+            v = _s.checked(_e_RequestId, v, "requestId")
         d["requestId"] = v
     elif "requestId" in ex:
         d["requestId"] = None
@@ -4351,6 +4917,15 @@ def _a_CreateElicitationRequestUrl(d: Any) -> CreateElicitationRequestUrl:
 
 
 def _e_CreateElicitationRequestUrl(o: CreateElicitationRequestUrl) -> dict[str, Any]:
+    q_elicitation_id: Any = o.elicitation_id
+    if type(q_elicitation_id) is not str:
+        q_elicitation_id = _s.checked(_s.e_str, q_elicitation_id, "elicitationId")
+    q_url: Any = o.url
+    if type(q_url) is not str:
+        q_url = _s.checked(_s.e_str, q_url, "url")
+    q_message: Any = o.message
+    if type(q_message) is not str:
+        q_message = _s.checked(_s.e_str, q_message, "message")
     if (
         o.session_id is None
         and o.tool_call_id is None
@@ -4361,32 +4936,43 @@ def _e_CreateElicitationRequestUrl(o: CreateElicitationRequestUrl) -> dict[str, 
     ):
         return {
             "mode": "url",
-            "elicitationId": o.elicitation_id,
-            "url": o.url,
-            "message": o.message,
+            "elicitationId": q_elicitation_id,
+            "url": q_url,
+            "message": q_message,
         }
-    d: dict[str, Any] = {"mode": "url", "elicitationId": o.elicitation_id, "url": o.url}
+    d: dict[str, Any] = {"mode": "url", "elicitationId": q_elicitation_id, "url": q_url}
     ex = o._explicit
     v: Any
     v = o.session_id
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "sessionId")
         d["sessionId"] = v
     elif "sessionId" in ex:
         d["sessionId"] = None
     v = o.tool_call_id
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "toolCallId")
         d["toolCallId"] = v
     elif "toolCallId" in ex:
         d["toolCallId"] = None
     v = o.request_id
     if v is not None:
+        if not (
+            (v is None)
+            or (type(v) is int and -9223372036854775808 <= v <= 9223372036854775807)
+            or (type(v) is str)
+        ):
+            v = _s.checked(_e_RequestId, v, "requestId")
         d["requestId"] = v
     elif "requestId" in ex:
         d["requestId"] = None
-    v = o.message
-    d["message"] = v
+    d["message"] = q_message
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4442,7 +5028,17 @@ def _e_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
     v: Any
     v = o.content
     if v is not None:
-        d["content"] = v
+        try:
+            d["content"] = (
+                {
+                    k if type(k) is str else _s.e_key(k): _e_ElicitationContentValue(x)
+                    for k, x in v.items()
+                }
+                if type(v) is dict
+                else _s.e_map(v, _e_ElicitationContentValue)
+            )
+        except EncodeError:
+            d["content"] = _s.checked(_s.e_map, v, "content", _e_ElicitationContentValue)
     elif "content" in ex:
         d["content"] = None
     if o.extra is not _EMPTY and o.extra:
@@ -4523,11 +5119,23 @@ def _e_CreateElicitationResponseAccept(o: CreateElicitationResponseAccept) -> di
     v: Any
     v = o.content
     if v is not None:
-        d["content"] = v
+        try:
+            d["content"] = (
+                {
+                    k if type(k) is str else _s.e_key(k): _e_ElicitationContentValue(x)
+                    for k, x in v.items()
+                }
+                if type(v) is dict
+                else _s.e_map(v, _e_ElicitationContentValue)
+            )
+        except EncodeError:
+            d["content"] = _s.checked(_s.e_map, v, "content", _e_ElicitationContentValue)
     elif "content" in ex:
         d["content"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4592,6 +5200,8 @@ def _e_CreateElicitationResponseCancel(o: CreateElicitationResponseCancel) -> di
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4656,6 +5266,8 @@ def _e_CreateElicitationResponseDecline(o: CreateElicitationResponseDecline) -> 
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4778,35 +5390,68 @@ def _d_CreateTerminalRequest(d: Any) -> CreateTerminalRequest:
 
 
 def _e_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionId": o.session_id, "command": o.command}
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_command: Any = o.command
+    if type(q_command) is not str:
+        q_command = _s.checked(_s.e_str, q_command, "command")
+    d: dict[str, Any] = {"sessionId": q_session_id, "command": q_command}
     ex = o._explicit
     v: Any
     v = o.args
     if v:
-        d["args"] = v
+        try:
+            d["args"] = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            d["args"] = _s.checked(_s.e_list, v, "args", _s.e_str)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "args", _s.e_str)
     elif "args:null" in ex:
         d["args"] = None
     elif "args" in ex:
-        d["args"] = v
+        d["args"] = []
     v = o.env
     if v:
-        d["env"] = [_e_EnvVariable(x) for x in v]
+        try:
+            d["env"] = (
+                [
+                    (_e_EnvVariable(x) if type(x) is EnvVariable else _s.refuse("EnvVariable", x))
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_EnvVariable)
+            )
+        except EncodeError:
+            d["env"] = _s.checked(_s.e_list, v, "env", _c_EnvVariable)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "env", _c_EnvVariable)
     elif "env:null" in ex:
         d["env"] = None
     elif "env" in ex:
-        d["env"] = [_e_EnvVariable(x) for x in v]
+        d["env"] = []
     v = o.cwd
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "cwd")
         d["cwd"] = v
     elif "cwd" in ex:
         d["cwd"] = None
     v = o.output_byte_limit
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 18446744073709551615):
+            v = _s.checked(_s.E_INT["uint64"], v, "outputByteLimit")
         d["outputByteLimit"] = v
     elif "outputByteLimit" in ex:
         d["outputByteLimit"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4862,13 +5507,18 @@ def _d_CreateTerminalResponse(d: Any) -> CreateTerminalResponse:
 
 
 def _e_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
+    q_terminal_id: Any = o.terminal_id
+    if type(q_terminal_id) is not str:
+        q_terminal_id = _s.checked(_s.e_str, q_terminal_id, "terminalId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"terminalId": o.terminal_id}
-    d: dict[str, Any] = {"terminalId": o.terminal_id}
+        return {"terminalId": q_terminal_id}
+    d: dict[str, Any] = {"terminalId": q_terminal_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4933,13 +5583,18 @@ def _a_CurrentModeUpdate(d: Any) -> CurrentModeUpdate:
 
 
 def _e_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
+    q_current_mode_id: Any = o.current_mode_id
+    if type(q_current_mode_id) is not str:
+        q_current_mode_id = _s.checked(_s.e_str, q_current_mode_id, "currentModeId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionUpdate": "current_mode_update", "currentModeId": o.current_mode_id}
-    d: dict[str, Any] = {"sessionUpdate": "current_mode_update", "currentModeId": o.current_mode_id}
+        return {"sessionUpdate": "current_mode_update", "currentModeId": q_current_mode_id}
+    d: dict[str, Any] = {"sessionUpdate": "current_mode_update", "currentModeId": q_current_mode_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4995,13 +5650,18 @@ def _d_DeleteSessionRequest(d: Any) -> DeleteSessionRequest:
 
 
 def _e_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id}
-    d: dict[str, Any] = {"sessionId": o.session_id}
+        return {"sessionId": q_session_id}
+    d: dict[str, Any] = {"sessionId": q_session_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5057,6 +5717,8 @@ def _e_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5145,20 +5807,29 @@ def _a_Diff(d: Any) -> Diff:
 
 
 def _e_Diff(o: Diff) -> dict[str, Any]:
+    q_path: Any = o.path
+    if type(q_path) is not str:
+        q_path = _s.checked(_s.e_str, q_path, "path")
+    q_new_text: Any = o.new_text
+    if type(q_new_text) is not str:
+        q_new_text = _s.checked(_s.e_str, q_new_text, "newText")
     if o.old_text is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"type": "diff", "path": o.path, "newText": o.new_text}
-    d: dict[str, Any] = {"type": "diff", "path": o.path}
+        return {"type": "diff", "path": q_path, "newText": q_new_text}
+    d: dict[str, Any] = {"type": "diff", "path": q_path}
     ex = o._explicit
     v: Any
     v = o.old_text
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "oldText")
         d["oldText"] = v
     elif "oldText" in ex:
         d["oldText"] = None
-    v = o.new_text
-    d["newText"] = v
+    d["newText"] = q_new_text
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5254,16 +5925,32 @@ def _e_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
     v: Any
     v = o.form
     if v is not None:
-        d["form"] = _e_ElicitationFormCapabilities(v)
+        try:
+            d["form"] = (
+                _e_ElicitationFormCapabilities(v)
+                if type(v) is ElicitationFormCapabilities
+                else _s.refuse("ElicitationFormCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("form") from None
     elif "form" in ex:
         d["form"] = None
     v = o.url
     if v is not None:
-        d["url"] = _e_ElicitationUrlCapabilities(v)
+        try:
+            d["url"] = (
+                _e_ElicitationUrlCapabilities(v)
+                if type(v) is ElicitationUrlCapabilities
+                else _s.refuse("ElicitationUrlCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("url") from None
     elif "url" in ex:
         d["url"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5319,6 +6006,8 @@ def _e_ElicitationFormCapabilities(o: ElicitationFormCapabilities) -> dict[str, 
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5351,7 +6040,17 @@ def _d_ElicitationRequestScope(d: Any) -> ElicitationRequestScope:
 
 
 def _e_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
-    d: dict[str, Any] = {"requestId": o.request_id}
+    q_request_id: Any = o.request_id
+    if not (
+        (q_request_id is None)
+        or (
+            type(q_request_id) is int
+            and -9223372036854775808 <= q_request_id <= 9223372036854775807
+        )
+        or (type(q_request_id) is str)
+    ):
+        q_request_id = _s.checked(_e_RequestId, q_request_id, "requestId")
+    d: dict[str, Any] = {"requestId": q_request_id}
     if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
@@ -5482,30 +6181,64 @@ def _e_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.type
-    if v != "object" or "type" in ex:
+    if (v is not None and v != "object") or "type" in ex:
+        try:
+            if v not in _L_ElicitationSchemaType:
+                v = _s.checked(_EL_ElicitationSchemaType, v, "type")
+        except EncodeError:
+            raise
+        except TypeError:
+            v = _s.checked(_EL_ElicitationSchemaType, v, "type")
         d["type"] = v
     v = o.title
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "title")
         d["title"] = v
     elif "title" in ex:
         d["title"] = None
     v = o.properties
     if v:
-        d["properties"] = {k: _encoder_of(type(x), _not_a_model)(x) for k, x in v.items()}
+        try:
+            d["properties"] = (
+                {
+                    k if type(k) is str else _s.e_key(k): _EU_ElicitationPropertySchema(
+                        type(x), _x_ElicitationPropertySchema
+                    )(x)
+                    for k, x in v.items()
+                }
+                if type(v) is dict
+                else _s.e_map(v, _e_ElicitationPropertySchema)
+            )
+        except EncodeError:
+            d["properties"] = _s.checked(_s.e_map, v, "properties", _e_ElicitationPropertySchema)
+    elif v is not None and v is not _EMPTY and type(v) is not dict:
+        _s.checked(_s.e_map, v, "properties", _e_ElicitationPropertySchema)
     elif "properties" in ex:
         d["properties"] = {}
     v = o.required
     if v is not None:
-        d["required"] = v
+        try:
+            d["required"] = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            d["required"] = _s.checked(_s.e_list, v, "required", _s.e_str)
     elif "required" in ex:
         d["required"] = None
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5561,13 +6294,18 @@ def _d_ElicitationSessionScope(d: Any) -> ElicitationSessionScope:
 
 
 def _e_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if o.tool_call_id is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id}
-    d: dict[str, Any] = {"sessionId": o.session_id}
+        return {"sessionId": q_session_id}
+    d: dict[str, Any] = {"sessionId": q_session_id}
     ex = o._explicit
     v: Any
     v = o.tool_call_id
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "toolCallId")
         d["toolCallId"] = v
     elif "toolCallId" in ex:
         d["toolCallId"] = None
@@ -5623,6 +6361,8 @@ def _e_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, An
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5712,22 +6452,40 @@ def _e_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {
-            "type": "resource",
-            "resource": _encoder_of(type(o.resource), _not_a_model)(o.resource),
-        }
+        try:
+            return {
+                "type": "resource",
+                "resource": _EU_EmbeddedResourceResource(
+                    type(o.resource), _x_EmbeddedResourceResource
+                )(o.resource),
+            }
+        except EncodeError as e:
+            raise e.at("resource") from None
+    q_resource: Any = o.resource
+    try:
+        q_resource = _EU_EmbeddedResourceResource(type(q_resource), _x_EmbeddedResourceResource)(
+            q_resource
+        )
+    except EncodeError as e:
+        raise e.at("resource") from None
     d: dict[str, Any] = {"type": "resource"}
     ex = o._explicit
     v: Any
     v = o.annotations
     if v is not None:
-        d["annotations"] = _e_Annotations(v)
+        try:
+            d["annotations"] = (
+                _e_Annotations(v) if type(v) is Annotations else _s.refuse("Annotations", v)
+            )
+        except EncodeError as e:
+            raise e.at("annotations") from None
     elif "annotations" in ex:
         d["annotations"] = None
-    v = o.resource
-    d["resource"] = _encoder_of(type(v), _not_a_model)(v)
+    d["resource"] = q_resource
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5807,23 +6565,33 @@ def _d_EnumOption(d: Any) -> EnumOption:
 
 
 def _e_EnumOption(o: EnumOption) -> dict[str, Any]:
+    q_const: Any = o.const
+    if type(q_const) is not str:
+        q_const = _s.checked(_s.e_str, q_const, "const")
+    q_title: Any = o.title
+    if type(q_title) is not str:
+        q_title = _s.checked(_s.e_str, q_title, "title")
     if (
         o.description is None
         and o.meta is None
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"const": o.const, "title": o.title}
-    d: dict[str, Any] = {"const": o.const, "title": o.title}
+        return {"const": q_const, "title": q_title}
+    d: dict[str, Any] = {"const": q_const, "title": q_title}
     ex = o._explicit
     v: Any
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5886,13 +6654,21 @@ def _d_EnvVariable(d: Any) -> EnvVariable:
 
 
 def _e_EnvVariable(o: EnvVariable) -> dict[str, Any]:
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
+    q_value: Any = o.value
+    if type(q_value) is not str:
+        q_value = _s.checked(_s.e_str, q_value, "value")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"name": o.name, "value": o.value}
-    d: dict[str, Any] = {"name": o.name, "value": o.value}
+        return {"name": q_name, "value": q_value}
+    d: dict[str, Any] = {"name": q_name, "value": q_value}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5950,9 +6726,15 @@ def _d_Error(d: Any) -> Error:
 
 
 def _e_Error(o: Error) -> dict[str, Any]:
+    q_code: Any = o.code
+    if not (type(q_code) is int and -2147483648 <= q_code <= 2147483647):
+        q_code = _s.checked(_s.E_INT["int32"], q_code, "code")
+    q_message: Any = o.message
+    if type(q_message) is not str:
+        q_message = _s.checked(_s.e_str, q_message, "message")
     if o.data is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"code": o.code, "message": o.message}
-    d: dict[str, Any] = {"code": o.code, "message": o.message}
+        return {"code": q_code, "message": q_message}
+    d: dict[str, Any] = {"code": q_code, "message": q_message}
     ex = o._explicit
     v: Any
     v = o.data
@@ -6019,13 +6801,21 @@ def _d_HttpHeader(d: Any) -> HttpHeader:
 
 
 def _e_HttpHeader(o: HttpHeader) -> dict[str, Any]:
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
+    q_value: Any = o.value
+    if type(q_value) is not str:
+        q_value = _s.checked(_s.e_str, q_value, "value")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"name": o.name, "value": o.value}
-    d: dict[str, Any] = {"name": o.name, "value": o.value}
+        return {"name": q_name, "value": q_value}
+    d: dict[str, Any] = {"name": q_name, "value": q_value}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6131,6 +6921,12 @@ def _a_ImageContent(d: Any) -> ImageContent:
 
 
 def _e_ImageContent(o: ImageContent) -> dict[str, Any]:
+    q_data: Any = o.data
+    if type(q_data) is not str:
+        q_data = _s.checked(_s.e_str, q_data, "data")
+    q_mime_type: Any = o.mime_type
+    if type(q_mime_type) is not str:
+        q_mime_type = _s.checked(_s.e_str, q_mime_type, "mimeType")
     if (
         o.annotations is None
         and o.uri is None
@@ -6138,26 +6934,33 @@ def _e_ImageContent(o: ImageContent) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"type": "image", "data": o.data, "mimeType": o.mime_type}
+        return {"type": "image", "data": q_data, "mimeType": q_mime_type}
     d: dict[str, Any] = {"type": "image"}
     ex = o._explicit
     v: Any
     v = o.annotations
     if v is not None:
-        d["annotations"] = _e_Annotations(v)
+        try:
+            d["annotations"] = (
+                _e_Annotations(v) if type(v) is Annotations else _s.refuse("Annotations", v)
+            )
+        except EncodeError as e:
+            raise e.at("annotations") from None
     elif "annotations" in ex:
         d["annotations"] = None
-    v = o.data
-    d["data"] = v
-    v = o.mime_type
-    d["mimeType"] = v
+    d["data"] = q_data
+    d["mimeType"] = q_mime_type
     v = o.uri
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "uri")
         d["uri"] = v
     elif "uri" in ex:
         d["uri"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6237,20 +7040,29 @@ def _d_Implementation(d: Any) -> Implementation:
 
 
 def _e_Implementation(o: Implementation) -> dict[str, Any]:
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
+    q_version: Any = o.version
+    if type(q_version) is not str:
+        q_version = _s.checked(_s.e_str, q_version, "version")
     if o.title is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"name": o.name, "version": o.version}
-    d: dict[str, Any] = {"name": o.name}
+        return {"name": q_name, "version": q_version}
+    d: dict[str, Any] = {"name": q_name}
     ex = o._explicit
     v: Any
     v = o.title
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "title")
         d["title"] = v
     elif "title" in ex:
         d["title"] = None
-    v = o.version
-    d["version"] = v
+    d["version"] = q_version
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6343,6 +7155,9 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
 
 
 def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
+    q_protocol_version: Any = o.protocol_version
+    if not (type(q_protocol_version) is int and 0 <= q_protocol_version <= 65535):
+        q_protocol_version = _s.checked(_s.E_INT["uint16"], q_protocol_version, "protocolVersion")
     if (
         o.client_capabilities is _DF_InitializeRequest_client_capabilities
         and o.client_info is None
@@ -6350,23 +7165,49 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"protocolVersion": o.protocol_version}
-    d: dict[str, Any] = {"protocolVersion": o.protocol_version}
+        return {"protocolVersion": q_protocol_version}
+    d: dict[str, Any] = {"protocolVersion": q_protocol_version}
     ex = o._explicit
     v: Any
     v = o.client_capabilities
     if (
         v is not _DF_InitializeRequest_client_capabilities
-        and v != _DF_InitializeRequest_client_capabilities
+        and v is not None
+        and not (
+            type(v) is ClientCapabilities
+            and (v.fs is _DF_ClientCapabilities_fs or v.fs == _DF_ClientCapabilities_fs)
+            and v.terminal is False
+            and v.session is None
+            and (v.auth is _DF_ClientCapabilities_auth or v.auth == _DF_ClientCapabilities_auth)
+            and v.elicitation is None
+            and v.meta is None
+            and not v.extra
+        )
     ) or "clientCapabilities" in ex:
-        d["clientCapabilities"] = _e_ClientCapabilities(v)
+        try:
+            d["clientCapabilities"] = (
+                _e_ClientCapabilities(v)
+                if type(v) is ClientCapabilities
+                else _s.refuse("ClientCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("clientCapabilities") from None
     v = o.client_info
     if v is not None:
-        d["clientInfo"] = _e_Implementation(v)
+        try:
+            d["clientInfo"] = (
+                _e_Implementation(v)
+                if type(v) is Implementation
+                else _s.refuse("Implementation", v)
+            )
+        except EncodeError as e:
+            raise e.at("clientInfo") from None
     elif "clientInfo" in ex:
         d["clientInfo"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6476,25 +7317,74 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
 
 
 def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {"protocolVersion": o.protocol_version}
+    q_protocol_version: Any = o.protocol_version
+    if not (type(q_protocol_version) is int and 0 <= q_protocol_version <= 65535):
+        q_protocol_version = _s.checked(_s.E_INT["uint16"], q_protocol_version, "protocolVersion")
+    d: dict[str, Any] = {"protocolVersion": q_protocol_version}
     ex = o._explicit
     v: Any
     v = o.agent_capabilities
     if (
         v is not _DF_InitializeResponse_agent_capabilities
-        and v != _DF_InitializeResponse_agent_capabilities
+        and v is not None
+        and not (
+            type(v) is AgentCapabilities
+            and v.load_session is False
+            and (
+                v.prompt_capabilities is _DF_AgentCapabilities_prompt_capabilities
+                or v.prompt_capabilities == _DF_AgentCapabilities_prompt_capabilities
+            )
+            and (
+                v.mcp_capabilities is _DF_AgentCapabilities_mcp_capabilities
+                or v.mcp_capabilities == _DF_AgentCapabilities_mcp_capabilities
+            )
+            and (
+                v.session_capabilities is _DF_AgentCapabilities_session_capabilities
+                or v.session_capabilities == _DF_AgentCapabilities_session_capabilities
+            )
+            and (v.auth is _DF_AgentCapabilities_auth or v.auth == _DF_AgentCapabilities_auth)
+            and v.meta is None
+            and not v.extra
+        )
     ) or "agentCapabilities" in ex:
-        d["agentCapabilities"] = _e_AgentCapabilities(v)
+        try:
+            d["agentCapabilities"] = (
+                _e_AgentCapabilities(v)
+                if type(v) is AgentCapabilities
+                else _s.refuse("AgentCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("agentCapabilities") from None
     v = o.auth_methods
-    if v or "authMethods" in ex:
-        d["authMethods"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+    if v:
+        try:
+            d["authMethods"] = (
+                [_EU_AuthMethod(type(x), _x_AuthMethod)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_AuthMethod)
+            )
+        except EncodeError:
+            d["authMethods"] = _s.checked(_s.e_list, v, "authMethods", _e_AuthMethod)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "authMethods", _e_AuthMethod)
+    elif "authMethods" in ex:
+        d["authMethods"] = []
     v = o.agent_info
     if v is not None:
-        d["agentInfo"] = _e_Implementation(v)
+        try:
+            d["agentInfo"] = (
+                _e_Implementation(v)
+                if type(v) is Implementation
+                else _s.refuse("Implementation", v)
+            )
+        except EncodeError as e:
+            raise e.at("agentInfo") from None
     elif "agentInfo" in ex:
         d["agentInfo"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6645,31 +7535,43 @@ def _e_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
     v: Any
     v = o.title
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "title")
         d["title"] = v
     elif "title" in ex:
         d["title"] = None
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.minimum
     if v is not None:
+        if not (type(v) is int and -9223372036854775808 <= v <= 9223372036854775807):
+            v = _s.checked(_s.E_INT["int64"], v, "minimum")
         d["minimum"] = v
     elif "minimum" in ex:
         d["minimum"] = None
     v = o.maximum
     if v is not None:
+        if not (type(v) is int and -9223372036854775808 <= v <= 9223372036854775807):
+            v = _s.checked(_s.E_INT["int64"], v, "maximum")
         d["maximum"] = v
     elif "maximum" in ex:
         d["maximum"] = None
     v = o.default
     if v is not None:
+        if not (type(v) is int and -9223372036854775808 <= v <= 9223372036854775807):
+            v = _s.checked(_s.E_INT["int64"], v, "default")
         d["default"] = v
     elif "default" in ex:
         d["default"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6732,13 +7634,21 @@ def _d_KillTerminalRequest(d: Any) -> KillTerminalRequest:
 
 
 def _e_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_terminal_id: Any = o.terminal_id
+    if type(q_terminal_id) is not str:
+        q_terminal_id = _s.checked(_s.e_str, q_terminal_id, "terminalId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id, "terminalId": o.terminal_id}
-    d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
+        return {"sessionId": q_session_id, "terminalId": q_terminal_id}
+    d: dict[str, Any] = {"sessionId": q_session_id, "terminalId": q_terminal_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6794,6 +7704,8 @@ def _e_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6881,16 +7793,22 @@ def _e_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
     v: Any
     v = o.cwd
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "cwd")
         d["cwd"] = v
     elif "cwd" in ex:
         d["cwd"] = None
     v = o.cursor
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "cursor")
         d["cursor"] = v
     elif "cursor" in ex:
         d["cursor"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6971,17 +7889,49 @@ def _e_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"sessions": [_e_SessionInfo(x) for x in o.sessions]}
-    d: dict[str, Any] = {"sessions": [_e_SessionInfo(x) for x in o.sessions]}
+        try:
+            return {
+                "sessions": (
+                    [
+                        (
+                            _e_SessionInfo(x)
+                            if type(x) is SessionInfo
+                            else _s.refuse("SessionInfo", x)
+                        )
+                        for x in o.sessions
+                    ]
+                    if type(o.sessions) is list or type(o.sessions) is tuple
+                    else _s.e_list(o.sessions, _c_SessionInfo)
+                )
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_sessions: Any = o.sessions
+    try:
+        q_sessions = (
+            [
+                (_e_SessionInfo(x) if type(x) is SessionInfo else _s.refuse("SessionInfo", x))
+                for x in q_sessions
+            ]
+            if type(q_sessions) is list or type(q_sessions) is tuple
+            else _s.e_list(q_sessions, _c_SessionInfo)
+        )
+    except EncodeError:
+        q_sessions = _s.checked(_s.e_list, q_sessions, "sessions", _c_SessionInfo)
+    d: dict[str, Any] = {"sessions": q_sessions}
     ex = o._explicit
     v: Any
     v = o.next_cursor
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "nextCursor")
         d["nextCursor"] = v
     elif "nextCursor" in ex:
         d["nextCursor"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7087,28 +8037,47 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
 
 
 def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
+    q_mcp_servers: Any = o.mcp_servers
+    try:
+        q_mcp_servers = (
+            [_EU_McpServer(type(x), _x_McpServer)(x) for x in q_mcp_servers]
+            if type(q_mcp_servers) is list or type(q_mcp_servers) is tuple
+            else _s.e_list(q_mcp_servers, _e_McpServer)
+        )
+    except EncodeError:
+        q_mcp_servers = _s.checked(_s.e_list, q_mcp_servers, "mcpServers", _e_McpServer)
+    q_cwd: Any = o.cwd
+    if type(q_cwd) is not str:
+        q_cwd = _s.checked(_s.e_str, q_cwd, "cwd")
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
-    v = o.mcp_servers
-    d["mcpServers"] = (
-        None
-        if not v and "mcpServers:null" in ex
-        else [_encoder_of(type(x), _not_a_model)(x) for x in v]
-    )
-    v = o.cwd
-    d["cwd"] = v
+    d["mcpServers"] = None if not q_mcp_servers and "mcpServers:null" in ex else q_mcp_servers
+    d["cwd"] = q_cwd
     v = o.additional_directories
     if v:
-        d["additionalDirectories"] = v
+        try:
+            d["additionalDirectories"] = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     elif "additionalDirectories:null" in ex:
         d["additionalDirectories"] = None
     elif "additionalDirectories" in ex:
-        d["additionalDirectories"] = v
-    v = o.session_id
-    d["sessionId"] = v
+        d["additionalDirectories"] = []
+    d["sessionId"] = q_session_id
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7204,16 +8173,32 @@ def _e_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
     v: Any
     v = o.modes
     if v is not None:
-        d["modes"] = _e_SessionModeState(v)
+        try:
+            d["modes"] = (
+                _e_SessionModeState(v)
+                if type(v) is SessionModeState
+                else _s.refuse("SessionModeState", v)
+            )
+        except EncodeError as e:
+            raise e.at("modes") from None
     elif "modes" in ex:
         d["modes"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        try:
+            d["configOptions"] = (
+                [_EU_SessionConfigOption(type(x), _x_SessionConfigOption)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_SessionConfigOption)
+            )
+        except EncodeError:
+            d["configOptions"] = _s.checked(_s.e_list, v, "configOptions", _e_SessionConfigOption)
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7269,6 +8254,8 @@ def _e_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7324,6 +8311,8 @@ def _e_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7379,6 +8368,8 @@ def _e_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7463,20 +8454,49 @@ def _a_McpServerHttp(d: Any) -> McpServerHttp:
 
 
 def _e_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
+    q_url: Any = o.url
+    if type(q_url) is not str:
+        q_url = _s.checked(_s.e_str, q_url, "url")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "type": "http",
-            "name": o.name,
-            "url": o.url,
-            "headers": [_e_HttpHeader(x) for x in o.headers],
-        }
-    d: dict[str, Any] = {"type": "http", "name": o.name, "url": o.url}
+        try:
+            return {
+                "type": "http",
+                "name": q_name,
+                "url": q_url,
+                "headers": (
+                    [
+                        (_e_HttpHeader(x) if type(x) is HttpHeader else _s.refuse("HttpHeader", x))
+                        for x in o.headers
+                    ]
+                    if type(o.headers) is list or type(o.headers) is tuple
+                    else _s.e_list(o.headers, _c_HttpHeader)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_headers: Any = o.headers
+    try:
+        q_headers = (
+            [
+                (_e_HttpHeader(x) if type(x) is HttpHeader else _s.refuse("HttpHeader", x))
+                for x in q_headers
+            ]
+            if type(q_headers) is list or type(q_headers) is tuple
+            else _s.e_list(q_headers, _c_HttpHeader)
+        )
+    except EncodeError:
+        q_headers = _s.checked(_s.e_list, q_headers, "headers", _c_HttpHeader)
+    d: dict[str, Any] = {"type": "http", "name": q_name, "url": q_url}
     ex = o._explicit
     v: Any
-    v = o.headers
-    d["headers"] = None if not v and "headers:null" in ex else [_e_HttpHeader(x) for x in v]
+    d["headers"] = None if not q_headers and "headers:null" in ex else q_headers
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7561,20 +8581,49 @@ def _a_McpServerSse(d: Any) -> McpServerSse:
 
 
 def _e_McpServerSse(o: McpServerSse) -> dict[str, Any]:
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
+    q_url: Any = o.url
+    if type(q_url) is not str:
+        q_url = _s.checked(_s.e_str, q_url, "url")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "type": "sse",
-            "name": o.name,
-            "url": o.url,
-            "headers": [_e_HttpHeader(x) for x in o.headers],
-        }
-    d: dict[str, Any] = {"type": "sse", "name": o.name, "url": o.url}
+        try:
+            return {
+                "type": "sse",
+                "name": q_name,
+                "url": q_url,
+                "headers": (
+                    [
+                        (_e_HttpHeader(x) if type(x) is HttpHeader else _s.refuse("HttpHeader", x))
+                        for x in o.headers
+                    ]
+                    if type(o.headers) is list or type(o.headers) is tuple
+                    else _s.e_list(o.headers, _c_HttpHeader)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_headers: Any = o.headers
+    try:
+        q_headers = (
+            [
+                (_e_HttpHeader(x) if type(x) is HttpHeader else _s.refuse("HttpHeader", x))
+                for x in q_headers
+            ]
+            if type(q_headers) is list or type(q_headers) is tuple
+            else _s.e_list(q_headers, _c_HttpHeader)
+        )
+    except EncodeError:
+        q_headers = _s.checked(_s.e_list, q_headers, "headers", _c_HttpHeader)
+    d: dict[str, Any] = {"type": "sse", "name": q_name, "url": q_url}
     ex = o._explicit
     v: Any
-    v = o.headers
-    d["headers"] = None if not v and "headers:null" in ex else [_e_HttpHeader(x) for x in v]
+    d["headers"] = None if not q_headers and "headers:null" in ex else q_headers
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7663,22 +8712,44 @@ def _d_McpServerStdio(d: Any) -> McpServerStdio:
 
 
 def _e_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
+    q_command: Any = o.command
+    if type(q_command) is not str:
+        q_command = _s.checked(_s.e_str, q_command, "command")
+    q_args: Any = o.args
+    try:
+        q_args = (
+            [(x if type(x) is str else _s.e_str(x)) for x in q_args]
+            if type(q_args) is list or type(q_args) is tuple
+            else _s.e_list(q_args, _s.e_str)
+        )
+    except EncodeError:
+        q_args = _s.checked(_s.e_list, q_args, "args", _s.e_str)
+    q_env: Any = o.env
+    try:
+        q_env = (
+            [
+                (_e_EnvVariable(x) if type(x) is EnvVariable else _s.refuse("EnvVariable", x))
+                for x in q_env
+            ]
+            if type(q_env) is list or type(q_env) is tuple
+            else _s.e_list(q_env, _c_EnvVariable)
+        )
+    except EncodeError:
+        q_env = _s.checked(_s.e_list, q_env, "env", _c_EnvVariable)
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "name": o.name,
-            "command": o.command,
-            "args": o.args,
-            "env": [_e_EnvVariable(x) for x in o.env],
-        }
-    d: dict[str, Any] = {"name": o.name, "command": o.command}
+        return {"name": q_name, "command": q_command, "args": q_args, "env": q_env}
+    d: dict[str, Any] = {"name": q_name, "command": q_command}
     ex = o._explicit
     v: Any
-    v = o.args
-    d["args"] = None if not v and "args:null" in ex else v
-    v = o.env
-    d["env"] = None if not v and "env:null" in ex else [_e_EnvVariable(x) for x in v]
+    d["args"] = None if not q_args and "args:null" in ex else q_args
+    d["env"] = None if not q_env and "env:null" in ex else q_env
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7839,39 +8910,66 @@ def _e_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"type": "array", "items": _encoder_of(type(o.items), _not_a_model)(o.items)}
+        try:
+            return {
+                "type": "array",
+                "items": _EU_MultiSelectItems(type(o.items), _x_MultiSelectItems)(o.items),
+            }
+        except EncodeError as e:
+            raise e.at("items") from None
+    q_items: Any = o.items
+    try:
+        q_items = _EU_MultiSelectItems(type(q_items), _x_MultiSelectItems)(q_items)
+    except EncodeError as e:
+        raise e.at("items") from None
     d: dict[str, Any] = {"type": "array"}
     ex = o._explicit
     v: Any
     v = o.title
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "title")
         d["title"] = v
     elif "title" in ex:
         d["title"] = None
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.min_items
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 18446744073709551615):
+            v = _s.checked(_s.E_INT["uint64"], v, "minItems")
         d["minItems"] = v
     elif "minItems" in ex:
         d["minItems"] = None
     v = o.max_items
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 18446744073709551615):
+            v = _s.checked(_s.E_INT["uint64"], v, "maxItems")
         d["maxItems"] = v
     elif "maxItems" in ex:
         d["maxItems"] = None
-    v = o.items
-    d["items"] = _encoder_of(type(v), _not_a_model)(v)
+    d["items"] = q_items
     v = o.default
     if v is not None:
-        d["default"] = v
+        try:
+            d["default"] = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            d["default"] = _s.checked(_s.e_list, v, "default", _s.e_str)
     elif "default" in ex:
         d["default"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7970,24 +9068,42 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
 
 
 def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {"cwd": o.cwd}
+    q_cwd: Any = o.cwd
+    if type(q_cwd) is not str:
+        q_cwd = _s.checked(_s.e_str, q_cwd, "cwd")
+    q_mcp_servers: Any = o.mcp_servers
+    try:
+        q_mcp_servers = (
+            [_EU_McpServer(type(x), _x_McpServer)(x) for x in q_mcp_servers]
+            if type(q_mcp_servers) is list or type(q_mcp_servers) is tuple
+            else _s.e_list(q_mcp_servers, _e_McpServer)
+        )
+    except EncodeError:
+        q_mcp_servers = _s.checked(_s.e_list, q_mcp_servers, "mcpServers", _e_McpServer)
+    d: dict[str, Any] = {"cwd": q_cwd}
     ex = o._explicit
     v: Any
     v = o.additional_directories
     if v:
-        d["additionalDirectories"] = v
+        try:
+            d["additionalDirectories"] = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     elif "additionalDirectories:null" in ex:
         d["additionalDirectories"] = None
     elif "additionalDirectories" in ex:
-        d["additionalDirectories"] = v
-    v = o.mcp_servers
-    d["mcpServers"] = (
-        None
-        if not v and "mcpServers:null" in ex
-        else [_encoder_of(type(x), _not_a_model)(x) for x in v]
-    )
+        d["additionalDirectories"] = []
+    d["mcpServers"] = None if not q_mcp_servers and "mcpServers:null" in ex else q_mcp_servers
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8077,6 +9193,9 @@ def _d_NewSessionResponse(d: Any) -> NewSessionResponse:
 
 
 def _e_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if (
         o.modes is None
         and o.config_options is None
@@ -8084,22 +9203,38 @@ def _e_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"sessionId": o.session_id}
-    d: dict[str, Any] = {"sessionId": o.session_id}
+        return {"sessionId": q_session_id}
+    d: dict[str, Any] = {"sessionId": q_session_id}
     ex = o._explicit
     v: Any
     v = o.modes
     if v is not None:
-        d["modes"] = _e_SessionModeState(v)
+        try:
+            d["modes"] = (
+                _e_SessionModeState(v)
+                if type(v) is SessionModeState
+                else _s.refuse("SessionModeState", v)
+            )
+        except EncodeError as e:
+            raise e.at("modes") from None
     elif "modes" in ex:
         d["modes"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        try:
+            d["configOptions"] = (
+                [_EU_SessionConfigOption(type(x), _x_SessionConfigOption)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_SessionConfigOption)
+            )
+        except EncodeError:
+            d["configOptions"] = _s.checked(_s.e_list, v, "configOptions", _e_SessionConfigOption)
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8188,23 +9323,33 @@ def _a_Notice(d: Any) -> Notice:
 
 
 def _e_Notice(o: Notice) -> dict[str, Any]:
+    q_severity: Any = o.severity
+    if type(q_severity) is not str:
+        q_severity = _s.checked(_s.e_str, q_severity, "severity")
+    q_title: Any = o.title
+    if type(q_title) is not str:
+        q_title = _s.checked(_s.e_str, q_title, "title")
     if (
         o.description is None
         and o.meta is None
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"sessionUpdate": "notice", "severity": o.severity, "title": o.title}
-    d: dict[str, Any] = {"sessionUpdate": "notice", "severity": o.severity, "title": o.title}
+        return {"sessionUpdate": "notice", "severity": q_severity, "title": q_title}
+    d: dict[str, Any] = {"sessionUpdate": "notice", "severity": q_severity, "title": q_title}
     ex = o._explicit
     v: Any
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8374,31 +9519,52 @@ def _e_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
     v: Any
     v = o.title
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "title")
         d["title"] = v
     elif "title" in ex:
         d["title"] = None
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.minimum
     if v is not None:
+        if not (
+            (type(v) is float and v - v == 0)
+            or (type(v) is int and -9223372036854775808 <= v <= 18446744073709551615)
+        ):
+            v = _s.checked(_s.e_float, v, "minimum")
         d["minimum"] = v
     elif "minimum" in ex:
         d["minimum"] = None
     v = o.maximum
     if v is not None:
+        if not (
+            (type(v) is float and v - v == 0)
+            or (type(v) is int and -9223372036854775808 <= v <= 18446744073709551615)
+        ):
+            v = _s.checked(_s.e_float, v, "maximum")
         d["maximum"] = v
     elif "maximum" in ex:
         d["maximum"] = None
     v = o.default
     if v is not None:
+        if not (
+            (type(v) is float and v - v == 0)
+            or (type(v) is int and -9223372036854775808 <= v <= 18446744073709551615)
+        ):
+            v = _s.checked(_s.e_float, v, "default")
         d["default"] = v
     elif "default" in ex:
         d["default"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8468,13 +9634,29 @@ def _d_PermissionOption(d: Any) -> PermissionOption:
 
 
 def _e_PermissionOption(o: PermissionOption) -> dict[str, Any]:
+    q_option_id: Any = o.option_id
+    if type(q_option_id) is not str:
+        q_option_id = _s.checked(_s.e_str, q_option_id, "optionId")
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
+    q_kind: Any = o.kind
+    try:
+        if q_kind not in _L_PermissionOptionKind:
+            q_kind = _s.checked(_EL_PermissionOptionKind, q_kind, "kind")
+    except EncodeError:
+        raise
+    except TypeError:
+        q_kind = _s.checked(_EL_PermissionOptionKind, q_kind, "kind")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"optionId": o.option_id, "name": o.name, "kind": o.kind}
-    d: dict[str, Any] = {"optionId": o.option_id, "name": o.name, "kind": o.kind}
+        return {"optionId": q_option_id, "name": q_name, "kind": q_kind}
+    d: dict[str, Any] = {"optionId": q_option_id, "name": q_name, "kind": q_kind}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8542,12 +9724,39 @@ def _a_Plan(d: Any) -> Plan:
 
 def _e_Plan(o: Plan) -> dict[str, Any]:
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionUpdate": "plan", "entries": [_e_PlanEntry(x) for x in o.entries]}
-    d: dict[str, Any] = {"sessionUpdate": "plan", "entries": [_e_PlanEntry(x) for x in o.entries]}
+        try:
+            return {
+                "sessionUpdate": "plan",
+                "entries": (
+                    [
+                        (_e_PlanEntry(x) if type(x) is PlanEntry else _s.refuse("PlanEntry", x))
+                        for x in o.entries
+                    ]
+                    if type(o.entries) is list or type(o.entries) is tuple
+                    else _s.e_list(o.entries, _c_PlanEntry)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_entries: Any = o.entries
+    try:
+        q_entries = (
+            [
+                (_e_PlanEntry(x) if type(x) is PlanEntry else _s.refuse("PlanEntry", x))
+                for x in q_entries
+            ]
+            if type(q_entries) is list or type(q_entries) is tuple
+            else _s.e_list(q_entries, _c_PlanEntry)
+        )
+    except EncodeError:
+        q_entries = _s.checked(_s.e_list, q_entries, "entries", _c_PlanEntry)
+    d: dict[str, Any] = {"sessionUpdate": "plan", "entries": q_entries}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8617,13 +9826,34 @@ def _d_PlanEntry(d: Any) -> PlanEntry:
 
 
 def _e_PlanEntry(o: PlanEntry) -> dict[str, Any]:
+    q_content: Any = o.content
+    if type(q_content) is not str:
+        q_content = _s.checked(_s.e_str, q_content, "content")
+    q_priority: Any = o.priority
+    try:
+        if q_priority not in _L_PlanEntryPriority:
+            q_priority = _s.checked(_EL_PlanEntryPriority, q_priority, "priority")
+    except EncodeError:
+        raise
+    except TypeError:
+        q_priority = _s.checked(_EL_PlanEntryPriority, q_priority, "priority")
+    q_status: Any = o.status
+    try:
+        if q_status not in _L_PlanEntryStatus:
+            q_status = _s.checked(_EL_PlanEntryStatus, q_status, "status")
+    except EncodeError:
+        raise
+    except TypeError:
+        q_status = _s.checked(_EL_PlanEntryStatus, q_status, "status")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"content": o.content, "priority": o.priority, "status": o.status}
-    d: dict[str, Any] = {"content": o.content, "priority": o.priority, "status": o.status}
+        return {"content": q_content, "priority": q_priority, "status": q_status}
+    d: dict[str, Any] = {"content": q_content, "priority": q_priority, "status": q_status}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8701,19 +9931,37 @@ def _d_PromptRequest(d: Any) -> PromptRequest:
 
 
 def _e_PromptRequest(o: PromptRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "sessionId": o.session_id,
-            "prompt": [_encoder_of(type(x), _not_a_model)(x) for x in o.prompt],
-        }
-    d: dict[str, Any] = {
-        "sessionId": o.session_id,
-        "prompt": [_encoder_of(type(x), _not_a_model)(x) for x in o.prompt],
-    }
+        try:
+            return {
+                "sessionId": q_session_id,
+                "prompt": (
+                    [_EU_ContentBlock(type(x), _x_ContentBlock)(x) for x in o.prompt]
+                    if type(o.prompt) is list or type(o.prompt) is tuple
+                    else _s.e_list(o.prompt, _e_ContentBlock)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_prompt: Any = o.prompt
+    try:
+        q_prompt = (
+            [_EU_ContentBlock(type(x), _x_ContentBlock)(x) for x in q_prompt]
+            if type(q_prompt) is list or type(q_prompt) is tuple
+            else _s.e_list(q_prompt, _e_ContentBlock)
+        )
+    except EncodeError:
+        q_prompt = _s.checked(_s.e_list, q_prompt, "prompt", _e_ContentBlock)
+    d: dict[str, Any] = {"sessionId": q_session_id, "prompt": q_prompt}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8769,13 +10017,23 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
 
 
 def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
+    q_stop_reason: Any = o.stop_reason
+    try:
+        if q_stop_reason not in _L_StopReason:
+            q_stop_reason = _s.checked(_EL_StopReason, q_stop_reason, "stopReason")
+    except EncodeError:
+        raise
+    except TypeError:
+        q_stop_reason = _s.checked(_EL_StopReason, q_stop_reason, "stopReason")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"stopReason": o.stop_reason}
-    d: dict[str, Any] = {"stopReason": o.stop_reason}
+        return {"stopReason": q_stop_reason}
+    d: dict[str, Any] = {"stopReason": q_stop_reason}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8864,6 +10122,12 @@ def _d_ReadTextFileRequest(d: Any) -> ReadTextFileRequest:
 
 
 def _e_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_path: Any = o.path
+    if type(q_path) is not str:
+        q_path = _s.checked(_s.e_str, q_path, "path")
     if (
         o.line is None
         and o.limit is None
@@ -8871,22 +10135,28 @@ def _e_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"sessionId": o.session_id, "path": o.path}
-    d: dict[str, Any] = {"sessionId": o.session_id, "path": o.path}
+        return {"sessionId": q_session_id, "path": q_path}
+    d: dict[str, Any] = {"sessionId": q_session_id, "path": q_path}
     ex = o._explicit
     v: Any
     v = o.line
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 4294967295):
+            v = _s.checked(_s.E_INT["uint32"], v, "line")
         d["line"] = v
     elif "line" in ex:
         d["line"] = None
     v = o.limit
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 4294967295):
+            v = _s.checked(_s.E_INT["uint32"], v, "limit")
         d["limit"] = v
     elif "limit" in ex:
         d["limit"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -8942,13 +10212,18 @@ def _d_ReadTextFileResponse(d: Any) -> ReadTextFileResponse:
 
 
 def _e_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
+    q_content: Any = o.content
+    if type(q_content) is not str:
+        q_content = _s.checked(_s.e_str, q_content, "content")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"content": o.content}
-    d: dict[str, Any] = {"content": o.content}
+        return {"content": q_content}
+    d: dict[str, Any] = {"content": q_content}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9011,13 +10286,21 @@ def _d_ReleaseTerminalRequest(d: Any) -> ReleaseTerminalRequest:
 
 
 def _e_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_terminal_id: Any = o.terminal_id
+    if type(q_terminal_id) is not str:
+        q_terminal_id = _s.checked(_s.e_str, q_terminal_id, "terminalId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id, "terminalId": o.terminal_id}
-    d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
+        return {"sessionId": q_session_id, "terminalId": q_terminal_id}
+    d: dict[str, Any] = {"sessionId": q_session_id, "terminalId": q_terminal_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9073,6 +10356,8 @@ def _e_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9146,21 +10431,43 @@ def _d_RequestPermissionRequest(d: Any) -> RequestPermissionRequest:
 
 
 def _e_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_tool_call: Any = o.tool_call
+    try:
+        q_tool_call = (
+            _e_ToolCallUpdate(q_tool_call)
+            if type(q_tool_call) is ToolCallUpdate
+            else _s.refuse("ToolCallUpdate", q_tool_call)
+        )
+    except EncodeError as e:
+        raise e.at("toolCall") from None
+    q_options: Any = o.options
+    try:
+        q_options = (
+            [
+                (
+                    _e_PermissionOption(x)
+                    if type(x) is PermissionOption
+                    else _s.refuse("PermissionOption", x)
+                )
+                for x in q_options
+            ]
+            if type(q_options) is list or type(q_options) is tuple
+            else _s.e_list(q_options, _c_PermissionOption)
+        )
+    except EncodeError:
+        q_options = _s.checked(_s.e_list, q_options, "options", _c_PermissionOption)
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "sessionId": o.session_id,
-            "toolCall": _e_ToolCallUpdate(o.tool_call),
-            "options": [_e_PermissionOption(x) for x in o.options],
-        }
-    d: dict[str, Any] = {
-        "sessionId": o.session_id,
-        "toolCall": _e_ToolCallUpdate(o.tool_call),
-        "options": [_e_PermissionOption(x) for x in o.options],
-    }
+        return {"sessionId": q_session_id, "toolCall": q_tool_call, "options": q_options}
+    d: dict[str, Any] = {"sessionId": q_session_id, "toolCall": q_tool_call, "options": q_options}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9226,12 +10533,28 @@ def _d_RequestPermissionResponse(d: Any) -> RequestPermissionResponse:
 
 def _e_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]:
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"outcome": _encoder_of(type(o.outcome), _not_a_model)(o.outcome)}
-    d: dict[str, Any] = {"outcome": _encoder_of(type(o.outcome), _not_a_model)(o.outcome)}
+        try:
+            return {
+                "outcome": _EU_RequestPermissionOutcome(
+                    type(o.outcome), _x_RequestPermissionOutcome
+                )(o.outcome)
+            }
+        except EncodeError as e:
+            raise e.at("outcome") from None
+    q_outcome: Any = o.outcome
+    try:
+        q_outcome = _EU_RequestPermissionOutcome(type(q_outcome), _x_RequestPermissionOutcome)(
+            q_outcome
+        )
+    except EncodeError as e:
+        raise e.at("outcome") from None
+    d: dict[str, Any] = {"outcome": q_outcome}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9388,6 +10711,12 @@ def _a_ResourceLink(d: Any) -> ResourceLink:
 
 
 def _e_ResourceLink(o: ResourceLink) -> dict[str, Any]:
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
     if (
         o.annotations is None
         and o.description is None
@@ -9398,41 +10727,54 @@ def _e_ResourceLink(o: ResourceLink) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"type": "resource_link", "name": o.name, "uri": o.uri}
+        return {"type": "resource_link", "name": q_name, "uri": q_uri}
     d: dict[str, Any] = {"type": "resource_link"}
     ex = o._explicit
     v: Any
     v = o.annotations
     if v is not None:
-        d["annotations"] = _e_Annotations(v)
+        try:
+            d["annotations"] = (
+                _e_Annotations(v) if type(v) is Annotations else _s.refuse("Annotations", v)
+            )
+        except EncodeError as e:
+            raise e.at("annotations") from None
     elif "annotations" in ex:
         d["annotations"] = None
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.mime_type
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "mimeType")
         d["mimeType"] = v
     elif "mimeType" in ex:
         d["mimeType"] = None
-    v = o.name
-    d["name"] = v
+    d["name"] = q_name
     v = o.size
     if v is not None:
+        if not (type(v) is int and -9223372036854775808 <= v <= 9223372036854775807):
+            v = _s.checked(_s.E_INT["int64"], v, "size")
         d["size"] = v
     elif "size" in ex:
         d["size"] = None
     v = o.title
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "title")
         d["title"] = v
     elif "title" in ex:
         d["title"] = None
-    v = o.uri
-    d["uri"] = v
+    d["uri"] = q_uri
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9542,25 +10884,51 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
 
 
 def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionId": o.session_id, "cwd": o.cwd}
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_cwd: Any = o.cwd
+    if type(q_cwd) is not str:
+        q_cwd = _s.checked(_s.e_str, q_cwd, "cwd")
+    d: dict[str, Any] = {"sessionId": q_session_id, "cwd": q_cwd}
     ex = o._explicit
     v: Any
     v = o.additional_directories
     if v:
-        d["additionalDirectories"] = v
+        try:
+            d["additionalDirectories"] = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     elif "additionalDirectories:null" in ex:
         d["additionalDirectories"] = None
     elif "additionalDirectories" in ex:
-        d["additionalDirectories"] = v
+        d["additionalDirectories"] = []
     v = o.mcp_servers
     if v:
-        d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        try:
+            d["mcpServers"] = (
+                [_EU_McpServer(type(x), _x_McpServer)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_McpServer)
+            )
+        except EncodeError:
+            d["mcpServers"] = _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
     elif "mcpServers:null" in ex:
         d["mcpServers"] = None
     elif "mcpServers" in ex:
-        d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        d["mcpServers"] = []
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9656,16 +11024,32 @@ def _e_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
     v: Any
     v = o.modes
     if v is not None:
-        d["modes"] = _e_SessionModeState(v)
+        try:
+            d["modes"] = (
+                _e_SessionModeState(v)
+                if type(v) is SessionModeState
+                else _s.refuse("SessionModeState", v)
+            )
+        except EncodeError as e:
+            raise e.at("modes") from None
     elif "modes" in ex:
         d["modes"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        try:
+            d["configOptions"] = (
+                [_EU_SessionConfigOption(type(x), _x_SessionConfigOption)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_SessionConfigOption)
+            )
+        except EncodeError:
+            d["configOptions"] = _s.checked(_s.e_list, v, "configOptions", _e_SessionConfigOption)
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9730,13 +11114,18 @@ def _a_SelectedPermissionOutcome(d: Any) -> SelectedPermissionOutcome:
 
 
 def _e_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]:
+    q_option_id: Any = o.option_id
+    if type(q_option_id) is not str:
+        q_option_id = _s.checked(_s.e_str, q_option_id, "optionId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"outcome": "selected", "optionId": o.option_id}
-    d: dict[str, Any] = {"outcome": "selected", "optionId": o.option_id}
+        return {"outcome": "selected", "optionId": q_option_id}
+    d: dict[str, Any] = {"outcome": "selected", "optionId": q_option_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9794,6 +11183,8 @@ def _e_SessionAdditionalDirectoriesCapabilities(
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9849,6 +11240,8 @@ def _e_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -9878,7 +11271,10 @@ def _d_SessionConfigBoolean(d: Any) -> SessionConfigBoolean:
 
 
 def _e_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
-    d: dict[str, Any] = {"currentValue": o.current_value}
+    q_current_value: Any = o.current_value
+    if type(q_current_value) is not bool:
+        q_current_value = _s.checked(_s.e_bool, q_current_value, "currentValue")
+    d: dict[str, Any] = {"currentValue": q_current_value}
     if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
@@ -9988,6 +11384,15 @@ def _a_SessionConfigOptionBoolean(d: Any) -> SessionConfigOptionBoolean:
 
 
 def _e_SessionConfigOptionBoolean(o: SessionConfigOptionBoolean) -> dict[str, Any]:
+    q_current_value: Any = o.current_value
+    if type(q_current_value) is not bool:
+        q_current_value = _s.checked(_s.e_bool, q_current_value, "currentValue")
+    q_id: Any = o.id
+    if type(q_id) is not str:
+        q_id = _s.checked(_s.e_str, q_id, "id")
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
     if (
         o.description is None
         and o.category is None
@@ -9995,27 +11400,33 @@ def _e_SessionConfigOptionBoolean(o: SessionConfigOptionBoolean) -> dict[str, An
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"type": "boolean", "currentValue": o.current_value, "id": o.id, "name": o.name}
+        return {"type": "boolean", "currentValue": q_current_value, "id": q_id, "name": q_name}
     d: dict[str, Any] = {
         "type": "boolean",
-        "currentValue": o.current_value,
-        "id": o.id,
-        "name": o.name,
+        "currentValue": q_current_value,
+        "id": q_id,
+        "name": q_name,
     }
     ex = o._explicit
     v: Any
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.category
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "category")
         d["category"] = v
     elif "category" in ex:
         d["category"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -10055,10 +11466,15 @@ def _d_SessionConfigSelect(d: Any) -> SessionConfigSelect:
 
 
 def _e_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
-    d: dict[str, Any] = {
-        "currentValue": o.current_value,
-        "options": _e_SessionConfigSelectOptions(o.options),
-    }
+    q_current_value: Any = o.current_value
+    if type(q_current_value) is not str:
+        q_current_value = _s.checked(_s.e_str, q_current_value, "currentValue")
+    q_options: Any = o.options
+    try:
+        q_options = _e_SessionConfigSelectOptions(q_options)
+    except EncodeError as e:
+        raise e.at("options") from None
+    d: dict[str, Any] = {"currentValue": q_current_value, "options": q_options}
     if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
@@ -10177,6 +11593,15 @@ def _a_SessionConfigOptionSelect(d: Any) -> SessionConfigOptionSelect:
 
 
 def _e_SessionConfigOptionSelect(o: SessionConfigOptionSelect) -> dict[str, Any]:
+    q_current_value: Any = o.current_value
+    if type(q_current_value) is not str:
+        q_current_value = _s.checked(_s.e_str, q_current_value, "currentValue")
+    q_id: Any = o.id
+    if type(q_id) is not str:
+        q_id = _s.checked(_s.e_str, q_id, "id")
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
     if (
         o.description is None
         and o.category is None
@@ -10184,34 +11609,48 @@ def _e_SessionConfigOptionSelect(o: SessionConfigOptionSelect) -> dict[str, Any]
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {
-            "type": "select",
-            "currentValue": o.current_value,
-            "options": _e_SessionConfigSelectOptions(o.options),
-            "id": o.id,
-            "name": o.name,
-        }
+        try:
+            return {
+                "type": "select",
+                "currentValue": q_current_value,
+                "options": _e_SessionConfigSelectOptions(o.options),
+                "id": q_id,
+                "name": q_name,
+            }
+        except EncodeError as e:
+            raise e.at("options") from None
+    q_options: Any = o.options
+    try:
+        q_options = _e_SessionConfigSelectOptions(q_options)
+    except EncodeError as e:
+        raise e.at("options") from None
     d: dict[str, Any] = {
         "type": "select",
-        "currentValue": o.current_value,
-        "options": _e_SessionConfigSelectOptions(o.options),
-        "id": o.id,
-        "name": o.name,
+        "currentValue": q_current_value,
+        "options": q_options,
+        "id": q_id,
+        "name": q_name,
     }
     ex = o._explicit
     v: Any
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.category
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "category")
         d["category"] = v
     elif "category" in ex:
         d["category"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -10284,11 +11723,20 @@ def _e_SessionConfigOptionsCapabilities(o: SessionConfigOptionsCapabilities) -> 
     v: Any
     v = o.boolean
     if v is not None:
-        d["boolean"] = _e_BooleanConfigOptionCapabilities(v)
+        try:
+            d["boolean"] = (
+                _e_BooleanConfigOptionCapabilities(v)
+                if type(v) is BooleanConfigOptionCapabilities
+                else _s.refuse("BooleanConfigOptionCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("boolean") from None
     elif "boolean" in ex:
         d["boolean"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -10360,21 +11808,55 @@ def _d_SessionConfigSelectGroup(d: Any) -> SessionConfigSelectGroup:
 
 
 def _e_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
+    q_group: Any = o.group
+    if type(q_group) is not str:
+        q_group = _s.checked(_s.e_str, q_group, "group")
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "group": o.group,
-            "name": o.name,
-            "options": [_e_SessionConfigSelectOption(x) for x in o.options],
-        }
-    d: dict[str, Any] = {
-        "group": o.group,
-        "name": o.name,
-        "options": [_e_SessionConfigSelectOption(x) for x in o.options],
-    }
+        try:
+            return {
+                "group": q_group,
+                "name": q_name,
+                "options": (
+                    [
+                        (
+                            _e_SessionConfigSelectOption(x)
+                            if type(x) is SessionConfigSelectOption
+                            else _s.refuse("SessionConfigSelectOption", x)
+                        )
+                        for x in o.options
+                    ]
+                    if type(o.options) is list or type(o.options) is tuple
+                    else _s.e_list(o.options, _c_SessionConfigSelectOption)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_options: Any = o.options
+    try:
+        q_options = (
+            [
+                (
+                    _e_SessionConfigSelectOption(x)
+                    if type(x) is SessionConfigSelectOption
+                    else _s.refuse("SessionConfigSelectOption", x)
+                )
+                for x in q_options
+            ]
+            if type(q_options) is list or type(q_options) is tuple
+            else _s.e_list(q_options, _c_SessionConfigSelectOption)
+        )
+    except EncodeError:
+        q_options = _s.checked(_s.e_list, q_options, "options", _c_SessionConfigSelectOption)
+    d: dict[str, Any] = {"group": q_group, "name": q_name, "options": q_options}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -10454,23 +11936,33 @@ def _d_SessionConfigSelectOption(d: Any) -> SessionConfigSelectOption:
 
 
 def _e_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]:
+    q_value: Any = o.value
+    if type(q_value) is not str:
+        q_value = _s.checked(_s.e_str, q_value, "value")
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
     if (
         o.description is None
         and o.meta is None
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"value": o.value, "name": o.name}
-    d: dict[str, Any] = {"value": o.value, "name": o.name}
+        return {"value": q_value, "name": q_name}
+    d: dict[str, Any] = {"value": q_value, "name": q_name}
     ex = o._explicit
     v: Any
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -10526,6 +12018,8 @@ def _e_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -10639,24 +12133,47 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
 
 
 def _e_SessionInfo(o: SessionInfo) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionId": o.session_id, "cwd": o.cwd}
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_cwd: Any = o.cwd
+    if type(q_cwd) is not str:
+        q_cwd = _s.checked(_s.e_str, q_cwd, "cwd")
+    d: dict[str, Any] = {"sessionId": q_session_id, "cwd": q_cwd}
     ex = o._explicit
     v: Any
     v = o.additional_directories
-    if v or "additionalDirectories" in ex:
-        d["additionalDirectories"] = v
+    if v:
+        try:
+            d["additionalDirectories"] = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
+    elif "additionalDirectories" in ex:
+        d["additionalDirectories"] = []
     v = o.title
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "title")
         d["title"] = v
     elif "title" in ex:
         d["title"] = None
     v = o.updated_at
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "updatedAt")
         d["updatedAt"] = v
     elif "updatedAt" in ex:
         d["updatedAt"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -10755,12 +12272,18 @@ def _e_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
     v: Any
     v = o.title
     if v is not _UNSET:
-        d["title"] = None if v is None else v
+        if v is not None and (type(v) is not str):
+            v = _s.checked(_s.e_str, v, "title")
+        d["title"] = v
     v = o.updated_at
     if v is not _UNSET:
-        d["updatedAt"] = None if v is None else v
+        if v is not None and (type(v) is not str):
+            v = _s.checked(_s.e_str, v, "updatedAt")
+        d["updatedAt"] = v
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -10816,6 +12339,8 @@ def _e_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -10895,23 +12420,33 @@ def _d_SessionMode(d: Any) -> SessionMode:
 
 
 def _e_SessionMode(o: SessionMode) -> dict[str, Any]:
+    q_id: Any = o.id
+    if type(q_id) is not str:
+        q_id = _s.checked(_s.e_str, q_id, "id")
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
     if (
         o.description is None
         and o.meta is None
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"id": o.id, "name": o.name}
-    d: dict[str, Any] = {"id": o.id, "name": o.name}
+        return {"id": q_id, "name": q_name}
+    d: dict[str, Any] = {"id": q_id, "name": q_name}
     ex = o._explicit
     v: Any
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -10976,19 +12511,49 @@ def _d_SessionModeState(d: Any) -> SessionModeState:
 
 
 def _e_SessionModeState(o: SessionModeState) -> dict[str, Any]:
+    q_current_mode_id: Any = o.current_mode_id
+    if type(q_current_mode_id) is not str:
+        q_current_mode_id = _s.checked(_s.e_str, q_current_mode_id, "currentModeId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "currentModeId": o.current_mode_id,
-            "availableModes": [_e_SessionMode(x) for x in o.available_modes],
-        }
-    d: dict[str, Any] = {
-        "currentModeId": o.current_mode_id,
-        "availableModes": [_e_SessionMode(x) for x in o.available_modes],
-    }
+        try:
+            return {
+                "currentModeId": q_current_mode_id,
+                "availableModes": (
+                    [
+                        (
+                            _e_SessionMode(x)
+                            if type(x) is SessionMode
+                            else _s.refuse("SessionMode", x)
+                        )
+                        for x in o.available_modes
+                    ]
+                    if type(o.available_modes) is list or type(o.available_modes) is tuple
+                    else _s.e_list(o.available_modes, _c_SessionMode)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_available_modes: Any = o.available_modes
+    try:
+        q_available_modes = (
+            [
+                (_e_SessionMode(x) if type(x) is SessionMode else _s.refuse("SessionMode", x))
+                for x in q_available_modes
+            ]
+            if type(q_available_modes) is list or type(q_available_modes) is tuple
+            else _s.e_list(q_available_modes, _c_SessionMode)
+        )
+    except EncodeError:
+        q_available_modes = _s.checked(
+            _s.e_list, q_available_modes, "availableModes", _c_SessionMode
+        )
+    d: dict[str, Any] = {"currentModeId": q_current_mode_id, "availableModes": q_available_modes}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -11060,19 +12625,29 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
 
 
 def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "sessionId": o.session_id,
-            "update": _encoder_of(type(o.update), _not_a_model)(o.update),
-        }
-    d: dict[str, Any] = {
-        "sessionId": o.session_id,
-        "update": _encoder_of(type(o.update), _not_a_model)(o.update),
-    }
+        try:
+            return {
+                "sessionId": q_session_id,
+                "update": _EU_SessionUpdate(type(o.update), _x_SessionUpdate)(o.update),
+            }
+        except EncodeError as e:
+            raise e.at("update") from None
+    q_update: Any = o.update
+    try:
+        q_update = _EU_SessionUpdate(type(q_update), _x_SessionUpdate)(q_update)
+    except EncodeError as e:
+        raise e.at("update") from None
+    d: dict[str, Any] = {"sessionId": q_session_id, "update": q_update}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -11128,6 +12703,8 @@ def _e_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, Any]
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -11208,23 +12785,33 @@ def _a_SetSessionConfigOptionRequestBoolean(d: Any) -> SetSessionConfigOptionReq
 def _e_SetSessionConfigOptionRequestBoolean(
     o: SetSessionConfigOptionRequestBoolean,
 ) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_config_id: Any = o.config_id
+    if type(q_config_id) is not str:
+        q_config_id = _s.checked(_s.e_str, q_config_id, "configId")
+    q_value: Any = o.value
+    if type(q_value) is not bool:
+        q_value = _s.checked(_s.e_bool, q_value, "value")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
         return {
             "type": "boolean",
-            "sessionId": o.session_id,
-            "configId": o.config_id,
-            "value": o.value,
+            "sessionId": q_session_id,
+            "configId": q_config_id,
+            "value": q_value,
         }
-    d: dict[str, Any] = {"type": "boolean", "sessionId": o.session_id, "configId": o.config_id}
+    d: dict[str, Any] = {"type": "boolean", "sessionId": q_session_id, "configId": q_config_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    v = o.value
-    d["value"] = v
+    d["value"] = q_value
     if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
@@ -11293,18 +12880,28 @@ def _d_SetSessionConfigOptionRequestValueId(d: Any) -> SetSessionConfigOptionReq
 def _e_SetSessionConfigOptionRequestValueId(
     o: SetSessionConfigOptionRequestValueId,
 ) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_config_id: Any = o.config_id
+    if type(q_config_id) is not str:
+        q_config_id = _s.checked(_s.e_str, q_config_id, "configId")
+    q_value: Any = o.value
+    if type(q_value) is not str:
+        q_value = _s.checked(_s.e_str, q_value, "value")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id, "configId": o.config_id, "value": o.value}
-    d: dict[str, Any] = {"sessionId": o.session_id, "configId": o.config_id}
+        return {"sessionId": q_session_id, "configId": q_config_id, "value": q_value}
+    d: dict[str, Any] = {"sessionId": q_session_id, "configId": q_config_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
-    v = o.value
-    d["value"] = v
+    d["value"] = q_value
     if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
@@ -11360,14 +12957,37 @@ def _d_SetSessionConfigOptionResponse(d: Any) -> SetSessionConfigOptionResponse:
 
 def _e_SetSessionConfigOptionResponse(o: SetSessionConfigOptionResponse) -> dict[str, Any]:
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"configOptions": [_encoder_of(type(x), _not_a_model)(x) for x in o.config_options]}
-    d: dict[str, Any] = {
-        "configOptions": [_encoder_of(type(x), _not_a_model)(x) for x in o.config_options]
-    }
+        try:
+            return {
+                "configOptions": (
+                    [
+                        _EU_SessionConfigOption(type(x), _x_SessionConfigOption)(x)
+                        for x in o.config_options
+                    ]
+                    if type(o.config_options) is list or type(o.config_options) is tuple
+                    else _s.e_list(o.config_options, _e_SessionConfigOption)
+                )
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_config_options: Any = o.config_options
+    try:
+        q_config_options = (
+            [_EU_SessionConfigOption(type(x), _x_SessionConfigOption)(x) for x in q_config_options]
+            if type(q_config_options) is list or type(q_config_options) is tuple
+            else _s.e_list(q_config_options, _e_SessionConfigOption)
+        )
+    except EncodeError:
+        q_config_options = _s.checked(
+            _s.e_list, q_config_options, "configOptions", _e_SessionConfigOption
+        )
+    d: dict[str, Any] = {"configOptions": q_config_options}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -11430,13 +13050,21 @@ def _d_SetSessionModeRequest(d: Any) -> SetSessionModeRequest:
 
 
 def _e_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_mode_id: Any = o.mode_id
+    if type(q_mode_id) is not str:
+        q_mode_id = _s.checked(_s.e_str, q_mode_id, "modeId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id, "modeId": o.mode_id}
-    d: dict[str, Any] = {"sessionId": o.session_id, "modeId": o.mode_id}
+        return {"sessionId": q_session_id, "modeId": q_mode_id}
+    d: dict[str, Any] = {"sessionId": q_session_id, "modeId": q_mode_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -11492,6 +13120,8 @@ def _e_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -11559,12 +13189,33 @@ def _a_StringMultiSelectItems(d: Any) -> StringMultiSelectItems:
 
 def _e_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"type": "string", "enum": o.enum}
-    d: dict[str, Any] = {"type": "string", "enum": o.enum}
+        try:
+            return {
+                "type": "string",
+                "enum": (
+                    [(x if type(x) is str else _s.e_str(x)) for x in o.enum]
+                    if type(o.enum) is list or type(o.enum) is tuple
+                    else _s.e_list(o.enum, _s.e_str)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_enum: Any = o.enum
+    try:
+        q_enum = (
+            [(x if type(x) is str else _s.e_str(x)) for x in q_enum]
+            if type(q_enum) is list or type(q_enum) is tuple
+            else _s.e_list(q_enum, _s.e_str)
+        )
+    except EncodeError:
+        q_enum = _s.checked(_s.e_list, q_enum, "enum", _s.e_str)
+    d: dict[str, Any] = {"type": "string", "enum": q_enum}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -11779,51 +13430,89 @@ def _e_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
     v: Any
     v = o.title
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "title")
         d["title"] = v
     elif "title" in ex:
         d["title"] = None
     v = o.description
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "description")
         d["description"] = v
     elif "description" in ex:
         d["description"] = None
     v = o.min_length
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 4294967295):
+            v = _s.checked(_s.E_INT["uint32"], v, "minLength")
         d["minLength"] = v
     elif "minLength" in ex:
         d["minLength"] = None
     v = o.max_length
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 4294967295):
+            v = _s.checked(_s.E_INT["uint32"], v, "maxLength")
         d["maxLength"] = v
     elif "maxLength" in ex:
         d["maxLength"] = None
     v = o.pattern
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "pattern")
         d["pattern"] = v
     elif "pattern" in ex:
         d["pattern"] = None
     v = o.format
     if v is not None:
+        try:
+            if v not in _L_StringFormat:
+                v = _s.checked(_EL_StringFormat, v, "format")
+        except EncodeError:
+            raise
+        except TypeError:
+            v = _s.checked(_EL_StringFormat, v, "format")
         d["format"] = v
     elif "format" in ex:
         d["format"] = None
     v = o.default
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "default")
         d["default"] = v
     elif "default" in ex:
         d["default"] = None
     v = o.enum
     if v is not None:
-        d["enum"] = v
+        try:
+            d["enum"] = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            d["enum"] = _s.checked(_s.e_list, v, "enum", _s.e_str)
     elif "enum" in ex:
         d["enum"] = None
     v = o.one_of
     if v is not None:
-        d["oneOf"] = [_e_EnumOption(x) for x in v]
+        try:
+            d["oneOf"] = (
+                [
+                    (_e_EnumOption(x) if type(x) is EnumOption else _s.refuse("EnumOption", x))
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_EnumOption)
+            )
+        except EncodeError:
+            d["oneOf"] = _s.checked(_s.e_list, v, "oneOf", _c_EnumOption)
     elif "oneOf" in ex:
         d["oneOf"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -11888,13 +13577,18 @@ def _a_Terminal(d: Any) -> Terminal:
 
 
 def _e_Terminal(o: Terminal) -> dict[str, Any]:
+    q_terminal_id: Any = o.terminal_id
+    if type(q_terminal_id) is not str:
+        q_terminal_id = _s.checked(_s.e_str, q_terminal_id, "terminalId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"type": "terminal", "terminalId": o.terminal_id}
-    d: dict[str, Any] = {"type": "terminal", "terminalId": o.terminal_id}
+        return {"type": "terminal", "terminalId": q_terminal_id}
+    d: dict[str, Any] = {"type": "terminal", "terminalId": q_terminal_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -11990,16 +13684,22 @@ def _e_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
     v: Any
     v = o.exit_code
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 4294967295):
+            v = _s.checked(_s.E_INT["uint32"], v, "exitCode")
         d["exitCode"] = v
     elif "exitCode" in ex:
         d["exitCode"] = None
     v = o.signal
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "signal")
         d["signal"] = v
     elif "signal" in ex:
         d["signal"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -12062,13 +13762,21 @@ def _d_TerminalOutputRequest(d: Any) -> TerminalOutputRequest:
 
 
 def _e_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_terminal_id: Any = o.terminal_id
+    if type(q_terminal_id) is not str:
+        q_terminal_id = _s.checked(_s.e_str, q_terminal_id, "terminalId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id, "terminalId": o.terminal_id}
-    d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
+        return {"sessionId": q_session_id, "terminalId": q_terminal_id}
+    d: dict[str, Any] = {"sessionId": q_session_id, "terminalId": q_terminal_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -12148,23 +13856,38 @@ def _d_TerminalOutputResponse(d: Any) -> TerminalOutputResponse:
 
 
 def _e_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
+    q_output: Any = o.output
+    if type(q_output) is not str:
+        q_output = _s.checked(_s.e_str, q_output, "output")
+    q_truncated: Any = o.truncated
+    if type(q_truncated) is not bool:
+        q_truncated = _s.checked(_s.e_bool, q_truncated, "truncated")
     if (
         o.exit_status is None
         and o.meta is None
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"output": o.output, "truncated": o.truncated}
-    d: dict[str, Any] = {"output": o.output, "truncated": o.truncated}
+        return {"output": q_output, "truncated": q_truncated}
+    d: dict[str, Any] = {"output": q_output, "truncated": q_truncated}
     ex = o._explicit
     v: Any
     v = o.exit_status
     if v is not None:
-        d["exitStatus"] = _e_TerminalExitStatus(v)
+        try:
+            d["exitStatus"] = (
+                _e_TerminalExitStatus(v)
+                if type(v) is TerminalExitStatus
+                else _s.refuse("TerminalExitStatus", v)
+            )
+        except EncodeError as e:
+            raise e.at("exitStatus") from None
     elif "exitStatus" in ex:
         d["exitStatus"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -12246,25 +13969,34 @@ def _a_TextContent(d: Any) -> TextContent:
 
 
 def _e_TextContent(o: TextContent) -> dict[str, Any]:
+    q_text: Any = o.text
+    if type(q_text) is not str:
+        q_text = _s.checked(_s.e_str, q_text, "text")
     if (
         o.annotations is None
         and o.meta is None
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"type": "text", "text": o.text}
+        return {"type": "text", "text": q_text}
     d: dict[str, Any] = {"type": "text"}
     ex = o._explicit
     v: Any
     v = o.annotations
     if v is not None:
-        d["annotations"] = _e_Annotations(v)
+        try:
+            d["annotations"] = (
+                _e_Annotations(v) if type(v) is Annotations else _s.refuse("Annotations", v)
+            )
+        except EncodeError as e:
+            raise e.at("annotations") from None
     elif "annotations" in ex:
         d["annotations"] = None
-    v = o.text
-    d["text"] = v
+    d["text"] = q_text
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -12344,22 +14076,30 @@ def _d_TextResourceContents(d: Any) -> TextResourceContents:
 
 
 def _e_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
+    q_text: Any = o.text
+    if type(q_text) is not str:
+        q_text = _s.checked(_s.e_str, q_text, "text")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
     if o.mime_type is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"text": o.text, "uri": o.uri}
+        return {"text": q_text, "uri": q_uri}
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
     v = o.mime_type
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "mimeType")
         d["mimeType"] = v
     elif "mimeType" in ex:
         d["mimeType"] = None
-    v = o.text
-    d["text"] = v
-    v = o.uri
-    d["uri"] = v
+    d["text"] = q_text
+    d["uri"] = q_uri
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -12418,12 +14158,38 @@ def _d_TitledMultiSelectItems(d: Any) -> TitledMultiSelectItems:
 
 def _e_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"anyOf": [_e_EnumOption(x) for x in o.any_of]}
-    d: dict[str, Any] = {"anyOf": [_e_EnumOption(x) for x in o.any_of]}
+        try:
+            return {
+                "anyOf": (
+                    [
+                        (_e_EnumOption(x) if type(x) is EnumOption else _s.refuse("EnumOption", x))
+                        for x in o.any_of
+                    ]
+                    if type(o.any_of) is list or type(o.any_of) is tuple
+                    else _s.e_list(o.any_of, _c_EnumOption)
+                )
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_any_of: Any = o.any_of
+    try:
+        q_any_of = (
+            [
+                (_e_EnumOption(x) if type(x) is EnumOption else _s.refuse("EnumOption", x))
+                for x in q_any_of
+            ]
+            if type(q_any_of) is list or type(q_any_of) is tuple
+            else _s.e_list(q_any_of, _c_EnumOption)
+        )
+    except EncodeError:
+        q_any_of = _s.checked(_s.e_list, q_any_of, "anyOf", _c_EnumOption)
+    d: dict[str, Any] = {"anyOf": q_any_of}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -12606,34 +14372,85 @@ def _a_ToolCall(d: Any) -> ToolCall:
 
 
 def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
+    q_tool_call_id: Any = o.tool_call_id
+    if type(q_tool_call_id) is not str:
+        q_tool_call_id = _s.checked(_s.e_str, q_tool_call_id, "toolCallId")
+    q_title: Any = o.title
+    if type(q_title) is not str:
+        q_title = _s.checked(_s.e_str, q_title, "title")
     d: dict[str, Any] = {
         "sessionUpdate": "tool_call",
-        "toolCallId": o.tool_call_id,
-        "title": o.title,
+        "toolCallId": q_tool_call_id,
+        "title": q_title,
     }
     ex = o._explicit
     v: Any
     v = o.name
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "name")
         d["name"] = v
     elif "name" in ex:
         d["name"] = None
     v = o.kind
     if v is not None:
+        try:
+            if v not in _L_ToolKind:
+                v = _s.checked(_EL_ToolKind, v, "kind")
+        except EncodeError:
+            raise
+        except TypeError:
+            v = _s.checked(_EL_ToolKind, v, "kind")
         d["kind"] = v
     elif "kind" in ex:
         d["kind"] = None
     v = o.status
     if v is not None:
+        try:
+            if v not in _L_ToolCallStatus:
+                v = _s.checked(_EL_ToolCallStatus, v, "status")
+        except EncodeError:
+            raise
+        except TypeError:
+            v = _s.checked(_EL_ToolCallStatus, v, "status")
         d["status"] = v
     elif "status" in ex:
         d["status"] = None
     v = o.content
-    if v or "content" in ex:
-        d["content"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+    if v:
+        try:
+            d["content"] = (
+                [_EU_ToolCallContent(type(x), _x_ToolCallContent)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_ToolCallContent)
+            )
+        except EncodeError:
+            d["content"] = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
+    elif "content" in ex:
+        d["content"] = []
     v = o.locations
-    if v or "locations" in ex:
-        d["locations"] = [_e_ToolCallLocation(x) for x in v]
+    if v:
+        try:
+            d["locations"] = (
+                [
+                    (
+                        _e_ToolCallLocation(x)
+                        if type(x) is ToolCallLocation
+                        else _s.refuse("ToolCallLocation", x)
+                    )
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_ToolCallLocation)
+            )
+        except EncodeError:
+            d["locations"] = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
+    elif "locations" in ex:
+        d["locations"] = []
     v = o.raw_input
     if v is not None:
         d["rawInput"] = v
@@ -12646,6 +14463,8 @@ def _e_ToolCall(o: ToolCall) -> dict[str, Any]:
         d["rawOutput"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -12718,18 +14537,25 @@ def _d_ToolCallLocation(d: Any) -> ToolCallLocation:
 
 
 def _e_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
+    q_path: Any = o.path
+    if type(q_path) is not str:
+        q_path = _s.checked(_s.e_str, q_path, "path")
     if o.line is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"path": o.path}
-    d: dict[str, Any] = {"path": o.path}
+        return {"path": q_path}
+    d: dict[str, Any] = {"path": q_path}
     ex = o._explicit
     v: Any
     v = o.line
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 4294967295):
+            v = _s.checked(_s.E_INT["uint32"], v, "line")
         d["line"] = v
     elif "line" in ex:
         d["line"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -12913,6 +14739,9 @@ def _d_ToolCallUpdate(d: Any) -> ToolCallUpdate:
 
 
 def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
+    q_tool_call_id: Any = o.tool_call_id
+    if type(q_tool_call_id) is not str:
+        q_tool_call_id = _s.checked(_s.e_str, q_tool_call_id, "toolCallId")
     if (
         o.kind is None
         and o.status is None
@@ -12926,38 +14755,77 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"toolCallId": o.tool_call_id}
-    d: dict[str, Any] = {"toolCallId": o.tool_call_id}
+        return {"toolCallId": q_tool_call_id}
+    d: dict[str, Any] = {"toolCallId": q_tool_call_id}
     ex = o._explicit
     v: Any
     v = o.kind
     if v is not None:
+        try:
+            if v not in _L_ToolKind:
+                v = _s.checked(_EL_ToolKind, v, "kind")
+        except EncodeError:
+            raise
+        except TypeError:
+            v = _s.checked(_EL_ToolKind, v, "kind")
         d["kind"] = v
     elif "kind" in ex:
         d["kind"] = None
     v = o.status
     if v is not None:
+        try:
+            if v not in _L_ToolCallStatus:
+                v = _s.checked(_EL_ToolCallStatus, v, "status")
+        except EncodeError:
+            raise
+        except TypeError:
+            v = _s.checked(_EL_ToolCallStatus, v, "status")
         d["status"] = v
     elif "status" in ex:
         d["status"] = None
     v = o.title
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "title")
         d["title"] = v
     elif "title" in ex:
         d["title"] = None
     v = o.name
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "name")
         d["name"] = v
     elif "name" in ex:
         d["name"] = None
     v = o.content
     if v is not None:
-        d["content"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        try:
+            d["content"] = (
+                [_EU_ToolCallContent(type(x), _x_ToolCallContent)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_ToolCallContent)
+            )
+        except EncodeError:
+            d["content"] = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
     elif "content" in ex:
         d["content"] = None
     v = o.locations
     if v is not None:
-        d["locations"] = [_e_ToolCallLocation(x) for x in v]
+        try:
+            d["locations"] = (
+                [
+                    (
+                        _e_ToolCallLocation(x)
+                        if type(x) is ToolCallLocation
+                        else _s.refuse("ToolCallLocation", x)
+                    )
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_ToolCallLocation)
+            )
+        except EncodeError:
+            d["locations"] = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
     elif "locations" in ex:
         d["locations"] = None
     v = o.raw_input
@@ -12972,6 +14840,8 @@ def _e_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         d["rawOutput"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -13164,6 +15034,9 @@ def _a_ToolCallProgress(d: Any) -> ToolCallProgress:
 
 
 def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
+    q_tool_call_id: Any = o.tool_call_id
+    if type(q_tool_call_id) is not str:
+        q_tool_call_id = _s.checked(_s.e_str, q_tool_call_id, "toolCallId")
     if (
         o.kind is None
         and o.status is None
@@ -13177,38 +15050,77 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"sessionUpdate": "tool_call_update", "toolCallId": o.tool_call_id}
-    d: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": o.tool_call_id}
+        return {"sessionUpdate": "tool_call_update", "toolCallId": q_tool_call_id}
+    d: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": q_tool_call_id}
     ex = o._explicit
     v: Any
     v = o.kind
     if v is not None:
+        try:
+            if v not in _L_ToolKind:
+                v = _s.checked(_EL_ToolKind, v, "kind")
+        except EncodeError:
+            raise
+        except TypeError:
+            v = _s.checked(_EL_ToolKind, v, "kind")
         d["kind"] = v
     elif "kind" in ex:
         d["kind"] = None
     v = o.status
     if v is not None:
+        try:
+            if v not in _L_ToolCallStatus:
+                v = _s.checked(_EL_ToolCallStatus, v, "status")
+        except EncodeError:
+            raise
+        except TypeError:
+            v = _s.checked(_EL_ToolCallStatus, v, "status")
         d["status"] = v
     elif "status" in ex:
         d["status"] = None
     v = o.title
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "title")
         d["title"] = v
     elif "title" in ex:
         d["title"] = None
     v = o.name
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "name")
         d["name"] = v
     elif "name" in ex:
         d["name"] = None
     v = o.content
     if v is not None:
-        d["content"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        try:
+            d["content"] = (
+                [_EU_ToolCallContent(type(x), _x_ToolCallContent)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_ToolCallContent)
+            )
+        except EncodeError:
+            d["content"] = _s.checked(_s.e_list, v, "content", _e_ToolCallContent)
     elif "content" in ex:
         d["content"] = None
     v = o.locations
     if v is not None:
-        d["locations"] = [_e_ToolCallLocation(x) for x in v]
+        try:
+            d["locations"] = (
+                [
+                    (
+                        _e_ToolCallLocation(x)
+                        if type(x) is ToolCallLocation
+                        else _s.refuse("ToolCallLocation", x)
+                    )
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_ToolCallLocation)
+            )
+        except EncodeError:
+            d["locations"] = _s.checked(_s.e_list, v, "locations", _c_ToolCallLocation)
     elif "locations" in ex:
         d["locations"] = None
     v = o.raw_input
@@ -13223,6 +15135,8 @@ def _e_ToolCallProgress(o: ToolCallProgress) -> dict[str, Any]:
         d["rawOutput"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -13278,13 +15192,18 @@ def _d_UnstructuredCommandInput(d: Any) -> UnstructuredCommandInput:
 
 
 def _e_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, Any]:
+    q_hint: Any = o.hint
+    if type(q_hint) is not str:
+        q_hint = _s.checked(_s.e_str, q_hint, "hint")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"hint": o.hint}
-    d: dict[str, Any] = {"hint": o.hint}
+        return {"hint": q_hint}
+    d: dict[str, Any] = {"hint": q_hint}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -13373,18 +15292,29 @@ def _a_UsageUpdate(d: Any) -> UsageUpdate:
 
 
 def _e_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
+    q_used: Any = o.used
+    if not (type(q_used) is int and 0 <= q_used <= 18446744073709551615):
+        q_used = _s.checked(_s.E_INT["uint64"], q_used, "used")
+    q_size: Any = o.size
+    if not (type(q_size) is int and 0 <= q_size <= 18446744073709551615):
+        q_size = _s.checked(_s.E_INT["uint64"], q_size, "size")
     if o.cost is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionUpdate": "usage_update", "used": o.used, "size": o.size}
-    d: dict[str, Any] = {"sessionUpdate": "usage_update", "used": o.used, "size": o.size}
+        return {"sessionUpdate": "usage_update", "used": q_used, "size": q_size}
+    d: dict[str, Any] = {"sessionUpdate": "usage_update", "used": q_used, "size": q_size}
     ex = o._explicit
     v: Any
     v = o.cost
     if v is not None:
-        d["cost"] = _e_Cost(v)
+        try:
+            d["cost"] = _e_Cost(v) if type(v) is Cost else _s.refuse("Cost", v)
+        except EncodeError as e:
+            raise e.at("cost") from None
     elif "cost" in ex:
         d["cost"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -13481,23 +15411,32 @@ def _e_UserMessageChunk(o: UserMessageChunk) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {
-            "sessionUpdate": "user_message_chunk",
-            "content": _encoder_of(type(o.content), _not_a_model)(o.content),
-        }
-    d: dict[str, Any] = {
-        "sessionUpdate": "user_message_chunk",
-        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
-    }
+        try:
+            return {
+                "sessionUpdate": "user_message_chunk",
+                "content": _EU_ContentBlock(type(o.content), _x_ContentBlock)(o.content),
+            }
+        except EncodeError as e:
+            raise e.at("content") from None
+    q_content: Any = o.content
+    try:
+        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
+    except EncodeError as e:
+        raise e.at("content") from None
+    d: dict[str, Any] = {"sessionUpdate": "user_message_chunk", "content": q_content}
     ex = o._explicit
     v: Any
     v = o.message_id
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "messageId")
         d["messageId"] = v
     elif "messageId" in ex:
         d["messageId"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -13560,13 +15499,21 @@ def _d_WaitForTerminalExitRequest(d: Any) -> WaitForTerminalExitRequest:
 
 
 def _e_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_terminal_id: Any = o.terminal_id
+    if type(q_terminal_id) is not str:
+        q_terminal_id = _s.checked(_s.e_str, q_terminal_id, "terminalId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id, "terminalId": o.terminal_id}
-    d: dict[str, Any] = {"sessionId": o.session_id, "terminalId": o.terminal_id}
+        return {"sessionId": q_session_id, "terminalId": q_terminal_id}
+    d: dict[str, Any] = {"sessionId": q_session_id, "terminalId": q_terminal_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -13662,16 +15609,22 @@ def _e_WaitForTerminalExitResponse(o: WaitForTerminalExitResponse) -> dict[str, 
     v: Any
     v = o.exit_code
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 4294967295):
+            v = _s.checked(_s.E_INT["uint32"], v, "exitCode")
         d["exitCode"] = v
     elif "exitCode" in ex:
         d["exitCode"] = None
     v = o.signal
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "signal")
         d["signal"] = v
     elif "signal" in ex:
         d["signal"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -13741,13 +15694,24 @@ def _d_WriteTextFileRequest(d: Any) -> WriteTextFileRequest:
 
 
 def _e_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_path: Any = o.path
+    if type(q_path) is not str:
+        q_path = _s.checked(_s.e_str, q_path, "path")
+    q_content: Any = o.content
+    if type(q_content) is not str:
+        q_content = _s.checked(_s.e_str, q_content, "content")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id, "path": o.path, "content": o.content}
-    d: dict[str, Any] = {"sessionId": o.session_id, "path": o.path, "content": o.content}
+        return {"sessionId": q_session_id, "path": q_path, "content": q_content}
+    d: dict[str, Any] = {"sessionId": q_session_id, "path": q_path, "content": q_content}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -13803,6 +15767,8 @@ def _e_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -13812,23 +15778,28 @@ def _e_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, Any]:
 
 
 def _e_UnknownCreateElicitationRequest(o: UnknownCreateElicitationRequest) -> dict[str, Any]:
-    return dict(o.raw)
+    raw: Any = o.raw
+    return dict(raw) if type(raw) is dict else _s.e_object(raw)
 
 
 def _e_UnknownCreateElicitationResponse(o: UnknownCreateElicitationResponse) -> dict[str, Any]:
-    return dict(o.raw)
+    raw: Any = o.raw
+    return dict(raw) if type(raw) is dict else _s.e_object(raw)
 
 
 def _e_UnknownElicitationPropertySchema(o: UnknownElicitationPropertySchema) -> dict[str, Any]:
-    return dict(o.raw)
+    raw: Any = o.raw
+    return dict(raw) if type(raw) is dict else _s.e_object(raw)
 
 
 def _e_UnknownMultiSelectItems(o: UnknownMultiSelectItems) -> dict[str, Any]:
-    return dict(o.raw)
+    raw: Any = o.raw
+    return dict(raw) if type(raw) is dict else _s.e_object(raw)
 
 
 def _e_UnknownSessionUpdate(o: UnknownSessionUpdate) -> dict[str, Any]:
-    return dict(o.raw)
+    raw: Any = o.raw
+    return dict(raw) if type(raw) is dict else _s.e_object(raw)
 
 
 _T_AuthMethod: Final[dict[str, Callable[[Any], AuthMethod]]] = {"terminal": _a_AuthMethodTerminal}
@@ -13848,6 +15819,16 @@ def _d_AuthMethod(d: Any) -> Any:
     raise _s.wrong("a string", t).at("type")
 
 
+_EU_AuthMethod: Final = _s.encoders_by_class(
+    {AuthMethodTerminal: _e_AuthMethodTerminal, AuthMethodAgent: _e_AuthMethodAgent}
+)
+_x_AuthMethod: Final = _s.refuser("AuthMethod")
+
+
+def _e_AuthMethod(v: Any) -> Any:
+    return _EU_AuthMethod(type(v), _x_AuthMethod)(v)
+
+
 def _d_AuthMethodId(v: Any) -> Any:
     if type(v) is not str:
         raise _s.wrong("a string", v)
@@ -13859,6 +15840,16 @@ _T_AvailableCommandInput: Final[dict[str, Callable[[Any], AvailableCommandInput]
 
 def _d_AvailableCommandInput(d: Any) -> Any:
     return _s.first_of(d, (_d_UnstructuredCommandInput,), "AvailableCommandInput")
+
+
+_EU_AvailableCommandInput: Final = _s.encoders_by_class(
+    {UnstructuredCommandInput: _e_UnstructuredCommandInput}
+)
+_x_AvailableCommandInput: Final = _s.refuser("AvailableCommandInput")
+
+
+def _e_AvailableCommandInput(v: Any) -> Any:
+    return _EU_AvailableCommandInput(type(v), _x_AvailableCommandInput)(v)
 
 
 def _d_CompactionId(v: Any) -> Any:
@@ -13899,6 +15890,22 @@ def _d_ContentBlock(d: Any) -> Any:
     raise _s.wrong("a string", t).at("type")
 
 
+_EU_ContentBlock: Final = _s.encoders_by_class(
+    {
+        TextContent: _e_TextContent,
+        ImageContent: _e_ImageContent,
+        AudioContent: _e_AudioContent,
+        ResourceLink: _e_ResourceLink,
+        EmbeddedResource: _e_EmbeddedResource,
+    }
+)
+_x_ContentBlock: Final = _s.refuser("ContentBlock")
+
+
+def _e_ContentBlock(v: Any) -> Any:
+    return _EU_ContentBlock(type(v), _x_ContentBlock)(v)
+
+
 _T_CreateElicitationRequest: Final[dict[str, Callable[[Any], CreateElicitationRequest]]] = {
     "form": _a_CreateElicitationRequestForm,
     "url": _a_CreateElicitationRequestUrl,
@@ -13917,6 +15924,20 @@ def _d_CreateElicitationRequest(d: Any) -> Any:
     if t is _MISSING:
         raise _s.missing("mode")
     raise _s.wrong("a string", t).at("mode")
+
+
+_EU_CreateElicitationRequest: Final = _s.encoders_by_class(
+    {
+        CreateElicitationRequestForm: _e_CreateElicitationRequestForm,
+        CreateElicitationRequestUrl: _e_CreateElicitationRequestUrl,
+        UnknownCreateElicitationRequest: _e_UnknownCreateElicitationRequest,
+    }
+)
+_x_CreateElicitationRequest: Final = _s.refuser("CreateElicitationRequest")
+
+
+def _e_CreateElicitationRequest(v: Any) -> Any:
+    return _EU_CreateElicitationRequest(type(v), _x_CreateElicitationRequest)(v)
 
 
 _T_CreateElicitationResponse: Final[dict[str, Callable[[Any], CreateElicitationResponse]]] = {
@@ -13938,6 +15959,21 @@ def _d_CreateElicitationResponse(d: Any) -> Any:
     if t is _MISSING:
         raise _s.missing("action")
     raise _s.wrong("a string", t).at("action")
+
+
+_EU_CreateElicitationResponse: Final = _s.encoders_by_class(
+    {
+        CreateElicitationResponseAccept: _e_CreateElicitationResponseAccept,
+        CreateElicitationResponseDecline: _e_CreateElicitationResponseDecline,
+        CreateElicitationResponseCancel: _e_CreateElicitationResponseCancel,
+        UnknownCreateElicitationResponse: _e_UnknownCreateElicitationResponse,
+    }
+)
+_x_CreateElicitationResponse: Final = _s.refuser("CreateElicitationResponse")
+
+
+def _e_CreateElicitationResponse(v: Any) -> Any:
+    return _EU_CreateElicitationResponse(type(v), _x_CreateElicitationResponse)(v)
 
 
 def _d_ElicitationContentValue(v: Any) -> Any:
@@ -13972,6 +16008,30 @@ def _d_ElicitationContentValue(v: Any) -> Any:
     raise DecodeError("matches none of the alternatives of ElicitationContentValue")
 
 
+def _e_ElicitationContentValue(v: Any) -> Any:
+    if type(v) is str:
+        return v
+    if type(v) is int and -9223372036854775808 <= v <= 9223372036854775807:
+        return v
+    if (type(v) is float and v - v == 0) or (
+        type(v) is int and -9223372036854775808 <= v <= 18446744073709551615
+    ):
+        return v
+    if type(v) is bool:
+        return v
+    return _s.first_option(
+        v,
+        (
+            _s.e_str,
+            _s.E_INT["int64"],
+            _s.e_float,
+            _s.e_bool,
+            _Elist_str,
+        ),
+        "ElicitationContentValue",
+    )
+
+
 def _d_ElicitationId(v: Any) -> Any:
     if type(v) is not str:
         raise _s.wrong("a string", v)
@@ -14001,6 +16061,23 @@ def _d_ElicitationPropertySchema(d: Any) -> Any:
     raise _s.wrong("a string", t).at("type")
 
 
+_EU_ElicitationPropertySchema: Final = _s.encoders_by_class(
+    {
+        StringPropertySchema: _e_StringPropertySchema,
+        NumberPropertySchema: _e_NumberPropertySchema,
+        IntegerPropertySchema: _e_IntegerPropertySchema,
+        BooleanPropertySchema: _e_BooleanPropertySchema,
+        MultiSelectPropertySchema: _e_MultiSelectPropertySchema,
+        UnknownElicitationPropertySchema: _e_UnknownElicitationPropertySchema,
+    }
+)
+_x_ElicitationPropertySchema: Final = _s.refuser("ElicitationPropertySchema")
+
+
+def _e_ElicitationPropertySchema(v: Any) -> Any:
+    return _EU_ElicitationPropertySchema(type(v), _x_ElicitationPropertySchema)(v)
+
+
 _L_ElicitationSchemaType: Final = frozenset({"object"})
 
 
@@ -14022,6 +16099,16 @@ def _d_EmbeddedResourceResource(d: Any) -> Any:
         ),
         "EmbeddedResourceResource",
     )
+
+
+_EU_EmbeddedResourceResource: Final = _s.encoders_by_class(
+    {TextResourceContents: _e_TextResourceContents, BlobResourceContents: _e_BlobResourceContents}
+)
+_x_EmbeddedResourceResource: Final = _s.refuser("EmbeddedResourceResource")
+
+
+def _e_EmbeddedResourceResource(v: Any) -> Any:
+    return _EU_EmbeddedResourceResource(type(v), _x_EmbeddedResourceResource)(v)
 
 
 def _d_ErrorCode(v: Any) -> Any:
@@ -14062,6 +16149,20 @@ def _d_McpServer(d: Any) -> Any:
     raise _s.wrong("a string", t).at("type")
 
 
+_EU_McpServer: Final = _s.encoders_by_class(
+    {
+        McpServerHttp: _e_McpServerHttp,
+        McpServerSse: _e_McpServerSse,
+        McpServerStdio: _e_McpServerStdio,
+    }
+)
+_x_McpServer: Final = _s.refuser("McpServer")
+
+
+def _e_McpServer(v: Any) -> Any:
+    return _EU_McpServer(type(v), _x_McpServer)(v)
+
+
 def _d_MessageId(v: Any) -> Any:
     if type(v) is not str:
         raise _s.wrong("a string", v)
@@ -14085,6 +16186,20 @@ def _d_MultiSelectItems(d: Any) -> Any:
     if t is _MISSING:
         return _s.first_of(d, (_d_TitledMultiSelectItems,), "MultiSelectItems")
     raise _s.wrong("a string", t).at("type")
+
+
+_EU_MultiSelectItems: Final = _s.encoders_by_class(
+    {
+        StringMultiSelectItems: _e_StringMultiSelectItems,
+        TitledMultiSelectItems: _e_TitledMultiSelectItems,
+        UnknownMultiSelectItems: _e_UnknownMultiSelectItems,
+    }
+)
+_x_MultiSelectItems: Final = _s.refuser("MultiSelectItems")
+
+
+def _e_MultiSelectItems(v: Any) -> Any:
+    return _EU_MultiSelectItems(type(v), _x_MultiSelectItems)(v)
 
 
 _L_NoticeSeverity: Final = frozenset({"info", "warning", "error"})
@@ -14155,6 +16270,23 @@ def _d_RequestId(v: Any) -> Any:
     raise DecodeError("matches none of the alternatives of RequestId")
 
 
+def _e_RequestId(v: Any) -> Any:
+    if v is None:
+        return None
+    if type(v) is int and -9223372036854775808 <= v <= 9223372036854775807:
+        return v
+    if type(v) is str:
+        return v
+    return _s.first_option(
+        v,
+        (
+            _s.E_INT["int64"],
+            _s.e_str,
+        ),
+        "RequestId",
+    )
+
+
 _T_RequestPermissionOutcome: Final[dict[str, Callable[[Any], RequestPermissionOutcome]]] = {
     "cancelled": _a_CancelledPermissionOutcome,
     "selected": _a_SelectedPermissionOutcome,
@@ -14173,6 +16305,19 @@ def _d_RequestPermissionOutcome(d: Any) -> Any:
     if t is _MISSING:
         raise _s.missing("outcome")
     raise _s.wrong("a string", t).at("outcome")
+
+
+_EU_RequestPermissionOutcome: Final = _s.encoders_by_class(
+    {
+        CancelledPermissionOutcome: _e_CancelledPermissionOutcome,
+        SelectedPermissionOutcome: _e_SelectedPermissionOutcome,
+    }
+)
+_x_RequestPermissionOutcome: Final = _s.refuser("RequestPermissionOutcome")
+
+
+def _e_RequestPermissionOutcome(v: Any) -> Any:
+    return _EU_RequestPermissionOutcome(type(v), _x_RequestPermissionOutcome)(v)
 
 
 _L_Role: Final = frozenset({"assistant", "user"})
@@ -14216,6 +16361,19 @@ def _d_SessionConfigOption(d: Any) -> Any:
     raise _s.wrong("a string", t).at("type")
 
 
+_EU_SessionConfigOption: Final = _s.encoders_by_class(
+    {
+        SessionConfigOptionSelect: _e_SessionConfigOptionSelect,
+        SessionConfigOptionBoolean: _e_SessionConfigOptionBoolean,
+    }
+)
+_x_SessionConfigOption: Final = _s.refuser("SessionConfigOption")
+
+
+def _e_SessionConfigOption(v: Any) -> Any:
+    return _EU_SessionConfigOption(type(v), _x_SessionConfigOption)(v)
+
+
 _L_SessionConfigOptionCategory: Final = frozenset(
     {"mode", "model", "model_config", "thought_level"}
 )
@@ -14239,8 +16397,15 @@ def _d_SessionConfigSelectOptions(v: Any) -> Any:
     raise DecodeError("matches none of the alternatives of SessionConfigSelectOptions")
 
 
-def _e_SessionConfigSelectOptions(v: SessionConfigSelectOptions) -> Any:
-    return [_encoder_of(type(x), _not_a_model)(x) for x in v]
+def _e_SessionConfigSelectOptions(v: Any) -> Any:
+    return _s.first_option(
+        v,
+        (
+            _Elist_SessionConfigSelectOption,
+            _Elist_SessionConfigSelectGroup,
+        ),
+        "SessionConfigSelectOptions",
+    )
 
 
 def _d_SessionConfigValueId(v: Any) -> Any:
@@ -14293,6 +16458,32 @@ def _d_SessionUpdate(d: Any) -> Any:
     raise _s.wrong("a string", t).at("sessionUpdate")
 
 
+_EU_SessionUpdate: Final = _s.encoders_by_class(
+    {
+        UserMessageChunk: _e_UserMessageChunk,
+        AgentMessageChunk: _e_AgentMessageChunk,
+        AgentThoughtChunk: _e_AgentThoughtChunk,
+        ToolCall: _e_ToolCall,
+        ToolCallProgress: _e_ToolCallProgress,
+        Plan: _e_Plan,
+        AvailableCommandsUpdate: _e_AvailableCommandsUpdate,
+        CurrentModeUpdate: _e_CurrentModeUpdate,
+        ConfigOptionUpdate: _e_ConfigOptionUpdate,
+        SessionInfoUpdate: _e_SessionInfoUpdate,
+        UsageUpdate: _e_UsageUpdate,
+        Notice: _e_Notice,
+        CompactionUpdate: _e_CompactionUpdate,
+        CompactionSummaryChunk: _e_CompactionSummaryChunk,
+        UnknownSessionUpdate: _e_UnknownSessionUpdate,
+    }
+)
+_x_SessionUpdate: Final = _s.refuser("SessionUpdate")
+
+
+def _e_SessionUpdate(v: Any) -> Any:
+    return _EU_SessionUpdate(type(v), _x_SessionUpdate)(v)
+
+
 _T_SetSessionConfigOptionRequest: Final[
     dict[str, Callable[[Any], SetSessionConfigOptionRequest]]
 ] = {"boolean": _a_SetSessionConfigOptionRequestBoolean}
@@ -14314,6 +16505,19 @@ def _d_SetSessionConfigOptionRequest(d: Any) -> Any:
             d, (_d_SetSessionConfigOptionRequestValueId,), "SetSessionConfigOptionRequest"
         )
     raise _s.wrong("a string", t).at("type")
+
+
+_EU_SetSessionConfigOptionRequest: Final = _s.encoders_by_class(
+    {
+        SetSessionConfigOptionRequestBoolean: _e_SetSessionConfigOptionRequestBoolean,
+        SetSessionConfigOptionRequestValueId: _e_SetSessionConfigOptionRequestValueId,
+    }
+)
+_x_SetSessionConfigOptionRequest: Final = _s.refuser("SetSessionConfigOptionRequest")
+
+
+def _e_SetSessionConfigOptionRequest(v: Any) -> Any:
+    return _EU_SetSessionConfigOptionRequest(type(v), _x_SetSessionConfigOptionRequest)(v)
 
 
 _L_StopReason: Final = frozenset(
@@ -14363,6 +16567,16 @@ def _d_ToolCallContent(d: Any) -> Any:
     raise _s.wrong("a string", t).at("type")
 
 
+_EU_ToolCallContent: Final = _s.encoders_by_class(
+    {Content: _e_Content, Diff: _e_Diff, Terminal: _e_Terminal}
+)
+_x_ToolCallContent: Final = _s.refuser("ToolCallContent")
+
+
+def _e_ToolCallContent(v: Any) -> Any:
+    return _EU_ToolCallContent(type(v), _x_ToolCallContent)(v)
+
+
 def _d_ToolCallId(v: Any) -> Any:
     if type(v) is not str:
         raise _s.wrong("a string", v)
@@ -14398,6 +16612,78 @@ def _d_ToolKind(v: Any) -> Any:
     if type(v) is not str or v not in _L_ToolKind:
         raise _s.bad_literal(v, _L_ToolKind)
     return v
+
+
+def _c_AvailableCommand(v: Any) -> dict[str, Any]:
+    return (
+        _e_AvailableCommand(v) if type(v) is AvailableCommand else _s.refuse("AvailableCommand", v)
+    )
+
+
+def _c_EnumOption(v: Any) -> dict[str, Any]:
+    return _e_EnumOption(v) if type(v) is EnumOption else _s.refuse("EnumOption", v)
+
+
+def _c_EnvVariable(v: Any) -> dict[str, Any]:
+    return _e_EnvVariable(v) if type(v) is EnvVariable else _s.refuse("EnvVariable", v)
+
+
+def _c_HttpHeader(v: Any) -> dict[str, Any]:
+    return _e_HttpHeader(v) if type(v) is HttpHeader else _s.refuse("HttpHeader", v)
+
+
+def _c_PermissionOption(v: Any) -> dict[str, Any]:
+    return (
+        _e_PermissionOption(v) if type(v) is PermissionOption else _s.refuse("PermissionOption", v)
+    )
+
+
+def _c_PlanEntry(v: Any) -> dict[str, Any]:
+    return _e_PlanEntry(v) if type(v) is PlanEntry else _s.refuse("PlanEntry", v)
+
+
+def _c_SessionConfigSelectGroup(v: Any) -> dict[str, Any]:
+    return (
+        _e_SessionConfigSelectGroup(v)
+        if type(v) is SessionConfigSelectGroup
+        else _s.refuse("SessionConfigSelectGroup", v)
+    )
+
+
+def _c_SessionConfigSelectOption(v: Any) -> dict[str, Any]:
+    return (
+        _e_SessionConfigSelectOption(v)
+        if type(v) is SessionConfigSelectOption
+        else _s.refuse("SessionConfigSelectOption", v)
+    )
+
+
+def _c_SessionInfo(v: Any) -> dict[str, Any]:
+    return _e_SessionInfo(v) if type(v) is SessionInfo else _s.refuse("SessionInfo", v)
+
+
+def _c_SessionMode(v: Any) -> dict[str, Any]:
+    return _e_SessionMode(v) if type(v) is SessionMode else _s.refuse("SessionMode", v)
+
+
+def _c_ToolCallLocation(v: Any) -> dict[str, Any]:
+    return (
+        _e_ToolCallLocation(v) if type(v) is ToolCallLocation else _s.refuse("ToolCallLocation", v)
+    )
+
+
+_EL_Role: Final = _s.literal_check(_L_Role)
+_EL_ElicitationSchemaType: Final = _s.literal_check(_L_ElicitationSchemaType)
+_EL_PermissionOptionKind: Final = _s.literal_check(_L_PermissionOptionKind)
+_EL_PlanEntryPriority: Final = _s.literal_check(_L_PlanEntryPriority)
+_EL_PlanEntryStatus: Final = _s.literal_check(_L_PlanEntryStatus)
+_EL_StopReason: Final = _s.literal_check(_L_StopReason)
+_EL_StringFormat: Final = _s.literal_check(_L_StringFormat)
+_EL_ToolKind: Final = _s.literal_check(_L_ToolKind)
+_EL_ToolCallStatus: Final = _s.literal_check(_L_ToolCallStatus)
+_Elist_str: Final = _s.list_of(_s.e_str)
+_Elist_SessionConfigSelectOption: Final = _s.list_of(_c_SessionConfigSelectOption)
+_Elist_SessionConfigSelectGroup: Final = _s.list_of(_c_SessionConfigSelectGroup)
 
 
 ENCODERS: Final[Mapping[type, Callable[[Any], dict[str, Any]]]] = {
@@ -14547,16 +16833,7 @@ ENCODERS: Final[Mapping[type, Callable[[Any], dict[str, Any]]]] = {
     WriteTextFileRequest: _e_WriteTextFileRequest,
     WriteTextFileResponse: _e_WriteTextFileResponse,
 }
-"""Model class -> function producing its JSON-ready dict."""
-
-
-_Encoder: TypeAlias = Callable[[Any], dict[str, Any]]
-_encoder_of: Final[Callable[[type, _Encoder], _Encoder]] = ENCODERS.get
-
-
-def _not_a_model(o: Any) -> dict[str, Any]:
-    """The encoder of whatever is not a model class: refuses it."""
-    raise EncodeError(f"not an ACP model: {type(o).__name__}")
+"""Model class -> function producing its JSON-ready dict, checking every value."""
 
 
 DECODERS: Final[Mapping[Any, Callable[[Any], Any]]] = {

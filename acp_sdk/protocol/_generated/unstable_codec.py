@@ -8,7 +8,7 @@ Do not edit: change the generator and regenerate.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final, TypeAlias
+from typing import Any, Final
 
 from acp_sdk.protocol import _codec_support as _s
 from acp_sdk.protocol._errors import DecodeError, EncodeError
@@ -190,6 +190,7 @@ from acp_sdk.protocol._generated.codec import (
     _e_AuthCapabilities,
     _e_AuthenticateRequest,
     _e_AuthenticateResponse,
+    _e_AuthMethod,
     _e_AuthMethodAgent,
     _e_AuthMethodTerminal,
     _e_AvailableCommand,
@@ -209,6 +210,7 @@ from acp_sdk.protocol._generated.codec import (
     _e_CompleteElicitationNotification,
     _e_ConfigOptionUpdate,
     _e_Content,
+    _e_ContentBlock,
     _e_ContentChunk,
     _e_Cost,
     _e_CreateElicitationRequestForm,
@@ -271,6 +273,7 @@ from acp_sdk.protocol._generated.codec import (
     _e_SessionAdditionalDirectoriesCapabilities,
     _e_SessionCloseCapabilities,
     _e_SessionConfigBoolean,
+    _e_SessionConfigOption,
     _e_SessionConfigOptionBoolean,
     _e_SessionConfigOptionsCapabilities,
     _e_SessionConfigOptionSelect,
@@ -313,8 +316,14 @@ from acp_sdk.protocol._generated.codec import (
     _e_WaitForTerminalExitResponse,
     _e_WriteTextFileRequest,
     _e_WriteTextFileResponse,
+    _EU_AuthMethod,
+    _EU_ContentBlock,
+    _EU_SessionConfigOption,
     _L_StopReason,
     _T_ContentBlock,
+    _x_AuthMethod,
+    _x_ContentBlock,
+    _x_SessionConfigOption,
 )
 from acp_sdk.protocol._generated.unstable_models import (
     AgentAuthCapabilities,
@@ -883,16 +892,32 @@ def _e_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
     v: Any
     v = o.status
     if v is not None:
-        d["status"] = _e_AuthStatusCapabilities(v)
+        try:
+            d["status"] = (
+                _e_AuthStatusCapabilities(v)
+                if type(v) is AuthStatusCapabilities
+                else _s.refuse("AuthStatusCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("status") from None
     elif "status" in ex:
         d["status"] = None
     v = o.logout
     if v is not None:
-        d["logout"] = _e_LogoutCapabilities(v)
+        try:
+            d["logout"] = (
+                _e_LogoutCapabilities(v)
+                if type(v) is LogoutCapabilities
+                else _s.refuse("LogoutCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("logout") from None
     elif "logout" in ex:
         d["logout"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1005,16 +1030,30 @@ def _e_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.http
-    if v is not False or "http" in ex:
+    if v is True:
+        d["http"] = True
+    elif (v is not False and v is not None) or "http" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "http")
         d["http"] = v
     v = o.sse
-    if v is not False or "sse" in ex:
+    if v is True:
+        d["sse"] = True
+    elif (v is not False and v is not None) or "sse" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "sse")
         d["sse"] = v
     v = o.acp
-    if v is not False or "acp" in ex:
+    if v is True:
+        d["acp"] = True
+    elif (v is not False and v is not None) or "acp" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "acp")
         d["acp"] = v
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1254,56 +1293,128 @@ def _e_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
     v: Any
     v = o.list
     if v is not None:
-        d["list"] = _e_SessionListCapabilities(v)
+        try:
+            d["list"] = (
+                _e_SessionListCapabilities(v)
+                if type(v) is SessionListCapabilities
+                else _s.refuse("SessionListCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("list") from None
     elif "list" in ex:
         d["list"] = None
     v = o.delete
     if v is not None:
-        d["delete"] = _e_SessionDeleteCapabilities(v)
+        try:
+            d["delete"] = (
+                _e_SessionDeleteCapabilities(v)
+                if type(v) is SessionDeleteCapabilities
+                else _s.refuse("SessionDeleteCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("delete") from None
     elif "delete" in ex:
         d["delete"] = None
     v = o.additional_directories
     if v is not None:
-        d["additionalDirectories"] = _e_SessionAdditionalDirectoriesCapabilities(v)
+        try:
+            d["additionalDirectories"] = (
+                _e_SessionAdditionalDirectoriesCapabilities(v)
+                if type(v) is SessionAdditionalDirectoriesCapabilities
+                else _s.refuse("SessionAdditionalDirectoriesCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("additionalDirectories") from None
     elif "additionalDirectories" in ex:
         d["additionalDirectories"] = None
     v = o.system_prompt
     if v is not None:
-        d["systemPrompt"] = _e_SessionSystemPromptCapabilities(v)
+        try:
+            d["systemPrompt"] = (
+                _e_SessionSystemPromptCapabilities(v)
+                if type(v) is SessionSystemPromptCapabilities
+                else _s.refuse("SessionSystemPromptCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("systemPrompt") from None
     elif "systemPrompt" in ex:
         d["systemPrompt"] = None
     v = o.fork
     if v is not None:
-        d["fork"] = _e_SessionForkCapabilities(v)
+        try:
+            d["fork"] = (
+                _e_SessionForkCapabilities(v)
+                if type(v) is SessionForkCapabilities
+                else _s.refuse("SessionForkCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("fork") from None
     elif "fork" in ex:
         d["fork"] = None
     v = o.archive
     if v is not None:
-        d["archive"] = _e_SessionArchiveCapabilities(v)
+        try:
+            d["archive"] = (
+                _e_SessionArchiveCapabilities(v)
+                if type(v) is SessionArchiveCapabilities
+                else _s.refuse("SessionArchiveCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("archive") from None
     elif "archive" in ex:
         d["archive"] = None
     v = o.status
     if v is not None:
-        d["status"] = _e_SessionStatusCapabilities(v)
+        try:
+            d["status"] = (
+                _e_SessionStatusCapabilities(v)
+                if type(v) is SessionStatusCapabilities
+                else _s.refuse("SessionStatusCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("status") from None
     elif "status" in ex:
         d["status"] = None
     v = o.title
     if v is not None:
-        d["title"] = _e_SessionTitleCapabilities(v)
+        try:
+            d["title"] = (
+                _e_SessionTitleCapabilities(v)
+                if type(v) is SessionTitleCapabilities
+                else _s.refuse("SessionTitleCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("title") from None
     elif "title" in ex:
         d["title"] = None
     v = o.resume
     if v is not None:
-        d["resume"] = _e_SessionResumeCapabilities(v)
+        try:
+            d["resume"] = (
+                _e_SessionResumeCapabilities(v)
+                if type(v) is SessionResumeCapabilities
+                else _s.refuse("SessionResumeCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("resume") from None
     elif "resume" in ex:
         d["resume"] = None
     v = o.close
     if v is not None:
-        d["close"] = _e_SessionCloseCapabilities(v)
+        try:
+            d["close"] = (
+                _e_SessionCloseCapabilities(v)
+                if type(v) is SessionCloseCapabilities
+                else _s.refuse("SessionCloseCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("close") from None
     elif "close" in ex:
         d["close"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1479,36 +1590,118 @@ def _e_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.load_session
-    if v is not False or "loadSession" in ex:
+    if v is True:
+        d["loadSession"] = True
+    elif (v is not False and v is not None) or "loadSession" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "loadSession")
         d["loadSession"] = v
     v = o.prompt_capabilities
     if (
         v is not _DF_AgentCapabilities_prompt_capabilities
-        and v != _DF_AgentCapabilities_prompt_capabilities
+        and v is not None
+        and not (
+            type(v) is PromptCapabilities
+            and v.image is False
+            and v.audio is False
+            and v.embedded_context is False
+            and v.meta is None
+            and not v.extra
+        )
     ) or "promptCapabilities" in ex:
-        d["promptCapabilities"] = _e_PromptCapabilities(v)
+        try:
+            d["promptCapabilities"] = (
+                _e_PromptCapabilities(v)
+                if type(v) is PromptCapabilities
+                else _s.refuse("PromptCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("promptCapabilities") from None
     v = o.mcp_capabilities
     if (
         v is not _DF_AgentCapabilities_mcp_capabilities
-        and v != _DF_AgentCapabilities_mcp_capabilities
+        and v is not None
+        and not (
+            type(v) is McpCapabilities
+            and v.http is False
+            and v.sse is False
+            and v.acp is False
+            and v.meta is None
+            and not v.extra
+        )
     ) or "mcpCapabilities" in ex:
-        d["mcpCapabilities"] = _e_McpCapabilities(v)
+        try:
+            d["mcpCapabilities"] = (
+                _e_McpCapabilities(v)
+                if type(v) is McpCapabilities
+                else _s.refuse("McpCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("mcpCapabilities") from None
     v = o.session_capabilities
     if (
         v is not _DF_AgentCapabilities_session_capabilities
-        and v != _DF_AgentCapabilities_session_capabilities
+        and v is not None
+        and not (
+            type(v) is SessionCapabilities
+            and v.list is None
+            and v.delete is None
+            and v.additional_directories is None
+            and v.system_prompt is None
+            and v.fork is None
+            and v.archive is None
+            and v.status is None
+            and v.title is None
+            and v.resume is None
+            and v.close is None
+            and v.meta is None
+            and not v.extra
+        )
     ) or "sessionCapabilities" in ex:
-        d["sessionCapabilities"] = _e_SessionCapabilities(v)
+        try:
+            d["sessionCapabilities"] = (
+                _e_SessionCapabilities(v)
+                if type(v) is SessionCapabilities
+                else _s.refuse("SessionCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("sessionCapabilities") from None
     v = o.auth
-    if (v is not _DF_AgentCapabilities_auth and v != _DF_AgentCapabilities_auth) or "auth" in ex:
-        d["auth"] = _e_AgentAuthCapabilities(v)
+    if (
+        v is not _DF_AgentCapabilities_auth
+        and v is not None
+        and not (
+            type(v) is AgentAuthCapabilities
+            and v.status is None
+            and v.logout is None
+            and v.meta is None
+            and not v.extra
+        )
+    ) or "auth" in ex:
+        try:
+            d["auth"] = (
+                _e_AgentAuthCapabilities(v)
+                if type(v) is AgentAuthCapabilities
+                else _s.refuse("AgentAuthCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("auth") from None
     v = o.providers
     if v is not None:
-        d["providers"] = _e_ProvidersCapabilities(v)
+        try:
+            d["providers"] = (
+                _e_ProvidersCapabilities(v)
+                if type(v) is ProvidersCapabilities
+                else _s.refuse("ProvidersCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("providers") from None
     elif "providers" in ex:
         d["providers"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1564,13 +1757,18 @@ def _d_ArchiveSessionRequest(d: Any) -> ArchiveSessionRequest:
 
 
 def _e_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id}
-    d: dict[str, Any] = {"sessionId": o.session_id}
+        return {"sessionId": q_session_id}
+    d: dict[str, Any] = {"sessionId": q_session_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1626,6 +1824,8 @@ def _e_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1749,6 +1949,9 @@ def _d_AuthAccount(d: Any) -> AuthAccount:
 
 
 def _e_AuthAccount(o: AuthAccount) -> dict[str, Any]:
+    q_label: Any = o.label
+    if type(q_label) is not str:
+        q_label = _s.checked(_s.e_str, q_label, "label")
     if (
         o.active is None
         and o.name is None
@@ -1758,32 +1961,42 @@ def _e_AuthAccount(o: AuthAccount) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"label": o.label}
-    d: dict[str, Any] = {"label": o.label}
+        return {"label": q_label}
+    d: dict[str, Any] = {"label": q_label}
     ex = o._explicit
     v: Any
     v = o.active
     if v is not None:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "active")
         d["active"] = v
     elif "active" in ex:
         d["active"] = None
     v = o.name
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "name")
         d["name"] = v
     elif "name" in ex:
         d["name"] = None
     v = o.email
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "email")
         d["email"] = v
     elif "email" in ex:
         d["email"] = None
     v = o.organization
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "organization")
         d["organization"] = v
     elif "organization" in ex:
         d["organization"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1839,6 +2052,8 @@ def _e_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1894,6 +2109,8 @@ def _e_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -1966,14 +2183,33 @@ def _d_AuthStatusResponse(d: Any) -> AuthStatusResponse:
 
 
 def _e_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {"state": o.state}
+    q_state: Any = o.state
+    if type(q_state) is not str:
+        q_state = _s.checked(_s.e_str, q_state, "state")
+    d: dict[str, Any] = {"state": q_state}
     ex = o._explicit
     v: Any
     v = o.accounts
-    if v or "accounts" in ex:
-        d["accounts"] = [_e_AuthAccount(x) for x in v]
+    if v:
+        try:
+            d["accounts"] = (
+                [
+                    (_e_AuthAccount(x) if type(x) is AuthAccount else _s.refuse("AuthAccount", x))
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_AuthAccount)
+            )
+        except EncodeError:
+            d["accounts"] = _s.checked(_s.e_list, v, "accounts", _c_AuthAccount)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "accounts", _c_AuthAccount)
+    elif "accounts" in ex:
+        d["accounts"] = []
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2046,14 +2282,33 @@ def _d_AuthStatusUpdateNotification(d: Any) -> AuthStatusUpdateNotification:
 
 
 def _e_AuthStatusUpdateNotification(o: AuthStatusUpdateNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {"state": o.state}
+    q_state: Any = o.state
+    if type(q_state) is not str:
+        q_state = _s.checked(_s.e_str, q_state, "state")
+    d: dict[str, Any] = {"state": q_state}
     ex = o._explicit
     v: Any
     v = o.accounts
-    if v or "accounts" in ex:
-        d["accounts"] = [_e_AuthAccount(x) for x in v]
+    if v:
+        try:
+            d["accounts"] = (
+                [
+                    (_e_AuthAccount(x) if type(x) is AuthAccount else _s.refuse("AuthAccount", x))
+                    for x in v
+                ]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _c_AuthAccount)
+            )
+        except EncodeError:
+            d["accounts"] = _s.checked(_s.e_list, v, "accounts", _c_AuthAccount)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "accounts", _c_AuthAccount)
+    elif "accounts" in ex:
+        d["accounts"] = []
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2238,36 +2493,100 @@ def _e_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     ex = o._explicit
     v: Any
     v = o.fs
-    if (v is not _DF_ClientCapabilities_fs and v != _DF_ClientCapabilities_fs) or "fs" in ex:
-        d["fs"] = _e_FileSystemCapabilities(v)
+    if (
+        v is not _DF_ClientCapabilities_fs
+        and v is not None
+        and not (
+            type(v) is FileSystemCapabilities
+            and v.read_text_file is False
+            and v.write_text_file is False
+            and v.meta is None
+            and not v.extra
+        )
+    ) or "fs" in ex:
+        try:
+            d["fs"] = (
+                _e_FileSystemCapabilities(v)
+                if type(v) is FileSystemCapabilities
+                else _s.refuse("FileSystemCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("fs") from None
     v = o.terminal
-    if v is not False or "terminal" in ex:
+    if v is True:
+        d["terminal"] = True
+    elif (v is not False and v is not None) or "terminal" in ex:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "terminal")
         d["terminal"] = v
     v = o.session
     if v is not None:
-        d["session"] = _e_ClientSessionCapabilities(v)
+        try:
+            d["session"] = (
+                _e_ClientSessionCapabilities(v)
+                if type(v) is ClientSessionCapabilities
+                else _s.refuse("ClientSessionCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("session") from None
     elif "session" in ex:
         d["session"] = None
     v = o.subagents
     if v is not None:
-        d["subagents"] = _e_SubagentCapabilities(v)
+        try:
+            d["subagents"] = (
+                _e_SubagentCapabilities(v)
+                if type(v) is SubagentCapabilities
+                else _s.refuse("SubagentCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("subagents") from None
     elif "subagents" in ex:
         d["subagents"] = None
     v = o.plan
     if v is not None:
-        d["plan"] = _e_PlanCapabilities(v)
+        try:
+            d["plan"] = (
+                _e_PlanCapabilities(v)
+                if type(v) is PlanCapabilities
+                else _s.refuse("PlanCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("plan") from None
     elif "plan" in ex:
         d["plan"] = None
     v = o.auth
-    if (v is not _DF_ClientCapabilities_auth and v != _DF_ClientCapabilities_auth) or "auth" in ex:
-        d["auth"] = _e_AuthCapabilities(v)
+    if (
+        v is not _DF_ClientCapabilities_auth
+        and v is not None
+        and not (
+            type(v) is AuthCapabilities and v.terminal is False and v.meta is None and not v.extra
+        )
+    ) or "auth" in ex:
+        try:
+            d["auth"] = (
+                _e_AuthCapabilities(v)
+                if type(v) is AuthCapabilities
+                else _s.refuse("AuthCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("auth") from None
     v = o.elicitation
     if v is not None:
-        d["elicitation"] = _e_ElicitationCapabilities(v)
+        try:
+            d["elicitation"] = (
+                _e_ElicitationCapabilities(v)
+                if type(v) is ElicitationCapabilities
+                else _s.refuse("ElicitationCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("elicitation") from None
     elif "elicitation" in ex:
         d["elicitation"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2323,13 +2642,18 @@ def _d_DisableProviderRequest(d: Any) -> DisableProviderRequest:
 
 
 def _e_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
+    q_provider_id: Any = o.provider_id
+    if type(q_provider_id) is not str:
+        q_provider_id = _s.checked(_s.e_str, q_provider_id, "providerId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"providerId": o.provider_id}
-    d: dict[str, Any] = {"providerId": o.provider_id}
+        return {"providerId": q_provider_id}
+    d: dict[str, Any] = {"providerId": q_provider_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2385,6 +2709,8 @@ def _e_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2440,7 +2766,10 @@ def _e_ErrorStopReason(o: ErrorStopReason) -> dict[str, Any]:
     v: Any
     v = o.error
     if v is not None:
-        d["error"] = _e_Error(v)
+        try:
+            d["error"] = _e_Error(v) if type(v) is Error else _s.refuse("Error", v)
+        except EncodeError as e:
+            raise e.at("error") from None
     elif "error" in ex:
         d["error"] = None
     if o.extra is not _EMPTY and o.extra:
@@ -2566,30 +2895,61 @@ def _d_ForkSessionRequest(d: Any) -> ForkSessionRequest:
 
 
 def _e_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionId": o.session_id, "cwd": o.cwd}
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_cwd: Any = o.cwd
+    if type(q_cwd) is not str:
+        q_cwd = _s.checked(_s.e_str, q_cwd, "cwd")
+    d: dict[str, Any] = {"sessionId": q_session_id, "cwd": q_cwd}
     ex = o._explicit
     v: Any
     v = o.additional_directories
     if v:
-        d["additionalDirectories"] = v
+        try:
+            d["additionalDirectories"] = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     elif "additionalDirectories:null" in ex:
         d["additionalDirectories"] = None
     elif "additionalDirectories" in ex:
-        d["additionalDirectories"] = v
+        d["additionalDirectories"] = []
     v = o.mcp_servers
     if v:
-        d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        try:
+            d["mcpServers"] = (
+                [_EU_McpServer(type(x), _x_McpServer)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_McpServer)
+            )
+        except EncodeError:
+            d["mcpServers"] = _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
     elif "mcpServers:null" in ex:
         d["mcpServers"] = None
     elif "mcpServers" in ex:
-        d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        d["mcpServers"] = []
     v = o.system_prompt
     if v is not None:
-        d["systemPrompt"] = _e_SystemPrompt(v)
+        try:
+            d["systemPrompt"] = (
+                _e_SystemPrompt(v) if type(v) is SystemPrompt else _s.refuse("SystemPrompt", v)
+            )
+        except EncodeError as e:
+            raise e.at("systemPrompt") from None
     elif "systemPrompt" in ex:
         d["systemPrompt"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2679,6 +3039,9 @@ def _d_ForkSessionResponse(d: Any) -> ForkSessionResponse:
 
 
 def _e_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if (
         o.modes is None
         and o.config_options is None
@@ -2686,22 +3049,38 @@ def _e_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"sessionId": o.session_id}
-    d: dict[str, Any] = {"sessionId": o.session_id}
+        return {"sessionId": q_session_id}
+    d: dict[str, Any] = {"sessionId": q_session_id}
     ex = o._explicit
     v: Any
     v = o.modes
     if v is not None:
-        d["modes"] = _e_SessionModeState(v)
+        try:
+            d["modes"] = (
+                _e_SessionModeState(v)
+                if type(v) is SessionModeState
+                else _s.refuse("SessionModeState", v)
+            )
+        except EncodeError as e:
+            raise e.at("modes") from None
     elif "modes" in ex:
         d["modes"] = None
     v = o.config_options
     if v is not None:
-        d["configOptions"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        try:
+            d["configOptions"] = (
+                [_EU_SessionConfigOption(type(x), _x_SessionConfigOption)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_SessionConfigOption)
+            )
+        except EncodeError:
+            d["configOptions"] = _s.checked(_s.e_list, v, "configOptions", _e_SessionConfigOption)
     elif "configOptions" in ex:
         d["configOptions"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -2824,22 +3203,32 @@ def _e_IdleStateUpdate(o: IdleStateUpdate) -> dict[str, Any]:
     v: Any
     v = o.usage
     if v is not None:
-        d["usage"] = _e_Usage(v)
+        try:
+            d["usage"] = _e_Usage(v) if type(v) is Usage else _s.refuse("Usage", v)
+        except EncodeError as e:
+            raise e.at("usage") from None
     elif "usage" in ex:
         d["usage"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
     v = o.stop_reason
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "stopReason")
         d["stopReason"] = v
     elif "stopReason" in ex:
         d["stopReason"] = None
     v = o.error
     if v is not None:
-        d["error"] = _e_Error(v)
+        try:
+            d["error"] = _e_Error(v) if type(v) is Error else _s.refuse("Error", v)
+        except EncodeError as e:
+            raise e.at("error") from None
     elif "error" in ex:
         d["error"] = None
     if o.extra is not _EMPTY and o.extra:
@@ -2931,6 +3320,9 @@ def _d_InitializeRequest(d: Any) -> InitializeRequest:
 
 
 def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
+    q_protocol_version: Any = o.protocol_version
+    if not (type(q_protocol_version) is int and 0 <= q_protocol_version <= 65535):
+        q_protocol_version = _s.checked(_s.E_INT["uint16"], q_protocol_version, "protocolVersion")
     if (
         o.client_capabilities is _DF_InitializeRequest_client_capabilities
         and o.client_info is None
@@ -2938,23 +3330,51 @@ def _e_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"protocolVersion": o.protocol_version}
-    d: dict[str, Any] = {"protocolVersion": o.protocol_version}
+        return {"protocolVersion": q_protocol_version}
+    d: dict[str, Any] = {"protocolVersion": q_protocol_version}
     ex = o._explicit
     v: Any
     v = o.client_capabilities
     if (
         v is not _DF_InitializeRequest_client_capabilities
-        and v != _DF_InitializeRequest_client_capabilities
+        and v is not None
+        and not (
+            type(v) is ClientCapabilities
+            and (v.fs is _DF_ClientCapabilities_fs or v.fs == _DF_ClientCapabilities_fs)
+            and v.terminal is False
+            and v.session is None
+            and v.subagents is None
+            and v.plan is None
+            and (v.auth is _DF_ClientCapabilities_auth or v.auth == _DF_ClientCapabilities_auth)
+            and v.elicitation is None
+            and v.meta is None
+            and not v.extra
+        )
     ) or "clientCapabilities" in ex:
-        d["clientCapabilities"] = _e_ClientCapabilities(v)
+        try:
+            d["clientCapabilities"] = (
+                _e_ClientCapabilities(v)
+                if type(v) is ClientCapabilities
+                else _s.refuse("ClientCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("clientCapabilities") from None
     v = o.client_info
     if v is not None:
-        d["clientInfo"] = _e_Implementation(v)
+        try:
+            d["clientInfo"] = (
+                _e_Implementation(v)
+                if type(v) is Implementation
+                else _s.refuse("Implementation", v)
+            )
+        except EncodeError as e:
+            raise e.at("clientInfo") from None
     elif "clientInfo" in ex:
         d["clientInfo"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3064,25 +3484,75 @@ def _d_InitializeResponse(d: Any) -> InitializeResponse:
 
 
 def _e_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {"protocolVersion": o.protocol_version}
+    q_protocol_version: Any = o.protocol_version
+    if not (type(q_protocol_version) is int and 0 <= q_protocol_version <= 65535):
+        q_protocol_version = _s.checked(_s.E_INT["uint16"], q_protocol_version, "protocolVersion")
+    d: dict[str, Any] = {"protocolVersion": q_protocol_version}
     ex = o._explicit
     v: Any
     v = o.agent_capabilities
     if (
         v is not _DF_InitializeResponse_agent_capabilities
-        and v != _DF_InitializeResponse_agent_capabilities
+        and v is not None
+        and not (
+            type(v) is AgentCapabilities
+            and v.load_session is False
+            and (
+                v.prompt_capabilities is _DF_AgentCapabilities_prompt_capabilities
+                or v.prompt_capabilities == _DF_AgentCapabilities_prompt_capabilities
+            )
+            and (
+                v.mcp_capabilities is _DF_AgentCapabilities_mcp_capabilities
+                or v.mcp_capabilities == _DF_AgentCapabilities_mcp_capabilities
+            )
+            and (
+                v.session_capabilities is _DF_AgentCapabilities_session_capabilities
+                or v.session_capabilities == _DF_AgentCapabilities_session_capabilities
+            )
+            and (v.auth is _DF_AgentCapabilities_auth or v.auth == _DF_AgentCapabilities_auth)
+            and v.providers is None
+            and v.meta is None
+            and not v.extra
+        )
     ) or "agentCapabilities" in ex:
-        d["agentCapabilities"] = _e_AgentCapabilities(v)
+        try:
+            d["agentCapabilities"] = (
+                _e_AgentCapabilities(v)
+                if type(v) is AgentCapabilities
+                else _s.refuse("AgentCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("agentCapabilities") from None
     v = o.auth_methods
-    if v or "authMethods" in ex:
-        d["authMethods"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+    if v:
+        try:
+            d["authMethods"] = (
+                [_EU_AuthMethod(type(x), _x_AuthMethod)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_AuthMethod)
+            )
+        except EncodeError:
+            d["authMethods"] = _s.checked(_s.e_list, v, "authMethods", _e_AuthMethod)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "authMethods", _e_AuthMethod)
+    elif "authMethods" in ex:
+        d["authMethods"] = []
     v = o.agent_info
     if v is not None:
-        d["agentInfo"] = _e_Implementation(v)
+        try:
+            d["agentInfo"] = (
+                _e_Implementation(v)
+                if type(v) is Implementation
+                else _s.refuse("Implementation", v)
+            )
+        except EncodeError as e:
+            raise e.at("agentInfo") from None
     elif "agentInfo" in ex:
         d["agentInfo"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3138,6 +3608,8 @@ def _e_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3196,12 +3668,42 @@ def _d_ListProvidersResponse(d: Any) -> ListProvidersResponse:
 
 def _e_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"providers": [_e_ProviderInfo(x) for x in o.providers]}
-    d: dict[str, Any] = {"providers": [_e_ProviderInfo(x) for x in o.providers]}
+        try:
+            return {
+                "providers": (
+                    [
+                        (
+                            _e_ProviderInfo(x)
+                            if type(x) is ProviderInfo
+                            else _s.refuse("ProviderInfo", x)
+                        )
+                        for x in o.providers
+                    ]
+                    if type(o.providers) is list or type(o.providers) is tuple
+                    else _s.e_list(o.providers, _c_ProviderInfo)
+                )
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_providers: Any = o.providers
+    try:
+        q_providers = (
+            [
+                (_e_ProviderInfo(x) if type(x) is ProviderInfo else _s.refuse("ProviderInfo", x))
+                for x in q_providers
+            ]
+            if type(q_providers) is list or type(q_providers) is tuple
+            else _s.e_list(q_providers, _c_ProviderInfo)
+        )
+    except EncodeError:
+        q_providers = _s.checked(_s.e_list, q_providers, "providers", _c_ProviderInfo)
+    d: dict[str, Any] = {"providers": q_providers}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3303,21 +3805,29 @@ def _e_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
     v: Any
     v = o.cwd
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "cwd")
         d["cwd"] = v
     elif "cwd" in ex:
         d["cwd"] = None
     v = o.cursor
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "cursor")
         d["cursor"] = v
     elif "cursor" in ex:
         d["cursor"] = None
     v = o.archived
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "archived")
         d["archived"] = v
     elif "archived" in ex:
         d["archived"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3398,17 +3908,49 @@ def _e_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
         and o._explicit is _NO_EXPLICIT
         and o.extra is _EMPTY
     ):
-        return {"sessions": [_e_SessionInfo(x) for x in o.sessions]}
-    d: dict[str, Any] = {"sessions": [_e_SessionInfo(x) for x in o.sessions]}
+        try:
+            return {
+                "sessions": (
+                    [
+                        (
+                            _e_SessionInfo(x)
+                            if type(x) is SessionInfo
+                            else _s.refuse("SessionInfo", x)
+                        )
+                        for x in o.sessions
+                    ]
+                    if type(o.sessions) is list or type(o.sessions) is tuple
+                    else _s.e_list(o.sessions, _c_SessionInfo)
+                )
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_sessions: Any = o.sessions
+    try:
+        q_sessions = (
+            [
+                (_e_SessionInfo(x) if type(x) is SessionInfo else _s.refuse("SessionInfo", x))
+                for x in q_sessions
+            ]
+            if type(q_sessions) is list or type(q_sessions) is tuple
+            else _s.e_list(q_sessions, _c_SessionInfo)
+        )
+    except EncodeError:
+        q_sessions = _s.checked(_s.e_list, q_sessions, "sessions", _c_SessionInfo)
+    d: dict[str, Any] = {"sessions": q_sessions}
     ex = o._explicit
     v: Any
     v = o.next_cursor
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "nextCursor")
         d["nextCursor"] = v
     elif "nextCursor" in ex:
         d["nextCursor"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3531,33 +4073,57 @@ def _d_LoadSessionRequest(d: Any) -> LoadSessionRequest:
 
 
 def _e_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
+    q_mcp_servers: Any = o.mcp_servers
+    try:
+        q_mcp_servers = (
+            [_EU_McpServer(type(x), _x_McpServer)(x) for x in q_mcp_servers]
+            if type(q_mcp_servers) is list or type(q_mcp_servers) is tuple
+            else _s.e_list(q_mcp_servers, _e_McpServer)
+        )
+    except EncodeError:
+        q_mcp_servers = _s.checked(_s.e_list, q_mcp_servers, "mcpServers", _e_McpServer)
+    q_cwd: Any = o.cwd
+    if type(q_cwd) is not str:
+        q_cwd = _s.checked(_s.e_str, q_cwd, "cwd")
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     d: dict[str, Any] = {}
     ex = o._explicit
     v: Any
-    v = o.mcp_servers
-    d["mcpServers"] = (
-        None
-        if not v and "mcpServers:null" in ex
-        else [_encoder_of(type(x), _not_a_model)(x) for x in v]
-    )
-    v = o.cwd
-    d["cwd"] = v
+    d["mcpServers"] = None if not q_mcp_servers and "mcpServers:null" in ex else q_mcp_servers
+    d["cwd"] = q_cwd
     v = o.additional_directories
     if v:
-        d["additionalDirectories"] = v
+        try:
+            d["additionalDirectories"] = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     elif "additionalDirectories:null" in ex:
         d["additionalDirectories"] = None
     elif "additionalDirectories" in ex:
-        d["additionalDirectories"] = v
-    v = o.session_id
-    d["sessionId"] = v
+        d["additionalDirectories"] = []
+    d["sessionId"] = q_session_id
     v = o.system_prompt
     if v is not None:
-        d["systemPrompt"] = _e_SystemPrompt(v)
+        try:
+            d["systemPrompt"] = (
+                _e_SystemPrompt(v) if type(v) is SystemPrompt else _s.refuse("SystemPrompt", v)
+            )
+        except EncodeError as e:
+            raise e.at("systemPrompt") from None
     elif "systemPrompt" in ex:
         d["systemPrompt"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3611,9 +4177,15 @@ def _d_McpError(d: Any) -> McpError:
 
 
 def _e_McpError(o: McpError) -> dict[str, Any]:
+    q_code: Any = o.code
+    if not (type(q_code) is int and -2147483648 <= q_code <= 2147483647):
+        q_code = _s.checked(_s.E_INT["int32"], q_code, "code")
+    q_message: Any = o.message
+    if type(q_message) is not str:
+        q_message = _s.checked(_s.e_str, q_message, "message")
     if o.data is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"code": o.code, "message": o.message}
-    d: dict[str, Any] = {"code": o.code, "message": o.message}
+        return {"code": q_code, "message": q_message}
+    d: dict[str, Any] = {"code": q_code, "message": q_message}
     ex = o._explicit
     v: Any
     v = o.data
@@ -3689,13 +4261,21 @@ def _a_McpServerAcp(d: Any) -> McpServerAcp:
 
 
 def _e_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
+    q_name: Any = o.name
+    if type(q_name) is not str:
+        q_name = _s.checked(_s.e_str, q_name, "name")
+    q_server_id: Any = o.server_id
+    if type(q_server_id) is not str:
+        q_server_id = _s.checked(_s.e_str, q_server_id, "serverId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"type": "acp", "name": o.name, "serverId": o.server_id}
-    d: dict[str, Any] = {"type": "acp", "name": o.name, "serverId": o.server_id}
+        return {"type": "acp", "name": q_name, "serverId": q_server_id}
+    d: dict[str, Any] = {"type": "acp", "name": q_name, "serverId": q_server_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3778,18 +4358,31 @@ def _d_MessageMcpNotification(d: Any) -> MessageMcpNotification:
 
 
 def _e_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
+    q_server_id: Any = o.server_id
+    if type(q_server_id) is not str:
+        q_server_id = _s.checked(_s.e_str, q_server_id, "serverId")
+    q_request_id: Any = o.request_id
+    if type(q_request_id) is not str:
+        q_request_id = _s.checked(_s.e_str, q_request_id, "requestId")
+    q_method: Any = o.method
+    if type(q_method) is not str:
+        q_method = _s.checked(_s.e_str, q_method, "method")
     if o.params is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"serverId": o.server_id, "requestId": o.request_id, "method": o.method}
-    d: dict[str, Any] = {"serverId": o.server_id, "requestId": o.request_id, "method": o.method}
+        return {"serverId": q_server_id, "requestId": q_request_id, "method": q_method}
+    d: dict[str, Any] = {"serverId": q_server_id, "requestId": q_request_id, "method": q_method}
     ex = o._explicit
     v: Any
     v = o.params
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "params")
         d["params"] = v
     elif "params" in ex:
         d["params"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3872,18 +4465,31 @@ def _d_MessageMcpRequest(d: Any) -> MessageMcpRequest:
 
 
 def _e_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
+    q_server_id: Any = o.server_id
+    if type(q_server_id) is not str:
+        q_server_id = _s.checked(_s.e_str, q_server_id, "serverId")
+    q_request_id: Any = o.request_id
+    if type(q_request_id) is not str:
+        q_request_id = _s.checked(_s.e_str, q_request_id, "requestId")
+    q_method: Any = o.method
+    if type(q_method) is not str:
+        q_method = _s.checked(_s.e_str, q_method, "method")
     if o.params is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"serverId": o.server_id, "requestId": o.request_id, "method": o.method}
-    d: dict[str, Any] = {"serverId": o.server_id, "requestId": o.request_id, "method": o.method}
+        return {"serverId": q_server_id, "requestId": q_request_id, "method": q_method}
+    d: dict[str, Any] = {"serverId": q_server_id, "requestId": q_request_id, "method": q_method}
     ex = o._explicit
     v: Any
     v = o.params
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "params")
         d["params"] = v
     elif "params" in ex:
         d["params"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -3942,12 +4548,30 @@ def _d_MessageMcpResponseError(d: Any) -> MessageMcpResponseError:
 
 def _e_MessageMcpResponseError(o: MessageMcpResponseError) -> dict[str, Any]:
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"error": _e_McpError(o.error)}
-    d: dict[str, Any] = {"error": _e_McpError(o.error)}
+        try:
+            return {
+                "error": (
+                    _e_McpError(o.error)
+                    if type(o.error) is McpError
+                    else _s.refuse("McpError", o.error)
+                )
+            }
+        except EncodeError as e:
+            raise e.at("error") from None
+    q_error: Any = o.error
+    try:
+        q_error = (
+            _e_McpError(q_error) if type(q_error) is McpError else _s.refuse("McpError", q_error)
+        )
+    except EncodeError as e:
+        raise e.at("error") from None
+    d: dict[str, Any] = {"error": q_error}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4001,13 +4625,16 @@ def _d_MessageMcpResponseResult(d: Any) -> MessageMcpResponseResult:
 
 
 def _e_MessageMcpResponseResult(o: MessageMcpResponseResult) -> dict[str, Any]:
+    q_result: Any = o.result
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"result": o.result}
-    d: dict[str, Any] = {"result": o.result}
+        return {"result": q_result}
+    d: dict[str, Any] = {"result": q_result}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4123,29 +4750,52 @@ def _d_NewSessionRequest(d: Any) -> NewSessionRequest:
 
 
 def _e_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {"cwd": o.cwd}
+    q_cwd: Any = o.cwd
+    if type(q_cwd) is not str:
+        q_cwd = _s.checked(_s.e_str, q_cwd, "cwd")
+    q_mcp_servers: Any = o.mcp_servers
+    try:
+        q_mcp_servers = (
+            [_EU_McpServer(type(x), _x_McpServer)(x) for x in q_mcp_servers]
+            if type(q_mcp_servers) is list or type(q_mcp_servers) is tuple
+            else _s.e_list(q_mcp_servers, _e_McpServer)
+        )
+    except EncodeError:
+        q_mcp_servers = _s.checked(_s.e_list, q_mcp_servers, "mcpServers", _e_McpServer)
+    d: dict[str, Any] = {"cwd": q_cwd}
     ex = o._explicit
     v: Any
     v = o.additional_directories
     if v:
-        d["additionalDirectories"] = v
+        try:
+            d["additionalDirectories"] = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     elif "additionalDirectories:null" in ex:
         d["additionalDirectories"] = None
     elif "additionalDirectories" in ex:
-        d["additionalDirectories"] = v
-    v = o.mcp_servers
-    d["mcpServers"] = (
-        None
-        if not v and "mcpServers:null" in ex
-        else [_encoder_of(type(x), _not_a_model)(x) for x in v]
-    )
+        d["additionalDirectories"] = []
+    d["mcpServers"] = None if not q_mcp_servers and "mcpServers:null" in ex else q_mcp_servers
     v = o.system_prompt
     if v is not None:
-        d["systemPrompt"] = _e_SystemPrompt(v)
+        try:
+            d["systemPrompt"] = (
+                _e_SystemPrompt(v) if type(v) is SystemPrompt else _s.refuse("SystemPrompt", v)
+            )
+        except EncodeError as e:
+            raise e.at("systemPrompt") from None
     elif "systemPrompt" in ex:
         d["systemPrompt"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4201,6 +4851,8 @@ def _e_PlanCapabilities(o: PlanCapabilities) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4272,13 +4924,21 @@ def _a_PlanFile(d: Any) -> PlanFile:
 
 
 def _e_PlanFile(o: PlanFile) -> dict[str, Any]:
+    q_plan_id: Any = o.plan_id
+    if type(q_plan_id) is not str:
+        q_plan_id = _s.checked(_s.e_str, q_plan_id, "planId")
+    q_uri: Any = o.uri
+    if type(q_uri) is not str:
+        q_uri = _s.checked(_s.e_str, q_uri, "uri")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"type": "file", "planId": o.plan_id, "uri": o.uri}
-    d: dict[str, Any] = {"type": "file", "planId": o.plan_id, "uri": o.uri}
+        return {"type": "file", "planId": q_plan_id, "uri": q_uri}
+    d: dict[str, Any] = {"type": "file", "planId": q_plan_id, "uri": q_uri}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4352,21 +5012,44 @@ def _a_PlanItems(d: Any) -> PlanItems:
 
 
 def _e_PlanItems(o: PlanItems) -> dict[str, Any]:
+    q_plan_id: Any = o.plan_id
+    if type(q_plan_id) is not str:
+        q_plan_id = _s.checked(_s.e_str, q_plan_id, "planId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "type": "items",
-            "planId": o.plan_id,
-            "entries": [_e_PlanEntry(x) for x in o.entries],
-        }
-    d: dict[str, Any] = {
-        "type": "items",
-        "planId": o.plan_id,
-        "entries": [_e_PlanEntry(x) for x in o.entries],
-    }
+        try:
+            return {
+                "type": "items",
+                "planId": q_plan_id,
+                "entries": (
+                    [
+                        (_e_PlanEntry(x) if type(x) is PlanEntry else _s.refuse("PlanEntry", x))
+                        for x in o.entries
+                    ]
+                    if type(o.entries) is list or type(o.entries) is tuple
+                    else _s.e_list(o.entries, _c_PlanEntry)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_entries: Any = o.entries
+    try:
+        q_entries = (
+            [
+                (_e_PlanEntry(x) if type(x) is PlanEntry else _s.refuse("PlanEntry", x))
+                for x in q_entries
+            ]
+            if type(q_entries) is list or type(q_entries) is tuple
+            else _s.e_list(q_entries, _c_PlanEntry)
+        )
+    except EncodeError:
+        q_entries = _s.checked(_s.e_list, q_entries, "entries", _c_PlanEntry)
+    d: dict[str, Any] = {"type": "items", "planId": q_plan_id, "entries": q_entries}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4438,13 +5121,21 @@ def _a_PlanMarkdown(d: Any) -> PlanMarkdown:
 
 
 def _e_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
+    q_plan_id: Any = o.plan_id
+    if type(q_plan_id) is not str:
+        q_plan_id = _s.checked(_s.e_str, q_plan_id, "planId")
+    q_content: Any = o.content
+    if type(q_content) is not str:
+        q_content = _s.checked(_s.e_str, q_content, "content")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"type": "markdown", "planId": o.plan_id, "content": o.content}
-    d: dict[str, Any] = {"type": "markdown", "planId": o.plan_id, "content": o.content}
+        return {"type": "markdown", "planId": q_plan_id, "content": q_content}
+    d: dict[str, Any] = {"type": "markdown", "planId": q_plan_id, "content": q_content}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4509,13 +5200,18 @@ def _a_PlanRemoved(d: Any) -> PlanRemoved:
 
 
 def _e_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
+    q_plan_id: Any = o.plan_id
+    if type(q_plan_id) is not str:
+        q_plan_id = _s.checked(_s.e_str, q_plan_id, "planId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionUpdate": "plan_removed", "planId": o.plan_id}
-    d: dict[str, Any] = {"sessionUpdate": "plan_removed", "planId": o.plan_id}
+        return {"sessionUpdate": "plan_removed", "planId": q_plan_id}
+    d: dict[str, Any] = {"sessionUpdate": "plan_removed", "planId": q_plan_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4590,18 +5286,25 @@ def _a_PlanUpdate(d: Any) -> PlanUpdate:
 
 def _e_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "sessionUpdate": "plan_update",
-            "plan": _encoder_of(type(o.plan), _not_a_model)(o.plan),
-        }
-    d: dict[str, Any] = {
-        "sessionUpdate": "plan_update",
-        "plan": _encoder_of(type(o.plan), _not_a_model)(o.plan),
-    }
+        try:
+            return {
+                "sessionUpdate": "plan_update",
+                "plan": _EU_PlanUpdateContent(type(o.plan), _x_PlanUpdateContent)(o.plan),
+            }
+        except EncodeError as e:
+            raise e.at("plan") from None
+    q_plan: Any = o.plan
+    try:
+        q_plan = _EU_PlanUpdateContent(type(q_plan), _x_PlanUpdateContent)(q_plan)
+    except EncodeError as e:
+        raise e.at("plan") from None
+    d: dict[str, Any] = {"sessionUpdate": "plan_update", "plan": q_plan}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4674,18 +5377,31 @@ def _d_PromptResponse(d: Any) -> PromptResponse:
 
 
 def _e_PromptResponse(o: PromptResponse) -> dict[str, Any]:
+    q_stop_reason: Any = o.stop_reason
+    try:
+        if q_stop_reason not in _L_StopReason:
+            q_stop_reason = _s.checked(_EL_StopReason, q_stop_reason, "stopReason")
+    except EncodeError:
+        raise
+    except TypeError:
+        q_stop_reason = _s.checked(_EL_StopReason, q_stop_reason, "stopReason")
     if o.usage is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"stopReason": o.stop_reason}
-    d: dict[str, Any] = {"stopReason": o.stop_reason}
+        return {"stopReason": q_stop_reason}
+    d: dict[str, Any] = {"stopReason": q_stop_reason}
     ex = o._explicit
     v: Any
     v = o.usage
     if v is not None:
-        d["usage"] = _e_Usage(v)
+        try:
+            d["usage"] = _e_Usage(v) if type(v) is Usage else _s.refuse("Usage", v)
+        except EncodeError as e:
+            raise e.at("usage") from None
     elif "usage" in ex:
         d["usage"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4748,13 +5464,21 @@ def _d_ProviderCurrentConfig(d: Any) -> ProviderCurrentConfig:
 
 
 def _e_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
+    q_api_type: Any = o.api_type
+    if type(q_api_type) is not str:
+        q_api_type = _s.checked(_s.e_str, q_api_type, "apiType")
+    q_base_url: Any = o.base_url
+    if type(q_base_url) is not str:
+        q_base_url = _s.checked(_s.e_str, q_base_url, "baseUrl")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"apiType": o.api_type, "baseUrl": o.base_url}
-    d: dict[str, Any] = {"apiType": o.api_type, "baseUrl": o.base_url}
+        return {"apiType": q_api_type, "baseUrl": q_base_url}
+    d: dict[str, Any] = {"apiType": q_api_type, "baseUrl": q_base_url}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4843,22 +5567,57 @@ def _d_ProviderInfo(d: Any) -> ProviderInfo:
 
 
 def _e_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
+    q_provider_id: Any = o.provider_id
+    if type(q_provider_id) is not str:
+        q_provider_id = _s.checked(_s.e_str, q_provider_id, "providerId")
+    q_required: Any = o.required
+    if type(q_required) is not bool:
+        q_required = _s.checked(_s.e_bool, q_required, "required")
     if o.current is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"providerId": o.provider_id, "supported": o.supported, "required": o.required}
+        try:
+            return {
+                "providerId": q_provider_id,
+                "supported": (
+                    [(x if type(x) is str else _s.e_str(x)) for x in o.supported]
+                    if type(o.supported) is list or type(o.supported) is tuple
+                    else _s.e_list(o.supported, _s.e_str)
+                ),
+                "required": q_required,
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_supported: Any = o.supported
+    try:
+        q_supported = (
+            [(x if type(x) is str else _s.e_str(x)) for x in q_supported]
+            if type(q_supported) is list or type(q_supported) is tuple
+            else _s.e_list(q_supported, _s.e_str)
+        )
+    except EncodeError:
+        q_supported = _s.checked(_s.e_list, q_supported, "supported", _s.e_str)
     d: dict[str, Any] = {
-        "providerId": o.provider_id,
-        "supported": o.supported,
-        "required": o.required,
+        "providerId": q_provider_id,
+        "supported": q_supported,
+        "required": q_required,
     }
     ex = o._explicit
     v: Any
     v = o.current
     if v is not None:
-        d["current"] = _e_ProviderCurrentConfig(v)
+        try:
+            d["current"] = (
+                _e_ProviderCurrentConfig(v)
+                if type(v) is ProviderCurrentConfig
+                else _s.refuse("ProviderCurrentConfig", v)
+            )
+        except EncodeError as e:
+            raise e.at("current") from None
     elif "current" in ex:
         d["current"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4914,6 +5673,8 @@ def _e_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -4978,9 +5739,12 @@ def _d_ProxySuccessorNotification(d: Any) -> ProxySuccessorNotification:
 
 
 def _e_ProxySuccessorNotification(o: ProxySuccessorNotification) -> dict[str, Any]:
+    q_method: Any = o.method
+    if type(q_method) is not str:
+        q_method = _s.checked(_s.e_str, q_method, "method")
     if o.params is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"method": o.method}
-    d: dict[str, Any] = {"method": o.method}
+        return {"method": q_method}
+    d: dict[str, Any] = {"method": q_method}
     ex = o._explicit
     v: Any
     v = o.params
@@ -4990,6 +5754,8 @@ def _e_ProxySuccessorNotification(o: ProxySuccessorNotification) -> dict[str, An
         d["params"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5054,9 +5820,12 @@ def _d_ProxySuccessorRequest(d: Any) -> ProxySuccessorRequest:
 
 
 def _e_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, Any]:
+    q_method: Any = o.method
+    if type(q_method) is not str:
+        q_method = _s.checked(_s.e_str, q_method, "method")
     if o.params is None and o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"method": o.method}
-    d: dict[str, Any] = {"method": o.method}
+        return {"method": q_method}
+    d: dict[str, Any] = {"method": q_method}
     ex = o._explicit
     v: Any
     v = o.params
@@ -5066,6 +5835,8 @@ def _e_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, Any]:
         d["params"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5130,6 +5901,8 @@ def _e_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, Any]
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5256,30 +6029,61 @@ def _d_ResumeSessionRequest(d: Any) -> ResumeSessionRequest:
 
 
 def _e_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionId": o.session_id, "cwd": o.cwd}
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_cwd: Any = o.cwd
+    if type(q_cwd) is not str:
+        q_cwd = _s.checked(_s.e_str, q_cwd, "cwd")
+    d: dict[str, Any] = {"sessionId": q_session_id, "cwd": q_cwd}
     ex = o._explicit
     v: Any
     v = o.additional_directories
     if v:
-        d["additionalDirectories"] = v
+        try:
+            d["additionalDirectories"] = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
     elif "additionalDirectories:null" in ex:
         d["additionalDirectories"] = None
     elif "additionalDirectories" in ex:
-        d["additionalDirectories"] = v
+        d["additionalDirectories"] = []
     v = o.mcp_servers
     if v:
-        d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        try:
+            d["mcpServers"] = (
+                [_EU_McpServer(type(x), _x_McpServer)(x) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _e_McpServer)
+            )
+        except EncodeError:
+            d["mcpServers"] = _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "mcpServers", _e_McpServer)
     elif "mcpServers:null" in ex:
         d["mcpServers"] = None
     elif "mcpServers" in ex:
-        d["mcpServers"] = [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        d["mcpServers"] = []
     v = o.system_prompt
     if v is not None:
-        d["systemPrompt"] = _e_SystemPrompt(v)
+        try:
+            d["systemPrompt"] = (
+                _e_SystemPrompt(v) if type(v) is SystemPrompt else _s.refuse("SystemPrompt", v)
+            )
+        except EncodeError as e:
+            raise e.at("systemPrompt") from None
     elif "systemPrompt" in ex:
         d["systemPrompt"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5344,6 +6148,8 @@ def _e_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5399,6 +6205,8 @@ def _e_SessionArchiveCapabilities(o: SessionArchiveCapabilities) -> dict[str, An
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5454,6 +6262,8 @@ def _e_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str, Any]
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5509,6 +6319,8 @@ def _e_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5639,29 +6451,54 @@ def _d_SessionInfo(d: Any) -> SessionInfo:
 
 
 def _e_SessionInfo(o: SessionInfo) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionId": o.session_id, "cwd": o.cwd}
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_cwd: Any = o.cwd
+    if type(q_cwd) is not str:
+        q_cwd = _s.checked(_s.e_str, q_cwd, "cwd")
+    d: dict[str, Any] = {"sessionId": q_session_id, "cwd": q_cwd}
     ex = o._explicit
     v: Any
     v = o.additional_directories
-    if v or "additionalDirectories" in ex:
-        d["additionalDirectories"] = v
+    if v:
+        try:
+            d["additionalDirectories"] = (
+                [(x if type(x) is str else _s.e_str(x)) for x in v]
+                if type(v) is list or type(v) is tuple
+                else _s.e_list(v, _s.e_str)
+            )
+        except EncodeError:
+            d["additionalDirectories"] = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
+    elif v is not None and type(v) is not list and type(v) is not tuple:
+        _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
+    elif "additionalDirectories" in ex:
+        d["additionalDirectories"] = []
     v = o.title
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "title")
         d["title"] = v
     elif "title" in ex:
         d["title"] = None
     v = o.updated_at
     if v is not None:
+        if type(v) is not str:
+            v = _s.checked(_s.e_str, v, "updatedAt")
         d["updatedAt"] = v
     elif "updatedAt" in ex:
         d["updatedAt"] = None
     v = o.archived
     if v is not None:
+        if type(v) is not bool:
+            v = _s.checked(_s.e_bool, v, "archived")
         d["archived"] = v
     elif "archived" in ex:
         d["archived"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5792,6 +6629,9 @@ def _a_SessionMessage(d: Any) -> SessionMessage:
 
 
 def _e_SessionMessage(o: SessionMessage) -> dict[str, Any]:
+    q_message_id: Any = o.message_id
+    if type(q_message_id) is not str:
+        q_message_id = _s.checked(_s.e_str, q_message_id, "messageId")
     if (
         o.sender_session_id is _UNSET
         and o.recipient_session_id is _UNSET
@@ -5801,27 +6641,46 @@ def _e_SessionMessage(o: SessionMessage) -> dict[str, Any]:
         and o.meta is _UNSET
         and o.extra is _EMPTY
     ):
-        return {"sessionUpdate": "session_message", "messageId": o.message_id}
-    d: dict[str, Any] = {"sessionUpdate": "session_message", "messageId": o.message_id}
+        return {"sessionUpdate": "session_message", "messageId": q_message_id}
+    d: dict[str, Any] = {"sessionUpdate": "session_message", "messageId": q_message_id}
     v: Any
     v = o.sender_session_id
     if v is not _UNSET:
-        d["senderSessionId"] = None if v is None else v
+        if v is not None and (type(v) is not str):
+            v = _s.checked(_s.e_str, v, "senderSessionId")
+        d["senderSessionId"] = v
     v = o.recipient_session_id
     if v is not _UNSET:
-        d["recipientSessionId"] = None if v is None else v
+        if v is not None and (type(v) is not str):
+            v = _s.checked(_s.e_str, v, "recipientSessionId")
+        d["recipientSessionId"] = v
     v = o.sender_message_id
     if v is not _UNSET:
-        d["senderMessageId"] = None if v is None else v
+        if v is not None and (type(v) is not str):
+            v = _s.checked(_s.e_str, v, "senderMessageId")
+        d["senderMessageId"] = v
     v = o.recipient_message_id
     if v is not _UNSET:
-        d["recipientMessageId"] = None if v is None else v
+        if v is not None and (type(v) is not str):
+            v = _s.checked(_s.e_str, v, "recipientMessageId")
+        d["recipientMessageId"] = v
     v = o.content
     if v is not _UNSET:
-        d["content"] = None if v is None else [_encoder_of(type(x), _not_a_model)(x) for x in v]
+        if v is not None:
+            try:
+                v = (
+                    [_EU_ContentBlock(type(x), _x_ContentBlock)(x) for x in v]
+                    if type(v) is list or type(v) is tuple
+                    else _s.e_list(v, _e_ContentBlock)
+                )
+            except EncodeError:
+                v = _s.checked(_s.e_list, v, "content", _e_ContentBlock)
+        d["content"] = v
     v = o.meta
     if v is not _UNSET:
-        d["_meta"] = None if v is None else v
+        if v is not None and (type(v) is not dict):
+            v = _s.checked(_s.e_object, v, "_meta")
+        d["_meta"] = v
     if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
@@ -5899,21 +6758,34 @@ def _a_SessionMessageChunk(d: Any) -> SessionMessageChunk:
 
 
 def _e_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, Any]:
+    q_message_id: Any = o.message_id
+    if type(q_message_id) is not str:
+        q_message_id = _s.checked(_s.e_str, q_message_id, "messageId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "sessionUpdate": "session_message_chunk",
-            "messageId": o.message_id,
-            "content": _encoder_of(type(o.content), _not_a_model)(o.content),
-        }
+        try:
+            return {
+                "sessionUpdate": "session_message_chunk",
+                "messageId": q_message_id,
+                "content": _EU_ContentBlock(type(o.content), _x_ContentBlock)(o.content),
+            }
+        except EncodeError as e:
+            raise e.at("content") from None
+    q_content: Any = o.content
+    try:
+        q_content = _EU_ContentBlock(type(q_content), _x_ContentBlock)(q_content)
+    except EncodeError as e:
+        raise e.at("content") from None
     d: dict[str, Any] = {
         "sessionUpdate": "session_message_chunk",
-        "messageId": o.message_id,
-        "content": _encoder_of(type(o.content), _not_a_model)(o.content),
+        "messageId": q_message_id,
+        "content": q_content,
     }
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -5985,19 +6857,29 @@ def _d_SessionNotification(d: Any) -> SessionNotification:
 
 
 def _e_SessionNotification(o: SessionNotification) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "sessionId": o.session_id,
-            "update": _encoder_of(type(o.update), _not_a_model)(o.update),
-        }
-    d: dict[str, Any] = {
-        "sessionId": o.session_id,
-        "update": _encoder_of(type(o.update), _not_a_model)(o.update),
-    }
+        try:
+            return {
+                "sessionId": q_session_id,
+                "update": _EU_SessionUpdate(type(o.update), _x_SessionUpdate)(o.update),
+            }
+        except EncodeError as e:
+            raise e.at("update") from None
+    q_update: Any = o.update
+    try:
+        q_update = _EU_SessionUpdate(type(q_update), _x_SessionUpdate)(q_update)
+    except EncodeError as e:
+        raise e.at("update") from None
+    d: dict[str, Any] = {"sessionId": q_session_id, "update": q_update}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6053,6 +6935,8 @@ def _e_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str, Any]
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6108,13 +6992,18 @@ def _d_SessionStatusRequest(d: Any) -> SessionStatusRequest:
 
 
 def _e_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id}
-    d: dict[str, Any] = {"sessionId": o.session_id}
+        return {"sessionId": q_session_id}
+    d: dict[str, Any] = {"sessionId": q_session_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6170,13 +7059,18 @@ def _d_SessionStatusResponse(d: Any) -> SessionStatusResponse:
 
 
 def _e_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, Any]:
+    q_status: Any = o.status
+    if type(q_status) is not str:
+        q_status = _s.checked(_s.e_str, q_status, "status")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"status": o.status}
-    d: dict[str, Any] = {"status": o.status}
+        return {"status": q_status}
+    d: dict[str, Any] = {"status": q_status}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6249,11 +7143,20 @@ def _e_SessionSystemPromptCapabilities(o: SessionSystemPromptCapabilities) -> di
     v: Any
     v = o.mode
     if v is not None:
-        d["mode"] = _e_SessionSystemPromptModeCapabilities(v)
+        try:
+            d["mode"] = (
+                _e_SessionSystemPromptModeCapabilities(v)
+                if type(v) is SessionSystemPromptModeCapabilities
+                else _s.refuse("SessionSystemPromptModeCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("mode") from None
     elif "mode" in ex:
         d["mode"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6328,11 +7231,20 @@ def _e_SessionSystemPromptModeCapabilities(
     v: Any
     v = o.override
     if v is not None:
-        d["override"] = _e_SessionSystemPromptOverrideCapabilities(v)
+        try:
+            d["override"] = (
+                _e_SessionSystemPromptOverrideCapabilities(v)
+                if type(v) is SessionSystemPromptOverrideCapabilities
+                else _s.refuse("SessionSystemPromptOverrideCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("override") from None
     elif "override" in ex:
         d["override"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6390,6 +7302,8 @@ def _e_SessionSystemPromptOverrideCapabilities(
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6445,6 +7359,8 @@ def _e_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6527,16 +7443,39 @@ def _d_SetProviderRequest(d: Any) -> SetProviderRequest:
 
 
 def _e_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {"providerId": o.provider_id, "apiType": o.api_type, "baseUrl": o.base_url}
+    q_provider_id: Any = o.provider_id
+    if type(q_provider_id) is not str:
+        q_provider_id = _s.checked(_s.e_str, q_provider_id, "providerId")
+    q_api_type: Any = o.api_type
+    if type(q_api_type) is not str:
+        q_api_type = _s.checked(_s.e_str, q_api_type, "apiType")
+    q_base_url: Any = o.base_url
+    if type(q_base_url) is not str:
+        q_base_url = _s.checked(_s.e_str, q_base_url, "baseUrl")
+    d: dict[str, Any] = {"providerId": q_provider_id, "apiType": q_api_type, "baseUrl": q_base_url}
     ex = o._explicit
     v: Any
     v = o.headers
     if v:
-        d["headers"] = v
+        try:
+            d["headers"] = (
+                {
+                    k if type(k) is str else _s.e_key(k): (x if type(x) is str else _s.e_str(x))
+                    for k, x in v.items()
+                }
+                if type(v) is dict
+                else _s.e_map(v, _s.e_str)
+            )
+        except EncodeError:
+            d["headers"] = _s.checked(_s.e_map, v, "headers", _s.e_str)
+    elif v is not None and v is not _EMPTY and type(v) is not dict:
+        _s.checked(_s.e_map, v, "headers", _s.e_str)
     elif "headers" in ex:
         d["headers"] = {}
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6592,6 +7531,8 @@ def _e_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6654,13 +7595,21 @@ def _d_SetSessionTitleRequest(d: Any) -> SetSessionTitleRequest:
 
 
 def _e_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
+    q_title: Any = o.title
+    if type(q_title) is not str:
+        q_title = _s.checked(_s.e_str, q_title, "title")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id, "title": o.title}
-    d: dict[str, Any] = {"sessionId": o.session_id, "title": o.title}
+        return {"sessionId": q_session_id, "title": q_title}
+    d: dict[str, Any] = {"sessionId": q_session_id, "title": q_title}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6716,13 +7665,18 @@ def _d_SetSessionTitleResponse(d: Any) -> SetSessionTitleResponse:
 
 
 def _e_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, Any]:
+    q_title: Any = o.title
+    if type(q_title) is not str:
+        q_title = _s.checked(_s.e_str, q_title, "title")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"title": o.title}
-    d: dict[str, Any] = {"title": o.title}
+        return {"title": q_title}
+    d: dict[str, Any] = {"title": q_title}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6778,6 +7732,8 @@ def _e_SubagentCapabilities(o: SubagentCapabilities) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -6850,11 +7806,20 @@ def _e_SubagentSessionCapabilities(o: SubagentSessionCapabilities) -> dict[str, 
     v: Any
     v = o.cancel
     if v is not None:
-        d["cancel"] = _e_SessionCancelCapabilities(v)
+        try:
+            d["cancel"] = (
+                _e_SessionCancelCapabilities(v)
+                if type(v) is SessionCancelCapabilities
+                else _s.refuse("SessionCancelCapabilities", v)
+            )
+        except EncodeError as e:
+            raise e.at("cancel") from None
     elif "cancel" in ex:
         d["cancel"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7004,6 +7969,9 @@ def _a_SubagentUpdate(d: Any) -> SubagentUpdate:
 
 
 def _e_SubagentUpdate(o: SubagentUpdate) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if (
         o.title is _UNSET
         and o.description is _UNSET
@@ -7014,30 +7982,61 @@ def _e_SubagentUpdate(o: SubagentUpdate) -> dict[str, Any]:
         and o.meta is _UNSET
         and o.extra is _EMPTY
     ):
-        return {"sessionUpdate": "subagent_update", "sessionId": o.session_id}
-    d: dict[str, Any] = {"sessionUpdate": "subagent_update", "sessionId": o.session_id}
+        return {"sessionUpdate": "subagent_update", "sessionId": q_session_id}
+    d: dict[str, Any] = {"sessionUpdate": "subagent_update", "sessionId": q_session_id}
     v: Any
     v = o.title
     if v is not _UNSET:
-        d["title"] = None if v is None else v
+        if v is not None and (type(v) is not str):
+            v = _s.checked(_s.e_str, v, "title")
+        d["title"] = v
     v = o.description
     if v is not _UNSET:
-        d["description"] = None if v is None else v
+        if v is not None and (type(v) is not str):
+            v = _s.checked(_s.e_str, v, "description")
+        d["description"] = v
     v = o.capabilities
     if v is not _UNSET:
-        d["capabilities"] = None if v is None else _e_SubagentSessionCapabilities(v)
+        if v is not None:
+            try:
+                v = (
+                    _e_SubagentSessionCapabilities(v)
+                    if type(v) is SubagentSessionCapabilities
+                    else _s.refuse("SubagentSessionCapabilities", v)
+                )
+            except EncodeError as e:
+                raise e.at("capabilities") from None
+        d["capabilities"] = v
     v = o.state
     if v is not _UNSET:
-        d["state"] = None if v is None else _encoder_of(type(v), _not_a_model)(v)
+        if v is not None:
+            try:
+                v = _EU_StateUpdate(type(v), _x_StateUpdate)(v)
+            except EncodeError as e:
+                raise e.at("state") from None
+        d["state"] = v
     v = o.cwd
     if v is not _UNSET:
-        d["cwd"] = None if v is None else v
+        if v is not None and (type(v) is not str):
+            v = _s.checked(_s.e_str, v, "cwd")
+        d["cwd"] = v
     v = o.additional_directories
     if v is not _UNSET:
-        d["additionalDirectories"] = None if v is None else v
+        if v is not None:
+            try:
+                v = (
+                    [(x if type(x) is str else _s.e_str(x)) for x in v]
+                    if type(v) is list or type(v) is tuple
+                    else _s.e_list(v, _s.e_str)
+                )
+            except EncodeError:
+                v = _s.checked(_s.e_list, v, "additionalDirectories", _s.e_str)
+        d["additionalDirectories"] = v
     v = o.meta
     if v is not _UNSET:
-        d["_meta"] = None if v is None else v
+        if v is not None and (type(v) is not dict):
+            v = _s.checked(_s.e_object, v, "_meta")
+        d["_meta"] = v
     if o.extra is not _EMPTY and o.extra:
         _s.add_extras(d, o.extra)
     return d
@@ -7112,19 +8111,37 @@ def _d_SystemPrompt(d: Any) -> SystemPrompt:
 
 
 def _e_SystemPrompt(o: SystemPrompt) -> dict[str, Any]:
+    q_mode: Any = o.mode
+    if type(q_mode) is not str:
+        q_mode = _s.checked(_s.e_str, q_mode, "mode")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {
-            "mode": o.mode,
-            "content": [_encoder_of(type(x), _not_a_model)(x) for x in o.content],
-        }
-    d: dict[str, Any] = {
-        "mode": o.mode,
-        "content": [_encoder_of(type(x), _not_a_model)(x) for x in o.content],
-    }
+        try:
+            return {
+                "mode": q_mode,
+                "content": (
+                    [_EU_ContentBlock(type(x), _x_ContentBlock)(x) for x in o.content]
+                    if type(o.content) is list or type(o.content) is tuple
+                    else _s.e_list(o.content, _e_ContentBlock)
+                ),
+            }
+        except EncodeError:
+            pass  # the path below says which element
+    q_content: Any = o.content
+    try:
+        q_content = (
+            [_EU_ContentBlock(type(x), _x_ContentBlock)(x) for x in q_content]
+            if type(q_content) is list or type(q_content) is tuple
+            else _s.e_list(q_content, _e_ContentBlock)
+        )
+    except EncodeError:
+        q_content = _s.checked(_s.e_list, q_content, "content", _e_ContentBlock)
+    d: dict[str, Any] = {"mode": q_mode, "content": q_content}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7180,13 +8197,18 @@ def _d_UnarchiveSessionRequest(d: Any) -> UnarchiveSessionRequest:
 
 
 def _e_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, Any]:
+    q_session_id: Any = o.session_id
+    if type(q_session_id) is not str:
+        q_session_id = _s.checked(_s.e_str, q_session_id, "sessionId")
     if o.meta is None and o._explicit is _NO_EXPLICIT and o.extra is _EMPTY:
-        return {"sessionId": o.session_id}
-    d: dict[str, Any] = {"sessionId": o.session_id}
+        return {"sessionId": q_session_id}
+    d: dict[str, Any] = {"sessionId": q_session_id}
     ex = o._explicit
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7242,6 +8264,8 @@ def _e_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7306,6 +8330,8 @@ def _e_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, Any]:
     v: Any
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7426,6 +8452,15 @@ def _d_Usage(d: Any) -> Usage:
 
 
 def _e_Usage(o: Usage) -> dict[str, Any]:
+    q_total_tokens: Any = o.total_tokens
+    if not (type(q_total_tokens) is int and 0 <= q_total_tokens <= 18446744073709551615):
+        q_total_tokens = _s.checked(_s.E_INT["uint64"], q_total_tokens, "totalTokens")
+    q_input_tokens: Any = o.input_tokens
+    if not (type(q_input_tokens) is int and 0 <= q_input_tokens <= 18446744073709551615):
+        q_input_tokens = _s.checked(_s.E_INT["uint64"], q_input_tokens, "inputTokens")
+    q_output_tokens: Any = o.output_tokens
+    if not (type(q_output_tokens) is int and 0 <= q_output_tokens <= 18446744073709551615):
+        q_output_tokens = _s.checked(_s.E_INT["uint64"], q_output_tokens, "outputTokens")
     if (
         o.thought_tokens is None
         and o.cached_read_tokens is None
@@ -7435,34 +8470,42 @@ def _e_Usage(o: Usage) -> dict[str, Any]:
         and o.extra is _EMPTY
     ):
         return {
-            "totalTokens": o.total_tokens,
-            "inputTokens": o.input_tokens,
-            "outputTokens": o.output_tokens,
+            "totalTokens": q_total_tokens,
+            "inputTokens": q_input_tokens,
+            "outputTokens": q_output_tokens,
         }
     d: dict[str, Any] = {
-        "totalTokens": o.total_tokens,
-        "inputTokens": o.input_tokens,
-        "outputTokens": o.output_tokens,
+        "totalTokens": q_total_tokens,
+        "inputTokens": q_input_tokens,
+        "outputTokens": q_output_tokens,
     }
     ex = o._explicit
     v: Any
     v = o.thought_tokens
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 18446744073709551615):
+            v = _s.checked(_s.E_INT["uint64"], v, "thoughtTokens")
         d["thoughtTokens"] = v
     elif "thoughtTokens" in ex:
         d["thoughtTokens"] = None
     v = o.cached_read_tokens
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 18446744073709551615):
+            v = _s.checked(_s.E_INT["uint64"], v, "cachedReadTokens")
         d["cachedReadTokens"] = v
     elif "cachedReadTokens" in ex:
         d["cachedReadTokens"] = None
     v = o.cached_write_tokens
     if v is not None:
+        if not (type(v) is int and 0 <= v <= 18446744073709551615):
+            v = _s.checked(_s.E_INT["uint64"], v, "cachedWriteTokens")
         d["cachedWriteTokens"] = v
     elif "cachedWriteTokens" in ex:
         d["cachedWriteTokens"] = None
     v = o.meta
     if v is not None:
+        if type(v) is not dict:
+            v = _s.checked(_s.e_object, v, "_meta")
         d["_meta"] = v
     elif "_meta" in ex:
         d["_meta"] = None
@@ -7472,7 +8515,8 @@ def _e_Usage(o: Usage) -> dict[str, Any]:
 
 
 def _e_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
-    return dict(o.raw)
+    raw: Any = o.raw
+    return dict(raw) if type(raw) is dict else _s.e_object(raw)
 
 
 _L_AuthState: Final = frozenset({"authenticated", "unauthenticated", "not_required", "unknown"})
@@ -7528,6 +8572,21 @@ def _d_McpServer(d: Any) -> Any:
     raise _s.wrong("a string", t).at("type")
 
 
+_EU_McpServer: Final = _s.encoders_by_class(
+    {
+        McpServerHttp: _e_McpServerHttp,
+        McpServerSse: _e_McpServerSse,
+        McpServerAcp: _e_McpServerAcp,
+        McpServerStdio: _e_McpServerStdio,
+    }
+)
+_x_McpServer: Final = _s.refuser("McpServer")
+
+
+def _e_McpServer(v: Any) -> Any:
+    return _EU_McpServer(type(v), _x_McpServer)(v)
+
+
 def _d_McpServerAcpId(v: Any) -> Any:
     if type(v) is not str:
         raise _s.wrong("a string", v)
@@ -7546,6 +8605,19 @@ def _d_MessageMcpResponse(d: Any) -> Any:
         ),
         "MessageMcpResponse",
     )
+
+
+_EU_MessageMcpResponse: Final = _s.encoders_by_class(
+    {
+        MessageMcpResponseResult: _e_MessageMcpResponseResult,
+        MessageMcpResponseError: _e_MessageMcpResponseError,
+    }
+)
+_x_MessageMcpResponse: Final = _s.refuser("MessageMcpResponse")
+
+
+def _e_MessageMcpResponse(v: Any) -> Any:
+    return _EU_MessageMcpResponse(type(v), _x_MessageMcpResponse)(v)
 
 
 def _d_PlanId(v: Any) -> Any:
@@ -7573,6 +8645,16 @@ def _d_PlanUpdateContent(d: Any) -> Any:
     if t is _MISSING:
         raise _s.missing("type")
     raise _s.wrong("a string", t).at("type")
+
+
+_EU_PlanUpdateContent: Final = _s.encoders_by_class(
+    {PlanItems: _e_PlanItems, PlanFile: _e_PlanFile, PlanMarkdown: _e_PlanMarkdown}
+)
+_x_PlanUpdateContent: Final = _s.refuser("PlanUpdateContent")
+
+
+def _e_PlanUpdateContent(v: Any) -> Any:
+    return _EU_PlanUpdateContent(type(v), _x_PlanUpdateContent)(v)
 
 
 def _d_ProviderId(v: Any) -> Any:
@@ -7640,6 +8722,37 @@ def _d_SessionUpdate(d: Any) -> Any:
     raise _s.wrong("a string", t).at("sessionUpdate")
 
 
+_EU_SessionUpdate: Final = _s.encoders_by_class(
+    {
+        UserMessageChunk: _e_UserMessageChunk,
+        AgentMessageChunk: _e_AgentMessageChunk,
+        AgentThoughtChunk: _e_AgentThoughtChunk,
+        ToolCall: _e_ToolCall,
+        ToolCallProgress: _e_ToolCallProgress,
+        Plan: _e_Plan,
+        PlanUpdate: _e_PlanUpdate,
+        PlanRemoved: _e_PlanRemoved,
+        AvailableCommandsUpdate: _e_AvailableCommandsUpdate,
+        CurrentModeUpdate: _e_CurrentModeUpdate,
+        ConfigOptionUpdate: _e_ConfigOptionUpdate,
+        SessionInfoUpdate: _e_SessionInfoUpdate,
+        UsageUpdate: _e_UsageUpdate,
+        Notice: _e_Notice,
+        CompactionUpdate: _e_CompactionUpdate,
+        CompactionSummaryChunk: _e_CompactionSummaryChunk,
+        SubagentUpdate: _e_SubagentUpdate,
+        SessionMessage: _e_SessionMessage,
+        SessionMessageChunk: _e_SessionMessageChunk,
+        UnknownSessionUpdate: _e_UnknownSessionUpdate,
+    }
+)
+_x_SessionUpdate: Final = _s.refuser("SessionUpdate")
+
+
+def _e_SessionUpdate(v: Any) -> Any:
+    return _EU_SessionUpdate(type(v), _x_SessionUpdate)(v)
+
+
 _T_StateUpdate: Final[dict[str, Callable[[Any], StateUpdate]]] = {
     "running": _a_RunningStateUpdate,
     "idle": _a_IdleStateUpdate,
@@ -7662,6 +8775,22 @@ def _d_StateUpdate(d: Any) -> Any:
     raise _s.wrong("a string", t).at("state")
 
 
+_EU_StateUpdate: Final = _s.encoders_by_class(
+    {
+        RunningStateUpdate: _e_RunningStateUpdate,
+        IdleStateUpdate: _e_IdleStateUpdate,
+        RequiresActionStateUpdate: _e_RequiresActionStateUpdate,
+        UnknownStateUpdate: _e_UnknownStateUpdate,
+        OtherStateUpdate: _e_OtherStateUpdate,
+    }
+)
+_x_StateUpdate: Final = _s.refuser("StateUpdate")
+
+
+def _e_StateUpdate(v: Any) -> Any:
+    return _EU_StateUpdate(type(v), _x_StateUpdate)(v)
+
+
 _L_SystemPromptMode: Final = frozenset({"append", "override"})
 
 
@@ -7669,6 +8798,25 @@ def _d_SystemPromptMode(v: Any) -> Any:
     if type(v) is not str:
         raise _s.wrong("a string", v)
     return v
+
+
+def _c_AuthAccount(v: Any) -> dict[str, Any]:
+    return _e_AuthAccount(v) if type(v) is AuthAccount else _s.refuse("AuthAccount", v)
+
+
+def _c_PlanEntry(v: Any) -> dict[str, Any]:
+    return _e_PlanEntry(v) if type(v) is PlanEntry else _s.refuse("PlanEntry", v)
+
+
+def _c_ProviderInfo(v: Any) -> dict[str, Any]:
+    return _e_ProviderInfo(v) if type(v) is ProviderInfo else _s.refuse("ProviderInfo", v)
+
+
+def _c_SessionInfo(v: Any) -> dict[str, Any]:
+    return _e_SessionInfo(v) if type(v) is SessionInfo else _s.refuse("SessionInfo", v)
+
+
+_EL_StopReason: Final = _s.literal_check(_L_StopReason)
 
 
 ENCODERS: Final[Mapping[type, Callable[[Any], dict[str, Any]]]] = {
@@ -7877,16 +9025,7 @@ ENCODERS: Final[Mapping[type, Callable[[Any], dict[str, Any]]]] = {
     WriteTextFileRequest: _e_WriteTextFileRequest,
     WriteTextFileResponse: _e_WriteTextFileResponse,
 }
-"""Model class -> function producing its JSON-ready dict."""
-
-
-_Encoder: TypeAlias = Callable[[Any], dict[str, Any]]
-_encoder_of: Final[Callable[[type, _Encoder], _Encoder]] = ENCODERS.get
-
-
-def _not_a_model(o: Any) -> dict[str, Any]:
-    """The encoder of whatever is not a model class: refuses it."""
-    raise EncodeError(f"not an ACP model: {type(o).__name__}")
+"""Model class -> function producing its JSON-ready dict, checking every value."""
 
 
 DECODERS: Final[Mapping[Any, Callable[[Any], Any]]] = {
