@@ -54,8 +54,9 @@ def once_per_run(
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on now, for a process that binds it
-    itself. The kernel picks it (from a random place in the ephemeral range), so tests
-    running at once are not handed the same port."""
+    itself. The kernel picks it from a random place in its ephemeral range, so two tests
+    running at once are very unlikely to get the same one; a test that can, binds port 0
+    and hands over the socket instead."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
