@@ -111,9 +111,12 @@ def _object(schema: dict[str, Any], depth: int, unstable: bool = False) -> st.Se
     return st.fixed_dictionaries(fixed, optional=optional)
 
 
-@functools.cache  # strategies are immutable: build each one once, not at every draw
+@functools.cache
 def valid(def_name: str, unstable: bool = False) -> st.SearchStrategy[Any]:
-    """Values valid against `$defs[def_name]` (drawn, then confirmed by jsonschema)."""
+    """Values valid against `$defs[def_name]` (drawn, then confirmed by jsonschema).
+
+    Cached: tests draw it inside examples, and building the strategy walks the whole
+    schema (most of a property test's time before it was cached)."""
 
     def confirmed(value: Any) -> Any:
         assume(not schema_errors(value, def_name, unstable))

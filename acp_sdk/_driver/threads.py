@@ -33,6 +33,8 @@ WRITE_POLL: Final = 0.5
 """Seconds the writer waits for room in the pipe before it tries again."""
 JOIN_WAIT: Final = 0.5
 """Seconds close() waits for each thread that should already be finishing."""
+_PIPE_OF: Final = {"writer": "stdin", "reader": "stdout", "stderr": "stderr"}
+"""The agent's pipe each loop uses, which it closes itself if it outlives close()."""
 
 
 class _Condition:
@@ -187,7 +189,7 @@ class ThreadDriver:
         # Daemons: a grandchild holding a pipe open must not keep the interpreter alive;
         # close() still joins them, within its bound.
         self._threads = [
-            threading.Thread(target=self.run, args=(flow,), name=f"acp-{name}", daemon=True)
+            threading.Thread(target=self._loop, args=(name, flow), name=f"acp-{name}", daemon=True)
             for name, flow in loops
         ]
         self._callback_thread = self._threads[2]
@@ -196,6 +198,17 @@ class ThreadDriver:
     def start(self) -> None:
         for thread in self._threads:
             thread.start()
+
+    def _loop(self, name: str, flow: Flow[None]) -> None:
+        try:
+            self.run(flow)
+        finally:
+            pipe = _PIPE_OF.get(name)
+            if self._closed and pipe is not None and self.process is not None:
+                # close() left this loop's pipe open, the loop being still alive when its
+                # wait ended (a busy machine); closed here, not left to the garbage
+                # collector (a ResourceWarning). Closing twice is harmless.
+                self.process.close_pipes(**{p: p == pipe for p in _PIPE_OF.values()})
 
     # ------------------------------------------------------------------ the trampoline
 

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from acp_sdk import AsyncClient, Client
 from acp_sdk.client import AsyncSession, Session
 from acp_sdk.schema import ContentBlock, PromptResponse, SessionUpdate
+from tests._parallel import load_factor
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -334,7 +335,11 @@ class Hung(AssertionError):
 
 def guarded(step: Callable[[], T], timeout: float, what: str = "the step") -> T:
     """Run a blocking step on a daemon thread; its result or error, or `Hung` when it is
-    still blocked after `timeout` seconds, so a hang fails a test instead of stalling it."""
+    still blocked after `timeout` seconds, so a hang fails a test instead of stalling it.
+
+    The seconds are an idle machine's: on a busy one (the suite runs many tests at once)
+    they stretch by the highest `load_factor()` seen while waiting, so slowness is not
+    taken for a hang; a hang still fails, only later."""
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -344,10 +349,21 @@ def guarded(step: Callable[[], T], timeout: float, what: str = "the step") -> T:
             box["error"] = error
 
     thread = threading.Thread(target=target, name=f"guarded: {what}", daemon=True)
+    started = time.monotonic()
     thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
-        raise Hung(f"{what} still blocked after {timeout:g} s")
+    factor = load_factor()
+    while True:
+        left = started + timeout * factor - time.monotonic()
+        thread.join(min(max(left, 0.0), 0.5))
+        if not thread.is_alive():
+            break
+        factor = max(factor, load_factor())
+        if time.monotonic() >= started + timeout * factor:
+            waited = time.monotonic() - started
+            raise Hung(
+                f"{what} still blocked after {waited:.1f} s "
+                f"({timeout:g} s, stretched by load factor {factor:.1f})"
+            )
     if "error" in box:
         raise box["error"]
     value: T = box["value"]

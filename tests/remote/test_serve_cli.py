@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -19,18 +18,12 @@ import pytest
 from acp_sdk import Client
 from acp_sdk.protocol._errors import ConnectionClosed
 from acp_sdk.remote._server import CANNOT_START
+from tests._parallel import child_pids, free_port
 
 pytestmark = pytest.mark.timeout(60)
 
 SERVE = [sys.executable, "-m", "acp_sdk", "serve"]
 AGENT = ["--", sys.executable, "-m", "acp_sdk", "agent"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextmanager
@@ -90,9 +83,7 @@ def test_serve_refuses_a_public_bind_without_a_token() -> None:
     assert b"--token" in result.stderr
 
 
-@pytest.mark.skipif(
-    not os.path.exists("/proc") or shutil.which("pgrep") is None, reason="reads /proc, uses pgrep"
-)
+@pytest.mark.skipif(not os.path.exists("/proc"), reason="reads /proc")
 def test_serve_stops_its_agents_when_it_stops() -> None:
     with serving() as (address, server):
         url = f"http://{address}/acp"
@@ -100,9 +91,7 @@ def test_serve_stops_its_agents_when_it_stops() -> None:
             init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
             init["params"] = {"protocolVersion": 1}
             assert http.post(url, json=init).status_code == 200
-        children = subprocess.run(
-            ["pgrep", "-P", str(server.pid)], capture_output=True, text=True, check=False
-        ).stdout.split()
+        children = child_pids(server.pid)
         assert len(children) == 1  # one agent process for the one connection
         server.send_signal(signal.SIGINT)
         assert server.wait(15) == 0

@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from acp_sdk.tools._check_cases import CASES
+from tests._parallel import free_port
 
 pytestmark = pytest.mark.timeout(60)
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,9 +73,7 @@ def test_a_command_or_a_url_is_needed_exactly_once(args: list[str]) -> None:
 
 @pytest.fixture
 def served() -> Iterator[int]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen(
         [*CLI, "serve", "--port", str(port), "--", *AGENT],
         cwd=ROOT,

@@ -17,6 +17,8 @@ from typing import IO
 
 import pytest
 
+from tests._parallel import load_factor
+
 pytestmark = [
     pytest.mark.timeout(60),
     pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and ptys"),
@@ -149,7 +151,7 @@ def test_a_second_ctrl_c_exits_at_once_and_closes_the_agent(tmp_path: Path) -> N
     started = time.monotonic()
     process.send_signal(signal.SIGINT)
     assert finish(process, out, err) == 130
-    assert time.monotonic() - started < 2.0  # the stubborn agent would keep it 60 s
+    assert time.monotonic() - started < 2.0 * load_factor()  # the stubborn agent: 60 s
     assert "[None]" not in out.text
     assert "Traceback" not in err.text
     pid = int(log.read_text().split()[0])

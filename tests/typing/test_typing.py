@@ -16,6 +16,7 @@ is visible.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -23,9 +24,13 @@ import shutil
 import subprocess
 import sys
 import venv
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
+
+from tests._parallel import once_per_run
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -57,8 +62,13 @@ def _code_blocks() -> dict[str, str]:
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with only the wheel built from this tree (and its dependencies, with
-    the remote and mcp extras: the docs and examples on them import them)."""
-    work = tmp_path_factory.mktemp("wheel")
+    the remote and mcp extras: the docs and examples on them import them), built once per
+    run and shared by the xdist workers."""
+    work = once_per_run(tmp_path_factory, "wheel", _build_and_install)
+    return work / "venv" / "bin" / "python"
+
+
+def _build_and_install(work: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(work), str(ROOT)],
         check=True,
@@ -73,7 +83,6 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True,
         capture_output=True,
     )
-    return python
 
 
 @pytest.fixture(scope="session")
@@ -130,18 +139,24 @@ def _pyright(python: Path, cwd: Path, *targets: str) -> subprocess.CompletedProc
     )
 
 
-def _error_lines(checker: str, result: subprocess.CompletedProcess[str]) -> set[int]:
-    """Line numbers with at least one error, from a checker's output."""
+def _errors_by_file(
+    checker: str, result: subprocess.CompletedProcess[str], cwd: Path
+) -> dict[str, set[int]]:
+    """Line numbers with at least one error, by file (relative to `cwd`), from a
+    checker's output."""
+    found: dict[str, set[int]] = {}
     if checker == "mypy":
-        return {
-            int(line.split(":")[1]) for line in result.stdout.splitlines() if ": error:" in line
-        }
+        for line in result.stdout.splitlines():
+            if ": error:" in line:
+                path, number, _ = line.split(":", 2)
+                found.setdefault(path, set()).add(int(number))
+        return found
     report = json.loads(result.stdout)
-    return {
-        d["range"]["start"]["line"] + 1
-        for d in report["generalDiagnostics"]
-        if d["severity"] == "error"
-    }
+    for d in report["generalDiagnostics"]:
+        if d["severity"] == "error":
+            path = str(Path(d["file"]).relative_to(cwd))
+            found.setdefault(path, set()).add(d["range"]["start"]["line"] + 1)
+    return found
 
 
 def _check(checker: str, python: Path, cwd: Path, target: str) -> subprocess.CompletedProcess[str]:
@@ -161,20 +176,58 @@ def test_every_mistake_is_marked_for_both_checkers() -> None:
                 assert MARKED.search(line), f"{case}:{number}: mark both checkers, in order"
 
 
+NegativeRun = tuple[subprocess.CompletedProcess[str], Path]
+
+
+@pytest.fixture(scope="session")
+def negative_run(
+    installed: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[str], NegativeRun]:
+    """A checker's one run over every `negative/` case, as written and with its markers
+    stripped (`stripped_{checker}_{case}`), and the tree it ran in; made once per test run
+    and shared by the xdist workers. One run for all cases, not two per case: each run
+    checks the installed package again, which is most of its time."""
+
+    @functools.cache
+    def run(checker: str) -> NegativeRun:
+        build = partial(_check_negative, checker, installed)
+        tree = once_per_run(tmp_path_factory, f"negative-{checker}", build)
+        saved = json.loads((tree / "result.json").read_text(encoding="utf-8"))
+        result = subprocess.CompletedProcess(
+            saved["args"], saved["returncode"], saved["stdout"], saved["stderr"]
+        )
+        return result, tree
+
+    return run
+
+
+def _check_negative(checker: str, installed: Path, tree: Path) -> None:
+    shutil.copytree(HERE / "negative", tree / "negative")
+    (tree / "pyrightconfig.json").write_text(json.dumps(PYRIGHT_CONFIG), encoding="utf-8")
+    for case in NEGATIVE:
+        source = (HERE / "negative" / case).read_text(encoding="utf-8")
+        (tree / "negative" / f"stripped_{checker}_{case}").write_text(
+            "\n".join(MARKED.sub("", line) for line in source.splitlines()) + "\n",
+            encoding="utf-8",
+        )
+    result = _check(checker, installed, tree, "negative")
+    record = {key: getattr(result, key) for key in ("args", "returncode", "stdout", "stderr")}
+    (tree / "result.json").write_text(json.dumps(record), encoding="utf-8")
+
+
 @pytest.mark.parametrize("checker", CHECKERS)
 @pytest.mark.parametrize("case", NEGATIVE)
 def test_mistakes_are_reported(
-    installed: Path, checked_tree: Path, case: str, checker: str
+    negative_run: Callable[[str], NegativeRun], case: str, checker: str
 ) -> None:
-    source = (HERE / "negative" / case).read_text(encoding="utf-8")
+    result, tree = negative_run(checker)
+    output = result.stdout + result.stderr
+    assert result.returncode in (0, 1), output  # 1: errors found; anything else: it broke
+    errors = _errors_by_file(checker, result, tree)
+    assert all(path.startswith("negative/") for path in errors), output
     # Clean with the markers: each one suppressed exactly the error it names.
-    marked_run = _check(checker, installed, checked_tree, f"negative/{case}")
-    assert marked_run.returncode == 0, marked_run.stdout + marked_run.stderr
+    assert f"negative/{case}" not in errors, output
     # Without them, exactly the marked lines fail.
+    source = (HERE / "negative" / case).read_text(encoding="utf-8")
     marked = {n for n, line in enumerate(source.splitlines(), 1) if MARKED.search(line)}
-    stripped = checked_tree / "negative" / f"stripped_{checker}_{case}"
-    stripped.write_text(
-        "\n".join(MARKED.sub("", line) for line in source.splitlines()) + "\n", encoding="utf-8"
-    )
-    raw = _check(checker, installed, checked_tree, str(stripped.relative_to(checked_tree)))
-    assert _error_lines(checker, raw) == marked, raw.stdout
+    assert errors.get(f"negative/stripped_{checker}_{case}", set()) == marked, output
