@@ -556,6 +556,11 @@ class Engine(Generic[S]):
             self._states.pop(session_id, None)
             self._unfolded.pop(session_id, None)
 
+    def sessions_with_state(self) -> frozenset[str]:
+        """The sessions whose state (or updates not folded yet) the engine holds."""
+        with self.lock:
+            return frozenset(self._states) | frozenset(self._unfolded)
+
     def _fold(self, session_id: str) -> Any:
         assert self.fold is not None
         pending = self._unfolded.pop(session_id, None)

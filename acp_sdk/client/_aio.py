@@ -302,7 +302,7 @@ class AsyncClient(
         `timeout` covers queueing, sending and waiting (`RequestTimeout`, a TimeoutError).
         """
         driver = self._driver_or_raise()
-        return await driver.call(row, params, timeout)
+        return self._answered(row, params, await driver.call(row, params, timeout))
 
     async def notify(
         self, row: Notification[P], params: P, *, timeout: float | None = None

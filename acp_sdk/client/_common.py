@@ -63,6 +63,8 @@ INITIALIZE_TIMEOUT: Final = 60.0
 """Default `initialize_timeout`: seconds `initialize` may take (an agent that installs
 itself first, `npx`/`uvx`, needs some), so a program that is not an agent, or one that
 hangs, fails instead of waiting forever."""
+_SESSION_ENDS: Final = frozenset({"session/close", "session/delete"})
+"""Answered with success, these drop the session's state."""
 
 
 def default_initialize(
@@ -271,6 +273,13 @@ class BaseClient(Generic[H]):
         """`session/load` replays the whole history: its state starts afresh."""
         if row.wire == "session/load" and self._driver is not None:
             self._driver.engine.forget_state(params.session_id)
+
+    def _answered(self, row: Row, params: Any, result: R) -> R:
+        """After a call's success answer: a closed or deleted session's state is dropped,
+        so a client that has seen many sessions holds the state of the open ones only."""
+        if row.wire in _SESSION_ENDS and self._driver is not None:
+            self._driver.engine.forget_state(params.session_id)
+        return result
 
     def _state_of(self, session_id: str) -> SessionState:
         """The session's state (empty when not tracked or not open)."""

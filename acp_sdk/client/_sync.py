@@ -255,7 +255,9 @@ class Client(
         `timeout` covers queueing, sending and waiting (`RequestTimeout`, a TimeoutError).
         """
         driver = self._driver_or_raise()
-        return driver.run(flows.call(driver.engine, row, params, timeout))
+        return self._answered(
+            row, params, driver.run(flows.call(driver.engine, row, params, timeout))
+        )
 
     def notify(self, row: Notification[P], params: P, *, timeout: float | None = None) -> None:
         """Send a notification; waits (up to `timeout`) while the agent is not reading."""
