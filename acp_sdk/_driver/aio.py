@@ -457,13 +457,21 @@ async def _open_pipes(
 ) -> tuple[AsyncByteWriter, AsyncByteReader, tuple[Callable[[], Any], ...]]:
     loop = asyncio.get_running_loop()
     stderr = asyncio.StreamReader(limit=PIPE_LIMIT)
-    out_transport, _ = await loop.connect_read_pipe(stdout_protocol, process.stdout)
-    err_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(stderr), process.stderr_pipe
-    )
-    in_transport, protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, process.stdin
-    )
+    opened: list[asyncio.BaseTransport] = []  # closed again if a later one fails
+    try:
+        out_transport, _ = await loop.connect_read_pipe(stdout_protocol, process.stdout)
+        opened.append(out_transport)
+        err_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stderr), process.stderr_pipe
+        )
+        opened.append(err_transport)
+        in_transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, process.stdin
+        )
+    except BaseException:
+        for transport in opened:
+            transport.close()
+        raise
     writer = asyncio.StreamWriter(in_transport, protocol, None, loop)
     return writer, stderr, (out_transport.close, err_transport.close, in_transport.close)
 

@@ -193,6 +193,13 @@ class AgentProcess:
             yield from _poll(self._group_gone, KILL_WAIT)
         self.popen.poll()  # reap
 
+    def abandon_steps(self, terminate_timeout: float) -> Iterator[float]:
+        """Sleeps (yielded) while stopping an agent nothing was attached to (opening the
+        client failed after the start): pipes closed, SIGTERM at once, SIGKILL after
+        `terminate_timeout`; reaped."""
+        self.close_pipes()
+        yield from self.stop_steps(0.0, terminate_timeout)
+
     def _group_gone(self) -> bool:
         if self.popen.poll() is None:
             return False

@@ -214,6 +214,24 @@ class AsyncClient(
         """Start the agent (or attach to the streams) and initialize. Idempotent."""
         if self._driver is not None:
             return self
+        try:
+            await self._start()
+        except BaseException:
+            for delay in self._abandon_steps():
+                await asyncio.sleep(delay)
+            raise
+        if self._auto_initialize:
+            from acp_sdk.methods import INITIALIZE
+
+            try:
+                await self._request(INITIALIZE, self._initialize_request())
+            except BaseException:
+                await self.aclose()
+                raise
+        return self
+
+    async def _start(self) -> None:
+        """Start the agent (or attach to the streams) and the driver."""
         stderr: AsyncByteReader | None = None
         closers: tuple[Callable[[], Any], ...] = ()
         messages = False
@@ -232,33 +250,30 @@ class AsyncClient(
             messages = True
         else:
             raise RuntimeError("use AsyncClient.spawn(...) or AsyncClient.connect(...)")
-        self._pool = concurrent.futures.ThreadPoolExecutor(
-            self._workers, thread_name_prefix="acp-handler"
-        )
-        self._driver = AsyncDriver(
-            self._new_connection(),
-            reader,
-            writer,
-            serve=self._serve,
-            notification_callbacks=self._notification_callbacks,
-            on_update=self._on_update,
-            limits=self._limits,
-            process=self._process,
-            stderr=stderr,
-            closers=closers,
-            messages=messages,
-        )
-        self._attach(self._driver.engine)
-        self._driver.start()
-        if self._auto_initialize:
-            from acp_sdk.methods import INITIALIZE
-
-            try:
-                await self._request(INITIALIZE, self._initialize_request())
-            except BaseException:
-                await self.aclose()
-                raise
-        return self
+        try:
+            self._pool = concurrent.futures.ThreadPoolExecutor(
+                self._workers, thread_name_prefix="acp-handler"
+            )
+            self._driver = AsyncDriver(
+                self._new_connection(),
+                reader,
+                writer,
+                serve=self._serve,
+                notification_callbacks=self._notification_callbacks,
+                on_update=self._on_update,
+                limits=self._limits,
+                process=self._process,
+                stderr=stderr,
+                closers=closers,
+                messages=messages,
+            )
+            self._attach(self._driver.engine)
+            self._driver.start()
+        except BaseException:
+            for close in closers:  # the pipes' transports, before the agent is stopped
+                with contextlib.suppress(Exception):
+                    close()
+            raise
 
     async def __aenter__(self) -> Self:
         return await self.open()

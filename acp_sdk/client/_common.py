@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import os
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, cast
 
@@ -258,6 +258,13 @@ class BaseClient(Generic[H]):
             url=url, headers=headers, timeout=timeout, max_message_size=max_message_size
         )
         return client
+
+    def _abandon_steps(self) -> Iterator[float]:
+        """Sleeps (yielded) after `open` failed before a driver ran: no driver, and a
+        started agent is stopped (`AgentProcess.abandon_steps`)."""
+        self._driver = None
+        if self._process is not None and self._spawn is not None:
+            yield from self._process.abandon_steps(self._spawn.terminate_timeout)
 
     def _driver_or_raise(self) -> Any:
         raise NotImplementedError  # each facade's, typed with its driver

@@ -15,6 +15,7 @@ turn ends with the agent's `cancelled` answer; a second Ctrl-C stops waiting.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, TypeVar
@@ -185,6 +186,24 @@ class Client(
         """Start the agent (or attach to the streams) and initialize. Idempotent."""
         if self._driver is not None:
             return self
+        try:
+            self._start()
+        except BaseException:
+            for delay in self._abandon_steps():
+                time.sleep(delay)
+            raise
+        if self._auto_initialize:
+            from acp_sdk.methods import INITIALIZE
+
+            try:
+                self._request(INITIALIZE, self._initialize_request())
+            except BaseException:
+                self.close()
+                raise
+        return self
+
+    def _start(self) -> None:
+        """Start the agent (or attach to the streams) and the driver."""
         if self._spawn is not None:
             self._process = self._spawn.start()
             transport = StreamTransport.of_process(self._process)
@@ -207,15 +226,6 @@ class Client(
         )
         self._attach(self._driver.engine)
         self._driver.start()
-        if self._auto_initialize:
-            from acp_sdk.methods import INITIALIZE
-
-            try:
-                self._request(INITIALIZE, self._initialize_request())
-            except BaseException:
-                self.close()
-                raise
-        return self
 
     def __enter__(self) -> Self:
         return self.open()
