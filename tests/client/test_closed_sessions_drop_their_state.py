@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from acp_sdk import RequestError
 from tests.client.facades import FACADES, SCENARIO, Facade
 
 pytestmark = pytest.mark.timeout(120)
@@ -45,7 +46,7 @@ def test_a_failed_delete_keeps_the_state(facade: str) -> None:
         driver.call("close_session", session_id=session.session_id)
         kept = driver.new_session()
         driver.prompt(kept, "echo still here")
-        with pytest.raises(Exception):  # noqa: B017, PT011 - the agent's error, any type
+        with pytest.raises(RequestError):  # the agent's error answer
             driver.call("delete_session", session_id="no-such-session")
         assert held(driver) == {kept.session_id}
         assert kept.state.text.strip() == "still here"
